@@ -1,0 +1,37 @@
+"""``otelbridge`` / ``python -m otelbridge``: parse, run, and exit without waiting on exporter
+threads (the flush is already bounded; interpreter teardown must not add seconds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    from .cli import run_command
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = run_command.main(args=args, prog_name="otelbridge", standalone_mode=False)
+    except SystemExit as exc:  # --help, --version
+        code = exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show(file=sys.stderr)
+            code = exc.exit_code
+        elif isinstance(exc, click.exceptions.Abort):
+            code = 130
+        else:
+            raise
+    sys.stderr.flush()
+    try:
+        sys.__stdout__.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

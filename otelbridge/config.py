@@ -1,0 +1,108 @@
+"""One frozen :class:`Config` from flags and the standard ``OTEL_*`` environment.
+
+Environment read here (the SDK and the OTLP exporters read the rest themselves):
+
+* ``OTEL_TRACES_EXPORTER`` — ``otlp``, ``console``, ``none`` (comma-separated), when no
+  ``--exporter`` is given;
+* ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` — ``grpc`` or
+  ``http/protobuf`` (default ``http/protobuf``, the OTLP specification's default), when no
+  ``--protocol`` is given;
+* ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
+* ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``.
+
+Read by the SDK/exporters, not here: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``
+(seconds, in the Python exporters), ``_CERTIFICATE``, ``_CLIENT_KEY``, ``_CLIENT_CERTIFICATE``,
+``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_SDK_DISABLED``, ``OTEL_TRACES_SAMPLER``,
+``OTEL_BSP_*`` and the span limits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+EXPORTERS = ("otlp", "console", "none")
+PROTOCOLS = ("grpc", "http/protobuf")
+
+
+class ConfigError(ValueError):
+    """A flag or environment value otelbridge cannot use; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything a run needs to know. Times in seconds unless the name says otherwise."""
+
+    exporters: tuple[str, ...] = ("otlp",)
+    protocol: str = "http/protobuf"
+    endpoint: str | None = None
+    output: str | None = None
+    flush_timeout_s: float = 5.0
+    grace_s: float = 5.0
+    clock: str = "auto"
+    max_line: int = 8 * 1024 * 1024
+    dialects: tuple[str, ...] = ()
+    deterministic_ids: bool = False
+    capture_content: bool = False
+    fail_on_export_error: bool = False
+    stats_json: str | None = None
+    quiet: bool = False
+    traceparent: str | None = None
+    tracestate: str | None = None
+    trace_url_template: str | None = None
+    command: tuple[str, ...] = field(default_factory=tuple)
+
+
+def parse_exporters(value: str) -> tuple[str, ...]:
+    """``"otlp,file"`` → ``("otlp", "file")``; ``ConfigError`` on an unknown name."""
+    names = tuple(dict.fromkeys(p.strip().lower() for p in value.split(",") if p.strip()))
+    for name in names:
+        if name not in EXPORTERS:
+            raise ConfigError(f"unknown exporter {name!r}: use {', '.join(EXPORTERS)}")
+    if "none" in names and len(names) > 1:
+        names = tuple(n for n in names if n != "none")
+    return names or ("none",)
+
+
+def resolve_protocol(flag: str | None, env: Mapping[str, str]) -> str:
+    """The OTLP protocol from ``--protocol``, else the env vars, else ``http/protobuf``."""
+    value = flag or env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get(
+        "OTEL_EXPORTER_OTLP_PROTOCOL"
+    ) or "http/protobuf"
+    value = value.strip().lower()
+    if value == "http":
+        value = "http/protobuf"
+    if value not in PROTOCOLS:
+        raise ConfigError(
+            f"OTLP protocol {value!r} is not supported: use grpc or http/protobuf "
+            "(set --protocol or OTEL_EXPORTER_OTLP_PROTOCOL)"
+        )
+    return value
+
+
+def build(
+    *,
+    exporter: str | None,
+    protocol: str | None,
+    env: Mapping[str, str] | None = None,
+    use_traceparent: bool = True,
+    trace_url_template: str | None = None,
+    **flags,
+) -> Config:
+    """A :class:`Config` from parsed flags and ``env`` (default ``os.environ``)."""
+    env = os.environ if env is None else env
+    exporters = parse_exporters(exporter or env.get("OTEL_TRACES_EXPORTER") or "otlp")
+    if "file" in exporters and not flags.get("output"):
+        raise ConfigError("--exporter file needs --output PATH")
+    for name in ("flush_timeout_s", "grace_s"):
+        if name in flags and flags[name] is not None and flags[name] < 0:
+            raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
+    return Config(
+        exporters=exporters,
+        protocol=resolve_protocol(protocol, env),
+        traceparent=env.get("TRACEPARENT") if use_traceparent else None,
+        tracestate=env.get("TRACESTATE") if use_traceparent else None,
+        trace_url_template=trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None,
+        **{k: v for k, v in flags.items() if v is not None},
+    )

@@ -1,0 +1,143 @@
+"""Stage 3: dialect decoders — plug-ins of one shape, and the registry that runs them.
+
+A dialect is a module exposing ``DIALECT``, an object with:
+
+* ``name: str`` — what ``--dialect`` selects it by;
+* ``markers: tuple[bytes, ...]`` — substrings one of which every line it can use contains (the
+  line splitter's cheap pre-filter; a line with none is never decoded);
+* ``decode(doc: dict, line: LineInfo) -> list[Event]`` — events from one JSON-object line
+  (return ``[]`` for what it does not know: every protocol here is an open set);
+* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event]`` for lines that are not
+  JSON (Bernstein signals).
+
+Several dialects may contribute events for one line. No OpenTelemetry here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import msgspec
+
+from ..events import Event, ms_to_ns
+from ..stats import Stats
+
+#: Registered dialect modules, by name, in decoding order.
+REGISTRY: dict[str, str] = {
+    "claude_code": "otelbridge.dialects.claude_code",
+}
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class LineInfo:
+    """What every dialect may use of a line besides its own fields: the session id (the line's,
+    else the latest the stream showed) and the line's own timestamp in epoch ns, if any."""
+
+    session_id: str | None
+    ts_ns: int | None
+
+
+class Dialect(Protocol):
+    name: str
+    markers: tuple[bytes, ...]
+
+    def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]: ...
+
+
+def parse_timestamp(value: Any) -> int | None:
+    """A line's own timestamp → epoch ns, or ``None``.
+
+    Accepts RFC 3339 / ISO 8601 strings (``2026-10-02T12:00:00.123Z``; milk ``ts``, Claude Code
+    wrappers' ``timestamp``) and epoch-ms numbers. Out-of-range values give ``None``.
+    """
+    if isinstance(value, str):
+        if not 10 <= len(value) <= 40:
+            return None
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            return None
+        seconds = int(parsed.timestamp())
+        ns = seconds * 1_000_000_000 + parsed.microsecond * 1_000
+        return ms_to_ns(ns // 1_000_000) and ns
+    return ms_to_ns(value)
+
+
+def load(names: list[str] | None = None) -> list[Dialect]:
+    """The dialect objects to run: all registered, or only ``names`` (``ValueError`` on an
+    unknown name)."""
+    chosen = list(REGISTRY) if not names else names
+    out = []
+    for name in chosen:
+        if name not in REGISTRY:
+            raise ValueError(f"unknown dialect {name!r} (known: {', '.join(REGISTRY)})")
+        out.append(importlib.import_module(REGISTRY[name]).DIALECT)
+    return out
+
+
+class Decoder:
+    """Runs the dialects over the lines the splitter offers.
+
+    ``decode(raw)`` returns the events of one line (possibly none). A line that is not a JSON
+    object is counted in ``stats.bad_lines`` unless a dialect's ``decode_raw`` claims it. Never
+    raises on input: a dialect that raises on a hostile line costs that line only (counted bad).
+    """
+
+    def __init__(self, dialects: list[Dialect], stats: Stats) -> None:
+        self.dialects = dialects
+        self.json_dialects = [d for d in dialects if hasattr(d, "decode")]
+        self.raw_dialects = [d for d in dialects if hasattr(d, "decode_raw")]
+        self.markers: tuple[bytes, ...] = tuple(m for d in dialects for m in d.markers)
+        self.stats = stats
+        self.session_id: str | None = None
+        self._json = msgspec.json.Decoder()
+
+    def decode(self, raw: bytes) -> list[Event]:
+        body = raw.strip()
+        if body.startswith(_BOM):
+            body = body[3:].lstrip()
+        if not body.startswith(b"{"):
+            return self._decode_raw(raw)
+        try:
+            doc = self._json.decode(body)
+        except (msgspec.DecodeError, RecursionError):
+            self.stats.bad_lines += 1
+            return []
+        if not isinstance(doc, dict):
+            self.stats.bad_lines += 1
+            return []
+        self.stats.lines_decoded += 1
+        sid = doc.get("session_id")
+        if isinstance(sid, str) and sid:
+            self.session_id = sid[:256]
+        ts = doc.get("ts")
+        if ts is None:
+            ts = doc.get("timestamp")
+        info = LineInfo(self.session_id, parse_timestamp(ts) if ts is not None else None)
+        events: list[Event] = []
+        for dialect in self.json_dialects:
+            try:
+                events.extend(dialect.decode(doc, info))
+            except Exception:  # a hostile line must never kill the tee
+                self.stats.bad_lines += 1
+        return events
+
+    def _decode_raw(self, raw: bytes) -> list[Event]:
+        info = LineInfo(self.session_id, None)
+        for dialect in self.raw_dialects:
+            try:
+                events = dialect.decode_raw(raw, info)
+            except Exception:
+                events = None
+            if events is not None:
+                self.stats.lines_decoded += 1
+                return events
+        self.stats.bad_lines += 1
+        return []

@@ -1,0 +1,219 @@
+"""The tracker's vocabulary: protocol-neutral events in, span records out.
+
+Dialect decoders (``otelbridge.dialects``) turn stream lines into the *events* below; the tracker
+(``otelbridge.tracker``) turns events into :class:`SpanRecord` values; the span builder
+(``otelbridge.spans``) turns records into OpenTelemetry spans. Nothing here imports OpenTelemetry.
+
+Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTelemetry's unit).
+The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns`, which also
+rejects values that cannot be a real time (see :data:`MIN_EPOCH_MS`, :data:`MAX_EPOCH_MS`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+#: 2000-01-01T00:00:00Z in epoch ms. Earlier "timestamps" are treated as garbage.
+MIN_EPOCH_MS = 946_684_800_000
+#: 2100-01-01T00:00:00Z in epoch ms. Later "timestamps" (1e30, ...) are treated as garbage.
+MAX_EPOCH_MS = 4_102_444_800_000
+
+
+def as_int(value: Any, *, minimum: int = 0, maximum: int = 2**62) -> int | None:
+    """Coerce a wire number to ``int`` or ``None``.
+
+    Accepts ints, finite floats (truncated) and decimal strings (``"12"``); rejects bools, NaN,
+    infinities, values outside ``[minimum, maximum]`` and everything else. Never raises.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        out = value
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        out = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > 20:
+            return None
+        try:
+            out = int(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if out < minimum or out > maximum:
+        return None
+    return out
+
+
+def ms_to_ns(value: Any) -> int | None:
+    """Epoch milliseconds (int, float or numeric string) → epoch nanoseconds, or ``None``.
+
+    Values outside 2000–2100 are rejected, so a corrupt ``1e30`` never reaches an exporter.
+    """
+    ms = as_int(value, minimum=MIN_EPOCH_MS, maximum=MAX_EPOCH_MS)
+    return None if ms is None else ms * 1_000_000
+
+
+def as_str(value: Any, limit: int = 4096) -> str | None:
+    """A wire string, truncated to ``limit`` characters; non-strings give ``None``."""
+    if isinstance(value, str):
+        return value[:limit]
+    return None
+
+
+# --------------------------------------------------------------------------- events in
+
+
+@dataclass(slots=True)
+class Event:
+    """Base of every decoded event.
+
+    ``session_id`` is the stream's session (``session_id`` of the line, else the latest one the
+    stream showed); ``ts_ns`` is the line's own timestamp (milk ``ts``, ``timestamp``) or ``None``
+    when the line has none — the tracker's clock then supplies the time.
+    """
+
+    session_id: str | None
+    ts_ns: int | None
+
+
+@dataclass(slots=True)
+class WorkflowPhase:
+    """A ``workflow_phase`` timeline entry (seed 000 §5.2): ``{type, index, title}``."""
+
+    index: int
+    title: str | None
+
+
+@dataclass(slots=True)
+class WorkflowAgent:
+    """A ``workflow_agent`` timeline entry (seed 000 §5.2), with real Claude Code's extra fields.
+
+    Times are epoch ns (converted from the wire's epoch ms); ``duration_ms`` stays in ms.
+    """
+
+    index: int
+    agent_id: str | None = None
+    state: str | None = None
+    label: str | None = None
+    phase_index: int | None = None
+    phase_title: str | None = None
+    started_ns: int | None = None
+    queued_ns: int | None = None
+    ended_ns: int | None = None
+    last_progress_ns: int | None = None
+    duration_ms: int | None = None
+    tokens: int | None = None
+    tool_calls: int | None = None
+    attempt: int | None = None
+    model: str | None = None
+    error: str | None = None
+    result_preview: str | None = None
+    prompt_preview: str | None = None
+
+
+@dataclass(slots=True)
+class TaskUsage:
+    """``usage`` of ``task_progress``/``task_notification``: tokens, tool uses, duration in ms."""
+
+    total_tokens: int | None = None
+    tool_uses: int | None = None
+    duration_ms: int | None = None
+
+
+@dataclass(slots=True)
+class WorkflowStarted(Event):
+    """``system/task_started`` with ``task_type: "local_workflow"`` (seed 000 §5.1)."""
+
+    task_id: str = ""
+    tool_use_id: str | None = None
+    workflow_name: str | None = None
+    description: str | None = None
+    prompt: str | None = None
+
+
+@dataclass(slots=True)
+class WorkflowProgress(Event):
+    """``system/task_progress`` carrying ``workflow_progress[]`` — an authoritative snapshot
+    (seed 000 §5.2, §6). Unknown entry types are already dropped by the decoder."""
+
+    task_id: str = ""
+    tool_use_id: str | None = None
+    description: str | None = None
+    usage: TaskUsage | None = None
+    phases: list[WorkflowPhase] = field(default_factory=list)
+    agents: list[WorkflowAgent] = field(default_factory=list)
+    #: the newest epoch-ns instant inside the snapshot (``lastProgressAt`` and friends)
+    newest_ns: int | None = None
+
+
+@dataclass(slots=True)
+class TaskUpdated(Event):
+    """``system/task_updated`` (seed 000 §5.3): ``patch.status``, ``patch.end_time`` (ms → ns)."""
+
+    task_id: str = ""
+    status: str | None = None
+    end_time_ns: int | None = None
+
+
+@dataclass(slots=True)
+class TaskNotification(Event):
+    """``system/task_notification`` (seed 000 §5.4): the terminal signal of a task."""
+
+    task_id: str = ""
+    status: str | None = None
+    summary: str | None = None
+    usage: TaskUsage | None = None
+
+
+# --------------------------------------------------------------------------- records out
+
+INTERNAL = "INTERNAL"
+CLIENT = "CLIENT"
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    """A span event: name, time (epoch ns), attributes."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SpanLink:
+    """A link to another span by ids (ints, as OpenTelemetry's ``SpanContext`` holds them)."""
+
+    trace_id: int
+    span_id: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One finished span, fully decided by the tracker; the span builder only converts it.
+
+    ``parent_span_id`` is ``None`` for a root; ``parent_remote`` is true when the parent lives in
+    another process (a ``TRACEPARENT`` span). ``error`` set means status ERROR with that
+    description; ``error_type`` goes to ``error.type``. Times are epoch ns, ``end_ns >= start_ns``.
+    """
+
+    name: str
+    trace_id: int
+    span_id: int
+    parent_span_id: int | None
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    kind: str = INTERNAL
+    parent_remote: bool = False
+    error: str | None = None
+    error_type: str | None = None
+    events: list[SpanEvent] = field(default_factory=list)
+    links: list[SpanLink] = field(default_factory=list)

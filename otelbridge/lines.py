@@ -1,0 +1,110 @@
+"""Stage 2: chunks → the complete lines some dialect may want, off the passthrough path.
+
+The source hands each chunk *after* writing it to stdout. :class:`LineSplitter` never copies a
+chunk whole and never splits every line: it searches the chunk for the dialects' *markers*
+(substrings such as ``task_progress`` — value words, so they match whatever whitespace the writer
+put around ``:`` and ``,``) with ``bytearray.find`` (memory speed), and cuts out only the lines that
+contain one. Lines that span chunks are buffered up to ``max_line`` bytes; a longer line is
+counted as overlong and skipped by the decoder (it was already passed through in full).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from .stats import Stats
+
+#: Default line-length cap for decoding, in bytes (8 MiB).
+DEFAULT_MAX_LINE = 8 * 1024 * 1024
+
+_NL = b"\n"
+
+
+class LineSplitter:
+    """Feeds ``on_line(line)`` with every complete line (without its ``\\n``) that contains at
+    least one of ``markers``, in stream order. Counts every line in ``stats.lines``.
+
+    ``feed(buf, n)`` reads ``buf[0:n]`` (``bytes`` or ``bytearray``; it is not kept), ``close()``
+    handles a final line without a trailing newline.
+    """
+
+    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong")
+
+    def __init__(
+        self,
+        markers: Iterable[bytes],
+        on_line: Callable[[bytes], None],
+        stats: Stats,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
+        self._markers = tuple(dict.fromkeys(m for m in markers if m))
+        self._max = max_line
+        self._on_line = on_line
+        self._stats = stats
+        self._pending = bytearray()
+        self._overlong = False
+
+    def feed(self, buf: bytes | bytearray, n: int) -> None:
+        """Take ``buf[0:n]``: count its lines and offer the complete, marked ones."""
+        first = buf.find(_NL, 0, n)
+        if first < 0:
+            self._hold(buf, 0, n)
+            return
+        self._stats.lines += buf.count(_NL, 0, n)
+        start = 0
+        if self._pending or self._overlong:
+            self._hold(buf, 0, first)
+            self._finish_pending()
+            start = first + 1
+        last = buf.rfind(_NL, start, n)
+        if last >= start:
+            self._scan(buf, start, last)
+            start = last + 1
+        if start < n:
+            self._hold(buf, start, n)
+
+    def close(self) -> None:
+        """End of input: a last line without ``\\n`` is still a line."""
+        if self._pending or self._overlong:
+            self._stats.lines += 1
+            self._finish_pending()
+
+    # -- internals
+
+    def _hold(self, buf: bytes | bytearray, start: int, end: int) -> None:
+        if self._overlong or start >= end:
+            return
+        if len(self._pending) + (end - start) > self._max:
+            self._overlong = True
+            self._pending = bytearray()  # release, not just clear: a cap must free memory
+            return
+        self._pending += memoryview(buf)[start:end]
+
+    def _finish_pending(self) -> None:
+        if self._overlong:
+            self._stats.overlong_lines += 1
+        else:
+            line = bytes(self._pending)
+            if any(m in line for m in self._markers):
+                self._on_line(line)
+        self._pending = bytearray()
+        self._overlong = False
+
+    def _scan(self, buf: bytes | bytearray, start: int, last: int) -> None:
+        """Offer the marked lines of ``buf[start:last+1]`` (which ends in ``\\n``), in order."""
+        found: dict[int, int] = {}
+        for marker in self._markers:
+            pos = buf.find(marker, start, last)
+            while pos >= 0:
+                line_start = buf.rfind(_NL, start, pos) + 1 or start
+                line_end = buf.find(_NL, pos, last + 1)
+                found[line_start] = line_end
+                pos = buf.find(marker, line_end + 1, last)
+        if not found:
+            return
+        for line_start in sorted(found) if len(found) > 1 else found:
+            line_end = found[line_start]
+            if line_end - line_start > self._max:
+                self._stats.overlong_lines += 1
+                continue
+            self._on_line(bytes(buf[line_start:line_end]))

@@ -1,0 +1,40 @@
+"""Counters of one run, printed as one stderr line at exit and written by ``--stats-json``."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+
+
+@dataclass(slots=True)
+class Stats:
+    """Everything otelbridge counts. All counts are plain ints; ``bytes`` is the passthrough total."""
+
+    bytes: int = 0
+    lines: int = 0
+    lines_decoded: int = 0
+    bad_lines: int = 0
+    overlong_lines: int = 0
+    spans_started: int = 0
+    spans_exported: int = 0
+    spans_dropped: int = 0
+    late_events_ignored: int = 0
+    duplicate_notifications: int = 0
+    runs_capped: int = 0
+    agents_capped: int = 0
+
+    def line(self) -> str:
+        """The one-line human summary for stderr."""
+        return (
+            f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
+            f"{self.bad_lines} bad, {self.overlong_lines} overlong; spans {self.spans_exported} "
+            f"exported, {self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
+        )
+
+    def write_json(self, path: str) -> None:
+        """Write the counters as a JSON object to ``path``, created with mode 0600."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(asdict(self), fh, indent=1, sort_keys=True)
+            fh.write("\n")

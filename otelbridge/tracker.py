@@ -1,0 +1,508 @@
+"""Stage 4a: protocol-neutral state — workflow runs, their phases and agents — and *when* each
+span starts and ends. Plain events in (``otelbridge.events``), plain :class:`SpanRecord` out;
+no OpenTelemetry here.
+
+Rules (SPAN-MODEL.md "Time" and "Identity and hazards"; seed 000 §5–§6):
+
+* a run is keyed by ``(session_id, task_id)``; phases and agents by their ``index`` in the run;
+* ``task_progress.workflow_progress`` is an authoritative snapshot; a terminal agent state
+  (``done``/``error``/``cached``) is final; an agent missing from a later snapshot is ended at
+  that snapshot's time with ``workflow.agent.vanished = true``;
+* a terminal agent is emitted at once (so a long workflow shows progress in a backend); phases
+  and the root are emitted when the run closes;
+* ``task_notification`` is the terminal signal; the run stays open for the grace window (late
+  progress still applies: cbc's interrupt path flips agents to ``error`` after ``stopped``), then
+  every span of the run ends exactly once; a second notification is counted and ignored;
+  progress for a closed run is counted and ignored;
+* :meth:`Tracker.finish` (end of input) cuts every window short and ends everything.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import redact
+from .clock import Clock
+from .events import (
+    Event,
+    SpanEvent,
+    SpanRecord,
+    TaskNotification,
+    TaskUpdated,
+    TaskUsage,
+    WorkflowAgent,
+    WorkflowProgress,
+    WorkflowStarted,
+)
+from .ids import Ids
+from .stats import Stats
+
+TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
+
+#: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
+DEFAULT_GRACE_S = 5.0
+#: Caps that keep memory bounded by design, not by stream length.
+MAX_OPEN_RUNS = 1_000
+MAX_AGENTS_PER_RUN = 10_000
+MAX_CLOSED_REMEMBERED = 10_000
+
+NO_TERMINAL_AT_EOF = "no terminal state at end of input"
+NO_TERMINAL_AT_RUN_END = "no terminal state when the workflow ended"
+RUN_INCOMPLETE = "stream ended before task_notification"
+
+CallLater = Callable[[float, Callable[[], None]], Any]
+
+
+@dataclass(slots=True)
+class Parent:
+    """A remote parent span (``TRACEPARENT``): its trace id and span id, as ints."""
+
+    trace_id: int
+    span_id: int
+
+
+@dataclass(slots=True)
+class _Phase:
+    index: int
+    span_id: int
+    title: str | None
+    first_seen_ns: int
+
+
+@dataclass(slots=True)
+class _Agent:
+    entry: WorkflowAgent
+    span_id: int
+    first_seen_ns: int
+    terminal_seen_ns: int | None = None
+    vanished: bool = False
+    start_ns: int = 0
+    end_ns: int = 0
+    emitted: bool = False
+
+
+@dataclass(slots=True)
+class _Run:
+    key: tuple[str | None, str]
+    session_id: str | None
+    task_id: str
+    trace_id: int
+    span_id: int
+    first_seen_ns: int
+    started_ns: int | None = None
+    tool_use_id: str | None = None
+    name: str | None = None
+    description: str | None = None
+    usage: TaskUsage | None = None
+    end_time_ns: int | None = None
+    updated_status: str | None = None
+    status: str | None = None
+    summary: str | None = None
+    notified_ns: int | None = None
+    timer: Any = None
+    phases: dict[int, _Phase] = field(default_factory=dict)
+    agents: dict[int, _Agent] = field(default_factory=dict)
+
+
+def workflow_display_name(raw: str | None) -> str:
+    """The span-name part of ``workflow_name``: the basename after ``path:`` (cbc's form for a
+    script started by path, seed 000 §5.1), else the name itself."""
+    if not raw:
+        return "workflow"
+    if raw.startswith("path:"):
+        base = posixpath.basename(raw[5:].replace("\\", "/").rstrip("/"))
+        return base or raw
+    return raw
+
+
+class Tracker:
+    """Workflow runs → span records.
+
+    ``emit(record)`` receives each finished :class:`SpanRecord`; ``call_later(delay_s, fn)``
+    schedules the end of a grace window (``None``: windows close only at :meth:`finish`, as in
+    replay). ``parent`` puts every workflow root under a remote span. Never raises on events.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[SpanRecord], None],
+        *,
+        ids: Ids,
+        clock: Clock,
+        stats: Stats,
+        call_later: CallLater | None = None,
+        grace_s: float = DEFAULT_GRACE_S,
+        parent: Parent | None = None,
+        capture_content: bool = False,
+        max_runs: int = MAX_OPEN_RUNS,
+        max_agents: int = MAX_AGENTS_PER_RUN,
+    ) -> None:
+        self._emit = emit
+        self.ids = ids
+        self.clock = clock
+        self.stats = stats
+        self._call_later = call_later
+        self.grace_s = grace_s
+        self.parent = parent
+        self.capture_content = capture_content
+        self.max_runs = max_runs
+        self.max_agents = max_agents
+        self.runs: dict[tuple[str | None, str], _Run] = {}
+        self._closed: OrderedDict[tuple[str | None, str], None] = OrderedDict()
+        self.on_root: Callable[[int, str], None] | None = None
+
+    # ------------------------------------------------------------------ events in
+
+    def handle(self, ev: Event) -> None:
+        """Apply one decoded event."""
+        if isinstance(ev, WorkflowProgress):
+            self.clock.observe(ev.newest_ns)
+            self._progress(ev, self.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.newest_ns))
+        elif isinstance(ev, WorkflowStarted):
+            self._started(ev, self.clock.at(ev.ts_ns))
+        elif isinstance(ev, TaskUpdated):
+            self._updated(ev, self.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
+        elif isinstance(ev, TaskNotification):
+            self._notification(ev, self.clock.at(ev.ts_ns))
+
+    def finish(self) -> None:
+        """End of input: close every run now (grace windows cut short)."""
+        for run in list(self.runs.values()):
+            self._close(run, eof=True)
+
+    # ------------------------------------------------------------------ runs
+
+    def _run_for(self, ev: Event, task_id: str, now: int, create: bool) -> _Run | None:
+        key = (ev.session_id, task_id)
+        run = self.runs.get(key)
+        if run is not None or not create:
+            return run
+        if key in self._closed:
+            self.stats.late_events_ignored += 1
+            return None
+        if len(self.runs) >= self.max_runs:
+            self.stats.runs_capped += 1
+            return None
+        if self.parent is not None:
+            trace_id = self.parent.trace_id
+        else:
+            trace_id = self.ids.trace_id(ev.session_id, task_id)
+        run = _Run(
+            key=key,
+            session_id=ev.session_id,
+            task_id=task_id,
+            trace_id=trace_id,
+            span_id=self.ids.span_id(trace_id, "workflow", task_id),
+            first_seen_ns=now,
+        )
+        self.runs[key] = run
+        if self.on_root is not None:
+            self.on_root(trace_id, task_id)
+        return run
+
+    def _started(self, ev: WorkflowStarted, now: int) -> None:
+        run = self._run_for(ev, ev.task_id, now, create=True)
+        if run is None:
+            return
+        if run.started_ns is None:
+            run.started_ns = now
+        run.tool_use_id = ev.tool_use_id or run.tool_use_id
+        run.name = ev.workflow_name or run.name
+        run.description = ev.description or run.description
+
+    def _updated(self, ev: TaskUpdated, now: int) -> None:
+        run = self.runs.get((ev.session_id, ev.task_id))
+        if run is None:
+            if (ev.session_id, ev.task_id) in self._closed:
+                self.stats.late_events_ignored += 1
+            return
+        if ev.status:
+            run.updated_status = ev.status
+        if ev.end_time_ns is not None:
+            run.end_time_ns = ev.end_time_ns
+
+    def _notification(self, ev: TaskNotification, now: int) -> None:
+        key = (ev.session_id, ev.task_id)
+        run = self.runs.get(key)
+        if run is None:
+            if key in self._closed:
+                self.stats.duplicate_notifications += 1
+            return
+        if run.notified_ns is not None:
+            self.stats.duplicate_notifications += 1
+            return
+        run.notified_ns = now
+        run.status = ev.status or "completed"
+        run.summary = ev.summary
+        if ev.usage is not None:
+            run.usage = ev.usage
+        if self._call_later is not None:
+            run.timer = self._call_later(self.grace_s, lambda: self._close_if_open(key))
+
+    def _close_if_open(self, key: tuple[str | None, str]) -> None:
+        run = self.runs.get(key)
+        if run is not None:
+            self._close(run, eof=False)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _progress(self, ev: WorkflowProgress, now: int) -> None:
+        run = self._run_for(ev, ev.task_id, now, create=True)
+        if run is None:
+            return
+        run.tool_use_id = run.tool_use_id or ev.tool_use_id
+        if ev.usage is not None and run.notified_ns is None:
+            run.usage = ev.usage
+        for ph in ev.phases:
+            phase = self._phase(run, ph.index, ph.title, now)
+            if ph.title:
+                phase.title = ph.title
+        seen = set()
+        for entry in ev.agents:
+            seen.add(entry.index)
+            agent = run.agents.get(entry.index)
+            if agent is None:
+                if len(run.agents) >= self.max_agents:
+                    self.stats.agents_capped += 1
+                    continue
+                agent = _Agent(entry, self.ids.span_id(run.trace_id, "agent", str(entry.index)), now)
+                run.agents[entry.index] = agent
+            elif agent.emitted or agent.terminal_seen_ns is not None:
+                continue  # terminal states are final
+            else:
+                agent.entry = entry
+            if entry.phase_index is not None:
+                self._phase(run, entry.phase_index, entry.phase_title, now)
+            if entry.state in TERMINAL_AGENT_STATES:
+                agent.terminal_seen_ns = now
+                self._emit_agent(run, agent, end_fallback=now)
+        for index, agent in run.agents.items():
+            if index not in seen and not agent.emitted:
+                agent.vanished = True
+                self._emit_agent(run, agent, end_fallback=now, force_end=now)
+
+    def _phase(self, run: _Run, index: int, title: str | None, now: int) -> _Phase:
+        phase = run.phases.get(index)
+        if phase is None:
+            phase = _Phase(index, self.ids.span_id(run.trace_id, "phase", str(index)), title, now)
+            run.phases[index] = phase
+        elif not phase.title and title:
+            phase.title = title
+        return phase
+
+    # ------------------------------------------------------------------ records
+
+    def _common(self, run: _Run) -> dict[str, Any]:
+        attrs: dict[str, Any] = {"workflow.task_id": run.task_id}
+        if run.session_id:
+            attrs["gen_ai.conversation.id"] = run.session_id
+        return attrs
+
+    def _parent_of_root(self) -> tuple[int | None, bool]:
+        if self.parent is not None:
+            return self.parent.span_id, True
+        return None, False
+
+    def _emit_agent(
+        self,
+        run: _Run,
+        agent: _Agent,
+        *,
+        end_fallback: int,
+        force_end: int | None = None,
+        error: str | None = None,
+        interrupted_at: int | None = None,
+    ) -> None:
+        e = agent.entry
+        start = e.started_ns or e.queued_ns or agent.first_seen_ns
+        cached = e.state == "cached"
+        if force_end is not None:
+            end = force_end
+        elif cached:
+            end = start
+        elif e.ended_ns is not None:
+            end = e.ended_ns
+        elif e.started_ns is not None and e.duration_ms is not None:
+            end = e.started_ns + e.duration_ms * 1_000_000
+        else:
+            end = end_fallback
+        end = max(end, start)
+        agent.start_ns, agent.end_ns, agent.emitted = start, end, True
+        attrs = self._common(run)
+        attrs.update(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "workflow.agent.index": e.index,
+                "workflow.agent.state": e.state or "unknown",
+                "workflow.agent.cached": cached,
+                "workflow.agent.vanished": agent.vanished,
+            }
+        )
+        if e.label:
+            attrs["gen_ai.agent.name"] = redact.clean(e.label)
+        if e.agent_id:
+            attrs["gen_ai.agent.id"] = redact.clean(e.agent_id)
+        if e.model:
+            attrs["gen_ai.request.model"] = redact.clean(e.model)
+        for key, value in (
+            ("workflow.agent.tokens", e.tokens),
+            ("workflow.agent.tool_calls", e.tool_calls),
+            ("workflow.agent.attempt", e.attempt),
+            ("workflow.phase.index", e.phase_index),
+        ):
+            if value is not None:
+                attrs[key] = value
+        if self.capture_content:
+            if e.prompt_preview:
+                attrs["workflow.agent.prompt_preview"] = redact.clean(e.prompt_preview)
+            if e.result_preview:
+                attrs["workflow.agent.result_preview"] = redact.clean(e.result_preview)
+        rec = SpanRecord(
+            name=redact.span_name("invoke_agent", e.label or e.agent_id, f"#{e.index}"),
+            trace_id=run.trace_id,
+            span_id=agent.span_id,
+            parent_span_id=(
+                run.phases[e.phase_index].span_id
+                if e.phase_index is not None and e.phase_index in run.phases
+                else run.span_id
+            ),
+            start_ns=start,
+            end_ns=end,
+            attributes=attrs,
+        )
+        if e.state == "error":
+            rec.error = redact.clean(e.error or "agent error")
+            rec.error_type = "agent_error"
+        elif error is not None:
+            rec.error = error
+            rec.error_type = "incomplete"
+        if interrupted_at is not None:
+            rec.events.append(SpanEvent("interrupted", max(interrupted_at, start)))
+        self._emit(rec)
+
+    def _close(self, run: _Run, *, eof: bool) -> None:
+        """End every span of ``run`` exactly once and forget it."""
+        if run.timer is not None and eof:
+            try:
+                run.timer.cancel()
+            except Exception:
+                pass
+        self.runs.pop(run.key, None)
+        self._closed[run.key] = None
+        while len(self._closed) > MAX_CLOSED_REMEMBERED:
+            self._closed.popitem(last=False)
+
+        notified = run.notified_ns is not None
+        if notified:
+            base_end = run.end_time_ns or run.notified_ns
+        else:
+            base_end = max(self.clock.now(), run.end_time_ns or 0)
+        stopped = run.status == "stopped"
+        for agent in run.agents.values():
+            if agent.emitted:
+                continue
+            if not notified:
+                self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
+                                 error=NO_TERMINAL_AT_EOF)
+            elif stopped:
+                self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
+                                 interrupted_at=run.notified_ns)
+            else:
+                self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
+                                 error=NO_TERMINAL_AT_RUN_END)
+
+        # phases: earliest agent start .. latest agent end; agent-less ones to the next phase
+        by_phase: dict[int, list[_Agent]] = {}
+        for agent in run.agents.values():
+            if agent.entry.phase_index is not None:
+                by_phase.setdefault(agent.entry.phase_index, []).append(agent)
+        latest_child = max((a.end_ns for a in run.agents.values()), default=base_end)
+        run_end = max(base_end, latest_child)
+        spans: list[tuple[_Phase, int, int]] = []
+        for index in sorted(run.phases):
+            phase = run.phases[index]
+            members = by_phase.get(index)
+            if members:
+                start = min(a.start_ns for a in members)
+                end = max(a.end_ns for a in members)
+            else:
+                start, end = phase.first_seen_ns, None  # settled below
+            spans.append((phase, start, end))
+        settled = []
+        for i, (phase, start, end) in enumerate(spans):
+            if end is None:
+                nxt = spans[i + 1][1] if i + 1 < len(spans) else run_end
+                end = nxt if nxt >= start else run_end
+            settled.append((phase, start, max(end, start)))
+
+        # root: end_time − duration_ms when both known, else task_started, never after a child
+        duration = run.usage.duration_ms if run.usage else None
+        if run.end_time_ns is not None and duration is not None:
+            root_start = run.end_time_ns - duration * 1_000_000
+        else:
+            root_start = run.started_ns if run.started_ns is not None else run.first_seen_ns
+        child_starts = [a.start_ns for a in run.agents.values()] + [s for _, s, _ in settled]
+        if child_starts:
+            root_start = min(root_start, min(child_starts))
+        root_end = max([run_end, root_start] + [e for _, _, e in settled])
+
+        for phase, start, end in settled:
+            attrs = self._common(run)
+            attrs["workflow.phase.index"] = phase.index
+            if phase.title:
+                attrs["workflow.phase.title"] = redact.clean(phase.title)
+            self._emit(
+                SpanRecord(
+                    name=redact.span_name("phase", phase.title, f"#{phase.index}"),
+                    trace_id=run.trace_id,
+                    span_id=phase.span_id,
+                    parent_span_id=run.span_id,
+                    start_ns=start,
+                    end_ns=end,
+                    attributes=attrs,
+                )
+            )
+        self._emit(self._root_record(run, root_start, root_end, notified))
+
+    def _root_record(self, run: _Run, start: int, end: int, notified: bool) -> SpanRecord:
+        status = run.status if notified else "incomplete"
+        attrs = self._common(run)
+        attrs["gen_ai.operation.name"] = "invoke_workflow"
+        attrs["workflow.status"] = status
+        if run.name:
+            attrs["workflow.name"] = redact.clean(run.name)
+        if run.tool_use_id:
+            attrs["workflow.tool_use_id"] = redact.clean(run.tool_use_id)
+        if run.description:
+            attrs["workflow.description"] = redact.clean(run.description)
+        if run.usage is not None:
+            for key, value in (
+                ("workflow.usage.total_tokens", run.usage.total_tokens),
+                ("workflow.usage.tool_uses", run.usage.tool_uses),
+                ("workflow.usage.duration_ms", run.usage.duration_ms),
+            ):
+                if value is not None:
+                    attrs[key] = value
+        parent_span_id, remote = self._parent_of_root()
+        rec = SpanRecord(
+            name=redact.span_name("invoke_workflow", workflow_display_name(run.name), "workflow"),
+            trace_id=run.trace_id,
+            span_id=run.span_id,
+            parent_span_id=parent_span_id,
+            parent_remote=remote,
+            start_ns=start,
+            end_ns=end,
+            attributes=attrs,
+        )
+        if not notified:
+            rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
+        elif status == "failed":
+            rec.error = redact.clean(run.summary or "workflow failed")
+            rec.error_type = "workflow_failed"
+        elif status == "stopped":
+            rec.events.append(SpanEvent("interrupted", max(run.notified_ns or start, start)))
+        return rec
