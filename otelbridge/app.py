@@ -27,7 +27,7 @@ from .source import pipe
 from .source.child import ChildError, exit_status, spawn
 from .spans import SpanBuilder
 from .stats import Stats
-from .tracker import Parent, Tracker
+from .tracker import Context, Parent, Tracker
 
 log = logging.getLogger("otelbridge")
 
@@ -84,14 +84,16 @@ class Pipeline:
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         tracker = Tracker(
-            builder.emit,
-            ids=Ids(cfg.deterministic_ids),
-            clock=Clock(cfg.clock),
-            stats=stats,
-            call_later=call_later,
-            grace_s=cfg.grace_s,
-            parent=parent,
-            capture_content=cfg.capture_content,
+            Context(
+                emit=builder.emit,
+                ids=Ids(cfg.deterministic_ids),
+                clock=Clock(cfg.clock),
+                stats=stats,
+                call_later=call_later,
+                grace_s=cfg.grace_s,
+                parent=parent,
+                capture_content=cfg.capture_content,
+            )
         )
         decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
         pipeline = cls(cfg, stats, exporters, tracker, decoder, None)  # type: ignore[arg-type]

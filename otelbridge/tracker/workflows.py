@@ -1,6 +1,4 @@
-"""Stage 4a: protocol-neutral state — workflow runs, their phases and agents — and *when* each
-span starts and ends. Plain events in (``otelbridge.events``), plain :class:`SpanRecord` out;
-no OpenTelemetry here.
+"""Workflow runs, their phases and agents → span records.
 
 Rules (SPAN-MODEL.md "Time" and "Identity and hazards"; seed 000 §5–§6):
 
@@ -25,9 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import redact
-from .clock import Clock
-from .events import (
+from .. import redact
+from ..events import (
     Event,
     SpanEvent,
     SpanRecord,
@@ -38,13 +35,10 @@ from .events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from .ids import Ids
-from .stats import Stats
+from . import Context
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
 
-#: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
-DEFAULT_GRACE_S = 5.0
 #: Caps that keep memory bounded by design, not by stream length.
 MAX_OPEN_RUNS = 1_000
 MAX_AGENTS_PER_RUN = 10_000
@@ -53,17 +47,6 @@ MAX_CLOSED_REMEMBERED = 10_000
 NO_TERMINAL_AT_EOF = "no terminal state at end of input"
 NO_TERMINAL_AT_RUN_END = "no terminal state when the workflow ended"
 RUN_INCOMPLETE = "stream ended before task_notification"
-
-CallLater = Callable[[float, Callable[[], None]], Any]
-
-
-@dataclass(slots=True)
-class Parent:
-    """A remote parent span (``TRACEPARENT``): its trace id and span id, as ints."""
-
-    trace_id: int
-    span_id: int
-
 
 @dataclass(slots=True)
 class _Phase:
@@ -119,41 +102,25 @@ def workflow_display_name(raw: str | None) -> str:
     return raw
 
 
-class Tracker:
-    """Workflow runs → span records.
-
-    ``emit(record)`` receives each finished :class:`SpanRecord`; ``call_later(delay_s, fn)``
-    schedules the end of a grace window (``None``: windows close only at :meth:`finish`, as in
-    replay). ``parent`` puts every workflow root under a remote span. Never raises on events.
-    """
+class WorkflowTracker:
+    """Workflow runs → span records, through ``ctx.emit``. Never raises on events."""
 
     def __init__(
         self,
-        emit: Callable[[SpanRecord], None],
+        ctx: Context,
         *,
-        ids: Ids,
-        clock: Clock,
-        stats: Stats,
-        call_later: CallLater | None = None,
-        grace_s: float = DEFAULT_GRACE_S,
-        parent: Parent | None = None,
-        capture_content: bool = False,
         max_runs: int = MAX_OPEN_RUNS,
         max_agents: int = MAX_AGENTS_PER_RUN,
     ) -> None:
-        self._emit = emit
-        self.ids = ids
-        self.clock = clock
-        self.stats = stats
-        self._call_later = call_later
-        self.grace_s = grace_s
-        self.parent = parent
-        self.capture_content = capture_content
+        self.ctx = ctx
+        self._emit = ctx.emit
+        self.ids = ctx.ids
+        self.clock = ctx.clock
+        self.stats = ctx.stats
         self.max_runs = max_runs
         self.max_agents = max_agents
         self.runs: dict[tuple[str | None, str], _Run] = {}
         self._closed: OrderedDict[tuple[str | None, str], None] = OrderedDict()
-        self.on_root: Callable[[int, str], None] | None = None
 
     # ------------------------------------------------------------------ events in
 
@@ -187,8 +154,8 @@ class Tracker:
         if len(self.runs) >= self.max_runs:
             self.stats.runs_capped += 1
             return None
-        if self.parent is not None:
-            trace_id = self.parent.trace_id
+        if self.ctx.parent is not None:
+            trace_id = self.ctx.parent.trace_id
         else:
             trace_id = self.ids.trace_id(ev.session_id, task_id)
         run = _Run(
@@ -200,8 +167,8 @@ class Tracker:
             first_seen_ns=now,
         )
         self.runs[key] = run
-        if self.on_root is not None:
-            self.on_root(trace_id, task_id)
+        if self.ctx.on_trace is not None:
+            self.ctx.on_trace(trace_id, f"workflow {task_id}")
         return run
 
     def _started(self, ev: WorkflowStarted, now: int) -> None:
@@ -240,8 +207,8 @@ class Tracker:
         run.summary = ev.summary
         if ev.usage is not None:
             run.usage = ev.usage
-        if self._call_later is not None:
-            run.timer = self._call_later(self.grace_s, lambda: self._close_if_open(key))
+        if self.ctx.call_later is not None:
+            run.timer = self.ctx.call_later(self.ctx.grace_s, lambda: self._close_if_open(key))
 
     def _close_if_open(self, key: tuple[str | None, str]) -> None:
         run = self.runs.get(key)
@@ -303,8 +270,8 @@ class Tracker:
         return attrs
 
     def _parent_of_root(self) -> tuple[int | None, bool]:
-        if self.parent is not None:
-            return self.parent.span_id, True
+        if self.ctx.parent is not None:
+            return self.ctx.parent.span_id, True
         return None, False
 
     def _emit_agent(
@@ -356,7 +323,7 @@ class Tracker:
         ):
             if value is not None:
                 attrs[key] = value
-        if self.capture_content:
+        if self.ctx.capture_content:
             if e.prompt_preview:
                 attrs["workflow.agent.prompt_preview"] = redact.clean(e.prompt_preview)
             if e.result_preview:

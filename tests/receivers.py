@@ -1,0 +1,184 @@
+"""Real OTLP receivers for tests: a grpcio ``TraceService`` server and an OTLP/HTTP server, both
+on 127.0.0.1, decoding ``ExportTraceServiceRequest`` with ``opentelemetry-proto``.
+
+``Received.spans()`` flattens what arrived into :class:`Span` rows with hex ids.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+
+def any_value(v: AnyValue):
+    kind = v.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [any_value(x) for x in v.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in v.kvlist_value.values}
+    return getattr(v, kind)
+
+
+@dataclass
+class Span:
+    name: str
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    attributes: dict
+    status_code: int
+    status_message: str
+    events: list
+    links: list
+    resource: dict
+    trace_state: str = ""
+
+
+@dataclass
+class Received:
+    requests: list = field(default_factory=list)
+    headers: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, req: trace_service_pb2.ExportTraceServiceRequest, headers=None) -> None:
+        with self.lock:
+            self.requests.append(req)
+            self.headers.append(dict(headers or {}))
+
+    def spans(self) -> list[Span]:
+        out = []
+        with self.lock:
+            reqs = list(self.requests)
+        for req in reqs:
+            for rs in req.resource_spans:
+                resource = {kv.key: any_value(kv.value) for kv in rs.resource.attributes}
+                for ss in rs.scope_spans:
+                    for s in ss.spans:
+                        out.append(
+                            Span(
+                                name=s.name,
+                                trace_id=s.trace_id.hex(),
+                                span_id=s.span_id.hex(),
+                                parent_span_id=s.parent_span_id.hex(),
+                                kind=s.kind,
+                                start_ns=s.start_time_unix_nano,
+                                end_ns=s.end_time_unix_nano,
+                                attributes={kv.key: any_value(kv.value) for kv in s.attributes},
+                                status_code=s.status.code,
+                                status_message=s.status.message,
+                                events=[
+                                    (e.name, e.time_unix_nano,
+                                     {kv.key: any_value(kv.value) for kv in e.attributes})
+                                    for e in s.events
+                                ],
+                                links=[(l.trace_id.hex(), l.span_id.hex()) for l in s.links],
+                                resource=resource,
+                                trace_state=s.trace_state,
+                            )
+                        )
+        return out
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Span]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            spans = self.spans()
+            if len(spans) >= count:
+                return spans
+            time.sleep(0.02)
+        return self.spans()
+
+
+class _Servicer(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, received: Received, delay: float = 0.0) -> None:
+        self.received = received
+        self.delay = delay
+
+    def Export(self, request, context):
+        if self.delay:
+            time.sleep(self.delay)
+        self.received.add(request, context.invocation_metadata())
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+
+class GrpcReceiver:
+    """``with GrpcReceiver() as r:`` → ``r.endpoint`` (``http://127.0.0.1:PORT``), ``r.received``."""
+
+    def __init__(self, delay: float = 0.0, credentials: grpc.ServerCredentials | None = None) -> None:
+        self.received = Received()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(
+            _Servicer(self.received, delay), self.server
+        )
+        if credentials is None:
+            self.port = self.server.add_insecure_port("127.0.0.1:0")
+            self.endpoint = f"http://127.0.0.1:{self.port}"
+        else:
+            self.port = self.server.add_secure_port("127.0.0.1:0", credentials)
+            self.endpoint = f"https://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "GrpcReceiver":
+        self.server.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.stop(0)
+
+
+class HttpReceiver:
+    """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
+    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.received = Received()
+        received = received_ref = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                if self.path != "/v1/traces":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                if delay:
+                    time.sleep(delay)
+                req = trace_service_pb2.ExportTraceServiceRequest()
+                req.ParseFromString(body)
+                received_ref.add(req, dict(self.headers))
+                payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        del received
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "HttpReceiver":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
