@@ -27,12 +27,17 @@ from .source import pipe
 from .source.child import ChildError, exit_status, spawn
 from .spans import SpanBuilder
 from .stats import Stats
-from .tracker import Context, Parent, Tracker
+from .tracker import REASON_DOWNSTREAM_CLOSED, Context, Parent, Tracker, interrupted_by
 
 log = logging.getLogger("otelbridge")
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
 EXIT_EXPORT_FAILED = 1
+
+#: GIL switch interval, seconds. OTLP encoding runs in the SDK's export thread and holds the GIL
+#: for milliseconds per batch (../shared/MEASURED.md); Python's default 5 ms would let it delay
+#: the passthrough by as much. 0.2 ms keeps the tee's added latency under 1 ms (bench/RESULTS.md).
+SWITCH_INTERVAL_S = 0.0002
 
 
 def say(message: str) -> None:
@@ -115,11 +120,12 @@ class Pipeline:
             self.stats.bad_lines += 1
             log.warning("chunk not decoded: %s", exc)
 
-    def finish(self) -> bool:
-        """End of input: last line, every open span ended, bounded flush. True if all exported."""
+    def finish(self, reason: str | None = None) -> bool:
+        """End of input (or of the run, for ``reason``: see :meth:`Tracker.finish`): last line,
+        every open span ended, bounded flush. True if all exported."""
         try:
             self.splitter.close()
-            self.tracker.finish()
+            self.tracker.finish(reason=reason)
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
         return self.exporters.shutdown(self.cfg.flush_timeout_s)
@@ -161,10 +167,12 @@ async def _main(cfg: Config, stream_fd: int) -> int:
             pass
 
     outcome = await tee.run()
+    if outcome == pipe.EPIPE:
+        # stop reading: the writer (our stdin's, or the child) sees the closed pipe as it would
+        # without us — EPIPE/SIGPIPE at its next write
+        os.close(fd_in)
+        fd_in = -1
     if proc is not None:
-        if outcome == pipe.EPIPE:
-            os.close(fd_in)  # the child sees the closed pipe, as it would without us
-            fd_in = -1
         code = exit_status(await proc.wait())
         if fd_in >= 0:
             os.close(fd_in)
@@ -174,8 +182,15 @@ async def _main(cfg: Config, stream_fd: int) -> int:
         code = EXIT_EPIPE
     else:
         code = 0
+    if got_signal:
+        reason = interrupted_by(got_signal[0])
+    elif outcome == pipe.EPIPE:
+        reason = REASON_DOWNSTREAM_CLOSED
+    else:
+        reason = None
 
-    all_exported = pipeline.finish()
+    # a second Ctrl-C from here on changes nothing: the flush below is bounded anyway
+    all_exported = pipeline.finish(reason)
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
         problem = pipeline.exporters.describe_failure()
@@ -211,6 +226,7 @@ def run(cfg: Config) -> int:
     sys.stdout = sys.stderr
     configure_logging()
     install_loop()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         return asyncio.run(_main(cfg, stream_fd))
     except KeyboardInterrupt:

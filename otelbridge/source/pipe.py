@@ -1,26 +1,40 @@
 """The tee: read a fd, write every byte to the stream fd at once, then hand the chunk on.
 
-Reads go into one reused 1 MiB ``bytearray`` with ``os.readv`` (no allocation per chunk: the
-measured cost of a Python tee is allocation, not syscalls) and are written out with ``os.write``
-before anything else looks at them. Pipes, sockets and terminals are watched with the event
-loop's ``add_reader``; a regular file or a character device such as ``/dev/null`` (which epoll
-refuses, and which uvloop's ``connect_read_pipe`` aborts the process on) is read in a plain loop
-that yields to the event loop between chunks.
+Two ways to move the bytes, same behaviour:
+
+* **zero-copy** (Linux, input a pipe, output a pipe or regular file): ``tee(2)`` (through
+  ``ctypes``) duplicates what waits in the input pipe into a private pipe without consuming it,
+  ``os.splice`` moves the same bytes input → output inside the kernel, and only then is the
+  private copy read into the reused buffer for the line splitter. Measured ≈ 0.8–1.0× GNU tee
+  (``../shared/MEASURED.md``).
+* **plain** (everything else: macOS, Windows, terminals, ``>>`` files where ``splice`` refuses
+  ``O_APPEND``): ``os.readv`` into one reused 1 MiB ``bytearray`` (no allocation per chunk — the
+  measured cost of a Python tee is allocation, not syscalls) and ``os.write`` before anything
+  else looks at the bytes. A zero-copy tee that meets ``EINVAL`` switches to this for good.
+
+Pipes, sockets and terminals are watched with the event loop's ``add_reader``; a regular file or
+a character device such as ``/dev/null`` (which epoll refuses, and which uvloop's
+``connect_read_pipe`` aborts the process on) is read in a plain loop that yields to the event
+loop between chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import errno
 import fcntl
 import os
 import select
 import stat
+import sys
 from collections.abc import Callable
 
 from ..stats import Stats
 
 CHUNK = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 #: How the tee ended.
 EOF, EPIPE, STOPPED, READ_ERROR = "eof", "epipe", "stopped", "read-error"
@@ -33,6 +47,14 @@ def pollable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
+def _is(fd: int, *tests: Callable[[int], bool]) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return any(t(mode) for t in tests)
 
 
 def widen_pipe(fd: int, size: int = CHUNK) -> None:
@@ -60,12 +82,40 @@ def write_all(fd: int, data: memoryview) -> None:
         data = data[written:]
 
 
+def _load_tee() -> Callable[[int, int, int, int], int] | None:
+    """libc's ``tee(2)`` as a ctypes function, or ``None`` where it (or ``os.splice``) is missing."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "splice"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).tee
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint]
+    fn.restype = ctypes.c_ssize_t
+    return fn
+
+
+_TEE = _load_tee()
+
+
+def zero_copy_possible(fd_in: int, fd_out: int) -> bool:
+    """True when the zero-copy path can run: Linux ``tee(2)``/``splice``, input a pipe, output a
+    pipe or regular file."""
+    return (
+        _TEE is not None
+        and _is(fd_in, stat.S_ISFIFO)
+        and _is(fd_out, stat.S_ISFIFO, stat.S_ISREG)
+    )
+
+
 class Tee:
     """Copies ``fd_in`` to ``fd_out`` and calls ``on_chunk(buf, n)`` after each write.
 
     :meth:`run` returns one of :data:`EOF`, :data:`EPIPE` (``fd_out``'s reader is gone),
     :data:`STOPPED` (:meth:`stop` was called) or :data:`READ_ERROR`. ``on_chunk`` must not raise
-    (the caller guards it); the passthrough never depends on it.
+    (the caller guards it); the passthrough never depends on it. ``zero_copy``: ``None`` picks
+    the zero-copy path where :func:`zero_copy_possible`, ``False`` forces plain read/write.
+    ``mode`` tells which path ran (``"zero-copy"`` or ``"plain"``).
     """
 
     def __init__(
@@ -75,6 +125,7 @@ class Tee:
         on_chunk: Callable[[bytearray, int], None],
         stats: Stats,
         chunk: int = CHUNK,
+        zero_copy: bool | None = None,
     ) -> None:
         self.fd_in = fd_in
         self.fd_out = fd_out
@@ -82,6 +133,9 @@ class Tee:
         self.stats = stats
         self.buf = bytearray(chunk)
         self.view = memoryview(self.buf)
+        self.zero_copy = zero_copy
+        self.mode = "plain"
+        self._copy: tuple[int, int] | None = None  # (read fd, write fd) of the private pipe
         self._done: asyncio.Future[str] | None = None
         self._stopped = False
 
@@ -91,7 +145,9 @@ class Tee:
         if self._done is not None and not self._done.done():
             self._done.set_result(STOPPED)
 
-    def _step(self) -> str | None:
+    # -- plain read/write
+
+    def _step_plain(self) -> str | None:
         """Read, write and hand on one chunk; a result string ends the copy."""
         try:
             n = os.readv(self.fd_in, [self.buf])
@@ -103,20 +159,89 @@ class Tee:
             return EOF
         try:
             write_all(self.fd_out, self.view[:n])
-        except BrokenPipeError:
-            return EPIPE
-        except OSError:
+        except OSError:  # BrokenPipeError, and any other reason the output is gone
             return EPIPE
         self.stats.bytes += n
         self.on_chunk(self.buf, n)
         return None
 
+    # -- zero-copy: tee(2) + splice, then read the private copy
+
+    def _open_copy(self) -> None:
+        r, w = os.pipe2(os.O_CLOEXEC)
+        widen_pipe(w, len(self.buf))
+        try:
+            cap = fcntl.fcntl(w, _F_GETPIPE_SZ)
+        except OSError:
+            cap = 65536
+        self._span = min(cap, len(self.buf))
+        self._copy = (r, w)
+        self.mode = "zero-copy"
+
+    def _close_copy(self) -> None:
+        if self._copy is not None:
+            for fd in self._copy:
+                os.close(fd)
+            self._copy = None
+        self.mode = "plain"
+
+    def _step_zero_copy(self) -> str | None:
+        copy_r, copy_w = self._copy  # type: ignore[misc]
+        n = _TEE(self.fd_in, copy_w, self._span, 0)  # type: ignore[misc]
+        if n < 0:
+            err = ctypes.get_errno()
+            if err in (errno.EAGAIN, errno.EINTR):
+                return None
+            if err == errno.EINVAL:
+                self._close_copy()
+                return self._step_plain()
+            return READ_ERROR
+        if n == 0:
+            return EOF  # readable and nothing to duplicate: every writer has gone
+        got = 0
+        while got < n:  # the copy is already in the private pipe: these reads never wait
+            got += os.readv(copy_r, [self.view[got:n]])
+        left = n
+        try:
+            while left:
+                try:
+                    left -= os.splice(self.fd_in, self.fd_out, left)
+                except BlockingIOError:
+                    select.select([], [self.fd_out], [])
+                except InterruptedError:
+                    pass
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                return EPIPE
+            # splice refuses this output (an O_APPEND file, say): finish by hand, then go plain
+            done = n - left
+            while left:
+                left -= os.readv(self.fd_in, [self.view[n - left:n]])
+            try:
+                write_all(self.fd_out, self.view[done:n])
+            except OSError:
+                return EPIPE
+            self._close_copy()
+        self.stats.bytes += n
+        self.on_chunk(self.buf, n)
+        return None
+
+    # -- driving
+
+    def _step(self) -> str | None:
+        return self._step_plain() if self._copy is None else self._step_zero_copy()
+
     async def run(self) -> str:
         widen_pipe(self.fd_in)
         widen_pipe(self.fd_out)
-        if pollable(self.fd_in):
-            return await self._run_polled()
-        return await self._run_plain()
+        try:
+            if pollable(self.fd_in):
+                if self.zero_copy is not False and zero_copy_possible(self.fd_in, self.fd_out):
+                    self._open_copy()
+                return await self._run_polled()
+            return await self._run_plain()
+        finally:
+            self._close_copy()
 
     async def _run_polled(self) -> str:
         loop = asyncio.get_running_loop()
@@ -135,7 +260,7 @@ class Tee:
 
     async def _run_plain(self) -> str:
         while not self._stopped:
-            result = self._step()
+            result = self._step_plain()
             if result is not None:
                 return result
             await asyncio.sleep(0)

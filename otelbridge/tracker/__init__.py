@@ -12,6 +12,7 @@ OpenTelemetry here. The work is split by what is tracked, one module each, all s
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -80,11 +81,38 @@ class Context:
 
 
 class Part(Protocol):
-    """One tracked concern: takes the events it knows, ends all at :meth:`finish`."""
+    """One tracked concern: takes the events it knows, ends all at :meth:`finish`.
+
+    ``finish`` may take a keyword ``reason`` (see :meth:`Tracker.finish`); a part whose
+    ``finish(self)`` takes none is still called, without it.
+    """
 
     def handle(self, ev: Event) -> None: ...
 
     def finish(self) -> None: ...
+
+
+#: ``reason`` values of :meth:`Tracker.finish` for the ways a run is cut short.
+REASON_DOWNSTREAM_CLOSED = "downstream closed"
+
+
+def interrupted_by(signum: int) -> str:
+    """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``."""
+    import signal
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return f"interrupted by {name}"
+
+
+def _takes_reason(part: Part) -> bool:
+    try:
+        params = inspect.signature(part.finish).parameters
+    except (TypeError, ValueError):
+        return False
+    return "reason" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 class Tracker:
@@ -100,6 +128,15 @@ class Tracker:
         for part in self.parts:
             part.handle(ev)
 
-    def finish(self) -> None:
+    def finish(self, *, reason: str | None = None) -> None:
+        """End every open span exactly once.
+
+        ``reason`` is ``None`` at plain end of input; otherwise why the run was cut short
+        (:data:`REASON_DOWNSTREAM_CLOSED`, :func:`interrupted_by`): parts that accept it put it
+        on the spans they end early (an ``interrupted`` event with ``otelbridge.reason``).
+        """
         for part in self.parts:
-            part.finish()
+            if reason is not None and _takes_reason(part):
+                part.finish(reason=reason)  # type: ignore[call-arg]
+            else:
+                part.finish()

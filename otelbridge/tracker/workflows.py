@@ -136,10 +136,12 @@ class WorkflowTracker:
         elif isinstance(ev, TaskNotification):
             self._notification(ev, self.clock.at(ev.ts_ns))
 
-    def finish(self) -> None:
-        """End of input: close every run now (grace windows cut short)."""
+    def finish(self, *, reason: str | None = None) -> None:
+        """End of input: close every run now (grace windows cut short). With a ``reason`` (the
+        run was cut short: signal, downstream closed) every span ended without its terminal
+        signal carries an ``interrupted`` event saying so (``otelbridge.reason``)."""
         for run in list(self.runs.values()):
-            self._close(run, eof=True)
+            self._close(run, eof=True, reason=reason)
 
     # ------------------------------------------------------------------ runs
 
@@ -283,6 +285,7 @@ class WorkflowTracker:
         force_end: int | None = None,
         error: str | None = None,
         interrupted_at: int | None = None,
+        reason: str | None = None,
     ) -> None:
         e = agent.entry
         start = e.started_ns or e.queued_ns or agent.first_seen_ns
@@ -348,10 +351,11 @@ class WorkflowTracker:
             rec.error = error
             rec.error_type = "incomplete"
         if interrupted_at is not None:
-            rec.events.append(SpanEvent("interrupted", max(interrupted_at, start)))
+            rec.events.append(SpanEvent("interrupted", max(interrupted_at, start),
+                                        {"otelbridge.reason": reason} if reason else {}))
         self._emit(rec)
 
-    def _close(self, run: _Run, *, eof: bool) -> None:
+    def _close(self, run: _Run, *, eof: bool, reason: str | None = None) -> None:
         """End every span of ``run`` exactly once and forget it."""
         if run.timer is not None and eof:
             try:
@@ -374,7 +378,10 @@ class WorkflowTracker:
                 continue
             if not notified:
                 self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
-                                 error=NO_TERMINAL_AT_EOF)
+                                 error=NO_TERMINAL_AT_EOF if reason is None
+                                 else f"no terminal state: {reason}",
+                                 interrupted_at=None if reason is None else base_end,
+                                 reason=reason)
             elif stopped:
                 self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
                                  interrupted_at=run.notified_ns)
@@ -433,9 +440,11 @@ class WorkflowTracker:
                     attributes=attrs,
                 )
             )
-        self._emit(self._root_record(run, root_start, root_end, notified))
+        self._emit(self._root_record(run, root_start, root_end, notified, reason))
 
-    def _root_record(self, run: _Run, start: int, end: int, notified: bool) -> SpanRecord:
+    def _root_record(
+        self, run: _Run, start: int, end: int, notified: bool, reason: str | None = None
+    ) -> SpanRecord:
         status = run.status if notified else "incomplete"
         attrs = self._common(run)
         attrs["gen_ai.operation.name"] = "invoke_workflow"
@@ -467,6 +476,9 @@ class WorkflowTracker:
         )
         if not notified:
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
+            if reason is not None:
+                rec.error = f"{reason} before task_notification"
+                rec.events.append(SpanEvent("interrupted", end, {"otelbridge.reason": reason}))
         elif status == "failed":
             rec.error = redact.clean(run.summary or "workflow failed")
             rec.error_type = "workflow_failed"
