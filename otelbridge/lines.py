@@ -92,6 +92,8 @@ class LineSplitter:
 
     def _scan(self, buf: bytes | bytearray, start: int, last: int) -> None:
         """Offer the marked lines of ``buf[start:last+1]`` (which ends in ``\\n``), in order."""
+        if last - start > self._max:  # only then can a line here be overlong (marked or not)
+            self._count_overlong(buf, start, last)
         found: dict[int, int] = {}
         for marker in self._markers:
             pos = buf.find(marker, start, last)
@@ -105,6 +107,13 @@ class LineSplitter:
         for line_start in sorted(found) if len(found) > 1 else found:
             line_end = found[line_start]
             if line_end - line_start > self._max:
-                self._stats.overlong_lines += 1
-                continue
+                continue  # counted by _count_overlong
             self._on_line(bytes(buf[line_start:line_end]))
+
+    def _count_overlong(self, buf: bytes | bytearray, start: int, last: int) -> None:
+        pos = start
+        while pos <= last:
+            end = buf.find(_NL, pos, last + 1)
+            if end - pos > self._max:
+                self._stats.overlong_lines += 1
+            pos = end + 1

@@ -1,0 +1,160 @@
+"""The tee, in process: both paths (zero-copy tee(2)+splice, plain readv/write) pass every
+byte through unchanged, hand the same bytes on, and report how the copy ended."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+import threading
+
+import pytest
+
+from otelbridge.source import pipe
+from otelbridge.stats import Stats
+
+PATHS = [None, False]  # auto (zero-copy where possible), forced plain
+
+
+def payload(size: int, seed: int = 1) -> bytes:
+    rng = random.Random(seed)
+    return bytes(rng.getrandbits(8) for _ in range(size))
+
+
+def run_tee(fd_in: int, fd_out: int, zero_copy):
+    seen = bytearray()
+    stats = Stats()
+
+    def on_chunk(buf, n):
+        seen.extend(buf[:n])
+        tee.modes.add(tee.mode)
+
+    tee = pipe.Tee(fd_in, fd_out, on_chunk, stats, zero_copy=zero_copy)
+    tee.modes = set()
+    outcome = asyncio.run(tee.run())
+    return outcome, bytes(seen), stats, tee
+
+
+def feed(fd: int, data: bytes, pieces: int = 37) -> threading.Thread:
+    """Write ``data`` to ``fd`` in uneven pieces from a thread, then close it."""
+    def work():
+        step = max(1, len(data) // pieces)
+        for i in range(0, len(data), step):
+            os.write(fd, data[i : i + step])
+        os.close(fd)
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    return t
+
+
+def drain(fd: int, out: bytearray) -> threading.Thread:
+    def work():
+        while chunk := os.read(fd, 1 << 16):
+            out.extend(chunk)
+        os.close(fd)
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_pipe_to_pipe_is_byte_identical(zero_copy):
+    data = payload(3_000_000) + b"\n\x00\r\n\xef\xbb\xbf{}\n no newline at end"
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    got = bytearray()
+    writer, reader = feed(in_w, data), drain(out_r, got)
+    outcome, seen, stats, tee = run_tee(in_r, out_w, zero_copy)
+    os.close(out_w)
+    writer.join(5)
+    reader.join(5)
+    os.close(in_r)
+    assert outcome == pipe.EOF
+    assert bytes(got) == data
+    assert seen == data
+    assert stats.bytes == len(data)
+    if zero_copy is False or not sys.platform.startswith("linux"):
+        assert tee.modes == {"plain"}
+    else:
+        assert tee.modes == {"zero-copy"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tee(2)/splice are Linux only")
+def test_zero_copy_is_chosen_for_pipes_and_refused_elsewhere(tmp_path):
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    assert pipe.zero_copy_possible(in_r, out_w)
+    with open(tmp_path / "f", "wb") as fh:
+        assert pipe.zero_copy_possible(in_r, fh.fileno())  # pipe → regular file: splice works
+        assert not pipe.zero_copy_possible(fh.fileno(), out_w)  # input not a pipe
+    for fd in (in_r, in_w, out_r, out_w):
+        os.close(fd)
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_append_file_output_falls_back_and_stays_identical(tmp_path, zero_copy):
+    """``>> file`` opens O_APPEND, which splice refuses (EINVAL on many kernels): the tee must
+    finish the chunk by hand and go on with plain writes."""
+    data = payload(2_500_000, seed=2)
+    target = tmp_path / "out"
+    target.write_bytes(b"kept\n")
+    fd_out = os.open(target, os.O_WRONLY | os.O_APPEND)
+    in_r, in_w = os.pipe()
+    writer = feed(in_w, data)
+    outcome, seen, stats, _ = run_tee(in_r, fd_out, zero_copy)
+    writer.join(5)
+    os.close(fd_out)
+    os.close(in_r)
+    assert outcome == pipe.EOF
+    assert target.read_bytes() == b"kept\n" + data
+    assert seen == data
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_regular_file_input(tmp_path, zero_copy):
+    data = payload(1_500_000, seed=3)
+    src = tmp_path / "in"
+    src.write_bytes(data)
+    fd_in = os.open(src, os.O_RDONLY)
+    out_r, out_w = os.pipe()
+    got = bytearray()
+    reader = drain(out_r, got)
+    outcome, seen, stats, tee = run_tee(fd_in, out_w, zero_copy)
+    os.close(out_w)
+    reader.join(5)
+    os.close(fd_in)
+    assert outcome == pipe.EOF
+    assert tee.modes == {"plain"}
+    assert bytes(got) == data == seen
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_reader_gone_is_epipe(zero_copy):
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.close(out_r)  # downstream closed before we write
+    os.write(in_w, b"line\n")
+    outcome, seen, stats, _ = run_tee(in_r, out_w, zero_copy)
+    for fd in (in_r, in_w, out_w):
+        os.close(fd)
+    assert outcome == pipe.EPIPE
+    assert stats.bytes == 0  # nothing counted as passed that did not pass
+    assert seen == b""
+
+
+def test_stop_ends_a_waiting_copy():
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    stats = Stats()
+    tee = pipe.Tee(in_r, out_w, lambda buf, n: None, stats)
+
+    async def main():
+        task = asyncio.ensure_future(tee.run())
+        await asyncio.sleep(0.05)
+        tee.stop()  # no input ever came: the copy must still end
+        return await asyncio.wait_for(task, 5)
+
+    assert asyncio.run(main()) == pipe.STOPPED
+    for fd in (in_r, in_w, out_r, out_w):
+        os.close(fd)

@@ -1,0 +1,79 @@
+"""LineSplitter: for any bytes and any chunking, the lines offered, the line count and the
+overlong count are those of ``data.split(b"\\n")`` — the chunk boundaries never show."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otelbridge.lines import LineSplitter
+from otelbridge.stats import Stats
+
+MARKERS = (b"ab", b"task_progress")
+# a small alphabet so markers, newlines and hostile bytes (CR, NUL, invalid UTF-8, a BOM) meet
+ALPHABET = [b"a", b"b", b"\n", b"\r", b"\x00", b"\xff", b"\xef\xbb\xbf", b" ", b"task_progress", b"x"]
+
+streams = st.lists(st.sampled_from(ALPHABET), max_size=300).map(b"".join)
+
+
+def reference(data: bytes, max_line: int):
+    parts = data.split(b"\n")
+    lines = parts[:-1] + ([parts[-1]] if parts[-1] else [])
+    offered = [l for l in lines if len(l) <= max_line and any(m in l for m in MARKERS)]
+    return offered, len(lines), sum(len(l) > max_line for l in lines)
+
+
+def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool):
+    got: list[bytes] = []
+    stats = Stats()
+    splitter = LineSplitter(MARKERS, got.append, stats, max_line)
+    buf = bytearray(len(data) + 1)
+    for start, end in zip([0, *cuts], [*cuts, len(data)]):
+        if reuse_buffer:  # what the tee does: one buffer, overwritten chunk after chunk
+            buf[: end - start] = data[start:end]
+            buf[end - start :] = b"\xaa" * (len(buf) - (end - start))  # stale bytes after n
+            splitter.feed(buf, end - start)
+        else:
+            splitter.feed(data[start:end], end - start)
+    splitter.close()
+    return got, stats
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=streams,
+    cut_points=st.lists(st.integers(min_value=0, max_value=400), max_size=30),
+    max_line=st.integers(min_value=0, max_value=40),
+    reuse_buffer=st.booleans(),
+)
+def test_any_chunking_gives_the_lines_of_the_whole(data, cut_points, max_line, reuse_buffer):
+    cuts = sorted({c for c in cut_points if 0 < c < len(data)})
+    got, stats = run_splitter(data, cuts, max_line, reuse_buffer)
+    offered, count, overlong = reference(data, max_line)
+    assert got == offered
+    assert stats.lines == count
+    assert stats.overlong_lines == overlong
+
+
+def test_huge_line_across_many_chunks_is_released_not_kept():
+    got: list[bytes] = []
+    stats = Stats()
+    splitter = LineSplitter(MARKERS, got.append, stats, max_line=1000)
+    piece = b"task_progress" + b"y" * 4083  # 4 KiB chunks of one 4 MiB line
+    for _ in range(1024):
+        splitter.feed(piece, len(piece))
+    assert len(splitter._pending) == 0  # the cap frees the buffer at once
+    splitter.feed(b"\nab\n", 4)
+    splitter.close()
+    assert got == [b"ab"]
+    assert (stats.lines, stats.overlong_lines) == (2, 1)
+
+
+def test_last_line_without_newline_is_a_line():
+    got: list[bytes] = []
+    stats = Stats()
+    splitter = LineSplitter(MARKERS, got.append, stats)
+    splitter.feed(b"x\r\nab", 5)
+    splitter.close()
+    assert got == [b"ab"]
+    assert stats.lines == 2
