@@ -139,9 +139,10 @@ class GrpcReceiver:
 
 class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
-    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so)."""
+    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so). ``port`` 0 picks a
+    free one; a given port lets a test bring a collector back where it was."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, port: int = 0) -> None:
         self.received = Received()
         received = received_ref = self.received
 
@@ -170,7 +171,7 @@ class HttpReceiver:
                 pass
 
         del received
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

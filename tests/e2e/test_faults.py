@@ -1,0 +1,500 @@
+"""Faults, end to end (issue 5): otelbridge as a real subprocess, spans at real OTLP receivers on
+127.0.0.1, every test bounded in count and time.
+
+* bytes: hostile input passes through byte-identical (pipe and wrapper mode);
+* collector refused / blackholed / slow / flapping: stdout flows without stall, exit within
+  ``--flush-timeout`` + 1 s, exported/dropped counted;
+* downstream closes early: stop, spans cut short say so, broken-pipe status; in wrapper mode the
+  child sees the closed pipe;
+* signals: SIGTERM/SIGINT end open spans as interrupted, flush, exit 128+N; wrapper mode forwards
+  SIGTERM, never SIGINT; a second Ctrl-C loses nothing;
+* portable fallbacks: no uvloop, no splice — same bytes, same spans.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, clean_env, run_bridge
+from tests.receivers import GrpcReceiver, HttpReceiver
+
+EPOCH_MS = 1_783_647_395_000
+SID = "f0f0f0f0-0000-4000-8000-000000000001"
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def jline(doc: dict) -> bytes:
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+def workflow_lines(task: str, agents: int = 2, *, complete: bool = True, t0: int = EPOCH_MS) -> list[bytes]:
+    """One workflow run in the seed-000 protocol: started, one snapshot, (updated + notified)."""
+    out = [jline({"type": "system", "subtype": "task_started", "task_id": task,
+                  "task_type": "local_workflow", "workflow_name": f"wf-{task}", "session_id": SID})]
+    entries = [{"type": "workflow_phase", "index": 1, "title": "Run"}] + [
+        {"type": "workflow_agent", "index": i, "label": f"{task}-agent-{i}", "phaseIndex": 1,
+         "agentId": f"a{i}", "state": "done" if complete else "start",
+         "startedAt": t0 + i, "durationMs": 10}
+        for i in range(1, agents + 1)
+    ]
+    out.append(jline({"type": "system", "subtype": "task_progress", "task_id": task,
+                      "workflow_progress": entries, "session_id": SID}))
+    if complete:
+        out.append(jline({"type": "system", "subtype": "task_updated", "task_id": task,
+                          "patch": {"status": "completed", "end_time": t0 + 1000}, "session_id": SID}))
+        out.append(jline({"type": "system", "subtype": "task_notification", "task_id": task,
+                          "status": "completed", "usage": {"duration_ms": 1000}, "session_id": SID}))
+    return out
+
+
+def spans_of(count_agents: int) -> int:
+    """Spans of one workflow: agents + one phase + the root."""
+    return count_agents + 2
+
+
+# --------------------------------------------------------------------------- a live process
+
+
+class Live:
+    """otelbridge with stdin/stdout pipes held by the test; a thread timestamps every stdout line."""
+
+    def __init__(self, args: list[str], env: dict | None = None, **popen) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", *args], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env or clean_env(), cwd=ROOT, **popen)
+        self.lines: list[tuple[float, bytes]] = []
+        self.sent: list[tuple[float, bytes]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.stderr = b""
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic(), line))
+
+    def send(self, lines: list[bytes]) -> None:
+        for line in lines:
+            self.sent.append((time.monotonic(), line))
+            self.proc.stdin.write(line)
+            self.proc.stdin.flush()
+
+    def wait_echo(self, count: int, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.lines) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert len(self.lines) >= count, f"only {len(self.lines)} of {count} lines came through"
+
+    def max_echo_delay(self) -> float:
+        return max(got - sent for (sent, _), (got, _) in zip(self.sent, self.lines))
+
+    def close_and_wait(self, timeout: float = 30) -> float:
+        """Close stdin; return seconds until the process exited."""
+        t = time.monotonic()
+        self.proc.stdin.close()
+        self.proc.wait(timeout)
+        took = time.monotonic() - t
+        self._reader.join(5)
+        self.stderr = self.proc.stderr.read()
+        return took
+
+    def output(self) -> bytes:
+        return b"".join(line for _, line in self.lines)
+
+
+def stats_line(stderr: bytes) -> str:
+    (line,) = [l for l in stderr.decode().splitlines() if " exported, " in l]
+    return line
+
+
+# --------------------------------------------------------------------------- bytes
+
+
+HOSTILE = {
+    "invalid-utf8": b"\xff\xfe\xc3\x28 task_progress \xed\xa0\x80\n{\"type\":\"system\xff\"}\n",
+    "nul": b'{"type":"system","subtype":"task_progress"\x00,"task_id":"x"}\n\x00\x00\n',
+    "crlf": b"".join(l[:-1] + b"\r\n" for l in workflow_lines("crlf")),
+    "bom": b"\xef\xbb\xbf" + b"".join(workflow_lines("bom")),
+    "no-trailing-newline": b"".join(workflow_lines("nt"))[:-1],
+    "blank-and-whitespace": b"\n\n   \n\t\n" + b"".join(workflow_lines("ws")) + b" \r\n\n",
+    "half-json": b'{"type":"system","subtype":"task_progress","task_id":"h","workflow_progress":[\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_bytes_pass_through_identical(name, tmp_path):
+    data = HOSTILE[name]
+    stats_path = tmp_path / "stats.json"
+    proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], data, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    stats = json.loads(stats_path.read_text())
+    assert stats["bytes"] == len(data)
+    assert stats["lines"] == len(data.split(b"\n")) - (1 if data.endswith(b"\n") else 0)
+    assert b"Traceback" not in proc.stderr
+
+
+def test_crlf_bom_and_missing_newline_still_decode(tmp_path):
+    """The bytes are untouched and the workflow lines are still understood."""
+    for name in ("crlf", "bom", "no-trailing-newline"):
+        stats_path = tmp_path / f"{name}.json"
+        proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], HOSTILE[name])
+        stats = json.loads(stats_path.read_text())
+        assert proc.stdout == HOSTILE[name]
+        assert stats["lines_decoded"] == 4, name
+        assert stats["spans_started"] == spans_of(2), name
+
+
+def test_one_100mb_line_pipe_and_wrapper(tmp_path):
+    body = b'{"type":"system","subtype":"task_progress","task_id":"big","x":"' + b"7" * 100_000_000 + b'"}\n'
+    src = tmp_path / "big.jsonl"
+    src.write_bytes(body)
+    with open(src, "rb") as fh:  # stdin a regular file
+        proc = run_bridge(["--exporter", "none"], stdin=fh, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout == body
+    assert b"1 overlong" in proc.stderr
+    out = tmp_path / "out.jsonl"
+    with open(out, "wb") as fh:  # wrapper mode, stdout a regular file
+        proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none", "--",
+                               "cat", str(src)], stdout=fh, stderr=subprocess.PIPE, env=clean_env(),
+                              cwd=ROOT, timeout=60)
+    assert proc.returncode == 0
+    assert out.read_bytes() == body
+
+
+def test_a_million_tiny_lines(tmp_path):
+    data = b"".join(b'{"type":"stream_event","n":%7d,"pad":"................"}\n' % i
+                    for i in range(1_000_000))
+    stats_path = tmp_path / "stats.json"
+    proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], data, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout == data
+    assert json.loads(stats_path.read_text())["lines"] == 1_000_000
+
+
+# --------------------------------------------------------------------------- collector faults
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_live_workflows(endpoint: str, protocol: str, flush: float, tasks: list[str],
+                       env_extra: dict | None = None, between=None) -> tuple[Live, float, dict, Path]:
+    stats_path = Path("/tmp") / f"otelbridge-faults-{os.getpid()}-{time.monotonic_ns()}.json"
+    env = clean_env(**{"OTEL_EXPORTER_OTLP_TIMEOUT": "2", **(env_extra or {})})
+    live = Live(["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", str(flush),
+                 "--grace-period", "0", "--stats-json", str(stats_path)], env=env)
+    for i, task in enumerate(tasks):
+        live.send(workflow_lines(task))
+        live.wait_echo(len(live.sent))
+        if between is not None:
+            between(i, live)
+    took = live.close_and_wait()
+    stats = json.loads(stats_path.read_text())
+    stats_path.unlink()
+    return live, took, stats, stats_path
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_collector_refused(protocol):
+    port = free_port()  # nobody listens: connection refused
+    live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", protocol, 1.0, ["r1", "r2"])
+    assert live.proc.returncode == 0
+    assert live.output() == b"".join(l for _, l in live.sent)
+    assert live.max_echo_delay() < 1.0
+    assert took <= 1.0 + 1.0
+    assert stats["spans_started"] == 2 * spans_of(2)
+    assert stats["spans_exported"] == 0
+    assert stats["spans_dropped"] == stats["spans_started"]
+    line = stats_line(live.stderr)
+    assert f"spans 0 exported, {stats['spans_dropped']} dropped" in line
+    assert b"Traceback" not in live.stderr
+
+
+def test_collector_blackholed_many_spans_bounded():
+    """Accepts connections, never answers; more spans than the export queue holds."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # the kernel completes handshakes; nobody ever reads or answers
+    port = hole.getsockname()[1]
+    try:
+        stats_path = Path("/tmp") / f"otelbridge-hole-{os.getpid()}.json"
+        live = Live(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "1",
+                     "--stats-json", str(stats_path)], env=clean_env())
+        for batch in range(6):
+            live.send(workflow_lines(f"h{batch}", agents=500))
+        live.wait_echo(len(live.sent))
+        rss_kb = int(next(l for l in Path(f"/proc/{live.proc.pid}/status").read_text().splitlines()
+                          if l.startswith("VmHWM")).split()[1])
+        took = live.close_and_wait()
+        stats = json.loads(stats_path.read_text())
+        stats_path.unlink()
+    finally:
+        hole.close()
+    assert live.proc.returncode == 0
+    assert live.output() == b"".join(l for _, l in live.sent)
+    assert live.max_echo_delay() < 1.0  # the export thread is stuck 10 s per request: not us
+    assert took <= 1.0 + 1.0
+    assert stats["spans_started"] == 6 * spans_of(500)
+    assert stats["spans_exported"] == 0
+    assert stats["spans_dropped"] == stats["spans_started"]  # queue overflow counted, not lost
+    assert rss_kb < 200_000  # bounded: the SDK queue holds 2048 spans, not all 3012
+
+
+def test_collector_slow_answers_after_2s():
+    with HttpReceiver(delay=2.0) as rx:
+        live, took, stats, _ = run_live_workflows(rx.endpoint, "http/protobuf", 5.0, ["s1", "s2", "s3"],
+                                                  env_extra={"OTEL_EXPORTER_OTLP_TIMEOUT": "10"})
+        time.sleep(0.2)
+        received = len(rx.received.spans())
+    assert live.proc.returncode == 0
+    assert live.output() == b"".join(l for _, l in live.sent)
+    assert live.max_echo_delay() < 1.0
+    assert took <= 5.0 + 1.0
+    assert stats["spans_started"] == 3 * spans_of(2)
+    assert stats["spans_exported"] + stats["spans_dropped"] == stats["spans_started"]
+    assert stats["spans_exported"] > 0
+    assert received >= stats["spans_exported"]
+
+
+def test_collector_flapping_up_down_up():
+    port = free_port()
+    rx1 = HttpReceiver(port=port).__enter__()
+    rx2 = None
+
+    def between(i, live):
+        nonlocal rx1, rx2
+        if i == 0:  # first workflow reaches the first collector, then it goes away
+            spans = rx1.received.wait_for(spans_of(2), timeout=5)
+            assert len(spans) == spans_of(2)
+            rx1.__exit__(None, None, None)
+        elif i == 1:  # second workflow while down; the collector comes back
+            time.sleep(1.5)
+            rx2 = HttpReceiver(port=port).__enter__()
+
+    try:
+        live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", "http/protobuf", 5.0,
+                                                  ["f1", "f2", "f3"], between=between)
+        time.sleep(0.2)
+        later = rx2.received.spans() if rx2 else []
+    finally:
+        if rx2 is not None:
+            rx2.__exit__(None, None, None)
+    assert live.proc.returncode == 0
+    assert live.output() == b"".join(l for _, l in live.sent)
+    assert live.max_echo_delay() < 1.0
+    assert took <= 5.0 + 1.0
+    assert {s.attributes["workflow.task_id"] for s in later} >= {"f3"}  # after the flap: exported
+    assert stats["spans_exported"] + stats["spans_dropped"] == stats["spans_started"] == 3 * spans_of(2)
+    assert stats["spans_exported"] >= 2 * spans_of(2)
+
+
+# --------------------------------------------------------------------------- downstream closes early
+
+
+def interrupted_events(spans) -> list[tuple[str, str]]:
+    return [(s.name, e[2].get("otelbridge.reason")) for s in spans for e in s.events if e[0] == "interrupted"]
+
+
+def test_downstream_closes_pipe_mode():
+    with HttpReceiver() as rx:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=clean_env(), cwd=ROOT)
+        first = workflow_lines("open", agents=2, complete=False)
+        proc.stdin.write(b"".join(first))
+        proc.stdin.flush()
+        assert proc.stdout.readline() == first[0]  # like `| head -1`
+        proc.stdout.close()
+        wrote = 0
+        try:  # go on writing: otelbridge must stop reading and go away, so this ends
+            for _ in range(10_000):
+                proc.stdin.write(b'{"type":"stream_event"}\n' * 100)
+                proc.stdin.flush()
+                wrote += 1
+        except BrokenPipeError:
+            pass
+        code = proc.wait(15)
+        spans = rx.received.wait_for(spans_of(2), timeout=5)
+        stderr = proc.stderr.read()
+    assert wrote < 10_000
+    assert code == 128 + signal.SIGPIPE
+    assert len(spans) == spans_of(2)
+    root = next(s for s in spans if s.name == "invoke_workflow wf-open")
+    assert root.status_message == "downstream closed before task_notification"
+    assert sorted(interrupted_events(spans)) == sorted(
+        [("invoke_workflow wf-open", "downstream closed")]
+        + [(f"invoke_agent open-agent-{i}", "downstream closed") for i in (1, 2)])
+    assert " exported, 0 dropped" in stats_line(stderr)
+
+
+# a CLI that keeps writing; sh does not ignore SIGPIPE (Python would, and exit 1 on EPIPE)
+CHILD_WRITER = 'cat "$1"; i=0; while [ $i -lt 3000 ]; do echo \'{"tick":1}\'; sleep 0.01; i=$((i+1)); done'
+
+
+def test_downstream_closes_wrapper_mode_child_sees_it(tmp_path):
+    head = tmp_path / "head.jsonl"
+    lines = workflow_lines("wrap", agents=1, complete=False)
+    head.write_bytes(b"".join(lines))
+    with HttpReceiver() as rx:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
+                                 "sh", "-c", CHILD_WRITER, "sh", str(head)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+        assert proc.stdout.readline() == lines[0]
+        proc.stdout.close()
+        code = proc.wait(15)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+    # the child died of SIGPIPE at its next write, as it would have without otelbridge
+    assert code == 128 + signal.SIGPIPE
+    assert ("invoke_workflow wf-wrap", "downstream closed") in interrupted_events(spans)
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signal_pipe_mode_ends_spans_interrupted(signum):
+    with HttpReceiver() as rx:
+        live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "3"])
+        live.send(workflow_lines("sig", agents=2, complete=False))
+        live.wait_echo(2)
+        live.proc.send_signal(signum)
+        code = live.proc.wait(10)
+        spans = rx.received.wait_for(spans_of(2), timeout=5)
+    assert code == 128 + signum
+    name = signal.Signals(signum).name
+    assert sorted(interrupted_events(spans)) == sorted(
+        [("invoke_workflow wf-sig", f"interrupted by {name}")]
+        + [(f"invoke_agent sig-agent-{i}", f"interrupted by {name}") for i in (1, 2)])
+
+
+def test_second_ctrl_c_does_not_lose_spans():
+    with HttpReceiver(delay=1.0) as rx:  # the flush is still running when the second one comes
+        live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "5"])
+        live.send(workflow_lines("cc", agents=3, complete=False))
+        live.wait_echo(2)
+        live.proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        live.proc.send_signal(signal.SIGINT)
+        code = live.proc.wait(10)
+        spans = rx.received.wait_for(spans_of(3), timeout=5)
+        stderr = live.proc.stderr.read()
+    assert code == 130
+    assert len(spans) == spans_of(3)
+    assert " exported, 0 dropped" in stats_line(stderr)
+    assert b"Traceback" not in stderr
+
+
+CHILD_SIGNALS = r"""
+import signal, sys, time, os
+log = open(sys.argv[2], 'a')
+def on(signum, frame):
+    log.write(signal.Signals(signum).name + "\n"); log.flush()
+    if signum == signal.SIGTERM:
+        sys.exit(143)
+signal.signal(signal.SIGTERM, on)
+signal.signal(signal.SIGINT, on)
+sys.stdout.buffer.write(open(sys.argv[1], 'rb').read()); sys.stdout.flush()
+deadline = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+
+def wrapped_child(tmp_path, lines, run_for: float, **popen):
+    head = tmp_path / "head.jsonl"
+    head.write_bytes(b"".join(lines))
+    log = tmp_path / "child-signals.log"
+    log.write_text("")
+    rx = HttpReceiver().__enter__()
+    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
+                             sys.executable, "-c", CHILD_SIGNALS, str(head), str(log), str(run_for)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+                            cwd=ROOT, **popen)
+    assert proc.stdout.readline() == lines[0]
+    return proc, rx, log
+
+
+def test_wrapper_forwards_sigterm_then_ends_spans(tmp_path):
+    lines = workflow_lines("wt", agents=1, complete=False)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=20)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stdout.read()
+        code = proc.wait(10)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+    finally:
+        rx.__exit__(None, None, None)
+    assert log.read_text().split() == ["SIGTERM"]
+    assert code == 143  # the child's status
+    assert lines[0] + rest == b"".join(lines)
+    assert ("invoke_workflow wf-wt", "interrupted by SIGTERM") in interrupted_events(spans)
+
+
+def test_wrapper_does_not_forward_sigint(tmp_path):
+    """SIGINT sent to otelbridge alone does not reach the child (no second copy)."""
+    lines = workflow_lines("wi", agents=1, complete=True)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=1.0)
+    try:
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        proc.stdout.read()
+        code = proc.wait(10)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+    finally:
+        rx.__exit__(None, None, None)
+    assert log.read_text() == ""
+    assert code == 0  # the child finished on its own
+    assert len(spans) == spans_of(1)
+
+
+def test_terminal_ctrl_c_reaches_the_child_once(tmp_path):
+    """A terminal's Ctrl-C signals the whole foreground process group: the child gets it from
+    there, exactly once."""
+    lines = workflow_lines("pg", agents=1, complete=False)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=1.5, start_new_session=True)
+    try:
+        time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.stdout.read()
+        code = proc.wait(10)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+    finally:
+        rx.__exit__(None, None, None)
+    assert log.read_text().split() == ["SIGINT"]
+    assert code == 0  # this child handles SIGINT and exits normally
+    assert ("invoke_workflow wf-pg", "interrupted by SIGINT") in interrupted_events(spans)
+
+
+# --------------------------------------------------------------------------- portable fallbacks
+
+
+def test_without_uvloop_and_splice_same_bytes_same_spans():
+    """Windows has no uvloop, macOS no splice: the fallbacks give the same result."""
+    data = b"".join(workflow_lines("p1", agents=3)) + HOSTILE["invalid-utf8"]
+    boot = ("import os, sys; sys.modules['uvloop'] = None; del os.splice; "
+            "import asyncio; from otelbridge.source import pipe; assert pipe._TEE is None; "
+            "from otelbridge.__main__ import main; main()")
+    with GrpcReceiver() as rx:
+        proc = subprocess.run([sys.executable, "-c", boot, "--protocol", "grpc", "--endpoint", rx.endpoint],
+                              input=data, capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
+        spans = rx.received.wait_for(spans_of(3), timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    assert len(spans) == spans_of(3)
+    assert "uvloop" not in proc.stderr.decode()
