@@ -70,7 +70,37 @@ def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
     )
 
 
-def _progress(doc: dict[str, Any], line: LineInfo, task_id: str, entries: list) -> WorkflowProgress:
+#: Snapshots remembered for :class:`_EntryCache` (tasks, least recently used first out).
+MAX_CACHED_TASKS = 64
+
+
+class _EntryCache:
+    """The previous snapshot's agent entries per task: ``index → (raw dict, decoded agent)``.
+
+    ``task_progress`` repeats every agent in every snapshot (seed 000 §6: snapshot replacement),
+    and most entries are unchanged from one snapshot to the next (finished agents, above all).
+    An entry equal to the one before (one C-level dict comparison) reuses its decoded
+    :class:`WorkflowAgent` instead of converting its ~15 fields again: a snapshot costs what
+    changed in it, not its size. Bounded: :data:`MAX_CACHED_TASKS` tasks.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, dict[int, tuple[dict, WorkflowAgent]]] = {}
+
+    def agents(self, task_id: str) -> tuple[dict[int, tuple[dict, WorkflowAgent]], dict]:
+        """(previous entries of ``task_id``, a new dict to fill with this snapshot's)."""
+        prev = self._tasks.pop(task_id, None) or {}
+        fresh: dict[int, tuple[dict, WorkflowAgent]] = {}
+        self._tasks[task_id] = fresh
+        if len(self._tasks) > MAX_CACHED_TASKS:
+            del self._tasks[next(iter(self._tasks))]
+        return prev, fresh
+
+
+def _progress(
+    doc: dict[str, Any], line: LineInfo, task_id: str, entries: list, cache: _EntryCache
+) -> WorkflowProgress:
+    prev, fresh = cache.agents(task_id)
     ev = WorkflowProgress(
         line.session_id,
         line.ts_ns,
@@ -90,7 +120,9 @@ def _progress(doc: dict[str, Any], line: LineInfo, task_id: str, entries: list) 
         if kind == "workflow_phase":
             ev.phases.append(WorkflowPhase(index, as_str(entry.get("title"))))
         elif kind == "workflow_agent":
-            agent = _agent(entry, index)
+            seen = prev.get(index)
+            agent = seen[1] if seen is not None and seen[0] == entry else _agent(entry, index)
+            fresh[index] = (entry, agent)
             ev.agents.append(agent)
             for t in (agent.last_progress_ns, agent.ended_ns, agent.started_ns, agent.queued_ns):
                 if t is not None and (newest is None or t > newest):
@@ -104,6 +136,9 @@ class ClaudeCode:
 
     name = "claude_code"
     markers = (b"task_started", b"task_progress", b"task_updated", b"task_notification")
+
+    def __init__(self) -> None:
+        self._entries = _EntryCache()
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
         if doc.get("type") != "system":
@@ -134,7 +169,7 @@ class ClaudeCode:
             entries = doc.get("workflow_progress")
             if not isinstance(entries, list):
                 return []
-            return [_progress(doc, line, task_id, entries)]
+            return [_progress(doc, line, task_id, entries, self._entries)]
         if subtype == "task_updated":
             patch = doc.get("patch")
             if not isinstance(patch, dict):

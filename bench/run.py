@@ -1,0 +1,325 @@
+"""The otelbridge benchmark (issue 5): throughput against GNU tee, added latency per line,
+memory growth, agent spans/s. Run by hand, never in the test suite; numbers go to RESULTS.md.
+
+    .venv/bin/python bench/run.py all --pairs 5 --out bench/RESULTS.md
+
+Streams come from :mod:`bench.streams` (deterministic, cached in ``--dir``). Throughput runs
+``cat FILE | X | cat >/dev/null`` with X = ``tee /dev/null`` and X = otelbridge alternately on the
+same file (``--pairs`` pairs) and reports medians; the "receiver" rows export to a local OTLP/gRPC
+receiver (``tests/receivers.py``) in its own process. Latency: a timestamping emitter → X → a
+reader, through pipes, while workflows of 50 agents are exported to the receiver. Memory: max RSS
+of the otelbridge process (``wait4``) on a stream minus on empty input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import streams  # noqa: E402
+
+PY = sys.executable
+OB = [PY, "-m", "otelbridge"]
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != "TRACEPARENT"}
+
+RECEIVER = textwrap.dedent("""
+    import sys, time, threading
+    from tests.receivers import GrpcReceiver
+    rx = GrpcReceiver().__enter__()
+    print(rx.endpoint, flush=True)
+    for line in sys.stdin:          # "count" → how many spans arrived so far
+        with rx.received.lock:
+            n = sum(len(ss.spans) for r in rx.received.requests
+                    for rs in r.resource_spans for ss in rs.scope_spans)
+        print(n, flush=True)
+""")
+
+
+class Receiver:
+    """A local OTLP/gRPC receiver in its own process (so it never shares our GIL)."""
+
+    def __enter__(self) -> "Receiver":
+        self.proc = subprocess.Popen([PY, "-c", RECEIVER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)
+        self.endpoint = self.proc.stdout.readline().strip()
+        return self
+
+    def count(self) -> int:
+        self.proc.stdin.write("count\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def __exit__(self, *exc) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def ensure(kind: str, directory: Path) -> Path:
+    path = directory / f"{kind}.jsonl"
+    if not path.exists():
+        streams.write(kind, str(path))
+    return path
+
+
+def timed(shell: str) -> float:
+    t = time.perf_counter()
+    subprocess.run(["bash", "-o", "pipefail", "-c", shell], check=True, env=ENV, cwd=ROOT)
+    return time.perf_counter() - t
+
+
+def ob_cmd(args: list[str]) -> str:
+    return " ".join(OB + ["-q"] + args)
+
+
+# --------------------------------------------------------------------------- throughput
+
+
+def throughput(path: Path, pairs: int, args: list[str]) -> dict:
+    size = path.stat().st_size
+    tee, ob = [], []
+    for _ in range(pairs):
+        tee.append(timed(f"cat {path} | tee /dev/null | cat >/dev/null"))
+        ob.append(timed(f"cat {path} | {ob_cmd(args)} | cat >/dev/null"))
+    mt, mo = statistics.median(tee), statistics.median(ob)
+    return {"stream": path.stem, "bytes": size, "tee_s": mt, "ob_s": mo,
+            "tee_MBps": size / mt / 1e6, "ob_MBps": size / mo / 1e6, "ratio": mt / mo}
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def max_rss_kb(path: Path | None, args: list[str]) -> int:
+    src = subprocess.Popen(["cat", str(path) if path else "/dev/null"], stdout=subprocess.PIPE)
+    ob = subprocess.Popen(OB + ["-q"] + args, stdin=src.stdout, stdout=subprocess.PIPE, env=ENV, cwd=ROOT)
+    sink = subprocess.Popen(["cat"], stdin=ob.stdout, stdout=subprocess.DEVNULL)
+    src.stdout.close()
+    ob.stdout.close()
+    _, status, usage = os.wait4(ob.pid, 0)
+    ob.returncode = os.waitstatus_to_exitcode(status)
+    sink.wait()
+    src.wait()
+    return usage.ru_maxrss
+
+
+def memory(paths: list[Path], args: list[str], repeat: int = 3) -> list[dict]:
+    idle = statistics.median(max_rss_kb(None, args) for _ in range(repeat))
+    rows = []
+    for path in paths:
+        peak = statistics.median(max_rss_kb(path, args) for _ in range(repeat))
+        rows.append({"stream": path.stem, "idle_MB": idle / 1024, "peak_MB": peak / 1024,
+                     "growth_MB": (peak - idle) / 1024})
+    return rows
+
+
+# --------------------------------------------------------------------------- latency
+
+EMITTER = textwrap.dedent("""
+    import json, sys, time
+    rate, seconds, wf_every = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+    out = sys.stdout.buffer
+    epoch = 1783647395000
+    def workflow(n):
+        agents = [{"type": "workflow_agent", "index": i, "label": f"agent {i}", "phaseIndex": 1,
+                   "agentId": f"a{i}", "state": "done", "startedAt": epoch + i, "durationMs": 5}
+                  for i in range(1, 51)]
+        base = {"type": "system", "task_id": f"w{n}", "session_id": "lat"}
+        return b"".join(json.dumps(d).encode() + b"\\n" for d in (
+            {**base, "subtype": "task_started", "task_type": "local_workflow", "workflow_name": "lat"},
+            {**base, "subtype": "task_progress", "workflow_progress":
+                [{"type": "workflow_phase", "index": 1, "title": "Run"}] + agents},
+            {**base, "subtype": "task_updated", "patch": {"status": "completed", "end_time": epoch + 100}},
+            {**base, "subtype": "task_notification", "status": "completed", "usage": {"duration_ms": 100}}))
+    start = time.monotonic()
+    next_wf, n, i = start, 0, 0
+    while (now := time.monotonic()) - start < seconds:
+        if wf_every and now >= next_wf:
+            n += 1
+            out.write(workflow(n)); out.flush()
+            next_wf += wf_every
+        out.write(b'{"type":"stream_event","t":%d,"i":%d}\\n' % (time.monotonic_ns(), i)); out.flush()
+        i += 1
+        time.sleep(max(0.0, start + i / rate - time.monotonic()))
+""")
+
+READER = textwrap.dedent("""
+    import sys, time, json
+    lat = []
+    for line in sys.stdin.buffer:
+        now = time.monotonic_ns()
+        k = line.find(b'"t":')
+        if k >= 0 and line.startswith(b'{"type":"stream_event"'):
+            lat.append(now - int(line[k + 4:line.index(b",", k)]))
+    lat.sort()
+    q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] / 1000
+    print(json.dumps({"n": len(lat), "p50_us": q(0.50), "p99_us": q(0.99), "max_us": lat[-1] / 1000}))
+""")
+
+
+def latency(middle: str, rate: float, seconds: float, wf_every: float) -> dict:
+    shell = (f"{PY} -c '{EMITTER}' {rate} {seconds} {wf_every} | {middle} | {PY} -c '{READER}'")
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", shell], check=True, capture_output=True,
+                         text=True, env=ENV, cwd=ROOT).stdout
+    return json.loads(out)
+
+
+# --------------------------------------------------------------------------- spans/s
+
+
+def spans_in_process(workflows: int = 400, agents: int = 50) -> dict:
+    """Agent spans/s through tracker + span builder (SDK spans, no exporter), events pre-decoded."""
+    from otelbridge import config
+    from otelbridge.clock import Clock
+    from otelbridge.events import TaskNotification, TaskUpdated, WorkflowAgent, WorkflowProgress, WorkflowStarted
+    from otelbridge.export import Exporters
+    from otelbridge.ids import Ids
+    from otelbridge.spans import SpanBuilder
+    from otelbridge.stats import Stats
+    from otelbridge.tracker import Context, Tracker
+
+    stats = Stats()
+    exporters = Exporters(config.build(exporter="none", protocol=None), stats)
+    builder = SpanBuilder(exporters.provider, exporters.ids, stats)
+    tracker = Tracker(Context(emit=builder.emit, ids=Ids(False), clock=Clock("stream"), stats=stats))
+    t0 = streams.EPOCH_MS * 1_000_000
+    events = []
+    for w in range(workflows):
+        task = f"t{w}"
+        events.append(WorkflowStarted("s", t0, task_id=task, workflow_name="bench"))
+        events.append(WorkflowProgress("s", t0 + 10, task_id=task, agents=[
+            WorkflowAgent(i, agent_id=f"a{i}", state="done", label=f"agent {i}", phase_index=1,
+                          started_ns=t0 + i, ended_ns=t0 + 1000 + i, tokens=100, model="m")
+            for i in range(agents)]))
+        events.append(TaskUpdated("s", t0 + 2000, task_id=task, status="completed", end_time_ns=t0 + 2000))
+        events.append(TaskNotification("s", t0 + 2000, task_id=task, status="completed"))
+    t = time.perf_counter()
+    for ev in events:
+        tracker.handle(ev)
+    tracker.finish()
+    took = time.perf_counter() - t
+    return {"agent_spans": workflows * agents, "spans": stats.spans_started, "seconds": took,
+            "agent_spans_per_s": workflows * agents / took}
+
+
+def workflow_stream(path: Path, workflows: int, agents: int = 50) -> None:
+    epoch = streams.EPOCH_MS
+    with open(path, "wb") as fh:
+        for w in range(workflows):
+            base = {"type": "system", "task_id": f"w{w}", "session_id": "e2e"}
+            entries = [{"type": "workflow_phase", "index": 1, "title": "Run"}] + [
+                {"type": "workflow_agent", "index": i, "label": f"agent {i}", "phaseIndex": 1,
+                 "agentId": f"a{i}", "state": "done", "startedAt": epoch + i, "durationMs": 5,
+                 "tokens": 100, "model": "claude-opus-4-8"} for i in range(1, agents + 1)]
+            for doc in ({**base, "subtype": "task_started", "task_type": "local_workflow", "workflow_name": "e2e"},
+                        {**base, "subtype": "task_progress", "workflow_progress": entries},
+                        {**base, "subtype": "task_updated", "patch": {"status": "completed", "end_time": epoch + 100}},
+                        {**base, "subtype": "task_notification", "status": "completed", "usage": {"duration_ms": 100}}):
+                fh.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
+
+
+def spans_end_to_end(directory: Path, workflows: int = 400, agents: int = 50) -> dict:
+    """Agent spans/s from a stream through otelbridge to a local gRPC receiver, until all arrived."""
+    path = directory / f"workflows-{workflows}x{agents}.jsonl"
+    if not path.exists():
+        workflow_stream(path, workflows, agents)
+    total = workflows * (agents + 2)
+    with Receiver() as rx:
+        t = time.perf_counter()
+        with open(path, "rb") as stdin:
+            out = subprocess.run(OB + ["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
+                                       "--flush-timeout", "60"], stdin=stdin,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, cwd=ROOT)
+        took = time.perf_counter() - t  # otelbridge has exited: its flush is over
+        got = rx.count()
+    agent_got = got * agents / (agents + 2)
+    return {"agent_spans": workflows * agents, "spans_sent": total, "spans_received": got,
+            "seconds": took, "agent_spans_per_s": agent_got / took,
+            "stderr": out.stderr.decode().strip().splitlines()[-1:]}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(results: dict) -> str:
+    lines = ["| measure | otelbridge | GNU tee | ratio / target |", "|---|---|---|---|"]
+    for row in results.get("throughput", []):
+        lines.append(f"| throughput {row['stream']} ({row['bytes'] / 1e6:.0f} MB), {row['exporter']} | "
+                     f"{row['ob_s']:.3f} s ({row['ob_MBps']:.0f} MB/s) | {row['tee_s']:.3f} s "
+                     f"({row['tee_MBps']:.0f} MB/s) | **{row['ratio']:.2f}×** (≥ 0.6×, goal 1.0×) |")
+    lat = results.get("latency")
+    if lat:
+        ob, tee = lat["otelbridge"], lat["tee"]
+        lines.append(f"| latency per line p50 / p99 ({ob['n']} lines, 50-agent workflows exported) | "
+                     f"{ob['p50_us']:.0f} / {ob['p99_us']:.0f} µs | {tee['p50_us']:.0f} / {tee['p99_us']:.0f} µs | "
+                     f"added p50 {ob['p50_us'] - tee['p50_us']:.0f} µs, **p99 {ob['p99_us'] - tee['p99_us']:.0f} µs** (≤ 1000) |")
+    for row in results.get("memory", []):
+        lines.append(f"| memory growth, {row['stream']} | {row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
+                     f"= **{row['growth_MB']:.1f} MB** | – | ≤ 32 MB |")
+    sp = results.get("spans")
+    if sp:
+        lines.append(f"| agent spans/s, tracker + span builder | **{sp['agent_spans_per_s']:,.0f}/s** "
+                     f"({sp['agent_spans']} in {sp['seconds']:.2f} s) | – | ≥ 50 000/s |")
+    e2e = results.get("e2e")
+    if e2e:
+        lines.append(f"| agent spans/s, end to end to a local gRPC receiver | **{e2e['agent_spans_per_s']:,.0f}/s** "
+                     f"({e2e['spans_received']}/{e2e['spans_sent']} spans in {e2e['seconds']:.2f} s) | – | ≥ 20 000/s |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="otelbridge benchmark (issue 5)")
+    ap.add_argument("what", choices=("all", "throughput", "latency", "memory", "spans"))
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--dir", default="/tmp/otelbridge-bench")
+    ap.add_argument("--streams", default="mix,long,tiny")
+    ap.add_argument("--seconds", type=float, default=10.0, help="latency run length")
+    ap.add_argument("--rate", type=float, default=1000.0, help="latency: lines per second")
+    ap.add_argument("--json", help="also write the raw results here")
+    args = ap.parse_args()
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    results: dict = {}
+    kinds = args.streams.split(",")
+    if args.what in ("all", "throughput"):
+        results["throughput"] = []
+        for kind in kinds:
+            path = ensure(kind, directory)
+            row = throughput(path, args.pairs, ["--exporter", "none"])
+            results["throughput"].append({**row, "exporter": "--exporter none"})
+            print(row, file=sys.stderr)
+        with Receiver() as rx:
+            row = throughput(ensure("mix", directory), args.pairs,
+                             ["--protocol", "grpc", "--endpoint", rx.endpoint])
+            results["throughput"].append({**row, "exporter": "OTLP/gRPC to a local receiver"})
+            print(row, file=sys.stderr)
+    if args.what in ("all", "latency"):
+        with Receiver() as rx:
+            ob = latency(ob_cmd(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0"]),
+                         args.rate, args.seconds, 0.1)
+        tee = latency("tee /dev/null", args.rate, args.seconds, 0.1)
+        results["latency"] = {"otelbridge": ob, "tee": tee}
+        print(results["latency"], file=sys.stderr)
+    if args.what in ("all", "memory"):
+        results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
+        print(results["memory"], file=sys.stderr)
+    if args.what in ("all", "spans"):
+        results["spans"] = spans_in_process()
+        print(results["spans"], file=sys.stderr)
+        results["e2e"] = spans_end_to_end(directory)
+        print(results["e2e"], file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    print(report(results))
+
+
+if __name__ == "__main__":
+    main()
