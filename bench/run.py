@@ -139,6 +139,8 @@ EMITTER = textwrap.dedent("""
                 [{"type": "workflow_phase", "index": 1, "title": "Run"}] + agents},
             {**base, "subtype": "task_updated", "patch": {"status": "completed", "end_time": epoch + 100}},
             {**base, "subtype": "task_notification", "status": "completed", "usage": {"duration_ms": 100}}))
+    out.write(b'{"type":"stream_event","warmup":true}\\n'); out.flush()
+    time.sleep(2.0)  # let the middle process start up: startup is not per-line latency
     start = time.monotonic()
     next_wf, n, i = start, 0, 0
     while (now := time.monotonic()) - start < seconds:
@@ -165,10 +167,17 @@ READER = textwrap.dedent("""
 """)
 
 
-def latency(middle: str, rate: float, seconds: float, wf_every: float) -> dict:
-    shell = (f"{PY} -c '{EMITTER}' {rate} {seconds} {wf_every} | {middle} | {PY} -c '{READER}'")
-    out = subprocess.run(["bash", "-o", "pipefail", "-c", shell], check=True, capture_output=True,
-                         text=True, env=ENV, cwd=ROOT).stdout
+def latency(middle: list[str], rate: float, seconds: float, wf_every: float) -> dict:
+    """emitter | middle | reader, as three processes joined by pipes."""
+    emitter = subprocess.Popen([PY, "-c", EMITTER, str(rate), str(seconds), str(wf_every)],
+                               stdout=subprocess.PIPE)
+    mid = subprocess.Popen(middle, stdin=emitter.stdout, stdout=subprocess.PIPE, env=ENV, cwd=ROOT)
+    reader = subprocess.Popen([PY, "-c", READER], stdin=mid.stdout, stdout=subprocess.PIPE, text=True)
+    emitter.stdout.close()
+    mid.stdout.close()
+    out = reader.communicate()[0]
+    emitter.wait()
+    mid.wait()
     return json.loads(out)
 
 
@@ -303,9 +312,10 @@ def main() -> None:
             print(row, file=sys.stderr)
     if args.what in ("all", "latency"):
         with Receiver() as rx:
-            ob = latency(ob_cmd(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0"]),
+            ob = latency(OB + ["-q", "--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0"],
                          args.rate, args.seconds, 0.1)
-        tee = latency("tee /dev/null", args.rate, args.seconds, 0.1)
+            ob["spans_received"] = rx.count()
+        tee = latency(["tee", "/dev/null"], args.rate, args.seconds, 0.1)
         results["latency"] = {"otelbridge": ob, "tee": tee}
         print(results["latency"], file=sys.stderr)
     if args.what in ("all", "memory"):

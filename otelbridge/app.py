@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass
 
 from opentelemetry import trace
@@ -21,6 +22,7 @@ from . import dialects
 from .clock import Clock
 from .config import Config
 from .export import Exporters, configure_logging
+from .handoff import Handoff
 from .ids import Ids
 from .lines import LineSplitter
 from .source import pipe
@@ -34,10 +36,10 @@ log = logging.getLogger("otelbridge")
 EXIT_EPIPE = 128 + signal.SIGPIPE
 EXIT_EXPORT_FAILED = 1
 
-#: GIL switch interval, seconds. OTLP encoding runs in the SDK's export thread and holds the GIL
-#: for milliseconds per batch (../shared/MEASURED.md); Python's default 5 ms would let it delay
-#: the passthrough by as much. 0.2 ms keeps the tee's added latency under 1 ms (bench/RESULTS.md).
-SWITCH_INTERVAL_S = 0.0002
+#: GIL switch interval, seconds. Decoding, span building and OTLP encoding run on other threads
+#: and hold the GIL for milliseconds (../shared/MEASURED.md); with Python's default 5 ms each wait for it
+#: delays the passthrough by as much. 0.1 ms keeps the added latency near 1 ms (bench/RESULTS.md).
+SWITCH_INTERVAL_S = 0.0001
 
 
 def say(message: str) -> None:
@@ -66,7 +68,8 @@ def parse_traceparent(cfg: Config):
 
 @dataclass
 class Pipeline:
-    """Stages 2–5 wired together for one stream."""
+    """Stages 2–5 wired together for one stream: the splitter on the tee's thread, the rest on
+    the :class:`Handoff`'s thread (which also runs the grace-window timers)."""
 
     cfg: Config
     stats: Stats
@@ -74,9 +77,11 @@ class Pipeline:
     tracker: Tracker
     decoder: dialects.Decoder
     splitter: LineSplitter
+    handoff: Handoff
 
     @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later) -> "Pipeline":
+    def build(cls, cfg: Config, stats: Stats) -> "Pipeline":
+        handoff = Handoff()
         exporters = Exporters(cfg, stats)
         parent, span_ctx = parse_traceparent(cfg)
         builder = SpanBuilder(
@@ -94,15 +99,16 @@ class Pipeline:
                 ids=Ids(cfg.deterministic_ids),
                 clock=Clock(cfg.clock),
                 stats=stats,
-                call_later=call_later,
+                call_later=handoff.call_later,
                 grace_s=cfg.grace_s,
                 parent=parent,
                 capture_content=cfg.capture_content,
             )
         )
         decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
-        pipeline = cls(cfg, stats, exporters, tracker, decoder, None)  # type: ignore[arg-type]
-        pipeline.splitter = LineSplitter(decoder.markers, pipeline.on_line, stats, cfg.max_line)
+        splitter = LineSplitter(decoder.markers, handoff.put, stats, cfg.max_line)
+        pipeline = cls(cfg, stats, exporters, tracker, decoder, splitter, handoff)
+        handoff.start(pipeline.on_line, lambda reason: tracker.finish(reason=reason))
         return pipeline
 
     def on_line(self, raw: bytes) -> None:
@@ -122,19 +128,25 @@ class Pipeline:
 
     def finish(self, reason: str | None = None) -> bool:
         """End of input (or of the run, for ``reason``: see :meth:`Tracker.finish`): last line,
-        every open span ended, bounded flush. True if all exported."""
+        every open span ended, bounded flush. True if all exported.
+
+        The lines still waiting in the handoff (at most its limit) are applied first; that and
+        the flush together take at most ``--flush-timeout``."""
         try:
             self.splitter.close()
-            self.tracker.finish(reason=reason)
         except Exception as exc:
-            log.warning("closing spans failed: %s", exc)
-        return self.exporters.shutdown(self.cfg.flush_timeout_s)
+            log.warning("last line not decoded: %s", exc)
+        budget = self.cfg.flush_timeout_s
+        started = time.monotonic()
+        if not self.handoff.close(reason, timeout=budget):
+            log.warning("decoding did not finish within --flush-timeout; flushing what ended")
+        return self.exporters.shutdown(max(0.0, budget - (time.monotonic() - started)))
 
 
 async def _main(cfg: Config, stream_fd: int) -> int:
     loop = asyncio.get_running_loop()
     stats = Stats()
-    pipeline = Pipeline.build(cfg, stats, loop.call_later)
+    pipeline = Pipeline.build(cfg, stats)
     proc = None
     if cfg.command:
         try:

@@ -1,0 +1,82 @@
+"""Memory is bounded by design, not by stream length: finished runs are released, and every cap
+counts when it is hit (runs, agents per run, remembered closed runs, the decoder's snapshot cache)."""
+
+from __future__ import annotations
+
+import json
+
+from otelbridge import dialects
+from otelbridge.clock import Clock
+from otelbridge.dialects import claude_code
+from otelbridge.events import TaskNotification, WorkflowAgent, WorkflowProgress, WorkflowStarted
+from otelbridge.ids import Ids
+from otelbridge.stats import Stats
+from otelbridge.tracker import Context, Tracker
+from otelbridge.tracker import workflows as wf
+
+T0 = 1_783_647_395_000 * 1_000_000
+
+
+def make(**caps):
+    records, stats = [], Stats()
+    ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    part = wf.WorkflowTracker(ctx, **caps)
+    return Tracker(ctx, [part]), part, records, stats
+
+
+def test_run_cap_counts_and_drops_new_runs_only():
+    tracker, part, records, stats = make(max_runs=2)
+    for task in ("a", "b", "c", "d"):
+        tracker.handle(WorkflowStarted("s", T0, task_id=task))
+    assert sorted(k[1] for k in part.runs) == ["a", "b"]
+    assert stats.runs_capped == 2
+    tracker.finish()
+    assert len(records) == 2  # the two tracked roots, nothing of the capped ones
+
+
+def test_agent_cap_per_run_counts():
+    tracker, part, records, stats = make(max_agents=3)
+    agents = [WorkflowAgent(i, state="start", started_ns=T0 + i) for i in range(5)]
+    tracker.handle(WorkflowProgress("s", T0, task_id="t", agents=agents))
+    tracker.handle(WorkflowProgress("s", T0 + 1, task_id="t", agents=agents))
+    assert len(part.runs[("s", "t")].agents) == 3
+    assert stats.agents_capped == 4  # two agents refused in each of two snapshots
+
+
+def test_finished_runs_are_released_and_remembered_boundedly(monkeypatch):
+    monkeypatch.setattr(wf, "MAX_CLOSED_REMEMBERED", 5)
+    tracker, part, records, stats = make()
+    for n in range(20):
+        task = f"t{n}"
+        tracker.handle(WorkflowStarted("s", T0, task_id=task))
+        tracker.handle(TaskNotification("s", T0 + 1, task_id=task, status="completed"))
+    tracker.finish()
+    assert part.runs == {}
+    assert len(part._closed) == 5
+    tracker.handle(TaskNotification("s", T0 + 2, task_id="t19", status="completed"))
+    assert stats.duplicate_notifications == 1  # still remembered: counted, not a new run
+
+
+def test_snapshot_cache_is_bounded(monkeypatch):
+    decoder = dialects.Decoder([claude_code.ClaudeCode()], Stats())
+    cache = decoder.json_dialects[0]._entries
+    for n in range(claude_code.MAX_CACHED_TASKS + 50):
+        line = json.dumps({"type": "system", "subtype": "task_progress", "task_id": f"t{n}",
+                           "workflow_progress": [{"type": "workflow_agent", "index": 1, "state": "start"}]})
+        assert len(decoder.decode(line.encode())) == 1
+    assert len(cache._tasks) == claude_code.MAX_CACHED_TASKS
+
+
+def test_unchanged_entries_decode_once_changed_ones_again():
+    decoder = dialects.Decoder([claude_code.ClaudeCode()], Stats())
+
+    def snapshot(tokens):
+        return json.dumps({"type": "system", "subtype": "task_progress", "task_id": "t", "workflow_progress": [
+            {"type": "workflow_agent", "index": 1, "state": "done", "tokens": 5},
+            {"type": "workflow_agent", "index": 2, "state": "start", "tokens": tokens}]}).encode()
+
+    (first,) = decoder.decode(snapshot(1))
+    (second,) = decoder.decode(snapshot(2))
+    assert second.agents[0] is first.agents[0]  # unchanged: the same decoded agent
+    assert second.agents[1] is not first.agents[1]
+    assert [a.tokens for a in second.agents] == [5, 2]
