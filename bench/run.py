@@ -235,7 +235,7 @@ def workflow_stream(path: Path, workflows: int, agents: int = 50) -> None:
                 fh.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
 
 
-def spans_end_to_end(directory: Path, workflows: int = 400, agents: int = 50) -> dict:
+def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50) -> dict:
     """Agent spans/s from a stream through otelbridge to a local gRPC receiver, until all arrived."""
     path = directory / f"workflows-{workflows}x{agents}.jsonl"
     if not path.exists():

@@ -118,6 +118,7 @@ class Pipeline:
             except Exception as exc:  # a tracker bug costs one event, never the stream
                 self.stats.bad_lines += 1
                 log.warning("event %s not applied: %s", type(event).__name__, exc)
+        self.exporters.wait_for_room()  # on the decoding thread: bursts exported, not dropped
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         try:
@@ -138,6 +139,8 @@ class Pipeline:
             log.warning("last line not decoded: %s", exc)
         budget = self.cfg.flush_timeout_s
         started = time.monotonic()
+        # pacing (see Exporters.wait_for_room) may use half the budget, the flush the rest
+        self.exporters.pace_until = started + budget / 2
         if not self.handoff.close(reason, timeout=budget):
             log.warning("decoding did not finish within --flush-timeout; flushing what ended")
         return self.exporters.shutdown(max(0.0, budget - (time.monotonic() - started)))

@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -42,19 +43,32 @@ class CountingExporter(SpanExporter):
     """Delegates to ``inner`` and counts spans whose export was confirmed (``exported``) or
     failed (``failed``). Exceptions from ``inner`` are caught and counted as failures."""
 
+    #: An export running longer than this (seconds) marks the exporter as stuck.
+    STUCK_S = 0.5
+
     def __init__(self, inner: SpanExporter, label: str) -> None:
         self.inner = inner
         self.label = label
         self.exported = 0
         self.failed = 0
         self._lock = threading.Lock()
+        self._last_ok = True
+        self._busy_since: float | None = None
+
+    def healthy(self) -> bool:
+        """True when the last export succeeded and none has been running for :data:`STUCK_S`."""
+        busy = self._busy_since
+        return self._last_ok and (busy is None or time.monotonic() - busy < self.STUCK_S)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self._busy_since = time.monotonic()
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
             log.warning("export to %s raised %s", self.label, type(exc).__name__)
             result = SpanExportResult.FAILURE
+        self._busy_since = None
+        self._last_ok = result == SpanExportResult.SUCCESS
         with self._lock:
             if result == SpanExportResult.SUCCESS:
                 self.exported += len(spans)
@@ -160,6 +174,9 @@ class Exporters:
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)
         self.counted: list[CountingExporter] = []
+        self._queues: list[tuple[CountingExporter, BatchSpanProcessor]] = []
+        #: :meth:`wait_for_room` never waits past this ``time.monotonic()`` instant
+        self.pace_until = float("inf")
         delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
         for name in cfg.exporters:
             if name == "none":
@@ -171,7 +188,33 @@ class Exporters:
             else:  # config already rejected it
                 continue
             self.counted.append(exp)
-            self.provider.add_span_processor(BatchSpanProcessor(exp, schedule_delay_millis=delay))
+            bsp = BatchSpanProcessor(exp, schedule_delay_millis=delay)
+            self._queues.append((exp, bsp))
+            self.provider.add_span_processor(bsp)
+
+    def wait_for_room(self, limit_s: float = 0.2, high: float = 0.75) -> None:
+        """Pace the span producer (the decoding thread — never the tee's) so that a burst is
+        exported rather than dropped: while a *healthy* exporter's queue is more than ``high``
+        full, wait, at most ``limit_s``. An exporter that failed last time or is stuck
+        (:meth:`CountingExporter.healthy`) is never waited for: its overflow is dropped and
+        counted, as before. Reads the SDK's private queue; without it, never waits."""
+        deadline = 0.0
+        while True:
+            full = False
+            for exp, bsp in self._queues:
+                inner = getattr(bsp, "_batch_processor", None)
+                queue = getattr(inner, "_queue", None)
+                size = getattr(inner, "_max_queue_size", None)
+                if queue is not None and size and len(queue) > high * size and exp.healthy():
+                    full = True
+            if not full:
+                return
+            now = time.monotonic()
+            if not deadline:
+                deadline = min(now + limit_s, self.pace_until)
+            if now >= deadline:
+                return
+            time.sleep(0.002)
 
     def shutdown(self, timeout_s: float) -> bool:
         """Flush and shut down within ``timeout_s``; fill the export counts in ``stats``.

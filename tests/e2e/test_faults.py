@@ -498,3 +498,17 @@ def test_without_uvloop_and_splice_same_bytes_same_spans():
     assert proc.stdout == data
     assert len(spans) == spans_of(3)
     assert "uvloop" not in proc.stderr.decode()
+
+
+def test_burst_to_a_healthy_collector_is_exported_not_dropped():
+    """More spans at once than the SDK's export queue holds (2048): the decoding thread is paced
+    while the collector keeps up, so none is dropped."""
+    data = b"".join(line for n in range(8) for line in workflow_lines(f"b{n}", agents=500))
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
+                           "--flush-timeout", "20"], data, timeout=60)
+        spans = rx.received.wait_for(8 * spans_of(500), timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    assert len(spans) == 8 * spans_of(500)
+    assert f"spans {8 * spans_of(500)} exported, 0 dropped" in stats_line(proc.stderr)
