@@ -200,7 +200,10 @@ class Tee:
             return EOF  # readable and nothing to duplicate: every writer has gone
         got = 0
         while got < n:  # the copy is already in the private pipe: these reads never wait
-            got += os.readv(copy_r, [self.view[got:n]])
+            step = os.readv(copy_r, [self.view[got:n]])
+            if step <= 0:
+                return READ_ERROR
+            got += step
         left = n
         try:
             while left:
@@ -216,7 +219,10 @@ class Tee:
             # splice refuses this output (an O_APPEND file, say): finish by hand, then go plain
             done = n - left
             while left:
-                left -= os.readv(self.fd_in, [self.view[n - left:n]])
+                step = os.readv(self.fd_in, [self.view[n - left:n]])
+                if step <= 0:
+                    return READ_ERROR
+                left -= step
             try:
                 write_all(self.fd_out, self.view[done:n])
             except OSError:
