@@ -95,6 +95,14 @@ def throughput(path: Path, pairs: int, args: list[str]) -> dict:
             "tee_MBps": size / mt / 1e6, "ob_MBps": size / mo / 1e6, "ratio": mt / mo}
 
 
+def startup(pairs: int, args: list[str]) -> dict:
+    """Seconds for an empty stream (interpreter, imports, set-up, exit): part of every ratio."""
+    return {"tee_s": statistics.median(timed("cat /dev/null | tee /dev/null | cat >/dev/null")
+                                       for _ in range(pairs)),
+            "ob_s": statistics.median(timed(f"cat /dev/null | {ob_cmd(args)} | cat >/dev/null")
+                                      for _ in range(pairs))}
+
+
 # --------------------------------------------------------------------------- memory
 
 
@@ -264,6 +272,10 @@ def report(results: dict) -> str:
         lines.append(f"| throughput {row['stream']} ({row['bytes'] / 1e6:.0f} MB), {row['exporter']} | "
                      f"{row['ob_s']:.3f} s ({row['ob_MBps']:.0f} MB/s) | {row['tee_s']:.3f} s "
                      f"({row['tee_MBps']:.0f} MB/s) | **{row['ratio']:.2f}×** (≥ 0.6×, goal 1.0×) |")
+    st = results.get("startup")
+    if st:
+        lines.append(f"| startup + exit on empty input, --exporter none | {st['ob_s']:.3f} s | "
+                     f"{st['tee_s']:.3f} s | included in every throughput time above |")
     lat = results.get("latency")
     if lat:
         ob, tee = lat["otelbridge"], lat["tee"]
@@ -305,6 +317,8 @@ def main() -> None:
             row = throughput(path, args.pairs, ["--exporter", "none"])
             results["throughput"].append({**row, "exporter": "--exporter none"})
             print(row, file=sys.stderr)
+        results["startup"] = startup(args.pairs, ["--exporter", "none"])
+        print(results["startup"], file=sys.stderr)
         with Receiver() as rx:
             row = throughput(ensure("mix", directory), args.pairs,
                              ["--protocol", "grpc", "--endpoint", rx.endpoint])

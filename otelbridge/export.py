@@ -44,7 +44,7 @@ class CountingExporter(SpanExporter):
     failed (``failed``). Exceptions from ``inner`` are caught and counted as failures."""
 
     #: An export running longer than this (seconds) marks the exporter as stuck.
-    STUCK_S = 0.5
+    STUCK_S = 1.0
 
     def __init__(self, inner: SpanExporter, label: str) -> None:
         self.inner = inner
