@@ -218,6 +218,12 @@ def test_collector_refused(protocol):
     assert live.output() == b"".join(l for _, l in live.sent)
     assert live.max_echo_delay() < 1.0
     assert took <= 1.0 + 1.0
+    # --stats-json carries what issue 5 lists, as plain ints
+    for key in ("bytes", "lines", "lines_decoded", "bad_lines", "spans_exported", "spans_dropped",
+                "late_events_ignored"):
+        assert type(stats[key]) is int, key
+    assert stats["bytes"] == len(live.output())
+    assert stats["lines"] == stats["lines_decoded"] == 8
     assert stats["spans_started"] == 2 * spans_of(2)
     assert stats["spans_exported"] == 0
     assert stats["spans_dropped"] == stats["spans_started"]
