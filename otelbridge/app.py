@@ -13,21 +13,15 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass
-
-from opentelemetry import trace
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from . import dialects
 from .clock import Clock
 from .config import Config
-from .export import Exporters, configure_logging
 from .handoff import Handoff
 from .ids import Ids
 from .lines import LineSplitter
 from .source import pipe
 from .source.child import ChildError, exit_status, spawn
-from .spans import SpanBuilder
 from .stats import Stats
 from .tracker import REASON_DOWNSTREAM_CLOSED, Context, Parent, Tracker, interrupted_by
 
@@ -35,6 +29,10 @@ log = logging.getLogger("otelbridge")
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
 EXIT_EXPORT_FAILED = 1
+
+#: At most this long (seconds) the end of a run waits for the tracing set-up (imports, exporter
+#: construction: no network) still running on the handoff's thread.
+SETUP_TIMEOUT_S = 30.0
 
 #: GIL switch interval, seconds. Decoding, span building and OTLP encoding run on other threads
 #: and hold the GIL for milliseconds (../shared/MEASURED.md); with Python's default 5 ms each wait for it
@@ -53,6 +51,9 @@ def say(message: str) -> None:
 
 def parse_traceparent(cfg: Config):
     """``TRACEPARENT``/``TRACESTATE`` → (:class:`Parent`, SpanContext) or (None, None)."""
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
     if not cfg.traceparent:
         return None, None
     carrier = {"traceparent": cfg.traceparent}
@@ -66,52 +67,61 @@ def parse_traceparent(cfg: Config):
     return Parent(span_ctx.trace_id, span_ctx.span_id), span_ctx
 
 
-@dataclass
 class Pipeline:
-    """Stages 2–5 wired together for one stream: the splitter on the tee's thread, the rest on
-    the :class:`Handoff`'s thread (which also runs the grace-window timers)."""
+    """Stages 2–5 for one stream. The splitter runs on the tee's thread from the first byte;
+    the rest — tracker, span builder, exporters, and with them the OpenTelemetry imports and the
+    exporter's set-up (50–150 ms) — is built on the :class:`Handoff`'s thread, which then
+    applies the lines (and the grace-window timers): the first bytes never wait for it, the
+    lines that arrive meanwhile wait in the handoff."""
 
-    cfg: Config
-    stats: Stats
-    exporters: Exporters
-    tracker: Tracker
-    decoder: dialects.Decoder
-    splitter: LineSplitter
-    handoff: Handoff
+    def __init__(self, cfg: Config, stats: Stats) -> None:
+        self.cfg = cfg
+        self.stats = stats
+        self.handoff = Handoff()
+        self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
+        self.splitter = LineSplitter(self.decoder.markers, self.handoff.put, stats, cfg.max_line)
+        self.exporters = None
+        self.tracker: Tracker | None = None
+        self.handoff.start(self.on_line, self._end_spans, setup=self._build)
 
-    @classmethod
-    def build(cls, cfg: Config, stats: Stats) -> "Pipeline":
-        handoff = Handoff()
-        exporters = Exporters(cfg, stats)
+    def _build(self) -> None:
+        from .export import Exporters, configure_logging
+        from .spans import SpanBuilder
+
+        configure_logging()
+        cfg = self.cfg
+        exporters = Exporters(cfg, self.stats)
         parent, span_ctx = parse_traceparent(cfg)
         builder = SpanBuilder(
             exporters.provider,
             exporters.ids,
-            stats,
+            self.stats,
             trace_state=span_ctx.trace_state if span_ctx is not None else None,
             remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
         )
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
-        tracker = Tracker(
+        self.tracker = Tracker(
             Context(
                 emit=builder.emit,
                 ids=Ids(cfg.deterministic_ids),
                 clock=Clock(cfg.clock),
-                stats=stats,
-                call_later=handoff.call_later,
+                stats=self.stats,
+                call_later=self.handoff.call_later,
                 grace_s=cfg.grace_s,
                 parent=parent,
                 capture_content=cfg.capture_content,
             )
         )
-        decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
-        splitter = LineSplitter(decoder.markers, handoff.put, stats, cfg.max_line)
-        pipeline = cls(cfg, stats, exporters, tracker, decoder, splitter, handoff)
-        handoff.start(pipeline.on_line, lambda reason: tracker.finish(reason=reason))
-        return pipeline
+        self.exporters = exporters
+
+    def _end_spans(self, reason: str | None) -> None:
+        if self.tracker is not None:
+            self.tracker.finish(reason=reason)
 
     def on_line(self, raw: bytes) -> None:
+        if self.tracker is None:  # set-up failed (logged once): pass through, decode nothing
+            return
         for event in self.decoder.decode(raw):
             try:
                 self.tracker.handle(event)
@@ -137,19 +147,26 @@ class Pipeline:
             self.splitter.close()
         except Exception as exc:
             log.warning("last line not decoded: %s", exc)
+        self.handoff.ready.wait(SETUP_TIMEOUT_S)  # set-up is not part of the flush budget
         budget = self.cfg.flush_timeout_s
         started = time.monotonic()
-        # pacing (see Exporters.wait_for_room) may use half the budget, the flush the rest
-        self.exporters.pace_until = started + budget / 2
+        if self.exporters is not None:  # pacing (Exporters.wait_for_room): half the budget at most
+            self.exporters.pace_until = started + budget / 2
         if not self.handoff.close(reason, timeout=budget):
             log.warning("decoding did not finish within --flush-timeout; flushing what ended")
+        if self.exporters is None:
+            return False
         return self.exporters.shutdown(max(0.0, budget - (time.monotonic() - started)))
+
+    def describe_failure(self) -> str | None:
+        """The exporters' one line about lost spans, or ``None``."""
+        return self.exporters.describe_failure() if self.exporters is not None else None
 
 
 async def _main(cfg: Config, stream_fd: int) -> int:
     loop = asyncio.get_running_loop()
     stats = Stats()
-    pipeline = Pipeline.build(cfg, stats)
+    pipeline = Pipeline(cfg, stats)
     proc = None
     if cfg.command:
         try:
@@ -208,7 +225,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
     all_exported = pipeline.finish(reason)
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        problem = pipeline.exporters.describe_failure()
+        problem = pipeline.describe_failure()
         if problem:
             say(problem)
     if cfg.stats_json:
@@ -239,7 +256,6 @@ def run(cfg: Config) -> int:
     stream_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    configure_logging()
     install_loop()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:

@@ -59,10 +59,19 @@ class Handoff:
         self._seq = itertools.count()
         self._closing: tuple[str | None] | None = None
         self._thread: threading.Thread | None = None
+        #: set once ``setup`` (see :meth:`start`) has returned or failed
+        self.ready = threading.Event()
 
-    def start(self, on_line: Callable[[bytes], None], on_finish: Callable[[str | None], None]) -> None:
+    def start(
+        self,
+        on_line: Callable[[bytes], None],
+        on_finish: Callable[[str | None], None],
+        setup: Callable[[], None] | None = None,
+    ) -> None:
+        """Start the thread; it runs ``setup()`` (if any) before the first line."""
         self._on_line = on_line
         self._on_finish = on_finish
+        self._setup = setup
         self._thread = threading.Thread(target=self._run, name="otelbridge-decode", daemon=True)
         self._thread.start()
 
@@ -117,6 +126,12 @@ class Handoff:
         return due
 
     def _run(self) -> None:
+        if self._setup is not None:
+            try:
+                self._setup()
+            except Exception as exc:
+                log.warning("cannot set up tracing, passing the stream through only: %s", exc)
+        self.ready.set()
         while True:
             with self._cond:
                 while not self._lines and self._closing is None:
