@@ -10,6 +10,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from otelbridge.source import pipe
 from otelbridge.stats import Stats
@@ -158,3 +160,36 @@ def test_stop_ends_a_waiting_copy():
     assert asyncio.run(main()) == pipe.STOPPED
     for fd in (in_r, in_w, out_r, out_w):
         os.close(fd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.binary(max_size=20_000),
+    cut_points=st.lists(st.integers(min_value=1, max_value=20_000), max_size=12),
+    zero_copy=st.sampled_from(PATHS),
+)
+def test_any_bytes_any_chunking_pass_through_identical(data, cut_points, zero_copy):
+    """Random bytes written in random pieces (each piece a separate write, so the tee sees
+    random chunk boundaries) come out identical, and the line splitter is handed them all."""
+    cuts = sorted({c for c in cut_points if c < len(data)})
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    got = bytearray()
+
+    def write_pieces():
+        for piece in pieces:
+            os.write(in_w, piece)
+        os.close(in_w)
+
+    writer = threading.Thread(target=write_pieces, daemon=True)
+    writer.start()
+    reader = drain(out_r, got)
+    outcome, seen, stats, _ = run_tee(in_r, out_w, zero_copy)
+    os.close(out_w)
+    writer.join(5)
+    reader.join(5)
+    os.close(in_r)
+    assert outcome == pipe.EOF
+    assert bytes(got) == data == seen
+    assert stats.bytes == len(data)
