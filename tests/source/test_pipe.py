@@ -38,12 +38,16 @@ def run_tee(fd_in: int, fd_out: int, zero_copy):
     return outcome, bytes(seen), stats, tee
 
 
-def feed(fd: int, data: bytes, pieces: int = 37) -> threading.Thread:
-    """Write ``data`` to ``fd`` in uneven pieces from a thread, then close it."""
-    def work():
+def feed(fd: int, data: bytes, pieces: int | list[bytes] = 37) -> threading.Thread:
+    """Write ``data`` to ``fd`` from a thread — in ``pieces`` even pieces, or exactly the given
+    list of pieces (one write each) — then close it."""
+    if isinstance(pieces, int):
         step = max(1, len(data) // pieces)
-        for i in range(0, len(data), step):
-            os.write(fd, data[i : i + step])
+        pieces = [data[i : i + step] for i in range(0, len(data), step)]
+
+    def work():
+        for piece in pieces:
+            os.write(fd, piece)
         os.close(fd)
     t = threading.Thread(target=work, daemon=True)
     t.start()
@@ -60,20 +64,26 @@ def drain(fd: int, out: bytearray) -> threading.Thread:
     return t
 
 
-@pytest.mark.parametrize("zero_copy", PATHS)
-def test_pipe_to_pipe_is_byte_identical(zero_copy):
-    data = payload(3_000_000) + b"\n\x00\r\n\xef\xbb\xbf{}\n no newline at end"
+def pipe_to_pipe(data: bytes, zero_copy, pieces: int | list[bytes] = 37):
+    """Run the tee between two fresh pipes; returns (outcome, bytes out, bytes seen, stats, tee)."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     got = bytearray()
-    writer, reader = feed(in_w, data), drain(out_r, got)
+    writer, reader = feed(in_w, data, pieces), drain(out_r, got)
     outcome, seen, stats, tee = run_tee(in_r, out_w, zero_copy)
     os.close(out_w)
     writer.join(5)
     reader.join(5)
     os.close(in_r)
+    return outcome, bytes(got), seen, stats, tee
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_pipe_to_pipe_is_byte_identical(zero_copy):
+    data = payload(3_000_000) + b"\n\x00\r\n\xef\xbb\xbf{}\n no newline at end"
+    outcome, got, seen, stats, tee = pipe_to_pipe(data, zero_copy)
     assert outcome == pipe.EOF
-    assert bytes(got) == data
+    assert got == data
     assert seen == data
     assert stats.bytes == len(data)
     if zero_copy is False or not sys.platform.startswith("linux"):
@@ -173,23 +183,7 @@ def test_any_bytes_any_chunking_pass_through_identical(data, cut_points, zero_co
     random chunk boundaries) come out identical, and the line splitter is handed them all."""
     cuts = sorted({c for c in cut_points if c < len(data)})
     pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    got = bytearray()
-
-    def write_pieces():
-        for piece in pieces:
-            os.write(in_w, piece)
-        os.close(in_w)
-
-    writer = threading.Thread(target=write_pieces, daemon=True)
-    writer.start()
-    reader = drain(out_r, got)
-    outcome, seen, stats, _ = run_tee(in_r, out_w, zero_copy)
-    os.close(out_w)
-    writer.join(5)
-    reader.join(5)
-    os.close(in_r)
+    outcome, got, seen, stats, _ = pipe_to_pipe(data, zero_copy, pieces)
     assert outcome == pipe.EOF
-    assert bytes(got) == data == seen
+    assert got == data == seen
     assert stats.bytes == len(data)
