@@ -1,7 +1,7 @@
 """The otelbridge benchmark (issue 5): throughput against GNU tee, added latency per line,
 memory growth, agent spans/s. Run by hand, never in the test suite; numbers go to RESULTS.md.
 
-    .venv/bin/python bench/run.py all --pairs 5 --out bench/RESULTS.md
+    .venv/bin/python bench/run.py all --pairs 5      # prints the table bench/RESULTS.md shows
 
 Streams come from :mod:`bench.streams` (deterministic, cached in ``--dir``). Throughput runs
 ``cat FILE | X | cat >/dev/null`` with X = ``tee /dev/null`` and X = otelbridge alternately on the
@@ -33,7 +33,7 @@ OB = [PY, "-m", "otelbridge"]
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_") and k != "TRACEPARENT"}
 
 RECEIVER = textwrap.dedent("""
-    import sys, time, threading
+    import sys
     from tests.receivers import GrpcReceiver
     rx = GrpcReceiver().__enter__()
     print(rx.endpoint, flush=True)
