@@ -70,8 +70,11 @@ def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
     )
 
 
-#: Snapshots remembered for :class:`_EntryCache` (tasks, least recently used first out).
-MAX_CACHED_TASKS = 64
+#: Snapshots remembered for :class:`_EntryCache` (tasks, least recently used first out), and the
+#: most agent entries one remembered snapshot may hold (a larger one is decoded in full each time):
+#: together at most 16,000 remembered entries, whatever the stream sends.
+MAX_CACHED_TASKS = 16
+MAX_CACHED_ENTRIES = 1_000
 
 
 class _EntryCache:
@@ -81,7 +84,8 @@ class _EntryCache:
     and most entries are unchanged from one snapshot to the next (finished agents, above all).
     An entry equal to the one before (one C-level dict comparison) reuses its decoded
     :class:`WorkflowAgent` instead of converting its ~15 fields again: a snapshot costs what
-    changed in it, not its size. Bounded: :data:`MAX_CACHED_TASKS` tasks.
+    changed in it, not its size. Bounded: :data:`MAX_CACHED_TASKS` tasks of at most
+    :data:`MAX_CACHED_ENTRIES` entries.
     """
 
     def __init__(self) -> None:
@@ -122,7 +126,8 @@ def _progress(
         elif kind == "workflow_agent":
             seen = prev.get(index)
             agent = seen[1] if seen is not None and seen[0] == entry else _agent(entry, index)
-            fresh[index] = (entry, agent)
+            if len(fresh) < MAX_CACHED_ENTRIES:
+                fresh[index] = (entry, agent)
             ev.agents.append(agent)
             for t in (agent.last_progress_ns, agent.ended_ns, agent.started_ns, agent.queued_ns):
                 if t is not None and (newest is None or t > newest):

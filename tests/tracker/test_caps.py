@@ -65,6 +65,12 @@ def test_snapshot_cache_is_bounded(monkeypatch):
                            "workflow_progress": [{"type": "workflow_agent", "index": 1, "state": "start"}]})
         assert len(decoder.decode(line.encode())) == 1
     assert len(cache._tasks) == claude_code.MAX_CACHED_TASKS
+    big = json.dumps({"type": "system", "subtype": "task_progress", "task_id": "big", "workflow_progress": [
+        {"type": "workflow_agent", "index": i, "state": "start"}
+        for i in range(claude_code.MAX_CACHED_ENTRIES + 500)]})
+    (ev,) = decoder.decode(big.encode())
+    assert len(ev.agents) == claude_code.MAX_CACHED_ENTRIES + 500  # all decoded
+    assert len(cache._tasks["big"]) == claude_code.MAX_CACHED_ENTRIES  # not all remembered
 
 
 def test_unchanged_entries_decode_once_changed_ones_again():
