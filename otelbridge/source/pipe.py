@@ -38,6 +38,9 @@ _F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 #: How the tee ended.
 EOF, EPIPE, STOPPED, READ_ERROR = "eof", "epipe", "stopped", "read-error"
+#: A step's result while the output is full (zero-copy path): wait until it is writable.
+WAIT = "wait"
+_NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
 
 
 def pollable(fd: int) -> bool:
@@ -204,25 +207,32 @@ class Tee:
             if step <= 0:
                 return READ_ERROR
             got += step
-        left = n
+        self._chunk = self._left = n
+        return self._push()
+
+    def _push(self) -> str | None:
+        """Splice the rest of the current chunk to the output without blocking: :data:`WAIT`
+        when the output is full (the caller watches it and calls again), so a stuck reader never
+        holds the event loop, and a signal still ends the run."""
+        n = self._chunk
         try:
-            while left:
+            while self._left:
                 try:
-                    left -= os.splice(self.fd_in, self.fd_out, left)
-                except BlockingIOError:
-                    select.select([], [self.fd_out], [])
+                    self._left -= os.splice(self.fd_in, self.fd_out, self._left, flags=_NONBLOCK)
                 except InterruptedError:
                     pass
+        except BlockingIOError:
+            return WAIT
         except OSError as exc:
             if exc.errno != errno.EINVAL:
                 return EPIPE
             # splice refuses this output (an O_APPEND file, say): finish by hand, then go plain
-            done = n - left
-            while left:
-                step = os.readv(self.fd_in, [self.view[n - left:n]])
+            done = n - self._left
+            while self._left:
+                step = os.readv(self.fd_in, [self.view[n - self._left:n]])
                 if step <= 0:
                     return READ_ERROR
-                left -= step
+                self._left -= step
             try:
                 write_all(self.fd_out, self.view[done:n])
             except OSError:
@@ -253,16 +263,34 @@ class Tee:
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
 
+        def end(result: str) -> None:
+            if not self._done.done():
+                self._done.set_result(result)
+
         def readable() -> None:
             result = self._step()
-            if result is not None and not self._done.done():
-                self._done.set_result(result)
+            if result == WAIT:  # output full: watch it instead of the input until it drains
+                loop.remove_reader(self.fd_in)
+                loop.add_writer(self.fd_out, writable)
+            elif result is not None:
+                end(result)
+
+        def writable() -> None:
+            result = self._push()
+            if result == WAIT:
+                return
+            loop.remove_writer(self.fd_out)
+            if result is None:
+                loop.add_reader(self.fd_in, readable)
+            else:
+                end(result)
 
         loop.add_reader(self.fd_in, readable)
         try:
             return await self._done
         finally:
             loop.remove_reader(self.fd_in)
+            loop.remove_writer(self.fd_out)
 
     async def _run_plain(self) -> str:
         while not self._stopped:

@@ -389,6 +389,36 @@ def test_signal_pipe_mode_ends_spans_interrupted(signum):
         + [(f"invoke_agent sig-agent-{i}", f"interrupted by {name}") for i in (1, 2)])
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zero-copy path is Linux only")
+def test_sigterm_while_the_reader_is_stuck():
+    """stdout is a pipe nobody reads (a hung consumer): SIGTERM still ends spans and exits."""
+    with HttpReceiver() as rx:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint,
+                                 "--flush-timeout", "3"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+        head = b"".join(workflow_lines("stuck", agents=1, complete=False))
+        proc.stdin.write(head)
+        proc.stdin.flush()
+        assert proc.stdout.read(len(head)) == head  # decoded and passed; from now on we stop reading
+        filler = threading.Thread(target=lambda: _write_until_broken(proc.stdin), daemon=True)
+        filler.start()
+        time.sleep(0.5)  # our stdout pipe (and otelbridge's) fill up
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(10)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+    assert code == 128 + signal.SIGTERM
+    assert ("invoke_workflow wf-stuck", "interrupted by SIGTERM") in interrupted_events(spans)
+
+
+def _write_until_broken(stdin) -> None:
+    try:
+        for _ in range(100_000):  # bounded: ~100 MB at most
+            stdin.write(b"x" * 1023 + b"\n")
+            stdin.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
+
+
 def test_second_ctrl_c_does_not_lose_spans():
     with HttpReceiver(delay=1.0) as rx:  # the flush is still running when the second one comes
         live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "5"])

@@ -46,8 +46,11 @@ def feed(fd: int, data: bytes, pieces: int | list[bytes] = 37) -> threading.Thre
         pieces = [data[i : i + step] for i in range(0, len(data), step)]
 
     def work():
-        for piece in pieces:
-            os.write(fd, piece)
+        try:
+            for piece in pieces:
+                os.write(fd, piece)
+        except BrokenPipeError:  # the test closed the reading end early
+            pass
         os.close(fd)
     t = threading.Thread(target=work, daemon=True)
     t.start()
@@ -187,3 +190,36 @@ def test_any_bytes_any_chunking_pass_through_identical(data, cut_points, zero_co
     assert outcome == pipe.EOF
     assert got == data == seen
     assert stats.bytes == len(data)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zero-copy path is Linux only")
+def test_a_stuck_reader_does_not_hold_the_loop():
+    """The output pipe is full and nobody reads it: the tee waits for it without blocking the
+    event loop, so stop() (a signal) still ends the run."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    data = payload(4_000_000, seed=4)  # far more than the output pipe holds
+    writer = feed(in_w, data)
+    stats = Stats()
+    tee = pipe.Tee(in_r, out_w, lambda buf, n: None, stats)
+
+    async def main():
+        task = asyncio.ensure_future(tee.run())
+        ticks = 0
+        for _ in range(20):  # the loop keeps running while the output is stuck
+            await asyncio.sleep(0.01)
+            ticks += 1
+        tee.stop()
+        return await asyncio.wait_for(task, 5), ticks
+
+    outcome, ticks = asyncio.run(main())
+    assert (outcome, ticks) == (pipe.STOPPED, 20)
+    assert tee.mode == "plain"  # the copy pipe was closed at the end
+    assert 0 < stats.bytes < len(data)
+    drained = bytearray()
+    os.close(out_w)
+    reader = drain(out_r, drained)
+    reader.join(5)
+    assert bytes(drained) == data[: len(drained)]  # what passed is exact
+    os.close(in_r)
+    writer.join(5)
