@@ -41,6 +41,8 @@ EOF, EPIPE, STOPPED, READ_ERROR = "eof", "epipe", "stopped", "read-error"
 #: A step's result while the output is full (zero-copy path): wait until it is writable.
 WAIT = "wait"
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
+#: Seconds a full output is waited for in place before the wait moves to the event loop.
+BRIEF_WAIT_S = 0.05
 
 
 def pollable(fd: int) -> bool:
@@ -221,8 +223,11 @@ class Tee:
                     self._left -= os.splice(self.fd_in, self.fd_out, self._left, flags=_NONBLOCK)
                 except InterruptedError:
                     pass
-        except BlockingIOError:
-            return WAIT
+                except BlockingIOError:
+                    # a reader that is merely slower is waited for here (cheaper than a round
+                    # trip through the loop); one that stays stuck hands the wait to the loop
+                    if not select.select([], [self.fd_out], [], BRIEF_WAIT_S)[1]:
+                        return WAIT
         except OSError as exc:
             if exc.errno != errno.EINVAL:
                 return EPIPE
