@@ -559,7 +559,7 @@ def prometheus_metrics() -> dict[str, set[str]]:
     sm_labels = SPAN_METRICS_LABELS | {d["name"].replace(".", "_") for d in sm.get("dimensions", [])}
     out = {f"{ns}_calls_total": sm_labels, f"{ns}_duration_{unit}_bucket": sm_labels | {"le"}}
     for m in conn["signaltometrics"]["spans"]:
-        assert "sum" in m  # counters: Prometheus adds _total
+        assert m["sum"]["monotonic"] is True  # a counter: Prometheus adds _total
         out[m["name"].replace(".", "_") + "_total"] = {a["key"].replace(".", "_") for a in m["attributes"]}
     return out
 
