@@ -90,6 +90,18 @@ def published(service: dict) -> list[tuple[str, int, int]]:
     return out
 
 
+def compose_default(value: str) -> str:
+    """``${VAR:-default}`` (compose interpolation) → ``default``; other values as they are."""
+    m = re.fullmatch(r"\$\{\w+:-(.*)\}", value)
+    return m.group(1) if m else value
+
+
+def collector_default(value: str) -> str:
+    """``${env:VAR:-default}`` (collector confmap) → ``default``; other values as they are."""
+    m = re.fullmatch(r"\$\{env:\w+:-(.*)\}", value)
+    return m.group(1) if m else value
+
+
 def service_mounting(name: str) -> str:
     """The compose service that bind-mounts ``collector-config/<name>``."""
     hits = [svc for svc, spec in compose()["services"].items()
@@ -195,19 +207,30 @@ def test_collector_exporters_target_the_backends_listening_ports():
             assert endpoint in docs_text()
 
 
-def test_prometheus_scrapes_the_collector_exporter():
-    exporter = load(AGENT)["exporters"]["prometheus"]["endpoint"]
-    (job,) = load(PROMETHEUS)["scrape_configs"]
-    (target,) = job["static_configs"][0]["targets"]
-    assert host_of(target) == service_mounting("otelcol.yaml")
-    assert port_of(target) == port_of(exporter)
-    assert target in docs_text()
+def test_prometheus_scrapes_each_collector_exporter():
+    scraped = {}
+    for job in load(PROMETHEUS)["scrape_configs"]:
+        for target in job["static_configs"][0]["targets"]:
+            scraped[host_of(target)] = port_of(target)
+    expected = {}
+    for path in (AGENT, AGENT_LB):  # the two configurations that export metrics
+        expected[service_mounting(path.name)] = port_of(load(path)["exporters"]["prometheus"]["endpoint"])
+    assert scraped == expected
+    assert f"otel-collector:{expected['otel-collector']}" in docs_text()
 
 
 def test_agent_load_balances_by_trace_id_onto_the_gateway_receiver():
     lb = load(AGENT_LB)["exporters"]["load_balancing"]
     assert lb["routing_key"] == "traceID"
     assert lb["resolver"]["dns"]["port"] == otlp_receiver_ports(load(GATEWAY))["grpc"]
+    # in compose (profile scale) the resolver's name is the gateway service, run as replicas
+    services = compose()["services"]
+    gateway, agent = service_mounting(GATEWAY.name), service_mounting(AGENT_LB.name)
+    hostname = lb["resolver"]["dns"]["hostname"]
+    var = re.fullmatch(r"\$\{env:(\w+):-.*\}", hostname).group(1)
+    assert collector_default(hostname) == services[agent]["environment"][var] == gateway
+    assert services[gateway]["deploy"]["replicas"] >= 2
+    assert services[agent]["profiles"] == services[gateway]["profiles"] == ["scale"]
     # apart from where traces go, the lb agent is the same agent as otelcol.yaml
     plain, lbcfg = load(AGENT), load(AGENT_LB)
     for key in ("receivers", "processors", "connectors", "extensions"):
@@ -268,20 +291,23 @@ def test_docs_host_urls_are_the_published_ports():
 
 
 def test_docs_in_network_endpoints_are_ports_something_listens_on():
-    agent = load(AGENT)
     listening = {
-        service_mounting("otelcol.yaml"): {
-            *otlp_receiver_ports(agent).values(),
-            port_of(agent["exporters"]["prometheus"]["endpoint"]),
-            port_of(agent["extensions"]["health_check"]["endpoint"]),
-        },
+        service_mounting(path.name): {
+            *otlp_receiver_ports(cfg).values(),
+            *(port_of(e["endpoint"]) for n, e in cfg["exporters"].items() if n == "prometheus"),
+            port_of(cfg["extensions"]["health_check"]["endpoint"]),
+        }
+        for path, cfg in ((p, load(p)) for p in COLLECTOR_CONFIGS)
+    }
+    listening |= {
         "jaeger": {JAEGER_OTLP_GRPC_PORT, *(c for _, _, c in published(compose()["services"]["jaeger"]))},
         "tempo": {port_of(load(TEMPO)["distributor"]["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"]),
                   load(TEMPO)["server"]["http_listen_port"]},
     }
     for svc in ("prometheus", "grafana"):
         listening[svc] = {c for _, _, c in published(compose()["services"][svc])}
-    mentioned = re.findall(r"\b(otel-collector|jaeger|tempo|prometheus|grafana):(\d+)", docs_text())
+    mentioned = re.findall(r"\b(otel-collector|otel-agent|otel-gateway|jaeger|tempo|prometheus|grafana):(\d+)",
+                           docs_text())
     assert mentioned
     for svc, port in mentioned:
         assert int(port) in listening[svc], f"{svc}:{port}"
@@ -334,11 +360,19 @@ def test_demo_exports_to_the_collector_receiver_for_its_protocol():
     services = compose()["services"]
     demo = services["otelbridge-demo"]
     env = demo["environment"]
-    endpoint, protocol = env["OTEL_EXPORTER_OTLP_ENDPOINT"], env["OTEL_EXPORTER_OTLP_PROTOCOL"]
+    endpoint = compose_default(env["OTEL_EXPORTER_OTLP_ENDPOINT"])
+    protocol = env["OTEL_EXPORTER_OTLP_PROTOCOL"]
+    kind = "grpc" if protocol == "grpc" else "http"
     collector = service_mounting("otelcol.yaml")
     assert host_of(endpoint) == collector
-    assert port_of(endpoint) == otlp_receiver_ports(load(AGENT))["grpc" if protocol == "grpc" else "http"]
+    assert port_of(endpoint) == otlp_receiver_ports(load(AGENT))[kind]
     assert demo["depends_on"][collector]["condition"] in ("service_started", "service_healthy")
+    # the documented override for the scale profile points at the load-balancing agent
+    overrides = set(re.findall(r"OTELBRIDGE_DEMO_ENDPOINT=(\S+)", docs_text() + COMPOSE.read_text()))
+    assert overrides
+    for url in overrides:
+        assert host_of(url) == service_mounting(AGENT_LB.name)
+        assert port_of(url) == otlp_receiver_ports(load(AGENT_LB))[kind]
     assert (ROOT / demo["build"]["context"] / demo["build"]["dockerfile"]) == DOCKERFILE
 
 
