@@ -21,7 +21,8 @@ FROM ${PYTHON_IMAGE} AS runtime
 # A virtual environment is not relocatable: it keeps the build stage's absolute path.
 COPY --from=build /opt/otelbridge/.venv /opt/otelbridge/.venv
 COPY examples /opt/otelbridge/examples
-RUN useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent otelbridge
+RUN groupadd --system --gid 10001 otelbridge \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent otelbridge
 ENV PATH=/opt/otelbridge/.venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
