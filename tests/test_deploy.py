@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
+import compose_pydantic
 import kubernetes_validate
 import pytest
 import yaml
@@ -124,6 +125,13 @@ def yaml_files() -> list[Path]:
 def test_yaml_parses(path):
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
     assert docs and all(isinstance(d, dict) and d for d in docs)
+
+
+def test_compose_file_follows_the_compose_specification():
+    """compose-pydantic: models generated from the Compose Specification schema (unknown keys,
+    wrong types and unknown depends_on conditions are errors)."""
+    spec = compose_pydantic.ComposeSpecification.model_validate(compose())
+    assert set(spec.services) == set(compose()["services"])
 
 
 def test_dashboards_parse_and_use_provisioned_datasources():
