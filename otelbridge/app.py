@@ -12,7 +12,9 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -26,7 +28,9 @@ from .lines import LineSplitter
 from .source import pipe
 from .source.child import ChildError, exit_status, spawn
 from .spans import SpanBuilder
+from .events import SpanRecord
 from .stats import Stats
+from .summary import Report
 from .tracker import Context, Parent, Tracker
 
 log = logging.getLogger("otelbridge")
@@ -70,8 +74,15 @@ class Pipeline:
     decoder: dialects.Decoder
     splitter: LineSplitter
 
+    report: Report | None = None
+    emit: Callable[[SpanRecord], None] | None = None
+    call_later: Any = None
+    parent: Parent | None = None
+
     @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later) -> "Pipeline":
+    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
+        """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
+        end of input); ``report`` (trace links, waterfall, step summary) is a second sink."""
         exporters = Exporters(cfg, stats)
         parent, span_ctx = parse_traceparent(cfg)
         builder = SpanBuilder(
@@ -83,22 +94,33 @@ class Pipeline:
         )
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
-        tracker = Tracker(
+        pipeline = cls(cfg, stats, exporters, None, None, None)  # type: ignore[arg-type]
+        pipeline.report = report
+        pipeline.emit = fan_out(builder.emit, report.emit if report is not None else None)
+        pipeline.call_later = call_later
+        pipeline.parent = parent
+        pipeline.new_stream()
+        return pipeline
+
+    def new_stream(self) -> None:
+        """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
+        same exporters and reports (``replay`` calls it once per file)."""
+        cfg = self.cfg
+        self.tracker = Tracker(
             Context(
-                emit=builder.emit,
+                emit=self.emit,
                 ids=Ids(cfg.deterministic_ids),
                 clock=Clock(cfg.clock),
-                stats=stats,
-                call_later=call_later,
+                stats=self.stats,
+                call_later=self.call_later,
                 grace_s=cfg.grace_s,
-                parent=parent,
+                parent=self.parent,
                 capture_content=cfg.capture_content,
+                on_trace=self.report.on_trace if self.report is not None else None,
             )
         )
-        decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
-        pipeline = cls(cfg, stats, exporters, tracker, decoder, None)  # type: ignore[arg-type]
-        pipeline.splitter = LineSplitter(decoder.markers, pipeline.on_line, stats, cfg.max_line)
-        return pipeline
+        self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
+        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, cfg.max_line)
 
     def on_line(self, raw: bytes) -> None:
         for event in self.decoder.decode(raw):
@@ -115,20 +137,58 @@ class Pipeline:
             self.stats.bad_lines += 1
             log.warning("chunk not decoded: %s", exc)
 
-    def finish(self) -> bool:
-        """End of input: last line, every open span ended, bounded flush. True if all exported."""
+    def end_stream(self) -> None:
+        """End of one stream's input: its last line, every open span ended."""
         try:
             self.splitter.close()
             self.tracker.finish()
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
+
+    def finish(self) -> bool:
+        """End of input: :meth:`end_stream`, bounded flush. True if all exported."""
+        self.end_stream()
         return self.exporters.shutdown(self.cfg.flush_timeout_s)
+
+    def report_and_exit_code(self, code: int, all_exported: bool) -> int:
+        """After :meth:`finish`: the waterfall/step summary, the counts line, ``--stats-json``,
+        and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost)."""
+        cfg, stats = self.cfg, self.stats
+        if self.report is not None:
+            self.report.finish()
+        if not cfg.quiet:
+            say(stats.line()[len("otelbridge: "):])
+            problem = self.exporters.describe_failure()
+            if problem:
+                say(problem)
+        if cfg.stats_json:
+            try:
+                stats.write_json(cfg.stats_json)
+            except OSError as exc:
+                say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
+        if cfg.fail_on_export_error and not all_exported and code == 0:
+            code = EXIT_EXPORT_FAILED
+        return code
+
+
+def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord], None]:
+    """One ``emit`` that calls every given sink in order (``None`` entries skipped); the only
+    sink itself when there is one, so the common case costs no extra call."""
+    live = [s for s in sinks if s is not None]
+    if len(live) == 1:
+        return live[0]
+
+    def emit(rec: SpanRecord) -> None:
+        for sink in live:
+            sink(rec)
+
+    return emit
 
 
 async def _main(cfg: Config, stream_fd: int) -> int:
     loop = asyncio.get_running_loop()
     stats = Stats()
-    pipeline = Pipeline.build(cfg, stats, loop.call_later)
+    pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
     proc = None
     if cfg.command:
         try:
@@ -176,19 +236,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
         code = 0
 
     all_exported = pipeline.finish()
-    if not cfg.quiet:
-        say(stats.line()[len("otelbridge: "):])
-        problem = pipeline.exporters.describe_failure()
-        if problem:
-            say(problem)
-    if cfg.stats_json:
-        try:
-            stats.write_json(cfg.stats_json)
-        except OSError as exc:
-            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
-    if cfg.fail_on_export_error and not all_exported and code == 0:
-        code = EXIT_EXPORT_FAILED
-    return code
+    return pipeline.report_and_exit_code(code, all_exported)
 
 
 def install_loop() -> None:
