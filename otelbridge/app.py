@@ -8,6 +8,7 @@ stream fd (fd 1 is handed to the stream alone; anything else that writes to fd 1
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -263,3 +264,67 @@ def run(cfg: Config) -> int:
         return asyncio.run(_main(cfg, stream_fd))
     except KeyboardInterrupt:
         return 130
+
+
+#: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+
+
+def _private_stdout() -> None:
+    """fd 1 and ``sys.stdout`` point at stderr: replay and follow never write to stdout."""
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    configure_logging()
+
+
+def _progress(total: int):
+    """A rich progress bar on stderr for ``total`` bytes, or ``None`` (not a terminal, small)."""
+    if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    from .summary import stderr_console
+
+    return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                    TimeRemainingColumn(), console=stderr_console(), transient=True,
+                    redirect_stdout=False, redirect_stderr=True)
+
+
+def replay(cfg: Config, files: list) -> int:
+    """``otelbridge replay FILE...``: each file a stream of its own (fresh clock, tracker and
+    decoder; its grace windows close at its end), all into one set of exporters and one report.
+    ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``. Returns the exit
+    status: 0, 1 when a file could not be read (the others are still replayed) or when
+    ``--fail-on-export-error`` and spans were lost."""
+    from .source.replay import read_file
+
+    _private_stdout()
+    stats = Stats()
+    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
+    sizes = []
+    for path in files:
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            sizes.append(0)
+    progress = _progress(sum(sizes))
+    code = 0
+
+    def on_chunk(buf: bytearray, n: int) -> None:
+        stats.bytes += n
+        pipeline.on_chunk(buf, n)
+
+    with progress if progress is not None else contextlib.nullcontext():
+        task = progress.add_task("replay", total=sum(sizes)) if progress is not None else None
+        advance = (lambda n: progress.advance(task, n)) if progress is not None else None
+        for i, path in enumerate(files):
+            if i:
+                pipeline.new_stream()
+            try:
+                read_file(path, on_chunk, advance)
+            except OSError as exc:
+                say(f"cannot read {str(path)!r}: {exc.strerror}")
+                code = 1
+            pipeline.end_stream()
+    all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+    return pipeline.report_and_exit_code(code, all_exported)
