@@ -121,7 +121,14 @@ class Pipeline:
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
-        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, cfg.max_line)
+        self.new_lines(keep_partial=False)
+
+    def new_lines(self, keep_partial: bool) -> None:
+        """A fresh line splitter (a followed file was rotated or truncated); with
+        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first."""
+        if keep_partial and self.splitter is not None:
+            self.splitter.close()
+        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line)
 
     def on_line(self, raw: bytes) -> None:
         for event in self.decoder.decode(raw):
@@ -328,3 +335,92 @@ def replay(cfg: Config, files: list) -> int:
             pipeline.end_stream()
     all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
     return pipeline.report_and_exit_code(code, all_exported)
+
+
+class HoldUntilClosed:
+    """``follow``: a workflow's records (those with ``workflow.task_id``) are passed to ``sink``
+    only when its root record comes, i.e. when the run has ended. At a stop mid-workflow,
+    :meth:`discard` drops the held ones: the next start re-reads that workflow from the offset
+    file's checkpoint and exports it once, whole. Other records pass at once."""
+
+    def __init__(self, sink: Callable[[SpanRecord], None]) -> None:
+        self.sink = sink
+        self.held: dict[tuple, list[SpanRecord]] = {}
+
+    def emit(self, rec: SpanRecord) -> None:
+        attrs = rec.attributes
+        task_id = attrs.get("workflow.task_id")
+        if task_id is None:
+            self.sink(rec)
+            return
+        key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
+        if attrs.get("gen_ai.operation.name") != "invoke_workflow":
+            self.held.setdefault(key, []).append(rec)
+            return
+        for held in self.held.pop(key, ()):
+            self.sink(held)
+        self.sink(rec)
+
+    def discard(self) -> int:
+        """Drop every held record; returns how many."""
+        count = sum(len(v) for v in self.held.values())
+        self.held.clear()
+        return count
+
+
+def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
+    """``otelbridge follow PATH``: trace what a CLI writes to PATH until SIGTERM/SIGINT.
+
+    Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
+    regular file. Workflows still open at the stop are not exported: the offset file makes the
+    next start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
+    from .source.follow import TRUNCATED, Follower, offset_file
+
+    _private_stdout()
+    install_loop()
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        stats = Stats()
+        pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
+        hold = HoldUntilClosed(pipeline.emit)
+        pipeline.emit = hold.emit
+        pipeline.new_stream()
+
+        def on_chunk(buf: bytearray, n: int) -> None:
+            stats.bytes += n
+            pipeline.on_chunk(buf, n)
+
+        def on_switch(kind: str) -> None:
+            # truncated: the partial line before the cut is gone; rotated: the old file's last
+            # line, even without "\n", is complete
+            pipeline.new_lines(keep_partial=kind != TRUNCATED)
+
+        follower = Follower(
+            path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
+            poll_s=poll_s, on_switch=on_switch,
+            is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
+        )
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(signum, follower.stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        code = 0
+        try:
+            await follower.run()
+        except IsADirectoryError as exc:
+            say(str(exc))
+            code = 2
+        open_runs = pipeline.tracker.open_workflows()
+        dropped = hold.discard()
+        if open_runs:
+            say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
+                f"start reads them again ({dropped} held spans dropped)")
+        all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+        return pipeline.report_and_exit_code(code, all_exported)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        return 130
