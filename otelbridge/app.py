@@ -21,7 +21,7 @@ from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from . import dialects
-from .clock import Clock
+from .clock import Clock, StreamTimers
 from .config import Config
 from .export import Exporters, configure_logging
 from .ids import Ids
@@ -79,6 +79,9 @@ class Pipeline:
     emit: Callable[[SpanRecord], None] | None = None
     call_later: Any = None
     parent: Parent | None = None
+    #: replay: grace windows timed by the stream clock (see clock.StreamTimers)
+    stream_timers: bool = False
+    timers: StreamTimers | None = None
 
     @classmethod
     def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
@@ -107,13 +110,15 @@ class Pipeline:
         """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
         same exporters and reports (``replay`` calls it once per file)."""
         cfg = self.cfg
+        clock = Clock(cfg.clock)
+        self.timers = StreamTimers(clock) if self.stream_timers else None
         self.tracker = Tracker(
             Context(
                 emit=self.emit,
                 ids=Ids(cfg.deterministic_ids),
-                clock=Clock(cfg.clock),
+                clock=clock,
                 stats=self.stats,
-                call_later=self.call_later,
+                call_later=self.timers.call_later if self.timers is not None else self.call_later,
                 grace_s=cfg.grace_s,
                 parent=self.parent,
                 capture_content=cfg.capture_content,
@@ -137,6 +142,8 @@ class Pipeline:
             except Exception as exc:  # a tracker bug costs one event, never the stream
                 self.stats.bad_lines += 1
                 log.warning("event %s not applied: %s", type(event).__name__, exc)
+        if self.timers is not None:
+            self.timers.run_due()
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         try:
@@ -149,6 +156,8 @@ class Pipeline:
         """End of one stream's input: its last line, every open span ended."""
         try:
             self.splitter.close()
+            if self.timers is not None:
+                self.timers.run_all()
             self.tracker.finish()
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
@@ -299,7 +308,8 @@ def _progress(total: int):
 
 def replay(cfg: Config, files: list) -> int:
     """``otelbridge replay FILE...``: each file a stream of its own (fresh clock, tracker and
-    decoder; its grace windows close at its end), all into one set of exporters and one report.
+    decoder; grace windows timed by its stream clock, all closed at its end), all into one set
+    of exporters and one report; span production waits for the exporters (no queue overflow).
     ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``. Returns the exit
     status: 0, 1 when a file could not be read (the others are still replayed) or when
     ``--fail-on-export-error`` and spans were lost."""
@@ -308,6 +318,10 @@ def replay(cfg: Config, files: list) -> int:
     _private_stdout()
     stats = Stats()
     pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
+    # grace windows in stream time; a file can wait: never outrun the exporters
+    pipeline.stream_timers = True
+    pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())
+    pipeline.new_stream()
     sizes = []
     for path in files:
         try:
@@ -323,6 +337,8 @@ def replay(cfg: Config, files: list) -> int:
 
     with progress if progress is not None else contextlib.nullcontext():
         task = progress.add_task("replay", total=sum(sizes)) if progress is not None else None
+        if progress is not None:
+            progress.refresh()  # drawn at once, however fast the replay
         advance = (lambda n: progress.advance(task, n)) if progress is not None else None
         for i, path in enumerate(files):
             if i:

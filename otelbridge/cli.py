@@ -43,6 +43,10 @@ def _shared(fn):
                           "created with mode 0600."),
         click.option("--flush-timeout", "flush_timeout_s", type=click.FloatRange(min=0), default=5.0,
                      show_default=True, help="Seconds to flush spans at exit, collector or not."),
+        click.option("--grace-period", "grace_s", type=click.FloatRange(min=0),
+                     default=DEFAULT_GRACE_S, show_default=True,
+                     help="Seconds a workflow stays open after task_notification "
+                          "(replay: seconds of the stream's own time)."),
         click.option("--max-line", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE,
                      show_default=True,
                      help="Longest line decoded, in bytes (longer ones pass through, counted)."),
@@ -71,14 +75,11 @@ def _shared(fn):
 
 
 def _live(fn):
-    """Options of the live commands (tee, follow): clock, grace window, id mode."""
+    """Options of the live commands (tee, follow): clock and id mode (replay fixes both)."""
     fn = click.option("--deterministic-ids", is_flag=True,
                       help="Derive trace/span ids from stream ids.")(fn)
     fn = click.option("--clock", type=click.Choice(MODES), default="auto", show_default=True,
                       help="Time for lines without a timestamp: wall clock, stream clock, or auto.")(fn)
-    fn = click.option("--grace-period", "grace_s", type=click.FloatRange(min=0),
-                      default=DEFAULT_GRACE_S, show_default=True,
-                      help="Seconds a workflow stays open after task_notification.")(fn)
     return fn
 
 

@@ -30,6 +30,7 @@ import os
 import stat
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 
 import msgspec
@@ -326,6 +327,28 @@ class Exporters:
                 continue
             self.counted.append(exp)
             self.provider.add_span_processor(BatchSpanProcessor(exp, schedule_delay_millis=delay))
+
+    def pending(self) -> int:
+        """Spans ended but not yet settled (exported or failed) by the slowest exporter."""
+        if not self.counted:
+            return 0
+        return self.counter.ended - min(c.exported + c.failed for c in self.counted)
+
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
+        """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
+        pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
+        (a dead collector: then go on, and the processor's queue drops and is counted as usual).
+        The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
+        pending = self.pending()
+        if pending <= high:
+            return
+        deadline = time.monotonic() + stall_s
+        while pending > low and time.monotonic() < deadline:
+            time.sleep(0.002)
+            now = self.pending()
+            if now < pending:
+                deadline = time.monotonic() + stall_s
+            pending = now
 
     def shutdown(self, timeout_s: float) -> bool:
         """Flush and shut down within ``timeout_s``; fill the export counts in ``stats``.

@@ -363,7 +363,14 @@ def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None =
         tty = stream.isatty()
     except (AttributeError, ValueError):
         tty = False
-    width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns if tty else DEFAULT_WIDTH
+    width = DEFAULT_WIDTH
+    if tty:
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        if width <= 0:  # a pty nobody sized (some CI runners)
+            width = DEFAULT_WIDTH
     return Console(file=stream, width=width, color_system="auto" if tty and not env.get("NO_COLOR") else None,
                    force_terminal=tty, highlight=False, emoji=False, markup=False, soft_wrap=False)
 

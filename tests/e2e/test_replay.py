@@ -35,8 +35,8 @@ def expected_ids(path):
     return trace, ids
 
 
-def replay(files, *extra):
-    with GrpcReceiver() as rx:
+def replay(files, *extra, delay: float = 0.0):
+    with GrpcReceiver(delay=delay) as rx:
         proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, *extra,
                            *map(str, files)])
         spans = rx.received.spans()
@@ -113,7 +113,8 @@ def test_progress_bar_on_a_terminal(tmp_path):
     try:
         proc = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--exporter", "none",
                                "--summary", "never", str(big)],
-                              stdout=subprocess.PIPE, stderr=slave, env=clean_env(), cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=slave, env=clean_env(TERM="xterm-256color"),
+                              cwd=ROOT,
                               timeout=60)
         os.close(slave)
         out = b""
@@ -129,3 +130,14 @@ def test_progress_bar_on_a_terminal(tmp_path):
         os.close(master)
     assert proc.returncode == 0 and proc.stdout == b""
     assert b"replay" in out and "MB".encode() in out  # the bar's label and its byte counter
+
+
+def test_replay_never_outruns_the_exporter(tmp_path):
+    """900 workflows with the same times all close at the end of the file: 5400 spans in a burst,
+    more than the processor's 2048-span queue. Replay waits for the exporter: none is dropped."""
+    text = CBC.read_text()
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(900)))
+    proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
+    assert proc.returncode == 0, proc.stderr
+    assert len(spans) == 900 * 6 and b"5400 exported, 0 dropped" in proc.stderr
