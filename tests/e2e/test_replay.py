@@ -141,3 +141,23 @@ def test_replay_never_outruns_the_exporter(tmp_path):
     proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
     assert proc.returncode == 0, proc.stderr
     assert len(spans) == 900 * 6 and b"5400 exported, 0 dropped" in proc.stderr
+
+
+def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
+    """1100 workflows one after another (each 20 s of stream time later): grace windows close by
+    the stream clock, so the tracker never holds them all (its cap is 1000 open runs)."""
+    import re
+
+    text = CBC.read_text()
+    shifted = (re.sub(r"\b1790000\d{6}\b", lambda m: str(int(m.group(0)) + i * 20_000), text)
+               .replace("wf-task-01", f"wf-{i}") for i in range(1100))
+    long = tmp_path / "long.jsonl"
+    long.write_text("".join(shifted))
+    stats = tmp_path / "stats.json"
+    proc = run_bridge(["replay", "--exporter", "file", "--output", str(tmp_path / "o.jsonl"),
+                       "--summary", "never", "--stats-json", str(stats), str(long)])
+    assert proc.returncode == 0, proc.stderr
+    counts = json.loads(stats.read_text())
+    assert counts["runs_capped"] == 0
+    roots = sum(line.count('"invoke_workflow ') for line in (tmp_path / "o.jsonl").read_text().splitlines())
+    assert roots == 1100
