@@ -143,9 +143,17 @@ class Collector:
         self.max_agents = max_agents
         self.workflows: OrderedDict[tuple, Workflow] = OrderedDict()
         self.dropped = 0
+        self.errors = 0
 
     def emit(self, rec: SpanRecord) -> None:
-        """Take one record; anything but a workflow's root, phase or agent is ignored."""
+        """Take one record; anything but a workflow's root, phase or agent is ignored. Never
+        raises (it shares the tracker's emit with the span builder)."""
+        try:
+            self._take(rec)
+        except Exception:
+            self.errors += 1
+
+    def _take(self, rec: SpanRecord) -> None:
         attrs = rec.attributes
         task_id = attrs.get("workflow.task_id")
         if task_id is None:

@@ -216,3 +216,48 @@ def test_summary_modes(mode, env, expected):
     report = summary.Report(Config(summary=mode), lambda s: None, env=env, stream=open("/dev/null", "w"))
     assert report.draw is expected
     assert (report.emit is not None) is expected
+
+
+def test_collector_never_raises_on_odd_records():
+    from otelbridge.events import SpanRecord
+
+    collector = summary.Collector()
+    odd = SpanRecord(name=None, trace_id=1, span_id=2, parent_span_id=None,  # type: ignore[arg-type]
+                     start_ns=0, end_ns=0,
+                     attributes={"workflow.task_id": "t", "gen_ai.operation.name": "invoke_workflow"})
+    collector.emit(odd)
+    assert collector.errors == 1
+
+
+def test_terminal_gets_colour_and_its_width():
+    import fcntl
+    import os
+    import pty
+    import re
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 132, 0, 0))
+    stream = os.fdopen(slave, "w", encoding="utf-8")
+    report = summary.Report(Config(), lambda s: None, env={"TERM": "xterm-256color"}, stream=stream)
+    assert report.draw is True  # auto: stderr is a terminal
+    collect(CBC, report.collector)
+    report.finish()
+    stream.flush()
+    out = b""
+    while True:
+        chunk = os.read(master, 65536)
+        out += chunk
+        if len(chunk) < 65536:
+            break
+    stream.close()
+    os.close(master)
+    text = out.decode()
+    assert "\x1b[31m" in text or "\x1b[1;31m" in text  # error red
+    assert "\x1b[2m" in text  # cached dim
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text).replace("\r", "")
+    axis = next(line for line in plain.splitlines() if line.strip().startswith("0s"))
+    at_100 = Parsed(summary.render_text(collect(CBC), width=100))
+    # laid out for the terminal's 132 columns: the time axis got the 32 extra columns
+    assert len(axis.rstrip()) - at_100.bar_end == 132 - 100
