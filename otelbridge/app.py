@@ -8,17 +8,20 @@ stream fd (fd 1 is handed to the stream alone; anything else that writes to fd 1
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from . import dialects
-from .clock import Clock
+from .clock import Clock, StreamTimers
 from .config import Config
 from .export import Exporters, configure_logging
 from .ids import Ids
@@ -26,7 +29,9 @@ from .lines import LineSplitter
 from .source import pipe
 from .source.child import ChildError, exit_status, spawn
 from .spans import SpanBuilder
+from .events import SpanRecord
 from .stats import Stats
+from .summary import Report
 from .tracker import Context, Parent, Tracker
 
 log = logging.getLogger("otelbridge")
@@ -70,8 +75,18 @@ class Pipeline:
     decoder: dialects.Decoder
     splitter: LineSplitter
 
+    report: Report | None = None
+    emit: Callable[[SpanRecord], None] | None = None
+    call_later: Any = None
+    parent: Parent | None = None
+    #: replay: grace windows timed by the stream clock (see clock.StreamTimers)
+    stream_timers: bool = False
+    timers: StreamTimers | None = None
+
     @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later) -> "Pipeline":
+    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
+        """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
+        end of input); ``report`` (trace links, waterfall, step summary) is a second sink."""
         exporters = Exporters(cfg, stats)
         parent, span_ctx = parse_traceparent(cfg)
         builder = SpanBuilder(
@@ -83,22 +98,42 @@ class Pipeline:
         )
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
-        tracker = Tracker(
+        pipeline = cls(cfg, stats, exporters, None, None, None)  # type: ignore[arg-type]
+        pipeline.report = report
+        pipeline.emit = fan_out(builder.emit, report.emit if report is not None else None)
+        pipeline.call_later = call_later
+        pipeline.parent = parent
+        pipeline.new_stream()
+        return pipeline
+
+    def new_stream(self) -> None:
+        """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
+        same exporters and reports (``replay`` calls it once per file)."""
+        cfg = self.cfg
+        clock = Clock(cfg.clock)
+        self.timers = StreamTimers(clock) if self.stream_timers else None
+        self.tracker = Tracker(
             Context(
-                emit=builder.emit,
+                emit=self.emit,
                 ids=Ids(cfg.deterministic_ids),
-                clock=Clock(cfg.clock),
-                stats=stats,
-                call_later=call_later,
+                clock=clock,
+                stats=self.stats,
+                call_later=self.timers.call_later if self.timers is not None else self.call_later,
                 grace_s=cfg.grace_s,
-                parent=parent,
+                parent=self.parent,
                 capture_content=cfg.capture_content,
+                on_trace=self.report.on_trace if self.report is not None else None,
             )
         )
-        decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
-        pipeline = cls(cfg, stats, exporters, tracker, decoder, None)  # type: ignore[arg-type]
-        pipeline.splitter = LineSplitter(decoder.markers, pipeline.on_line, stats, cfg.max_line)
-        return pipeline
+        self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
+        self.new_lines(keep_partial=False)
+
+    def new_lines(self, keep_partial: bool) -> None:
+        """A fresh line splitter (a followed file was rotated or truncated); with
+        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first."""
+        if keep_partial and self.splitter is not None:
+            self.splitter.close()
+        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line)
 
     def on_line(self, raw: bytes) -> None:
         for event in self.decoder.decode(raw):
@@ -107,6 +142,8 @@ class Pipeline:
             except Exception as exc:  # a tracker bug costs one event, never the stream
                 self.stats.bad_lines += 1
                 log.warning("event %s not applied: %s", type(event).__name__, exc)
+        if self.timers is not None:
+            self.timers.run_due()
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         try:
@@ -115,20 +152,60 @@ class Pipeline:
             self.stats.bad_lines += 1
             log.warning("chunk not decoded: %s", exc)
 
-    def finish(self) -> bool:
-        """End of input: last line, every open span ended, bounded flush. True if all exported."""
+    def end_stream(self) -> None:
+        """End of one stream's input: its last line, every open span ended."""
         try:
             self.splitter.close()
+            if self.timers is not None:
+                self.timers.run_all()
             self.tracker.finish()
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
+
+    def finish(self) -> bool:
+        """End of input: :meth:`end_stream`, bounded flush. True if all exported."""
+        self.end_stream()
         return self.exporters.shutdown(self.cfg.flush_timeout_s)
+
+    def report_and_exit_code(self, code: int, all_exported: bool) -> int:
+        """After :meth:`finish`: the waterfall/step summary, the counts line, ``--stats-json``,
+        and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost)."""
+        cfg, stats = self.cfg, self.stats
+        if self.report is not None:
+            self.report.finish()
+        if not cfg.quiet:
+            say(stats.line()[len("otelbridge: "):])
+            problem = self.exporters.describe_failure()
+            if problem:
+                say(problem)
+        if cfg.stats_json:
+            try:
+                stats.write_json(cfg.stats_json)
+            except OSError as exc:
+                say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
+        if cfg.fail_on_export_error and not all_exported and code == 0:
+            code = EXIT_EXPORT_FAILED
+        return code
+
+
+def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord], None]:
+    """One ``emit`` that calls every given sink in order (``None`` entries skipped); the only
+    sink itself when there is one, so the common case costs no extra call."""
+    live = [s for s in sinks if s is not None]
+    if len(live) == 1:
+        return live[0]
+
+    def emit(rec: SpanRecord) -> None:
+        for sink in live:
+            sink(rec)
+
+    return emit
 
 
 async def _main(cfg: Config, stream_fd: int) -> int:
     loop = asyncio.get_running_loop()
     stats = Stats()
-    pipeline = Pipeline.build(cfg, stats, loop.call_later)
+    pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
     proc = None
     if cfg.command:
         try:
@@ -176,19 +253,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
         code = 0
 
     all_exported = pipeline.finish()
-    if not cfg.quiet:
-        say(stats.line()[len("otelbridge: "):])
-        problem = pipeline.exporters.describe_failure()
-        if problem:
-            say(problem)
-    if cfg.stats_json:
-        try:
-            stats.write_json(cfg.stats_json)
-        except OSError as exc:
-            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
-    if cfg.fail_on_export_error and not all_exported and code == 0:
-        code = EXIT_EXPORT_FAILED
-    return code
+    return pipeline.report_and_exit_code(code, all_exported)
 
 
 def install_loop() -> None:
@@ -213,5 +278,165 @@ def run(cfg: Config) -> int:
     install_loop()
     try:
         return asyncio.run(_main(cfg, stream_fd))
+    except KeyboardInterrupt:
+        return 130
+
+
+#: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+
+
+def _private_stdout() -> None:
+    """fd 1 and ``sys.stdout`` point at stderr: replay and follow never write to stdout."""
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    configure_logging()
+
+
+def _progress(total: int):
+    """A rich progress bar on stderr for ``total`` bytes, or ``None`` (not a terminal, small)."""
+    if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    from .summary import stderr_console
+
+    return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                    TimeRemainingColumn(), console=stderr_console(), transient=True,
+                    redirect_stdout=False, redirect_stderr=True)
+
+
+def replay(cfg: Config, files: list) -> int:
+    """``otelbridge replay FILE...``: each file a stream of its own (fresh clock, tracker and
+    decoder; grace windows timed by its stream clock, all closed at its end), all into one set
+    of exporters and one report; span production waits for the exporters (no queue overflow).
+    ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``. Returns the exit
+    status: 0, 1 when a file could not be read (the others are still replayed) or when
+    ``--fail-on-export-error`` and spans were lost."""
+    from .source.replay import read_file
+
+    _private_stdout()
+    stats = Stats()
+    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
+    # grace windows in stream time; a file can wait: never outrun the exporters
+    pipeline.stream_timers = True
+    pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())
+    pipeline.new_stream()
+    sizes = []
+    for path in files:
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            sizes.append(0)
+    progress = _progress(sum(sizes))
+    code = 0
+
+    def on_chunk(buf: bytearray, n: int) -> None:
+        stats.bytes += n
+        pipeline.on_chunk(buf, n)
+
+    with progress if progress is not None else contextlib.nullcontext():
+        task = progress.add_task("replay", total=sum(sizes)) if progress is not None else None
+        if progress is not None:
+            progress.refresh()  # drawn at once, however fast the replay
+        advance = (lambda n: progress.advance(task, n)) if progress is not None else None
+        for i, path in enumerate(files):
+            if i:
+                pipeline.new_stream()
+            try:
+                read_file(path, on_chunk, advance)
+            except OSError as exc:
+                say(f"cannot read {str(path)!r}: {exc.strerror}")
+                code = 1
+            pipeline.end_stream()
+    all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+    return pipeline.report_and_exit_code(code, all_exported)
+
+
+class HoldUntilClosed:
+    """``follow``: a workflow's records (those with ``workflow.task_id``) are passed to ``sink``
+    only when its root record comes, i.e. when the run has ended. At a stop mid-workflow,
+    :meth:`discard` drops the held ones: the next start re-reads that workflow from the offset
+    file's checkpoint and exports it once, whole. Other records pass at once."""
+
+    def __init__(self, sink: Callable[[SpanRecord], None]) -> None:
+        self.sink = sink
+        self.held: dict[tuple, list[SpanRecord]] = {}
+
+    def emit(self, rec: SpanRecord) -> None:
+        attrs = rec.attributes
+        task_id = attrs.get("workflow.task_id")
+        if task_id is None:
+            self.sink(rec)
+            return
+        key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
+        if attrs.get("gen_ai.operation.name") != "invoke_workflow":
+            self.held.setdefault(key, []).append(rec)
+            return
+        for held in self.held.pop(key, ()):
+            self.sink(held)
+        self.sink(rec)
+
+    def discard(self) -> int:
+        """Drop every held record; returns how many."""
+        count = sum(len(v) for v in self.held.values())
+        self.held.clear()
+        return count
+
+
+def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
+    """``otelbridge follow PATH``: trace what a CLI writes to PATH until SIGTERM/SIGINT.
+
+    Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
+    regular file. Workflows still open at the stop are not exported: the offset file makes the
+    next start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
+    from .source.follow import TRUNCATED, Follower, offset_file
+
+    _private_stdout()
+    install_loop()
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        stats = Stats()
+        pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
+        hold = HoldUntilClosed(pipeline.emit)
+        pipeline.emit = hold.emit
+        pipeline.new_stream()
+
+        def on_chunk(buf: bytearray, n: int) -> None:
+            stats.bytes += n
+            pipeline.on_chunk(buf, n)
+
+        def on_switch(kind: str) -> None:
+            # truncated: the partial line before the cut is gone; rotated: the old file's last
+            # line, even without "\n", is complete
+            pipeline.new_lines(keep_partial=kind != TRUNCATED)
+
+        follower = Follower(
+            path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
+            poll_s=poll_s, on_switch=on_switch,
+            is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
+        )
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(signum, follower.stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        code = 0
+        try:
+            await follower.run()
+        except IsADirectoryError as exc:
+            say(str(exc))
+            code = 2
+        open_runs = pipeline.tracker.open_workflows()
+        dropped = hold.discard()
+        if open_runs:
+            say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
+                f"start reads them again ({dropped} held spans dropped)")
+        all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+        return pipeline.report_and_exit_code(code, all_exported)
+
+    try:
+        return asyncio.run(main())
     except KeyboardInterrupt:
         return 130

@@ -66,3 +66,60 @@ class Clock:
             self.observe(own_ns)
             return own_ns
         return self.now()
+
+
+class StreamTimers:
+    """``call_later`` in *stream* time, for ``replay``: a callback scheduled ``delay_s`` after the
+    stream clock's newest time runs once the stream has shown a time at least that late
+    (:meth:`run_due`, called after each line), or at :meth:`run_all` (end of the file). So a grace
+    window after ``task_notification`` lasts ``--grace-period`` seconds of the stream's own time,
+    late progress within it still lands, and a long recording never holds every run open.
+    """
+
+    __slots__ = ("clock", "_heap", "_seq")
+
+    class Handle:
+        __slots__ = ("fn", "cancelled")
+
+        def __init__(self, fn: Callable[[], None]) -> None:
+            self.fn = fn
+            self.cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._heap: list[tuple[int, int, StreamTimers.Handle]] = []
+        self._seq = 0
+
+    def call_later(self, delay_s: float, fn: Callable[[], None]) -> "StreamTimers.Handle":
+        """Run ``fn`` when the stream clock reaches its newest time + ``delay_s`` (seconds)."""
+        import heapq
+
+        handle = StreamTimers.Handle(fn)
+        due = (self.clock.latest or 0) + int(delay_s * 1_000_000_000)
+        self._seq += 1
+        heapq.heappush(self._heap, (due, self._seq, handle))
+        return handle
+
+    def run_due(self) -> None:
+        """Run every callback whose time the stream clock has reached."""
+        if not self._heap:
+            return
+        import heapq
+
+        latest = self.clock.latest
+        while self._heap and latest is not None and self._heap[0][0] <= latest:
+            _, _, handle = heapq.heappop(self._heap)
+            if not handle.cancelled:
+                handle.fn()
+
+    def run_all(self) -> None:
+        """End of the stream: run every pending callback, earliest first."""
+        import heapq
+
+        while self._heap:
+            _, _, handle = heapq.heappop(self._heap)
+            if not handle.cancelled:
+                handle.fn()

@@ -8,7 +8,9 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
   ``http/protobuf`` (default ``http/protobuf``, the OTLP specification's default), when no
   ``--protocol`` is given;
 * ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
-* ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``.
+* ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``;
+* ``CI`` — set (and not ``0``/``false``): ``--summary auto`` draws the waterfall even when stderr is
+  not a terminal.
 
 Read by the SDK/exporters, not here: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``
 (seconds, in the Python exporters), ``_CERTIFICATE``, ``_CLIENT_KEY``, ``_CLIENT_CERTIFICATE``,
@@ -22,7 +24,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-EXPORTERS = ("otlp", "console", "none")
+EXPORTERS = ("otlp", "console", "file", "none")
+SUMMARY_MODES = ("auto", "always", "never")
+#: What ``{trace_id}`` in ``--trace-url-template`` is replaced with (32 lowercase hex digits).
+TRACE_ID_PLACEHOLDER = "{trace_id}"
 PROTOCOLS = ("grpc", "http/protobuf")
 
 
@@ -51,6 +56,8 @@ class Config:
     traceparent: str | None = None
     tracestate: str | None = None
     trace_url_template: str | None = None
+    #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
+    summary: str = "auto"
     command: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -81,6 +88,12 @@ def resolve_protocol(flag: str | None, env: Mapping[str, str]) -> str:
     return value
 
 
+def ci_is_set(env: Mapping[str, str]) -> bool:
+    """True when ``CI`` is set to anything but empty, ``0`` or ``false`` (GitHub Actions and GitLab
+    CI set ``CI=true``)."""
+    return env.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
 def build(
     *,
     exporter: str | None,
@@ -95,6 +108,15 @@ def build(
     exporters = parse_exporters(exporter or env.get("OTEL_TRACES_EXPORTER") or "otlp")
     if "file" in exporters and not flags.get("output"):
         raise ConfigError("--exporter file needs --output PATH")
+    if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        raise ConfigError("--output cannot be stdout (it carries the stream alone): give a file path")
+    template = trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None
+    if template is not None and TRACE_ID_PLACEHOLDER not in template:
+        raise ConfigError(
+            f"--trace-url-template / OTELBRIDGE_TRACE_URL needs the {TRACE_ID_PLACEHOLDER} placeholder"
+        )
+    if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
+        raise ConfigError(f"--summary must be one of {', '.join(SUMMARY_MODES)}")
     for name in ("flush_timeout_s", "grace_s"):
         if name in flags and flags[name] is not None and flags[name] < 0:
             raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
@@ -103,6 +125,6 @@ def build(
         protocol=resolve_protocol(protocol, env),
         traceparent=env.get("TRACEPARENT") if use_traceparent else None,
         tracestate=env.get("TRACESTATE") if use_traceparent else None,
-        trace_url_template=trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None,
+        trace_url_template=template,
         **{k: v for k, v in flags.items() if v is not None},
     )

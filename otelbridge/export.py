@@ -6,7 +6,16 @@
   HTTP it is the base URL: ``/v1/traces`` is appended, as the exporter does for the env var).
 * ``console`` — the SDK's ``ConsoleSpanExporter`` pointed at **stderr** (its default is stdout,
   which belongs to the stream).
+* ``file`` — :class:`OtlpJsonFileExporter`: OTLP/JSON lines in ``--output`` (one ``TracesData``
+  object per line and export batch, hex ids, 64-bit integers as strings, enums as integers: what
+  the collector's ``otlpjsonfile`` receiver and ``otel-tui --from-json-file`` read), appended to,
+  created with mode 0600. Encoded with the SDK's own OTLP protobuf encoder and protobuf's
+  ``json_format``; the ids ``json_format`` writes as base64 are rewritten as hex.
 * ``none`` — spans are built (so counts and summaries work) but not exported.
+
+The resource (:func:`make_resource`) carries the ``cicd.*`` and ``vcs.*`` semantic-convention
+attributes when run in GitHub Actions (``GITHUB_ACTIONS``) or GitLab CI (``GITLAB_CI``), read from
+their environment (:func:`ci_resource_attributes`); ``OTEL_RESOURCE_ATTRIBUTES`` wins over them.
 
 Shutdown is bounded: :meth:`Exporters.shutdown` gives ``provider.shutdown()`` at most
 ``flush_timeout_s`` in a daemon thread (the SDK's own shutdown can block 7–30 s on a dead endpoint
@@ -15,13 +24,17 @@ and ``force_flush`` ignores its timeout), then reports what was confirmed export
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
+import stat
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+import msgspec
+from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -30,7 +43,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from . import __version__
+from . import __version__, redact
 from .config import Config
 from .spans import PresetIdGenerator
 from .stats import Stats
@@ -136,15 +149,150 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     return OTLPSpanExporter()
 
 
-def make_resource() -> Resource:
+def _github(env: Mapping[str, str]) -> dict[str, str | None]:
+    server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    repo = env.get("GITHUB_REPOSITORY")
+    run_id = env.get("GITHUB_RUN_ID")
+    run_url = None
+    if repo and run_id:
+        run_url = f"{server}/{repo}/actions/runs/{run_id}"
+        if env.get("GITHUB_RUN_ATTEMPT"):
+            run_url += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
+    ref = env.get("GITHUB_REF", "")
+    change = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else None
+    return {
+        "cicd.pipeline.name": env.get("GITHUB_WORKFLOW"),
+        "cicd.pipeline.run.id": run_id,
+        "cicd.pipeline.run.url.full": run_url,
+        "cicd.pipeline.task.name": env.get("GITHUB_JOB"),
+        "cicd.worker.name": env.get("RUNNER_NAME"),
+        "vcs.provider.name": "github",
+        "vcs.repository.url.full": f"{server}/{repo}" if repo else None,
+        "vcs.repository.name": repo.rsplit("/", 1)[-1] if repo else None,
+        "vcs.ref.head.name": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"),
+        "vcs.ref.head.revision": env.get("GITHUB_SHA"),
+        "vcs.ref.type": env.get("GITHUB_REF_TYPE"),
+        "vcs.change.id": change,
+    }
+
+
+def _gitlab(env: Mapping[str, str]) -> dict[str, str | None]:
+    return {
+        "cicd.pipeline.name": env.get("CI_PIPELINE_NAME"),
+        "cicd.pipeline.run.id": env.get("CI_PIPELINE_ID"),
+        "cicd.pipeline.run.url.full": env.get("CI_PIPELINE_URL"),
+        "cicd.pipeline.task.name": env.get("CI_JOB_NAME"),
+        "cicd.pipeline.task.run.id": env.get("CI_JOB_ID"),
+        "cicd.pipeline.task.run.url.full": env.get("CI_JOB_URL"),
+        "cicd.worker.id": env.get("CI_RUNNER_ID"),
+        "cicd.worker.name": env.get("CI_RUNNER_DESCRIPTION"),
+        "vcs.provider.name": "gitlab",
+        "vcs.repository.url.full": env.get("CI_PROJECT_URL"),
+        "vcs.repository.name": env.get("CI_PROJECT_NAME"),
+        "vcs.ref.head.name": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_REF_NAME"),
+        "vcs.ref.head.revision": env.get("CI_COMMIT_SHA"),
+        "vcs.ref.type": "tag" if env.get("CI_COMMIT_TAG") else "branch",
+        "vcs.change.id": env.get("CI_MERGE_REQUEST_IID"),
+    }
+
+
+def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``cicd.*`` / ``vcs.*`` resource attributes (OpenTelemetry semantic conventions,
+    "CICD" and "VCS" resources) of the CI system we run in, from its variables:
+
+    * GitHub Actions (``GITHUB_ACTIONS=true``): ``GITHUB_WORKFLOW``, ``GITHUB_RUN_ID``,
+      ``GITHUB_RUN_ATTEMPT``, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_JOB``,
+      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``,
+      ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
+    * GitLab CI (``GITLAB_CI=true``): ``CI_PIPELINE_NAME``, ``CI_PIPELINE_ID``, ``CI_PIPELINE_URL``,
+      ``CI_JOB_NAME``, ``CI_JOB_ID``, ``CI_JOB_URL``, ``CI_RUNNER_ID``, ``CI_RUNNER_DESCRIPTION``,
+      ``CI_PROJECT_URL``, ``CI_PROJECT_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_NAME``/
+      ``CI_COMMIT_REF_NAME``, ``CI_COMMIT_SHA``, ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``.
+
+    Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
+    """
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") == "true":
+        found = _github(env)
+    elif env.get("GITLAB_CI") == "true":
+        found = _gitlab(env)
+    else:
+        return {}
+    return {k: redact.clean(v) for k, v in found.items() if v}
+
+
+def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
-    ``service.name = otelbridge`` when neither names a service."""
+    ``service.name = otelbridge`` when neither names a service, and the CI attributes of
+    :func:`ci_resource_attributes` (``OTEL_RESOURCE_ATTRIBUTES`` wins over them)."""
     resource = Resource.create({"telemetry.distro.name": "otelbridge",
-                                "telemetry.distro.version": __version__})
+                                "telemetry.distro.version": __version__,
+                                **ci_resource_attributes(env)})
+    resource = resource.merge(OTELResourceDetector().detect())
     name = resource.attributes.get(SERVICE_NAME)
     if not name or str(name).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
     return resource
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(doc: dict) -> None:
+    for key in _ID_KEYS:
+        value = doc.get(key)
+        if value:
+            doc[key] = base64.b64decode(value).hex()
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict:
+    """``spans`` as one OTLP/JSON ``TracesData`` object: lowerCamelCase keys, trace and span ids
+    as hex (not protobuf JSON's base64), 64-bit integers (times in ns) as strings, enums as
+    integers — the OTLP specification's JSON encoding."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    doc = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for rs in doc.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for span in ss.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return doc
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """Appends each export batch to ``path`` as one OTLP/JSON line (:func:`otlp_json`).
+
+    The file is created with mode 0600 (an existing regular file of ours is set to 0600 too).
+    Raises ``OSError`` when ``path`` cannot be opened; a failed write is an export failure.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        st = os.fstat(self._fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            os.fchmod(self._fd, 0o600)
+        self._lock = threading.Lock()
+        self._encoder = msgspec.json.Encoder()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        line = self._encoder.encode(otlp_json(spans)) + b"\n"
+        with self._lock:
+            if self._fd < 0:
+                return SpanExportResult.FAILURE
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view):]
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
 
 class Exporters:
@@ -168,10 +316,39 @@ class Exporters:
                 exp = CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
             elif name == "console":
                 exp = CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console")
+            elif name == "file":
+                try:
+                    exp = CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
+                except OSError as exc:  # the stream still passes; one actionable line
+                    log.error("cannot open --output %r: %s; spans are not written to a file",
+                              cfg.output, exc.strerror)
+                    continue
             else:  # config already rejected it
                 continue
             self.counted.append(exp)
             self.provider.add_span_processor(BatchSpanProcessor(exp, schedule_delay_millis=delay))
+
+    def pending(self) -> int:
+        """Spans ended but not yet settled (exported or failed) by the slowest exporter."""
+        if not self.counted:
+            return 0
+        return self.counter.ended - min(c.exported + c.failed for c in self.counted)
+
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
+        """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
+        pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
+        (a dead collector: then go on, and the processor's queue drops and is counted as usual).
+        The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
+        pending = self.pending()
+        if pending <= high:
+            return
+        deadline = time.monotonic() + stall_s
+        while pending > low and time.monotonic() < deadline:
+            time.sleep(0.002)
+            now = self.pending()
+            if now < pending:
+                deadline = time.monotonic() + stall_s
+            pending = now
 
     def shutdown(self, timeout_s: float) -> bool:
         """Flush and shut down within ``timeout_s``; fill the export counts in ``stats``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +46,23 @@ def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None =
         timeout=timeout,
         cwd=ROOT,
     )
+
+
+def workflow_facts(path: Path):
+    """What a recorded workflow stream itself says: (task_started, the last snapshot's agents,
+    its phases, task_updated, task_notification) — the last snapshot is authoritative."""
+    started = progress = updated = notified = None
+    for line in path.read_bytes().splitlines():
+        doc = json.loads(line)
+        sub = doc.get("subtype")
+        if sub == "task_started":
+            started = doc
+        elif sub == "task_progress":
+            progress = doc
+        elif sub == "task_updated":
+            updated = doc
+        elif sub == "task_notification":
+            notified = doc
+    agents = [e for e in progress["workflow_progress"] if e["type"] == "workflow_agent"]
+    phases = [e for e in progress["workflow_progress"] if e["type"] == "workflow_phase"]
+    return started, agents, phases, updated, notified

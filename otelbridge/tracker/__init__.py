@@ -103,3 +103,8 @@ class Tracker:
     def finish(self) -> None:
         for part in self.parts:
             part.finish()
+
+    def open_workflows(self) -> int:
+        """Workflow runs not yet ended (``follow`` checkpoints only when this is 0)."""
+        return sum(len(getattr(part, "runs", ())) for part in self.parts
+                   if type(part).__name__ == "WorkflowTracker")

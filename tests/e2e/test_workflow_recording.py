@@ -3,11 +3,9 @@ receiver (gRPC and HTTP), stdout byte-identical to stdin."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.conftest import WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge
+from tests.conftest import WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge, workflow_facts
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 pytestmark = needs_fixtures()
@@ -17,21 +15,7 @@ MS = 1_000_000
 
 def recording_facts():
     """What the recording itself says (read from the file, not copied into the test)."""
-    started = progress = updated = notified = None
-    for line in WORKFLOW_PROBE.read_bytes().splitlines():
-        doc = json.loads(line)
-        sub = doc.get("subtype")
-        if sub == "task_started":
-            started = doc
-        elif sub == "task_progress":
-            progress = doc  # the last snapshot is authoritative
-        elif sub == "task_updated":
-            updated = doc
-        elif sub == "task_notification":
-            notified = doc
-    agents = [e for e in progress["workflow_progress"] if e["type"] == "workflow_agent"]
-    phases = [e for e in progress["workflow_progress"] if e["type"] == "workflow_phase"]
-    return started, agents, phases, updated, notified
+    return workflow_facts(WORKFLOW_PROBE)
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
