@@ -7,8 +7,9 @@ A dialect is a module exposing ``DIALECT``, an object with:
   line splitter's cheap pre-filter; a line with none is never decoded);
 * ``decode(doc: dict, line: LineInfo) -> list[Event]`` — events from one JSON-object line
   (return ``[]`` for what it does not know: every protocol here is an open set);
-* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event]`` for lines that are not
-  JSON (Bernstein signals).
+* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event] | None`` for lines that
+  are not JSON (Bernstein signals): events, ``[]`` for a line it recognises as plain output
+  (neither decoded nor bad), ``None`` for a line that is not its own.
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -156,7 +157,8 @@ class Decoder:
             except Exception:
                 events = None
             if events is not None:
-                self.stats.lines_decoded += 1
+                if events:
+                    self.stats.lines_decoded += 1
                 return events
         self.stats.bad_lines += 1
         return []

@@ -5,8 +5,9 @@ Source: seed 004 ("Adapter stream-signal protocol"), sections "Grammar" and "Can
 The grammar is applied exactly: the line starts with the literal, case-sensitive
 ``BERNSTEIN:``; the kind is one of the canonical ALL-CAPS kinds (:data:`KINDS`); then either
 the end of the line or **one** space and a JSON **object** (never an array, scalar or ``null``).
-The line terminator (``\\n``, ``\\r\\n``) is not part of the line. Anything else is plain stdout:
-:meth:`Bernstein.decode_raw` returns ``None`` for it and it yields no event.
+The line terminator (``\\n``, ``\\r\\n``) is not part of the line. Anything else is plain stdout
+("ignored by the parser"): :meth:`Bernstein.decode_raw` returns ``[]`` for it (no event, and
+not counted as a bad line).
 
 Payload fields read, by kind: ``FAILED`` ``reason``; ``QUESTION`` ``question``, ``options``
 (list of strings or null), ``id``; ``PLAN_DRAFT`` ``markdown``, ``path``; ``PLAN_READY``
@@ -75,9 +76,11 @@ class Bernstein:
     markers = (PREFIX,)
 
     def decode_raw(self, raw: bytes, line: LineInfo) -> list[Event] | None:
+        """The signal of ``raw`` as one :class:`BernsteinSignal`; ``[]`` for plain output that
+        mentions the prefix; ``None`` for a line without it (not this dialect's)."""
         parsed = parse(raw)
         if parsed is None:
-            return None
+            return [] if PREFIX in raw else None
         kind, p = parsed
         return [
             BernsteinSignal(

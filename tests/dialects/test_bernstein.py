@@ -56,7 +56,8 @@ def test_on_grammar(line, kind, payload):
 )
 def test_off_grammar_is_plain_output(line):
     assert parse(line) is None
-    assert DIALECT.decode_raw(line, INFO) is None
+    # plain output that mentions the prefix: no event, not a bad line; without it: not ours
+    assert DIALECT.decode_raw(line, INFO) == ([] if b"BERNSTEIN:" in line else None)
 
 
 def test_payload_fields_typed():
@@ -78,7 +79,9 @@ def test_decoder_routes_raw_lines_and_counts():
     assert decoder.markers == (b"BERNSTEIN:",)
     (ev,) = decoder.decode(b'BERNSTEIN:BLOCKED {"reason":"waiting","hint":"run login"}')
     assert (ev.kind, ev.reason, ev.hint) == ("BLOCKED", "waiting", "run login")
-    assert decoder.decode(b"BERNSTEIN:COMPLETED []") == []
+    assert decoder.decode(b"BERNSTEIN:COMPLETED []") == []  # plain output
+    assert decoder.decode(b"not json, no signal") == []  # nobody's line: counted bad
     assert (stats.lines_decoded, stats.bad_lines) == (1, 1)
+    assert DIALECT.decode_raw(b"plain", INFO) is None
     # a JSON line that mentions the prefix is not a signal
     assert decoder.decode(b'{"type":"assistant","text":"BERNSTEIN:COMPLETED"}') == []
