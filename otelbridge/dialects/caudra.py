@@ -189,8 +189,10 @@ class Caudra:
     """The ``caudra`` dialect."""
 
     name = "caudra"
-    markers = (b'"workflow"', b"workflow_run_id", b"automation_fired", b"automation_notice",
-               b'"goal"')
+    #: every line this dialect reads is a ``system`` line with a ``subtype`` (rare next to the
+    #: bulk of ``assistant``/``stream_event`` lines) or an agent line with ``workflow_run_id``;
+    #: two markers keep the pre-filter to two passes over each chunk
+    markers = (b"subtype", b"workflow_run_id")
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
         kind = doc.get("type")
