@@ -42,7 +42,6 @@ from ..events import (
     AutomationNotice,
     CaudraAgentMessage,
     CaudraLog,
-    CaudraPhase,
     CaudraWorkflowLog,
     CaudraWorkflowSnapshot,
     Event,
@@ -282,10 +281,8 @@ class CaudraTracker:
     # ------------------------------------------------------------------ records
 
     def _common(self, run: _Run) -> dict[str, Any]:
-        attrs: dict[str, Any] = {"workflow.run_id": redact.clean(run.run_id)}
-        if run.session_id:
-            attrs["gen_ai.conversation.id"] = run.session_id
-        return attrs
+        return put_attributes({}, (("workflow.run_id", run.run_id),
+                                   ("gen_ai.conversation.id", run.session_id or None)))
 
     def _close(self, run: _Run) -> None:
         """End every span of ``run`` exactly once and forget it."""

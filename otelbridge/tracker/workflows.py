@@ -18,7 +18,6 @@ Rules (SPAN-MODEL.md "Time" and "Identity and hazards"; seed 000 §5–§6):
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 

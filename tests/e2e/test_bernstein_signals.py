@@ -144,3 +144,17 @@ def test_unknown_dialect_is_a_usage_error():
     assert proc.returncode == 2
     assert b"unknown dialect 'nope'" in proc.stderr
     assert b"caudra" in proc.stderr and b"bernstein" in proc.stderr
+
+
+def test_recordings_of_other_clis_make_no_caudra_or_bernstein_spans():
+    """Every shared recording (Claude Code, milk, Cursor, Codex, Gemini, edge cases), one after
+    the other in one stream: passed through unchanged, and not one span from these dialects."""
+    from tests.conftest import fixture_files
+
+    files = fixture_files()
+    if not files:
+        pytest.skip("../shared/fixtures not present")
+    data = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in files)
+    proc, spans = export(data, "--dialect", "caudra", "--dialect", "bernstein", expect=0)
+    assert spans == []
+    assert b"spans 0 exported" in proc.stderr
