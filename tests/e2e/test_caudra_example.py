@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import EXAMPLES, run_bridge
+from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
 EXAMPLE = EXAMPLES / "caudra-workflow.jsonl"
@@ -155,3 +158,41 @@ def test_caudra_example_at_receiver():
                 "lint is red"]
         else:
             assert span.status_code == 0
+
+
+def _workflow_line(event: dict) -> bytes:
+    doc = {"type": "system", "subtype": "workflow", "event": event, "session_id": "sess-live",
+           "workflow_run_id": event["run_id"], "workflow_epoch": 1, "workflow_call_key": 0,
+           "workflow_phase": "build"}
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+@pytest.mark.parametrize("grace_s, late_at_s, lands", [(3.0, 0.3, True), (0.2, 1.2, False)])
+def test_caudra_grace_window_in_real_time(grace_s, late_at_s, lands):
+    t = 1_790_000_000
+    history = [{"title": "build", "started_at": t}]
+    done = b"".join([
+        _workflow_line({"kind": "snapshot", "run_id": 42, "name": "ci", "status": "active", "phase": "build",
+                        "revision": 1, "phase_history": history, "logs": []}),
+        _workflow_line({"kind": "snapshot", "run_id": 42, "name": "ci", "status": "finished", "phase": "build",
+                        "revision": 2, "phase_history": history, "logs": [{"at": t + 5, "message": "built"}]}),
+    ])
+    late = _workflow_line({"kind": "log", "run_id": 42, "at": t + 6, "message": "artifacts uploaded", "revision": 3})
+    with GrpcReceiver() as rx:
+        code, out, err = feed_live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
+                                    "--grace-period", str(grace_s)], [(0.0, done), (late_at_s, late)],
+                                   late_at_s + 0.3)
+        spans = rx.received.wait_for(2, timeout=5)
+    assert code == 0, err
+    assert out == done + late
+    (root,) = [s for s in spans if s.name == "invoke_workflow ci"]
+    (phase,) = [s for s in spans if s.name == "phase build"]
+    assert root.attributes["workflow.run_id"] == "42"
+    assert root.attributes["workflow.status"] == "completed"  # "finished" is done
+    logs = [(t_ns, a["workflow.log.message"]) for n, t_ns, a in phase.events]
+    if lands:
+        assert logs == [((t + 5) * S, "built"), ((t + 6) * S, "artifacts uploaded")]
+        assert b"0 late events ignored" in err
+    else:
+        assert logs == [((t + 5) * S, "built")]
+        assert b"1 late events ignored" in err

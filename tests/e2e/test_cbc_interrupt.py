@@ -7,11 +7,8 @@ content-addressed ``agentId`` recorded as ``gen_ai.agent.id``."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 
-from tests.conftest import ROOT, clean_env
+from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
 SID = "sess-int-0001"
@@ -58,30 +55,16 @@ def run_live(grace_s: float, late_after_s: float, close_after_s: float):
     ``close_after_s``; checks the exit status and the passthrough. Returns (stderr, the 5 spans
     at the receiver)."""
     with GrpcReceiver() as rx:
-        code, out, err = _pipe(grace_s, late_after_s, close_after_s, rx.endpoint)
+        code, out, err = feed_live(
+            ["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", str(grace_s), "--clock", "stream"],
+            [(0.0, BEFORE), (late_after_s, LATE)],
+            close_after_s,
+        )
         spans = rx.received.wait_for(5, timeout=5)
     assert code == 0, err
     assert out == BEFORE + LATE
     assert len(spans) == 5  # root, phase, 3 agents
     return err, spans
-
-
-def _pipe(grace_s: float, late_after_s: float, close_after_s: float, endpoint: str):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "otelbridge", "--protocol", "grpc", "--endpoint", endpoint,
-         "--grace-period", str(grace_s), "--clock", "stream"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT,
-    )
-    started = time.monotonic()
-    proc.stdin.write(BEFORE)
-    proc.stdin.flush()
-    time.sleep(late_after_s)
-    proc.stdin.write(LATE)
-    proc.stdin.flush()
-    time.sleep(max(0.0, close_after_s - (time.monotonic() - started)))
-    proc.stdin.close()
-    out, err = proc.stdout.read(), proc.stderr.read()
-    return proc.wait(timeout=30), out, err
 
 
 def agents_of(spans):
