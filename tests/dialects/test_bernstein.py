@@ -85,3 +85,33 @@ def test_decoder_routes_raw_lines_and_counts():
     assert DIALECT.decode_raw(b"plain", INFO) is None
     # a JSON line that mentions the prefix is not a signal
     assert decoder.decode(b'{"type":"assistant","text":"BERNSTEIN:COMPLETED"}') == []
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from otelbridge.dialects.bernstein import KINDS  # noqa: E402
+
+_json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20)
+_payloads = st.dictionaries(st.text(max_size=10), _json_scalars | st.lists(_json_scalars, max_size=3), max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=st.sampled_from(sorted(KINDS)), payload=_payloads | st.none())
+def test_round_trip_of_the_wire_format(kind, payload):
+    """What a producer's ``format_signal`` writes (seed 004: ``BERNSTEIN:<KIND>`` or
+    ``BERNSTEIN:<KIND> <json>``, one line) parses back to the same kind and payload."""
+    import json
+
+    line = f"BERNSTEIN:{kind}" if payload is None else f"BERNSTEIN:{kind} {json.dumps(payload)}"
+    assert "\n" not in line
+    assert parse(line.encode() + b"\n") == (kind, payload or {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=st.binary(max_size=80))
+def test_arbitrary_bytes_never_raise(raw):
+    result = DIALECT.decode_raw(b"BERNSTEIN:" + raw, INFO)
+    assert result == [] or (len(result) == 1 and result[0].kind in KINDS)
+    if b"BERNSTEIN:" not in raw:
+        assert DIALECT.decode_raw(raw, INFO) is None  # not this dialect's line
