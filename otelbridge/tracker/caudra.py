@@ -212,7 +212,7 @@ class CaudraTracker:
         if not status:
             return
         if status == PAUSED and run.status != PAUSED:
-            run.events.append(SpanEvent("paused", now, {"workflow.revision": run.revision or 0}))
+            run.events.append(SpanEvent("paused", now, put_attributes({}, [("workflow.revision", run.revision)])))
         if run.terminal_ns is None or status in TERMINAL_STATUSES:
             run.status = status
         if status in TERMINAL_STATUSES and run.terminal_ns is None:
