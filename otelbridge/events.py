@@ -59,9 +59,42 @@ def ms_to_ns(value: Any) -> int | None:
     return None if ms is None else ms * 1_000_000
 
 
+def s_to_ns(value: Any) -> int | None:
+    """Epoch **seconds** (int, float or numeric string; Caudra ``phase_history[].started_at`` and
+    ``logs[].at``, seed 003 "Run events") → epoch nanoseconds, or ``None``.
+
+    Fractions of a second are kept; values outside 2000–2100 are rejected (so an epoch in ms
+    given where seconds belong is absent rather than a date in the year 56000).
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if len(value) <= 32 else None
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if not MIN_EPOCH_MS <= value * 1000 <= MAX_EPOCH_MS:
+        return None
+    if isinstance(value, int):
+        return value * 1_000_000_000
+    return round(value * 1_000_000) * 1_000
+
+
 def as_str(value: Any, limit: int = 4096) -> str | None:
     """A wire string, truncated to ``limit`` characters; non-strings give ``None``."""
     if isinstance(value, str):
+        return value[:limit]
+    return None
+
+
+def as_key(value: Any, limit: int = 256) -> str | None:
+    """An identifier the wire sends as a string or an integer (Caudra ``run_id``,
+    ``workflow_call_key``), as a string; empty strings, bools and other types give ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value:
         return value[:limit]
     return None
 
@@ -169,6 +202,151 @@ class TaskNotification(Event):
     status: str | None = None
     summary: str | None = None
     usage: TaskUsage | None = None
+
+
+@dataclass(slots=True)
+class TokenUsage:
+    """A message's ``usage`` as given (Anthropic-shaped in the Claude family: ``input_tokens``,
+    ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+
+# ---------------------------------------------------------------- Caudra (seed 003)
+
+
+@dataclass(slots=True)
+class CaudraPhase:
+    """A ``phase_history`` entry: the phase ``title`` and its ``started_at`` (s → epoch ns)."""
+
+    title: str | None
+    started_ns: int | None
+
+
+@dataclass(slots=True)
+class CaudraLog:
+    """One line of run output: ``at`` (s → epoch ns, ``None`` when absent) and ``message``."""
+
+    at_ns: int | None
+    message: str
+
+
+@dataclass(slots=True)
+class CaudraWorkflowSnapshot(Event):
+    """``system/workflow`` with ``event.kind: "snapshot"`` (seed 003 "Run events"): the run's
+    whole state. ``run_id`` is always a string (the wire sends a string or an integer);
+    ``epoch`` is the envelope's ``workflow_epoch``."""
+
+    run_id: str = ""
+    status: str | None = None
+    phase: str | None = None
+    revision: int | None = None
+    name: str | None = None
+    error: str | None = None
+    epoch: int | None = None
+    phase_history: list[CaudraPhase] = field(default_factory=list)
+    logs: list[CaudraLog] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CaudraWorkflowLog(Event):
+    """``system/workflow`` with ``event.kind: "log"``: one line (``at``, ``message``,
+    ``revision``)."""
+
+    run_id: str = ""
+    epoch: int | None = None
+    revision: int | None = None
+    log: CaudraLog | None = None
+
+
+@dataclass(slots=True)
+class CaudraAgentMessage(Event):
+    """An ``assistant``/``user`` line of an agent a Caudra workflow launched: it carries
+    ``workflow_run_id``, ``workflow_epoch``, ``workflow_call_key`` and ``workflow_phase`` beside
+    ``parent_tool_use_id`` (seed 003 "Run events", last paragraph)."""
+
+    run_id: str = ""
+    epoch: int | None = None
+    call_key: str | None = None
+    phase: str | None = None
+    parent_tool_use_id: str | None = None
+    role: str | None = None
+    model: str | None = None
+    message_id: str | None = None
+    usage: TokenUsage | None = None
+    tool_uses: int = 0
+
+
+@dataclass(slots=True)
+class AutomationFired(Event):
+    """``system/automation_fired`` (seed 003 "Firings and notices"): one ended firing. Times are
+    epoch ns converted from the wire's epoch ms (``queued_at`` is the only one never null)."""
+
+    fire_id: str | None = None
+    automation: str | None = None
+    digest: str | None = None
+    trigger: str | None = None
+    trigger_index: int | None = None
+    event_key: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    error_kind: str | None = None
+    error_message: str | None = None
+    error_line: int | None = None
+    error_column: int | None = None
+    repeats: int | None = None
+    attempts: int | None = None
+    operations: int | None = None
+    state_outcome: str | None = None
+    queued_ns: int | None = None
+    deferred_until_ns: int | None = None
+    started_ns: int | None = None
+    finished_ns: int | None = None
+    action_count: int | None = None
+    first_action: str | None = None
+    absorbed: str | None = None
+
+
+@dataclass(slots=True)
+class AutomationNotice(Event):
+    """``system/automation_notice``: ``text`` for the client to show, from firing ``fire_id``
+    (absent when an arming failed)."""
+
+    automation: str | None = None
+    fire_id: str | None = None
+    text: str | None = None
+
+
+@dataclass(slots=True)
+class GoalEvent(Event):
+    """``system/goal`` (seed 003 "Goal events"): ``kind`` (open set: ``evaluating``,
+    ``evaluation``, ``finished``, ``loop_cap``, ...) and the fields beside it that otelbridge
+    exports, by their wire names (numbers, bools and short strings only; ``usage`` apart)."""
+
+    kind: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    usage: TokenUsage | None = None
+
+
+# -------------------------------------------------------------- Bernstein (seed 004)
+
+
+@dataclass(slots=True)
+class BernsteinSignal(Event):
+    """A ``BERNSTEIN:<KIND>[ <json-object>]`` line (seed 004 "Grammar"), with the payload fields
+    of its kind (``None`` when absent or of the wrong type)."""
+
+    kind: str = ""
+    reason: str | None = None
+    hint: str | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    question_id: str | None = None
+    path: str | None = None
+    markdown: str | None = None
 
 
 # --------------------------------------------------------------------------- records out

@@ -23,6 +23,10 @@ class Stats:
     duplicate_notifications: int = 0
     runs_capped: int = 0
     agents_capped: int = 0
+    session_events_capped: int = 0
+    events_capped: int = 0
+    session_events_unclaimed: int = 0
+    bernstein_runs_without_terminal: int = 0
 
     def line(self) -> str:
         """The one-line human summary for stderr."""

@@ -7,8 +7,9 @@ A dialect is a module exposing ``DIALECT``, an object with:
   line splitter's cheap pre-filter; a line with none is never decoded);
 * ``decode(doc: dict, line: LineInfo) -> list[Event]`` — events from one JSON-object line
   (return ``[]`` for what it does not know: every protocol here is an open set);
-* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event]`` for lines that are not
-  JSON (Bernstein signals).
+* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event] | None`` for lines that
+  are not JSON (Bernstein signals): events, ``[]`` for a line it recognises as plain output
+  (neither decoded nor bad), ``None`` for a line that is not its own.
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -22,12 +23,14 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..events import Event, ms_to_ns
+from ..events import Event, TokenUsage, as_int, ms_to_ns
 from ..stats import Stats
 
 #: Registered dialect modules, by name, in decoding order.
 REGISTRY: dict[str, str] = {
     "claude_code": "otelbridge.dialects.claude_code",
+    "caudra": "otelbridge.dialects.caudra",
+    "bernstein": "otelbridge.dialects.bernstein",
 }
 
 _BOM = b"\xef\xbb\xbf"
@@ -68,6 +71,23 @@ def parse_timestamp(value: Any) -> int | None:
         ns = seconds * 1_000_000_000 + parsed.microsecond * 1_000
         return ms_to_ns(ns // 1_000_000) and ns
     return ms_to_ns(value)
+
+
+def token_usage(value: Any) -> TokenUsage | None:
+    """A Claude-family ``usage`` object (``input_tokens``, ``output_tokens``,
+    ``cache_read_input_tokens``, ``cache_creation_input_tokens``) → :class:`TokenUsage`, or
+    ``None`` when ``value`` is not an object or carries none of them."""
+    if not isinstance(value, dict):
+        return None
+    usage = TokenUsage(
+        input_tokens=as_int(value.get("input_tokens")),
+        output_tokens=as_int(value.get("output_tokens")),
+        cache_read_input_tokens=as_int(value.get("cache_read_input_tokens")),
+        cache_creation_input_tokens=as_int(value.get("cache_creation_input_tokens")),
+    )
+    if usage == TokenUsage():
+        return None
+    return usage
 
 
 def load(names: list[str] | None = None) -> list[Dialect]:
@@ -137,7 +157,8 @@ class Decoder:
             except Exception:
                 events = None
             if events is not None:
-                self.stats.lines_decoded += 1
+                if events:
+                    self.stats.lines_decoded += 1
                 return events
         self.stats.bad_lines += 1
         return []
