@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from . import dialects
+from . import dialects, redact
 from .clock import Clock
 from .config import Config
 from .export import Exporters, configure_logging
@@ -42,6 +42,21 @@ def say(message: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def install_redaction(cfg: Config) -> None:
+    """Make ``cfg``'s redaction the process-wide one (every ``redact.clean`` call uses it);
+    warn once on stderr when the default patterns are off."""
+    redact.install(
+        redact.Redactor.build(
+            cfg.redact_patterns,
+            defaults=cfg.default_redaction,
+            max_length=cfg.max_attribute_length,
+        )
+    )
+    if not cfg.default_redaction:
+        say("warning: --no-default-redaction: secrets in the stream (tokens, keys, e-mails) are "
+            "exported as they are; use it for local debugging only")
 
 
 def parse_traceparent(cfg: Config):
@@ -185,7 +200,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
         try:
             stats.write_json(cfg.stats_json)
         except OSError as exc:
-            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
+            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror or exc}")
     if cfg.fail_on_export_error and not all_exported and code == 0:
         code = EXIT_EXPORT_FAILED
     return code
@@ -210,6 +225,7 @@ def run(cfg: Config) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     configure_logging()
+    install_redaction(cfg)
     install_loop()
     try:
         return asyncio.run(_main(cfg, stream_fd))

@@ -38,6 +38,15 @@ from .tracker import DEFAULT_GRACE_S
 @click.option("--deterministic-ids", is_flag=True, help="Derive trace/span ids from stream ids.")
 @click.option("--capture-content", is_flag=True,
               help="Export previews and content (opt-in; still redacted).")
+@click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
+              help="Also replace matches of REGEX by [REDACTED:custom] in everything exported "
+                   "(repeatable).")
+@click.option("--no-default-redaction", is_flag=True,
+              help="Turn off the built-in secret patterns (JWTs, keys, tokens, e-mails...). "
+                   "Local debugging only: secrets in the stream then reach the backend.")
+@click.option("--max-attribute-length", type=click.IntRange(min=1), metavar="N",
+              help="Cap exported strings at N characters. "
+                   "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]")
 @click.option("--fail-on-export-error", is_flag=True,
               help="Exit 1 when spans could not be exported (default: report on stderr only).")
 @click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE.")
@@ -45,7 +54,8 @@ from .tracker import DEFAULT_GRACE_S
 @click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
 @click.version_option(__version__, prog_name="otelbridge")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD ARGS...]")
-def run_command(exporter, protocol, no_traceparent, dialects, **flags):
+def run_command(exporter, protocol, no_traceparent, dialects, redact_patterns, no_default_redaction,
+                **flags):
     """Tee agent CLI stream-json from stdin (or from CMD's stdout) to stdout, unchanged,
     and export the workflows it describes as OpenTelemetry traces."""
     try:
@@ -54,6 +64,8 @@ def run_command(exporter, protocol, no_traceparent, dialects, **flags):
             protocol=protocol,
             use_traceparent=not no_traceparent,
             dialects=tuple(dialects),
+            redact_patterns=tuple(redact_patterns),
+            default_redaction=not no_default_redaction,
             **flags,
         )
     except config.ConfigError as exc:
