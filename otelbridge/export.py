@@ -170,12 +170,41 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+    url = None
     if cfg.endpoint:
         url = cfg.endpoint.rstrip("/")
         if not url.endswith("/v1/traces"):
             url += "/v1/traces"
-        return OTLPSpanExporter(endpoint=url)
-    return OTLPSpanExporter()
+    return OTLPSpanExporter(endpoint=url, session=_http_session())
+
+
+#: The variables naming the CA file the HTTP exporter verifies the collector with.
+CERTIFICATE_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+
+
+def _http_session():
+    """A ``requests`` session that keeps the exporter's ``verify`` (the CA file of
+    ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``), or ``None`` when no CA file is configured or a
+    credential-provider session is (the exporter then builds its own).
+
+    ``requests`` lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's ``verify``
+    (psf/requests#4726, #3829): on a machine or CI image that sets them — common — the
+    configured CA would be ignored and a collector with a private CA refused."""
+    if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
+        return None
+    if any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
+           for k in os.environ):
+        return None
+    import requests
+
+    class PinnedVerifySession(requests.Session):
+        def merge_environment_settings(self, url, proxies, stream, verify, cert):
+            merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            if verify is None:
+                merged["verify"] = self.verify
+            return merged
+
+    return PinnedVerifySession()
 
 
 def make_resource() -> Resource:
