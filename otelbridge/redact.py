@@ -18,7 +18,9 @@ Redaction runs on the whole string *before* the cap, so a cap can never cut a se
 leave a prefix the patterns no longer recognise.
 
 Call sites stay simple: :func:`clean` and :func:`span_name` use the process-wide
-:class:`Redactor` that :func:`install` sets once at startup (``otelbridge.app``). Text for
+:class:`Redactor` that :func:`install` sets once at startup (``otelbridge.app``). The span
+builder (``otelbridge.spans``) passes every name, attribute, event, link and status description
+through it once more, so a tracker part that forgets a call cannot leak (``clean`` is idempotent). Text for
 people goes through :func:`terminal` (waterfall) or :func:`markdown` (GitHub step summary);
 endpoints we print through :func:`endpoint`; log lines through :func:`message`; files we write
 are opened with :func:`open_private` (mode 0600).
@@ -29,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -102,13 +104,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.I),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
-    Pattern.of("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
+    Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     Pattern.of("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
     Pattern.of("api_key", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}"),
     Pattern.of(
         "aws_access_key",
         _AWS_PREFIXES,
-        r"\b(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}\b",
+        r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}",
     ),
     Pattern.of(
         "aws_secret_key",
@@ -119,7 +121,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "github_token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     # password: x, "token": "x", api_key=x, client_secret=x ...
     Pattern.of(
         "secret",
@@ -128,7 +130,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"auth[_-]?token|refresh[_-]?token|token)" + _ASSIGN + r")(?!\[REDACTED:)[^\s\"',;&]{4,}",
         re.I,
     ),
-    Pattern.of("email", ("@",), r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
+    Pattern.of("email", ("@",), r"\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]{2,}"),
 )
 
 #: Home directories → ``~`` (a path segment that starts the path, not ``/var/home``).
@@ -229,6 +231,23 @@ class Redactor:
         ``max_length`` is)."""
         body = self.redact(_sanitise(text or "")).strip() or fallback
         return _cap(f"{prefix} {body}", SPAN_NAME_MAX)
+
+    def name(self, text: str) -> str:
+        """A finished span name made safe again: sanitised, redacted, at most
+        :data:`SPAN_NAME_MAX` characters. Idempotent on :meth:`span_name` output."""
+        return _cap(self.redact(_sanitise(text)), SPAN_NAME_MAX)
+
+    def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``attrs`` with every string value, and every string in a sequence value, passed
+        through :meth:`clean`; numbers and booleans as they are. Keys are ours and kept."""
+        out: dict[str, Any] = {}
+        for key, value in (attrs or {}).items():
+            if isinstance(value, str):
+                value = self.clean(value)
+            elif isinstance(value, (list, tuple)):
+                value = [self.clean(v) if isinstance(v, str) else v for v in value]
+            out[key] = value
+        return out
 
 
 _current = Redactor()

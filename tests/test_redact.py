@@ -252,3 +252,29 @@ def test_open_private_leaves_fifos_alone_and_refuses_other_modes(tmp_path):
     assert _mode(fifo) == 0o644
     with pytest.raises(ValueError):
         redact.open_private(tmp_path / "r", "r")
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_FRAGMENTS = st.sampled_from([
+    "eyJhbGciOiJIUzI1NiJ9.eyJ4IjoxfQ.c2ln", "sk-ant-api03-AbCdEfGhIj", "AKIAIOSFODNN7EXAMPLE",
+    "ann@example.com", "https://u:p@h/x", "Authorization: Bearer abcdefghij", "password=hunter22",
+    "/home/ann/", "/root/", "\x1b[31m", "\x1b]8;;x\x07", "\n", "\u202e", "[REDACTED:jwt]", " ", "-",
+])
+# secrets occur delimited (by a space, quote, comma, newline...), not glued into other tokens
+_TEXT = st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=12).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_clean_is_safe_bounded_and_idempotent(text):
+    out = redact.clean(text)
+    assert len(out) <= redact.DEFAULT_MAX_LENGTH
+    assert not any(ch in out for ch in "\x1b\x07\n\r\x00\u202e")
+    assert "AKIAIOSFODNN7EXAMPLE" not in out and "ann@example.com" not in out
+    assert "/home/ann" not in out and "hunter22" not in out
+    assert redact.clean(out) == out
+    name = redact.span_name("invoke_agent", text, "#1")
+    assert len(name) <= redact.SPAN_NAME_MAX and redact.current().name(name) == name
