@@ -339,6 +339,8 @@ def endpoint(url: str | None) -> str:
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+#: ``user:pass@host`` without a scheme (how the gRPC exporter names its target)
+_BARE_USERINFO = re.compile(r"(?<![\w.:/@-])[\w.~%+-]+:[^\s/@]+@(?=[A-Za-z0-9.\[-])")
 
 
 def header_secrets(*values: str | None) -> list[str]:
@@ -367,7 +369,7 @@ def message(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, "[REDACTED:header]")
-    text = _URL_TAIL.sub(r"\1", text)
+    text = _BARE_USERINFO.sub("[REDACTED:url_credentials]@", _URL_TAIL.sub(r"\1", text))
     cleaned = _sanitise(text)
     return _cap(_current.redact(cleaned), MESSAGE_MAX)
 
