@@ -99,7 +99,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "authorization",
         ("authorization",),
         r"(?P<keep>\b(?:proxy-)?authorization" + _ASSIGN + r")"
-        r"(?:(?:bearer|basic|token|digest|negotiate)\s+)?[^\s\"',;]+",
+        r"(?!\[REDACTED:)(?:(?:bearer|basic|token|digest|negotiate)\s+)?[^\s\"',;]+",
         re.I,
     ),
     Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.I),

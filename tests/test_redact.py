@@ -67,6 +67,12 @@ def test_authorization_and_bearer_keep_their_labels():
     assert redact.clean("bearer abcdefghijk") == "bearer [REDACTED:bearer]"
 
 
+def test_markers_are_not_redacted_again():
+    name = "invoke_agent x Authorization: [REDACTED:authorization]…"
+    assert redact.current().name(name) == name
+    assert redact.clean("password: [REDACTED:secret]") == "password: [REDACTED:secret]"
+
+
 def test_url_credentials_keep_scheme_and_host():
     out = redact.clean("clone https://deploy:S3cr3t@git.example.com/r.git and ssh://tok3n@h/x")
     assert out == ("clone https://[REDACTED:url_credentials]@git.example.com/r.git and "
