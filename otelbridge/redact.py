@@ -121,7 +121,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "github_token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    ),
     # password: x, "token": "x", api_key=x, client_secret=x ...
     Pattern.of(
         "secret",
@@ -146,7 +147,8 @@ class PatternError(ValueError):
 
 
 def custom_pattern(regex: str) -> Pattern:
-    """``--redact REGEX`` → a :class:`Pattern` of kind ``custom``.
+    """``--redact REGEX`` → a :class:`Pattern` of kind ``custom`` (a group named ``keep``,
+    e.g. ``(?P<keep>ticket=)[0-9]+``, is kept before the marker).
 
     Raises :class:`PatternError` when ``regex`` does not compile or matches the empty string
     (it would put a marker between every two characters)."""
