@@ -287,3 +287,8 @@ def test_clean_is_safe_bounded_and_idempotent(text):
     assert redact.clean(out) == out
     name = redact.span_name("invoke_agent", text, "#1")
     assert len(name) <= redact.SPAN_NAME_MAX and redact.current().name(name) == name
+
+
+def test_custom_pattern_keeps_its_keep_group():
+    r = Redactor.build([r"(?P<keep>ticket=)[0-9]+"])
+    assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"
