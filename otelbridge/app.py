@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from . import dialects
+from . import dialects, redact
 from .clock import Clock, StreamTimers
 from .config import Config
 from .export import Exporters, configure_logging
@@ -47,6 +47,21 @@ def say(message: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def install_redaction(cfg: Config) -> None:
+    """Make ``cfg``'s redaction the process-wide one (every ``redact.clean`` call uses it);
+    warn once on stderr when the default patterns are off."""
+    redact.install(
+        redact.Redactor.build(
+            cfg.redact_patterns,
+            defaults=cfg.default_redaction,
+            max_length=cfg.max_attribute_length,
+        )
+    )
+    if not cfg.default_redaction:
+        say("warning: --no-default-redaction: secrets in the stream (tokens, keys, e-mails) are "
+            "exported as they are; use it for local debugging only")
 
 
 def parse_traceparent(cfg: Config):
@@ -87,6 +102,7 @@ class Pipeline:
     def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
         """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
         end of input); ``report`` (trace links, waterfall, step summary) is a second sink."""
+        install_redaction(cfg)
         exporters = Exporters(cfg, stats)
         parent, span_ctx = parse_traceparent(cfg)
         builder = SpanBuilder(

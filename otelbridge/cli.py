@@ -54,6 +54,15 @@ def _shared(fn):
                      help="Decode only these dialects (repeatable). [default: all]"),
         click.option("--capture-content", is_flag=True,
                      help="Export previews and content (opt-in; still redacted)."),
+        click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
+                     help="Also replace matches of REGEX by [REDACTED:custom] in everything "
+                          "exported (repeatable)."),
+        click.option("--no-default-redaction", is_flag=True,
+                     help="Turn off the built-in secret patterns (JWTs, keys, tokens, e-mails...). "
+                          "Local debugging only: secrets in the stream then reach the backend."),
+        click.option("--max-attribute-length", type=click.IntRange(min=1), metavar="N",
+                     help="Cap exported strings at N characters. "
+                          "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]"),
         click.option("--fail-on-export-error", is_flag=True,
                      help="Exit 1 when spans could not be exported (default: report on stderr only)."),
         click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE."),
@@ -83,7 +92,8 @@ def _live(fn):
     return fn
 
 
-def make_config(exporter, protocol, no_traceparent, dialects, **flags) -> config.Config:
+def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=(),
+                no_default_redaction=False, **flags) -> config.Config:
     """Parsed flags → :class:`~otelbridge.config.Config`; ``click.UsageError`` when unusable."""
     try:
         cfg = config.build(
@@ -91,6 +101,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, **flags) -> config
             protocol=protocol,
             use_traceparent=not no_traceparent,
             dialects=tuple(dialects),
+            redact_patterns=tuple(redact_patterns),
+            default_redaction=not no_default_redaction,
             **flags,
         )
     except config.ConfigError as exc:

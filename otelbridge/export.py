@@ -17,6 +17,13 @@ The resource (:func:`make_resource`) carries the ``cicd.*`` and ``vcs.*`` semant
 attributes when run in GitHub Actions (``GITHUB_ACTIONS``) or GitLab CI (``GITLAB_CI``), read from
 their environment (:func:`ci_resource_attributes`); ``OTEL_RESOURCE_ATTRIBUTES`` wins over them.
 
+Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
+— the values of ``OTEL_EXPORTER_OTLP_HEADERS``/``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (auth tokens)
+masked, URL credentials and query strings cut, one line — and every endpoint we name goes
+through :func:`otelbridge.redact.endpoint`. TLS (``https://`` endpoints,
+``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``, ``_CLIENT_CERTIFICATE``, ``_CLIENT_KEY``) is the
+exporters' own: ``--endpoint`` passes only the endpoint, so they still read those variables.
+
 Shutdown is bounded: :meth:`Exporters.shutdown` gives ``provider.shutdown()`` at most
 ``flush_timeout_s`` in a daemon thread (the SDK's own shutdown can block 7–30 s on a dead endpoint
 and ``force_flush`` ignores its timeout), then reports what was confirmed exported.
@@ -115,10 +122,41 @@ class _OnceFilter(logging.Filter):
         return True
 
 
-def configure_logging() -> _OnceFilter:
-    """All logging to stderr, one line each; the SDK's repeated export errors said once."""
+#: The variables whose values are OTLP headers (auth tokens): never printed.
+HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+
+
+class _SecretFilter(logging.Filter):
+    """Makes every record safe for stderr before it is formatted: one line
+    (:func:`otelbridge.redact.message`: ``secrets`` masked, URL credentials and query strings
+    cut, escapes stripped, default patterns applied), an exception reduced to its type and text,
+    no traceback. The SDK prints a malformed ``OTEL_EXPORTER_OTLP_HEADERS`` item verbatim;
+    this is what keeps it off the terminal."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            text = f"{text} ({type(exc).__name__}: {exc})"
+        record.msg, record.args = redact.message(text, self.secrets), None
+        record.exc_info = record.exc_text = record.stack_info = None
+        return True
+
+
+def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
+    """All logging to stderr, one line each, header values masked; the SDK's repeated export
+    errors said once. ``env`` (default ``os.environ``) supplies the header variables."""
+    env = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("otelbridge: %(name)s: %(message)s"))
+    handler.addFilter(_SecretFilter(redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))))
     once = _OnceFilter()
     handler.addFilter(once)
     root = logging.getLogger()
@@ -128,9 +166,13 @@ def configure_logging() -> _OnceFilter:
 
 
 def _endpoint_label(cfg: Config) -> str:
-    return cfg.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
-        "OTEL_EXPORTER_OTLP_ENDPOINT"
-    ) or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
+    """The endpoint as we name it on stderr: no credentials, no query string."""
+    return redact.endpoint(
+        cfg.endpoint
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
+    )
 
 
 def otlp_exporter(cfg: Config) -> SpanExporter:
@@ -141,12 +183,41 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+    url = None
     if cfg.endpoint:
         url = cfg.endpoint.rstrip("/")
         if not url.endswith("/v1/traces"):
             url += "/v1/traces"
-        return OTLPSpanExporter(endpoint=url)
-    return OTLPSpanExporter()
+    return OTLPSpanExporter(endpoint=url, session=_http_session())
+
+
+#: The variables naming the CA file the HTTP exporter verifies the collector with.
+CERTIFICATE_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+
+
+def _http_session():
+    """A ``requests`` session that keeps the exporter's ``verify`` (the CA file of
+    ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``), or ``None`` when no CA file is configured or a
+    credential-provider session is (the exporter then builds its own).
+
+    ``requests`` lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's ``verify``
+    (psf/requests#4726, #3829): on a machine or CI image that sets them — common — the
+    configured CA would be ignored and a collector with a private CA refused."""
+    if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
+        return None
+    if any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
+           for k in os.environ):
+        return None
+    import requests
+
+    class PinnedVerifySession(requests.Session):
+        def merge_environment_settings(self, url, proxies, stream, verify, cert):
+            merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            if verify is None:
+                merged["verify"] = self.verify
+            return merged
+
+    return PinnedVerifySession()
 
 
 def _github(env: Mapping[str, str]) -> dict[str, str | None]:

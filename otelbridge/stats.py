@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
+
+from .redact import open_private
 
 
 @dataclass(slots=True)
@@ -37,8 +38,8 @@ class Stats:
         )
 
     def write_json(self, path: str) -> None:
-        """Write the counters as a JSON object to ``path``, created with mode 0600."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        """Write the counters as a JSON object to ``path``, mode 0600
+        (:func:`otelbridge.redact.open_private`). Raises ``OSError``."""
+        with open_private(path) as fh:
             json.dump(asdict(self), fh, indent=1, sort_keys=True)
             fh.write("\n")

@@ -7,6 +7,7 @@ on 127.0.0.1, decoding ``ExportTraceServiceRequest`` with ``opentelemetry-proto`
 from __future__ import annotations
 
 import gzip
+import ssl
 import threading
 import time
 from concurrent import futures
@@ -139,9 +140,10 @@ class GrpcReceiver:
 
 class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
-    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so)."""
+    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so); over TLS
+    (``https://`` endpoint) when given an ``ssl_context``."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, ssl_context: ssl.SSLContext | None = None) -> None:
         self.received = Received()
         received = received_ref = self.received
 
@@ -173,6 +175,9 @@ class HttpReceiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
+        if ssl_context is not None:
+            self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
+            self.endpoint = f"https://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> "HttpReceiver":

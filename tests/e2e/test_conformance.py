@@ -14,14 +14,18 @@ FILES = fixture_files() + sorted(p for p in EXAMPLES.glob("*") if p.suffix in ("
 
 
 def has_workflow(data: bytes) -> bool:
-    """True when some line is a top-level ``system/task_started`` of a ``local_workflow``."""
+    """True when some line is a top-level workflow line: cbc/Claude Code ``system/task_*`` of a
+    ``local_workflow`` (seed 000) or Caudra ``system/workflow`` (seed 003)."""
     for line in data.splitlines():
         try:
             doc = json.loads(line)
         except ValueError:
             continue
-        if (isinstance(doc, dict) and doc.get("type") == "system"
-                and doc.get("subtype") in ("task_started", "task_progress")
+        if not isinstance(doc, dict) or doc.get("type") != "system":
+            continue
+        if doc.get("subtype") == "workflow":
+            return True
+        if (doc.get("subtype") in ("task_started", "task_progress")
                 and (doc.get("task_type") == "local_workflow" or "workflow_progress" in doc)):
             return True
     return False
