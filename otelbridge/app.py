@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import posixpath
 import signal
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from opentelemetry import trace
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from . import dialects
+from . import dialects, redact
 from .clock import Clock
 from .config import Config
 from .export import Exporters, configure_logging
@@ -26,13 +28,17 @@ from .lines import LineSplitter
 from .source import pipe
 from .source.child import ChildError, exit_status, spawn
 from .spans import SpanBuilder
+from .events import SpanRecord
 from .stats import Stats
-from .tracker import Context, Parent, Tracker
+from .tracker import Context, Parent, SpanRef, Tracker
 
 log = logging.getLogger("otelbridge")
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
 EXIT_EXPORT_FAILED = 1
+#: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
+CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
+MAX_ARGS = 64
 
 
 def say(message: str) -> None:
@@ -60,6 +66,73 @@ def parse_traceparent(cfg: Config):
 
 
 @dataclass
+class RunSpan:
+    """The wrapper's ``run {basename of CMD}`` span (SPAN-MODEL.md, "wrapped process"): ids
+    allocated before the child starts (the child's ``TRACEPARENT`` names it), wall-clock times
+    in epoch ns, ``process.*`` attributes; ERROR on a non-zero exit status."""
+
+    argv: tuple[str, ...]
+    ref: SpanRef
+    parent: Parent | None
+    start_ns: int = field(default_factory=time.time_ns)
+    pid: int | None = None
+
+    def traceparent(self, sampled: bool) -> str:
+        """The W3C ``traceparent`` of this span, for the child's environment."""
+        return f"00-{self.ref.trace_id:032x}-{self.ref.span_id:016x}-{'01' if sampled else '00'}"
+
+    def record(self, exit_code: int) -> SpanRecord:
+        argv = self.argv[:MAX_ARGS]
+        attrs = {
+            "process.command": redact.clean(argv[0]),
+            "process.command_args": [redact.clean(a) for a in argv],
+            "process.exit.code": exit_code,
+        }
+        if self.pid is not None:
+            attrs["process.pid"] = self.pid
+        base = posixpath.basename(self.argv[0].replace("\\", "/").rstrip("/")) or self.argv[0]
+        rec = SpanRecord(
+            name=redact.span_name("run", base, "command"),
+            trace_id=self.ref.trace_id,
+            span_id=self.ref.span_id,
+            parent_span_id=self.parent.span_id if self.parent is not None else None,
+            parent_remote=self.parent is not None,
+            start_ns=self.start_ns,
+            end_ns=max(time.time_ns(), self.start_ns),
+            attributes=attrs,
+        )
+        if exit_code != 0:
+            rec.error, rec.error_type = f"exit status {exit_code}", "process_exit"
+        return rec
+
+
+def child_environment(cfg: Config, run: RunSpan, sampled: bool) -> dict[str, str]:
+    """The child's environment: ours, with ``TRACEPARENT`` set to the run span (and
+    ``TRACESTATE`` kept only when it came with the parent we use)."""
+    env = dict(os.environ)
+    env["TRACEPARENT"] = run.traceparent(sampled)
+    if cfg.tracestate and run.parent is not None:
+        env["TRACESTATE"] = cfg.tracestate
+    else:
+        env.pop("TRACESTATE", None)
+    return env
+
+
+def warn_console_exporters(env: dict[str, str]) -> None:
+    """One stderr line when the child's environment asks an OpenTelemetry SDK for a ``console``
+    exporter: the child would print its telemetry into the stream (its stdout)."""
+    asked = [
+        name for name in CHILD_EXPORTER_VARS
+        if "console" in [p.strip().lower() for p in env.get(name, "").split(",")]
+    ]
+    if asked:
+        say(
+            f"{', '.join(asked)} asks for a console exporter: the child would write its telemetry "
+            "into the stream on stdout; set it to otlp (or unset it) for the child"
+        )
+
+
+@dataclass
 class Pipeline:
     """Stages 2–5 wired together for one stream."""
 
@@ -69,6 +142,30 @@ class Pipeline:
     tracker: Tracker
     decoder: dialects.Decoder
     splitter: LineSplitter
+    builder: SpanBuilder | None = None
+    run: RunSpan | None = None
+    exit_code: int = 0
+
+    def start_run(self, argv: tuple[str, ...]) -> RunSpan:
+        """Allocate the wrapper's run span (before the child starts) and make it the parent of
+        every session span."""
+        ctx = self.tracker.ctx
+        if ctx.parent is not None:
+            trace_id = ctx.parent.trace_id
+        else:
+            trace_id = ctx.ids.trace_id("run", " ".join(argv))
+        ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
+        ctx.run = ref
+        self.run = RunSpan(tuple(argv), ref, ctx.parent)
+        return self.run
+
+    def run_sampled(self) -> bool:
+        """The sampling decision for the run span's trace (made once, as its spans will get)."""
+        if self.run is None or self.builder is None:
+            return True
+        probe = SpanRecord(self.run.record(0).name, self.run.ref.trace_id, self.run.ref.span_id,
+                           None, 0, 0, {})
+        return self.builder._trace_flags(probe).sampled
 
     @classmethod
     def build(cls, cfg: Config, stats: Stats, call_later) -> "Pipeline":
@@ -96,7 +193,7 @@ class Pipeline:
             )
         )
         decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats)
-        pipeline = cls(cfg, stats, exporters, tracker, decoder, None)  # type: ignore[arg-type]
+        pipeline = cls(cfg, stats, exporters, tracker, decoder, None, builder)  # type: ignore[arg-type]
         pipeline.splitter = LineSplitter(decoder.markers, pipeline.on_line, stats, cfg.max_line)
         return pipeline
 
@@ -122,6 +219,8 @@ class Pipeline:
             self.tracker.finish()
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
+        if self.run is not None and self.builder is not None:
+            self.builder.emit(self.run.record(self.exit_code))
         return self.exporters.shutdown(self.cfg.flush_timeout_s)
 
 
@@ -131,12 +230,17 @@ async def _main(cfg: Config, stream_fd: int) -> int:
     pipeline = Pipeline.build(cfg, stats, loop.call_later)
     proc = None
     if cfg.command:
+        run = pipeline.start_run(tuple(cfg.command))
+        env = child_environment(cfg, run, pipeline.run_sampled())
+        warn_console_exporters(env)
         try:
-            proc, fd_in = await spawn(cfg.command)
+            proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
             say(str(exc))
+            pipeline.exit_code = exc.status
             pipeline.finish()
             return exc.status
+        run.pid = proc.pid
     else:
         fd_in = 0
     tee = pipe.Tee(fd_in, stream_fd, pipeline.on_chunk, stats)
@@ -175,6 +279,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
     else:
         code = 0
 
+    pipeline.exit_code = code
     all_exported = pipeline.finish()
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])

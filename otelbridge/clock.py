@@ -54,6 +54,10 @@ class Clock:
             if self.mode == "auto" and not self._use_stream and abs(ns - self._wall()) > SKEW_NS:
                 self._use_stream = True
 
+    def wall(self) -> int:
+        """The wall clock (epoch ns), whatever the mode."""
+        return self._wall()
+
     def now(self) -> int:
         """The current time (epoch ns) by the mode's rule."""
         if self._use_stream and self._latest is not None:

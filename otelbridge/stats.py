@@ -23,6 +23,11 @@ class Stats:
     duplicate_notifications: int = 0
     runs_capped: int = 0
     agents_capped: int = 0
+    # sessions (tracker/sessions.py)
+    sessions_capped: int = 0
+    session_items_capped: int = 0
+    duplicate_results: int = 0
+    seq_gaps: int = 0
 
     def line(self) -> str:
         """The one-line human summary for stderr."""

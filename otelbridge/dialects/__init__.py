@@ -28,6 +28,7 @@ from ..stats import Stats
 #: Registered dialect modules, by name, in decoding order.
 REGISTRY: dict[str, str] = {
     "claude_code": "otelbridge.dialects.claude_code",
+    "milk": "otelbridge.dialects.milk",
 }
 
 _BOM = b"\xef\xbb\xbf"

@@ -27,6 +27,7 @@ from .. import redact
 from ..events import (
     Event,
     SpanEvent,
+    SpanLink,
     SpanRecord,
     TaskNotification,
     TaskUpdated,
@@ -154,16 +155,14 @@ class WorkflowTracker:
         if len(self.runs) >= self.max_runs:
             self.stats.runs_capped += 1
             return None
-        if self.ctx.parent is not None:
-            trace_id = self.ctx.parent.trace_id
-        else:
-            trace_id = self.ids.trace_id(ev.session_id, task_id)
+        ref = self.ctx.workflow_ref(ev.session_id, task_id)
+        trace_id = ref.trace_id
         run = _Run(
             key=key,
             session_id=ev.session_id,
             task_id=task_id,
             trace_id=trace_id,
-            span_id=self.ids.span_id(trace_id, "workflow", task_id),
+            span_id=ref.span_id,
             first_seen_ns=now,
         )
         self.runs[key] = run
@@ -465,6 +464,9 @@ class WorkflowTracker:
             end_ns=end,
             attributes=attrs,
         )
+        # the session span that started the workflow (tracker/sessions.py links back)
+        session = self.ctx.session_ref(run.session_id)
+        rec.links.append(SpanLink(session.trace_id, session.span_id, {"otelbridge.link": "session"}))
         if not notified:
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
         elif status == "failed":
