@@ -359,11 +359,11 @@ class ClaudeCode:
     """The ``claude_code`` dialect (also cbc, and milk's same-family ``task_*`` lines)."""
 
     name = "claude_code"
-    markers = (
-        b"task_started", b"task_progress", b"task_updated", b"task_notification",
-        b'"init"', b'"assistant"', b'"user"', b'"result"', b"tool_result",
-        b"message_start", b"message_delta",
-    )
+    #: Few markers, because the splitter scans every chunk once per marker: ``task_`` (the
+    #: ``system/task_*`` family), ``"message`` (``assistant`` and ``user`` lines carry a
+    #: ``"message"`` object; ``message_start``/``message_delta`` stream events), ``"result"``,
+    #: ``"init"``. A ``content_block_delta`` line (the bulk of a stream) has none of them.
+    markers = (b"task_", b'"message', b'"result"', b'"init"')
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
         kind = doc.get("type")
