@@ -314,6 +314,23 @@ class TurnResult(Event):
     uuid: str | None = None
     content: str | None = None
     final: bool = False
+    #: Caudra (seed 003, "Background tasks"): ``run.run_id`` of the run this result ends, and
+    #: ``background_active`` (active managed tasks)
+    run_id: str | None = None
+    background_active: int | None = None
+
+
+@dataclass(slots=True)
+class TurnStarted(Event):
+    """Caudra ``system/turn_start`` (seed 003, "Background tasks"): a parent run begins.
+    ``run_id`` (an integer on the wire, kept as a string), ``automatic`` and the number of
+    ``task_event_ids`` / ``workflow_events`` / ``automation_events`` it started with."""
+
+    run_id: str | None = None
+    automatic: bool | None = None
+    task_events: int | None = None
+    workflow_events: int | None = None
+    automation_events: int | None = None
 
 
 @dataclass(slots=True)

@@ -15,7 +15,9 @@ show it; SPAN-MODEL.md "session"):
 * ``assistant`` → :class:`ModelCall` (``message.id``, ``model``, ``usage``, ``tool_use`` blocks)
 * ``stream_event`` ``message_start`` / ``message_delta`` → :class:`ModelCall` (start / final usage)
 * ``user`` → :class:`ToolResult` per ``tool_result`` block, else :class:`UserMessage`
-* ``result`` → :class:`TurnResult`
+* ``result`` → :class:`TurnResult` (Caudra adds ``run.run_id``, ``background_active``)
+* Caudra's ``system/turn_start`` (seed 003, "Background tasks") → :class:`TurnStarted`; Caudra
+  is a Claude Code drop-in, so its session lines are this family
 * ``task_started`` / ``task_progress`` of non-workflow tasks → :class:`TaskStarted` /
   :class:`TaskProgress`
 
@@ -43,6 +45,7 @@ from ..events import (
     ToolCall,
     ToolResult,
     TurnResult,
+    TurnStarted,
     Usage,
     UserMessage,
     TaskNotification,
@@ -283,6 +286,33 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         uuid=as_str(doc.get("uuid"), 128),
         content=as_str(doc.get("result"), PREVIEW),
         final=final,
+        run_id=_run_id(run.get("run_id")) if isinstance(run := doc.get("run"), dict) else None,
+        background_active=as_int(doc.get("background_active")),
+    )
+
+
+def _run_id(value: Any) -> str | None:
+    """Caudra's ``run_id``: an integer or a string, kept as a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return as_str(value, 128) or None
+
+
+def _count(value: Any) -> int | None:
+    return len(value) if isinstance(value, list) else None
+
+
+def parse_turn_start(doc: dict[str, Any], line: LineInfo) -> TurnStarted:
+    """Caudra ``system/turn_start`` → :class:`TurnStarted`."""
+    automatic = doc.get("automatic")
+    return TurnStarted(
+        line.session_id,
+        line.ts_ns,
+        run_id=_run_id(doc.get("run_id")),
+        automatic=automatic if isinstance(automatic, bool) else None,
+        task_events=_count(doc.get("task_event_ids")),
+        workflow_events=_count(doc.get("workflow_events")),
+        automation_events=_count(doc.get("automation_events")),
     )
 
 
@@ -362,8 +392,8 @@ class ClaudeCode:
     #: Few markers, because the splitter scans every chunk once per marker: ``task_`` (the
     #: ``system/task_*`` family), ``"message`` (``assistant`` and ``user`` lines carry a
     #: ``"message"`` object; ``message_start``/``message_delta`` stream events), ``"result"``,
-    #: ``"init"``. A ``content_block_delta`` line (the bulk of a stream) has none of them.
-    markers = (b"task_", b'"message', b'"result"', b'"init"')
+    #: ``"init"``, ``turn_start`` (Caudra). A ``content_block_delta`` line (the bulk of a stream) has none of them.
+    markers = (b"task_", b'"message', b'"result"', b'"init"', b"turn_start")
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
         kind = doc.get("type")
@@ -380,6 +410,8 @@ class ClaudeCode:
                 return [parse_result(doc, line)]
             return []
         subtype = doc.get("subtype")
+        if subtype == "turn_start":
+            return [parse_turn_start(doc, line)]
         if subtype == "init":
             if is_milk(doc):
                 return []

@@ -6,7 +6,8 @@ The session part of SPAN-MODEL.md (issue 3; milk: seed 002 / issue 4):
   it — to its last ``result`` (at end of input at the latest); its parent is the wrapper's run
   span, else ``TRACEPARENT``, else none; it links every workflow root it started;
 * each stretch up to a ``result`` is a **turn** (``turn {n}``), opened by the first top-level
-  line after the previous result; its start is never after ``result time − duration_ms``;
+  line after the previous result (Caudra: its ``turn_start``, whose ``run_id`` and counts the
+  turn carries); its start is never after ``result time − duration_ms``;
 * **model calls** (``chat {model}``, CLIENT): lines grouped by ``message.id``; a ``message_delta``
   belongs to the open call of its scope and carries the final usage; a call ends at its last
   line and is emitted when the next call of its scope starts, or its turn / sub-agent ends;
@@ -61,6 +62,7 @@ from ..events import (
     TaskUsage,
     ToolResult,
     TurnResult,
+    TurnStarted,
     Usage,
     UserMessage,
     WorkflowProgress,
@@ -153,6 +155,7 @@ class _Turn:
     span_id: int
     start_ns: int
     last_ns: int
+    started: TurnStarted | None = None
 
 
 @dataclass(slots=True)
@@ -197,18 +200,23 @@ def _shift(obj: Any, offset: int) -> None:
                 setattr(obj, name, value + offset)
 
 
-def _usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
-    """``gen_ai.usage.*`` from ``usage`` (Anthropic shape: input counts both cache counts)."""
-    if usage is None:
-        return
-    for key, value in (
-        ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
-        ("gen_ai.usage.output_tokens", usage.output_tokens),
-        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
-        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
-    ):
+def _put(attrs: dict[str, Any], *pairs: tuple[str, Any]) -> None:
+    """Set each ``(key, value)`` whose value is not ``None``."""
+    for key, value in pairs:
         if value is not None:
             attrs[key] = value
+
+
+def _usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
+    """``gen_ai.usage.*`` from ``usage`` (Anthropic shape: input counts both cache counts)."""
+    if usage is not None:
+        _put(
+            attrs,
+            ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
+            ("gen_ai.usage.output_tokens", usage.output_tokens),
+            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
+            ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
+        )
 
 
 def _remember(registry: OrderedDict, key: Any, value: Any = None, cap: int = MAX_ITEMS) -> None:
@@ -334,6 +342,13 @@ class SessionTracker:
         s.provider = ev.provider or s.provider
         s.model = ev.model or s.model
         s.version = ev.version or s.version
+
+    def _on_turn_start(self, s: _Session, ev: TurnStarted, now: int) -> None:
+        open_turn = s.turn
+        if open_turn is not None and open_turn.started is not None and open_turn.started.run_id != ev.run_id:
+            self._end_open_turn(s)  # the previous run never got its result
+        turn = self._turn(s, now)
+        turn.started = ev
 
     def _on_seq(self, s: _Session, ev: LineSeq, now: int) -> None:
         last = s.last_seq
@@ -492,20 +507,9 @@ class SessionTracker:
         if ev.duration_ms is not None:
             start = min(start, now - ev.duration_ms * 1_000_000)
         s.start_ns = min(s.start_ns, start)
-        attrs = self._common(s)
-        attrs["gen_ai.operation.name"] = "invoke_agent"
-        attrs["turn.number"] = turn.n
-        self._result_attrs(attrs, ev)
-        _usage_attrs(attrs, ev.usage)
-        rec = SpanRecord(
-            name=f"turn {turn.n}",
-            trace_id=s.trace_id,
-            span_id=turn.span_id,
-            parent_span_id=s.span_id,
-            start_ns=start,
-            end_ns=max(now, start),
-            attributes=attrs,
-        )
+        rec = self._turn_record(s, turn, start, now)
+        self._result_attrs(rec.attributes, ev)
+        _usage_attrs(rec.attributes, ev.usage)
         self._result_error(rec, ev)
         self._emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
@@ -771,15 +775,13 @@ class SessionTracker:
 
     @staticmethod
     def _task_usage_attrs(attrs: dict[str, Any], usage: TaskUsage | None) -> None:
-        if usage is None:
-            return
-        for key, value in (
-            ("task.usage.total_tokens", usage.total_tokens),
-            ("task.usage.tool_uses", usage.tool_uses),
-            ("task.usage.duration_ms", usage.duration_ms),
-        ):
-            if value is not None:
-                attrs[key] = value
+        if usage is not None:
+            _put(
+                attrs,
+                ("task.usage.total_tokens", usage.total_tokens),
+                ("task.usage.tool_uses", usage.tool_uses),
+                ("task.usage.duration_ms", usage.duration_ms),
+            )
 
     def _emit_task(self, s: _Session, task: _Task, now: int, summary: str | None, *, eof: bool) -> None:
         s.tasks.pop(task.task_id, None)
@@ -818,6 +820,37 @@ class SessionTracker:
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         self._emit(rec)
 
+    def _turn_record(self, s: _Session, turn: _Turn, start: int, end: int) -> SpanRecord:
+        attrs = self._common(s)
+        attrs["gen_ai.operation.name"] = "invoke_agent"
+        attrs["turn.number"] = turn.n
+        self._turn_attrs(attrs, turn)
+        return SpanRecord(
+            name=f"turn {turn.n}",
+            trace_id=s.trace_id,
+            span_id=turn.span_id,
+            parent_span_id=s.span_id,
+            start_ns=start,
+            end_ns=max(end, start),
+            attributes=attrs,
+        )
+
+    @staticmethod
+    def _turn_attrs(attrs: dict[str, Any], turn: _Turn) -> None:
+        """Caudra ``turn_start`` fields (seed 003): ``turn.run_id``, ``turn.automatic``, counts."""
+        ev = turn.started
+        if ev is None:
+            return
+        if ev.run_id is not None:
+            attrs["turn.run_id"] = redact.clean(ev.run_id, 128)
+        _put(
+            attrs,
+            ("turn.automatic", ev.automatic),
+            ("turn.task_event_ids.count", ev.task_events),
+            ("turn.workflow_events.count", ev.workflow_events),
+            ("turn.automation_events.count", ev.automation_events),
+        )
+
     @staticmethod
     def _result_attrs(attrs: dict[str, Any], ev: TurnResult) -> None:
         for key, value in (
@@ -828,14 +861,16 @@ class SessionTracker:
             if value:
                 attrs[key] = redact.clean(value, 64)
         attrs["result.is_error"] = ev.is_error
-        for key, value in (
+        if ev.run_id is not None:
+            attrs["result.run_id"] = redact.clean(ev.run_id, 128)
+        _put(
+            attrs,
+            ("result.background_active", ev.background_active),
             ("result.num_turns", ev.num_turns),
             ("result.duration_ms", ev.duration_ms),
             ("result.duration_api_ms", ev.duration_api_ms),
             ("result.total_cost_usd", ev.total_cost_usd),
-        ):
-            if value is not None:
-                attrs[key] = value
+        )
 
     @staticmethod
     def _result_error(rec: SpanRecord, ev: TurnResult) -> None:
@@ -860,29 +895,23 @@ class SessionTracker:
         for task in list(s.tasks.values()):
             self._emit_task(s, task, end_all, None, eof=True)
         incomplete = s.turn is not None or s.results == 0
-        if s.turn is not None:
-            turn = s.turn
-            attrs = self._common(s)
-            attrs["gen_ai.operation.name"] = "invoke_agent"
-            attrs["turn.number"] = turn.n
-            self._emit(
-                SpanRecord(
-                    name=f"turn {turn.n}",
-                    trace_id=s.trace_id,
-                    span_id=turn.span_id,
-                    parent_span_id=s.span_id,
-                    start_ns=turn.start_ns,
-                    end_ns=max(turn.last_ns, turn.start_ns),
-                    attributes=attrs,
-                    error=NO_RESULT,
-                    error_type="incomplete",
-                )
-            )
-            s.child_end_ns = max(s.child_end_ns, turn.last_ns)
-            s.turn = None
+        self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns
         end = max(end, s.child_end_ns, s.start_ns)
         self._emit(self._session_record(s, end, incomplete))
+
+    def _end_open_turn(self, s: _Session) -> None:
+        """A turn that never got its result: ends at its last line, ERROR ``incomplete``."""
+        turn = s.turn
+        if turn is None:
+            return
+        for chat in [c for c in s.chats.values() if c.owner is None]:
+            self._emit_chat(s, chat)
+        rec = self._turn_record(s, turn, turn.start_ns, turn.last_ns)
+        rec.error, rec.error_type = NO_RESULT, "incomplete"
+        self._emit(rec)
+        s.child_end_ns = max(s.child_end_ns, turn.last_ns)
+        s.turn = None
 
     def _session_record(self, s: _Session, end: int, incomplete: bool) -> SpanRecord:
         name = s.agent_name or DEFAULT_AGENT
@@ -938,6 +967,7 @@ class SessionTracker:
 
 SessionTracker._handlers = {
     SessionStarted: SessionTracker._on_started,
+    TurnStarted: SessionTracker._on_turn_start,
     LineSeq: SessionTracker._on_seq,
     SessionMark: SessionTracker._on_mark,
     SessionError: SessionTracker._on_error,

@@ -17,6 +17,7 @@ from otelbridge.events import (
     TaskStarted,
     ToolResult,
     TurnResult,
+    TurnStarted,
     UserMessage,
 )
 from otelbridge.lines import LineSplitter
@@ -152,3 +153,15 @@ def test_content_block_deltas_are_not_offered_by_the_splitter():
     data = b"\n".join([delta] * 50 + wanted + [delta]) + b"\n"
     splitter.feed(data, len(data))
     assert offered == wanted
+
+
+def test_caudra_turn_start_and_result_run():
+    (start,) = decode({"type": "system", "subtype": "turn_start", "session_id": "s", "run_id": 3,
+                       "automatic": True, "task_event_ids": ["a", "b"], "workflow_events": [],
+                       "automation_events": [{"automation": "x", "fire_id": "f", "seq": 0}]})
+    assert isinstance(start, TurnStarted)
+    assert (start.run_id, start.automatic, start.task_events, start.workflow_events, start.automation_events) == (
+        "3", True, 2, 0, 1)
+    (res,) = decode({"type": "result", "subtype": "success", "session_id": "s", "background_active": 2,
+                     "run": {"run_id": "r-9"}})
+    assert (res.run_id, res.background_active) == ("r-9", 2)

@@ -15,7 +15,8 @@ from tests.receivers import HttpReceiver
 MS = 1_000_000
 
 RECORDINGS = sorted((FIXTURES / "claude-code").glob("*.jsonl")) + sorted((FIXTURES / "milk").glob("*.jsonl"))
-OWN = [EXAMPLES / "claude-code-session.jsonl", EXAMPLES / "milk-session.jsonl", EXAMPLES / "cbc-workflow.jsonl"]
+OWN = [EXAMPLES / "claude-code-session.jsonl", EXAMPLES / "milk-session.jsonl", EXAMPLES / "cbc-workflow.jsonl",
+       EXAMPLES / "caudra-session-turns.jsonl"]
 FILES = RECORDINGS + OWN
 
 
@@ -258,3 +259,21 @@ def test_background_task_and_local_agent_merge_in_example():
     assert task.status_code == 2 and task.attributes["task.status"] == "failed"
     assert task.end_ns == updated["patch"]["end_time"] * MS
     assert session.end_ns >= task.end_ns
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_caudra_turn_start_and_result_run():
+    path = EXAMPLES / "caudra-session-turns.jsonl"
+    lines = docs(path)
+    spans = export(path)
+    starts = [d for d in lines if d.get("subtype") == "turn_start"]
+    results = [d for d in lines if d.get("type") == "result"]
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.attributes["turn.number"])
+    assert len(turns) == len(starts) == len(results) == 2
+    for turn, start, res in zip(turns, starts, results):
+        assert turn.attributes["turn.run_id"] == str(start["run_id"]) == str(res["run"]["run_id"])
+        assert turn.attributes["turn.automatic"] is start["automatic"]
+        assert turn.attributes["turn.task_event_ids.count"] == len(start["task_event_ids"])
+        assert turn.attributes["turn.automation_events.count"] == len(start["automation_events"])
+        assert turn.attributes["result.run_id"] == str(res["run"]["run_id"])
+        assert turn.attributes["result.background_active"] == res["background_active"]

@@ -17,6 +17,7 @@ from otelbridge.events import (
     ToolCall,
     ToolResult,
     TurnResult,
+    TurnStarted,
     Usage,
     UserMessage,
     WorkflowStarted,
@@ -363,3 +364,23 @@ def test_tracker_runs_the_session_part_by_default():
     tracker.handle(TurnResult(S, at(0)))
     tracker.finish()
     assert [r.name for r in records] == ["turn 1", "invoke_agent claude-code"]
+
+
+def test_caudra_turn_start_opens_and_names_the_turn_and_a_missing_result_is_incomplete():
+    run = Run().feed(
+        TurnStarted(S, at(0), run_id="1", automatic=False, task_events=0),
+        call(10, "msg_1"),
+        result(20, run_id="1", background_active=1),
+        TurnStarted(S, at(30), run_id="2", automatic=True, task_events=1),
+        call(40, "msg_2"),
+        TurnStarted(S, at(50), run_id="3", automatic=True),  # run 2 never got its result
+        result(60, run_id="3"),
+    ).finish()
+    t1, t2, t3 = (run.one(f"turn {n}") for n in (1, 2, 3))
+    assert (t1.start_ns, t1.attributes["turn.run_id"], t1.attributes["turn.automatic"]) == (at(0), "1", False)
+    assert t1.attributes["result.run_id"] == "1" and t1.attributes["result.background_active"] == 1
+    assert (t2.start_ns, t2.end_ns, t2.attributes["turn.run_id"]) == (at(30), at(40), "2")
+    assert t2.error_type == "incomplete" and t2.attributes["turn.task_event_ids.count"] == 1
+    assert (t3.start_ns, t3.end_ns, t3.error) == (at(50), at(60), None)
+    chats = {r.attributes["gen_ai.response.id"]: r for r in run.named("chat m-1")}
+    assert (chats["msg_1"].parent_span_id, chats["msg_2"].parent_span_id) == (t1.span_id, t2.span_id)
