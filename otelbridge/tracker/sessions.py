@@ -894,7 +894,9 @@ class SessionTracker:
             self._emit_tool(s, tool, end_all, NO_TOOL_RESULT, "incomplete", None)
         for task in list(s.tasks.values()):
             self._emit_task(s, task, end_all, None, eof=True)
-        incomplete = s.turn is not None or s.results == 0
+        # a stream that showed only background tasks or workflows of a session is not an error
+        active = s.turn_count > 0 or s.agent_name is not None or bool(s.events)
+        incomplete = s.turn is not None or (s.results == 0 and active)
         self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns
         end = max(end, s.child_end_ns, s.start_ns)

@@ -384,3 +384,14 @@ def test_caudra_turn_start_opens_and_names_the_turn_and_a_missing_result_is_inco
     assert (t3.start_ns, t3.end_ns, t3.error) == (at(50), at(60), None)
     chats = {r.attributes["gen_ai.response.id"]: r for r in run.named("chat m-1")}
     assert (chats["msg_1"].parent_span_id, chats["msg_2"].parent_span_id) == (t1.span_id, t2.span_id)
+
+
+def test_a_session_seen_only_through_workflows_and_tasks_is_not_an_error():
+    run = Run().feed(
+        WorkflowStarted(S, at(0), task_id="wf-1"),
+        TaskStarted(S, at(1), task_id="t-1", task_type="local_bash"),
+        TaskNotification(S, at(5), task_id="t-1", status="completed"),
+    ).finish()
+    session = run.one("invoke_agent claude-code")
+    assert session.error is None and (session.start_ns, session.end_ns) == (at(0), at(5))
+    assert run.one("task local_bash").parent_span_id == session.span_id
