@@ -11,10 +11,12 @@ import asyncio
 import contextlib
 import logging
 import os
+import posixpath
 import signal
 import sys
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
@@ -32,12 +34,15 @@ from .spans import SpanBuilder
 from .events import SpanRecord
 from .stats import Stats
 from .summary import Report
-from .tracker import Context, Parent, Tracker
+from .tracker import Context, Parent, SpanRef, Tracker
 
 log = logging.getLogger("otelbridge")
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
 EXIT_EXPORT_FAILED = 1
+#: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
+CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
+MAX_ARGS = 64
 
 
 def say(message: str) -> None:
@@ -80,6 +85,73 @@ def parse_traceparent(cfg: Config):
 
 
 @dataclass
+class RunSpan:
+    """The wrapper's ``run {basename of CMD}`` span (SPAN-MODEL.md, "wrapped process"): ids
+    allocated before the child starts (the child's ``TRACEPARENT`` names it), wall-clock times
+    in epoch ns, ``process.*`` attributes; ERROR on a non-zero exit status."""
+
+    argv: tuple[str, ...]
+    ref: SpanRef
+    parent: Parent | None
+    start_ns: int = field(default_factory=time.time_ns)
+    pid: int | None = None
+
+    def traceparent(self, sampled: bool) -> str:
+        """The W3C ``traceparent`` of this span, for the child's environment."""
+        return f"00-{self.ref.trace_id:032x}-{self.ref.span_id:016x}-{'01' if sampled else '00'}"
+
+    def record(self, exit_code: int) -> SpanRecord:
+        argv = self.argv[:MAX_ARGS]
+        attrs = {
+            "process.command": redact.clean(argv[0]),
+            "process.command_args": [redact.clean(a) for a in argv],
+            "process.exit.code": exit_code,
+        }
+        if self.pid is not None:
+            attrs["process.pid"] = self.pid
+        base = posixpath.basename(self.argv[0].replace("\\", "/").rstrip("/")) or self.argv[0]
+        rec = SpanRecord(
+            name=redact.span_name("run", base, "command"),
+            trace_id=self.ref.trace_id,
+            span_id=self.ref.span_id,
+            parent_span_id=self.parent.span_id if self.parent is not None else None,
+            parent_remote=self.parent is not None,
+            start_ns=self.start_ns,
+            end_ns=max(time.time_ns(), self.start_ns),
+            attributes=attrs,
+        )
+        if exit_code != 0:
+            rec.error, rec.error_type = f"exit status {exit_code}", "process_exit"
+        return rec
+
+
+def child_environment(cfg: Config, run: RunSpan, sampled: bool) -> dict[str, str]:
+    """The child's environment: ours, with ``TRACEPARENT`` set to the run span (and
+    ``TRACESTATE`` kept only when it came with the parent we use)."""
+    env = dict(os.environ)
+    env["TRACEPARENT"] = run.traceparent(sampled)
+    if cfg.tracestate and run.parent is not None:
+        env["TRACESTATE"] = cfg.tracestate
+    else:
+        env.pop("TRACESTATE", None)
+    return env
+
+
+def warn_console_exporters(env: dict[str, str]) -> None:
+    """One stderr line when the child's environment asks an OpenTelemetry SDK for a ``console``
+    exporter: the child would print its telemetry into the stream (its stdout)."""
+    asked = [
+        name for name in CHILD_EXPORTER_VARS
+        if "console" in [p.strip().lower() for p in env.get(name, "").split(",")]
+    ]
+    if asked:
+        say(
+            f"{', '.join(asked)} asks for a console exporter: the child would write its telemetry "
+            "into the stream on stdout; set it to otlp (or unset it) for the child"
+        )
+
+
+@dataclass
 class Pipeline:
     """Stages 2–5 wired together for one stream."""
 
@@ -89,7 +161,9 @@ class Pipeline:
     tracker: Tracker
     decoder: dialects.Decoder
     splitter: LineSplitter
-
+    builder: SpanBuilder | None = None
+    run: RunSpan | None = None
+    exit_code: int = 0
     report: Report | None = None
     emit: Callable[[SpanRecord], None] | None = None
     call_later: Any = None
@@ -97,6 +171,24 @@ class Pipeline:
     #: replay: grace windows timed by the stream clock (see clock.StreamTimers)
     stream_timers: bool = False
     timers: StreamTimers | None = None
+
+    def start_run(self, argv: tuple[str, ...]) -> RunSpan:
+        """Allocate the wrapper's run span (before the child starts) and make it the parent of
+        every session span."""
+        ctx = self.tracker.ctx
+        trace_id = ctx.root_trace_id("run", " ".join(argv))
+        ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
+        ctx.run = ref
+        self.run = RunSpan(tuple(argv), ref, ctx.parent)
+        return self.run
+
+    def run_sampled(self) -> bool:
+        """The sampling decision for the run span's trace (made once, as its spans will get)."""
+        if self.run is None or self.builder is None:
+            return True
+        probe = SpanRecord(self.run.record(0).name, self.run.ref.trace_id, self.run.ref.span_id,
+                           None, 0, 0, {})
+        return self.builder._trace_flags(probe).sampled
 
     @classmethod
     def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
@@ -114,7 +206,7 @@ class Pipeline:
         )
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
-        pipeline = cls(cfg, stats, exporters, None, None, None)  # type: ignore[arg-type]
+        pipeline = cls(cfg, stats, exporters, None, None, None, builder)  # type: ignore[arg-type]
         pipeline.report = report
         pipeline.emit = fan_out(builder.emit, report.emit if report is not None else None)
         pipeline.call_later = call_later
@@ -177,6 +269,10 @@ class Pipeline:
             self.tracker.finish()
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
+        if self.run is not None:
+            rec = self.run.record(self.exit_code)
+            self.tracker.ctx.decorate_process(rec)
+            self.emit(rec)
 
     def finish(self) -> bool:
         """End of input: :meth:`end_stream`, bounded flush. True if all exported."""
@@ -224,12 +320,17 @@ async def _main(cfg: Config, stream_fd: int) -> int:
     pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
     proc = None
     if cfg.command:
+        run = pipeline.start_run(tuple(cfg.command))
+        env = child_environment(cfg, run, pipeline.run_sampled())
+        warn_console_exporters(env)
         try:
-            proc, fd_in = await spawn(cfg.command)
+            proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
             say(str(exc))
+            pipeline.exit_code = exc.status
             pipeline.finish()
             return exc.status
+        run.pid = proc.pid
     else:
         fd_in = 0
     tee = pipe.Tee(fd_in, stream_fd, pipeline.on_chunk, stats)
@@ -268,6 +369,7 @@ async def _main(cfg: Config, stream_fd: int) -> int:
     else:
         code = 0
 
+    pipeline.exit_code = code
     all_exported = pipeline.finish()
     return pipeline.report_and_exit_code(code, all_exported)
 
@@ -378,6 +480,8 @@ class HoldUntilClosed:
     def __init__(self, sink: Callable[[SpanRecord], None]) -> None:
         self.sink = sink
         self.held: dict[tuple, list[SpanRecord]] = {}
+        #: stopping: the workflows ended by the stop are held too (then discarded)
+        self.stopping = False
 
     def emit(self, rec: SpanRecord) -> None:
         attrs = rec.attributes
@@ -386,7 +490,7 @@ class HoldUntilClosed:
             self.sink(rec)
             return
         key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
-        if attrs.get("gen_ai.operation.name") != "invoke_workflow":
+        if self.stopping or attrs.get("gen_ai.operation.name") != "invoke_workflow":
             self.held.setdefault(key, []).append(rec)
             return
         for held in self.held.pop(key, ()):
@@ -445,6 +549,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             say(str(exc))
             code = 2
         open_runs = pipeline.tracker.open_workflows()
+        # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
+        # workflows cut by the stop are discarded and read again from the checkpoint
+        hold.stopping = True
+        pipeline.end_stream()
         dropped = hold.discard()
         if open_runs:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

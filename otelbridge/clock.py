@@ -37,8 +37,10 @@ class Clock:
 
     @property
     def uses_stream(self) -> bool:
-        """True when times come from the stream clock (mode ``stream``, or ``auto`` switched)."""
-        return self._use_stream
+        """True when times come from the stream clock: mode ``stream`` (or ``auto`` switched)
+        and the stream has shown a timestamp. Until then even ``stream`` answers with the wall
+        clock, so a part that took times before the first timestamp sees the switch happen."""
+        return self._use_stream and self._latest is not None
 
     @property
     def latest(self) -> int | None:
@@ -53,6 +55,10 @@ class Clock:
             self._latest = ns
             if self.mode == "auto" and not self._use_stream and abs(ns - self._wall()) > SKEW_NS:
                 self._use_stream = True
+
+    def wall(self) -> int:
+        """The wall clock (epoch ns), whatever the mode."""
+        return self._wall()
 
     def now(self) -> int:
         """The current time (epoch ns) by the mode's rule."""

@@ -28,6 +28,11 @@ class Stats:
     events_capped: int = 0
     session_events_unclaimed: int = 0
     bernstein_runs_without_terminal: int = 0
+    # sessions (tracker/sessions.py)
+    sessions_capped: int = 0
+    session_items_capped: int = 0
+    duplicate_results: int = 0
+    seq_gaps: int = 0
 
     def line(self) -> str:
         """The one-line human summary for stderr."""

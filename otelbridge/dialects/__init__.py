@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "claude_code": "otelbridge.dialects.claude_code",
     "caudra": "otelbridge.dialects.caudra",
     "bernstein": "otelbridge.dialects.bernstein",
+    "milk": "otelbridge.dialects.milk",
 }
 
 _BOM = b"\xef\xbb\xbf"

@@ -8,6 +8,7 @@ OpenTelemetry here. The work is split by what is tracked, one module each, all s
 * :mod:`.caudra` — Caudra workflow runs, phases and agents, automation firings, goal and
   notice events (seed 003);
 * :mod:`.bernstein` — Bernstein stream signals on the run span (seed 004);
+* :mod:`.sessions` — sessions, turns, model calls, tools, sub-agents, background tasks;
 
 :class:`Tracker` routes every event to each part that wants it and ends everything at
 :meth:`Tracker.finish`.
@@ -30,6 +31,8 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 
 #: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
 DEFAULT_GRACE_S = 5.0
+#: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
+MAX_REFS = 10_000
 
 #: Session events held per session until the session span takes them (memory bound).
 MAX_SESSION_EVENTS = 10_000
@@ -111,8 +114,8 @@ class RunTable(Generic[R]):
         self.closed = Recent()
 
     def create(self, key: tuple[str | None, str], trace_key: str, label: str,
-               make: Callable[[int], R]) -> R | None:
-        """A new run for ``key`` made by ``make(trace_id)`` (trace id from
+               make: Callable[[int], R], trace_id: int | None = None) -> R | None:
+        """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
         :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
         already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
         if key in self.closed:
@@ -121,7 +124,8 @@ class RunTable(Generic[R]):
         if len(self.open) >= self.max_open:
             self.ctx.stats.runs_capped += 1
             return None
-        trace_id = self.ctx.root_trace_id(key[0], trace_key)
+        if trace_id is None:
+            trace_id = self.ctx.root_trace_id(key[0], trace_key)
         run = make(trace_id)
         self.open[key] = run
         if self.ctx.on_trace is not None:
@@ -177,14 +181,15 @@ class Context:
     capture_content: bool = False
     #: called with (trace_id, label) when a new trace's root is first known (trace links)
     on_trace: Callable[[int, str], None] | None = None
-    #: the wrapper span ``run {cmd}`` when otelbridge wraps a command: set by whoever emits that
-    #: span (``None`` in pipe mode, where Bernstein signals get a ``run stdin`` span of their own)
-    process: SpanRef | None = None
+    #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
+    #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
+    run: SpanRef | None = None
     #: called with the ``run {cmd}`` record just before it is emitted (see
     #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
     process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
     _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
+    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
 
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
         """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
@@ -229,13 +234,32 @@ class Context:
 
     def session_ref(self, session_id: str | None) -> SpanRef:
         """The session span's ids for ``session_id``, allocated once and shared by every part
-        (workflow roots link to it; tasks and automations are its children)."""
+        (workflow roots link to it; tasks and automations are its children). In wrapper mode
+        the session lives in the run span's trace, else in the ``TRACEPARENT`` trace, else in
+        its own."""
         ref = self._sessions.get(session_id)
         if ref is None:
-            trace_id = self.root_trace_id(session_id, None)
+            trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
             ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
-            self._sessions[session_id] = ref
+            _remember(self._sessions, session_id, ref)
         return ref
+
+    def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
+        """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,
+        or the ``TRACEPARENT`` trace (the session span links to it)."""
+        key = (session_id, task_id)
+        ref = self._workflows.get(key)
+        if ref is None:
+            trace_id = self.root_trace_id(session_id, task_id)
+            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
+            _remember(self._workflows, key, ref)
+        return ref
+
+
+def _remember(registry: dict, key: Any, ref: SpanRef) -> None:
+    registry[key] = ref
+    if len(registry) > MAX_REFS:
+        registry.pop(next(iter(registry)))
 
 
 class Part(Protocol):
@@ -252,13 +276,15 @@ class Tracker:
     def __init__(self, ctx: Context, parts: list[Part] | None = None) -> None:
         from .bernstein import BernsteinTracker
         from .caudra import CaudraTracker
+        from .sessions import SessionTracker
         from .workflows import WorkflowTracker
 
         self.ctx = ctx
         self.parts: list[Part] = (
             parts
             if parts is not None
-            else [WorkflowTracker(ctx), CaudraTracker(ctx), BernsteinTracker(ctx)]
+            # the session part last: other parts hand it session events at their finish
+            else [WorkflowTracker(ctx), CaudraTracker(ctx), BernsteinTracker(ctx), SessionTracker(ctx)]
         )
 
     def handle(self, ev: Event) -> None:

@@ -15,7 +15,7 @@ on ``MissingTerminalSignal``; span names by SPAN-MODEL.md (``run {cmd}``, ``run 
 
 Where the signals go:
 
-* **wrapper mode** (``ctx.process`` set, by whoever emits ``run {cmd}``): they are held and
+* **wrapper mode** (``ctx.run`` set, by whoever emits ``run {cmd}``): they are held and
   applied to that span's record by the process hook this part registers
   (``ctx.decorate_process(rec)``); the first terminal signal decides the status.
 * **pipe mode**: a ``run stdin`` root (under ``TRACEPARENT`` when given) exists only once a
@@ -67,7 +67,7 @@ class BernsteinTracker:
         if not isinstance(ev, BernsteinSignal):
             return
         now = self.ctx.clock.at(ev.ts_ns)
-        if self.ctx.process is not None:
+        if self.ctx.run is not None:
             if self.process_run is None:
                 self.process_run = _SignalRun(self.began_ns)
             self._apply(self.process_run, ev, now)

@@ -47,6 +47,7 @@ from ..events import (
     Event,
     GoalEvent,
     SpanEvent,
+    SpanLink,
     SpanRecord,
     TokenUsage,
 )
@@ -72,6 +73,12 @@ MAX_MESSAGE_IDS = 10_000
 MAX_PENDING_NOTICES = 1_024
 
 RUN_INCOMPLETE = "stream ended before a terminal workflow status"
+
+
+def workflow_key(run_id: str) -> str:
+    """The key of a Caudra run among a session's workflows (``Context.workflow_ref``; the
+    deterministic trace id hashes it in place of a cbc ``task_id``)."""
+    return f"caudra:{run_id}"
 
 
 @dataclass(slots=True)
@@ -164,18 +171,21 @@ class CaudraTracker:
         run = self.runs.get(key)
         if run is not None:
             return run
+        # the ids every part agrees on (the session span links to this root by them)
+        ref = self.ctx.workflow_ref(ev.session_id, workflow_key(run_id))
         return self.table.create(
             key,
-            f"caudra:{run_id}",
+            workflow_key(run_id),
             f"workflow {run_id}",
             lambda trace_id: _Run(
                 key=key,
                 session_id=ev.session_id,
                 run_id=run_id,
                 trace_id=trace_id,
-                span_id=self.ctx.ids.span_id(trace_id, "workflow", run_id),
+                span_id=ref.span_id,
                 first_seen_ns=now,
             ),
+            trace_id=ref.trace_id,
         )
 
     def _epoch(self, run: _Run, epoch: int | None, now: int) -> None:
@@ -411,6 +421,8 @@ class CaudraTracker:
             attributes=attrs,
             events=sorted(events, key=lambda e: e.time_ns),
         )
+        session = self.ctx.session_ref(run.session_id)  # tracker/sessions.py links back
+        rec.links.append(SpanLink(session.trace_id, session.span_id, {"otelbridge.link": "session"}))
         if status == "incomplete":
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
         elif status == "failed":

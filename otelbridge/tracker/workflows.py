@@ -25,6 +25,7 @@ from .. import redact
 from ..events import (
     Event,
     SpanEvent,
+    SpanLink,
     SpanRecord,
     TaskNotification,
     TaskUpdated,
@@ -140,6 +141,7 @@ class WorkflowTracker:
         run = self.runs.get(key)
         if run is not None or not create:
             return run
+        ref = self.ctx.workflow_ref(ev.session_id, task_id)
         return self.table.create(
             key,
             task_id,
@@ -149,9 +151,10 @@ class WorkflowTracker:
                 session_id=ev.session_id,
                 task_id=task_id,
                 trace_id=trace_id,
-                span_id=self.ids.span_id(trace_id, "workflow", task_id),
+                span_id=ref.span_id,
                 first_seen_ns=now,
             ),
+            trace_id=ref.trace_id,
         )
 
     def _started(self, ev: WorkflowStarted, now: int) -> None:
@@ -435,6 +438,9 @@ class WorkflowTracker:
             end_ns=end,
             attributes=attrs,
         )
+        # the session span that started the workflow (tracker/sessions.py links back)
+        session = self.ctx.session_ref(run.session_id)
+        rec.links.append(SpanLink(session.trace_id, session.span_id, {"otelbridge.link": "session"}))
         if not notified:
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
         elif status == "failed":

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 SIGNALS = EXAMPLES / "bernstein-signals.txt"
@@ -112,18 +112,23 @@ def cbc_span_count(cbc: list[bytes]) -> int:
 def test_mixed_stream_and_dialect_restriction(dialects, want_run, want_workflow):
     data, cbc, bern = mixed_stream()
     n_workflow = cbc_span_count(cbc)
-    expect = (1 if want_run else 0) + (n_workflow if want_workflow else 0)
+    # the claude_code dialect also decodes the cbc lines' session (SPAN-MODEL.md: its own trace)
+    n_session = session_span_count(b"\n".join(cbc))
+    assert n_session == 2  # the session span and its one turn (one result, no model calls)
+    expect = (1 if want_run else 0) + (n_workflow + n_session if want_workflow else 0)
     args = [a for d in dialects for a in ("--dialect", d)]
     proc, spans = export(data, "--deterministic-ids", *args, expect=expect)
     assert len(spans) == expect
     runs = [s for s in spans if s.name == "run stdin"]
-    workflow = [s for s in spans if s.name != "run stdin"]
+    workflow = spans_of_trace(spans, "invoke_workflow ") if want_workflow else []
+    session = spans_of_trace(spans, "invoke_agent ") if want_workflow else []
     assert len(runs) == (1 if want_run else 0)
     assert len(workflow) == (n_workflow if want_workflow else 0)
+    assert len(session) == (n_session if want_workflow else 0)
     if want_run:
         (run,) = runs
         assert [n for n, _, _ in run.events] == [f"bernstein.{k.lower()}" for k, _ in signals_in(data)]
-        assert run.trace_id not in {s.trace_id for s in workflow}
+        assert run.trace_id not in {s.trace_id for s in workflow + session}
     if want_workflow:
         started = json.loads(next(l for l in cbc if b'"task_started"' in l))
         (root,) = [s for s in workflow if s.name.startswith("invoke_workflow")]
@@ -132,11 +137,15 @@ def test_mixed_stream_and_dialect_restriction(dialects, want_run, want_workflow)
         assert started["workflow_name"].startswith("path:")
         assert root.attributes["workflow.name"] == started["workflow_name"]
         assert root.name == "invoke_workflow " + posixpath.basename(started["workflow_name"][len("path:"):])
-        # the interleaved plain lines change nothing of the workflow trace: same as the cbc lines alone
+        (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+        assert agent.attributes["gen_ai.conversation.id"] == started["session_id"]
+        assert root.links == [(agent.trace_id, agent.span_id)] and agent.links == [(root.trace_id, root.span_id)]
+        # the interleaved plain lines change nothing of the workflow and session traces: same as
+        # the cbc lines alone
         _, alone = export(b"\n".join(cbc) + b"\n", "--deterministic-ids", "--dialect", "claude_code",
-                          expect=n_workflow)
+                          expect=n_workflow + n_session)
         key = lambda s: (s.span_id, s.name, s.parent_span_id, s.start_ns, s.end_ns, s.status_code)  # noqa: E731
-        assert sorted(map(key, workflow)) == sorted(map(key, alone))
+        assert sorted(map(key, workflow + session)) == sorted(map(key, alone))
 
 
 def test_unknown_dialect_is_a_usage_error():

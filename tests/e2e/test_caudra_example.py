@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_bridge
+from tests.conftest import EXAMPLES, run_bridge, spans_of_trace, workflow_spans
 from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
@@ -62,19 +62,31 @@ def stream_facts():
     return runs, agents, fired, latest
 
 
+def session_facts():
+    """The session as the stream states it: its id and its turns (``turn_start`` … ``result``)."""
+    docs = [json.loads(raw) for raw in EXAMPLE.read_bytes().splitlines()]
+    (sid,) = {d["session_id"] for d in docs if "session_id" in d}
+    results = sum(1 for d in docs if d["type"] == "result")
+    assert results == sum(1 for d in docs if d.get("subtype") == "turn_start")  # no turn left open
+    return sid, results
+
+
 def test_caudra_example_at_receiver():
     data = EXAMPLE.read_bytes()
     runs, agents, fired, latest = stream_facts()
+    sid, n_turns = session_facts()
     n_phases = sum(len(r["history"]) for r in runs.values())
-    expected = len(runs) + n_phases + len(agents) + len(fired)
+    n_workflow = len(runs) + n_phases + len(agents)
+    # the workflow traces; the session's trace: its span, its turns, the firings (its children)
+    expected = n_workflow + 1 + n_turns + len(fired)
     with GrpcReceiver() as rx:
         proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
                            "--deterministic-ids"], data)
-        spans = rx.received.wait_for(expected, timeout=5)
+        everything = rx.received.wait_for(expected, timeout=5)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
-    assert len(spans) == expected == 3 + 5 + 3 + 2  # runs, phases, agents, firings
-    assert f"{expected} exported, 0 dropped".encode() in proc.stderr
+    spans = workflow_spans(everything)
+    assert len(spans) == n_workflow == 3 + 5 + 3  # runs, phases, agents
 
     roots = {s.attributes["workflow.run_id"]: s for s in spans if s.name.startswith("invoke_workflow")}
     assert set(roots) == set(runs)
@@ -137,9 +149,13 @@ def test_caudra_example_at_receiver():
     gather_parents = {s.parent_span_id for s in agent_spans if by_id[s.parent_span_id].name == "phase gather"}
     assert len(gather_parents) == 2
 
-    # automations: children of the session span (one parent for all), ms times, ERROR when failed
-    autos = [s for s in spans if s.name.startswith("automation ")]
-    assert len({(s.trace_id, s.parent_span_id) for s in autos}) == 1
+    # automations: children of the session span, ms times, ERROR when failed
+    session_trace = spans_of_trace(everything, "invoke_agent ")
+    (session,) = [s for s in session_trace if s.name == "invoke_agent claude-code"]
+    assert session.attributes["gen_ai.conversation.id"] == sid
+    autos = [s for s in everything if s.name.startswith("automation ")]
+    assert len(autos) == len(fired) == 2
+    assert {(s.trace_id, s.parent_span_id) for s in autos} == {(session.trace_id, session.span_id)}
     for doc, clock in fired:
         (span,) = [s for s in autos if s.attributes["automation.fire_id"] == doc["fire_id"]]
         assert span.name == f"automation {doc['automation']}"
@@ -158,6 +174,16 @@ def test_caudra_example_at_receiver():
                 "lint is red"]
         else:
             assert span.status_code == 0
+
+    # the session's trace holds the session span, its turns and the firings; the workflow
+    # agents' lines are the workflow traces' agents (above), not session sub-agents
+    assert sorted(s.name for s in session_trace) == sorted(
+        ["invoke_agent claude-code"] + [f"turn {n}" for n in range(1, n_turns + 1)] + [s.name for s in autos])
+    assert len(everything) == expected == 11 + 1 + 1 + 2
+    assert f"{expected} exported, 0 dropped".encode() in proc.stderr
+    # workflow traces and the session's trace: linked both ways (SPAN-MODEL.md)
+    assert sorted(session.links) == sorted((r.trace_id, r.span_id) for r in roots.values())
+    assert all(r.links == [(session.trace_id, session.span_id)] for r in roots.values())
 
 
 def _workflow_line(event: dict) -> bytes:

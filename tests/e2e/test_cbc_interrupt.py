@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import session_span_count, spans_of_trace
 from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
@@ -53,18 +54,23 @@ LATE = progress({1: ("error", {"error": ABORT, "endedAt": T0 + 2100}), 2: ("star
 def run_live(grace_s: float, late_after_s: float, close_after_s: float):
     """otelbridge reading a live pipe: BEFORE, then LATE ``late_after_s`` later, EOF after
     ``close_after_s``; checks the exit status and the passthrough. Returns (stderr, the 5 spans
-    at the receiver)."""
+    of the workflow's trace, the session span)."""
+    n_session = session_span_count(BEFORE + LATE)
+    assert n_session == 1  # init, no model call, no result: the session span alone
     with GrpcReceiver() as rx:
         code, out, err = feed_live(
             ["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", str(grace_s), "--clock", "stream"],
             [(0.0, BEFORE), (late_after_s, LATE)],
             close_after_s,
         )
-        spans = rx.received.wait_for(5, timeout=5)
+        everything = rx.received.wait_for(5 + n_session, timeout=5)
     assert code == 0, err
     assert out == BEFORE + LATE
+    assert len(everything) == 5 + n_session
+    spans = spans_of_trace(everything, "invoke_workflow ")
     assert len(spans) == 5  # root, phase, 3 agents
-    return err, spans
+    (session,) = spans_of_trace(everything, "invoke_agent ")
+    return err, spans, session
 
 
 def agents_of(spans):
@@ -72,7 +78,7 @@ def agents_of(spans):
 
 
 def test_late_error_within_grace_window_lands():
-    err, spans = run_live(grace_s=3.0, late_after_s=0.3, close_after_s=0.6)
+    err, spans, session = run_live(grace_s=3.0, late_after_s=0.3, close_after_s=0.6)
     assert b"0 late events ignored" in err
     agents = agents_of(spans)
     a1, a2, a3 = agents[1], agents[2], agents[3]
@@ -93,10 +99,17 @@ def test_late_error_within_grace_window_lands():
     assert root.attributes["workflow.status"] == "stopped" and root.status_code == 0
     assert [n for n, _, _ in root.events] == ["interrupted"]
     assert (root.start_ns, root.end_ns) == ((T0 + 2000 - 1900) * MS, (T0 + 2100) * MS)
+    # the session (init, never a result): its own trace, linked both ways, ERROR incomplete
+    assert session.name == "invoke_agent claude-code"
+    assert session.attributes["gen_ai.conversation.id"] == SID
+    assert (session.status_code, session.status_message) == (2, "stream ended before result")
+    assert session.attributes["error.type"] == "incomplete"
+    assert root.links == [(session.trace_id, session.span_id)]
+    assert session.links == [(root.trace_id, root.span_id)]
 
 
 def test_late_error_after_grace_window_is_ignored_and_counted():
-    err, spans = run_live(grace_s=0.2, late_after_s=1.5, close_after_s=1.7)
+    err, spans, _ = run_live(grace_s=0.2, late_after_s=1.5, close_after_s=1.7)
     assert b"1 late events ignored" in err
     agents = agents_of(spans)
     # the window closed in real time before the flip came: agent 1 ended as interrupted

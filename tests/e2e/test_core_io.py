@@ -4,12 +4,13 @@ exported while their workflow still runs."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
@@ -52,10 +53,18 @@ def test_example_stream_tree():
     agents = {a["label"]: a for a in last if a["type"] == "workflow_agent"}
     with HttpReceiver() as rx:
         proc = run_bridge(["--endpoint", rx.endpoint], data)
-        spans = rx.received.spans()
+        everything = rx.received.spans()
     assert proc.returncode == 0 and proc.stdout == data
+    spans = spans_of_trace(everything, "invoke_workflow ")
     by_name = {s.name: s for s in spans}
     assert len(spans) == 1 + 2 + len(agents)
+    # the rest is the session's own trace: its span and the turn its one result closes
+    assert len(everything) == len(spans) + session_span_count(data) == len(spans) + 2
+    session = spans_of_trace(everything, "invoke_agent ")
+    (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+    (turn,) = [s for s in session if s.name == "turn 1"]
+    assert turn.parent_span_id == agent.span_id
+    assert agent.attributes["gen_ai.conversation.id"] == lines[0]["session_id"]
     root = by_name["invoke_workflow deep-research.workflow.js"]
     assert root.status_code == 2 and root.attributes["error.type"] == "workflow_failed"
     cached = by_name["invoke_agent read-papers"]
@@ -68,6 +77,7 @@ def test_example_stream_tree():
     assert err.parent_span_id == synth.span_id
     assert gather.start_ns == agents["search-web"]["startedAt"] * 1_000_000
     assert gather.end_ns == agents["search-web"]["endedAt"] * 1_000_000
+    assert root.links == [(agent.trace_id, agent.span_id)] and agent.links == [(root.trace_id, root.span_id)]
 
 
 def test_terminal_agent_exported_while_workflow_runs(tmp_path):
@@ -91,4 +101,13 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
         final = rx.received.spans()
     assert still_running
     assert [s.name for s in early] == ["invoke_agent early"]
-    assert sorted(s.name for s in final) == ["invoke_agent early", "invoke_workflow workflow"]
+    # at the end: the workflow, and (wrapper mode) the run span and the session span under it
+    run_name = f"run {os.path.basename(sys.executable)}"
+    assert sorted(s.name for s in final) == sorted(
+        ["invoke_agent early", "invoke_workflow workflow", "invoke_agent claude-code", run_name])
+    by_name = {s.name: s for s in final}
+    run, session = by_name[run_name], by_name["invoke_agent claude-code"]
+    assert (session.trace_id, session.parent_span_id) == (run.trace_id, run.span_id)
+    assert run.parent_span_id == "" and run.attributes["process.exit.code"] == 0
+    assert session.attributes["gen_ai.conversation.id"] == "s"
+    assert session.status_code == 0  # seen only through a workflow: no error

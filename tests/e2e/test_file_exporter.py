@@ -12,10 +12,15 @@ from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import (EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace,
+                            workflow_facts)
 from tests.receivers import GrpcReceiver, Received
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
+_, _AGENTS, _PHASES, _, _ = workflow_facts(CBC)
+#: the workflow's trace (root, phases, agents) and the session's (its span, its one turn)
+N_WORKFLOW = 1 + len(_PHASES) + len(_AGENTS)
+N_SESSION = session_span_count(CBC.read_bytes())
 
 GITHUB_ENV = {
     "GITHUB_ACTIONS": "true",
@@ -68,12 +73,15 @@ def test_file_and_grpc_get_the_same_spans(tmp_path):
         env = clean_env(**GITHUB_ENV)
         proc = run_bridge(["--exporter", "otlp,file", "--output", str(out), "--protocol", "grpc",
                            "--endpoint", rx.endpoint], data, env=env)
-        got = rx.received.wait_for(6, timeout=5)
+        got = rx.received.wait_for(N_WORKFLOW + N_SESSION, timeout=5)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data  # the file exporter never writes to stdout
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
     from_file = read_otlp_json_lines(out).spans()
-    assert len(got) == len(from_file) == 6  # root, 2 phases, 3 agents
+    assert len(got) == len(from_file) == N_WORKFLOW + N_SESSION
+    assert (N_WORKFLOW, N_SESSION) == (6, 2)  # root, 2 phases, 3 agents; session, turn 1
+    assert len(spans_of_trace(got, "invoke_workflow ")) == N_WORKFLOW
+    assert sorted(s.name for s in spans_of_trace(got, "invoke_agent ")) == ["invoke_agent claude-code", "turn 1"]
 
     def key(s):
         return s.span_id
@@ -108,7 +116,8 @@ def test_file_appends_and_second_run_adds_lines(tmp_path):
         assert proc.returncode == 0, proc.stderr
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o600  # tightened
     spans = read_otlp_json_lines(out).spans()
-    assert len(spans) == 12 and len({s.span_id for s in spans}) == 6  # same ids both runs
+    n = N_WORKFLOW + N_SESSION
+    assert len(spans) == 2 * n and len({s.span_id for s in spans}) == n  # same ids both runs
 
 
 def test_output_stdout_refused():

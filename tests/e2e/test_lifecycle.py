@@ -4,10 +4,11 @@ interrupt path (seed 000 §4.1) through a wrapped emitter, spans at a real OTLP 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
-from tests.conftest import run_bridge
+from tests.conftest import run_bridge, spans_of_trace
 from tests.receivers import HttpReceiver
 
 EMITTER = Path(__file__).with_name("emitter.py")
@@ -40,6 +41,23 @@ def run_script(tmp_path, script, grace):
     return proc, spans, json.loads(stats.read_text())
 
 
+def run_and_session(everything, root):
+    """Wrapper mode: the ``run {cmd}`` span and, under it, the span of session ``S`` (seen only
+    through its workflow: no error), linked to the workflow ``root`` both ways; the only spans
+    outside the workflow's trace."""
+    trace = spans_of_trace(everything, "run ")
+    assert len(everything) == len(spans_of_trace(everything, "invoke_workflow ")) + len(trace)
+    (run,) = [s for s in trace if s.name.startswith("run ")]
+    (session,) = [s for s in trace if s.name == "invoke_agent claude-code"]
+    assert len(trace) == 2
+    assert run.name == f"run {os.path.basename(sys.executable)}"
+    assert run.attributes["process.exit.code"] == 0 and run.status_code == 0
+    assert session.parent_span_id == run.span_id
+    assert session.attributes["gen_ai.conversation.id"] == S and session.status_code == 0
+    assert root.links == [(session.trace_id, session.span_id)]
+    assert session.links == [(root.trace_id, root.span_id)]
+
+
 def test_interrupt_path_late_error_flips_land_within_grace(tmp_path):
     script = [
         [0, sys_line("task_started", task_type="local_workflow", workflow_name="path:jobs/probe.js",
@@ -56,12 +74,14 @@ def test_interrupt_path_late_error_flips_land_within_grace(tmp_path):
         # after the window closed: counted, not applied
         [2.5, snapshot(agent(1, "error"), agent(2, "error"), agent(3, "error", error="too late"))],
     ]
-    proc, spans, stats = run_script(tmp_path, script, grace=1.5)
+    proc, everything, stats = run_script(tmp_path, script, grace=1.5)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(b"\n") == len(script)
+    spans = spans_of_trace(everything, "invoke_workflow ")
     by_name = {s.name: s for s in spans}
     assert len(spans) == 5, sorted(by_name)
     root = by_name["invoke_workflow probe.js"]
+    run_and_session(everything, root)
     assert root.attributes["workflow.name"] == "path:jobs/probe.js"
     assert root.attributes["workflow.status"] == "stopped"
     assert root.status_code == 0  # stopped is not an error
@@ -89,11 +109,14 @@ def test_grace_window_closes_on_time_and_end_of_input_cuts_it_short(tmp_path):
     import time
 
     t0 = time.monotonic()
-    proc, spans, stats = run_script(tmp_path, script, grace=30)
+    proc, everything, stats = run_script(tmp_path, script, grace=30)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     assert elapsed < 15  # not the 30 s window: end of input cut it short
+    spans = spans_of_trace(everything, "invoke_workflow ")
     assert sorted(s.name for s in spans) == ["invoke_agent worker-1", "invoke_workflow quick", "phase Work"]
+    (root,) = [s for s in spans if s.name == "invoke_workflow quick"]
+    run_and_session(everything, root)
     (agent_span,) = [s for s in spans if s.name == "invoke_agent worker-1"]
     assert agent_span.attributes["workflow.agent.tokens"] == 7
     assert agent_span.end_ns - agent_span.start_ns == 100 * 1_000_000

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, workflow_facts
+from tests.conftest import (EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
+                            workflow_facts)
 from tests.receivers import GrpcReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -50,12 +51,16 @@ def test_replay_twice_gives_the_same_ids(tmp_path):
     for proc in (first, second):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == b""  # replay is not a tee
-    rows1 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans1)
-    rows2 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans2)
-    assert rows1 == rows2 and len(rows1) == len({r[1] for r in rows1})
 
     for path in files:
         trace, ids = expected_ids(path)
+        # the session's own trace: trace id by the rule for a session, its span the root
+        started = workflow_facts(path)[0]
+        session = [s for s in spans1 if s.trace_id == sha(f"otelbridge/1/{started['session_id']}", 16)]
+        assert len(session) == session_span_count(path.read_bytes())
+        (agent,) = [s for s in session if s.parent_span_id == ""]
+        assert agent.name == "invoke_agent claude-code"
+        assert agent.links == [(trace, ids[("workflow", started["task_id"])])]
         mine = [s for s in spans1 if s.trace_id == trace]
         got = {}
         for s in mine:
@@ -67,6 +72,14 @@ def test_replay_twice_gives_the_same_ids(tmp_path):
             else:
                 got[("phase", s.attributes["workflow.phase.index"])] = s.span_id
         assert got == ids
+        assert len(mine) + len(session) == len([s for s in spans1 if s.attributes.get(
+            "gen_ai.conversation.id") == started["session_id"]])  # nothing else of this stream
+
+    # everything, both times: the same ids, parents, names and times
+    rows1 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans1)
+    rows2 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans2)
+    assert len(rows1) == len({r[1] for r in rows1})
+    assert rows1 == rows2
 
 
 def test_replay_uses_stream_time_and_closes_each_file(tmp_path):
@@ -140,7 +153,10 @@ def test_replay_never_outruns_the_exporter(tmp_path):
     many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(900)))
     proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
     assert proc.returncode == 0, proc.stderr
-    assert len(spans) == 900 * 6 and b"5400 exported, 0 dropped" in proc.stderr
+    # the copies share one session: its span and one turn per copy's result
+    expected = 900 * 6 + session_span_count(many.read_bytes())
+    assert expected == 900 * 6 + 1 + 900
+    assert len(spans) == expected and f"{expected} exported, 0 dropped".encode() in proc.stderr
 
 
 def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.conftest import ROOT, clean_env, run_bridge
+from tests.conftest import ROOT, clean_env, run_bridge, session_span_count, workflow_spans
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CORPUS = ROOT / "tests" / "data" / "secrets-corpus.jsonl"
@@ -84,7 +84,7 @@ def stream() -> bytes:
     return CORPUS.read_bytes() + big_workflow()
 
 
-def expected_spans(data: bytes) -> int:
+def workflow_span_count(data: bytes) -> int:
     """Root + phases + agents of each workflow, read from the input (last snapshot wins)."""
     last: dict[str, list] = {}
     for line in data.splitlines():
@@ -92,6 +92,11 @@ def expected_spans(data: bytes) -> int:
         if doc.get("subtype") == "task_progress":
             last[doc["task_id"]] = doc["workflow_progress"]
     return sum(1 + len(entries) for entries in last.values())
+
+
+def expected_spans(data: bytes) -> int:
+    """The workflows' spans and the session's (SPAN-MODEL.md), read from the input."""
+    return workflow_span_count(data) + session_span_count(data)
 
 
 def all_strings(span) -> list[str]:
@@ -148,9 +153,14 @@ def test_corpus_nothing_secret_or_unsafe_leaves():
     data = stream()
     proc, spans, raw = export([], data)
     count = expected_spans(data)
-    assert count == 9 and len(spans) == count
+    assert (workflow_span_count(data), session_span_count(data)) == (9, 1) and len(spans) == count
     assert f"{count} exported, 0 dropped".encode() in proc.stderr
-    text = assert_nothing_leaks(spans, raw, 256)
+    text = assert_nothing_leaks(spans, raw, 256)  # the session span included (its cwd is not exported)
+    # one session for both workflows: init, never a result
+    (session,) = by_name(spans, "invoke_agent claude-code")
+    assert session.parent_span_id == "" and session.attributes["gen_ai.conversation.id"] == "sess-secrets-0001"
+    assert (session.status_code, session.status_message) == (2, "stream ended before result")
+    assert sorted(session.links) == sorted((r.trace_id, r.span_id) for r in by_name(spans, "invoke_workflow"))
     # content is opt-in: no previews without --capture-content
     assert "preview" not in text and "prompt " not in text and "deployed to staging" not in text
     # the names were redacted, not dropped: markers name the kinds found
@@ -176,7 +186,8 @@ def test_capture_content_exports_previews_still_redacted():
     )
     assert len(spans) == expected_spans(data)
     assert_nothing_leaks(spans, raw, limit)
-    agents = {s.attributes["gen_ai.agent.id"]: s.attributes for s in by_name(spans, "invoke_agent")}
+    agents = {s.attributes["gen_ai.agent.id"]: s.attributes for s in by_name(workflow_spans(spans), "invoke_agent")}
+    assert len(agents) == 4  # the corpus's 3 and the big one
     result = agents["v2:sec-agent-1"]["workflow.agent.result_preview"]
     assert result.startswith("deployed to staging: AWS [REDACTED:aws_access_key] gh [REDACTED:github_token]")
     for kind in ("authorization", "private_key", "url_credentials"):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import WORKFLOW_PROBE, clean_env, run_bridge
+from tests.conftest import WORKFLOW_PROBE, clean_env, run_bridge, session_span_count, workflow_facts
 
 BRIDGE = [sys.executable, "-m", "otelbridge"]
 
@@ -129,7 +129,12 @@ def test_dead_collector_bounded_exit_stream_intact(protocol, collector):
     assert out == data
     assert proc.returncode == 0, err  # export failure never fails the pipeline
     assert elapsed < flush + 1.0, elapsed
-    assert b"0 exported, 4 dropped" in err
+    # every span the stream implies was dropped: the workflow's (root, phase, agents), the
+    # session's (span, turns, calls, tools) and the wrapper's run span
+    _, agents, phases, _, _ = workflow_facts(WORKFLOW_PROBE)
+    count = 1 + len(phases) + len(agents) + session_span_count(data) + 1
+    assert count == 4 + 7 + 1
+    assert f"0 exported, {count} dropped".encode() in err
     assert b"Traceback" not in err
 
 

@@ -87,7 +87,7 @@ def test_consecutive_runs_on_one_pipe_and_timestamps():
 
 def test_wrapper_mode_decorates_the_process_span():
     ctx, records, _ = make_ctx(wall_ns=WALL)
-    ctx.process = SpanRef(0x99, 0x77)
+    ctx.run = SpanRef(0x99, 0x77)
     tr = BernsteinTracker(ctx)
     tr.handle(sig("QUESTION", question="go?"))
     tr.handle(sig("FAILED", reason="exit 3"))
@@ -102,7 +102,7 @@ def test_wrapper_mode_decorates_the_process_span():
     assert ctx.stats.duplicate_notifications == 1
     # an exit error already set by the owner is kept
     ctx2, _, _ = make_ctx(wall_ns=WALL)
-    ctx2.process = SpanRef(1, 2)
+    ctx2.run = SpanRef(1, 2)
     tr2 = BernsteinTracker(ctx2)
     tr2.handle(sig("BLOCKED", reason="waiting"))
     rec2 = SpanRecord("run x", 1, 2, None, WALL, WALL, {}, error="exit status 1", error_type="exit")
@@ -114,7 +114,7 @@ def test_wrapper_mode_decorates_the_process_span():
 
 def test_wrapper_without_signals_is_left_alone():
     ctx, _, _ = make_ctx(wall_ns=WALL)
-    ctx.process = SpanRef(1, 2)
+    ctx.run = SpanRef(1, 2)
     BernsteinTracker(ctx)
     rec = SpanRecord("run x", 1, 2, None, WALL, WALL, {})
     ctx.decorate_process(rec)

@@ -58,7 +58,9 @@ def make(clock_mode="stream", timers=None, parent=None, deterministic=False):
         grace_s=5.0,
         parent=parent,
     )
-    return Tracker(ctx), records, stats
+    from otelbridge.tracker.workflows import WorkflowTracker
+
+    return Tracker(ctx, [WorkflowTracker(ctx)]), records, stats
 
 
 def agent(index, state, start_ms=None, phase=1, **kw):
