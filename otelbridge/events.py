@@ -206,17 +206,6 @@ class TaskNotification(Event):
     usage: TaskUsage | None = None
 
 
-@dataclass(slots=True)
-class TokenUsage:
-    """A message's ``usage`` as given (Anthropic-shaped in the Claude family: ``input_tokens``,
-    ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_input_tokens: int | None = None
-    cache_creation_input_tokens: int | None = None
-
-
 # ---------------------------------------------------------------- Caudra (seed 003)
 
 
@@ -278,7 +267,7 @@ class CaudraAgentMessage(Event):
     role: str | None = None
     model: str | None = None
     message_id: str | None = None
-    usage: TokenUsage | None = None
+    usage: Usage | None = None
     tool_uses: int = 0
 
 
@@ -330,7 +319,7 @@ class GoalEvent(Event):
 
     kind: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
-    usage: TokenUsage | None = None
+    usage: Usage | None = None
 
 
 # -------------------------------------------------------------- Bernstein (seed 004)

@@ -7,10 +7,9 @@ trace, only what it draws (one small :class:`Bar` per workflow, phase and agent;
 agents each, the rest folded into counts), so memory stays bounded however long the stream runs.
 
 Untrusted text (workflow names, phase titles, agent labels, error texts) is escaped for where it
-lands: :func:`terminal_text` for the waterfall (``redact.clean`` strips escape sequences and
-control characters; bidirectional overrides are dropped here too), :func:`markdown_text` for the
-step summary (every ASCII punctuation character backslash-escaped: no Markdown, HTML, link or
-table-cell injection). Rows are ``rich.text.Text`` objects, never markup strings, so ``[red]`` in a
+lands: :func:`terminal_text` for the waterfall and :func:`markdown_text` for the step summary,
+both from :mod:`otelbridge.redact` (no escape sequences, no Markdown, HTML, link or table-cell
+injection). Rows are ``rich.text.Text`` objects, never markup strings, so ``[red]`` in a
 label is text.
 
 Times: the records' epoch ns; durations are shown in s/ms/min. Tokens: ``workflow.agent.tokens``
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import shutil
 import sys
 from collections import OrderedDict
@@ -50,21 +48,17 @@ DEFAULT_WIDTH = 100
 #: Trace ids remembered for printing each link once.
 MAX_LINKED = 10_000
 
-_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
-
-
 def terminal_text(text: str | None, limit: int = 120) -> str:
-    """``text`` safe for a terminal: no escape sequences, control characters or bidirectional
-    overrides (``redact.clean`` and this module's own bidi filter), at most ``limit`` chars."""
-    return _BIDI.sub("", redact.clean(text or "", limit))
+    """``text`` safe for a terminal (:func:`otelbridge.redact.terminal`: no escape sequences,
+    control characters or bidirectional overrides, secrets redacted), at most ``limit`` chars."""
+    return redact.terminal(text or "", limit)
 
 
 def markdown_text(text: str | None, limit: int = 120) -> str:
-    """``text`` safe inside a GitHub Markdown table cell: cleaned as for a terminal, then every
-    ASCII punctuation character backslash-escaped (CommonMark allows it for all of them), so no
-    emphasis, link, raw HTML, autolink or ``|`` cell break can form."""
-    return _MD_PUNCT.sub(r"\\\1", terminal_text(text, limit))
+    """``text`` safe inside a GitHub Markdown table cell (:func:`otelbridge.redact.markdown`:
+    HTML entities and Markdown punctuation escaped, so no emphasis, link, raw HTML, autolink or
+    ``|`` cell break can form)."""
+    return redact.markdown(text or "", limit)
 
 
 def trace_url(template: str | None, trace_id: int) -> str | None:

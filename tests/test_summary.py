@@ -171,7 +171,7 @@ def test_untrusted_text_is_escaped(tmp_path):
     assert "<i>" not in md and "\x1b" not in md
     row = next(l for l in md.splitlines() if "x\\[" in l)
     assert row.count(" | ") == 4  # the label's "|" did not open a new cell
-    assert r"c\[b\]x\[\/b\]\<i\>\|\*a\*" in row
+    assert r"c\[b\]x\[/b\]&lt;i&gt;\|\*a\*" in row
 
 
 def test_collector_is_bounded():

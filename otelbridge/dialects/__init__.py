@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..events import Event, TokenUsage, as_int, ms_to_ns
+from ..events import Event, Usage, as_int, ms_to_ns
 from ..stats import Stats
 
 #: Registered dialect modules, by name, in decoding order.
@@ -74,21 +74,28 @@ def parse_timestamp(value: Any) -> int | None:
     return ms_to_ns(value)
 
 
-def token_usage(value: Any) -> TokenUsage | None:
-    """A Claude-family ``usage`` object (``input_tokens``, ``output_tokens``,
-    ``cache_read_input_tokens``, ``cache_creation_input_tokens``) → :class:`TokenUsage`, or
-    ``None`` when ``value`` is not an object or carries none of them."""
+def parse_usage(value: Any) -> Usage | None:
+    """A ``usage`` object → :class:`~otelbridge.events.Usage`, or ``None`` when ``value`` is not
+    an object. The Anthropic shape (``cache_read_input_tokens``, ``cache_creation_input_tokens``:
+    Claude Code, cbc, Caudra) sets ``anthropic``; milk's ``cache_read``/``cache_creation``
+    (seed 002 §2) are taken as given."""
     if not isinstance(value, dict):
         return None
-    usage = TokenUsage(
-        input_tokens=as_int(value.get("input_tokens")),
-        output_tokens=as_int(value.get("output_tokens")),
-        cache_read_input_tokens=as_int(value.get("cache_read_input_tokens")),
-        cache_creation_input_tokens=as_int(value.get("cache_creation_input_tokens")),
+    get = value.get
+    if "cache_read_input_tokens" in value or "cache_creation_input_tokens" in value:
+        return Usage(
+            as_int(get("input_tokens")),
+            as_int(get("output_tokens")),
+            as_int(get("cache_read_input_tokens")),
+            as_int(get("cache_creation_input_tokens")),
+            anthropic=True,
+        )
+    return Usage(
+        as_int(get("input_tokens")),
+        as_int(get("output_tokens")),
+        as_int(get("cache_read")),
+        as_int(get("cache_creation")),
     )
-    if usage == TokenUsage():
-        return None
-    return usage
 
 
 def load(names: list[str] | None = None) -> list[Dialect]:

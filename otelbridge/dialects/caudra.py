@@ -41,7 +41,7 @@ from ..events import (
     ms_to_ns,
     s_to_ns,
 )
-from . import LineInfo, token_usage
+from . import LineInfo, parse_usage
 
 #: ``phase_history`` and ``logs`` entries read at most per snapshot (logs are the last 200 by
 #: the protocol; the cap keeps a hostile snapshot from costing unbounded memory).
@@ -129,7 +129,7 @@ def _agent_message(doc: dict, run_id: str, line: LineInfo) -> CaudraAgentMessage
         role=doc.get("type"),
         model=as_str(msg.get("model"), 256),
         message_id=as_str(msg.get("id"), 256),
-        usage=token_usage(msg.get("usage")),
+        usage=parse_usage(msg.get("usage")),
         tool_uses=tool_uses if doc.get("type") == "assistant" else 0,
     )
 
@@ -182,7 +182,7 @@ def _goal(doc: dict, line: LineInfo) -> GoalEvent | None:
         elif isinstance(value, float) and value == value and abs(value) != float("inf"):
             fields[key] = value
     return GoalEvent(line.session_id, line.ts_ns, kind=kind, fields=fields,
-                     usage=token_usage(doc.get("usage")))
+                     usage=parse_usage(doc.get("usage")))
 
 
 class Caudra:

@@ -59,7 +59,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
-from . import LineInfo
+from . import LineInfo, parse_usage
 
 #: Agents per snapshot read at most (a hostile snapshot cannot make us allocate without bound).
 MAX_ENTRIES = 10_000
@@ -76,29 +76,6 @@ _encode = msgspec.json.Encoder()
 
 def _sid(value: Any) -> str | None:
     return as_str(value, 256) or None
-
-
-def parse_usage(value: Any) -> Usage | None:
-    """A ``usage`` object → :class:`Usage`. Anthropic shape (``cache_read_input_tokens``,
-    ``cache_creation_input_tokens``) sets ``anthropic``; milk's ``cache_read`` /
-    ``cache_creation`` are taken as given. ``None`` when ``value`` is not an object."""
-    if not isinstance(value, dict):
-        return None
-    get = value.get
-    if "cache_read_input_tokens" in value or "cache_creation_input_tokens" in value:
-        return Usage(
-            as_int(get("input_tokens")),
-            as_int(get("output_tokens")),
-            as_int(get("cache_read_input_tokens")),
-            as_int(get("cache_creation_input_tokens")),
-            anthropic=True,
-        )
-    return Usage(
-        as_int(get("input_tokens")),
-        as_int(get("output_tokens")),
-        as_int(get("cache_read")),
-        as_int(get("cache_creation")),
-    )
 
 
 def _model_usage(value: Any) -> dict[str, Usage]:

@@ -23,7 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .. import redact
 from ..clock import Clock
-from ..events import Event, SpanEvent, SpanRecord, TokenUsage
+from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
 
@@ -38,22 +38,19 @@ MAX_REFS = 10_000
 MAX_SESSION_EVENTS = 10_000
 
 
-def usage_attributes(usage: TokenUsage) -> dict[str, int]:
-    """GenAI usage attributes of a Claude-family (Anthropic-shaped) ``usage``, by SPAN-MODEL.md:
-    ``gen_ai.usage.input_tokens`` = input + cache read + cache creation; the cache parts also
-    under their own keys. Absent fields are left out."""
-    attrs: dict[str, int] = {}
-    parts = (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens)
-    if any(p is not None for p in parts):
-        attrs["gen_ai.usage.input_tokens"] = sum(p or 0 for p in parts)
-    for key, value in (
+def usage_attributes(usage: Usage | None) -> dict[str, int]:
+    """``gen_ai.usage.*`` of ``usage`` by SPAN-MODEL.md: for the Anthropic shape
+    ``gen_ai.usage.input_tokens`` = input + cache read + cache creation (other shapes as given);
+    the cache parts also under their own keys. Absent fields are left out."""
+    if usage is None:
+        return {}
+    pairs = (
+        ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
         ("gen_ai.usage.output_tokens", usage.output_tokens),
-        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_input_tokens),
-        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation_input_tokens),
-    ):
-        if value is not None:
-            attrs[key] = value
-    return attrs
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
+    )
+    return {key: value for key, value in pairs if value is not None}
 
 
 class Recent:

@@ -49,7 +49,7 @@ from ..events import (
     SpanEvent,
     SpanLink,
     SpanRecord,
-    TokenUsage,
+    Usage,
 )
 from . import Context, Recent, RunBase, RunTable, put_attributes, usage_attributes
 
@@ -93,7 +93,7 @@ class _Agent:
     parent_tool_use_id: str | None
     model: str | None = None
     tool_uses: int = 0
-    usage: dict[str, TokenUsage] = field(default_factory=dict)
+    usage: dict[str, Usage] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -113,15 +113,12 @@ class _Run(RunBase):
     events: list[SpanEvent] = field(default_factory=list)
 
 
-def _sum_usage(usages: list[TokenUsage]) -> TokenUsage | None:
+def _sum_usage(usages: list[Usage]) -> Usage | None:
     if not usages:
         return None
-    total = TokenUsage()
-    for name in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                 "cache_creation_input_tokens"):
-        values = [getattr(u, name) for u in usages if getattr(u, name) is not None]
-        if values:
-            setattr(total, name, sum(values))
+    total = Usage()
+    for usage in usages:
+        total.add(usage)
     return total
 
 

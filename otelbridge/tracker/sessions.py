@@ -72,7 +72,7 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from . import Context, put_attributes
+from . import Context, put_attributes, usage_attributes
 from .caudra import workflow_key as caudra_workflow_key
 
 MAX_OPEN_SESSIONS = 1_000
@@ -207,14 +207,8 @@ def _collapse(obj: Any, wall: int, to: int) -> None:
 
 
 def _usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
-    """``gen_ai.usage.*`` from ``usage`` (Anthropic shape: input counts both cache counts)."""
-    if usage is not None:
-        put_attributes(attrs, (
-            ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
-            ("gen_ai.usage.output_tokens", usage.output_tokens),
-            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
-            ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
-        ))
+    """Add ``gen_ai.usage.*`` of ``usage`` to ``attrs``."""
+    attrs.update(usage_attributes(usage))
 
 
 def _remember(registry: OrderedDict, key: Any, value: Any = None, cap: int = MAX_ITEMS) -> None:

@@ -13,7 +13,7 @@ from otelbridge.events import (
     CaudraWorkflowLog,
     CaudraWorkflowSnapshot,
     GoalEvent,
-    TokenUsage,
+    Usage,
 )
 from otelbridge.stats import Stats
 
@@ -84,7 +84,7 @@ def test_agent_message_keys_and_usage():
     assert isinstance(ev, CaudraAgentMessage)
     assert (ev.run_id, ev.epoch, ev.call_key, ev.phase, ev.parent_tool_use_id) == ("run-1", 2, "5", "analyze", "toolu_1")
     assert (ev.role, ev.model, ev.message_id, ev.tool_uses) == ("assistant", "m-1", "msg_1", 2)
-    assert ev.usage == TokenUsage(10, 3, 7, None)
+    assert ev.usage == Usage(10, 3, 7, None, anthropic=True)
     # a line without workflow_run_id is not a workflow agent's
     del doc["workflow_run_id"]
     assert DIALECT.decode(doc, INFO) == []
@@ -123,7 +123,7 @@ def test_notice_and_goal():
     assert ev.kind == "evaluation"
     assert ev.fields == {"verdict": "not_met", "reason": "two tests still fail", "evaluation": 2,
                          "applied": True, "cost": 0.0054, "billing": "api", "model": "anthropic/claude-haiku-4-5"}
-    assert ev.usage == TokenUsage(5, 1, None, None)
+    assert ev.usage == Usage(5, 1, None, None)
     assert DIALECT.decode({"type": "system", "subtype": "goal"}, INFO) == []  # no kind
 
 

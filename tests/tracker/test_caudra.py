@@ -11,7 +11,7 @@ from otelbridge.events import (
     CaudraWorkflowLog,
     CaudraWorkflowSnapshot,
     GoalEvent,
-    TokenUsage,
+    Usage,
 )
 from otelbridge.tracker import Parent
 from otelbridge.tracker.caudra import RUN_INCOMPLETE, CaudraTracker
@@ -151,12 +151,12 @@ def test_agents_under_the_right_phase_of_the_right_run():
     tr = CaudraTracker(ctx)
     # an agent line before its run's first snapshot still creates the run
     tr.handle(agent("0", "gather", (T + 1) * S, msg="a", tools=1,
-                    usage=TokenUsage(input_tokens=10, output_tokens=2, cache_read_input_tokens=100)))
+                    usage=Usage(input_tokens=10, output_tokens=2, cache_read=100, anthropic=True)))
     tr.handle(snap("active", [("gather", T)]))
     tr.handle(snap("active", [("gather", T)], run_id="other", name="other"))
     tr.handle(agent("0", "gather", (T + 2) * S, msg="a", tools=1,  # same message again: usage once
-                    usage=TokenUsage(input_tokens=10, output_tokens=2, cache_read_input_tokens=100)))
-    tr.handle(agent("0", "gather", (T + 4) * S, msg="b", usage=TokenUsage(input_tokens=5, output_tokens=1)))
+                    usage=Usage(input_tokens=10, output_tokens=2, cache_read=100, anthropic=True)))
+    tr.handle(agent("0", "gather", (T + 4) * S, msg="b", usage=Usage(input_tokens=5, output_tokens=1)))
     tr.handle(agent("9", "gather", (T + 3) * S, run_id="other", tool="toolu_o"))
     history = [("gather", T), ("analyze", T + 10), ("gather", T + 20)]
     tr.handle(snap("active", history, epoch=2))
@@ -247,7 +247,7 @@ def test_goal_events_go_to_the_session():
     tr = CaudraTracker(ctx)
     tr.handle(GoalEvent(SID, 1_790_000_000_000 * MS, kind="evaluation",
                         fields={"verdict": "not_met", "cost": 0.0054, "applied": True, "condition": "tests pass"},
-                        usage=TokenUsage(input_tokens=1200, output_tokens=80)))
+                        usage=Usage(input_tokens=1200, output_tokens=80)))
     (ev,) = ctx.take_session_events(SID)
     assert ev.name == "goal.evaluation" and ev.time_ns == 1_790_000_000_000 * MS
     assert ev.attributes == {"goal.kind": "evaluation", "goal.verdict": "not_met", "goal.cost": 0.0054,
