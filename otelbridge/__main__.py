@@ -1,5 +1,9 @@
 """``otelbridge`` / ``python -m otelbridge``: parse, run, and exit without waiting on exporter
-threads (the flush is already bounded; interpreter teardown must not add seconds)."""
+threads (the flush is already bounded; interpreter teardown must not add seconds).
+
+Dispatch is explicit: a first argument ``replay`` or ``follow`` selects that command
+(``otelbridge.cli.SUBCOMMANDS``); anything else — options, ``--``, nothing — is the tee, exactly
+``otelbridge [OPTIONS] [-- CMD ARGS...]``."""
 
 from __future__ import annotations
 
@@ -8,11 +12,15 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .cli import run_command
+    from .cli import SUBCOMMANDS, run_command
 
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    command, prog = run_command, "otelbridge"
+    if args and args[0] in SUBCOMMANDS:
+        command, prog = SUBCOMMANDS[args[0]], f"otelbridge {args[0]}"
+        args = args[1:]
     try:
-        code = run_command.main(args=args, prog_name="otelbridge", standalone_mode=False)
+        code = command.main(args=args, prog_name=prog, standalone_mode=False)
     except SystemExit as exc:  # --help, --version
         code = exc.code if isinstance(exc.code, int) else 0
     except Exception as exc:  # click usage errors and the like

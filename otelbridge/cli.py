@@ -1,9 +1,20 @@
 """Command-line parsing only (click): flags → :class:`otelbridge.config.Config`.
 
-``otelbridge [OPTIONS]`` tees stdin; ``otelbridge [OPTIONS] -- CMD ARGS...`` wraps CMD.
+Three commands share the export and report options:
+
+* ``otelbridge [OPTIONS] [-- CMD ARGS...]`` — tee stdin (or CMD's stdout) to stdout (:data:`run_command`);
+* ``otelbridge replay [OPTIONS] FILE...`` — recorded streams → traces (:data:`replay_command`);
+* ``otelbridge follow [OPTIONS] PATH`` — tail a file the CLI writes (:data:`follow_command`).
+
+``__main__`` picks the command by the first argument (:data:`SUBCOMMANDS`); everything else is
+the tee, exactly as before subcommands existed. A program called ``replay`` or ``follow`` is
+wrapped with ``otelbridge -- replay ...``.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import click
 
@@ -12,48 +23,86 @@ from .clock import MODES
 from .lines import DEFAULT_MAX_LINE
 from .tracker import DEFAULT_GRACE_S
 
+_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_EPILOG = ("Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
+           "service name, resource attributes, sampler). stdout carries the stream alone.")
 
-@click.command(
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
-    "service name, resource attributes, sampler). stdout carries the stream alone.",
-)
-@click.option("--exporter", metavar="LIST",
-              help="otlp, console (to stderr) or none; comma-separated. "
-                   "[default: $OTEL_TRACES_EXPORTER or otlp]")
-@click.option("--protocol", type=click.Choice(config.PROTOCOLS),
-              help="OTLP protocol. [default: $OTEL_EXPORTER_OTLP_PROTOCOL or http/protobuf]")
-@click.option("--endpoint", metavar="URL",
-              help="OTLP endpoint (base URL). [default: $OTEL_EXPORTER_OTLP_ENDPOINT]")
-@click.option("--flush-timeout", "flush_timeout_s", type=click.FloatRange(min=0), default=5.0,
-              show_default=True, help="Seconds to flush spans at exit, collector or not.")
-@click.option("--grace-period", "grace_s", type=click.FloatRange(min=0), default=DEFAULT_GRACE_S,
-              show_default=True, help="Seconds a workflow stays open after task_notification.")
-@click.option("--clock", type=click.Choice(MODES), default="auto", show_default=True,
-              help="Time for lines without a timestamp: wall clock, stream clock, or auto.")
-@click.option("--max-line", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE, show_default=True,
-              help="Longest line decoded, in bytes (longer ones pass through, counted).")
-@click.option("--dialect", "dialects", multiple=True, metavar="NAME",
-              help="Decode only these dialects (repeatable). [default: all]")
-@click.option("--deterministic-ids", is_flag=True, help="Derive trace/span ids from stream ids.")
-@click.option("--capture-content", is_flag=True,
-              help="Export previews and content (opt-in; still redacted).")
-@click.option("--fail-on-export-error", is_flag=True,
-              help="Exit 1 when spans could not be exported (default: report on stderr only).")
-@click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE.")
-@click.option("--stats-json", metavar="PATH", help="Write the run's counters as JSON (mode 0600).")
-@click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
-@click.version_option(__version__, prog_name="otelbridge")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD ARGS...]")
-def run_command(exporter, protocol, no_traceparent, dialects, **flags):
-    """Tee agent CLI stream-json from stdin (or from CMD's stdout) to stdout, unchanged,
-    and export the workflows it describes as OpenTelemetry traces."""
+
+def _shared(fn):
+    """The options every command takes: export, content, report."""
+    options = [
+        click.option("--exporter", metavar="LIST",
+                     help="otlp, console (to stderr), file (OTLP/JSON lines to --output) or none; "
+                          "comma-separated. [default: $OTEL_TRACES_EXPORTER or otlp]"),
+        click.option("--protocol", type=click.Choice(config.PROTOCOLS),
+                     help="OTLP protocol. [default: $OTEL_EXPORTER_OTLP_PROTOCOL or http/protobuf]"),
+        click.option("--endpoint", metavar="URL",
+                     help="OTLP endpoint (base URL). [default: $OTEL_EXPORTER_OTLP_ENDPOINT]"),
+        click.option("--output", metavar="PATH",
+                     help="File for --exporter file: OTLP/JSON, one TracesData a line, appended, "
+                          "created with mode 0600."),
+        click.option("--flush-timeout", "flush_timeout_s", type=click.FloatRange(min=0), default=5.0,
+                     show_default=True, help="Seconds to flush spans at exit, collector or not."),
+        click.option("--grace-period", "grace_s", type=click.FloatRange(min=0),
+                     default=DEFAULT_GRACE_S, show_default=True,
+                     help="Seconds a workflow stays open after task_notification "
+                          "(replay: seconds of the stream's own time)."),
+        click.option("--max-line", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE,
+                     show_default=True,
+                     help="Longest line decoded, in bytes (longer ones pass through, counted)."),
+        click.option("--dialect", "dialects", multiple=True, metavar="NAME",
+                     help="Decode only these dialects (repeatable). [default: all]"),
+        click.option("--capture-content", is_flag=True,
+                     help="Export previews and content (opt-in; still redacted)."),
+        click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
+                     help="Also replace matches of REGEX by [REDACTED:custom] in everything "
+                          "exported (repeatable)."),
+        click.option("--no-default-redaction", is_flag=True,
+                     help="Turn off the built-in secret patterns (JWTs, keys, tokens, e-mails...). "
+                          "Local debugging only: secrets in the stream then reach the backend."),
+        click.option("--max-attribute-length", type=click.IntRange(min=1), metavar="N",
+                     help="Cap exported strings at N characters. "
+                          "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]"),
+        click.option("--fail-on-export-error", is_flag=True,
+                     help="Exit 1 when spans could not be exported (default: report on stderr only)."),
+        click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE."),
+        click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
+                     show_default=True,
+                     help="Waterfall per workflow on stderr at exit (auto: when stderr is a "
+                          "terminal or CI is set) and the GitHub step summary."),
+        click.option("--trace-url-template", metavar="URL",
+                     help="Trace link with a {trace_id} placeholder, printed on stderr. "
+                          "[default: $OTELBRIDGE_TRACE_URL]"),
+        click.option("--stats-json", metavar="PATH",
+                     help="Write the run's counters as JSON (mode 0600)."),
+        click.option("-q", "--quiet", is_flag=True,
+                     help="No counts line; no waterfall unless --summary always."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _live(fn):
+    """Options of the live commands (tee, follow): clock and id mode (replay fixes both)."""
+    fn = click.option("--deterministic-ids", is_flag=True,
+                      help="Derive trace/span ids from stream ids.")(fn)
+    fn = click.option("--clock", type=click.Choice(MODES), default="auto", show_default=True,
+                      help="Time for lines without a timestamp: wall clock, stream clock, or auto.")(fn)
+    return fn
+
+
+def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=(),
+                no_default_redaction=False, **flags) -> config.Config:
+    """Parsed flags → :class:`~otelbridge.config.Config`; ``click.UsageError`` when unusable."""
     try:
         cfg = config.build(
             exporter=exporter,
             protocol=protocol,
             use_traceparent=not no_traceparent,
             dialects=tuple(dialects),
+            redact_patterns=tuple(redact_patterns),
+            default_redaction=not no_default_redaction,
             **flags,
         )
     except config.ConfigError as exc:
@@ -65,6 +114,67 @@ def run_command(exporter, protocol, no_traceparent, dialects, **flags):
         raise click.UsageError(
             f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
         )
+    return cfg
+
+
+@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+@_shared
+@_live
+@click.version_option(__version__, prog_name="otelbridge")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD ARGS...]")
+def run_command(**flags):
+    """Tee agent CLI stream-json from stdin (or from CMD's stdout) to stdout, unchanged,
+    and export the workflows it describes as OpenTelemetry traces.
+
+    Also: otelbridge replay FILE... | otelbridge follow PATH (see their --help)."""
+    cfg = make_config(**flags)
     from .app import run
 
     return run(cfg)
+
+
+@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+@_shared
+@click.argument("files", nargs=-1, required=True, metavar="FILE...",
+                type=click.Path(exists=True, dir_okay=False, readable=True, path_type=Path))
+def replay_command(files, **flags):
+    """Turn recorded streams (FILE...) into traces after the fact.
+
+    Times come from the stream (stream clock), ids are deterministic (the same file gives the
+    same trace and span ids every time), grace windows close at the end of each file. Nothing is
+    written to stdout: replay is not a tee."""
+    cfg = make_config(clock="stream", deterministic_ids=True, **flags)
+    from .app import replay
+
+    return replay(cfg, list(files))
+
+
+def default_state_dir() -> Path:
+    """``$XDG_STATE_HOME/otelbridge``, else ``~/.local/state/otelbridge``."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "otelbridge"
+
+
+@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+@_shared
+@_live
+@click.option("--from-start", is_flag=True,
+              help="With no saved position, read PATH from its beginning (default: its end).")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the offset file lives (mode 0600). "
+                   "[default: $XDG_STATE_HOME/otelbridge or ~/.local/state/otelbridge]")
+@click.option("--poll-interval", "poll_s", type=click.FloatRange(min=0.01), default=0.25,
+              show_default=True, help="Seconds between checks for new data, rotation, truncation.")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+def follow_command(path, from_start, state_dir, poll_s, **flags):
+    """Follow PATH like tail -F (survives rotation and truncation) and trace what the CLI
+    writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
+    a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
+    cfg = make_config(**flags)
+    from .app import follow
+
+    return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)
+
+
+#: first argument → command; anything else is the tee (:data:`run_command`)
+SUBCOMMANDS = {"replay": replay_command, "follow": follow_command}

@@ -37,8 +37,10 @@ class Clock:
 
     @property
     def uses_stream(self) -> bool:
-        """True when times come from the stream clock (mode ``stream``, or ``auto`` switched)."""
-        return self._use_stream
+        """True when times come from the stream clock: mode ``stream`` (or ``auto`` switched)
+        and the stream has shown a timestamp. Until then even ``stream`` answers with the wall
+        clock, so a part that took times before the first timestamp sees the switch happen."""
+        return self._use_stream and self._latest is not None
 
     @property
     def latest(self) -> int | None:
@@ -54,6 +56,10 @@ class Clock:
             if self.mode == "auto" and not self._use_stream and abs(ns - self._wall()) > SKEW_NS:
                 self._use_stream = True
 
+    def wall(self) -> int:
+        """The wall clock (epoch ns), whatever the mode."""
+        return self._wall()
+
     def now(self) -> int:
         """The current time (epoch ns) by the mode's rule."""
         if self._use_stream and self._latest is not None:
@@ -66,3 +72,66 @@ class Clock:
             self.observe(own_ns)
             return own_ns
         return self.now()
+
+
+class Timer:
+    """What a ``call_later`` returns (:class:`StreamTimers`, ``handoff.Handoff``):
+    ``cancel()`` it before it fires to skip it."""
+
+    __slots__ = ("fn", "cancelled")
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class StreamTimers:
+    """``call_later`` in *stream* time, for ``replay``: a callback scheduled ``delay_s`` after the
+    stream clock's newest time runs once the stream has shown a time at least that late
+    (:meth:`run_due`, called after each line), or at :meth:`run_all` (end of the file). So a grace
+    window after ``task_notification`` lasts ``--grace-period`` seconds of the stream's own time,
+    late progress within it still lands, and a long recording never holds every run open.
+    """
+
+    __slots__ = ("clock", "_heap", "_seq")
+
+    Handle = Timer
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._heap: list[tuple[int, int, StreamTimers.Handle]] = []
+        self._seq = 0
+
+    def call_later(self, delay_s: float, fn: Callable[[], None]) -> "StreamTimers.Handle":
+        """Run ``fn`` when the stream clock reaches its newest time + ``delay_s`` (seconds)."""
+        import heapq
+
+        handle = StreamTimers.Handle(fn)
+        due = (self.clock.latest or 0) + int(delay_s * 1_000_000_000)
+        self._seq += 1
+        heapq.heappush(self._heap, (due, self._seq, handle))
+        return handle
+
+    def run_due(self) -> None:
+        """Run every callback whose time the stream clock has reached."""
+        if not self._heap:
+            return
+        import heapq
+
+        latest = self.clock.latest
+        while self._heap and latest is not None and self._heap[0][0] <= latest:
+            _, _, handle = heapq.heappop(self._heap)
+            if not handle.cancelled:
+                handle.fn()
+
+    def run_all(self) -> None:
+        """End of the stream: run every pending callback, earliest first."""
+        import heapq
+
+        while self._heap:
+            _, _, handle = heapq.heappop(self._heap)
+            if not handle.cancelled:
+                handle.fn()

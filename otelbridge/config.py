@@ -8,7 +8,11 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
   ``http/protobuf`` (default ``http/protobuf``, the OTLP specification's default), when no
   ``--protocol`` is given;
 * ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
-* ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``.
+* ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``;
+* ``CI`` — set (and not ``0``/``false``): ``--summary auto`` draws the waterfall even when stderr is
+  not a terminal.
+* ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` — also cap
+  :attr:`Config.max_attribute_length` (the SDK applies them too, without our ``…``).
 
 Read by the SDK/exporters, not here: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``
 (seconds, in the Python exporters), ``_CERTIFICATE``, ``_CLIENT_KEY``, ``_CLIENT_CERTIFICATE``,
@@ -22,7 +26,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-EXPORTERS = ("otlp", "console", "none")
+EXPORTERS = ("otlp", "console", "file", "none")
+SUMMARY_MODES = ("auto", "always", "never")
+#: What ``{trace_id}`` in ``--trace-url-template`` is replaced with (32 lowercase hex digits).
+TRACE_ID_PLACEHOLDER = "{trace_id}"
 PROTOCOLS = ("grpc", "http/protobuf")
 
 
@@ -45,12 +52,20 @@ class Config:
     dialects: tuple[str, ...] = ()
     deterministic_ids: bool = False
     capture_content: bool = False
+    #: ``--redact REGEX`` patterns added to the defaults (kind ``custom``)
+    redact_patterns: tuple[str, ...] = ()
+    #: false with ``--no-default-redaction`` (local debugging only; warned about at startup)
+    default_redaction: bool = True
+    #: cap for exported strings, in characters (``--max-attribute-length`` and the env limit)
+    max_attribute_length: int = 256
     fail_on_export_error: bool = False
     stats_json: str | None = None
     quiet: bool = False
     traceparent: str | None = None
     tracestate: str | None = None
     trace_url_template: str | None = None
+    #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
+    summary: str = "auto"
     command: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -81,6 +96,33 @@ def resolve_protocol(flag: str | None, env: Mapping[str, str]) -> str:
     return value
 
 
+def ci_is_set(env: Mapping[str, str]) -> bool:
+    """True when ``CI`` is set to anything but empty, ``0`` or ``false`` (GitHub Actions and GitLab
+    CI set ``CI=true``)."""
+    return env.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> int:
+    """The cap for exported strings, in characters: ``--max-attribute-length`` (default 256),
+    lowered to ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`` (else ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)
+    when that is set smaller; without the flag the env value replaces the default. An env value
+    that is not a positive integer is ignored, as the SDK ignores it."""
+    raw = env.get("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT") or env.get(
+        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"
+    )
+    try:
+        env_limit = int(raw) if raw else None
+    except ValueError:
+        env_limit = None
+    if env_limit is not None and env_limit < 1:
+        env_limit = None
+    if flag is None:
+        return env_limit if env_limit is not None else 256
+    if flag < 1:
+        raise ConfigError("--max-attribute-length must be ≥ 1")
+    return min(flag, env_limit) if env_limit is not None else flag
+
+
 def build(
     *,
     exporter: str | None,
@@ -88,13 +130,31 @@ def build(
     env: Mapping[str, str] | None = None,
     use_traceparent: bool = True,
     trace_url_template: str | None = None,
+    max_attribute_length: int | None = None,
     **flags,
 ) -> Config:
-    """A :class:`Config` from parsed flags and ``env`` (default ``os.environ``)."""
+    """A :class:`Config` from parsed flags and ``env`` (default ``os.environ``).
+    Raises :class:`ConfigError` on a value that cannot be used (a bad ``--redact`` regex, ...)."""
     env = os.environ if env is None else env
+    from .redact import PatternError, custom_pattern
+
+    for regex in flags.get("redact_patterns") or ():
+        try:
+            custom_pattern(regex)
+        except PatternError as exc:
+            raise ConfigError(str(exc)) from None
     exporters = parse_exporters(exporter or env.get("OTEL_TRACES_EXPORTER") or "otlp")
     if "file" in exporters and not flags.get("output"):
         raise ConfigError("--exporter file needs --output PATH")
+    if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        raise ConfigError("--output cannot be stdout (it carries the stream alone): give a file path")
+    template = trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None
+    if template is not None and TRACE_ID_PLACEHOLDER not in template:
+        raise ConfigError(
+            f"--trace-url-template / OTELBRIDGE_TRACE_URL needs the {TRACE_ID_PLACEHOLDER} placeholder"
+        )
+    if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
+        raise ConfigError(f"--summary must be one of {', '.join(SUMMARY_MODES)}")
     for name in ("flush_timeout_s", "grace_s"):
         if name in flags and flags[name] is not None and flags[name] < 0:
             raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
@@ -103,6 +163,7 @@ def build(
         protocol=resolve_protocol(protocol, env),
         traceparent=env.get("TRACEPARENT") if use_traceparent else None,
         tracestate=env.get("TRACESTATE") if use_traceparent else None,
-        trace_url_template=trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None,
+        trace_url_template=template,
+        max_attribute_length=resolve_max_attribute_length(max_attribute_length, env),
         **{k: v for k, v in flags.items() if v is not None},
     )

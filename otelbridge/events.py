@@ -59,9 +59,42 @@ def ms_to_ns(value: Any) -> int | None:
     return None if ms is None else ms * 1_000_000
 
 
+def s_to_ns(value: Any) -> int | None:
+    """Epoch **seconds** (int, float or numeric string; Caudra ``phase_history[].started_at`` and
+    ``logs[].at``, seed 003 "Run events") → epoch nanoseconds, or ``None``.
+
+    Fractions of a second are kept; values outside 2000–2100 are rejected (so an epoch in ms
+    given where seconds belong is absent rather than a date in the year 56000).
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if len(value) <= 32 else None
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if not MIN_EPOCH_MS <= value * 1000 <= MAX_EPOCH_MS:
+        return None
+    if isinstance(value, int):
+        return value * 1_000_000_000
+    return round(value * 1_000_000) * 1_000
+
+
 def as_str(value: Any, limit: int = 4096) -> str | None:
     """A wire string, truncated to ``limit`` characters; non-strings give ``None``."""
     if isinstance(value, str):
+        return value[:limit]
+    return None
+
+
+def as_key(value: Any, limit: int = 256) -> str | None:
+    """An identifier the wire sends as a string or an integer (Caudra ``run_id``,
+    ``workflow_call_key``), as a string; empty strings, bools and other types give ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value:
         return value[:limit]
     return None
 
@@ -167,8 +200,356 @@ class TaskNotification(Event):
 
     task_id: str = ""
     status: str | None = None
+    #: the tool use that started the task (ties a ``local_agent`` task to its sub-agent)
+    tool_use_id: str | None = None
     summary: str | None = None
     usage: TaskUsage | None = None
+
+
+# ---------------------------------------------------------------- Caudra (seed 003)
+
+
+@dataclass(slots=True)
+class CaudraPhase:
+    """A ``phase_history`` entry: the phase ``title`` and its ``started_at`` (s → epoch ns)."""
+
+    title: str | None
+    started_ns: int | None
+
+
+@dataclass(slots=True)
+class CaudraLog:
+    """One line of run output: ``at`` (s → epoch ns, ``None`` when absent) and ``message``."""
+
+    at_ns: int | None
+    message: str
+
+
+@dataclass(slots=True)
+class CaudraWorkflowSnapshot(Event):
+    """``system/workflow`` with ``event.kind: "snapshot"`` (seed 003 "Run events"): the run's
+    whole state. ``run_id`` is always a string (the wire sends a string or an integer);
+    ``epoch`` is the envelope's ``workflow_epoch``."""
+
+    run_id: str = ""
+    status: str | None = None
+    phase: str | None = None
+    revision: int | None = None
+    name: str | None = None
+    error: str | None = None
+    epoch: int | None = None
+    phase_history: list[CaudraPhase] = field(default_factory=list)
+    logs: list[CaudraLog] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CaudraWorkflowLog(Event):
+    """``system/workflow`` with ``event.kind: "log"``: one line (``at``, ``message``,
+    ``revision``)."""
+
+    run_id: str = ""
+    epoch: int | None = None
+    revision: int | None = None
+    log: CaudraLog | None = None
+
+
+@dataclass(slots=True)
+class CaudraAgentMessage(Event):
+    """An ``assistant``/``user`` line of an agent a Caudra workflow launched: it carries
+    ``workflow_run_id``, ``workflow_epoch``, ``workflow_call_key`` and ``workflow_phase`` beside
+    ``parent_tool_use_id`` (seed 003 "Run events", last paragraph)."""
+
+    run_id: str = ""
+    epoch: int | None = None
+    call_key: str | None = None
+    phase: str | None = None
+    parent_tool_use_id: str | None = None
+    role: str | None = None
+    model: str | None = None
+    message_id: str | None = None
+    usage: Usage | None = None
+    tool_uses: int = 0
+
+
+@dataclass(slots=True)
+class AutomationFired(Event):
+    """``system/automation_fired`` (seed 003 "Firings and notices"): one ended firing. Times are
+    epoch ns converted from the wire's epoch ms (``queued_at`` is the only one never null)."""
+
+    fire_id: str | None = None
+    automation: str | None = None
+    digest: str | None = None
+    trigger: str | None = None
+    trigger_index: int | None = None
+    event_key: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    error_kind: str | None = None
+    error_message: str | None = None
+    error_line: int | None = None
+    error_column: int | None = None
+    repeats: int | None = None
+    attempts: int | None = None
+    operations: int | None = None
+    state_outcome: str | None = None
+    queued_ns: int | None = None
+    deferred_until_ns: int | None = None
+    started_ns: int | None = None
+    finished_ns: int | None = None
+    action_count: int | None = None
+    first_action: str | None = None
+    absorbed: str | None = None
+
+
+@dataclass(slots=True)
+class AutomationNotice(Event):
+    """``system/automation_notice``: ``text`` for the client to show, from firing ``fire_id``
+    (absent when an arming failed)."""
+
+    automation: str | None = None
+    fire_id: str | None = None
+    text: str | None = None
+
+
+@dataclass(slots=True)
+class GoalEvent(Event):
+    """``system/goal`` (seed 003 "Goal events"): ``kind`` (open set: ``evaluating``,
+    ``evaluation``, ``finished``, ``loop_cap``, ...) and the fields beside it that otelbridge
+    exports, by their wire names (numbers, bools and short strings only; ``usage`` apart)."""
+
+    kind: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+
+
+# -------------------------------------------------------------- Bernstein (seed 004)
+
+
+@dataclass(slots=True)
+class BernsteinSignal(Event):
+    """A ``BERNSTEIN:<KIND>[ <json-object>]`` line (seed 004 "Grammar"), with the payload fields
+    of its kind (``None`` when absent or of the wrong type)."""
+
+    kind: str = ""
+    reason: str | None = None
+    hint: str | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    question_id: str | None = None
+    path: str | None = None
+    markdown: str | None = None
+
+
+# --------------------------------------------------------------------------- session events
+#
+# One CLI run (a *session*) as Claude Code stream-json and milk (seed 002, ADR-0050) show it:
+# ``system/init`` … ``result``, model calls (``assistant`` lines by ``message.id``), tool calls
+# (``tool_use`` … ``tool_result``), sub-agents (lines with ``parent_tool_use_id``), background
+# tasks (``system/task_*`` other than workflows). Decoded by ``dialects/claude_code.py`` and
+# ``dialects/milk.py``; tracked by ``tracker/sessions.py``.
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of one model call, turn, session or model (``None`` = not given).
+
+    ``anthropic`` is true for the Anthropic shape (``cache_read_input_tokens`` /
+    ``cache_creation_input_tokens``, or ``modelUsage``'s camelCase), where ``input_tokens``
+    excludes the cache: :meth:`gen_ai_input_tokens` then adds both cache counts
+    (SPAN-MODEL.md, "Attribute keys"). Other shapes (milk's ``cache_read``/``cache_creation``)
+    are taken as given. ``cost_usd`` is a per-model cost (``modelUsage.costUSD``), if any.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read: int | None = None
+    cache_creation: int | None = None
+    anthropic: bool = False
+    cost_usd: float | None = None
+
+    def gen_ai_input_tokens(self) -> int | None:
+        """``gen_ai.usage.input_tokens``: input + cache read + cache creation when Anthropic-
+        shaped, else ``input_tokens`` as given."""
+        if not self.anthropic:
+            return self.input_tokens
+        parts = (self.input_tokens, self.cache_read, self.cache_creation)
+        if all(p is None for p in parts):
+            return None
+        return sum(p or 0 for p in parts)
+
+    def add(self, other: "Usage") -> None:
+        """Add ``other`` into this usage, field by field (``None`` + n = n)."""
+        for name in ("input_tokens", "output_tokens", "cache_read", "cache_creation"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if theirs is not None:
+                setattr(self, name, (mine or 0) + theirs)
+        self.anthropic = self.anthropic or other.anthropic
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A ``tool_use`` content block: ``id``, ``name``, ``arguments`` (its ``input`` as JSON
+    text, exported only with content capture on); for an Agent/Task tool, the ``subagent_type``
+    and ``description`` of the sub-agent it starts."""
+
+    id: str
+    name: str | None = None
+    arguments: str | None = None
+    subagent_type: str | None = None
+    description: str | None = None
+
+
+@dataclass(slots=True)
+class SessionStarted(Event):
+    """``system/init``: the session's agent (span name), provider, model, CLI version.
+
+    Claude Code: ``model``, ``claude_code_version``; agent ``claude-code``, provider
+    ``anthropic``. milk: ``agent.name``/``agent.provider``/``agent.model``, ``milk_version``.
+    """
+
+    agent_name: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    version: str | None = None
+
+
+@dataclass(slots=True)
+class ModelCall(Event):
+    """One line about a model call: a ``stream_event`` ``message_start`` (``phase="start"``), an
+    ``assistant`` line (``"line"``, one per content block in Claude Code) or a ``message_delta``
+    (``"delta"``, no ``message.id``: it belongs to the open call of its ``parent_tool_use_id``).
+
+    ``usage`` is the line's; ``usage_final`` marks ``message_delta.usage`` (final output count).
+    ``content`` (text blocks joined) is set only when content capture is on.
+    """
+
+    phase: str = "line"
+    message_id: str | None = None
+    model: str | None = None
+    parent_tool_use_id: str | None = None
+    usage: Usage | None = None
+    usage_final: bool = False
+    stop_reason: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    content: str | None = None
+
+
+@dataclass(slots=True)
+class ToolResult(Event):
+    """A ``tool_result`` block of a ``user`` line: it ends the tool call ``tool_use_id``.
+
+    ``parent_tool_use_id`` is the line's; it is *not* used to find the tool (milk puts the
+    answered tool's own id there, seed 002 / issue 4). ``content`` only with capture on.
+    """
+
+    tool_use_id: str = ""
+    is_error: bool = False
+    content: str | None = None
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(slots=True)
+class UserMessage(Event):
+    """A ``user`` line without tool results: a prompt. Top-level (``parent_tool_use_id`` None)
+    it opens a turn; nested, it is the prompt a sub-agent starts with."""
+
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(slots=True)
+class TurnResult(Event):
+    """A ``result`` line: ends the current turn (SPAN-MODEL.md "turn").
+
+    ``usage`` is the turn's (Claude Code reports per query; milk's one result covers the run);
+    ``model_usage`` per model (Claude Code ``modelUsage`` camelCase, milk ``model_usage``
+    snake_case) and ``total_cost_usd`` are cumulative for the session. ``error`` is the first of
+    ``errors`` (or ``error``). ``final`` is true when the protocol promises no more lines
+    (milk: exactly one ``result``, last).
+    """
+
+    subtype: str | None = None
+    is_error: bool = False
+    num_turns: int | None = None
+    duration_ms: int | None = None
+    duration_api_ms: int | None = None
+    stop_reason: str | None = None
+    terminal_reason: str | None = None
+    total_cost_usd: float | None = None
+    usage: Usage | None = None
+    model_usage: dict[str, Usage] = field(default_factory=dict)
+    error: str | None = None
+    uuid: str | None = None
+    content: str | None = None
+    final: bool = False
+    #: Caudra (seed 003, "Background tasks"): ``run.run_id`` of the run this result ends, and
+    #: ``background_active`` (active managed tasks)
+    run_id: str | None = None
+    background_active: int | None = None
+
+
+@dataclass(slots=True)
+class TurnStarted(Event):
+    """Caudra ``system/turn_start`` (seed 003, "Background tasks"): a parent run begins.
+    ``run_id`` (an integer on the wire, kept as a string), ``automatic`` and the number of
+    ``task_event_ids`` / ``workflow_events`` / ``automation_events`` it started with."""
+
+    run_id: str | None = None
+    automatic: bool | None = None
+    task_events: int | None = None
+    workflow_events: int | None = None
+    automation_events: int | None = None
+
+
+@dataclass(slots=True)
+class TaskStarted(Event):
+    """``system/task_started`` of a background task that is not a workflow (``task_type``
+    ``local_agent``/``Agent``: a sub-agent; ``Bash``, ``PowerShell``, ...: a ``task`` span)."""
+
+    task_id: str = ""
+    tool_use_id: str | None = None
+    task_type: str | None = None
+    subagent_type: str | None = None
+    description: str | None = None
+
+
+@dataclass(slots=True)
+class TaskProgress(Event):
+    """``system/task_progress`` without ``workflow_progress`` (a non-workflow task)."""
+
+    task_id: str = ""
+    tool_use_id: str | None = None
+    description: str | None = None
+    usage: TaskUsage | None = None
+    last_tool_name: str | None = None
+
+
+@dataclass(slots=True)
+class LineSeq(Event):
+    """milk's envelope ``seq`` (monotonic per run, seed 002 §1): the tracker turns a gap or a
+    step back into a ``seq_gap`` event on the session span."""
+
+    seq: int = 0
+
+
+@dataclass(slots=True)
+class SessionMark(Event):
+    """A span event on the session span: ``name`` and raw attributes (strings are cleaned by
+    the tracker). milk: ``route``, ``agent_switch``, ``route_history``, ``warning``.
+    ``model`` set means the session's current model changes (``agent_switch``)."""
+
+    name: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+
+
+@dataclass(slots=True)
+class SessionError(Event):
+    """An error the stream reports outside a result (milk ``system/error``): an ``exception``
+    event on the session span (``exception.message``, ``exception.type``)."""
+
+    message: str = ""
+    error_type: str | None = None
+    recoverable: bool | None = None
 
 
 # --------------------------------------------------------------------------- records out

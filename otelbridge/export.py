@@ -6,7 +6,23 @@
   HTTP it is the base URL: ``/v1/traces`` is appended, as the exporter does for the env var).
 * ``console`` — the SDK's ``ConsoleSpanExporter`` pointed at **stderr** (its default is stdout,
   which belongs to the stream).
+* ``file`` — :class:`OtlpJsonFileExporter`: OTLP/JSON lines in ``--output`` (one ``TracesData``
+  object per line and export batch, hex ids, 64-bit integers as strings, enums as integers: what
+  the collector's ``otlpjsonfile`` receiver and ``otel-tui --from-json-file`` read), appended to,
+  created with mode 0600. Encoded with the SDK's own OTLP protobuf encoder and protobuf's
+  ``json_format``; the ids ``json_format`` writes as base64 are rewritten as hex.
 * ``none`` — spans are built (so counts and summaries work) but not exported.
+
+The resource (:func:`make_resource`) carries the ``cicd.*`` and ``vcs.*`` semantic-convention
+attributes when run in GitHub Actions (``GITHUB_ACTIONS``) or GitLab CI (``GITLAB_CI``), read from
+their environment (:func:`ci_resource_attributes`); ``OTEL_RESOURCE_ATTRIBUTES`` wins over them.
+
+Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
+— the values of ``OTEL_EXPORTER_OTLP_HEADERS``/``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (auth tokens)
+masked, URL credentials and query strings cut, one line — and every endpoint we name goes
+through :func:`otelbridge.redact.endpoint`. TLS (``https://`` endpoints,
+``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``, ``_CLIENT_CERTIFICATE``, ``_CLIENT_KEY``) is the
+exporters' own: ``--endpoint`` passes only the endpoint, so they still read those variables.
 
 Shutdown is bounded: :meth:`Exporters.shutdown` gives ``provider.shutdown()`` at most
 ``flush_timeout_s`` in a daemon thread (the SDK's own shutdown can block 7–30 s on a dead endpoint
@@ -15,14 +31,17 @@ and ``force_flush`` ignores its timeout), then reports what was confirmed export
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
+import stat
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+import msgspec
+from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -31,7 +50,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from . import __version__
+from . import __version__, redact
 from .config import Config
 from .spans import PresetIdGenerator
 from .stats import Stats
@@ -116,10 +135,41 @@ class _OnceFilter(logging.Filter):
         return True
 
 
-def configure_logging() -> _OnceFilter:
-    """All logging to stderr, one line each; the SDK's repeated export errors said once."""
+#: The variables whose values are OTLP headers (auth tokens): never printed.
+HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+
+
+class _SecretFilter(logging.Filter):
+    """Makes every record safe for stderr before it is formatted: one line
+    (:func:`otelbridge.redact.message`: ``secrets`` masked, URL credentials and query strings
+    cut, escapes stripped, default patterns applied), an exception reduced to its type and text,
+    no traceback. The SDK prints a malformed ``OTEL_EXPORTER_OTLP_HEADERS`` item verbatim;
+    this is what keeps it off the terminal."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            text = f"{text} ({type(exc).__name__}: {exc})"
+        record.msg, record.args = redact.message(text, self.secrets), None
+        record.exc_info = record.exc_text = record.stack_info = None
+        return True
+
+
+def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
+    """All logging to stderr, one line each, header values masked; the SDK's repeated export
+    errors said once. ``env`` (default ``os.environ``) supplies the header variables."""
+    env = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("otelbridge: %(name)s: %(message)s"))
+    handler.addFilter(_SecretFilter(redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))))
     once = _OnceFilter()
     handler.addFilter(once)
     root = logging.getLogger()
@@ -129,9 +179,13 @@ def configure_logging() -> _OnceFilter:
 
 
 def _endpoint_label(cfg: Config) -> str:
-    return cfg.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
-        "OTEL_EXPORTER_OTLP_ENDPOINT"
-    ) or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
+    """The endpoint as we name it on stderr: no credentials, no query string."""
+    return redact.endpoint(
+        cfg.endpoint
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
+    )
 
 
 def otlp_exporter(cfg: Config) -> SpanExporter:
@@ -142,23 +196,187 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+    url = None
     if cfg.endpoint:
         url = cfg.endpoint.rstrip("/")
         if not url.endswith("/v1/traces"):
             url += "/v1/traces"
-        return OTLPSpanExporter(endpoint=url)
-    return OTLPSpanExporter()
+    return OTLPSpanExporter(endpoint=url, session=_http_session())
 
 
-def make_resource() -> Resource:
+#: The variables naming the CA file the HTTP exporter verifies the collector with.
+CERTIFICATE_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+
+
+def _http_session():
+    """A ``requests`` session that keeps the exporter's ``verify`` (the CA file of
+    ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``), or ``None`` when no CA file is configured or a
+    credential-provider session is (the exporter then builds its own).
+
+    ``requests`` lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's ``verify``
+    (psf/requests#4726, #3829): on a machine or CI image that sets them — common — the
+    configured CA would be ignored and a collector with a private CA refused."""
+    if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
+        return None
+    if any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
+           for k in os.environ):
+        return None
+    import requests
+
+    class PinnedVerifySession(requests.Session):
+        def merge_environment_settings(self, url, proxies, stream, verify, cert):
+            merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            if verify is None:
+                merged["verify"] = self.verify
+            return merged
+
+    return PinnedVerifySession()
+
+
+def _github(env: Mapping[str, str]) -> dict[str, str | None]:
+    server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    repo = env.get("GITHUB_REPOSITORY")
+    run_id = env.get("GITHUB_RUN_ID")
+    run_url = None
+    if repo and run_id:
+        run_url = f"{server}/{repo}/actions/runs/{run_id}"
+        if env.get("GITHUB_RUN_ATTEMPT"):
+            run_url += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
+    ref = env.get("GITHUB_REF", "")
+    change = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else None
+    return {
+        "cicd.pipeline.name": env.get("GITHUB_WORKFLOW"),
+        "cicd.pipeline.run.id": run_id,
+        "cicd.pipeline.run.url.full": run_url,
+        "cicd.pipeline.task.name": env.get("GITHUB_JOB"),
+        "cicd.worker.name": env.get("RUNNER_NAME"),
+        "vcs.provider.name": "github",
+        "vcs.repository.url.full": f"{server}/{repo}" if repo else None,
+        "vcs.repository.name": repo.rsplit("/", 1)[-1] if repo else None,
+        "vcs.ref.head.name": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"),
+        "vcs.ref.head.revision": env.get("GITHUB_SHA"),
+        "vcs.ref.type": env.get("GITHUB_REF_TYPE"),
+        "vcs.change.id": change,
+    }
+
+
+def _gitlab(env: Mapping[str, str]) -> dict[str, str | None]:
+    return {
+        "cicd.pipeline.name": env.get("CI_PIPELINE_NAME"),
+        "cicd.pipeline.run.id": env.get("CI_PIPELINE_ID"),
+        "cicd.pipeline.run.url.full": env.get("CI_PIPELINE_URL"),
+        "cicd.pipeline.task.name": env.get("CI_JOB_NAME"),
+        "cicd.pipeline.task.run.id": env.get("CI_JOB_ID"),
+        "cicd.pipeline.task.run.url.full": env.get("CI_JOB_URL"),
+        "cicd.worker.id": env.get("CI_RUNNER_ID"),
+        "cicd.worker.name": env.get("CI_RUNNER_DESCRIPTION"),
+        "vcs.provider.name": "gitlab",
+        "vcs.repository.url.full": env.get("CI_PROJECT_URL"),
+        "vcs.repository.name": env.get("CI_PROJECT_NAME"),
+        "vcs.ref.head.name": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_REF_NAME"),
+        "vcs.ref.head.revision": env.get("CI_COMMIT_SHA"),
+        "vcs.ref.type": "tag" if env.get("CI_COMMIT_TAG") else "branch",
+        "vcs.change.id": env.get("CI_MERGE_REQUEST_IID"),
+    }
+
+
+def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``cicd.*`` / ``vcs.*`` resource attributes (OpenTelemetry semantic conventions,
+    "CICD" and "VCS" resources) of the CI system we run in, from its variables:
+
+    * GitHub Actions (``GITHUB_ACTIONS=true``): ``GITHUB_WORKFLOW``, ``GITHUB_RUN_ID``,
+      ``GITHUB_RUN_ATTEMPT``, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_JOB``,
+      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``,
+      ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
+    * GitLab CI (``GITLAB_CI=true``): ``CI_PIPELINE_NAME``, ``CI_PIPELINE_ID``, ``CI_PIPELINE_URL``,
+      ``CI_JOB_NAME``, ``CI_JOB_ID``, ``CI_JOB_URL``, ``CI_RUNNER_ID``, ``CI_RUNNER_DESCRIPTION``,
+      ``CI_PROJECT_URL``, ``CI_PROJECT_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_NAME``/
+      ``CI_COMMIT_REF_NAME``, ``CI_COMMIT_SHA``, ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``.
+
+    Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
+    """
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") == "true":
+        found = _github(env)
+    elif env.get("GITLAB_CI") == "true":
+        found = _gitlab(env)
+    else:
+        return {}
+    return {k: redact.clean(v) for k, v in found.items() if v}
+
+
+def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
-    ``service.name = otelbridge`` when neither names a service."""
+    ``service.name = otelbridge`` when neither names a service, and the CI attributes of
+    :func:`ci_resource_attributes` (``OTEL_RESOURCE_ATTRIBUTES`` wins over them)."""
     resource = Resource.create({"telemetry.distro.name": "otelbridge",
-                                "telemetry.distro.version": __version__})
+                                "telemetry.distro.version": __version__,
+                                **ci_resource_attributes(env)})
+    resource = resource.merge(OTELResourceDetector().detect())
     name = resource.attributes.get(SERVICE_NAME)
     if not name or str(name).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
     return resource
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(doc: dict) -> None:
+    for key in _ID_KEYS:
+        value = doc.get(key)
+        if value:
+            doc[key] = base64.b64decode(value).hex()
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict:
+    """``spans`` as one OTLP/JSON ``TracesData`` object: lowerCamelCase keys, trace and span ids
+    as hex (not protobuf JSON's base64), 64-bit integers (times in ns) as strings, enums as
+    integers — the OTLP specification's JSON encoding."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    doc = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for rs in doc.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for span in ss.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return doc
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """Appends each export batch to ``path`` as one OTLP/JSON line (:func:`otlp_json`).
+
+    The file is created with mode 0600 (an existing regular file of ours is set to 0600 too).
+    Raises ``OSError`` when ``path`` cannot be opened; a failed write is an export failure.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        st = os.fstat(self._fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            os.fchmod(self._fd, 0o600)
+        self._lock = threading.Lock()
+        self._encoder = msgspec.json.Encoder()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        line = self._encoder.encode(otlp_json(spans)) + b"\n"
+        with self._lock:
+            if self._fd < 0:
+                return SpanExportResult.FAILURE
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view):]
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
 
 class Exporters:
@@ -175,7 +393,7 @@ class Exporters:
         self.provider.add_span_processor(self.counter)
         self.counted: list[CountingExporter] = []
         self._queues: list[tuple[CountingExporter, BatchSpanProcessor]] = []
-        #: :meth:`wait_for_room` never waits past this ``time.monotonic()`` instant
+        #: :meth:`pace` never waits past this ``time.monotonic()`` instant
         self.pace_until = float("inf")
         delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
         for name in cfg.exporters:
@@ -185,6 +403,13 @@ class Exporters:
                 exp = CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
             elif name == "console":
                 exp = CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console")
+            elif name == "file":
+                try:
+                    exp = CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
+                except OSError as exc:  # the stream still passes; one actionable line
+                    log.error("cannot open --output %r: %s; spans are not written to a file",
+                              cfg.output, exc.strerror)
+                    continue
             else:  # config already rejected it
                 continue
             self.counted.append(exp)
@@ -192,12 +417,14 @@ class Exporters:
             self._queues.append((exp, bsp))
             self.provider.add_span_processor(bsp)
 
-    def wait_for_room(self, limit_s: float = 0.2, high: float = 0.75) -> None:
-        """Pace the span producer (the decoding thread — never the tee's) so that a burst is
-        exported rather than dropped: while a *healthy* exporter's queue is more than ``high``
-        full, wait, at most ``limit_s``. An exporter that failed last time or is stuck
-        (:meth:`CountingExporter.healthy`) is never waited for: its overflow is dropped and
-        counted, as before. Reads the SDK's private queue; without it, never waits."""
+    def pace(self, limit_s: float = 0.2, high: float = 0.75) -> None:
+        """Pace the live span producer (the decoding thread — never the tee's) so that a burst
+        is exported rather than dropped: while a *healthy* exporter's queue is more than
+        ``high`` full, wait, at most ``limit_s`` (and never past :attr:`pace_until`). An exporter
+        that failed last time or is stuck (:meth:`CountingExporter.healthy`) is never waited
+        for: its overflow is dropped and counted, as before. Reads the SDK's private queue;
+        without it, never waits. (``replay``, which may wait as long as the exporters progress,
+        uses :meth:`wait_for_room`.)"""
         deadline = 0.0
         while True:
             full = False
@@ -215,6 +442,28 @@ class Exporters:
             if now >= deadline:
                 return
             time.sleep(0.002)
+
+    def pending(self) -> int:
+        """Spans ended but not yet settled (exported or failed) by the slowest exporter."""
+        if not self.counted:
+            return 0
+        return self.counter.ended - min(c.exported + c.failed for c in self.counted)
+
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
+        """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
+        pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
+        (a dead collector: then go on, and the processor's queue drops and is counted as usual).
+        The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
+        pending = self.pending()
+        if pending <= high:
+            return
+        deadline = time.monotonic() + stall_s
+        while pending > low and time.monotonic() < deadline:
+            time.sleep(0.002)
+            now = self.pending()
+            if now < pending:
+                deadline = time.monotonic() + stall_s
+            pending = now
 
     def shutdown(self, timeout_s: float) -> bool:
         """Flush and shut down within ``timeout_s``; fill the export counts in ``stats``.

@@ -6,10 +6,17 @@ Why: a 50-agent ``task_progress`` snapshot costs ~2 ms to decode, track and turn
 inline, the next line of the stream waits that long (bench/RESULTS.md, latency p99). On its own
 thread it costs the tee at most one GIL switch interval (``app.SWITCH_INTERVAL_S``).
 
-Bounded: at most :data:`DEFAULT_LIMIT` bytes of lines wait; beyond that :meth:`Handoff.put`
-waits (back-pressure — a stream far faster than decoding, such as a recording piped in, is slowed
-to decoding speed rather than losing spans). Timers (``call_later``: grace windows) fire on the
-same thread as the lines, so the tracker is only ever touched by one thread.
+Bounded, and the tee never waits: at most :data:`DEFAULT_LIMIT` bytes of lines wait; a line
+that does not fit is **not decoded** — :meth:`Handoff.put` counts it
+(``stats.lines_not_decoded``/``bytes_not_decoded``), says so once on stderr and returns at once.
+A stream far faster than decoding (a recording piped in) is therefore traced in part, never
+slowed (issue 5: "stdout keeps flowing with no added stall"); ``otelbridge replay`` decodes
+every line of a recording. Skipping is tolerable because ``task_progress`` snapshots are
+authoritative (seed 000 §6: snapshot replacement): the next snapshot decoded repairs a run whose
+earlier lines were skipped. The decoding thread alone may be slowed (paced by the exporters).
+
+Timers (``call_later``: grace windows) fire on the same thread as the lines, so the tracker is
+only ever touched by one thread.
 """
 
 from __future__ import annotations
@@ -22,36 +29,44 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from .clock import Timer
+from .stats import Stats
+
 log = logging.getLogger("otelbridge")
 
-#: Bytes of lines that may wait for the decoding thread before the tee waits for it (2 MiB).
-DEFAULT_LIMIT = 2 * 1024 * 1024
+#: Bytes of lines that may wait for the decoding thread; lines beyond are not decoded (16 MiB).
+DEFAULT_LIMIT = 16 * 1024 * 1024
 
+#: The stderr line said the first time a line is not decoded (``{n}``: lines so far).
+#: Lines the thread takes at once (their bytes are released, and timers run, after each batch).
+BATCH = 256
 
-class Timer:
-    """What :meth:`Handoff.call_later` returns: ``cancel()`` it before it fires to skip it."""
-
-    __slots__ = ("fn", "cancelled")
-
-    def __init__(self, fn: Callable[[], None]) -> None:
-        self.fn = fn
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
+BEHIND_MESSAGE = (
+    "decoding fell behind the stream; {n} lines not decoded so far — traces may be incomplete; "
+    "for recordings use `otelbridge replay`"
+)
 
 
 class Handoff:
     """A bounded line queue plus timers, drained by one thread.
 
     ``start(on_line, on_finish)`` starts the thread; :meth:`put` (the tee's thread) queues one
-    line; :meth:`close` queues the end — the thread applies what is queued, then calls
-    ``on_finish(reason)`` and ends. Exceptions from ``on_line`` and timers are logged and cost
-    that line only.
+    line, or counts it in ``stats`` when :attr:`limit` bytes would be exceeded (``warn(text)``
+    is called once then: one stderr line); :meth:`close` queues the end — the thread applies
+    what is queued, then calls ``on_finish(reason)`` and ends. Exceptions from ``on_line`` and
+    timers are logged and cost that line only.
     """
 
-    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        stats: Stats,
+        limit: int = DEFAULT_LIMIT,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.stats = stats
         self.limit = limit
+        self._warn = warn
+        self._warned = False
         self._cond = threading.Condition()
         self._lines: deque[bytes] = deque()
         self._bytes = 0
@@ -78,13 +93,23 @@ class Handoff:
     # -- the tee's side
 
     def put(self, line: bytes) -> None:
-        """Queue one line; waits while :attr:`limit` bytes are already waiting."""
+        """Queue one line, never waiting. A line that would take the bytes queued or being
+        applied past :attr:`limit` (unless there are none) is not queued: it is counted in
+        ``stats.lines_not_decoded`` and ``stats.bytes_not_decoded``."""
         with self._cond:
-            while self._bytes >= self.limit and self._closing is None:
-                self._cond.wait(0.05)
-            self._lines.append(line)
-            self._bytes += len(line)
-            self._cond.notify_all()
+            if self._bytes and self._bytes + len(line) > self.limit:
+                self.stats.lines_not_decoded += 1
+                self.stats.bytes_not_decoded += len(line)
+                warn = not self._warned
+                self._warned = True
+            else:
+                self._lines.append(line)
+                self._bytes += len(line)
+                if len(self._lines) == 1:  # the thread only sleeps on an empty queue
+                    self._cond.notify()
+                return
+        if warn and self._warn is not None:
+            self._warn(BEHIND_MESSAGE.format(n=self.stats.lines_not_decoded))
 
     def close(self, reason: str | None = None, timeout: float | None = None) -> bool:
         """End: apply what waits, then ``on_finish(reason)``. Returns False if the thread had
@@ -139,16 +164,19 @@ class Handoff:
                     if wait == 0.0:
                         break
                     self._cond.wait(wait)
-                batch = list(self._lines)
-                self._lines.clear()
-                self._bytes = 0
+                lines = self._lines
+                batch = [lines.popleft() for _ in range(min(len(lines), BATCH))]
                 closing = self._closing
-                self._cond.notify_all()
+            size = 0
             for line in batch:
+                size += len(line)
                 try:
                     self._on_line(line)
                 except Exception as exc:  # a bug costs one line, never the thread
                     log.warning("line not applied: %s", exc)
+            if size:
+                with self._cond:  # a line's bytes count against the limit until it is applied
+                    self._bytes -= size
             for timer in self._due():
                 try:
                     timer.fn()

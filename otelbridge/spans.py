@@ -1,5 +1,7 @@
 """Stage 4b: span records → OpenTelemetry spans, through the SDK (limits, sampler and
-``OTEL_SDK_DISABLED`` all apply).
+``OTEL_SDK_DISABLED`` all apply). The last gate of what may leave: every name, string attribute,
+event, link attribute and status description passes the installed
+:class:`otelbridge.redact.Redactor` here, whatever the tracker part already did.
 
 The tracker decides every id up front (so an agent can be exported before its phase and root
 exist); :class:`PresetIdGenerator` hands the SDK exactly those ids when :class:`SpanBuilder`
@@ -18,7 +20,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.trace.span import TraceFlags, TraceState
 
-from . import __version__
+from . import __version__, redact
 from .events import CLIENT, SpanRecord
 from .stats import Stats
 
@@ -118,8 +120,10 @@ class SpanBuilder:
             context = trace.set_span_in_context(NonRecordingSpan(parent))
         else:
             context = trace.set_span_in_context(trace.INVALID_SPAN)
+        safe = redact.current()  # the last gate: everything that leaves is cleaned once more
         links = [
-            Link(SpanContext(l.trace_id, l.span_id, is_remote=False, trace_flags=_SAMPLED), l.attributes)
+            Link(SpanContext(l.trace_id, l.span_id, is_remote=False, trace_flags=_SAMPLED),
+                 safe.attributes(l.attributes))
             for l in rec.links
         ]
         start = _clamp_ns(rec.start_ns)
@@ -127,21 +131,22 @@ class SpanBuilder:
         self.ids.preset(rec.trace_id, rec.span_id)
         try:
             span = self.tracer.start_span(
-                rec.name,
+                safe.name(rec.name),
                 context=context,
                 kind=_KINDS.get(rec.kind, SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL),
-                attributes=rec.attributes,
+                attributes=safe.attributes(rec.attributes),
                 links=links,
                 start_time=start,
             )
         finally:
             self.ids.clear()
         for ev in rec.events:
-            span.add_event(ev.name, ev.attributes, timestamp=max(_clamp_ns(ev.time_ns), start))
+            span.add_event(safe.name(ev.name), safe.attributes(ev.attributes),
+                           timestamp=max(_clamp_ns(ev.time_ns), start))
         if rec.error is not None:
             if rec.error_type:
-                span.set_attribute("error.type", rec.error_type)
-            span.set_status(Status(StatusCode.ERROR, rec.error))
+                span.set_attribute("error.type", safe.clean(rec.error_type))
+            span.set_status(Status(StatusCode.ERROR, safe.clean(rec.error)))
         span.end(end_time=end)
         self.stats.spans_started += 1
         if rec.parent_span_id is None or rec.parent_remote:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
+
+from .redact import open_private
 
 
 @dataclass(slots=True)
@@ -14,6 +15,10 @@ class Stats:
     bytes: int = 0
     lines: int = 0
     lines_decoded: int = 0
+    #: marked lines the live tee did not hand to decoding because it had fallen behind
+    #: (handoff.py: the tee never waits); their bytes were passed through all the same
+    lines_not_decoded: int = 0
+    bytes_not_decoded: int = 0
     bad_lines: int = 0
     overlong_lines: int = 0
     spans_started: int = 0
@@ -23,18 +28,27 @@ class Stats:
     duplicate_notifications: int = 0
     runs_capped: int = 0
     agents_capped: int = 0
+    session_events_capped: int = 0
+    events_capped: int = 0
+    session_events_unclaimed: int = 0
+    bernstein_runs_without_terminal: int = 0
+    # sessions (tracker/sessions.py)
+    sessions_capped: int = 0
+    session_items_capped: int = 0
+    duplicate_results: int = 0
+    seq_gaps: int = 0
 
     def line(self) -> str:
         """The one-line human summary for stderr."""
         return (
             f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
-            f"{self.bad_lines} bad, {self.overlong_lines} overlong; spans {self.spans_exported} "
+            f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} overlong; spans {self.spans_exported} "
             f"exported, {self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
         )
 
     def write_json(self, path: str) -> None:
-        """Write the counters as a JSON object to ``path``, created with mode 0600."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        """Write the counters as a JSON object to ``path``, mode 0600
+        (:func:`otelbridge.redact.open_private`). Raises ``OSError``."""
+        with open_private(path) as fh:
             json.dump(asdict(self), fh, indent=1, sort_keys=True)
             fh.write("\n")

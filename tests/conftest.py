@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +46,95 @@ def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None =
         timeout=timeout,
         cwd=ROOT,
     )
+
+
+def workflow_facts(path: Path):
+    """What a recorded workflow stream itself says: (task_started, the last snapshot's agents,
+    its phases, task_updated, task_notification) — the last snapshot is authoritative."""
+    started = progress = updated = notified = None
+    for line in path.read_bytes().splitlines():
+        doc = json.loads(line)
+        sub = doc.get("subtype")
+        if sub == "task_started":
+            started = doc
+        elif sub == "task_progress":
+            progress = doc
+        elif sub == "task_updated":
+            updated = doc
+        elif sub == "task_notification":
+            notified = doc
+    agents = [e for e in progress["workflow_progress"] if e["type"] == "workflow_agent"]
+    phases = [e for e in progress["workflow_progress"] if e["type"] == "workflow_phase"]
+    return started, agents, phases, updated, notified
+
+
+# ----------------------------------------------------------------------- selecting spans
+# A stream with a session_id yields, besides its workflow traces, the session's own trace
+# (SPAN-MODEL.md: `invoke_agent {agent}` with its turns, calls and tools; in wrapper mode under
+# `run {cmd}`). Tests about one of them select it by its root.
+
+
+def roots(spans, prefix: str) -> list:
+    """The spans named ``prefix...`` whose parent is not among ``spans`` (roots, or children of
+    a TRACEPARENT span)."""
+    ids = {s.span_id for s in spans}
+    return [s for s in spans if s.name.startswith(prefix) and s.parent_span_id not in ids]
+
+
+def spans_of_trace(spans, root_prefix: str) -> list:
+    """The spans of the one trace whose root is named ``root_prefix...`` (exactly one such root)."""
+    found = roots(spans, root_prefix)
+    assert len(found) == 1, [s.name for s in found]
+    return [s for s in spans if s.trace_id == found[0].trace_id]
+
+
+def workflow_spans(spans) -> list:
+    """The spans of every workflow trace (a trace whose root is ``invoke_workflow ...``)."""
+    traces = {s.trace_id for s in roots(spans, "invoke_workflow ")}
+    return [s for s in spans if s.trace_id in traces]
+
+
+def session_span_count(data: bytes) -> int:
+    """The session spans SPAN-MODEL.md implies for a Claude Code stream (``data``), read from the
+    stream itself: per session id shown, one session span, one turn per ``result`` (plus one
+    left open at end of input), one ``chat`` per top-level ``message.id``, one ``execute_tool``
+    per ``tool_use`` id. Only for streams without sub-agents, background tasks, Caudra lines or
+    repeated results: anything else fails here rather than being miscounted. Lines that are not
+    JSON objects (plain output, Bernstein signals) are skipped."""
+    sessions: dict = {}
+    workflow_tasks: set = set()
+    for raw in data.splitlines():
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(doc, dict) or doc.get("session_id") is None:
+            continue
+        assert "workflow_run_id" not in doc and doc.get("subtype") not in (
+            "turn_start", "workflow", "automation_fired"), "Caudra lines are not modelled here"
+        s = sessions.setdefault(doc["session_id"], {"turns": 0, "open": False, "results": 0,
+                                                    "chats": set(), "tools": set()})
+        kind, sub = doc.get("type"), doc.get("subtype")
+        if sub == "task_started" and doc.get("task_type") == "local_workflow" or doc.get("workflow_progress"):
+            workflow_tasks.add(doc["task_id"])
+        elif sub and sub.startswith("task_"):
+            assert doc["task_id"] in workflow_tasks, f"background task {doc['task_id']} not modelled here"
+        if kind in ("assistant", "user"):
+            assert doc.get("parent_tool_use_id") is None, "sub-agent lines are not modelled here"
+        message = None
+        if kind == "assistant":
+            message = doc["message"]
+        elif kind == "stream_event" and doc["event"].get("type") in ("message_start", "message_delta"):
+            message = doc["event"].get("message") or {}
+        if message is not None or kind == "user" or (sub == "init" and s["results"]):
+            s["open"] = True  # a turn is open (an init after a result starts the next one)
+        if message is not None:
+            if message.get("id"):
+                s["chats"].add(message["id"])
+            s["tools"] |= {b["id"] for b in message.get("content", []) if b.get("type") == "tool_use"}
+        if kind == "result":
+            assert s["open"] or not s["results"], "a possibly repeated result is not modelled here"
+            s["turns"] += 1
+            s["results"] += 1
+            s["open"] = False
+    return sum(1 + s["turns"] + s["open"] + len(s["chats"]) + len(s["tools"]) for s in sessions.values())

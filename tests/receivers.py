@@ -7,6 +7,7 @@ on 127.0.0.1, decoding ``ExportTraceServiceRequest`` with ``opentelemetry-proto`
 from __future__ import annotations
 
 import gzip
+import ssl
 import threading
 import time
 from concurrent import futures
@@ -139,10 +140,13 @@ class GrpcReceiver:
 
 class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
-    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so). ``port`` 0 picks a
-    free one; a given port lets a test bring a collector back where it was."""
+    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so); over TLS
+    (``https://`` endpoint) when given an ``ssl_context``. ``port`` 0 picks a free one; a given
+    port lets a test bring a collector back where it was."""
 
-    def __init__(self, delay: float = 0.0, port: int = 0) -> None:
+    def __init__(
+        self, delay: float = 0.0, ssl_context: ssl.SSLContext | None = None, port: int = 0
+    ) -> None:
         self.received = Received()
         received = received_ref = self.received
 
@@ -174,6 +178,9 @@ class HttpReceiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
+        if ssl_context is not None:
+            self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
+            self.endpoint = f"https://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> "HttpReceiver":

@@ -1,5 +1,6 @@
-"""Handoff: lines and timers applied on one other thread, in order; bounded; the end applies
-what waits and then finishes with the reason."""
+"""Handoff: lines and timers applied on one other thread, in order; bounded without ever making
+the tee wait (lines beyond the limit counted, not decoded); the end applies what waits and then
+finishes with the reason."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import threading
 import time
 
 from otelbridge.handoff import Handoff
+from otelbridge.stats import Stats
 
 
 def test_lines_in_order_then_finish_with_reason_on_one_thread():
     seen, threads, finished = [], set(), []
-    h = Handoff()
+    h = Handoff(Stats())
     h.start(lambda line: (seen.append(line), threads.add(threading.get_ident())),
             lambda reason: (finished.append(reason), threads.add(threading.get_ident())))
     lines = [b"%d" % i for i in range(5000)]
@@ -25,7 +27,7 @@ def test_lines_in_order_then_finish_with_reason_on_one_thread():
 
 def test_timers_fire_on_the_thread_unless_cancelled():
     fired, threads = [], set()
-    h = Handoff()
+    h = Handoff(Stats())
     h.start(lambda line: None, lambda reason: None)
     h.call_later(0.05, lambda: (fired.append("a"), threads.add(threading.get_ident())))
     h.call_later(0.01, lambda: fired.append("b"))
@@ -38,19 +40,39 @@ def test_timers_fire_on_the_thread_unless_cancelled():
     assert threading.get_ident() not in threads
 
 
-def test_put_waits_while_the_limit_is_reached():
+def test_put_never_waits_lines_beyond_the_limit_are_counted_not_decoded():
     gate = threading.Event()
-    h = Handoff(limit=10)
-    h.start(lambda line: gate.wait(5), lambda reason: None)
-    h.put(b"x" * 10)  # taken by the thread, which then blocks on the gate
+    seen, warnings = [], []
+    stats = Stats()
+    h = Handoff(stats, limit=10, warn=warnings.append)
+    h.start(lambda line: (gate.wait(5), seen.append(line)), lambda reason: None)
+    h.put(b"x" * 6)  # taken by the thread, which then blocks on the gate: its bytes still count
     time.sleep(0.05)
-    h.put(b"y" * 10)  # waits in the queue: now the limit is reached
-    done = threading.Event()
-    threading.Thread(target=lambda: (h.put(b"z"), done.set()), daemon=True).start()
-    assert not done.wait(0.2)  # the third put waits for the thread
+    started = time.monotonic()
+    h.put(b"y" * 4)  # fits: 10 bytes queued or being applied
+    h.put(b"z")  # would make 11: not decoded
+    h.put(b"w" * 3)  # nor this one
+    assert time.monotonic() - started < 0.5  # returned at once, with the thread still stuck
+    assert (stats.lines_not_decoded, stats.bytes_not_decoded) == (2, 4)
+    assert len(warnings) == 1 and "1 lines not decoded so far" in warnings[0]
     gate.set()
-    assert done.wait(5)
+    deadline = time.monotonic() + 5
+    while len(seen) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    h.put(b"v" * 10)  # room again once the thread applied what it held
     assert h.close(timeout=5)
+    assert seen == [b"x" * 6, b"y" * 4, b"v" * 10]
+    assert len(warnings) == 1
+
+
+def test_a_line_longer_than_the_limit_is_decoded_when_nothing_waits():
+    seen = []
+    stats = Stats()
+    h = Handoff(stats, limit=4)
+    h.start(seen.append, lambda reason: None)
+    h.put(b"0123456789")
+    assert h.close(timeout=5)
+    assert seen == [b"0123456789"] and stats.lines_not_decoded == 0
 
 
 def test_a_failing_line_costs_that_line_only():
@@ -61,7 +83,7 @@ def test_a_failing_line_costs_that_line_only():
             raise ValueError("boom")
         seen.append(line)
 
-    h = Handoff()
+    h = Handoff(Stats())
     h.start(on_line, lambda reason: seen.append(reason))
     for line in (b"a", b"bad", b"b"):
         h.put(line)

@@ -7,8 +7,9 @@ A dialect is a module exposing ``DIALECT``, an object with:
   line splitter's cheap pre-filter; a line with none is never decoded);
 * ``decode(doc: dict, line: LineInfo) -> list[Event]`` — events from one JSON-object line
   (return ``[]`` for what it does not know: every protocol here is an open set);
-* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event]`` for lines that are not
-  JSON (Bernstein signals).
+* optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event] | None`` for lines that
+  are not JSON (Bernstein signals): events, ``[]`` for a line it recognises as plain output
+  (neither decoded nor bad), ``None`` for a line that is not its own.
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -22,12 +23,15 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..events import Event, ms_to_ns
+from ..events import Event, Usage, as_int, ms_to_ns
 from ..stats import Stats
 
 #: Registered dialect modules, by name, in decoding order.
 REGISTRY: dict[str, str] = {
     "claude_code": "otelbridge.dialects.claude_code",
+    "caudra": "otelbridge.dialects.caudra",
+    "bernstein": "otelbridge.dialects.bernstein",
+    "milk": "otelbridge.dialects.milk",
 }
 
 _BOM = b"\xef\xbb\xbf"
@@ -68,6 +72,30 @@ def parse_timestamp(value: Any) -> int | None:
         ns = seconds * 1_000_000_000 + parsed.microsecond * 1_000
         return ms_to_ns(ns // 1_000_000) and ns
     return ms_to_ns(value)
+
+
+def parse_usage(value: Any) -> Usage | None:
+    """A ``usage`` object → :class:`~otelbridge.events.Usage`, or ``None`` when ``value`` is not
+    an object. The Anthropic shape (``cache_read_input_tokens``, ``cache_creation_input_tokens``:
+    Claude Code, cbc, Caudra) sets ``anthropic``; milk's ``cache_read``/``cache_creation``
+    (seed 002 §2) are taken as given."""
+    if not isinstance(value, dict):
+        return None
+    get = value.get
+    if "cache_read_input_tokens" in value or "cache_creation_input_tokens" in value:
+        return Usage(
+            as_int(get("input_tokens")),
+            as_int(get("output_tokens")),
+            as_int(get("cache_read_input_tokens")),
+            as_int(get("cache_creation_input_tokens")),
+            anthropic=True,
+        )
+    return Usage(
+        as_int(get("input_tokens")),
+        as_int(get("output_tokens")),
+        as_int(get("cache_read")),
+        as_int(get("cache_creation")),
+    )
 
 
 def load(names: list[str] | None = None) -> list[Dialect]:
@@ -137,7 +165,8 @@ class Decoder:
             except Exception:
                 events = None
             if events is not None:
-                self.stats.lines_decoded += 1
+                if events:
+                    self.stats.lines_decoded += 1
                 return events
         self.stats.bad_lines += 1
         return []

@@ -1,4 +1,4 @@
-"""Claude Code / CodeBuddy (``cbc``) stream-json: the workflow ``system/task_*`` family.
+"""Claude Code / CodeBuddy (``cbc``) stream-json: sessions and the ``system/task_*`` family.
 
 Source: seed 000 (cbc workflow stdio protocol, aligned with Claude Code 2.1.220), §5.1–§5.4:
 
@@ -7,6 +7,23 @@ Source: seed 000 (cbc workflow stdio protocol, aligned with Claude Code 2.1.220)
   (``workflow_phase`` and ``workflow_agent`` entries; unknown entry types ignored, §8)
 * ``system/task_updated`` → :class:`TaskUpdated` (``patch.status``, ``patch.end_time`` epoch ms)
 * ``system/task_notification`` → :class:`TaskNotification` (``completed|failed|stopped``)
+
+Session lines (Claude Code stream-json as the recordings in ``../shared/fixtures/claude-code``
+show it; SPAN-MODEL.md "session"):
+
+* ``system/init`` → :class:`SessionStarted` (``model``, ``claude_code_version``)
+* ``assistant`` → :class:`ModelCall` (``message.id``, ``model``, ``usage``, ``tool_use`` blocks)
+* ``stream_event`` ``message_start`` / ``message_delta`` → :class:`ModelCall` (start / final usage)
+* ``user`` → :class:`ToolResult` per ``tool_result`` block, else :class:`UserMessage`
+* ``result`` → :class:`TurnResult` (Caudra adds ``run.run_id``, ``background_active``)
+* Caudra's ``system/turn_start`` (seed 003, "Background tasks") → :class:`TurnStarted`; Caudra
+  is a Claude Code drop-in, so its session lines are this family
+* ``task_started`` / ``task_progress`` of non-workflow tasks → :class:`TaskStarted` /
+  :class:`TaskProgress`
+
+Lines carrying milk's integer ``seq`` envelope are session lines of the ``milk`` dialect, which
+reuses the parsers below; their ``task_*`` lines (the same family) are still decoded here.
+``stream_event`` ``content_block_delta`` lines (the bulk of a stream) carry none of the markers.
 
 Real Claude Code agents also carry ``durationMs``, ``model``, ``attempt``, ``toolCalls``,
 ``queuedAt`` and ``lastProgressAt`` (recording ``workflow-probe-2.1.206``); all are read. Wrong
@@ -17,8 +34,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ..events import (
     Event,
+    ModelCall,
+    SessionStarted,
+    TaskProgress,
+    TaskStarted,
+    ToolCall,
+    ToolResult,
+    TurnResult,
+    TurnStarted,
+    Usage,
+    UserMessage,
     TaskNotification,
     TaskUpdated,
     TaskUsage,
@@ -30,10 +59,244 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
-from . import LineInfo
+from . import LineInfo, parse_usage
 
 #: Agents per snapshot read at most (a hostile snapshot cannot make us allocate without bound).
 MAX_ENTRIES = 10_000
+#: Content blocks per message, models per ``modelUsage`` read at most.
+MAX_BLOCKS = 1_000
+MAX_MODELS = 100
+#: Length of the content previews kept for ``--capture-content`` (characters).
+PREVIEW = 1024
+#: Task types that are sub-agents (seed 000 §5.1: other tasks keep "Agent", "Bash", ...).
+AGENT_TASK_TYPES = frozenset({"local_agent", "Agent"})
+
+_encode = msgspec.json.Encoder()
+
+
+def _sid(value: Any) -> str | None:
+    return as_str(value, 256) or None
+
+
+def _model_usage(value: Any) -> dict[str, Usage]:
+    """``modelUsage`` (Claude Code, camelCase, Anthropic-shaped, with ``costUSD``) or milk's
+    ``model_usage`` (snake_case) → usage by model name."""
+    out: dict[str, Usage] = {}
+    if not isinstance(value, dict):
+        return out
+    for model, entry in list(value.items())[:MAX_MODELS]:
+        if not isinstance(model, str) or not isinstance(entry, dict):
+            continue
+        if "inputTokens" in entry or "outputTokens" in entry:
+            get = entry.get
+            usage = Usage(
+                as_int(get("inputTokens")),
+                as_int(get("outputTokens")),
+                as_int(get("cacheReadInputTokens")),
+                as_int(get("cacheCreationInputTokens")),
+                anthropic=True,
+            )
+        else:
+            usage = parse_usage(entry) or Usage()
+        cost = entry.get("costUSD", entry.get("cost_usd"))
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost:
+            usage.cost_usd = float(cost)
+        out[model[:256]] = usage
+    return out
+
+
+def _preview(value: Any) -> str | None:
+    """Text of a content value (string, or a list of ``text`` blocks), cut to :data:`PREVIEW`."""
+    if isinstance(value, str):
+        return value[:PREVIEW]
+    if isinstance(value, list):
+        parts = [b.get("text") for b in value[:MAX_BLOCKS] if isinstance(b, dict)]
+        text = "\n".join(p for p in parts if isinstance(p, str))
+        return text[:PREVIEW] if text else None
+    return None
+
+
+def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
+    """An ``assistant`` line → one :class:`ModelCall` (``phase="line"``)."""
+    msg = doc.get("message")
+    if not isinstance(msg, dict):
+        return []
+    calls: list[ToolCall] = []
+    texts: list[str] = []
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content[:MAX_BLOCKS]:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "tool_use":
+                tool_id = _sid(block.get("id"))
+                if tool_id:
+                    args = block.get("input")
+                    call = ToolCall(
+                        tool_id,
+                        as_str(block.get("name"), 256),
+                        _encode.encode(args)[:PREVIEW].decode("utf-8", "replace")
+                        if args is not None
+                        else None,
+                    )
+                    if isinstance(args, dict):  # Agent/Task tool: the sub-agent it starts
+                        call.subagent_type = as_str(args.get("subagent_type"), 256)
+                        call.description = as_str(args.get("description"))
+                    calls.append(call)
+            elif kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"][:PREVIEW])
+    return [
+        ModelCall(
+            line.session_id,
+            line.ts_ns,
+            phase="line",
+            message_id=_sid(msg.get("id")),
+            model=as_str(msg.get("model"), 256),
+            parent_tool_use_id=_sid(doc.get("parent_tool_use_id")),
+            usage=parse_usage(msg.get("usage")),
+            stop_reason=as_str(msg.get("stop_reason"), 64),
+            tool_calls=calls,
+            content="\n".join(texts)[:PREVIEW] if texts else None,
+        )
+    ]
+
+
+def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
+    """A ``user`` line → a :class:`ToolResult` per ``tool_result`` block, else one
+    :class:`UserMessage`. A ``tool_use_result`` summary with ``is_error: true`` (milk) marks
+    the line's results as errors."""
+    ptu = _sid(doc.get("parent_tool_use_id"))
+    msg = doc.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    summary = doc.get("tool_use_result")
+    line_error = isinstance(summary, dict) and summary.get("is_error") is True
+    results: list[Event] = []
+    if isinstance(content, list):
+        for block in content[:MAX_BLOCKS]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                tool_id = _sid(block.get("tool_use_id"))
+                if tool_id:
+                    results.append(
+                        ToolResult(
+                            line.session_id,
+                            line.ts_ns,
+                            tool_use_id=tool_id,
+                            is_error=block.get("is_error") is True or line_error,
+                            content=_preview(block.get("content")),
+                            parent_tool_use_id=ptu,
+                        )
+                    )
+    if results:
+        return results
+    return [UserMessage(line.session_id, line.ts_ns, parent_tool_use_id=ptu)]
+
+
+def parse_stream_event(doc: dict[str, Any], line: LineInfo) -> list[Event]:
+    """``stream_event`` ``message_start`` / ``message_delta`` → :class:`ModelCall`; other
+    stream events → nothing."""
+    event = doc.get("event")
+    if not isinstance(event, dict):
+        return []
+    kind = event.get("type")
+    ptu = _sid(doc.get("parent_tool_use_id"))
+    if kind == "message_start":
+        msg = event.get("message")
+        if not isinstance(msg, dict):
+            return []
+        return [
+            ModelCall(
+                line.session_id,
+                line.ts_ns,
+                phase="start",
+                message_id=_sid(msg.get("id")),
+                model=as_str(msg.get("model"), 256),
+                parent_tool_use_id=ptu,
+                usage=parse_usage(msg.get("usage")),
+            )
+        ]
+    if kind == "message_delta":
+        delta = event.get("delta")
+        return [
+            ModelCall(
+                line.session_id,
+                line.ts_ns,
+                phase="delta",
+                parent_tool_use_id=ptu,
+                usage=parse_usage(event.get("usage")),
+                usage_final=True,
+                stop_reason=as_str(delta.get("stop_reason"), 64) if isinstance(delta, dict) else None,
+            )
+        ]
+    return []
+
+
+def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) -> TurnResult:
+    """A ``result`` line → :class:`TurnResult`. ``is_error`` is taken as given, whatever the
+    ``subtype`` (``success`` with ``is_error: true`` is an error)."""
+    errors = doc.get("errors")
+    error = None
+    if isinstance(errors, list):
+        error = next((as_str(e, 1024) for e in errors if isinstance(e, str)), None)
+    if error is None:
+        error = as_str(doc.get("error"), 1024)
+    cost = doc.get("total_cost_usd")
+    model_usage = doc.get("modelUsage")
+    if model_usage is None:
+        model_usage = doc.get("model_usage")
+    return TurnResult(
+        line.session_id,
+        line.ts_ns,
+        subtype=as_str(doc.get("subtype"), 64),
+        is_error=doc.get("is_error") is True,
+        num_turns=as_int(doc.get("num_turns")),
+        duration_ms=as_int(doc.get("duration_ms")),
+        duration_api_ms=as_int(doc.get("duration_api_ms")),
+        stop_reason=as_str(doc.get("stop_reason"), 64),
+        terminal_reason=as_str(doc.get("terminal_reason"), 64),
+        total_cost_usd=float(cost)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost
+        else None,
+        usage=parse_usage(doc.get("usage")),
+        model_usage=_model_usage(model_usage),
+        error=error,
+        uuid=as_str(doc.get("uuid"), 128),
+        content=as_str(doc.get("result"), PREVIEW),
+        final=final,
+        run_id=_run_id(run.get("run_id")) if isinstance(run := doc.get("run"), dict) else None,
+        background_active=as_int(doc.get("background_active")),
+    )
+
+
+def _run_id(value: Any) -> str | None:
+    """Caudra's ``run_id``: an integer or a string, kept as a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return as_str(value, 128) or None
+
+
+def _count(value: Any) -> int | None:
+    return len(value) if isinstance(value, list) else None
+
+
+def parse_turn_start(doc: dict[str, Any], line: LineInfo) -> TurnStarted:
+    """Caudra ``system/turn_start`` → :class:`TurnStarted`."""
+    automatic = doc.get("automatic")
+    return TurnStarted(
+        line.session_id,
+        line.ts_ns,
+        run_id=_run_id(doc.get("run_id")),
+        automatic=automatic if isinstance(automatic, bool) else None,
+        task_events=_count(doc.get("task_event_ids")),
+        workflow_events=_count(doc.get("workflow_events")),
+        automation_events=_count(doc.get("automation_events")),
+    )
+
+
+def is_milk(doc: dict[str, Any]) -> bool:
+    """True for a line with milk's envelope (an integer ``seq``, seed 002 §1)."""
+    seq = doc.get("seq")
+    return isinstance(seq, int) and not isinstance(seq, bool)
 
 
 def _usage(value: Any) -> TaskUsage | None:
@@ -140,15 +403,47 @@ class ClaudeCode:
     """The ``claude_code`` dialect (also cbc, and milk's same-family ``task_*`` lines)."""
 
     name = "claude_code"
-    markers = (b"task_started", b"task_progress", b"task_updated", b"task_notification")
+    #: Few markers, because the splitter scans every chunk once per marker: ``task_`` (the
+    #: ``system/task_*`` family), ``"message`` (``assistant`` and ``user`` lines carry a
+    #: ``"message"`` object; ``message_start``/``message_delta`` stream events), ``"result"``,
+    #: ``"init"``, ``turn_start`` (Caudra). A ``content_block_delta`` line (the bulk of a stream) has none of them.
+    markers = (b"task_", b'"message', b'"result"', b'"init"', b"turn_start")
 
     def __init__(self) -> None:
         self._entries = _EntryCache()
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
-        if doc.get("type") != "system":
+        kind = doc.get("type")
+        if kind != "system":
+            if is_milk(doc) or "workflow_run_id" in doc:
+                # milk lines are milk.py's; Caudra workflow agents' lines (seed 003) are
+                # caudra.py's agent spans under their phase, not session sub-agents
+                return []
+            if kind == "assistant":
+                return parse_assistant(doc, line)
+            if kind == "user":
+                return parse_user(doc, line)
+            if kind == "stream_event":
+                return parse_stream_event(doc, line)
+            if kind == "result":
+                return [parse_result(doc, line)]
             return []
         subtype = doc.get("subtype")
+        if subtype == "turn_start":
+            return [parse_turn_start(doc, line)]
+        if subtype == "init":
+            if is_milk(doc):
+                return []
+            return [
+                SessionStarted(
+                    line.session_id,
+                    line.ts_ns,
+                    agent_name="claude-code",
+                    provider="anthropic",
+                    model=as_str(doc.get("model"), 256),
+                    version=as_str(doc.get("claude_code_version"), 64),
+                )
+            ]
         task_id = doc.get("task_id")
         if isinstance(task_id, int) and not isinstance(task_id, bool):
             task_id = str(task_id)
@@ -158,7 +453,17 @@ class ClaudeCode:
         sid, ts = line.session_id, line.ts_ns
         if subtype == "task_started":
             if doc.get("task_type") != "local_workflow":
-                return []
+                return [
+                    TaskStarted(
+                        sid,
+                        ts,
+                        task_id=task_id,
+                        tool_use_id=_sid(doc.get("tool_use_id")),
+                        task_type=as_str(doc.get("task_type"), 64),
+                        subagent_type=as_str(doc.get("subagent_type"), 256),
+                        description=as_str(doc.get("description")),
+                    )
+                ]
             return [
                 WorkflowStarted(
                     sid,
@@ -173,7 +478,17 @@ class ClaudeCode:
         if subtype == "task_progress":
             entries = doc.get("workflow_progress")
             if not isinstance(entries, list):
-                return []
+                return [
+                    TaskProgress(
+                        sid,
+                        ts,
+                        task_id=task_id,
+                        tool_use_id=_sid(doc.get("tool_use_id")),
+                        description=as_str(doc.get("description")),
+                        usage=_usage(doc.get("usage")),
+                        last_tool_name=as_str(doc.get("last_tool_name"), 256),
+                    )
+                ]
             return [_progress(doc, line, task_id, entries, self._entries)]
         if subtype == "task_updated":
             patch = doc.get("patch")
@@ -197,6 +512,7 @@ class ClaudeCode:
                     status=as_str(doc.get("status"), 32),
                     summary=as_str(doc.get("summary")),
                     usage=_usage(doc.get("usage")),
+                    tool_use_id=_sid(doc.get("tool_use_id")),
                 )
             ]
         return []

@@ -5,6 +5,10 @@ OpenTelemetry here. The work is split by what is tracked, one module each, all s
 :class:`Context`:
 
 * :mod:`.workflows` — workflow runs, their phases and agents (seed 000);
+* :mod:`.caudra` — Caudra workflow runs, phases and agents, automation firings, goal and
+  notice events (seed 003);
+* :mod:`.bernstein` — Bernstein stream signals on the run span (seed 004);
+* :mod:`.sessions` — sessions, turns, model calls, tools, sub-agents, background tasks;
 
 :class:`Tracker` routes every event to each part that wants it and ends everything at
 :meth:`Tracker.finish`.
@@ -13,12 +17,14 @@ OpenTelemetry here. The work is split by what is tracked, one module each, all s
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+from .. import redact
 from ..clock import Clock
-from ..events import Event, SpanRecord
+from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
 
@@ -26,6 +32,115 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 
 #: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
 DEFAULT_GRACE_S = 5.0
+#: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
+MAX_REFS = 10_000
+
+#: Session events held per session until the session span takes them (memory bound).
+MAX_SESSION_EVENTS = 10_000
+
+
+def usage_attributes(usage: Usage | None) -> dict[str, int]:
+    """``gen_ai.usage.*`` of ``usage`` by SPAN-MODEL.md: for the Anthropic shape
+    ``gen_ai.usage.input_tokens`` = input + cache read + cache creation (other shapes as given);
+    the cache parts also under their own keys. Absent fields are left out."""
+    if usage is None:
+        return {}
+    pairs = (
+        ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
+        ("gen_ai.usage.output_tokens", usage.output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
+    )
+    return {key: value for key, value in pairs if value is not None}
+
+
+class Recent:
+    """A set that remembers at most ``limit`` keys, forgetting the oldest first (closed runs,
+    emitted firings: enough to recognise late events without growing with the stream)."""
+
+    __slots__ = ("limit", "_keys")
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._keys: OrderedDict[Hashable, None] = OrderedDict()
+
+    def add(self, key: Hashable) -> None:
+        self._keys[key] = None
+        while len(self._keys) > self.limit:
+            self._keys.popitem(last=False)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def put_attributes(attrs: dict[str, Any], pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Add each ``(key, value)`` of ``pairs`` whose value is not ``None`` to ``attrs``: strings
+    through :func:`otelbridge.redact.clean`, numbers and bools as they are. Returns ``attrs``."""
+    for key, value in pairs:
+        if value is None:
+            continue
+        attrs[key] = redact.clean(value) if isinstance(value, str) else value
+    return attrs
+
+
+@dataclass(slots=True)
+class RunBase:
+    """What every tracked run (a root span) has: its key, session, ids and first-seen time."""
+
+    key: tuple[str | None, str]
+    session_id: str | None
+    trace_id: int
+    span_id: int
+    first_seen_ns: int
+
+
+R = TypeVar("R", bound=RunBase)
+
+
+class RunTable(Generic[R]):
+    """The open runs of one tracker part by key, and the keys of recently closed ones (events
+    for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
+    are open (more are counted in ``stats.runs_capped``)."""
+
+    def __init__(self, ctx: "Context", max_open: int) -> None:
+        self.ctx = ctx
+        self.max_open = max_open
+        self.open: dict[tuple[str | None, str], R] = {}
+        self.closed = Recent()
+
+    def create(self, key: tuple[str | None, str], trace_key: str, label: str,
+               make: Callable[[int], R], trace_id: int | None = None) -> R | None:
+        """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
+        :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
+        already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
+        if key in self.closed:
+            self.ctx.stats.late_events_ignored += 1
+            return None
+        if len(self.open) >= self.max_open:
+            self.ctx.stats.runs_capped += 1
+            return None
+        if trace_id is None:
+            trace_id = self.ctx.root_trace_id(key[0], trace_key)
+        run = make(trace_id)
+        self.open[key] = run
+        if self.ctx.on_trace is not None:
+            self.ctx.on_trace(trace_id, label)
+        return run
+
+    def close(self, run: R) -> None:
+        """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled
+        by ``run.timer.cancel()``)."""
+        timer = getattr(run, "timer", None)
+        if timer is not None:
+            try:
+                timer.cancel()
+            except Exception:
+                pass
+        self.open.pop(run.key, None)
+        self.closed.add(run.key)
 
 
 @dataclass(slots=True)
@@ -64,20 +179,85 @@ class Context:
     capture_content: bool = False
     #: called with (trace_id, label) when a new trace's root is first known (trace links)
     on_trace: Callable[[int, str], None] | None = None
+    #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
+    #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
+    run: SpanRef | None = None
+    #: called with the ``run {cmd}`` record just before it is emitted (see
+    #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
+    process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
     _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
+    _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
+    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
+
+    def root_trace_id(self, session_id: str | None, key: str | None) -> int:
+        """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
+        trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``)."""
+        if self.parent is not None:
+            return self.parent.trace_id
+        return self.ids.trace_id(session_id, key)
+
+    def root_parent(self) -> tuple[int | None, bool]:
+        """``(parent_span_id, parent_remote)`` for a root span: the ``TRACEPARENT`` span or none."""
+        if self.parent is not None:
+            return self.parent.span_id, True
+        return None, False
+
+    def session_event(self, session_id: str | None, event: SpanEvent) -> None:
+        """Hold ``event`` for the span of session ``session_id`` (Caudra goal events, automation
+        notices): the part that emits the session span takes them with
+        :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` per session (more are
+        counted in ``stats.session_events_capped``)."""
+        held = self._session_events.setdefault(session_id, [])
+        if len(held) >= MAX_SESSION_EVENTS:
+            self.stats.session_events_capped += 1
+            return
+        held.append(event)
+
+    def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
+        """The events held for session ``session_id`` (in arrival order), removed."""
+        return self._session_events.pop(session_id, [])
+
+    def pending_session_events(self) -> int:
+        """How many session events no session span has taken yet."""
+        return sum(len(v) for v in self._session_events.values())
+
+    def decorate_process(self, rec: SpanRecord) -> None:
+        """Let every process hook amend the ``run {cmd}`` record ``rec`` before it is emitted.
+        The wrapper span's owner calls this once; a failing hook costs its own changes only."""
+        for hook in self.process_hooks:
+            try:
+                hook(rec)
+            except Exception:
+                self.stats.bad_lines += 1
 
     def session_ref(self, session_id: str | None) -> SpanRef:
         """The session span's ids for ``session_id``, allocated once and shared by every part
-        (workflow roots link to it; tasks and automations are its children)."""
+        (workflow roots link to it; tasks and automations are its children). In wrapper mode
+        the session lives in the run span's trace, else in the ``TRACEPARENT`` trace, else in
+        its own."""
         ref = self._sessions.get(session_id)
         if ref is None:
-            if self.parent is not None:
-                trace_id = self.parent.trace_id
-            else:
-                trace_id = self.ids.trace_id(session_id)
+            trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
             ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
-            self._sessions[session_id] = ref
+            _remember(self._sessions, session_id, ref)
         return ref
+
+    def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
+        """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,
+        or the ``TRACEPARENT`` trace (the session span links to it)."""
+        key = (session_id, task_id)
+        ref = self._workflows.get(key)
+        if ref is None:
+            trace_id = self.root_trace_id(session_id, task_id)
+            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
+            _remember(self._workflows, key, ref)
+        return ref
+
+
+def _remember(registry: dict, key: Any, ref: SpanRef) -> None:
+    registry[key] = ref
+    if len(registry) > MAX_REFS:
+        registry.pop(next(iter(registry)))
 
 
 class Part(Protocol):
@@ -107,6 +287,12 @@ def interrupted_by(signum: int) -> str:
     return f"interrupted by {name}"
 
 
+def interrupted_event(at_ns: int, reason: str) -> SpanEvent:
+    """The event on a span cut short by ``reason`` (see :meth:`Tracker.finish`): ``interrupted``
+    at ``at_ns`` (epoch ns) with ``otelbridge.reason``."""
+    return SpanEvent("interrupted", at_ns, {"otelbridge.reason": reason})
+
+
 def _takes_reason(part: Part) -> bool:
     try:
         params = inspect.signature(part.finish).parameters
@@ -119,10 +305,18 @@ class Tracker:
     """Routes events to every part; ``finish()`` is end of input (cuts grace windows short)."""
 
     def __init__(self, ctx: Context, parts: list[Part] | None = None) -> None:
+        from .bernstein import BernsteinTracker
+        from .caudra import CaudraTracker
+        from .sessions import SessionTracker
         from .workflows import WorkflowTracker
 
         self.ctx = ctx
-        self.parts: list[Part] = parts if parts is not None else [WorkflowTracker(ctx)]
+        self.parts: list[Part] = (
+            parts
+            if parts is not None
+            # the session part last: other parts hand it session events at their finish
+            else [WorkflowTracker(ctx), CaudraTracker(ctx), BernsteinTracker(ctx), SessionTracker(ctx)]
+        )
 
     def handle(self, ev: Event) -> None:
         for part in self.parts:
@@ -140,3 +334,10 @@ class Tracker:
                 part.finish(reason=reason)  # type: ignore[call-arg]
             else:
                 part.finish()
+        # session events no session span took: counted, never dropped silently
+        self.ctx.stats.session_events_unclaimed += self.ctx.pending_session_events()
+
+    def open_workflows(self) -> int:
+        """Workflow runs (of every part that keeps a :class:`RunTable`) not yet ended
+        (``follow`` checkpoints only when this is 0)."""
+        return sum(len(part.table.open) for part in self.parts if hasattr(part, "table"))

@@ -18,8 +18,6 @@ Rules (SPAN-MODEL.md "Time" and "Identity and hazards"; seed 000 §5–§6):
 from __future__ import annotations
 
 import posixpath
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +25,7 @@ from .. import redact
 from ..events import (
     Event,
     SpanEvent,
+    SpanLink,
     SpanRecord,
     TaskNotification,
     TaskUpdated,
@@ -35,14 +34,13 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from . import Context
+from . import Context, RunBase, RunTable, interrupted_event
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
 
 #: Caps that keep memory bounded by design, not by stream length.
 MAX_OPEN_RUNS = 1_000
 MAX_AGENTS_PER_RUN = 10_000
-MAX_CLOSED_REMEMBERED = 10_000
 
 NO_TERMINAL_AT_EOF = "no terminal state at end of input"
 NO_TERMINAL_AT_RUN_END = "no terminal state when the workflow ended"
@@ -69,13 +67,8 @@ class _Agent:
 
 
 @dataclass(slots=True)
-class _Run:
-    key: tuple[str | None, str]
-    session_id: str | None
+class _Run(RunBase):
     task_id: str
-    trace_id: int
-    span_id: int
-    first_seen_ns: int
     started_ns: int | None = None
     tool_use_id: str | None = None
     name: str | None = None
@@ -117,10 +110,10 @@ class WorkflowTracker:
         self.ids = ctx.ids
         self.clock = ctx.clock
         self.stats = ctx.stats
-        self.max_runs = max_runs
         self.max_agents = max_agents
-        self.runs: dict[tuple[str | None, str], _Run] = {}
-        self._closed: OrderedDict[tuple[str | None, str], None] = OrderedDict()
+        self.table: RunTable[_Run] = RunTable(ctx, max_runs)
+        self.runs = self.table.open
+        self._closed = self.table.closed
 
     # ------------------------------------------------------------------ events in
 
@@ -141,7 +134,7 @@ class WorkflowTracker:
         run was cut short: signal, downstream closed) every span ended without its terminal
         signal carries an ``interrupted`` event saying so (``otelbridge.reason``)."""
         for run in list(self.runs.values()):
-            self._close(run, eof=True, reason=reason)
+            self._close(run, reason=reason)
 
     # ------------------------------------------------------------------ runs
 
@@ -150,28 +143,21 @@ class WorkflowTracker:
         run = self.runs.get(key)
         if run is not None or not create:
             return run
-        if key in self._closed:
-            self.stats.late_events_ignored += 1
-            return None
-        if len(self.runs) >= self.max_runs:
-            self.stats.runs_capped += 1
-            return None
-        if self.ctx.parent is not None:
-            trace_id = self.ctx.parent.trace_id
-        else:
-            trace_id = self.ids.trace_id(ev.session_id, task_id)
-        run = _Run(
-            key=key,
-            session_id=ev.session_id,
-            task_id=task_id,
-            trace_id=trace_id,
-            span_id=self.ids.span_id(trace_id, "workflow", task_id),
-            first_seen_ns=now,
+        ref = self.ctx.workflow_ref(ev.session_id, task_id)
+        return self.table.create(
+            key,
+            task_id,
+            f"workflow {task_id}",
+            lambda trace_id: _Run(
+                key=key,
+                session_id=ev.session_id,
+                task_id=task_id,
+                trace_id=trace_id,
+                span_id=ref.span_id,
+                first_seen_ns=now,
+            ),
+            trace_id=ref.trace_id,
         )
-        self.runs[key] = run
-        if self.ctx.on_trace is not None:
-            self.ctx.on_trace(trace_id, f"workflow {task_id}")
-        return run
 
     def _started(self, ev: WorkflowStarted, now: int) -> None:
         run = self._run_for(ev, ev.task_id, now, create=True)
@@ -215,7 +201,7 @@ class WorkflowTracker:
     def _close_if_open(self, key: tuple[str | None, str]) -> None:
         run = self.runs.get(key)
         if run is not None:
-            self._close(run, eof=False)
+            self._close(run)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -270,11 +256,6 @@ class WorkflowTracker:
         if run.session_id:
             attrs["gen_ai.conversation.id"] = run.session_id
         return attrs
-
-    def _parent_of_root(self) -> tuple[int | None, bool]:
-        if self.ctx.parent is not None:
-            return self.ctx.parent.span_id, True
-        return None, False
 
     def _emit_agent(
         self,
@@ -351,21 +332,13 @@ class WorkflowTracker:
             rec.error = error
             rec.error_type = "incomplete"
         if interrupted_at is not None:
-            rec.events.append(SpanEvent("interrupted", max(interrupted_at, start),
-                                        {"otelbridge.reason": reason} if reason else {}))
+            at = max(interrupted_at, start)
+            rec.events.append(interrupted_event(at, reason) if reason else SpanEvent("interrupted", at))
         self._emit(rec)
 
-    def _close(self, run: _Run, *, eof: bool, reason: str | None = None) -> None:
+    def _close(self, run: _Run, *, reason: str | None = None) -> None:
         """End every span of ``run`` exactly once and forget it."""
-        if run.timer is not None and eof:
-            try:
-                run.timer.cancel()
-            except Exception:
-                pass
-        self.runs.pop(run.key, None)
-        self._closed[run.key] = None
-        while len(self._closed) > MAX_CLOSED_REMEMBERED:
-            self._closed.popitem(last=False)
+        self.table.close(run)
 
         notified = run.notified_ns is not None
         if notified:
@@ -463,7 +436,7 @@ class WorkflowTracker:
             ):
                 if value is not None:
                     attrs[key] = value
-        parent_span_id, remote = self._parent_of_root()
+        parent_span_id, remote = self.ctx.root_parent()
         rec = SpanRecord(
             name=redact.span_name("invoke_workflow", workflow_display_name(run.name), "workflow"),
             trace_id=run.trace_id,
@@ -474,11 +447,14 @@ class WorkflowTracker:
             end_ns=end,
             attributes=attrs,
         )
+        # the session span that started the workflow (tracker/sessions.py links back)
+        session = self.ctx.session_ref(run.session_id)
+        rec.links.append(SpanLink(session.trace_id, session.span_id, {"otelbridge.link": "session"}))
         if not notified:
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
             if reason is not None:
                 rec.error = f"{reason} before task_notification"
-                rec.events.append(SpanEvent("interrupted", end, {"otelbridge.reason": reason}))
+                rec.events.append(interrupted_event(end, reason))
         elif status == "failed":
             rec.error = redact.clean(run.summary or "workflow failed")
             rec.error_type = "workflow_failed"

@@ -59,9 +59,19 @@ def workflow_lines(task: str, agents: int = 2, *, complete: bool = True, t0: int
     return out
 
 
-def spans_of(count_agents: int) -> int:
+def workflow_spans(count_agents: int) -> int:
     """Spans of one workflow: agents + one phase + the root."""
     return count_agents + 2
+
+
+def spans_of(count_agents: int, workflows: int = 1) -> int:
+    """Spans of a stream of ``workflows`` workflows of ``count_agents`` agents each, all in
+    session :data:`SID`: theirs and the session span (``invoke_agent claude-code``, ended at the
+    end of input)."""
+    return workflows * workflow_spans(count_agents) + 1
+
+
+SESSION_SPAN = "invoke_agent claude-code"
 
 
 # --------------------------------------------------------------------------- a live process
@@ -224,7 +234,7 @@ def test_collector_refused(protocol):
         assert type(stats[key]) is int, key
     assert stats["bytes"] == len(live.output())
     assert stats["lines"] == stats["lines_decoded"] == 8
-    assert stats["spans_started"] == 2 * spans_of(2)
+    assert stats["spans_started"] == spans_of(2, 2)
     assert stats["spans_exported"] == 0
     assert stats["spans_dropped"] == stats["spans_started"]
     line = stats_line(live.stderr)
@@ -256,7 +266,7 @@ def test_collector_blackholed_many_spans_bounded():
     assert live.output() == b"".join(l for _, l in live.sent)
     assert live.max_echo_delay() < 1.0  # the export thread is stuck 10 s per request: not us
     assert took <= 1.0 + 1.0
-    assert stats["spans_started"] == 6 * spans_of(500)
+    assert stats["spans_started"] == spans_of(500, 6)
     assert stats["spans_exported"] == 0
     assert stats["spans_dropped"] == stats["spans_started"]  # queue overflow counted, not lost
     assert rss_kb < 200_000  # bounded: the SDK queue holds 2048 spans, not all 3012
@@ -272,7 +282,7 @@ def test_collector_slow_answers_after_2s():
     assert live.output() == b"".join(l for _, l in live.sent)
     assert live.max_echo_delay() < 1.0
     assert took <= 5.0 + 1.0
-    assert stats["spans_started"] == 3 * spans_of(2)
+    assert stats["spans_started"] == spans_of(2, 3)
     assert stats["spans_exported"] + stats["spans_dropped"] == stats["spans_started"]
     assert stats["spans_exported"] > 0
     assert received >= stats["spans_exported"]
@@ -286,8 +296,8 @@ def test_collector_flapping_up_down_up():
     def between(i, live):
         nonlocal rx1, rx2
         if i == 0:  # first workflow reaches the first collector, then it goes away
-            spans = rx1.received.wait_for(spans_of(2), timeout=5)
-            assert len(spans) == spans_of(2)
+            spans = rx1.received.wait_for(workflow_spans(2), timeout=5)
+            assert len(spans) == workflow_spans(2)
             rx1.__exit__(None, None, None)
         elif i == 1:  # second workflow while down; the collector comes back
             time.sleep(1.5)
@@ -305,9 +315,9 @@ def test_collector_flapping_up_down_up():
     assert live.output() == b"".join(l for _, l in live.sent)
     assert live.max_echo_delay() < 1.0
     assert took <= 5.0 + 1.0
-    assert {s.attributes["workflow.task_id"] for s in later} >= {"f3"}  # after the flap: exported
-    assert stats["spans_exported"] + stats["spans_dropped"] == stats["spans_started"] == 3 * spans_of(2)
-    assert stats["spans_exported"] >= 2 * spans_of(2)
+    assert {s.attributes.get("workflow.task_id") for s in later} >= {"f3"}  # after the flap: exported
+    assert stats["spans_exported"] + stats["spans_dropped"] == stats["spans_started"] == spans_of(2, 3)
+    assert stats["spans_exported"] >= 2 * workflow_spans(2)
 
 
 # --------------------------------------------------------------------------- downstream closes early
@@ -344,7 +354,7 @@ def test_downstream_closes_pipe_mode():
     root = next(s for s in spans if s.name == "invoke_workflow wf-open")
     assert root.status_message == "downstream closed before task_notification"
     assert sorted(interrupted_events(spans)) == sorted(
-        [("invoke_workflow wf-open", "downstream closed")]
+        [("invoke_workflow wf-open", "downstream closed"), (SESSION_SPAN, "downstream closed")]
         + [(f"invoke_agent open-agent-{i}", "downstream closed") for i in (1, 2)])
     assert " exported, 0 dropped" in stats_line(stderr)
 
@@ -385,7 +395,7 @@ def test_signal_pipe_mode_ends_spans_interrupted(signum):
     assert code == 128 + signum
     name = signal.Signals(signum).name
     assert sorted(interrupted_events(spans)) == sorted(
-        [("invoke_workflow wf-sig", f"interrupted by {name}")]
+        [("invoke_workflow wf-sig", f"interrupted by {name}"), (SESSION_SPAN, f"interrupted by {name}")]
         + [(f"invoke_agent sig-agent-{i}", f"interrupted by {name}") for i in (1, 2)])
 
 
@@ -491,12 +501,13 @@ def test_wrapper_does_not_forward_sigint(tmp_path):
         proc.send_signal(signal.SIGINT)
         proc.stdout.read()
         code = proc.wait(10)
-        spans = rx.received.wait_for(spans_of(1), timeout=5)
+        spans = rx.received.wait_for(spans_of(1) + 1, timeout=5)
     finally:
         rx.__exit__(None, None, None)
     assert log.read_text() == ""
     assert code == 0  # the child finished on its own
-    assert len(spans) == spans_of(1)
+    assert len(spans) == spans_of(1) + 1  # and the wrapper's run span
+    assert sum(s.name == f"run {Path(sys.executable).name}" for s in spans) == 1
 
 
 def test_terminal_ctrl_c_reaches_the_child_once(tmp_path):
@@ -543,8 +554,8 @@ def test_burst_to_a_healthy_collector_is_exported_not_dropped():
     with GrpcReceiver() as rx:
         proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
                            "--flush-timeout", "20"], data, timeout=60)
-        spans = rx.received.wait_for(8 * spans_of(500), timeout=10)
+        spans = rx.received.wait_for(spans_of(500, 8), timeout=10)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
-    assert len(spans) == 8 * spans_of(500)
-    assert f"spans {8 * spans_of(500)} exported, 0 dropped" in stats_line(proc.stderr)
+    assert len(spans) == spans_of(500, 8)
+    assert f"spans {spans_of(500, 8)} exported, 0 dropped" in stats_line(proc.stderr)

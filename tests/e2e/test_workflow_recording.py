@@ -3,11 +3,9 @@ receiver (gRPC and HTTP), stdout byte-identical to stdin."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.conftest import WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge
+from tests.conftest import WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge, workflow_facts
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 pytestmark = needs_fixtures()
@@ -17,21 +15,13 @@ MS = 1_000_000
 
 def recording_facts():
     """What the recording itself says (read from the file, not copied into the test)."""
-    started = progress = updated = notified = None
-    for line in WORKFLOW_PROBE.read_bytes().splitlines():
-        doc = json.loads(line)
-        sub = doc.get("subtype")
-        if sub == "task_started":
-            started = doc
-        elif sub == "task_progress":
-            progress = doc  # the last snapshot is authoritative
-        elif sub == "task_updated":
-            updated = doc
-        elif sub == "task_notification":
-            notified = doc
-    agents = [e for e in progress["workflow_progress"] if e["type"] == "workflow_agent"]
-    phases = [e for e in progress["workflow_progress"] if e["type"] == "workflow_phase"]
-    return started, agents, phases, updated, notified
+    return workflow_facts(WORKFLOW_PROBE)
+
+
+def workflow_trace(spans):
+    """The spans of the workflow's own trace (the recording also yields the session's trace)."""
+    (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    return [s for s in spans if s.trace_id == root.trace_id]
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
@@ -40,12 +30,13 @@ def test_workflow_spans_at_receiver(protocol):
     data = WORKFLOW_PROBE.read_bytes()
     with receiver_cls() as rx:
         proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint], data)
-        spans = rx.received.wait_for(4, timeout=5)
+        everything = rx.received.wait_for(4, timeout=5)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
-    assert b"4 exported, 0 dropped" in proc.stderr
+    assert f"{len(everything)} exported, 0 dropped".encode() in proc.stderr
 
     started, agents, phases, updated, notified = recording_facts()
+    spans = workflow_trace(everything)
     assert len(spans) == 2 + len(agents) == 4
     by_name = {s.name.split(" ", 1)[0]: [] for s in spans}
     for s in spans:
@@ -91,7 +82,13 @@ def test_workflow_spans_at_receiver(protocol):
     assert phase.start_ns == agents[0]["startedAt"] * MS
     assert phase.end_ns == max((a["startedAt"] + a["durationMs"]) for a in agents) * MS
     # no secrets of the stream: the workflow script (prompt) is not exported
-    assert all(started["prompt"] not in str(s.attributes) for s in spans)
+    assert all(started["prompt"] not in str(s.attributes) for s in everything)
+
+    # the session that started the workflow: a separate trace, linked both ways
+    (session,) = [s for s in everything if s.name == "invoke_agent claude-code"]
+    assert session.trace_id != root.trace_id
+    assert root.links == [(session.trace_id, session.span_id)]
+    assert session.links == [(root.trace_id, root.span_id)]
 
 
 def test_env_configuration_grpc():
@@ -106,7 +103,7 @@ def test_env_configuration_grpc():
             OTEL_EXPORTER_OTLP_HEADERS="x-team=platform",
         )
         proc = run_bridge([], data, env=env)
-        spans = rx.received.wait_for(4, timeout=5)
+        spans = workflow_trace(rx.received.wait_for(4, timeout=5))
         headers = rx.received.headers
     assert proc.returncode == 0, proc.stderr
     assert len(spans) == 4
@@ -136,3 +133,5 @@ def test_traceparent_in_puts_workflow_under_ci_span():
     assert {s.trace_id for s in spans} == {trace_id}
     (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
     assert root.parent_span_id == parent_id
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert session.parent_span_id == parent_id

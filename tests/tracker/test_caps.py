@@ -43,16 +43,16 @@ def test_agent_cap_per_run_counts():
     assert stats.agents_capped == 4  # two agents refused in each of two snapshots
 
 
-def test_finished_runs_are_released_and_remembered_boundedly(monkeypatch):
-    monkeypatch.setattr(wf, "MAX_CLOSED_REMEMBERED", 5)
+def test_finished_runs_are_released_and_remembered_boundedly():
     tracker, part, records, stats = make()
+    part.table.closed.limit = 5
     for n in range(20):
         task = f"t{n}"
         tracker.handle(WorkflowStarted("s", T0, task_id=task))
         tracker.handle(TaskNotification("s", T0 + 1, task_id=task, status="completed"))
     tracker.finish()
-    assert part.runs == {}
-    assert len(part._closed) == 5
+    assert part.runs == {} and part.table.open == {}
+    assert len(part.table.closed) == 5
     tracker.handle(TaskNotification("s", T0 + 2, task_id="t19", status="completed"))
     assert stats.duplicate_notifications == 1  # still remembered: counted, not a new run
 

@@ -1,0 +1,155 @@
+"""milk batch stream-json (seed 002: milk ADR-0050, the §6 catalog and §8.3 conventions).
+
+A milk line is a JSON object with the envelope ``type``, ``session_id``, ``seq`` (monotonic per
+run), optional ``ts`` (RFC 3339 with ms: the time of the event it stamps, read by the decoder
+registry into ``LineInfo.ts_ns``) and optional ``parent_tool_use_id`` (present exactly when the
+actor is nested). Recognition is by shape: an integer ``seq``.
+
+Events:
+
+* every line → :class:`LineSeq` (the tracker reports a gap or step back as a ``seq_gap`` event);
+* ``system/init`` → :class:`SessionStarted` from ``agent`` (``name`` names the session span,
+  ``provider``, ``model``) and ``milk_version``; each ``warnings`` entry → a ``warning`` mark;
+* ``system/route`` → ``route`` mark; ``system/agent_switch`` → ``agent_switch`` mark (its
+  ``agent.model``, if given, becomes the model of later calls); ``system/warning`` → ``warning``;
+* ``system/error`` → :class:`SessionError` (``message``, ``recoverable``): an exception event;
+* ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
+  ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
+  (the tracker finds tools by ``tool_use_id`` only);
+* ``result`` (exactly one, last: ``final``) → :class:`TurnResult` with ``usage`` as given (not
+  Anthropic-shaped: ``cache_read``/``cache_creation``), ``model_usage`` per model; its
+  ``route_history`` → one ``route_history`` mark. ``usage`` may be absent (``interrupted``).
+* ``system/task_*`` are the Claude Code family: the ``claude_code`` dialect decodes them.
+
+Open sets: unknown types, subtypes, fields and enum values are ignored (seed 002 §2–§3).
+Marker: ``"seq"`` — every milk line has it, so milk lines are all decoded (needed to see gaps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import (
+    Event,
+    LineSeq,
+    SessionError,
+    SessionMark,
+    SessionStarted,
+    as_int,
+    as_str,
+)
+from . import LineInfo
+from .claude_code import is_milk, parse_assistant, parse_result, parse_user
+
+#: Envelope keys left out of a mark's attributes.
+_ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id", "uuid"})
+#: At most this many attributes per mark, warnings per init, route_history entries.
+MAX_ATTRS = 32
+MAX_WARNINGS = 20
+MAX_ROUTES = 50
+
+
+def _flat(doc: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str, Any]:
+    """Scalar fields of ``doc`` (minus the envelope), nested objects flattened with dots (two
+    levels), at most :data:`MAX_ATTRS`. Strings are cut to 256 characters here and cleaned by
+    the tracker."""
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        if len(out) >= MAX_ATTRS:
+            break
+        if not isinstance(key, str) or (not prefix and key in _ENVELOPE):
+            continue
+        name = f"{prefix}{key}"[:64]
+        if isinstance(value, bool) or (isinstance(value, int) and as_int(value, minimum=-(2**62)) is not None):
+            out[name] = value
+        elif isinstance(value, float) and value == value:
+            out[name] = value
+        elif isinstance(value, str):
+            out[name] = value[:256]
+        elif isinstance(value, dict) and depth < 1:
+            for k, v in _flat(value, f"{name}.", depth + 1).items():
+                if len(out) < MAX_ATTRS:
+                    out[k] = v
+    return out
+
+
+class Milk:
+    """The ``milk`` dialect."""
+
+    name = "milk"
+    markers = (b'"seq"',)
+
+    def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
+        if not is_milk(doc):
+            return []
+        sid, ts = line.session_id, line.ts_ns
+        out: list[Event] = [LineSeq(sid, ts, seq=doc["seq"])]
+        kind = doc.get("type")
+        if kind == "system":
+            out.extend(self._system(doc, line))
+        elif kind == "assistant":
+            out.extend(parse_assistant(doc, line))
+        elif kind == "user":
+            out.extend(parse_user(doc, line))
+        elif kind == "result":
+            result = parse_result(doc, line, final=True)
+            history = doc.get("route_history")
+            if isinstance(history, list) and history:
+                targets = [
+                    as_str(h.get("target"), 64) or "?"
+                    for h in history[:MAX_ROUTES]
+                    if isinstance(h, dict)
+                ]
+                out.append(
+                    SessionMark(
+                        sid, ts, name="route_history",
+                        attributes={"targets": targets, "count": len(history)},
+                    )
+                )
+            out.append(result)  # last: it ends the session
+        return out
+
+    def _system(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
+        sid, ts = line.session_id, line.ts_ns
+        subtype = doc.get("subtype")
+        if subtype == "init":
+            agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
+            out: list[Event] = [
+                SessionStarted(
+                    sid,
+                    ts,
+                    agent_name=as_str(agent.get("name"), 256) or "milk",
+                    provider=as_str(agent.get("provider"), 64),
+                    model=as_str(agent.get("model"), 256),
+                    version=as_str(doc.get("milk_version"), 64),
+                )
+            ]
+            warnings = doc.get("warnings")
+            if isinstance(warnings, list):
+                for text in warnings[:MAX_WARNINGS]:
+                    if isinstance(text, str):
+                        out.append(SessionMark(sid, ts, name="warning", attributes={"message": text[:256]}))
+            return out
+        if subtype in ("route", "agent_switch", "warning"):
+            attrs = _flat(doc)
+            model = None
+            if subtype == "agent_switch":
+                agent = doc.get("agent")
+                if isinstance(agent, dict):
+                    model = as_str(agent.get("model"), 256)
+            return [SessionMark(sid, ts, name=subtype, attributes=attrs, model=model)]
+        if subtype == "error":
+            recoverable = doc.get("recoverable")
+            return [
+                SessionError(
+                    sid,
+                    ts,
+                    message=as_str(doc.get("message"), 1024) or "error",
+                    error_type=as_str(doc.get("code"), 64) or "milk.system_error",
+                    recoverable=recoverable if isinstance(recoverable, bool) else None,
+                )
+            ]
+        return []
+
+
+DIALECT = Milk()

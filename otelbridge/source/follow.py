@@ -1,0 +1,226 @@
+"""``otelbridge follow PATH``: tail a file the CLI writes, like ``tail -F``, for the sidecar pattern.
+
+* **Rotation** (PATH renamed away and created anew — a new inode at PATH): the old file is read
+  to its end, then the new one from its start.
+* **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): read again from
+  the start; the partial line before the cut is dropped. A truncation followed by more writes than
+  our old position before the next poll is indistinguishable from appending (as for ``tail``).
+* **Missing PATH**: wait for it to appear (checked every poll).
+* **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
+  0700) holds the device, inode and byte offset of the last *checkpoint* — the end of the last
+  complete line read at a moment when no workflow was open (``is_quiet()``). A restart resumes
+  there: a workflow open at the stop is read again from its first line by the next start
+  (the caller exports nothing of it at stop), so nothing is traced twice or missed. If PATH is
+  another file by then (rotated while we were away), it is read from its start.
+* Nothing is written to stdout: follow is a sidecar, not a tee.
+
+Polling (``poll_s``), not inotify: it works the same on every filesystem (NFS, overlay, emptyDir)
+and needs no dependency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .pipe import CHUNK
+
+ROTATED, TRUNCATED = "rotated", "truncated"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start."""
+
+    dev: int
+    ino: int
+    offset: int
+
+
+def offset_file(state_dir: Path, path: Path) -> Path:
+    """The offset file of ``path`` in ``state_dir``: one per followed path (by its absolute path)."""
+    digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).hexdigest()[:16]
+    return Path(state_dir) / f"follow-{digest}.json"
+
+
+def load_position(file: Path) -> Position | None:
+    """The saved position, or ``None`` when there is none or it cannot be read."""
+    try:
+        doc = json.loads(Path(file).read_text())
+        return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_position(file: Path, pos: Position, path: Path) -> None:
+    """Write ``pos`` atomically (temporary file, then rename), mode 0600. Raises ``OSError``."""
+    file = Path(file)
+    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset}, fh)
+    os.replace(tmp, file)
+
+
+class Follower:
+    """Reads ``path`` as it grows and hands each chunk to ``on_chunk(buf, n)``.
+
+    ``on_switch(kind)`` is called before reading a new file (:data:`ROTATED`) or re-reading a
+    truncated one (:data:`TRUNCATED`); ``is_quiet()`` says whether the lines read so far leave no
+    workflow open (only then is the offset file moved forward). :meth:`run` returns when
+    :meth:`stop` is called.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        on_chunk: Callable[[bytearray, int], None],
+        *,
+        state_file: Path,
+        from_start: bool = False,
+        poll_s: float = 0.25,
+        on_switch: Callable[[str], None] | None = None,
+        is_quiet: Callable[[], bool] = lambda: True,
+        say: Callable[[str], None] = lambda message: None,
+        chunk: int = CHUNK,
+    ) -> None:
+        self.path = Path(path)
+        self.on_chunk = on_chunk
+        self.state_file = Path(state_file)
+        self.from_start = from_start
+        self.poll_s = poll_s
+        self.on_switch = on_switch or (lambda kind: None)
+        self.is_quiet = is_quiet
+        self.say = say
+        self.buf = bytearray(chunk)
+        self.fd = -1
+        self.ident: tuple[int, int] | None = None
+        self.pos = 0  # bytes of the current file read
+        self.complete = 0  # end of the last complete line read
+        self.saved: Position | None = load_position(self.state_file)
+        self._stopped: asyncio.Event | None = None
+        self._stop_requested = False
+
+    def stop(self) -> None:
+        """End :meth:`run` after the current read (a checkpoint is saved if quiet)."""
+        self._stop_requested = True
+        if self._stopped is not None:
+            self._stopped.set()
+
+    # ------------------------------------------------------------------ files
+
+    def _open(self, resume: bool) -> bool:
+        """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise IsADirectoryError(f"{self.path} is not a regular file")
+        ident = (st.st_dev, st.st_ino)
+        start = 0
+        if resume:
+            saved = self.saved
+            if saved is not None and (saved.dev, saved.ino) == ident and saved.offset <= st.st_size:
+                start = saved.offset
+            elif saved is None and not self.from_start:
+                start = st.st_size
+        os.lseek(fd, start, os.SEEK_SET)
+        self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
+        return True
+
+    def _close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    async def _drain(self) -> None:
+        """Read the open file to its current end, yielding to the loop between chunks."""
+        while self.fd >= 0:
+            n = os.readv(self.fd, [self.buf])
+            if n == 0:
+                return
+            last_nl = self.buf.rfind(b"\n", 0, n)
+            if last_nl >= 0:
+                self.complete = self.pos + last_nl + 1
+            self.pos += n
+            self.on_chunk(self.buf, n)
+            await asyncio.sleep(0)
+
+    def _changed(self) -> str | None:
+        """:data:`ROTATED`, :data:`TRUNCATED` or ``None`` for the open file."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None  # moved away, not yet recreated: keep reading the old one
+        if (st.st_dev, st.st_ino) != self.ident:
+            return ROTATED
+        if os.fstat(self.fd).st_size < self.pos:
+            return TRUNCATED
+        return None
+
+    def checkpoint(self) -> None:
+        """Save the position when the lines read leave nothing open (best effort)."""
+        if self.ident is None or not self.is_quiet():
+            return
+        pos = Position(self.ident[0], self.ident[1], self.complete)
+        if pos == self.saved:
+            return
+        try:
+            save_position(self.state_file, pos, self.path)
+            self.saved = pos
+        except OSError as exc:
+            self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
+
+    # ------------------------------------------------------------------ loop
+
+    async def run(self) -> None:
+        self._stopped = asyncio.Event()
+        if self._stop_requested:
+            return
+        waiting_said = False
+        resume = True
+        try:
+            while not self._stopped.is_set():
+                if self.fd < 0:
+                    if not self._open(resume):
+                        if not waiting_said:
+                            self.say(f"waiting for {str(self.path)!r} to appear")
+                            waiting_said = True
+                        self.from_start = True  # it will be new to us: read it all
+                        await self._sleep()
+                        continue
+                    resume = False
+                await self._drain()
+                change = self._changed()
+                if change == ROTATED:
+                    await self._drain()  # the last writes to the old file
+                    self._close()
+                    self.on_switch(ROTATED)
+                    self._open(False)
+                    continue
+                if change == TRUNCATED:
+                    self.on_switch(TRUNCATED)
+                    os.lseek(self.fd, 0, os.SEEK_SET)
+                    self.pos = self.complete = 0
+                    continue
+                self.checkpoint()
+                await self._sleep()
+        finally:
+            self.checkpoint()
+            self._close()
+
+    async def _sleep(self) -> None:
+        try:
+            await asyncio.wait_for(self._stopped.wait(), self.poll_s)
+        except asyncio.TimeoutError:
+            pass

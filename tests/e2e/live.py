@@ -1,0 +1,31 @@
+"""Feeding otelbridge a live pipe in real time: parts of the stream written with pauses between
+them, so grace windows open and close by the wall clock as they do in production."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from tests.conftest import ROOT, clean_env
+
+
+def feed_live(args: list[str], parts: list[tuple[float, bytes]], close_after_s: float):
+    """Run ``python -m otelbridge ARGS``; write each ``(at_s, data)`` of ``parts`` at ``at_s``
+    seconds after the start; close stdin at ``close_after_s``. Returns (returncode, stdout,
+    stderr). Bounded: the process must end within 30 s."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbridge", *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT,
+    )
+    started = time.monotonic()
+    try:
+        for at_s, data in [*parts, (close_after_s, b"")]:
+            time.sleep(max(0.0, at_s - (time.monotonic() - started)))
+            proc.stdin.write(data)
+            proc.stdin.flush()
+        out, err = proc.communicate(timeout=30)  # closes stdin: end of input
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err

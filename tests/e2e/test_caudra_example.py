@@ -1,0 +1,224 @@
+"""End to end on our Caudra example stream (written from seed 003): otelbridge as a subprocess,
+spans at a real OTLP receiver; every expected value is read from the stream itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import EXAMPLES, run_bridge, spans_of_trace, workflow_spans
+from tests.e2e.live import feed_live
+from tests.receivers import GrpcReceiver
+
+EXAMPLE = EXAMPLES / "caudra-workflow.jsonl"
+S = 10**9
+MS = 10**6
+TERMINAL = {"completed", "finished", "failed", "stopped", "interrupted"}
+
+
+def stream_facts():
+    """Runs, agents and firings as the stream states them, with the stream clock (the newest
+    time shown so far) at each line, in ns."""
+    latest = 0
+    runs: dict[str, dict] = {}
+    agents: dict[tuple, dict] = {}
+    fired = []
+    for raw in EXAMPLE.read_bytes().splitlines():
+        doc = json.loads(raw)
+        ev = doc.get("event") or {}
+        shown = [p["started_at"] * S for p in ev.get("phase_history", [])]
+        shown += [entry["at"] * S for entry in ev.get("logs", [])]
+        if ev.get("kind") == "log":
+            shown.append(ev["at"] * S)
+        if doc.get("subtype") == "automation_fired":
+            shown += [doc[k] * MS for k in ("queued_at", "started_at", "finished_at") if doc.get(k)]
+        latest = max([latest] + shown)
+        if doc.get("subtype") == "workflow":
+            run = runs.setdefault(str(ev["run_id"]), {"logs": set(), "epochs": []})
+            if doc["workflow_epoch"] not in run["epochs"]:
+                run["epochs"].append(doc["workflow_epoch"])
+            if ev["kind"] == "snapshot":
+                run.update(name=ev["name"], history=ev["phase_history"], revision=ev["revision"])
+                run["logs"] |= {(e["at"] * S, e["message"]) for e in ev["logs"]}
+                if ev["status"] in TERMINAL and "end" not in run:
+                    run["end"] = latest
+                if ev["status"] == "paused" and run.get("status") != "paused":
+                    run.setdefault("paused", []).append(latest)
+                run["status"] = ev["status"]
+            else:
+                run["logs"].add((ev["at"] * S, ev["message"]))
+        elif "workflow_run_id" in doc:
+            key = (str(doc["workflow_run_id"]), doc["workflow_epoch"], str(doc["workflow_call_key"]))
+            a = agents.setdefault(key, {"start": latest, "usage": {}, "tools": 0, "phase": doc["workflow_phase"],
+                                        "tool_use_id": doc["parent_tool_use_id"]})
+            a["end"] = latest
+            msg = doc["message"]
+            if "usage" in msg:
+                a["usage"][msg["id"]] = msg["usage"]
+            a["tools"] += sum(1 for b in msg["content"] if b.get("type") == "tool_use")
+        elif doc.get("subtype") == "automation_fired":
+            fired.append((doc, latest))
+    return runs, agents, fired, latest
+
+
+def session_facts():
+    """The session as the stream states it: its id and its turns (``turn_start`` … ``result``)."""
+    docs = [json.loads(raw) for raw in EXAMPLE.read_bytes().splitlines()]
+    (sid,) = {d["session_id"] for d in docs if "session_id" in d}
+    results = sum(1 for d in docs if d["type"] == "result")
+    assert results == sum(1 for d in docs if d.get("subtype") == "turn_start")  # no turn left open
+    return sid, results
+
+
+def test_caudra_example_at_receiver():
+    data = EXAMPLE.read_bytes()
+    runs, agents, fired, latest = stream_facts()
+    sid, n_turns = session_facts()
+    n_phases = sum(len(r["history"]) for r in runs.values())
+    n_workflow = len(runs) + n_phases + len(agents)
+    # the workflow traces; the session's trace: its span, its turns, the firings (its children)
+    expected = n_workflow + 1 + n_turns + len(fired)
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
+                           "--deterministic-ids"], data)
+        everything = rx.received.wait_for(expected, timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    spans = workflow_spans(everything)
+    assert len(spans) == n_workflow == 3 + 5 + 3  # runs, phases, agents
+
+    roots = {s.attributes["workflow.run_id"]: s for s in spans if s.name.startswith("invoke_workflow")}
+    assert set(roots) == set(runs)
+    for run_id, run in runs.items():
+        root = roots[run_id]
+        assert root.name == f"invoke_workflow {run['name']}"
+        assert root.parent_span_id == ""
+        assert root.attributes["workflow.name"] == run["name"]
+        assert root.attributes["workflow.revision"] == run["revision"]
+        assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+        phases = sorted((s for s in spans if s.name.startswith("phase ") and s.trace_id == root.trace_id),
+                        key=lambda s: s.start_ns)
+        history = run["history"]
+        assert [p.name for p in phases] == [f"phase {h['title']}" for h in history]
+        assert all(p.parent_span_id == root.span_id for p in phases)
+        end = run.get("end", latest)  # terminal snapshot's time, else end of input
+        assert root.start_ns == history[0]["started_at"] * S
+        assert root.end_ns == end
+        for i, (p, h) in enumerate(zip(phases, history)):
+            assert p.start_ns == h["started_at"] * S
+            assert p.end_ns == (history[i + 1]["started_at"] * S if i + 1 < len(history) else end)
+            assert p.attributes["workflow.phase.index"] == i
+            # log lines: once each, at their time, on the phase running then
+            want = sorted((at, m) for at, m in run["logs"] if p.start_ns <= at < p.end_ns
+                          or (i + 1 == len(history) and at == p.end_ns))
+            assert [(t, a["workflow.log.message"]) for n, t, a in p.events if n == "workflow.log"] == want
+        status = run["status"]
+        if status == "completed":
+            assert root.attributes["workflow.status"] == "completed" and root.status_code == 0
+        elif status == "failed":
+            assert root.attributes["workflow.status"] == "failed"
+            assert (root.status_code, root.status_message) == (2, "workflow failed")
+            assert root.attributes["error.type"] == "workflow_failed"
+        elif status == "paused":  # still paused at end of input: not an error
+            assert root.attributes["workflow.status"] == "paused" and root.status_code == 0
+        pauses = [t for n, t, _ in root.events if n == "paused"]
+        assert pauses == run.get("paused", [])
+        resumed = [(a["workflow.epoch"]) for n, _, a in root.events if n == "resumed"]
+        assert resumed == run["epochs"][1:]
+
+    # agents: under the phase of their workflow_phase running when they started
+    agent_spans = [s for s in spans if s.name == "invoke_agent subagent"]
+    assert len(agent_spans) == len(agents)
+    by_id = {s.span_id: s for s in spans}
+    for span in agent_spans:
+        key = (span.attributes["workflow.run_id"], span.attributes["workflow.epoch"],
+               span.attributes["workflow.call_key"])
+        a = agents[key]
+        parent = by_id[span.parent_span_id]
+        assert parent.name == f"phase {a['phase']}"
+        assert parent.start_ns <= a["start"] < parent.end_ns
+        assert (span.start_ns, span.end_ns) == (a["start"], a["end"])
+        usages = a["usage"].values()
+        assert span.attributes["gen_ai.usage.input_tokens"] == sum(
+            u["input_tokens"] + u.get("cache_read_input_tokens", 0) for u in usages)
+        assert span.attributes["gen_ai.usage.output_tokens"] == sum(u["output_tokens"] for u in usages)
+        assert span.attributes["workflow.agent.tool_calls"] == a["tools"]
+        assert span.attributes["workflow.tool_use_id"] == a["tool_use_id"]
+    # the re-entered phase got its own agent: two "gather" parents in run-1
+    gather_parents = {s.parent_span_id for s in agent_spans if by_id[s.parent_span_id].name == "phase gather"}
+    assert len(gather_parents) == 2
+
+    # automations: children of the session span, ms times, ERROR when failed
+    session_trace = spans_of_trace(everything, "invoke_agent ")
+    (session,) = [s for s in session_trace if s.name == "invoke_agent claude-code"]
+    assert session.attributes["gen_ai.conversation.id"] == sid
+    autos = [s for s in everything if s.name.startswith("automation ")]
+    assert len(autos) == len(fired) == 2
+    assert {(s.trace_id, s.parent_span_id) for s in autos} == {(session.trace_id, session.span_id)}
+    for doc, clock in fired:
+        (span,) = [s for s in autos if s.attributes["automation.fire_id"] == doc["fire_id"]]
+        assert span.name == f"automation {doc['automation']}"
+        assert span.start_ns == (doc["started_at"] or doc["queued_at"]) * MS
+        assert span.end_ns == (doc["finished_at"] * MS if doc["finished_at"] else clock)
+        assert span.attributes["automation.status"] == doc["status"]
+        assert span.attributes["automation.repeats"] == doc["repeats"]
+        assert span.attributes["automation.attempts"] == doc["attempts"]
+        if doc["status"] == "failed":
+            assert (span.status_code, span.status_message) == (2, doc["error"]["message"])
+            assert span.attributes["automation.error.kind"] == doc["error"]["kind"]
+            assert span.attributes["automation.error.line"] == doc["error"]["line"]
+            assert span.attributes["automation.error.column"] == doc["error"]["column"]
+            # its notice came before the firing: an event on the firing's span
+            assert [a["automation.notice.text"] for n, _, a in span.events if n == "automation_notice"] == [
+                "lint is red"]
+        else:
+            assert span.status_code == 0
+
+    # the session's trace holds the session span, its turns and the firings; the workflow
+    # agents' lines are the workflow traces' agents (above), not session sub-agents
+    assert sorted(s.name for s in session_trace) == sorted(
+        ["invoke_agent claude-code"] + [f"turn {n}" for n in range(1, n_turns + 1)] + [s.name for s in autos])
+    assert len(everything) == expected == 11 + 1 + 1 + 2
+    assert f"{expected} exported, 0 dropped".encode() in proc.stderr
+    # workflow traces and the session's trace: linked both ways (SPAN-MODEL.md)
+    assert sorted(session.links) == sorted((r.trace_id, r.span_id) for r in roots.values())
+    assert all(r.links == [(session.trace_id, session.span_id)] for r in roots.values())
+
+
+def _workflow_line(event: dict) -> bytes:
+    doc = {"type": "system", "subtype": "workflow", "event": event, "session_id": "sess-live",
+           "workflow_run_id": event["run_id"], "workflow_epoch": 1, "workflow_call_key": 0,
+           "workflow_phase": "build"}
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+@pytest.mark.parametrize("grace_s, late_at_s, lands", [(3.0, 0.3, True), (0.2, 1.2, False)])
+def test_caudra_grace_window_in_real_time(grace_s, late_at_s, lands):
+    t = 1_790_000_000
+    history = [{"title": "build", "started_at": t}]
+    done = b"".join([
+        _workflow_line({"kind": "snapshot", "run_id": 42, "name": "ci", "status": "active", "phase": "build",
+                        "revision": 1, "phase_history": history, "logs": []}),
+        _workflow_line({"kind": "snapshot", "run_id": 42, "name": "ci", "status": "finished", "phase": "build",
+                        "revision": 2, "phase_history": history, "logs": [{"at": t + 5, "message": "built"}]}),
+    ])
+    late = _workflow_line({"kind": "log", "run_id": 42, "at": t + 6, "message": "artifacts uploaded", "revision": 3})
+    with GrpcReceiver() as rx:
+        code, out, err = feed_live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
+                                    "--grace-period", str(grace_s)], [(0.0, done), (late_at_s, late)],
+                                   late_at_s + 0.3)
+        spans = rx.received.wait_for(2, timeout=5)
+    assert code == 0, err
+    assert out == done + late
+    (root,) = [s for s in spans if s.name == "invoke_workflow ci"]
+    (phase,) = [s for s in spans if s.name == "phase build"]
+    assert root.attributes["workflow.run_id"] == "42"
+    assert root.attributes["workflow.status"] == "completed"  # "finished" is done
+    logs = [(t_ns, a["workflow.log.message"]) for n, t_ns, a in phase.events]
+    if lands:
+        assert logs == [((t + 5) * S, "built"), ((t + 6) * S, "artifacts uploaded")]
+        assert b"0 late events ignored" in err
+    else:
+        assert logs == [((t + 5) * S, "built")]
+        assert b"1 late events ignored" in err

@@ -1,0 +1,113 @@
+"""Core I/O promises: regular files and /dev/null as stdin/stdout, python -m, sampler, and agents
+exported while their workflow still runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
+from tests.receivers import HttpReceiver
+
+EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
+EMITTER = Path(__file__).with_name("emitter.py")
+
+
+def test_regular_file_stdin_and_stdout(tmp_path):
+    out = tmp_path / "out.jsonl"
+    with open(EXAMPLE, "rb") as fin, open(out, "wb") as fout:
+        proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none"],
+                              stdin=fin, stdout=fout, stderr=subprocess.PIPE, env=clean_env(),
+                              timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_dev_null_stdin_and_stdout():
+    with open("/dev/null", "rb") as fin, open("/dev/null", "wb") as fout:
+        proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none"],
+                              stdin=fin, stdout=fout, stderr=subprocess.PIPE, env=clean_env(),
+                              timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert b"0 bytes" in proc.stderr
+
+
+def test_sampler_always_off_exports_nothing_but_passes_through():
+    data = EXAMPLE.read_bytes()
+    with HttpReceiver() as rx:
+        proc = run_bridge([], data, env=clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint,
+                                                  OTEL_TRACES_SAMPLER="always_off"))
+        assert proc.returncode == 0 and proc.stdout == data
+        assert rx.received.spans() == []
+
+
+def test_example_stream_tree():
+    """Our own example (examples/cbc-workflow.jsonl): failed run, cached agent, agent in error."""
+    data = EXAMPLE.read_bytes()
+    lines = [json.loads(l) for l in data.splitlines()]
+    last = [l for l in lines if l.get("subtype") == "task_progress"][-1]["workflow_progress"]
+    agents = {a["label"]: a for a in last if a["type"] == "workflow_agent"}
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint], data)
+        everything = rx.received.spans()
+    assert proc.returncode == 0 and proc.stdout == data
+    spans = spans_of_trace(everything, "invoke_workflow ")
+    by_name = {s.name: s for s in spans}
+    assert len(spans) == 1 + 2 + len(agents)
+    # the rest is the session's own trace: its span and the turn its one result closes
+    assert len(everything) == len(spans) + session_span_count(data) == len(spans) + 2
+    session = spans_of_trace(everything, "invoke_agent ")
+    (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+    (turn,) = [s for s in session if s.name == "turn 1"]
+    assert turn.parent_span_id == agent.span_id
+    assert agent.attributes["gen_ai.conversation.id"] == lines[0]["session_id"]
+    root = by_name["invoke_workflow deep-research.workflow.js"]
+    assert root.status_code == 2 and root.attributes["error.type"] == "workflow_failed"
+    cached = by_name["invoke_agent read-papers"]
+    assert cached.attributes["workflow.agent.cached"] is True and cached.start_ns == cached.end_ns
+    err = by_name["invoke_agent write-report"]
+    assert err.status_code == 2 and err.status_message == agents["write-report"]["error"]
+    assert err.end_ns == agents["write-report"]["endedAt"] * 1_000_000
+    gather, synth = by_name["phase Gather"], by_name["phase Synthesize"]
+    assert by_name["invoke_agent search-web"].parent_span_id == gather.span_id
+    assert err.parent_span_id == synth.span_id
+    assert gather.start_ns == agents["search-web"]["startedAt"] * 1_000_000
+    assert gather.end_ns == agents["search-web"]["endedAt"] * 1_000_000
+    assert root.links == [(agent.trace_id, agent.span_id)] and agent.links == [(root.trace_id, root.span_id)]
+
+
+def test_terminal_agent_exported_while_workflow_runs(tmp_path):
+    base = {"type": "system", "task_id": "t", "session_id": "s"}
+    done = {"type": "workflow_agent", "index": 1, "state": "done", "startedAt": "$NOW-50",
+            "durationMs": 40, "label": "early"}
+    script = [
+        [0, {**base, "subtype": "task_progress", "workflow_progress": [done]}],
+        [4.0, {**base, "subtype": "task_notification", "status": "completed"}],
+    ]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(script))
+    with HttpReceiver() as rx:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
+             sys.executable, str(EMITTER), str(path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+        early = rx.received.wait_for(1, timeout=3.5)
+        still_running = proc.poll() is None
+        proc.communicate(timeout=30)
+        final = rx.received.spans()
+    assert still_running
+    assert [s.name for s in early] == ["invoke_agent early"]
+    # at the end: the workflow, and (wrapper mode) the run span and the session span under it
+    run_name = f"run {os.path.basename(sys.executable)}"
+    assert sorted(s.name for s in final) == sorted(
+        ["invoke_agent early", "invoke_workflow workflow", "invoke_agent claude-code", run_name])
+    by_name = {s.name: s for s in final}
+    run, session = by_name[run_name], by_name["invoke_agent claude-code"]
+    assert (session.trace_id, session.parent_span_id) == (run.trace_id, run.span_id)
+    assert run.parent_span_id == "" and run.attributes["process.exit.code"] == 0
+    assert session.attributes["gen_ai.conversation.id"] == "s"
+    assert session.status_code == 0  # seen only through a workflow: no error

@@ -1,0 +1,132 @@
+"""``--exporter otlp,file``: the OTLP/JSON lines file, parsed back as OTLP/JSON, holds the same
+spans the gRPC receiver got in the same run; CI resource attributes in GitHub Actions."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+from tests.conftest import (EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace,
+                            workflow_facts)
+from tests.receivers import GrpcReceiver, Received
+
+CBC = EXAMPLES / "cbc-workflow.jsonl"
+_, _AGENTS, _PHASES, _, _ = workflow_facts(CBC)
+#: the workflow's trace (root, phases, agents) and the session's (its span, its one turn)
+N_WORKFLOW = 1 + len(_PHASES) + len(_AGENTS)
+N_SESSION = session_span_count(CBC.read_bytes())
+
+GITHUB_ENV = {
+    "GITHUB_ACTIONS": "true",
+    "GITHUB_WORKFLOW": "agents",
+    "GITHUB_RUN_ID": "9753949763",
+    "GITHUB_RUN_ATTEMPT": "2",
+    "GITHUB_SERVER_URL": "https://github.com",
+    "GITHUB_REPOSITORY": "acme/widgets",
+    "GITHUB_JOB": "research",
+    "GITHUB_REF": "refs/pull/42/merge",
+    "GITHUB_REF_NAME": "42/merge",
+    "GITHUB_HEAD_REF": "feature/x",
+    "GITHUB_REF_TYPE": "branch",
+    "GITHUB_SHA": "9d59409acf479dfa0df1aa568182e43e43df8bbe",
+}
+
+
+def _b64_ids(doc: dict) -> None:
+    for key in ("traceId", "spanId", "parentSpanId"):
+        if doc.get(key):
+            raw = bytes.fromhex(doc[key])  # OTLP/JSON ids are hex: a base64 reading would garble them
+            assert len(raw) == (16 if key == "traceId" else 8)
+            doc[key] = base64.b64encode(raw).decode()
+
+
+def read_otlp_json_lines(path) -> Received:
+    """Each line an OTLP/JSON TracesData: hex ids turned into protobuf JSON's base64, then
+    parsed with json_format into the protobuf message the receivers hold."""
+    received = Received()
+    for line in path.read_text().splitlines():
+        doc = json.loads(line)
+        for rs in doc["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    # times are strings in OTLP/JSON (64-bit integers)
+                    assert isinstance(span["startTimeUnixNano"], str)
+                    assert isinstance(span["kind"], int)  # enums as integers
+                    _b64_ids(span)
+                    for link in span.get("links", []):
+                        _b64_ids(link)
+        traces = ParseDict(doc, TracesData())
+        received.add(ExportTraceServiceRequest(resource_spans=traces.resource_spans))
+    return received
+
+
+def test_file_and_grpc_get_the_same_spans(tmp_path):
+    out = tmp_path / "spans.jsonl"
+    data = CBC.read_bytes()
+    with GrpcReceiver() as rx:
+        env = clean_env(**GITHUB_ENV)
+        proc = run_bridge(["--exporter", "otlp,file", "--output", str(out), "--protocol", "grpc",
+                           "--endpoint", rx.endpoint], data, env=env)
+        got = rx.received.wait_for(N_WORKFLOW + N_SESSION, timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data  # the file exporter never writes to stdout
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    from_file = read_otlp_json_lines(out).spans()
+    assert len(got) == len(from_file) == N_WORKFLOW + N_SESSION
+    assert (N_WORKFLOW, N_SESSION) == (6, 2)  # root, 2 phases, 3 agents; session, turn 1
+    assert len(spans_of_trace(got, "invoke_workflow ")) == N_WORKFLOW
+    assert sorted(s.name for s in spans_of_trace(got, "invoke_agent ")) == ["invoke_agent claude-code", "turn 1"]
+
+    def key(s):
+        return s.span_id
+
+    for a, b in zip(sorted(got, key=key), sorted(from_file, key=key)):
+        assert a == b  # names, ids, parents, times in ns, attributes, status, events, resource
+    ids = {s.span_id for s in got}
+    assert all(s.parent_span_id in ids for s in from_file if s.parent_span_id)
+
+    resource = got[0].resource
+    assert resource["cicd.pipeline.name"] == "agents"
+    assert resource["cicd.pipeline.run.id"] == "9753949763"
+    assert resource["cicd.pipeline.run.url.full"] == \
+        "https://github.com/acme/widgets/actions/runs/9753949763/attempts/2"
+    assert resource["cicd.pipeline.task.name"] == "research"
+    assert resource["vcs.repository.url.full"] == "https://github.com/acme/widgets"
+    assert resource["vcs.repository.name"] == "widgets"
+    assert resource["vcs.ref.head.name"] == "feature/x"
+    assert resource["vcs.ref.head.revision"] == GITHUB_ENV["GITHUB_SHA"]
+    assert resource["vcs.ref.type"] == "branch"
+    assert resource["vcs.change.id"] == "42"
+    assert resource["vcs.provider.name"] == "github"
+
+
+def test_file_appends_and_second_run_adds_lines(tmp_path):
+    out = tmp_path / "spans.jsonl"
+    out.write_text("")
+    os.chmod(out, 0o644)
+    for _ in range(2):
+        proc = run_bridge(["--exporter", "file", "--output", str(out), "--deterministic-ids"],
+                          CBC.read_bytes())
+        assert proc.returncode == 0, proc.stderr
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600  # tightened
+    spans = read_otlp_json_lines(out).spans()
+    n = N_WORKFLOW + N_SESSION
+    assert len(spans) == 2 * n and len({s.span_id for s in spans}) == n  # same ids both runs
+
+
+def test_output_stdout_refused():
+    proc = run_bridge(["--exporter", "file", "--output", "-"], b"")
+    assert proc.returncode == 2 and b"stdout" in proc.stderr and proc.stdout == b""
+
+
+def test_unwritable_output_still_passes_the_stream(tmp_path):
+    data = CBC.read_bytes()
+    proc = run_bridge(["--exporter", "file", "--output", str(tmp_path / "no" / "such" / "f")], data)
+    assert proc.returncode == 0 and proc.stdout == data
+    assert b"cannot open --output" in proc.stderr

@@ -1,0 +1,179 @@
+"""``otelbridge replay``: recorded streams → traces; same ids every time, by the SPAN-MODEL.md
+deterministic-id rule (computed here with hashlib); nothing on stdout."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pty
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import (EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
+                            workflow_facts)
+from tests.receivers import GrpcReceiver
+
+CBC = EXAMPLES / "cbc-workflow.jsonl"
+MS = 1_000_000
+
+
+def sha(text: str, n: int) -> str:
+    return hashlib.sha256(text.encode()).digest()[:n].hex()
+
+
+def expected_ids(path):
+    """{(kind, key): (trace id, span id)} by SPAN-MODEL.md "Deterministic ids"."""
+    started, agents, phases, _, _ = workflow_facts(path)
+    trace = sha(f"otelbridge/1/{started['session_id']}/{started['task_id']}", 16)
+    ids = {("workflow", started["task_id"]): sha(f"{trace}/workflow/{started['task_id']}", 8)}
+    for ph in phases:
+        ids[("phase", ph["index"])] = sha(f"{trace}/phase/{ph['index']}", 8)
+    for ag in agents:
+        ids[("agent", ag["index"])] = sha(f"{trace}/agent/{ag['index']}", 8)
+    return trace, ids
+
+
+def replay(files, *extra, delay: float = 0.0):
+    with GrpcReceiver(delay=delay) as rx:
+        proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, *extra,
+                           *map(str, files)])
+        spans = rx.received.spans()
+    return proc, spans
+
+
+def test_replay_twice_gives_the_same_ids(tmp_path):
+    files = [CBC] + ([WORKFLOW_PROBE] if WORKFLOW_PROBE.is_file() else [])
+    first, spans1 = replay(files)
+    second, spans2 = replay(files)
+    for proc in (first, second):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == b""  # replay is not a tee
+
+    for path in files:
+        trace, ids = expected_ids(path)
+        # the session's own trace: trace id by the rule for a session, its span the root
+        started = workflow_facts(path)[0]
+        session = [s for s in spans1 if s.trace_id == sha(f"otelbridge/1/{started['session_id']}", 16)]
+        assert len(session) == session_span_count(path.read_bytes())
+        (agent,) = [s for s in session if s.parent_span_id == ""]
+        assert agent.name == "invoke_agent claude-code"
+        assert agent.links == [(trace, ids[("workflow", started["task_id"])])]
+        mine = [s for s in spans1 if s.trace_id == trace]
+        got = {}
+        for s in mine:
+            op = s.attributes.get("gen_ai.operation.name")
+            if op == "invoke_workflow":
+                got[("workflow", s.attributes["workflow.task_id"])] = s.span_id
+            elif op == "invoke_agent":
+                got[("agent", s.attributes["workflow.agent.index"])] = s.span_id
+            else:
+                got[("phase", s.attributes["workflow.phase.index"])] = s.span_id
+        assert got == ids
+        assert len(mine) + len(session) == len([s for s in spans1 if s.attributes.get(
+            "gen_ai.conversation.id") == started["session_id"]])  # nothing else of this stream
+
+    # everything, both times: the same ids, parents, names and times
+    rows1 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans1)
+    rows2 = sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns) for s in spans2)
+    assert len(rows1) == len({r[1] for r in rows1})
+    assert rows1 == rows2
+
+
+def test_replay_uses_stream_time_and_closes_each_file(tmp_path):
+    """A file without its task_notification is closed at its own end, dated by its own stream:
+    never by the replay's wall clock, never by the next file."""
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(l for l in CBC.read_bytes().splitlines(keepends=True)
+                             if b"task_updated" not in l and b"task_notification" not in l))
+    proc, spans = replay([cut, CBC])
+    assert proc.returncode == 0, proc.stderr
+    roots = [s for s in spans if s.name.startswith("invoke_workflow")]
+    assert len(roots) == 2 and len({r.trace_id for r in roots}) == 1  # same ids: same session/task
+    (incomplete,) = [r for r in roots if r.attributes["workflow.status"] == "incomplete"]
+    newest_ms = 0
+    for line in cut.read_bytes().splitlines():
+        doc = json.loads(line)
+        for entry in doc.get("workflow_progress", []):
+            for key in ("startedAt", "endedAt", "lastProgressAt", "queuedAt"):
+                if isinstance(entry.get(key), int):
+                    newest_ms = max(newest_ms, entry[key])
+            if isinstance(entry.get("startedAt"), int) and isinstance(entry.get("durationMs"), int):
+                newest_ms = max(newest_ms, entry["startedAt"] + entry["durationMs"])
+    assert incomplete.end_ns == newest_ms * MS
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs /proc/self/mem")
+def test_unreadable_file_is_reported_and_the_rest_replayed():
+    # /proc/self/mem exists and passes the access check, but reading it at offset 0 fails (EIO)
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "always", "/proc/self/mem", str(CBC)])
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"cannot read '/proc/self/mem'" in proc.stderr
+    started, _, _, _, notified = workflow_facts(CBC)
+    head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
+    assert head.encode() in proc.stderr  # the other file was still replayed
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    big = tmp_path / "big.jsonl"
+    filler = (json.dumps({"type": "stream_event", "pad": "x" * 900}) + "\n").encode()
+    with open(big, "wb") as fh:
+        fh.write(CBC.read_bytes())
+        fh.write(filler * (9 * 1024 * 1024 // len(filler)))
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--exporter", "none",
+                               "--summary", "never", str(big)],
+                              stdout=subprocess.PIPE, stderr=slave, env=clean_env(TERM="xterm-256color"),
+                              cwd=ROOT,
+                              timeout=60)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(master)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert b"replay" in out and "MB".encode() in out  # the bar's label and its byte counter
+
+
+def test_replay_never_outruns_the_exporter(tmp_path):
+    """900 workflows with the same times all close at the end of the file: 5400 spans in a burst,
+    more than the processor's 2048-span queue. Replay waits for the exporter: none is dropped."""
+    text = CBC.read_text()
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(900)))
+    proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
+    assert proc.returncode == 0, proc.stderr
+    # the copies share one session: its span and one turn per copy's result
+    expected = 900 * 6 + session_span_count(many.read_bytes())
+    assert expected == 900 * 6 + 1 + 900
+    assert len(spans) == expected and f"{expected} exported, 0 dropped".encode() in proc.stderr
+
+
+def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
+    """1100 workflows one after another (each 20 s of stream time later): grace windows close by
+    the stream clock, so the tracker never holds them all (its cap is 1000 open runs)."""
+    import re
+
+    text = CBC.read_text()
+    shifted = (re.sub(r"\b1790000\d{6}\b", lambda m: str(int(m.group(0)) + i * 20_000), text)
+               .replace("wf-task-01", f"wf-{i}") for i in range(1100))
+    long = tmp_path / "long.jsonl"
+    long.write_text("".join(shifted))
+    stats = tmp_path / "stats.json"
+    proc = run_bridge(["replay", "--exporter", "file", "--output", str(tmp_path / "o.jsonl"),
+                       "--summary", "never", "--stats-json", str(stats), str(long)])
+    assert proc.returncode == 0, proc.stderr
+    counts = json.loads(stats.read_text())
+    assert counts["runs_capped"] == 0
+    roots = sum(line.count('"invoke_workflow ') for line in (tmp_path / "o.jsonl").read_text().splitlines())
+    assert roots == 1100

@@ -1,0 +1,279 @@
+"""End to end on every Claude Code and milk recording and on our own examples: otelbridge as a
+subprocess, spans at a real OTLP receiver, expectations derived from each file's own lines."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, FIXTURES, run_bridge
+from tests.receivers import HttpReceiver
+
+MS = 1_000_000
+
+RECORDINGS = sorted((FIXTURES / "claude-code").glob("*.jsonl")) + sorted((FIXTURES / "milk").glob("*.jsonl"))
+OWN = [EXAMPLES / "claude-code-session.jsonl", EXAMPLES / "milk-session.jsonl", EXAMPLES / "cbc-workflow.jsonl",
+       EXAMPLES / "caudra-session-turns.jsonl"]
+FILES = RECORDINGS + OWN
+
+
+def docs(path: Path) -> list[dict]:
+    out = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out
+
+
+def milk(doc: dict) -> bool:
+    return isinstance(doc.get("seq"), int)
+
+
+class Facts:
+    """What a recording says, read from its lines (not from our output)."""
+
+    def __init__(self, path: Path) -> None:
+        lines = docs(path)
+        self.milk = any(milk(d) for d in lines)
+        self.results = []
+        for d in lines:
+            if d.get("type") == "result":
+                if self.results and d.get("uuid") and d.get("uuid") == self.results[-1].get("uuid"):
+                    continue  # a duplicated result
+                self.results.append(d)
+        self.inits = [d for d in lines if d.get("type") == "system" and d.get("subtype") == "init"]
+        self.messages: dict[str, str | None] = {}  # message id → parent_tool_use_id
+        self.tools: dict[str, tuple[str, str]] = {}  # tool id → (name, message id)
+        self.errors: set[str] = set()
+        self.answered: set[str] = set()
+        self.nested: set[str] = set()
+        for d in lines:
+            ptu = d.get("parent_tool_use_id")
+            if d.get("type") == "stream_event" and d["event"].get("type") == "message_start":
+                self.messages.setdefault(d["event"]["message"]["id"], ptu)
+            if d.get("type") == "assistant":
+                msg = d["message"]
+                self.messages.setdefault(msg["id"], ptu)
+                if ptu:
+                    self.nested.add(ptu)
+                for block in msg.get("content", []):
+                    if block.get("type") == "tool_use":
+                        self.tools[block["id"]] = (block["name"], msg["id"])
+            if d.get("type") == "user":
+                content = d["message"].get("content")
+                blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
+                    if isinstance(content, list) else []
+                summary_error = isinstance(d.get("tool_use_result"), dict) and d["tool_use_result"].get("is_error") is True
+                for b in blocks:
+                    self.answered.add(b["tool_use_id"])
+                    if b.get("is_error") is True or summary_error:
+                        self.errors.add(b["tool_use_id"])
+                if ptu and not blocks:
+                    self.nested.add(ptu)  # a sub-agent's prompt line
+        self.errors &= set(self.tools)
+
+    def session_usage(self) -> tuple[int, int]:
+        """(gen_ai input, output) summed over the results: Anthropic shape counts the cache."""
+        total_in = total_out = 0
+        for r in self.results:
+            u = r.get("usage") or {}
+            if "cache_read_input_tokens" in u or "cache_creation_input_tokens" in u:
+                total_in += u.get("input_tokens", 0) + u.get("cache_read_input_tokens", 0) + u.get(
+                    "cache_creation_input_tokens", 0)
+            else:
+                total_in += u.get("input_tokens", 0)
+            total_out += u.get("output_tokens", 0)
+        return total_in, total_out
+
+
+def export(path: Path, *args: str):
+    data = path.read_bytes()
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, *args], data)
+        spans = rx.received.wait_for(1, timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    assert f" {len(spans)} exported, 0 dropped".encode() in proc.stderr
+    return spans
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_session_tree(path: Path):
+    facts = Facts(path)
+    spans = export(path)
+    (session,) = [s for s in spans if s.parent_span_id == "" and s.name.startswith("invoke_agent")]
+    trace = [s for s in spans if s.trace_id == session.trace_id]
+    by_id = {s.span_id: s for s in trace}
+    assert len(by_id) == len(trace)  # every span once
+    assert all(s.end_ns >= s.start_ns for s in spans)
+
+    def kind(s):
+        return s.name.split(" ", 1)[0]
+
+    def ancestors(s):
+        while s.parent_span_id in by_id:
+            s = by_id[s.parent_span_id]
+            yield s
+
+    # session name: milk's init.agent.name, else claude-code
+    agent = facts.inits[0]["agent"]["name"] if facts.milk else "claude-code"
+    assert session.name == f"invoke_agent {agent}"
+    assert session.attributes["gen_ai.operation.name"] == "invoke_agent"
+
+    # one turn per result, under the session, numbered from 1
+    turns = sorted((s for s in trace if kind(s) == "turn"), key=lambda s: s.attributes["turn.number"])
+    assert [t.name for t in turns] == [f"turn {n}" for n in range(1, len(facts.results) + 1)]
+    assert all(t.parent_span_id == session.span_id for t in turns)
+    for turn, res in zip(turns, facts.results):
+        assert turn.attributes["result.is_error"] is res.get("is_error", False)
+        assert (turn.status_code == 2) is (res.get("is_error") is True)
+    last = facts.results[-1]
+    assert (session.status_code == 2) is (last.get("is_error") is True)
+    assert session.attributes.get("result.subtype") == last.get("subtype")
+
+    # usage: the session's equals the results' (input including the cache when Anthropic-shaped)
+    if any(r.get("usage") for r in facts.results):
+        want_in, want_out = facts.session_usage()
+        assert session.attributes["gen_ai.usage.input_tokens"] == want_in
+        assert session.attributes["gen_ai.usage.output_tokens"] == want_out
+    else:
+        assert "gen_ai.usage.input_tokens" not in session.attributes
+    model_usage = last.get("modelUsage") or last.get("model_usage") or {}
+    assert sorted(e[2]["gen_ai.response.model"] for e in session.events if e[0] == "model_usage") == sorted(model_usage)
+
+    # model calls: one chat span per message id; top-level under a turn, nested under its sub-agent
+    chats = {s.attributes["gen_ai.response.id"]: s for s in trace if kind(s) == "chat"}
+    assert set(chats) == set(facts.messages)
+    assert all(c.kind == 3 for c in chats.values())  # CLIENT
+    agents = {s.attributes["task.tool_use_id"]: s for s in trace
+              if kind(s) == "invoke_agent" and s is not session}
+    for mid, ptu in facts.messages.items():
+        parent = by_id[chats[mid].parent_span_id]
+        if ptu is None:
+            assert kind(parent) == "turn"
+        else:
+            assert parent is agents[ptu]
+
+    # tools: paired by id, under the call that asked; ERROR exactly for is_error results
+    tools = [s for s in trace if kind(s) == "execute_tool"]
+    assert Counter(s.attributes["gen_ai.tool.call.id"] for s in tools) == Counter(list(facts.tools))
+    for tool in tools:
+        name, mid = facts.tools[tool.attributes["gen_ai.tool.call.id"]]
+        assert tool.name == f"execute_tool {name}"
+        assert tool.parent_span_id == chats[mid].span_id
+        assert (tool.status_code == 2) is (tool.attributes["gen_ai.tool.call.id"] in facts.errors)
+
+    # sub-agents: one span per nested tool use, under that tool's span; their own tools below it
+    assert Counter(s.attributes["task.tool_use_id"] for s in trace if kind(s) == "invoke_agent" and s is not session) == Counter(facts.nested)
+    tool_by_call = {s.attributes["gen_ai.tool.call.id"]: s for s in tools}
+    for ptu, span in agents.items():
+        assert span.parent_span_id == tool_by_call[ptu].span_id
+    for tool in tools:
+        mid = facts.tools[tool.attributes["gen_ai.tool.call.id"]][1]
+        ptu = facts.messages[mid]
+        if ptu is not None:
+            assert tool_by_call[ptu] in list(ancestors(tool))
+
+    # content is opt-in
+    assert not any(k.startswith(("gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.output"))
+                   for s in spans for k in s.attributes)
+
+
+def ns(ts: str) -> int:
+    from datetime import datetime
+
+    parsed = datetime.fromisoformat(ts)
+    return int(parsed.timestamp()) * 1_000_000_000 + parsed.microsecond * 1000
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+@pytest.mark.parametrize("path", sorted((FIXTURES / "milk").glob("*.jsonl")) + [EXAMPLES / "milk-session.jsonl"],
+                         ids=lambda p: p.name)
+def test_milk_times_from_ts_and_session_events(path: Path):
+    lines = docs(path)
+    spans = export(path)
+    by_resp = {s.attributes.get("gen_ai.response.id"): s for s in spans}
+    (session,) = [s for s in spans if s.parent_span_id == ""]
+    init, res = lines[0], lines[-1]
+    assert session.start_ns == ns(init["ts"])
+    assert session.end_ns == ns(res["ts"])
+    assert session.attributes["gen_ai.provider.name"] == init["agent"]["provider"]
+    assert session.attributes["gen_ai.agent.version"] == init["milk_version"]
+    # a chat starts at its assistant line's ts; a tool ends at its result's ts
+    for d in lines:
+        if d["type"] == "assistant":
+            assert by_resp[d["message"]["id"]].start_ns == ns(d["ts"])
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name.startswith("execute_tool")}
+    for d in lines:
+        if d["type"] == "user":
+            for b in d["message"]["content"]:
+                if b.get("type") == "tool_result" and b["tool_use_id"] in tools:
+                    assert tools[b["tool_use_id"]].end_ns == ns(d["ts"])
+    # seq gaps, system/error, route, agent_switch, warnings as events on the session span
+    events = Counter(e[0] for e in session.events)
+    seqs = [d["seq"] for d in lines]
+    gaps = sum(1 for a, b in zip(seqs, seqs[1:]) if b != a + 1)
+    assert events["seq_gap"] == gaps
+    assert events["exception"] == sum(1 for d in lines if d.get("subtype") == "error")
+    assert events["route"] == sum(1 for d in lines if d.get("subtype") == "route")
+    assert events["agent_switch"] == sum(1 for d in lines if d.get("subtype") == "agent_switch")
+    assert events["warning"] == len(init["warnings"])
+    assert events["route_history"] == (1 if res.get("route_history") else 0)
+    for name, when, attrs in session.events:
+        if name == "exception":
+            (err,) = [d for d in lines if d.get("subtype") == "error"]
+            assert when == ns(err["ts"])
+            assert attrs["exception.message"] == err["message"]
+            assert attrs["exception.recoverable"] is err["recoverable"]
+    if res.get("usage"):
+        assert session.attributes["gen_ai.usage.cache_read.input_tokens"] == res["usage"]["cache_read"]
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_background_task_and_local_agent_merge_in_example():
+    path = EXAMPLES / "claude-code-session.jsonl"
+    lines = docs(path)
+    spans = export(path, "--deterministic-ids")
+    (session,) = [s for s in spans if s.parent_span_id == ""]
+    started = {d["task_id"]: d for d in lines if d.get("subtype") == "task_started"}
+    # the local_agent task is the Explore sub-agent's span (one span), not a task span
+    agent_task = next(d for d in started.values() if d["task_type"] == "local_agent")
+    (explore,) = [s for s in spans if s.attributes.get("gen_ai.agent.id") == agent_task["task_id"]]
+    assert explore.name == f"invoke_agent {agent_task['subagent_type']}"
+    last_note = [d for d in lines if d.get("subtype") == "task_notification" and d["task_id"] == agent_task["task_id"]][-1]
+    assert explore.attributes["task.usage.total_tokens"] == last_note["usage"]["total_tokens"]
+    # the background Bash task: a task span under the session, failed, ending at end_time
+    bash = next(d for d in started.values() if d["task_type"] != "local_agent")
+    (task,) = [s for s in spans if s.name.startswith("task ")]
+    updated = next(d for d in lines if d.get("subtype") == "task_updated" and d["task_id"] == bash["task_id"])
+    assert task.name == f"task {bash['task_type']}"
+    assert task.parent_span_id == session.span_id
+    assert task.status_code == 2 and task.attributes["task.status"] == "failed"
+    assert task.end_ns == updated["patch"]["end_time"] * MS
+    assert session.end_ns >= task.end_ns
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_caudra_turn_start_and_result_run():
+    path = EXAMPLES / "caudra-session-turns.jsonl"
+    lines = docs(path)
+    spans = export(path)
+    starts = [d for d in lines if d.get("subtype") == "turn_start"]
+    results = [d for d in lines if d.get("type") == "result"]
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.attributes["turn.number"])
+    assert len(turns) == len(starts) == len(results) == 2
+    for turn, start, res in zip(turns, starts, results):
+        assert turn.attributes["turn.run_id"] == str(start["run_id"]) == str(res["run"]["run_id"])
+        assert turn.attributes["turn.automatic"] is start["automatic"]
+        assert turn.attributes["turn.task_event_ids.count"] == len(start["task_event_ids"])
+        assert turn.attributes["turn.automation_events.count"] == len(start["automation_events"])
+        assert turn.attributes["result.run_id"] == str(res["run"]["run_id"])
+        assert turn.attributes["result.background_active"] == res["background_active"]

@@ -1,0 +1,90 @@
+"""Wrapper mode end to end: the ``run {cmd}`` span, TRACEPARENT in (CI span) and out (the child
+sees our run span), at a real OTLP receiver with otelbridge as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.receivers import GrpcReceiver, HttpReceiver
+
+CHILD = """\
+import os, sys
+open(sys.argv[1], "w").write(os.environ.get("TRACEPARENT", "") + "\\n" + os.environ.get("TRACESTATE", ""))
+if sys.argv[2] != "-":
+    sys.stdout.buffer.write(open(sys.argv[2], "rb").read())
+sys.exit(int(sys.argv[3]))
+"""
+
+CI_TRACE, CI_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+def wrap(tmp_path: Path, stream: str, exit_code: int, env: dict, receiver_cls=HttpReceiver, expect=1):
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    seen = tmp_path / "seen.txt"
+    argv = [sys.executable, str(child), str(seen), stream, str(exit_code)]
+    with receiver_cls() as rx:
+        protocol = "grpc" if receiver_cls is GrpcReceiver else "http/protobuf"
+        proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint, "--", *argv], env=env)
+        spans = rx.received.wait_for(expect, timeout=5)
+    traceparent, tracestate = seen.read_text().split("\n")
+    return proc, spans, traceparent, tracestate, argv
+
+
+def test_traceparent_in_and_out_with_a_session(tmp_path):
+    stream = EXAMPLES / "milk-session.jsonl"
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci")
+    proc, spans, traceparent, tracestate, argv = wrap(tmp_path, str(stream), 0, env, GrpcReceiver)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == stream.read_bytes()
+    (run,) = [s for s in spans if s.name.startswith("run ")]
+    (session,) = [s for s in spans if s.name == "invoke_agent coder"]
+    # in: the CI span is the parent, its trace is ours
+    assert run.name == f"run {os.path.basename(sys.executable)}"
+    assert (run.trace_id, run.parent_span_id) == (CI_TRACE, CI_SPAN)
+    assert {s.trace_id for s in spans} == {CI_TRACE}
+    assert session.parent_span_id == run.span_id
+    assert run.trace_state == "vendor=ci"
+    # out: the child saw a traceparent naming our run span, in our trace, sampled
+    assert traceparent == f"00-{CI_TRACE}-{run.span_id}-01"
+    assert tracestate == "vendor=ci"
+    assert run.attributes["process.command"] == argv[0]
+    assert run.attributes["process.command_args"] == argv
+    assert run.attributes["process.exit.code"] == 0
+    assert isinstance(run.attributes["process.pid"], int) and run.attributes["process.pid"] > 0
+    assert run.status_code == 0
+    assert run.start_ns <= run.end_ns
+
+
+def test_traceparent_out_without_a_parent_and_no_stream(tmp_path):
+    """A CLI that prints no stream-json still gets its run span; a non-zero exit is an error."""
+    env = clean_env(OTEL_LOGS_EXPORTER="console")
+    proc, spans, traceparent, tracestate, _ = wrap(tmp_path, "-", 3, env)
+    assert proc.returncode == 3
+    assert proc.stdout == b""
+    (run,) = spans
+    assert run.parent_span_id == ""
+    version, trace_id, span_id, flags = traceparent.split("-")
+    assert (version, trace_id, span_id, flags) == ("00", run.trace_id, run.span_id, "01")
+    assert tracestate == ""
+    assert run.status_code == 2 and run.attributes["process.exit.code"] == 3
+    assert "exit status 3" in run.status_message
+    # the child environment asks for a console exporter: one warning line on stderr
+    warnings = [line for line in proc.stderr.decode().splitlines() if "console exporter" in line]
+    assert len(warnings) == 1 and "OTEL_LOGS_EXPORTER" in warnings[0]
+
+
+def test_no_traceparent_flag_ignores_the_ci_span(tmp_path):
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01")
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, "--no-traceparent", "--", sys.executable, str(child),
+                           str(tmp_path / "seen.txt"), "-", "0"], env=env)
+        (run,) = rx.received.wait_for(1, timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert run.trace_id != CI_TRACE and run.parent_span_id == ""
+    assert (tmp_path / "seen.txt").read_text().startswith(f"00-{run.trace_id}-{run.span_id}-")

@@ -1,0 +1,49 @@
+"""clock.py (SPAN-MODEL.md "Time") and ids.py (deterministic id rule)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from otelbridge.clock import SKEW_NS, Clock
+from otelbridge.ids import Ids
+
+NOW = 1_800_000_000_000_000_000
+
+
+def test_auto_switches_to_stream_clock_for_a_recording():
+    clock = Clock("auto", wall=lambda: NOW)
+    assert clock.now() == NOW
+    clock.observe(NOW - 1_000)  # live: close to the wall clock
+    assert not clock.uses_stream and clock.now() == NOW
+    old = NOW - SKEW_NS - 10**9 * 3600 * 24 * 100
+    clock2 = Clock("auto", wall=lambda: NOW)
+    clock2.observe(old)
+    assert clock2.uses_stream and clock2.now() == old
+    clock2.observe(old - 5)  # older times never move the stream clock back
+    assert clock2.now() == old
+
+
+def test_wall_and_stream_modes_and_at():
+    wall = Clock("wall", wall=lambda: NOW)
+    wall.observe(5 * 10**18)
+    assert wall.now() == NOW
+    stream = Clock("stream", wall=lambda: NOW)
+    assert stream.now() == NOW  # nothing shown yet
+    assert stream.at(1_700_000_000_000_000_000) == 1_700_000_000_000_000_000
+    assert stream.now() == 1_700_000_000_000_000_000
+
+
+def test_deterministic_ids_follow_the_rule():
+    ids = Ids(deterministic=True)
+    tid = ids.trace_id("sess", "task")
+    assert tid == int.from_bytes(hashlib.sha256(b"otelbridge/1/sess/task").digest()[:16], "big")
+    assert ids.trace_id("sess") == int.from_bytes(hashlib.sha256(b"otelbridge/1/sess").digest()[:16], "big")
+    sid = ids.span_id(tid, "agent", "3")
+    assert sid == int.from_bytes(hashlib.sha256(f"{tid:032x}/agent/3".encode()).digest()[:8], "big")
+    assert Ids(True).span_id(tid, "agent", "3") == sid
+
+
+def test_random_ids_differ_and_are_nonzero():
+    ids = Ids()
+    values = {ids.trace_id("s", "t") for _ in range(50)}
+    assert len(values) == 50 and 0 not in values

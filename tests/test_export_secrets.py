@@ -1,0 +1,40 @@
+"""otelbridge.export: what it prints never carries credentials (log filter, endpoint label)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from otelbridge import export
+from otelbridge.config import Config
+
+
+@pytest.mark.parametrize("cfg_endpoint,env,expected", [
+    ("https://u:pw@otel.example.com/?key=abc", {}, "https://otel.example.com/"),
+    (None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://ci:tok@127.0.0.1:4318?x=1"}, "http://127.0.0.1:4318"),
+    (None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://a:b@t.example/v1/traces",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other"}, "https://t.example/v1/traces"),
+    (None, {}, "localhost:4318"),
+])
+def test_endpoint_label_has_no_credentials(monkeypatch, cfg_endpoint, env, expected):
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert export._endpoint_label(Config(endpoint=cfg_endpoint)) == expected
+
+
+def test_log_records_lose_header_values_and_tracebacks():
+    secret = "tok_abcdef123456"
+    env = {"OTEL_EXPORTER_OTLP_TRACES_HEADERS": f"x-api-key={secret}"}
+    flt = export._SecretFilter(export.redact.header_secrets(*(env.get(v) for v in export.HEADER_VARIABLES)))
+    try:
+        raise ValueError(f"server said no to {secret}")
+    except ValueError as exc:
+        record = logging.LogRecord("opentelemetry.x", logging.ERROR, __file__, 1,
+                                   "export failed: %s\nsecond line", (secret,), (type(exc), exc, None))
+    assert flt.filter(record)
+    text = logging.Formatter("%(message)s").format(record)
+    assert secret not in text and "\n" not in text
+    assert text.startswith("export failed: [REDACTED:header] second line (ValueError: server said no to")

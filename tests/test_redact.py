@@ -1,0 +1,294 @@
+"""otelbridge.redact: every default pattern, sanitising, caps, home directories, the installed
+redactor, text for people (terminal, Markdown), endpoints and log lines, private files."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from otelbridge import redact
+from otelbridge.redact import Redactor
+
+
+@pytest.fixture(autouse=True)
+def default_redactor():
+    """Each test starts from the default redactor and leaves it installed."""
+    previous = redact.install(Redactor())
+    yield
+    redact.install(previous)
+
+
+# (kind, secret, text around it) — the secret must vanish and the marker appear
+CASES = [
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+     "token {} here"),
+    ("jwt", "eyJhbGciOiJSUzI1NiIsInR5cCI6", "cut preview ends {}"),  # one segment, cut short
+    ("authorization", "Bearer abc.def-ghi_123456", "Authorization: {}"),
+    ("authorization", "Basic YWxhZGRpbjpvcGVuc2VzYW1l", '{{"authorization": "{}"}}'),
+    ("bearer", "Zm9vYmFyYmF6cXV4MTIz", "curl -H 'X: bearer {}'"),
+    ("anthropic_key", "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt", "ANTHROPIC_API_KEY {}"),
+    ("api_key", "sk-proj-abcdefghijklmnopqrstuvwx", "key {} done"),
+    ("api_key", "sk-1234567890abcdefABCDEF", "({})"),
+    ("aws_access_key", "AKIAIOSFODNN7EXAMPLE", "id {} ok"),
+    ("aws_access_key", "ASIAY34FZKBOKMUTVV7A", "temporary {}"),
+    ("aws_secret_key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = {}"),
+    ("github_token", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "GH_TOKEN {}"),
+    ("github_token", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "{}"),
+    ("github_token", "github_pat_11AAAAAAA0aaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbb", "pat {}"),
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+     "key: {} after"),
+    ("private_key", "-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "cut: {}"),
+    ("private_key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+     "{}"),
+    ("email", "ann.lee+ci@mail.example.co.uk", "mail {} now"),
+    ("secret", "hunter2hunter2", "password: {}"),
+    ("secret", "c0ffee-c0ffee", '"client_secret":"{}"'),
+]
+
+
+@pytest.mark.parametrize("kind,secret,template", CASES)
+def test_default_pattern_replaces_secret_with_its_kind(kind, secret, template):
+    text = template.format(secret)
+    out = redact.clean(text, 10_000)
+    assert f"[REDACTED:{kind}]" in out
+    for part in secret.split():
+        if len(part) >= 8:
+            assert part not in out
+    # the text around the secret is kept
+    for word in template.replace("{}", " ").split():
+        if word.isalpha() and len(word) > 3:
+            assert word in out
+
+
+def test_authorization_and_bearer_keep_their_labels():
+    assert redact.clean("Authorization: Bearer abcdefghijk") == "Authorization: [REDACTED:authorization]"
+    assert redact.clean("bearer abcdefghijk") == "bearer [REDACTED:bearer]"
+
+
+def test_markers_are_not_redacted_again():
+    name = "invoke_agent x Authorization: [REDACTED:authorization]…"
+    assert redact.current().name(name) == name
+    assert redact.clean("password: [REDACTED:secret]") == "password: [REDACTED:secret]"
+
+
+def test_url_credentials_keep_scheme_and_host():
+    out = redact.clean("clone https://deploy:S3cr3t@git.example.com/r.git and ssh://tok3n@h/x")
+    assert out == ("clone https://[REDACTED:url_credentials]@git.example.com/r.git and "
+                   "ssh://[REDACTED:url_credentials]@h/x")
+
+
+def test_initialize_response_loses_token_and_email():
+    doc = ('{"account":{"token":"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl",'
+           '"email":"ann@example.com"}}')
+    out = redact.clean(doc, 10_000)
+    assert out == '{"account":{"token":"[REDACTED:jwt]","email":"[REDACTED:email]"}}'
+
+
+@pytest.mark.parametrize("text", [
+    "search-web", "read 12 papers", "tokens: 5200 in total", "task-abcdefghijklmnopqrstuvwxyz",
+    "AKIA is a prefix", "path:deep-research.workflow.js", "v2:0000000000000000000000000000000001",
+    "https://example.com/a/b?x=1", "an @mention", "/var/home/ann", "claude-sonnet-4-5",
+])
+def test_ordinary_text_is_left_alone(text):
+    assert redact.clean(text) == text
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("/home/alice/proj/x.py", "~/proj/x.py"),
+    ("cwd=/Users/Bob Smith", "cwd=~ Smith"),
+    ("at /Users/bob/src and /home/carol", "at ~/src and ~"),
+    ("/root/.ssh/id_rsa", "~/.ssh/id_rsa"),
+    ("/root", "~"),
+    ("C:\\Users\\Dan\\repo", "~\\repo"),
+    ("/rootless/x", "/rootless/x"),
+    ("/srv/home/alice", "/srv/home/alice"),
+])
+def test_home_directories_become_tilde(text, expected):
+    assert redact.clean(text) == expected
+
+
+def test_escapes_controls_and_bidi_are_stripped():
+    text = ("\x1b[1;31mred\x1b[0m \x1b]8;;https://evil/\x07link\x1b]8;;\x07 a\nb\rc\x00d\x7fe\x9bf "
+            "\u202egnp.exe\u200b \u2028end\tx")
+    out = redact.clean(text)
+    assert out == "red link a b c d e f gnp.exe  end\tx"
+
+
+def test_cap_applies_after_redaction():
+    secret = "sk-ant-api03-" + "Q" * 40
+    for text in ("x" * 239 + " " + secret, "x" * 240 + secret):  # straddles the 256 cap
+        out = redact.clean(text)
+        assert len(out) == 256 and out.endswith("…")
+        assert "sk-ant" not in out and "QQQQ" not in out
+    assert redact.clean("y" * 300, 10) == "y" * 9 + "…"
+    assert redact.clean("short", 10) == "short"
+
+
+def test_span_name_is_capped_at_64_and_falls_back():
+    name = redact.span_name("invoke_agent", "Z" * 200, "#1")
+    assert len(name) == redact.SPAN_NAME_MAX and name.startswith("invoke_agent ZZZ")
+    assert redact.span_name("phase", "\x1b[2J\n", "#3") == "phase #3"
+    assert redact.span_name("phase", None, "#4") == "phase #4"
+    assert redact.span_name("invoke_agent", "mail ann@example.com", "x") == "invoke_agent mail [REDACTED:email]"
+
+
+def test_clean_accepts_none_and_non_strings():
+    assert redact.clean(None) == ""
+    assert redact.clean(12) == "12"
+
+
+def test_installed_redactor_reaches_module_functions():
+    redact.install(Redactor.build([r"PROJ-\d+"], max_length=20))
+    assert redact.clean("ticket PROJ-4711 done") == "ticket [REDACTED:cu…"
+    # the smaller of the call site's limit and the configured cap wins
+    assert redact.clean("ticket PROJ-4711", 100) == "ticket [REDACTED:cu…"
+    assert redact.clean("ticket PROJ-4711", 8) == "ticket …"
+    assert redact.current().max_length == 20
+    assert redact.span_name("phase", "PROJ-1", "#1") == "phase [REDACTED:custom]"
+
+
+def test_without_defaults_only_custom_patterns_apply():
+    r = Redactor.build(["internal-[a-z]+"], defaults=False)
+    assert r.clean("ann@example.com internal-db") == "ann@example.com [REDACTED:custom]"
+    assert r.clean("/home/ann/x") == "~/x"  # home directories are sanitising, always on
+
+
+@pytest.mark.parametrize("regex,problem", [("(unclosed", "not a valid"), ("a*", "empty string")])
+def test_bad_custom_patterns_are_refused(regex, problem):
+    with pytest.raises(redact.PatternError, match=problem):
+        Redactor.build([regex])
+
+
+def test_cost_stays_bounded_on_a_megabyte():
+    text = ("word eyJ sk- @ /home/ bearer key AKIA " * 30_000)[: 1 << 20]
+    out = Redactor(max_length=1 << 21).clean(text)
+    assert out == text  # nothing matched, nothing lost
+    assert redact.clean(text) == text[:255] + "…"
+
+
+# --------------------------------------------------------------------------- text for people
+
+
+def test_markdown_renders_untrusted_text_literally():
+    text = "<img src=x onerror=alert(1)> **bold** [link](http://e.x) | cell @team :x: $x$ & `c`"
+    out = redact.markdown(text)
+    for raw in ("<", ">", "**", "](", "|", "`"):
+        assert raw not in out.replace("\\" + raw[0], "").replace("\\" + raw[-1], "") or raw == "**"
+    assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in out
+    assert "\\*\\*bold\\*\\*" in out and "\\[link\\]\\(http\\://e\\.x\\)" in out
+    assert "\\| cell \\@team \\:x\\: \\$x\\$ &amp; \\`c\\`" in out
+    assert "|" not in out.replace("\\|", "")
+
+
+def test_markdown_and_terminal_also_redact_and_strip():
+    assert redact.markdown("\x1b[31mann@example.com\n# x") == "\\[REDACTED\\:email\\] \\# x"
+    assert redact.terminal("\x1b[31mred\x1b[0m [bold]x[/bold]") == "red [bold]x[/bold]"
+    assert redact.terminal("[bold]x", markup=True) == "\\[bold]x"
+
+
+# --------------------------------------------------------------------------- our own messages
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("https://user:pa55@otel.example.com:4318/v1/traces?api_key=x#f", "https://otel.example.com:4318/v1/traces"),
+    ("http://127.0.0.1:4317", "http://127.0.0.1:4317"),
+    ("user:pa55@collector:4317", "collector:4317"),
+    ("collector:4317?token=x", "collector:4317"),
+    (None, ""),
+])
+def test_endpoint_without_credentials_or_query(url, expected):
+    assert redact.endpoint(url) == expected
+
+
+def test_header_secrets_and_message_mask_every_form():
+    raw = "authorization=Bearer%20tok_9f8e7d6c5b4a,x-api-key=k3y-abcdef"
+    secrets = redact.header_secrets(raw)
+    for form in ("tok_9f8e7d6c5b4a", "Bearer%20tok_9f8e7d6c5b4a", "k3y-abcdef", raw):
+        assert form in secrets
+    line = redact.message(f"bad header: {raw}\nat https://h:1/v1/traces?key=zz", secrets)
+    assert "tok_9f8e7d6c5b4a" not in line and "k3y-abcdef" not in line and "zz" not in line
+    assert "\n" not in line and "https://h:1/v1/traces" in line
+    assert len(redact.message("m" * 5000)) == redact.MESSAGE_MAX
+    # the gRPC exporter names its target without a scheme
+    assert redact.message("export to ci:pw1234@127.0.0.1:4317 failed at 12:30:01") == (
+        "export to [REDACTED:url_credentials]@127.0.0.1:4317 failed at 12:30:01")
+
+
+# --------------------------------------------------------------------------- files we write
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_open_private_creates_0600_whatever_the_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        path = tmp_path / "out.json"
+        with redact.open_private(path) as fh:
+            fh.write("one\n")
+    finally:
+        os.umask(old)
+    assert _mode(path) == 0o600
+    assert path.read_text() == "one\n"
+
+
+def test_open_private_tightens_existing_file_before_writing(tmp_path):
+    path = tmp_path / "offsets"
+    path.write_text("old contents that are longer\n")
+    os.chmod(path, 0o644)
+    with redact.open_private(path) as fh:
+        fh.write("new\n")
+    assert _mode(path) == 0o600 and path.read_text() == "new\n"
+    os.chmod(path, 0o664)
+    with redact.open_private(path, "ab") as fh:
+        fh.write(b"more\n")
+    assert _mode(path) == 0o600 and path.read_text() == "new\nmore\n"
+
+
+def test_open_private_leaves_fifos_alone_and_refuses_other_modes(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo, 0o644)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with redact.open_private(fifo, "wb") as fh:
+            fh.write(b"x")
+        assert os.read(fd, 10) == b"x"
+    finally:
+        os.close(fd)
+    assert _mode(fifo) == 0o644
+    with pytest.raises(ValueError):
+        redact.open_private(tmp_path / "r", "r")
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_FRAGMENTS = st.sampled_from([
+    "eyJhbGciOiJIUzI1NiJ9.eyJ4IjoxfQ.c2ln", "sk-ant-api03-AbCdEfGhIj", "AKIAIOSFODNN7EXAMPLE",
+    "ann@example.com", "https://u:p@h/x", "Authorization: Bearer abcdefghij", "password=hunter22",
+    "/home/ann/", "/root/", "\x1b[31m", "\x1b]8;;x\x07", "\n", "\u202e", "[REDACTED:jwt]", " ", "-",
+])
+# secrets occur delimited (by a space, quote, comma, newline...), not glued into other tokens
+_TEXT = st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=12).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_clean_is_safe_bounded_and_idempotent(text):
+    out = redact.clean(text)
+    assert len(out) <= redact.DEFAULT_MAX_LENGTH
+    assert not any(ch in out for ch in "\x1b\x07\n\r\x00\u202e")
+    assert "AKIAIOSFODNN7EXAMPLE" not in out and "ann@example.com" not in out
+    assert "/home/ann" not in out and "hunter22" not in out
+    assert redact.clean(out) == out
+    name = redact.span_name("invoke_agent", text, "#1")
+    assert len(name) <= redact.SPAN_NAME_MAX and redact.current().name(name) == name
+
+
+def test_custom_pattern_keeps_its_keep_group():
+    r = Redactor.build([r"(?P<keep>ticket=)[0-9]+"])
+    assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"

@@ -1,0 +1,397 @@
+"""The session part of the tracker with plain events in and plain span records out."""
+
+from __future__ import annotations
+
+from otelbridge.clock import Clock
+from otelbridge.events import (
+    LineSeq,
+    ModelCall,
+    SessionError,
+    SessionMark,
+    SessionStarted,
+    TaskNotification,
+    TaskProgress,
+    TaskStarted,
+    TaskUpdated,
+    TaskUsage,
+    ToolCall,
+    ToolResult,
+    TurnResult,
+    TurnStarted,
+    Usage,
+    UserMessage,
+    WorkflowStarted,
+)
+from otelbridge.ids import Ids
+from otelbridge.stats import Stats
+from otelbridge.tracker import Context, Parent, SpanRef, Tracker
+from otelbridge.tracker.sessions import NO_RESULT, SessionTracker
+
+S = "sess-1"
+T0 = 1_790_000_000_000_000_000  # epoch ns
+MS = 1_000_000
+
+
+def at(ms: int) -> int:
+    return T0 + ms * MS
+
+
+class Run:
+    """A session tracker on a stream clock, collecting records."""
+
+    def __init__(self, **ctx_kw) -> None:
+        self.records = []
+        self.stats = Stats()
+        self.ctx = Context(
+            emit=self.records.append,
+            ids=Ids(deterministic=True),
+            clock=Clock("stream", wall=lambda: T0),
+            stats=self.stats,
+            **ctx_kw,
+        )
+        self.tracker = SessionTracker(self.ctx)
+
+    def feed(self, *events) -> "Run":
+        for ev in events:
+            self.tracker.handle(ev)
+        return self
+
+    def finish(self) -> "Run":
+        self.tracker.finish()
+        return self
+
+    def named(self, name: str):
+        return [r for r in self.records if r.name == name]
+
+    def one(self, name: str):
+        (rec,) = self.named(name)
+        return rec
+
+    def by_id(self, span_id: int):
+        (rec,) = [r for r in self.records if r.span_id == span_id]
+        return rec
+
+
+def anth(i, cr, cc, o) -> Usage:
+    return Usage(i, o, cr, cc, anthropic=True)
+
+
+def call(ms, mid, *, phase="line", ptu=None, usage=None, tools=(), model="m-1", **kw):
+    return ModelCall(S, at(ms), phase=phase, message_id=mid, model=model, parent_tool_use_id=ptu,
+                     usage=usage, tool_calls=list(tools), **kw)
+
+
+def result(ms, *, usage=None, uuid=None, **kw):
+    return TurnResult(S, at(ms), usage=usage, uuid=uuid, **kw)
+
+
+def test_session_turn_chat_tool_tree_usage_and_times():
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="claude-code", provider="anthropic", model="m-1", version="2.1"),
+        call(100, "msg_1", phase="start", usage=anth(10, 1000, 200, 1)),
+        call(200, "msg_1", usage=anth(10, 1000, 200, 3), tools=[ToolCall("tu_1", "Read", '{"p":1}')]),
+        call(300, None, phase="delta", usage=Usage(None, 95, None, None), usage_final=True,
+             stop_reason="tool_use"),
+        call(350, "msg_1", usage=anth(99, 0, 0, 3)),  # a late snapshot never undoes the final usage
+        ToolResult(S, at(500), tool_use_id="tu_1", content="file body"),
+        call(600, "msg_2", usage=anth(5, 1200, 0, 7)),
+        result(900, usage=anth(15, 2200, 200, 102), subtype="success", num_turns=2,
+               duration_ms=950, total_cost_usd=0.5),
+    ).finish()
+    session = run.one("invoke_agent claude-code")
+    turn = run.one("turn 1")
+    chat1, chat2 = sorted(run.named("chat m-1"), key=lambda r: r.start_ns)
+    tool = run.one("execute_tool Read")
+    assert len(run.records) == 5
+    # tree: session → turn → chat → tool
+    assert session.parent_span_id is None
+    assert turn.parent_span_id == session.span_id
+    assert chat1.parent_span_id == chat2.parent_span_id == turn.span_id
+    assert tool.parent_span_id == chat1.span_id
+    assert {r.trace_id for r in run.records} == {session.trace_id}
+    assert chat1.kind == "CLIENT" and tool.kind == "INTERNAL"
+    # times (ns) from the events: chat 100..300, tool 200..500, turn starts at result − duration
+    assert (chat1.start_ns, chat1.end_ns) == (at(100), at(350))
+    assert (tool.start_ns, tool.end_ns) == (at(200), at(500))
+    assert (turn.start_ns, turn.end_ns) == (at(900 - 950), at(900))
+    assert (session.start_ns, session.end_ns) == (at(-50), at(900))
+    # usage: the delta's output is final; input counts both caches (Anthropic shape)
+    assert chat1.attributes["gen_ai.usage.output_tokens"] == 95
+    assert chat1.attributes["gen_ai.usage.input_tokens"] == 10 + 1000 + 200
+    assert chat1.attributes["gen_ai.usage.cache_read.input_tokens"] == 1000
+    assert chat1.attributes["gen_ai.response.finish_reasons"] == ["tool_use"]
+    assert chat1.attributes["gen_ai.response.id"] == "msg_1"
+    assert session.attributes["gen_ai.usage.input_tokens"] == 15 + 2200 + 200
+    assert session.attributes["gen_ai.usage.output_tokens"] == 102
+    assert session.attributes["result.total_cost_usd"] == 0.5
+    assert session.attributes["gen_ai.provider.name"] == "anthropic"
+    assert session.attributes["gen_ai.request.model"] == "m-1"
+    assert session.attributes["gen_ai.conversation.id"] == S
+    assert tool.attributes["gen_ai.tool.call.id"] == "tu_1"
+    assert tool.attributes["gen_ai.tool.name"] == "Read"
+    # content is opt-in
+    assert not any("arguments" in k or "result" == k.split(".")[-1] for k in tool.attributes)
+    assert session.error is None and tool.error is None
+    assert run.stats.late_events_ignored == 0
+
+
+def test_content_capture_exports_arguments_and_result():
+    run = Run(capture_content=True).feed(
+        call(0, "msg_1", tools=[ToolCall("tu_1", "Bash", '{"command":"ls"}')]),
+        ToolResult(S, at(10), tool_use_id="tu_1", content="a.txt"),
+        result(20),
+    ).finish()
+    tool = run.one("execute_tool Bash")
+    assert tool.attributes["gen_ai.tool.call.arguments"] == '{"command":"ls"}'
+    assert tool.attributes["gen_ai.tool.call.result"] == "a.txt"
+
+
+def test_is_error_result_is_an_error_whatever_its_subtype_and_tool_errors():
+    run = Run().feed(
+        call(0, "msg_1", tools=[ToolCall("tu_1", "Bash")]),
+        ToolResult(S, at(10), tool_use_id="tu_1", is_error=True, content="secret output"),
+        result(20, subtype="success", is_error=True, terminal_reason="api_error", error="model not found"),
+    ).finish()
+    tool = run.one("execute_tool Bash")
+    assert tool.error == "tool error" and tool.error_type == "tool_error"  # content stays out
+    for rec in (run.one("turn 1"), run.one("invoke_agent claude-code")):
+        assert rec.error == "model not found"
+        assert rec.error_type == "api_error"
+        assert rec.attributes["result.is_error"] is True
+
+
+def test_sub_agent_nests_under_its_tool_and_merges_its_local_agent_task():
+    """Two concurrent sub-agents; the notification comes before one's last line, twice."""
+    run = Run().feed(
+        call(0, "msg_1", tools=[ToolCall("tu_a", "Agent", subagent_type="Explore", description="find"),
+                                ToolCall("tu_b", "Agent", subagent_type="general-purpose")]),
+        TaskStarted(S, at(5), task_id="t-a", tool_use_id="tu_a", task_type="local_agent",
+                    subagent_type="Explore", description="find"),
+        UserMessage(S, at(10), parent_tool_use_id="tu_a"),
+        UserMessage(S, at(11), parent_tool_use_id="tu_b"),
+        call(20, "msg_a1", ptu="tu_a", usage=anth(1, 2, 3, 4), tools=[ToolCall("tu_a_glob", "Glob")]),
+        call(21, "msg_b1", ptu="tu_b", usage=anth(5, 0, 0, 6), tools=[ToolCall("tu_b_bash", "Bash")]),
+        ToolResult(S, at(30), tool_use_id="tu_a_glob", parent_tool_use_id="tu_a"),
+        ToolResult(S, at(31), tool_use_id="tu_b_bash", parent_tool_use_id="tu_b"),
+        TaskProgress(S, at(35), task_id="t-a", tool_use_id="tu_a", usage=TaskUsage(7, 1, 30)),
+        TaskNotification(S, at(40), task_id="t-a", tool_use_id="tu_a", status="completed",
+                         usage=TaskUsage(10, 1, 45)),
+        call(50, "msg_a2", ptu="tu_a", usage=anth(1, 0, 0, 1)),  # after the notification
+        TaskNotification(S, at(55), task_id="t-a", tool_use_id="tu_a", status="completed"),
+        ToolResult(S, at(60), tool_use_id="tu_a"),
+        ToolResult(S, at(70), tool_use_id="tu_b"),
+        result(80),
+    ).finish()
+    explore = run.one("invoke_agent Explore")
+    general = run.one("invoke_agent general-purpose")
+    agent_tools = {r.attributes["gen_ai.tool.call.id"]: r for r in run.named("execute_tool Agent")}
+    assert explore.parent_span_id == agent_tools["tu_a"].span_id
+    assert general.parent_span_id == agent_tools["tu_b"].span_id
+    # the sub-agent's own calls and tools stay under it; never mixed between the two
+    glob, bash = run.one("execute_tool Glob"), run.one("execute_tool Bash")
+    assert run.by_id(glob.parent_span_id).parent_span_id == explore.span_id
+    assert run.by_id(bash.parent_span_id).parent_span_id == general.span_id
+    explore_chats = [r for r in run.records if r.name.startswith("chat") and r.parent_span_id == explore.span_id]
+    assert len(explore_chats) == 2
+    # one span per sub-agent, with the task's fields; ends at its tool's result
+    assert explore.attributes["gen_ai.agent.id"] == "t-a"
+    assert explore.attributes["task.status"] == "completed"
+    assert explore.attributes["task.usage.total_tokens"] == 10
+    assert explore.attributes["gen_ai.agent.description"] == "find"
+    assert explore.attributes["gen_ai.usage.output_tokens"] == 4 + 1
+    assert (explore.start_ns, explore.end_ns) == (at(5), at(60))
+    assert general.end_ns == at(70)
+    assert run.stats.duplicate_notifications == 1
+    assert len({r.span_id for r in run.records}) == len(run.records)
+
+
+def test_background_task_span_failed_and_progress_before_start():
+    run = Run().feed(
+        call(0, "msg_1", tools=[ToolCall("tu_bg", "Bash")]),
+        TaskProgress(S, at(2), task_id="t-bg", tool_use_id="tu_bg", usage=TaskUsage(0, 0, 1)),
+        TaskStarted(S, at(5), task_id="t-bg", tool_use_id="tu_bg", task_type="local_bash"),
+        ToolResult(S, at(6), tool_use_id="tu_bg"),
+        result(10),
+        TaskUpdated(S, at(20), task_id="t-bg", status="failed", end_time_ns=at(19)),
+        TaskNotification(S, at(21), task_id="t-bg", status="failed", summary="exit 2",
+                         usage=TaskUsage(0, 0, 17)),
+        TaskNotification(S, at(22), task_id="t-bg", status="failed"),
+    ).finish()
+    task = run.one("task local_bash")
+    session = run.one("invoke_agent claude-code")
+    assert task.parent_span_id == session.span_id
+    assert (task.start_ns, task.end_ns) == (at(2), at(19))
+    assert task.error == "exit 2" and task.error_type == "task_failed"
+    assert task.attributes["task.type"] == "local_bash"
+    assert run.stats.duplicate_notifications == 1
+    assert session.end_ns == at(19)  # covers the background task
+
+
+def test_several_results_make_turns_and_a_duplicate_is_ignored():
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="claude-code"),
+        call(10, "msg_1"),
+        result(20, usage=anth(1, 10, 100, 5), uuid="r1", total_cost_usd=0.1),
+        SessionStarted(S, at(30), agent_name="claude-code"),  # init mid-session: a new turn
+        call(40, "msg_2"),
+        result(50, usage=anth(2, 20, 0, 6), uuid="r2", total_cost_usd=0.3),
+        result(51, usage=anth(2, 20, 0, 6), uuid="r2", total_cost_usd=0.3),
+    ).finish()
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    session = run.one("invoke_agent claude-code")
+    assert (t2.start_ns, t2.end_ns) == (at(30), at(50))
+    assert t1.attributes["gen_ai.usage.input_tokens"] == 111
+    assert t2.attributes["gen_ai.usage.input_tokens"] == 22
+    assert session.attributes["gen_ai.usage.input_tokens"] == 111 + 22  # the sum over results
+    assert session.attributes["gen_ai.usage.output_tokens"] == 11
+    assert session.attributes["result.total_cost_usd"] == 0.3  # cumulative: the last one
+    assert session.attributes["session.turns"] == 2
+    assert session.end_ns == at(50)
+    assert run.stats.duplicate_results == 1
+    assert not run.named("turn 3")
+
+
+def test_end_of_input_without_result_ends_everything_once_with_errors():
+    run = Run().feed(
+        call(0, "msg_1", tools=[ToolCall("tu_1", "Bash"), ToolCall("tu_a", "Agent")]),
+        call(5, "msg_s", ptu="tu_a"),
+        TaskStarted(S, at(6), task_id="t-x", task_type="local_bash"),
+    ).finish()
+    assert {r.name for r in run.records} == {
+        "invoke_agent claude-code", "turn 1", "chat m-1", "execute_tool Bash", "execute_tool Agent",
+        "invoke_agent subagent", "task local_bash",
+    }
+    assert len(run.records) == 8 and len({r.span_id for r in run.records}) == 8
+    assert run.one("invoke_agent claude-code").error == NO_RESULT
+    assert run.one("turn 1").error == NO_RESULT
+    assert run.one("execute_tool Bash").error_type == "incomplete"
+    assert run.one("invoke_agent subagent").error_type == "incomplete"
+    assert run.one("task local_bash").error_type == "incomplete"
+    assert all(r.end_ns >= r.start_ns for r in run.records)
+    run.finish()  # a second finish emits nothing more
+    assert len(run.records) == 8
+
+
+def test_milk_seq_gaps_marks_exception_and_final_result():
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="coder", provider="local", model="qwen"),
+        LineSeq(S, at(0), seq=0),
+        LineSeq(S, at(1), seq=1),
+        LineSeq(S, at(2), seq=3),
+        LineSeq(S, at(3), seq=2),
+        SessionMark(S, at(4), name="agent_switch", attributes={"reason": "esc\x1b[31m"}, model="claude"),
+        SessionError(S, at(5), message="provider failed", error_type="milk.system_error", recoverable=False),
+        call(6, "msg_1", model=None),
+        result(7, usage=Usage(10, 2, 5, 1), final=True,
+               model_usage={"qwen": Usage(10, 2, 5, 1)}),
+        LineSeq(S, at(8), seq=4),
+    )
+    session = run.one("invoke_agent coder")  # emitted at the final result, before finish()
+    gaps = [e for e in session.events if e.name == "seq_gap"]
+    assert [(e.attributes["seq.expected"], e.attributes["seq.received"], e.attributes["seq.kind"])
+            for e in gaps] == [(2, 3, "missing"), (4, 2, "reordered")]
+    (switch,) = [e for e in session.events if e.name == "agent_switch"]
+    assert switch.attributes == {"reason": "esc"}  # escapes stripped
+    (exc,) = [e for e in session.events if e.name == "exception"]
+    assert exc.time_ns == at(5)
+    assert exc.attributes == {"exception.message": "provider failed",
+                              "exception.type": "milk.system_error", "exception.recoverable": False}
+    assert run.one("chat claude").attributes["gen_ai.request.model"] == "claude"  # after the switch
+    # milk usage as given (not Anthropic-shaped): input is not summed with the cache
+    assert session.attributes["gen_ai.usage.input_tokens"] == 10
+    (mu,) = [e for e in session.events if e.name == "model_usage"]
+    assert mu.attributes["gen_ai.response.model"] == "qwen"
+    assert mu.attributes["gen_ai.usage.cache_read.input_tokens"] == 5
+    assert run.stats.seq_gaps == 2 and run.stats.late_events_ignored == 1
+    count = len(run.records)
+    run.finish()
+    assert len(run.records) == count
+
+
+def test_workflow_link_and_parents_wrapper_and_traceparent():
+    parent = Parent(0xABC, 0xDEF)
+    run = Run(parent=parent).feed(
+        WorkflowStarted(S, at(0), task_id="wf-1"),
+        TaskNotification(S, at(1), task_id="wf-1", status="completed"),  # a workflow's: not a task
+        result(2),
+    ).finish()
+    session = run.one("invoke_agent claude-code")
+    assert session.trace_id == parent.trace_id
+    assert (session.parent_span_id, session.parent_remote) == (parent.span_id, True)
+    ref = run.ctx.workflow_ref(S, "wf-1")
+    assert [(l.trace_id, l.span_id) for l in session.links] == [(ref.trace_id, ref.span_id)]
+    assert not [r for r in run.records if r.name.startswith("task")]
+
+    wrapped = Run()
+    wrapped.ctx.run = SpanRef(0x123, 0x456)
+    wrapped.feed(result(0)).finish()
+    session = wrapped.one("invoke_agent claude-code")
+    assert (session.trace_id, session.parent_span_id, session.parent_remote) == (0x123, 0x456, False)
+
+
+def test_clock_switch_to_stream_moves_earlier_times():
+    """A recording piped in: lines without a timestamp come first (wall clock, 'today'), then a
+    line with its own old timestamp switches the clock; nothing mixes the two."""
+    wall = T0 + 400 * 24 * 3600 * 10**9
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("auto", wall=lambda: wall),
+                  stats=Stats())
+    tracker = SessionTracker(ctx)
+    tracker.handle(ModelCall(S, None, message_id="msg_1", tool_calls=[ToolCall("tu", "Bash")]))
+    tracker.handle(ToolResult(S, at(100), tool_use_id="tu"))
+    tracker.handle(TurnResult(S, None))
+    tracker.finish()
+    assert len(records) == 4
+    for rec in records:
+        assert at(0) <= rec.start_ns <= rec.end_ns <= at(100), rec.name
+
+
+def test_caps_evict_the_oldest_session_and_count():
+    run = Run()
+    run.tracker.max_sessions = 2
+    for i in range(3):
+        run.feed(ModelCall(f"s{i}", at(i), message_id=f"m{i}"))
+    assert run.stats.sessions_capped == 1
+    assert [r.attributes.get("gen_ai.conversation.id") for r in run.named("invoke_agent claude-code")] == ["s0"]
+    run.finish()
+    assert len(run.named("invoke_agent claude-code")) == 3
+
+
+def test_tracker_runs_the_session_part_by_default():
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream", wall=lambda: T0), stats=Stats())
+    tracker = Tracker(ctx)
+    tracker.handle(TurnResult(S, at(0)))
+    tracker.finish()
+    assert [r.name for r in records] == ["turn 1", "invoke_agent claude-code"]
+
+
+def test_caudra_turn_start_opens_and_names_the_turn_and_a_missing_result_is_incomplete():
+    run = Run().feed(
+        TurnStarted(S, at(0), run_id="1", automatic=False, task_events=0),
+        call(10, "msg_1"),
+        result(20, run_id="1", background_active=1),
+        TurnStarted(S, at(30), run_id="2", automatic=True, task_events=1),
+        call(40, "msg_2"),
+        TurnStarted(S, at(50), run_id="3", automatic=True),  # run 2 never got its result
+        result(60, run_id="3"),
+    ).finish()
+    t1, t2, t3 = (run.one(f"turn {n}") for n in (1, 2, 3))
+    assert (t1.start_ns, t1.attributes["turn.run_id"], t1.attributes["turn.automatic"]) == (at(0), "1", False)
+    assert t1.attributes["result.run_id"] == "1" and t1.attributes["result.background_active"] == 1
+    assert (t2.start_ns, t2.end_ns, t2.attributes["turn.run_id"]) == (at(30), at(40), "2")
+    assert t2.error_type == "incomplete" and t2.attributes["turn.task_event_ids.count"] == 1
+    assert (t3.start_ns, t3.end_ns, t3.error) == (at(50), at(60), None)
+    chats = {r.attributes["gen_ai.response.id"]: r for r in run.named("chat m-1")}
+    assert (chats["msg_1"].parent_span_id, chats["msg_2"].parent_span_id) == (t1.span_id, t2.span_id)
+
+
+def test_a_session_seen_only_through_workflows_and_tasks_is_not_an_error():
+    run = Run().feed(
+        WorkflowStarted(S, at(0), task_id="wf-1"),
+        TaskStarted(S, at(1), task_id="t-1", task_type="local_bash"),
+        TaskNotification(S, at(5), task_id="t-1", status="completed"),
+    ).finish()
+    session = run.one("invoke_agent claude-code")
+    assert session.error is None and (session.start_ns, session.end_ns) == (at(0), at(5))
+    assert run.one("task local_bash").parent_span_id == session.span_id

@@ -1,0 +1,264 @@
+"""The workflow tracker with plain events in and plain records out (no OpenTelemetry)."""
+
+from __future__ import annotations
+
+import pytest
+
+from otelbridge.clock import Clock
+from otelbridge.events import (
+    TaskNotification,
+    TaskUpdated,
+    TaskUsage,
+    WorkflowAgent,
+    WorkflowPhase,
+    WorkflowProgress,
+    WorkflowStarted,
+)
+from otelbridge.ids import Ids
+from otelbridge.stats import Stats
+from otelbridge.tracker import Context, Parent, Tracker
+
+MS = 1_000_000
+T0 = 1_790_000_000_000  # epoch ms
+S = "sess-1"
+
+
+class FakeTimers:
+    """call_later stand-in: the test decides when a window's time is up."""
+
+    def __init__(self):
+        self.pending = []
+
+    def __call__(self, delay, fn):
+        timer = [delay, fn, False]
+        self.pending.append(timer)
+
+        class Handle:
+            def cancel(_self):
+                timer[2] = True
+
+        return Handle()
+
+    def fire_all(self):
+        for timer in list(self.pending):
+            if not timer[2]:
+                timer[1]()
+        self.pending.clear()
+
+
+def make(clock_mode="stream", timers=None, parent=None, deterministic=False):
+    records = []
+    stats = Stats()
+    ctx = Context(
+        emit=records.append,
+        ids=Ids(deterministic),
+        clock=Clock(clock_mode, wall=lambda: T0 * MS),
+        stats=stats,
+        call_later=timers,
+        grace_s=5.0,
+        parent=parent,
+    )
+    from otelbridge.tracker.workflows import WorkflowTracker
+
+    return Tracker(ctx, [WorkflowTracker(ctx)]), records, stats
+
+
+def agent(index, state, start_ms=None, phase=1, **kw):
+    return WorkflowAgent(index=index, state=state, label=f"agent-{index}", phase_index=phase,
+                         phase_title="P", started_ns=start_ms and start_ms * MS, **kw)
+
+
+def progress(task, agents, phases=(1,), ts_ms=None, newest_ms=None):
+    return WorkflowProgress(S, ts_ms and ts_ms * MS, task_id=task,
+                            phases=[WorkflowPhase(i, f"phase-{i}") for i in phases],
+                            agents=agents, newest_ns=newest_ms and newest_ms * MS)
+
+
+def names(records):
+    return [r.name for r in records]
+
+
+def test_happy_path_tree_times_and_exactly_once():
+    tracker, records, _ = make(timers=FakeTimers())
+    tracker.handle(WorkflowStarted(S, T0 * MS, task_id="t1", workflow_name="path:a/b/wf.js"))
+    tracker.handle(progress("t1", [agent(1, "start", T0 + 10)], ts_ms=T0 + 10))
+    assert records == []  # nothing terminal yet
+    tracker.handle(progress("t1", [agent(1, "done", T0 + 10, duration_ms=500, tokens=42)], ts_ms=T0 + 600))
+    assert names(records) == ["invoke_agent agent-1"]  # exported before the workflow ends
+    tracker.handle(TaskUpdated(S, None, task_id="t1", status="completed", end_time_ns=(T0 + 700) * MS))
+    tracker.handle(TaskNotification(S, None, task_id="t1", status="completed",
+                                    usage=TaskUsage(100, 1, 690)))
+    tracker.finish()
+    assert names(records) == ["invoke_agent agent-1", "phase phase-1", "invoke_workflow wf.js"]
+    ag, ph, root = records
+    assert (ag.start_ns, ag.end_ns) == ((T0 + 10) * MS, (T0 + 510) * MS)
+    assert ag.attributes["workflow.agent.tokens"] == 42
+    assert ag.parent_span_id == ph.span_id and ph.parent_span_id == root.span_id
+    assert root.parent_span_id is None
+    assert (root.start_ns, root.end_ns) == ((T0 + 10) * MS, (T0 + 700) * MS)
+    assert root.attributes["workflow.name"] == "path:a/b/wf.js"
+    assert root.attributes["workflow.status"] == "completed"
+    assert (ph.start_ns, ph.end_ns) == (ag.start_ns, ag.end_ns)
+    tracker.finish()
+    assert len(records) == 3  # finish twice ends nothing twice
+
+
+def test_root_start_is_end_time_minus_duration_and_never_after_a_child():
+    tracker, records, _ = make()
+    tracker.handle(WorkflowStarted(S, (T0 + 50) * MS, task_id="t"))
+    tracker.handle(progress("t", [agent(1, "done", T0 + 400, duration_ms=100)]))
+    tracker.handle(TaskUpdated(S, None, task_id="t", end_time_ns=(T0 + 1000) * MS))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="completed",
+                                    usage=TaskUsage(duration_ms=700)))
+    tracker.finish()
+    root = records[-1]
+    assert root.start_ns == (T0 + 300) * MS
+    # a duration that would put the root after its child is clamped to the child
+    tracker2, records2, _ = make()
+    tracker2.handle(progress("t", [agent(1, "done", T0 + 100, duration_ms=100)]))
+    tracker2.handle(TaskUpdated(S, None, task_id="t", end_time_ns=(T0 + 1000) * MS))
+    tracker2.handle(TaskNotification(S, None, task_id="t", status="completed",
+                                     usage=TaskUsage(duration_ms=10)))
+    tracker2.finish()
+    assert records2[-1].start_ns == (T0 + 100) * MS
+
+
+def test_grace_window_applies_late_progress_then_closes_once():
+    timers = FakeTimers()
+    tracker, records, stats = make(timers=timers)
+    tracker.handle(WorkflowStarted(S, T0 * MS, task_id="t"))
+    tracker.handle(progress("t", [agent(1, "start", T0), agent(2, "start", T0)], ts_ms=T0))
+    tracker.handle(TaskUpdated(S, None, task_id="t", status="killed", end_time_ns=(T0 + 900) * MS))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="stopped"))
+    assert len(timers.pending) == 1 and timers.pending[0][0] == 5.0
+    # cbc superset: agents flip to error after the notification (seed 000 §4.1)
+    tracker.handle(progress("t", [agent(1, "error", T0, error="subagent aborted: user cancel"),
+                                  agent(2, "start", T0)], ts_ms=T0 + 950))
+    assert names(records) == ["invoke_agent agent-1"]
+    assert records[0].error == "subagent aborted: user cancel"
+    timers.fire_all()
+    by_name = {r.name: r for r in records}
+    assert len(records) == 4
+    # agent 2 never reached a terminal state: stopped run → ended at the run end, interrupted
+    a2 = by_name["invoke_agent agent-2"]
+    assert a2.error is None and [e.name for e in a2.events] == ["interrupted"]
+    assert a2.end_ns == (T0 + 900) * MS
+    root = by_name["invoke_workflow workflow"]
+    assert root.attributes["workflow.status"] == "stopped" and root.error is None
+    assert [e.name for e in root.events] == ["interrupted"]
+    # after the window: counted, not applied
+    tracker.handle(progress("t", [agent(2, "error", T0)]))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="stopped"))
+    assert len(records) == 4
+    assert stats.late_events_ignored == 1 and stats.duplicate_notifications == 1
+    tracker.finish()
+    assert len(records) == 4
+
+
+def test_duplicate_notification_in_window_is_counted_and_ignored():
+    timers = FakeTimers()
+    tracker, records, stats = make(timers=timers)
+    tracker.handle(progress("t", [agent(1, "done", T0, duration_ms=5)]))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="completed"))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="failed"))
+    timers.fire_all()
+    assert stats.duplicate_notifications == 1
+    assert records[-1].attributes["workflow.status"] == "completed"
+
+
+def test_terminal_state_is_final_and_vanished_agents_are_kept():
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [agent(1, "done", T0, duration_ms=10), agent(2, "start", T0)],
+                            ts_ms=T0 + 20))
+    # agent 1 goes "backwards", agent 2 disappears from the snapshot
+    tracker.handle(progress("t", [agent(1, "start", T0)], ts_ms=T0 + 40))
+    by_name = {r.name: r for r in records}
+    assert by_name["invoke_agent agent-1"].attributes["workflow.agent.state"] == "done"
+    a2 = by_name["invoke_agent agent-2"]
+    assert a2.attributes["workflow.agent.vanished"] is True
+    assert a2.end_ns == (T0 + 40) * MS
+    tracker.finish()
+    assert sum(r.name == "invoke_agent agent-1" for r in records) == 1
+
+
+def test_progress_before_started_adopts_started_fields():
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [agent(1, "cached", T0 + 5)]))
+    tracker.handle(WorkflowStarted(S, T0 * MS, task_id="t", workflow_name="late-name",
+                                   tool_use_id="toolu_1", description="d"))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="completed"))
+    tracker.finish()
+    root = records[-1]
+    assert root.name == "invoke_workflow late-name"
+    assert root.attributes["workflow.tool_use_id"] == "toolu_1"
+    cached = records[0]
+    assert cached.attributes["workflow.agent.cached"] is True
+    assert cached.start_ns == cached.end_ns == (T0 + 5) * MS
+
+
+def test_end_of_input_marks_incomplete_and_agents_in_error():
+    tracker, records, _ = make()
+    tracker.handle(WorkflowStarted(S, T0 * MS, task_id="t"))
+    tracker.handle(progress("t", [agent(1, "start", T0)], newest_ms=T0 + 3000))
+    tracker.finish()
+    ag, ph, root = records
+    assert ag.error == "no terminal state at end of input"
+    assert ag.end_ns == (T0 + 3000) * MS  # the stream clock's latest time
+    assert root.attributes["workflow.status"] == "incomplete"
+    assert root.error == "stream ended before task_notification"
+    assert all(r.end_ns >= r.start_ns for r in records)
+
+
+def test_phase_without_agents_ends_where_next_phase_starts():
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [], phases=(1,), ts_ms=T0))
+    tracker.handle(progress("t", [agent(1, "done", T0 + 500, phase=2, duration_ms=100)],
+                            phases=(1, 2), ts_ms=T0 + 500))
+    tracker.handle(TaskNotification(S, (T0 + 700) * MS, task_id="t", status="completed"))
+    tracker.finish()
+    phases = {r.name: r for r in records if r.name.startswith("phase")}
+    assert phases["phase phase-1"].start_ns == T0 * MS
+    assert phases["phase phase-1"].end_ns == phases["phase phase-2"].start_ns == (T0 + 500) * MS
+
+
+def test_failed_workflow_and_agent_error_status():
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [agent(1, "error", T0, duration_ms=3, error="boom\x1b[31m")]))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="failed", summary="it failed"))
+    tracker.finish()
+    ag, root = records[0], records[-1]
+    assert ag.error == "boom" and ag.error_type == "agent_error"
+    assert root.error == "it failed" and root.error_type == "workflow_failed"
+
+
+def test_runs_keyed_by_session_and_task():
+    tracker, records, _ = make(deterministic=True)
+    for sid in ("s1", "s2"):
+        tracker.handle(WorkflowProgress(sid, T0 * MS, task_id="same", agents=[agent(1, "done", T0, duration_ms=1)]))
+    tracker.finish()
+    roots = [r for r in records if r.name.startswith("invoke_workflow")]
+    assert len(roots) == 2 and roots[0].trace_id != roots[1].trace_id
+
+
+def test_traceparent_parent_for_roots():
+    parent = Parent(trace_id=0xABC, span_id=0xDEF)
+    tracker, records, _ = make(parent=parent)
+    tracker.handle(progress("t", [agent(1, "done", T0, duration_ms=1)]))
+    tracker.finish()
+    root = records[-1]
+    assert root.trace_id == 0xABC and root.parent_span_id == 0xDEF and root.parent_remote
+    assert all(r.trace_id == 0xABC for r in records)
+
+
+@pytest.mark.parametrize("cap", [1])
+def test_caps_are_counted(cap):
+    records, stats = [], Stats()
+    from otelbridge.tracker.workflows import WorkflowTracker
+
+    ctx = Context(emit=records.append, ids=Ids(), clock=Clock("stream"), stats=stats)
+    part = WorkflowTracker(ctx, max_runs=cap, max_agents=cap)
+    part.handle(progress("a", [agent(1, "start", T0), agent(2, "start", T0)]))
+    part.handle(progress("b", [agent(1, "start", T0)]))
+    part.finish()
+    assert stats.agents_capped == 1 and stats.runs_capped == 1
+    assert sum(r.name.startswith("invoke_workflow") for r in records) == 1
