@@ -473,6 +473,11 @@ async def _main(cfg: Config, stream_fd: int) -> int:
             pass
 
     outcome = await tee.run()
+    # the stream is over for our reader: it sees its end now, not after decoding and the flush
+    try:
+        os.close(stream_fd)
+    except OSError:
+        pass
     if outcome == pipe.EPIPE:
         # stop reading: the writer (our stdin's, or the child) sees the closed pipe as it would
         # without us — EPIPE/SIGPIPE at its next write

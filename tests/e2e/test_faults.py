@@ -559,3 +559,30 @@ def test_burst_to_a_healthy_collector_is_exported_not_dropped():
     assert proc.stdout == data
     assert len(spans) == spans_of(500, 8)
     assert f"spans {spans_of(500, 8)} exported, 0 dropped" in stats_line(proc.stderr)
+
+
+# --------------------------------------------------------------------------- decoding behind
+
+
+def test_decoding_behind_the_tee_skips_lines_counted_never_stalls(tmp_path):
+    """A recording piped in far faster than it can be decoded (80 MB of 300-agent snapshots):
+    the tee does not wait — every byte passes, the lines beyond the 16 MiB handoff are counted
+    as not decoded, one stderr line says so, and the snapshots that were decoded still give
+    every agent its span (snapshot replacement, seed 000 §6)."""
+    agents = 300
+    started, snapshot = workflow_lines("big", agents=agents, complete=False)
+    count = 80_000_000 // len(snapshot)
+    data = started + snapshot * count
+    stats_path = tmp_path / "stats.json"
+    proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], data, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    stats = json.loads(stats_path.read_text())
+    assert stats["lines"] == count + 1
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == count + 1
+    assert stats["lines_not_decoded"] > 0
+    assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
+    behind = [l for l in proc.stderr.decode().splitlines() if "decoding fell behind the stream" in l]
+    assert len(behind) == 1 and "otelbridge replay" in behind[0]
+    assert f"{stats['lines_not_decoded']} not decoded (behind)" in stats_line(proc.stderr)
+    assert stats["spans_started"] == spans_of(agents)

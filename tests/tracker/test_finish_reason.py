@@ -85,3 +85,94 @@ def test_parts_without_reason_still_finish():
     tracker.finish(reason=REASON_DOWNSTREAM_CLOSED)
     tracker.finish()
     assert old.finished == 2
+
+
+# --------------------------------------------------------------------------- the other parts
+
+
+def test_session_part_marks_the_session_and_what_it_cut_short():
+    from otelbridge.events import ModelCall, ToolCall, ToolResult, TurnResult
+    from otelbridge.tracker.sessions import NO_RESULT, SessionTracker
+
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream"), stats=Stats())
+    part = SessionTracker(ctx)
+    part.handle(ModelCall("s", T0, phase="line", message_id="m1", model="m",
+                          tool_calls=[ToolCall("tu_done", "Read"), ToolCall("tu_open", "Bash")]))
+    part.handle(ToolResult("s", T0 + 2 * MS, tool_use_id="tu_done"))
+    part.handle(TurnResult("s", T0 + 3 * MS))  # turn 1 ends by itself
+    part.handle(ModelCall("s", T0 + 4 * MS, phase="line", message_id="m2", model="m",
+                          tool_calls=[ToolCall("tu_cut", "Bash")]))
+    Tracker(ctx, [part]).finish(reason=REASON_DOWNSTREAM_CLOSED)
+    cut = {(r.name, r.span_id) for r in records
+           if [(e.name, e.attributes) for e in r.events]
+           == [("interrupted", {"otelbridge.reason": "downstream closed"})]}
+    by_name = {}
+    for r in records:
+        by_name.setdefault(r.name, []).append(r)
+    session = by_name["invoke_agent claude-code"][0]
+    open_turn = next(r for r in by_name["turn 2"])
+    open_tool = next(r for r in by_name["execute_tool Bash"]
+                     if r.attributes["gen_ai.tool.call.id"] == "tu_cut")
+    assert cut == {(session.name, session.span_id), (open_turn.name, open_turn.span_id),
+                   (open_tool.name, open_tool.span_id)}
+    assert session.error == NO_RESULT and open_turn.error == NO_RESULT  # errors as at plain EOF
+    for name in ("turn 1", "execute_tool Read", "chat m"):
+        assert all(e.name != "interrupted" for r in by_name[name] for e in r.events), name
+    assert all(r.events[-1].time_ns == r.end_ns for r in records if (r.name, r.span_id) in cut)
+
+    records.clear()
+    part.finish(reason=REASON_DOWNSTREAM_CLOSED)  # everything ended once: nothing more
+    assert records == []
+
+
+def test_session_part_plain_eof_adds_no_interrupted_event():
+    from otelbridge.events import ModelCall
+    from otelbridge.tracker.sessions import SessionTracker
+
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream"), stats=Stats())
+    part = SessionTracker(ctx)
+    part.handle(ModelCall("s", T0, phase="line", message_id="m1", model="m"))
+    Tracker(ctx, [part]).finish()
+    assert records and all(e.name != "interrupted" for r in records for e in r.events)
+
+
+def test_caudra_open_root_says_why_it_was_cut_short():
+    from otelbridge.events import CaudraPhase, CaudraWorkflowSnapshot
+    from otelbridge.tracker.caudra import RUN_INCOMPLETE, CaudraTracker
+
+    def caudra_run():
+        records = []
+        ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream"), stats=Stats())
+        part = CaudraTracker(ctx)
+        part.handle(CaudraWorkflowSnapshot("s", T0, run_id="r1", status="active", phase="plan",
+                                           revision=1, name="review", epoch=1,
+                                           phase_history=[CaudraPhase("plan", T0)]))
+        return Tracker(ctx, [part]), records
+
+    tracker, records = caudra_run()
+    tracker.finish(reason=interrupted_by(15))
+    (root,) = [r for r in records if r.name == "invoke_workflow review"]
+    assert root.error == RUN_INCOMPLETE
+    assert [(e.name, e.attributes, e.time_ns) for e in root.events] == [
+        ("interrupted", {"otelbridge.reason": "interrupted by SIGTERM"}, root.end_ns)]
+
+    tracker, records = caudra_run()
+    tracker.finish()
+    assert all(e.name != "interrupted" for r in records for e in r.events)
+
+
+def test_bernstein_run_without_terminal_says_why_it_was_cut_short():
+    from otelbridge.events import BernsteinSignal
+    from otelbridge.tracker.bernstein import BernsteinTracker
+
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream"), stats=Stats())
+    part = BernsteinTracker(ctx)
+    part.handle(BernsteinSignal("s", T0, kind="PLAN_DRAFT"))
+    Tracker(ctx, [part]).finish(reason=REASON_DOWNSTREAM_CLOSED)
+    (run,) = records
+    assert run.events[-1].name == "interrupted"
+    assert run.events[-1].attributes == {"otelbridge.reason": "downstream closed"}
+    assert run.events[-1].time_ns == run.end_ns
