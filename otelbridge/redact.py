@@ -32,7 +32,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -183,6 +183,11 @@ def home(text: str, lowered: str | None = None) -> str:
     return text
 
 
+#: :meth:`Redactor.redact` remembers strings up to this long (characters), this many at most.
+MEMO_MAX_CHARS = 256
+MEMO_ENTRIES = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class Redactor:
     """One configuration of what may leave. Immutable; build with :meth:`build`.
@@ -192,6 +197,9 @@ class Redactor:
 
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
     max_length: int = DEFAULT_MAX_LENGTH
+    #: short strings already redacted → their redacted form (:data:`MEMO_MAX_CHARS`,
+    #: :data:`MEMO_ENTRIES`): labels, model names and ids repeat on every span
+    _memo: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
     def build(
@@ -209,7 +217,21 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every pattern's matches replaced by markers, and home directories as
-        ``~``; no sanitising, no cap."""
+        ``~``; no sanitising, no cap. Strings of at most :data:`MEMO_MAX_CHARS` characters are
+        remembered (at most :data:`MEMO_ENTRIES`, then forgotten all at once): the same text
+        always gives the same result, computed once."""
+        if len(text) > MEMO_MAX_CHARS:
+            return self._redact(text)
+        memo = self._memo
+        out = memo.get(text)
+        if out is None:
+            out = self._redact(text)
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            memo[text] = out
+        return out
+
+    def _redact(self, text: str) -> str:
         lowered = text.lower()
         for pattern in self.patterns:
             if pattern.wanted(lowered):

@@ -292,3 +292,16 @@ def test_clean_is_safe_bounded_and_idempotent(text):
 def test_custom_pattern_keeps_its_keep_group():
     r = Redactor.build([r"(?P<keep>ticket=)[0-9]+"])
     assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"
+
+
+def test_redact_memo_gives_the_uncached_result_and_stays_bounded(monkeypatch):
+    monkeypatch.setattr(redact, "MEMO_ENTRIES", 3)
+    r = redact.Redactor.build()
+    texts = ["token sk-ant-api03-" + "a" * 40, "plain label", "/home/ann/x", "x" * 300]
+    for _ in range(2):  # the second round comes from the memo
+        assert [r.redact(t) for t in texts] == [r._redact(t) for t in texts]
+    assert r.redact(texts[0]).startswith("token [REDACTED:")
+    assert len(r._memo) <= 3 and "x" * 300 not in r._memo  # long strings are not remembered
+    for n in range(10):
+        r.redact(f"label {n}")
+    assert len(r._memo) <= 3
