@@ -26,9 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import dialects, redact
 from .clock import Clock, StreamTimers
@@ -302,7 +300,7 @@ class Pipeline:
             self.emit(rec)
 
     def report_and_exit_code(self, code: int, all_exported: bool) -> int:
-        """After :meth:`finish`: the waterfall/step summary, the counts line, ``--stats-json``,
+        """After the flush: the waterfall/step summary, the counts line, ``--stats-json``,
         and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost)."""
         if self.report is not None:
             self.report.finish()
