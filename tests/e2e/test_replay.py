@@ -116,6 +116,17 @@ def test_unreadable_file_is_reported_and_the_rest_replayed():
     assert head.encode() in proc.stderr  # the other file was still replayed
 
 
+def test_missing_file_and_directory_are_reported_and_the_rest_replayed(tmp_path):
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "always",
+                       str(tmp_path / "missing.jsonl"), str(tmp_path), str(CBC)])
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"cannot read" in proc.stderr and b"No such file" in proc.stderr
+    assert b"Is a directory" in proc.stderr
+    started, _, _, _, notified = workflow_facts(CBC)
+    head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
+    assert head.encode() in proc.stderr  # the readable file was still replayed
+
+
 def test_progress_bar_on_a_terminal(tmp_path):
     big = tmp_path / "big.jsonl"
     filler = (json.dumps({"type": "stream_event", "pad": "x" * 900}) + "\n").encode()
