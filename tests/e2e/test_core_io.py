@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
+from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
@@ -61,7 +61,7 @@ def test_example_stream_tree():
     # the rest is the session's own trace: its span and the turn its one result closes
     assert len(everything) == len(spans) + session_span_count(data) == len(spans) + 2
     session = spans_of_trace(everything, "invoke_agent ")
-    (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+    (agent,) = [s for s in session if s.name == session_name(data)]
     (turn,) = [s for s in session if s.name == "turn 1"]
     assert turn.parent_span_id == agent.span_id
     assert agent.attributes["gen_ai.conversation.id"] == lines[0]["session_id"]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import (EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
+from tests.conftest import (session_name, EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
                             workflow_facts)
 from tests.receivers import GrpcReceiver
 
@@ -59,7 +59,7 @@ def test_replay_twice_gives_the_same_ids(tmp_path):
         session = [s for s in spans1 if s.trace_id == sha(f"otelbridge/1/{started['session_id']}", 16)]
         assert len(session) == session_span_count(path.read_bytes())
         (agent,) = [s for s in session if s.parent_span_id == ""]
-        assert agent.name == "invoke_agent claude-code"
+        assert agent.name == session_name(path.read_bytes())
         assert agent.links == [(trace, ids[("workflow", started["task_id"])])]
         mine = [s for s in spans1 if s.trace_id == trace]
         got = {}
