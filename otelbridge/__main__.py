@@ -11,7 +11,26 @@ import os
 import sys
 
 
+def _ensure_std_fds() -> None:
+    """fds 0, 1 and 2 open before anything else (``2>&-``, ``<&-``): a closed one is pointed at
+    /dev/null, so no later ``open``/``dup`` can land on it — our messages then never reach the
+    stream, and a closed stderr costs the messages only, never the exit status."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - lives as long as the process
+    if sys.stdout is None:
+        sys.stdout = sys.stderr
+
+
 def main(argv: list[str] | None = None) -> None:
+    _ensure_std_fds()
     from .cli import SUBCOMMANDS, run_command
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -33,11 +52,11 @@ def main(argv: list[str] | None = None) -> None:
             code = 130
         else:
             raise
-    sys.stderr.flush()
-    try:
-        sys.__stdout__.flush()
-    except (OSError, ValueError):
-        pass
+    for stream in (s for s in (sys.stderr, sys.__stdout__) if s is not None):
+        try:  # a closed stderr (``2>&-``, a reader gone) never changes our exit status
+            stream.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(code if isinstance(code, int) else 0)
 
 

@@ -136,7 +136,7 @@ def run_command(**flags):
 @click.command(context_settings=_SETTINGS, epilog=_EPILOG)
 @_shared
 @click.argument("files", nargs=-1, required=True, metavar="FILE...",
-                type=click.Path(exists=True, dir_okay=False, readable=True, path_type=Path))
+                type=click.Path(path_type=Path))
 def replay_command(files, **flags):
     """Turn recorded streams (FILE...) into traces after the fact.
 

@@ -123,6 +123,36 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
     return min(flag, env_limit) if env_limit is not None else flag
 
 
+def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str]) -> None:
+    """``ConfigError`` at start, not at the first export, for an endpoint the exporter cannot
+    use: OTLP/HTTP needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``.
+    Checks ``--endpoint``, else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT``."""
+    from urllib.parse import urlsplit
+
+    for source, value in (
+        ("--endpoint", flag),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    ):
+        if not value:
+            continue
+        try:
+            parts = urlsplit(value.strip())
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            parts, port_ok = None, False
+        if parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname:
+            return
+        if protocol == "grpc" and "://" not in value:
+            host, _, port = value.strip().rpartition(":")
+            if host and port.isdigit():
+                return
+        from .redact import endpoint as printable
+
+        want = "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
+        raise ConfigError(f"{source} {printable(value)!r} is not an OTLP {protocol} endpoint: use {want}")
+
+
 def build(
     *,
     exporter: str | None,
@@ -158,9 +188,12 @@ def build(
     for name in ("flush_timeout_s", "grace_s"):
         if name in flags and flags[name] is not None and flags[name] < 0:
             raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
+    protocol = resolve_protocol(protocol, env)
+    if "otlp" in exporters:
+        check_endpoint(protocol, flags.get("endpoint"), env)
     return Config(
         exporters=exporters,
-        protocol=resolve_protocol(protocol, env),
+        protocol=protocol,
         traceparent=env.get("TRACEPARENT") if use_traceparent else None,
         tracestate=env.get("TRACESTATE") if use_traceparent else None,
         trace_url_template=template,

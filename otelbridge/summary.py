@@ -508,7 +508,8 @@ class Report:
         if self.draw:
             try:
                 render(self.collector, stderr_console(self.stream, self.env), self.template)
-            except Exception as exc:  # a report must never change the run's outcome
+            except (Exception, SystemExit) as exc:  # a report never changes the run's outcome
+                # (rich raises SystemExit(1) when stderr's reader has gone)
                 self.write(f"waterfall not drawn: {exc}")
         if self.step_summary_path and self.collector.finished():
             try:

@@ -94,6 +94,23 @@ def workflow_spans(spans) -> list:
     return [s for s in spans if s.trace_id in traces]
 
 
+def session_name(data: bytes) -> str:
+    """The session span's name SPAN-MODEL.md implies for a stream, from its first
+    ``system/init``: milk's ``agent.name``; ``claude-code`` when the init carries
+    ``claude_code_version`` (or there is no init: the claude_code dialect's default); else
+    ``agent`` (a CLI printing the same family of lines without naming itself: Cursor, cbc)."""
+    for raw in data.splitlines():
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and doc.get("type") == "system" and doc.get("subtype") == "init":
+            if "seq" in doc and isinstance(doc.get("agent"), dict):
+                return f"invoke_agent {doc['agent'].get('name') or 'milk'}"
+            return "invoke_agent " + ("claude-code" if "claude_code_version" in doc else "agent")
+    return "invoke_agent claude-code"
+
+
 def session_span_count(data: bytes) -> int:
     """The session spans SPAN-MODEL.md implies for a Claude Code stream (``data``), read from the
     stream itself: per session id shown, one session span, one turn per ``result`` (plus one

@@ -35,3 +35,21 @@ def test_build_carries_redaction_settings():
 def test_build_refuses_a_bad_pattern():
     with pytest.raises(config.ConfigError, match="not a valid regular expression"):
         config.build(exporter="none", protocol=None, env={}, redact_patterns=("[",))
+
+
+def test_endpoint_checked_at_start():
+    from otelbridge.config import ConfigError, check_endpoint
+
+    for protocol in ("grpc", "http/protobuf"):
+        check_endpoint(protocol, "http://127.0.0.1:4318", {})
+        check_endpoint(protocol, "https://collector.example:443/base", {})
+        for bad in ("notaurl", "http://", "ftp://host:1", "http://host:0"):
+            with pytest.raises(ConfigError, match="is not an OTLP"):
+                check_endpoint(protocol, bad, {})
+    check_endpoint("grpc", "localhost:4317", {})
+    with pytest.raises(ConfigError, match="http\\(s\\)://host:port$"):
+        check_endpoint("http/protobuf", "localhost:4318", {})
+    # the environment is checked too, and credentials never appear in the message
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_ENDPOINT") as err:
+        check_endpoint("http/protobuf", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "user:secret@nohost"})
+    assert "secret" not in str(err.value)

@@ -145,9 +145,11 @@ class Decoder:
         sid = doc.get("session_id")
         if isinstance(sid, str) and sid:
             self.session_id = sid[:256]
-        ts = doc.get("ts")
+        ts = doc.get("ts")  # milk (seed 002 §1)
         if ts is None:
-            ts = doc.get("timestamp")
+            ts = doc.get("timestamp")  # wrapper envelopes (ISO) and epoch-ms stamps
+        if ts is None:
+            ts = doc.get("timestamp_ms")  # Cursor's epoch ms
         info = LineInfo(self.session_id, parse_timestamp(ts) if ts is not None else None)
         events: list[Event] = []
         for dialect in self.json_dialects:

@@ -73,6 +73,9 @@ AGENT_TASK_TYPES = frozenset({"local_agent", "Agent"})
 
 _encode = msgspec.json.Encoder()
 
+#: The session's agent name when ``system/init`` does not say which CLI printed it.
+UNNAMED_AGENT = "agent"
+
 
 def _sid(value: Any) -> str | None:
     return as_str(value, 256) or None
@@ -438,8 +441,13 @@ class ClaudeCode:
                 SessionStarted(
                     line.session_id,
                     line.ts_ns,
-                    agent_name="claude-code",
-                    provider="anthropic",
+                    # Claude Code names itself by its version field; another CLI printing the
+                    # same family of lines (Cursor, cbc builds without it) is not called so
+                    **(
+                        {"agent_name": "claude-code", "provider": "anthropic"}
+                        if "claude_code_version" in doc
+                        else {"agent_name": UNNAMED_AGENT}
+                    ),
                     model=as_str(doc.get("model"), 256),
                     version=as_str(doc.get("claude_code_version"), 64),
                 )

@@ -518,6 +518,8 @@ class SessionTracker:
         start = turn.start_ns
         if ev.duration_ms is not None:
             start = min(start, now - ev.duration_ms * 1_000_000)
+        if s.result_ns is not None:  # turns follow each other: never before the last result
+            start = max(start, min(s.result_ns, turn.start_ns))
         s.start_ns = min(s.start_ns, start)
         rec = self._turn_record(s, turn, start, now)
         self._result_attrs(rec.attributes, ev)

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
+from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 SIGNALS = EXAMPLES / "bernstein-signals.txt"
@@ -137,7 +137,7 @@ def test_mixed_stream_and_dialect_restriction(dialects, want_run, want_workflow)
         assert started["workflow_name"].startswith("path:")
         assert root.attributes["workflow.name"] == started["workflow_name"]
         assert root.name == "invoke_workflow " + posixpath.basename(started["workflow_name"][len("path:"):])
-        (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+        (agent,) = [s for s in session if s.name == session_name(b"\n".join(cbc))]
         assert agent.attributes["gen_ai.conversation.id"] == started["session_id"]
         assert root.links == [(agent.trace_id, agent.span_id)] and agent.links == [(root.trace_id, root.span_id)]
         # the interleaved plain lines change nothing of the workflow and session traces: same as

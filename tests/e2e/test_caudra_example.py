@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_bridge, spans_of_trace, workflow_spans
+from tests.conftest import session_name, EXAMPLES, run_bridge, spans_of_trace, workflow_spans
 from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
@@ -151,7 +151,7 @@ def test_caudra_example_at_receiver():
 
     # automations: children of the session span, ms times, ERROR when failed
     session_trace = spans_of_trace(everything, "invoke_agent ")
-    (session,) = [s for s in session_trace if s.name == "invoke_agent claude-code"]
+    (session,) = [s for s in session_trace if s.name == session_name(data)]
     assert session.attributes["gen_ai.conversation.id"] == sid
     autos = [s for s in everything if s.name.startswith("automation ")]
     assert len(autos) == len(fired) == 2
@@ -178,7 +178,7 @@ def test_caudra_example_at_receiver():
     # the session's trace holds the session span, its turns and the firings; the workflow
     # agents' lines are the workflow traces' agents (above), not session sub-agents
     assert sorted(s.name for s in session_trace) == sorted(
-        ["invoke_agent claude-code"] + [f"turn {n}" for n in range(1, n_turns + 1)] + [s.name for s in autos])
+        [session_name(data)] + [f"turn {n}" for n in range(1, n_turns + 1)] + [s.name for s in autos])
     assert len(everything) == expected == 11 + 1 + 1 + 2
     assert f"{expected} exported, 0 dropped".encode() in proc.stderr
     # workflow traces and the session's trace: linked both ways (SPAN-MODEL.md)

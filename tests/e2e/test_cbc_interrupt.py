@@ -100,7 +100,7 @@ def test_late_error_within_grace_window_lands():
     assert [n for n, _, _ in root.events] == ["interrupted"]
     assert (root.start_ns, root.end_ns) == ((T0 + 2000 - 1900) * MS, (T0 + 2100) * MS)
     # the session (init, never a result): its own trace, linked both ways, ERROR incomplete
-    assert session.name == "invoke_agent claude-code"
+    assert session.name == "invoke_agent agent"  # its init does not name the CLI
     assert session.attributes["gen_ai.conversation.id"] == SID
     assert (session.status_code, session.status_message) == (2, "stream ended before result")
     assert session.attributes["error.type"] == "incomplete"

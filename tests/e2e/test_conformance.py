@@ -47,3 +47,23 @@ def test_recording_passes_through_and_yields_only_implied_spans(path):
         assert roots == []
     for s in spans:
         assert s.end_ns >= s.start_ns > 0
+
+
+CURSOR = [p for p in FILES if p.name.startswith("cursor-")]
+
+
+@pytest.mark.parametrize("path", CURSOR, ids=lambda p: p.name)
+def test_cursor_session_is_not_called_claude_code_and_keeps_its_times(path):
+    """Cursor prints Claude-Code-shaped lines without naming itself: its session is
+    ``invoke_agent agent`` (not ``claude-code``), dated by its own ``timestamp_ms``."""
+    data = path.read_bytes()
+    stamps = [json.loads(l)["timestamp_ms"] for l in data.splitlines() if b'"timestamp_ms"' in l]
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint], data)
+        spans = rx.received.spans()
+    assert proc.returncode == 0 and proc.stdout == data
+    (session,) = [s for s in spans if s.parent_span_id == ""]
+    assert session.name == "invoke_agent agent"
+    assert "gen_ai.provider.name" not in session.attributes
+    assert min(stamps) * 1_000_000 <= session.end_ns <= max(stamps) * 1_000_000
+    assert all(s.start_ns >= min(stamps) * 1_000_000 - 60 * 10**9 for s in spans)

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
+from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
@@ -61,7 +61,7 @@ def test_example_stream_tree():
     # the rest is the session's own trace: its span and the turn its one result closes
     assert len(everything) == len(spans) + session_span_count(data) == len(spans) + 2
     session = spans_of_trace(everything, "invoke_agent ")
-    (agent,) = [s for s in session if s.name == "invoke_agent claude-code"]
+    (agent,) = [s for s in session if s.name == session_name(data)]
     (turn,) = [s for s in session if s.name == "turn 1"]
     assert turn.parent_span_id == agent.span_id
     assert agent.attributes["gen_ai.conversation.id"] == lines[0]["session_id"]
@@ -111,3 +111,25 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
     assert run.parent_span_id == "" and run.attributes["process.exit.code"] == 0
     assert session.attributes["gen_ai.conversation.id"] == "s"
     assert session.status_code == 0  # seen only through a workflow: no error
+
+
+def test_closed_or_gone_stderr_never_changes_status_or_stream(tmp_path):
+    """``2>&-`` and a stderr reader that has gone cost our messages only: the exit status is
+    still the child's and stdout is still the stream."""
+    import os
+
+    data = EXAMPLE.read_bytes()
+    script = f"import sys; sys.stdout.write(open({str(EXAMPLE)!r}).read()); sys.exit(3)"
+    argv = [sys.executable, "-m", "otelbridge", "--exporter", "none", "--summary", "always",
+            "--", sys.executable, "-c", script]
+    closed = subprocess.run(argv, stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2),
+                            env=clean_env(), timeout=60)
+    assert (closed.returncode, closed.stdout) == (3, data)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader of our stderr is gone before we write to it
+    try:
+        gone = subprocess.run(argv, stdout=subprocess.PIPE, stderr=write_end, env=clean_env(),
+                              timeout=60)
+    finally:
+        os.close(write_end)
+    assert (gone.returncode, gone.stdout) == (3, data)

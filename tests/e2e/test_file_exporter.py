@@ -12,7 +12,7 @@ from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tests.conftest import (EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace,
+from tests.conftest import (session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace,
                             workflow_facts)
 from tests.receivers import GrpcReceiver, Received
 
@@ -81,7 +81,7 @@ def test_file_and_grpc_get_the_same_spans(tmp_path):
     assert len(got) == len(from_file) == N_WORKFLOW + N_SESSION
     assert (N_WORKFLOW, N_SESSION) == (6, 2)  # root, 2 phases, 3 agents; session, turn 1
     assert len(spans_of_trace(got, "invoke_workflow ")) == N_WORKFLOW
-    assert sorted(s.name for s in spans_of_trace(got, "invoke_agent ")) == ["invoke_agent claude-code", "turn 1"]
+    assert sorted(s.name for s in spans_of_trace(got, "invoke_agent ")) == sorted([session_name(data), "turn 1"])
 
     def key(s):
         return s.span_id

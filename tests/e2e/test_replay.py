@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import (EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
+from tests.conftest import (session_name, EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
                             workflow_facts)
 from tests.receivers import GrpcReceiver
 
@@ -59,7 +59,7 @@ def test_replay_twice_gives_the_same_ids(tmp_path):
         session = [s for s in spans1 if s.trace_id == sha(f"otelbridge/1/{started['session_id']}", 16)]
         assert len(session) == session_span_count(path.read_bytes())
         (agent,) = [s for s in session if s.parent_span_id == ""]
-        assert agent.name == "invoke_agent claude-code"
+        assert agent.name == session_name(path.read_bytes())
         assert agent.links == [(trace, ids[("workflow", started["task_id"])])]
         mine = [s for s in spans1 if s.trace_id == trace]
         got = {}
@@ -114,6 +114,17 @@ def test_unreadable_file_is_reported_and_the_rest_replayed():
     started, _, _, _, notified = workflow_facts(CBC)
     head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
     assert head.encode() in proc.stderr  # the other file was still replayed
+
+
+def test_missing_file_and_directory_are_reported_and_the_rest_replayed(tmp_path):
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "always",
+                       str(tmp_path / "missing.jsonl"), str(tmp_path), str(CBC)])
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"cannot read" in proc.stderr and b"No such file" in proc.stderr
+    assert b"Is a directory" in proc.stderr
+    started, _, _, _, notified = workflow_facts(CBC)
+    head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
+    assert head.encode() in proc.stderr  # the readable file was still replayed
 
 
 def test_progress_bar_on_a_terminal(tmp_path):

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.conftest import ROOT, clean_env, run_bridge, session_span_count, workflow_spans
+from tests.conftest import session_name, ROOT, clean_env, run_bridge, session_span_count, workflow_spans
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CORPUS = ROOT / "tests" / "data" / "secrets-corpus.jsonl"
@@ -157,7 +157,7 @@ def test_corpus_nothing_secret_or_unsafe_leaves():
     assert f"{count} exported, 0 dropped".encode() in proc.stderr
     text = assert_nothing_leaks(spans, raw, 256)  # the session span included (its cwd is not exported)
     # one session for both workflows: init, never a result
-    (session,) = by_name(spans, "invoke_agent claude-code")
+    (session,) = by_name(spans, session_name(data))
     assert session.parent_span_id == "" and session.attributes["gen_ai.conversation.id"] == "sess-secrets-0001"
     assert (session.status_code, session.status_message) == (2, "stream ended before result")
     assert sorted(session.links) == sorted((r.trace_id, r.span_id) for r in by_name(spans, "invoke_workflow"))

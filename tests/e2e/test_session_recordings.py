@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, FIXTURES, run_bridge
+from tests.conftest import session_name, EXAMPLES, FIXTURES, run_bridge
 from tests.receivers import HttpReceiver
 
 MS = 1_000_000
@@ -123,8 +123,8 @@ def test_session_tree(path: Path):
             s = by_id[s.parent_span_id]
             yield s
 
-    # session name: milk's init.agent.name, else claude-code
-    agent = facts.inits[0]["agent"]["name"] if facts.milk else "claude-code"
+    # session name: milk's init.agent.name; claude-code when the init names it; else agent
+    agent = session_name(path.read_bytes()).removeprefix("invoke_agent ")
     assert session.name == f"invoke_agent {agent}"
     assert session.attributes["gen_ai.operation.name"] == "invoke_agent"
 
