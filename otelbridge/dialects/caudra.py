@@ -190,9 +190,10 @@ class Caudra:
 
     name = "caudra"
     #: every line this dialect reads is a ``system`` line with a ``subtype`` (rare next to the
-    #: bulk of ``assistant``/``stream_event`` lines) or an agent line with ``workflow_run_id``;
-    #: two markers keep the pre-filter to two passes over each chunk
-    markers = (b"subtype", b"workflow_run_id")
+    #: bulk of ``assistant``/``stream_event`` lines) or an agent's ``assistant``/``user`` line
+    #: (it carries ``workflow_run_id`` and a ``"message"`` object); the same two markers as
+    #: claude_code's, so together they cost two passes over each chunk
+    markers = (b"subtype", b'"message')
 
     def decode(self, doc: dict[str, Any], line: LineInfo) -> list[Event]:
         kind = doc.get("type")

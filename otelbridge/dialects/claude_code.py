@@ -406,11 +406,13 @@ class ClaudeCode:
     """The ``claude_code`` dialect (also cbc, and milk's same-family ``task_*`` lines)."""
 
     name = "claude_code"
-    #: Few markers, because the splitter scans every chunk once per marker: ``task_`` (the
-    #: ``system/task_*`` family), ``"message`` (``assistant`` and ``user`` lines carry a
-    #: ``"message"`` object; ``message_start``/``message_delta`` stream events), ``"result"``,
-    #: ``"init"``, ``turn_start`` (Caudra). A ``content_block_delta`` line (the bulk of a stream) has none of them.
-    markers = (b"task_", b'"message', b'"result"', b'"init"', b"turn_start")
+    #: Two markers, because the splitter scans every chunk once per marker (and the union over
+    #: all dialects is what it scans): ``subtype`` is on every line of the ``system`` family
+    #: (``init``, ``task_*``, Caudra's ``turn_start``) and on every ``result``; ``"message`` on
+    #: ``assistant``/``user`` lines (their ``"message"`` object) and on ``message_start``/
+    #: ``message_delta`` stream events. A ``content_block_delta`` line — the bulk of a stream —
+    #: has neither.
+    markers = (b"subtype", b'"message')
 
     def __init__(self) -> None:
         self._entries = _EntryCache()

@@ -145,7 +145,7 @@ def test_content_block_deltas_are_not_offered_by_the_splitter():
                         "parent_tool_use_id": None, "uuid": "u"}).encode()
     wanted = [json.dumps(d).encode() for d in (
         {"type": "assistant", "message": {}}, {"type": "user", "message": {}},
-        {"type": "result"}, {"type": "system", "subtype": "init"},
+        {"type": "result", "subtype": "success"}, {"type": "system", "subtype": "init"},
         {"type": "stream_event", "event": {"type": "message_delta"}},
         {"type": "stream_event", "event": {"type": "message_start"}})]
     offered = []
