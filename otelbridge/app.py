@@ -116,6 +116,8 @@ class RunSpan:
     parent: Parent | None
     start_ns: int = field(default_factory=time.time_ns)
     pid: int | None = None
+    #: ``--capture-content``: the arguments are exported (they carry prompts: ``claude -p "..."``)
+    capture_content: bool = False
 
     def traceparent(self, sampled: bool) -> str:
         """The W3C ``traceparent`` of this span, for the child's environment."""
@@ -123,11 +125,13 @@ class RunSpan:
 
     def record(self, exit_code: int) -> SpanRecord:
         argv = self.argv[:MAX_ARGS]
-        attrs = {
+        attrs: dict = {
             "process.command": redact.clean(argv[0]),
-            "process.command_args": [redact.clean(a) for a in argv],
+            "process.args_count": len(self.argv),
             "process.exit.code": exit_code,
         }
+        if self.capture_content:  # a command line is content: `claude -p "<prompt>"`
+            attrs["process.command_args"] = [redact.clean(a) for a in argv]
         if self.pid is not None:
             attrs["process.pid"] = self.pid
         base = posixpath.basename(self.argv[0].replace("\\", "/").rstrip("/")) or self.argv[0]
@@ -200,7 +204,7 @@ class Pipeline:
         trace_id = ctx.root_trace_id("run", " ".join(argv))
         ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
         ctx.run = ref
-        self.run = RunSpan(tuple(argv), ref, ctx.parent)
+        self.run = RunSpan(tuple(argv), ref, ctx.parent, capture_content=self.cfg.capture_content)
         return self.run
 
     def run_sampled(self) -> bool:

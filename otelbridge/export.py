@@ -130,7 +130,9 @@ class _OnceFilter(logging.Filter):
                 return False
             self._seen = True
             msg = record.getMessage().splitlines()[0] if record.getMessage() else ""
-            record.msg, record.args = msg[:300] + " (further export messages suppressed)", None
+            if len(msg) > 300:  # cut at a word, not inside one
+                msg = msg[:300].rsplit(" ", 1)[0] + " …"
+            record.msg, record.args = msg + " (further export messages suppressed)", None
             record.exc_info = record.exc_text = None
         return True
 

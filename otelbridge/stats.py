@@ -42,8 +42,9 @@ class Stats:
         """The one-line human summary for stderr."""
         return (
             f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
-            f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} overlong; spans {self.spans_exported} "
-            f"exported, {self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
+            f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} "
+            f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
+            f"{self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
         )
 
     def write_json(self, path: str) -> None:

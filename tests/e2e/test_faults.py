@@ -238,7 +238,7 @@ def test_collector_refused(protocol):
     assert stats["spans_exported"] == 0
     assert stats["spans_dropped"] == stats["spans_started"]
     line = stats_line(live.stderr)
-    assert f"spans 0 exported, {stats['spans_dropped']} dropped" in line
+    assert f"spans {stats['spans_started']} built, 0 exported, {stats['spans_dropped']} dropped" in line
     assert b"Traceback" not in live.stderr
 
 
@@ -558,7 +558,7 @@ def test_burst_to_a_healthy_collector_is_exported_not_dropped():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     assert len(spans) == spans_of(500, 8)
-    assert f"spans {spans_of(500, 8)} exported, 0 dropped" in stats_line(proc.stderr)
+    assert f"{spans_of(500, 8)} built, {spans_of(500, 8)} exported, 0 dropped" in stats_line(proc.stderr)
 
 
 # --------------------------------------------------------------------------- decoding behind

@@ -146,3 +146,26 @@ def test_fail_on_export_error_opt_in():
                        "\"workflow_progress\":[]}')"])
     assert proc.returncode == 1
     assert b"not confirmed" in proc.stderr
+
+
+@pytest.mark.parametrize("capture", [False, True])
+def test_command_line_is_content(capture):
+    """``otelbridge -- claude -p "<prompt>"``: the arguments carry the prompt, so they leave only
+    with --capture-content (redacted even then); the command and the count always."""
+    from tests.receivers import HttpReceiver
+
+    argv = [sys.executable, "-c", "print('{}')", "secret prompt ghp_" + "a" * 36]
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, *(["--capture-content"] if capture else []),
+                           "--", *argv])
+        spans = rx.received.spans()
+    assert proc.returncode == 0, proc.stderr
+    (run,) = [s for s in spans if s.name.startswith("run ")]
+    assert run.attributes["process.command"] == sys.executable
+    assert run.attributes["process.args_count"] == len(argv)
+    if capture:
+        assert run.attributes["process.command_args"][:3] == argv[:3]
+        assert run.attributes["process.command_args"][3] == "secret prompt [REDACTED:github_token]"
+    else:
+        assert "process.command_args" not in run.attributes
+        assert "secret prompt" not in repr(spans)
