@@ -85,7 +85,7 @@ def test_plain_output_makes_no_span():
     with GrpcReceiver() as rx:
         proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint], data)
         assert proc.returncode == 0 and proc.stdout == data
-        assert b"spans 0 exported" in proc.stderr
+        assert b"spans 0 built, 0 exported" in proc.stderr
         assert rx.received.spans() == []
 
 
@@ -166,4 +166,4 @@ def test_recordings_of_other_clis_make_no_caudra_or_bernstein_spans():
     data = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in files)
     proc, spans = export(data, "--dialect", "caudra", "--dialect", "bernstein", expect=0)
     assert spans == []
-    assert b"spans 0 exported" in proc.stderr
+    assert b"spans 0 built, 0 exported" in proc.stderr
