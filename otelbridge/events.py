@@ -116,6 +116,12 @@ class Event:
 
 
 @dataclass(slots=True)
+class StreamTime(Event):
+    """A line that carries its own timestamp (``ts_ns``) but nothing a dialect models: it only
+    moves the stream clock (SPAN-MODEL.md "Time")."""
+
+
+@dataclass(slots=True)
 class WorkflowPhase:
     """A ``workflow_phase`` timeline entry (seed 000 §5.2): ``{type, index, title}``."""
 

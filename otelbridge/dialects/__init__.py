@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..events import Event, Usage, as_int, ms_to_ns
+from ..events import Event, StreamTime, Usage, as_int, ms_to_ns
 from ..stats import Stats
 
 #: Registered dialect modules, by name, in decoding order.
@@ -157,6 +157,10 @@ class Decoder:
                 events.extend(dialect.decode(doc, info))
             except Exception:  # a hostile line must never kill the tee
                 self.stats.bad_lines += 1
+        if not events and info.ts_ns is not None:
+            # a line no dialect models still shows the time (a wrapper's envelope lines): the
+            # stream clock is "the latest timestamp the stream has shown" (SPAN-MODEL.md)
+            events.append(StreamTime(info.session_id, info.ts_ns))
         return events
 
     def _decode_raw(self, raw: bytes) -> list[Event]:

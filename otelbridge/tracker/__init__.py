@@ -24,7 +24,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .. import redact
 from ..clock import Clock
-from ..events import Event, SpanEvent, SpanRecord, Usage
+from ..events import Event, SpanEvent, SpanRecord, StreamTime, Usage
 from ..ids import Ids
 from ..stats import Stats
 
@@ -319,6 +319,9 @@ class Tracker:
         )
 
     def handle(self, ev: Event) -> None:
+        if type(ev) is StreamTime:
+            self.ctx.clock.observe(ev.ts_ns)
+            return
         for part in self.parts:
             part.handle(ev)
 

@@ -77,3 +77,18 @@ def test_parse_timestamp_rejects_garbage():
     assert parse_timestamp("not a time") is None
     assert parse_timestamp("2026-10-02T12:00:00") is None  # no zone: ambiguous
     assert parse_timestamp(1e30) is None and parse_timestamp(True) is None
+
+
+def test_a_line_with_only_a_timestamp_moves_the_stream_clock():
+    """Envelope lines (a wrapper's ``status``) model nothing but still show the time."""
+    from otelbridge.clock import Clock
+    from otelbridge.events import StreamTime
+    from otelbridge.ids import Ids
+    from otelbridge.tracker import Context, Tracker
+
+    (ev,), _ = decode({"type": "status", "data": {"message": "Connected"},
+                       "timestamp": "2026-07-10T01:36:32.197Z"})
+    assert isinstance(ev, StreamTime) and ev.ts_ns == 1783647392197 * MS
+    clock = Clock("stream", wall=lambda: 1_800_000_000 * 10**9)
+    Tracker(Context(emit=lambda r: None, ids=Ids(), clock=clock, stats=Stats())).handle(ev)
+    assert clock.uses_stream and clock.now() == 1783647392197 * MS
