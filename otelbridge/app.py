@@ -105,6 +105,16 @@ def parse_traceparent(cfg: Config):
     return Parent(span_ctx.trace_id, span_ctx.span_id), span_ctx
 
 
+def feed_lines(splitter: LineSplitter, stats: Stats, buf: bytearray, n: int) -> None:
+    """``splitter.feed(buf, n)``; a splitter bug costs the chunk's decoding (counted), never the
+    stream, which was already written."""
+    try:
+        splitter.feed(buf, n)
+    except Exception as exc:
+        stats.bad_lines += 1
+        log.warning("chunk not decoded: %s", exc)
+
+
 @dataclass
 class RunSpan:
     """The wrapper's ``run {basename of CMD}`` span (SPAN-MODEL.md, "wrapped process"): ids
@@ -282,11 +292,7 @@ class Pipeline:
             self.timers.run_due()
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
-        try:
-            self.splitter.feed(buf, n)
-        except Exception as exc:
-            self.stats.bad_lines += 1
-            log.warning("chunk not decoded: %s", exc)
+        feed_lines(self.splitter, self.stats, buf, n)
 
     def end_stream(self, reason: str | None = None) -> None:
         """End of one stream's input: its last line, every open span ended. ``reason`` (see
@@ -376,11 +382,7 @@ class LiveFront:
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         """The tee's callback after each write: split lines, hand the marked ones on."""
-        try:
-            self.splitter.feed(buf, n)
-        except Exception as exc:
-            self.stats.bad_lines += 1
-            log.warning("chunk not decoded: %s", exc)
+        feed_lines(self.splitter, self.stats, buf, n)
 
     def ready(self) -> Pipeline | None:
         """Wait for the set-up (at most :data:`SETUP_TIMEOUT_S`): the pipeline, or ``None``."""

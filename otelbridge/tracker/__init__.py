@@ -239,7 +239,7 @@ class Context:
         if ref is None:
             trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
             ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
-            _remember(self._sessions, session_id, ref)
+            remember(self._sessions, session_id, ref)
         return ref
 
     def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
@@ -250,13 +250,15 @@ class Context:
         if ref is None:
             trace_id = self.root_trace_id(session_id, task_id)
             ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
-            _remember(self._workflows, key, ref)
+            remember(self._workflows, key, ref)
         return ref
 
 
-def _remember(registry: dict, key: Any, ref: SpanRef) -> None:
-    registry[key] = ref
-    if len(registry) > MAX_REFS:
+def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
+    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` (dicts keep
+    insertion order): a bounded map, as :class:`Recent` is a bounded set."""
+    registry[key] = value
+    while len(registry) > cap:
         registry.pop(next(iter(registry)))
 
 

@@ -72,7 +72,7 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from . import Context, interrupted_event, put_attributes, usage_attributes
+from . import Context, Recent, interrupted_event, put_attributes, remember, usage_attributes
 from .caudra import workflow_key as caudra_workflow_key
 
 MAX_OPEN_SESSIONS = 1_000
@@ -187,10 +187,10 @@ class _Session:
     tools: dict[str, _Tool] = field(default_factory=dict)
     tool_spans: OrderedDict[str, int] = field(default_factory=OrderedDict)
     agents: dict[str, _Agent] = field(default_factory=dict)
-    closed_agents: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    closed_agents: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
     agent_tasks: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, _Task] = field(default_factory=dict)
-    closed_tasks: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    closed_tasks: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
     workflows: OrderedDict[str, None] = field(default_factory=OrderedDict)
     hints: OrderedDict[str, tuple[str | None, str | None]] = field(default_factory=OrderedDict)
     events: list[SpanEvent] = field(default_factory=list)
@@ -211,12 +211,6 @@ def _usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
     attrs.update(usage_attributes(usage))
 
 
-def _remember(registry: OrderedDict, key: Any, value: Any = None, cap: int = MAX_ITEMS) -> None:
-    registry[key] = value
-    if len(registry) > cap:
-        registry.popitem(last=False)
-
-
 class SessionTracker:
     """Session lines → span records through ``ctx.emit``. Never raises on events."""
 
@@ -231,7 +225,7 @@ class SessionTracker:
         self.max_sessions = max_sessions
         self.max_items = max_items
         self.sessions: OrderedDict[str | None, _Session] = OrderedDict()
-        self._closed: OrderedDict[str | None, None] = OrderedDict()
+        self._closed = Recent(MAX_CLOSED_REMEMBERED)
         self._stream_mode = self.clock.uses_stream
 
     # ------------------------------------------------------------------ events in
@@ -437,14 +431,14 @@ class SessionTracker:
             tool = _Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                          call.name, call.arguments)
             s.tools[call.id] = tool
-            _remember(s.tool_spans, call.id, tool.span_id)
+            remember(s.tool_spans, call.id, tool.span_id, cap=MAX_ITEMS)
             if call.subagent_type or call.description:
                 pending = s.agents.get(call.id)
                 if pending is not None:
                     pending.subagent_type = pending.subagent_type or call.subagent_type
                     pending.description = pending.description or call.description
                 else:  # remembered until the sub-agent shows up
-                    _remember(s.hints, call.id, (call.subagent_type, call.description))
+                    remember(s.hints, call.id, (call.subagent_type, call.description), cap=MAX_ITEMS)
         if agent is not None:
             agent.last_ns = max(agent.last_ns, now)
 
@@ -618,12 +612,12 @@ class SessionTracker:
     def _on_workflow(self, s: _Session, ev: WorkflowStarted | WorkflowProgress, now: int) -> None:
         # every workflow task is remembered (its task_* lines are not background tasks); the
         # session span links the first MAX_LINKS of them
-        _remember(s.workflows, ev.task_id)
+        remember(s.workflows, ev.task_id, cap=MAX_ITEMS)
         s.tasks.pop(ev.task_id, None)
 
     def _on_caudra_workflow(self, s: _Session, ev: CaudraWorkflowSnapshot | CaudraWorkflowLog,
                             now: int) -> None:
-        _remember(s.workflows, caudra_workflow_key(ev.run_id))
+        remember(s.workflows, caudra_workflow_key(ev.run_id), cap=MAX_ITEMS)
 
     _handlers: dict[type, Any] = {}
 
@@ -748,10 +742,10 @@ class SessionTracker:
             del s.tools[tool.id]
             self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
         s.agents.pop(agent.key, None)
-        _remember(s.closed_agents, agent.key, cap=MAX_CLOSED_REMEMBERED)
+        s.closed_agents.add(agent.key)
         if agent.task_id is not None:
             s.agent_tasks.pop(agent.task_id, None)
-            _remember(s.closed_tasks, agent.task_id, cap=MAX_CLOSED_REMEMBERED)
+            s.closed_tasks.add(agent.task_id)
         start = agent.start_ns
         duration = agent.task_usage.duration_ms if agent.task_usage else None
         if agent.end_time_ns is not None and duration is not None:
@@ -803,7 +797,7 @@ class SessionTracker:
 
     def _emit_task(self, s: _Session, task: _Task, now: int, summary: str | None, *, eof: bool) -> None:
         s.tasks.pop(task.task_id, None)
-        _remember(s.closed_tasks, task.task_id, cap=MAX_CLOSED_REMEMBERED)
+        s.closed_tasks.add(task.task_id)
         end = task.end_time_ns or now
         start = task.start_ns
         duration = task.usage.duration_ms if task.usage else None
@@ -898,7 +892,7 @@ class SessionTracker:
     def _close_session(self, s: _Session, *, eof: bool) -> None:
         """End everything ``s`` holds, then the session span itself, exactly once."""
         self.sessions.pop(s.sid, None)
-        _remember(self._closed, s.sid, cap=MAX_CLOSED_REMEMBERED)
+        self._closed.add(s.sid)
         end_all = s.last_ns
         for agent in list(s.agents.values()):
             done = agent.tool_done_ns is not None or agent.notified_ns is not None
