@@ -1,67 +1,32 @@
-"""The pipeline of one run: source → lines → dialects → tracker → spans → export, on uvloop.
+"""The tee's process: the stream fd, signals, the exit status, and the wrapped command.
 
-:func:`run` is what the ``otelbridge`` command calls. It owns the process-level concerns: the
-stream fd (fd 1 is handed to the stream alone; anything else that writes to fd 1 or
-``sys.stdout`` lands on stderr), signals, the exit status and the bounded shutdown.
-
-Threads. The live tee (pipe and wrapper modes, :func:`run`) splits lines on the tee's thread
-and hands the marked ones to a :class:`~otelbridge.handoff.Handoff` (:class:`LiveFront`): its one
-thread builds the :class:`Pipeline` (OpenTelemetry imports, exporters, redaction, report), then
-decodes, tracks, builds spans and fires the grace-window timers. The tee never waits for it:
-lines that do not fit in the handoff are not decoded, only counted. ``replay`` and ``follow``
-have no passthrough to protect: they run the :class:`Pipeline` synchronously (replay on the
-main thread, paced by the exporters; follow on its event loop) and decode every line. In every
-mode the tracker is touched by one thread only.
+:func:`run` is what the ``otelbridge`` command calls. fd 1 is handed to the stream alone (anything
+else that writes to fd 1 or ``sys.stdout`` lands on stderr). Before the event loop starts it forks
+the decoding process (:mod:`otelbridge.worker`: stages 2–5, :mod:`otelbridge.pipeline`); this
+process then only moves bytes (``source/pipe.py``: ``tee(2)`` + ``splice`` where it can) and
+imports nothing of OpenTelemetry. Where there is no ``fork``, decoding runs on a thread of this
+process (:class:`otelbridge.pipeline.LiveFront`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import os
-import posixpath
 import signal
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from . import dialects, redact
-from .clock import Clock, StreamTimers
 from .config import Config
-from .events import SpanRecord
-from .handoff import Handoff
-from .ids import Ids
-from .lines import LineSplitter
-from .source import pipe
+from .source import REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
 from .source.child import ChildError, exit_status, spawn
 from .stats import Stats
-from .tracker import REASON_DOWNSTREAM_CLOSED, Context, Parent, SpanRef, Tracker, interrupted_by
 
-if TYPE_CHECKING:  # imported where used: the live tee starts before OpenTelemetry is loaded
-    from .export import Exporters
-    from .spans import SpanBuilder
-    from .summary import Report
-
-log = logging.getLogger("otelbridge")
+if TYPE_CHECKING:
+    from .worker import Worker
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
-EXIT_EXPORT_FAILED = 1
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
-MAX_ARGS = 64
-
-#: At most this long (seconds) the end of a run waits for the tracing set-up (imports, exporter
-#: construction: no network) still running on the handoff's thread.
-SETUP_TIMEOUT_S = 30.0
-
-#: GIL switch interval, seconds. Decoding, span building and OTLP encoding run on other threads
-#: and hold the GIL for milliseconds (../shared/MEASURED.md); with Python's default 5 ms each wait for it
-#: delays the passthrough by as much. 0.1 ms keeps the added latency near 1 ms (bench/RESULTS.md).
-SWITCH_INTERVAL_S = 0.0001
-
 
 def say(message: str) -> None:
     """One line of ours on stderr."""
@@ -72,100 +37,14 @@ def say(message: str) -> None:
         pass
 
 
-def install_redaction(cfg: Config) -> None:
-    """Make ``cfg``'s redaction the process-wide one (every ``redact.clean`` call uses it);
-    warn once on stderr when the default patterns are off."""
-    redact.install(
-        redact.Redactor.build(
-            cfg.redact_patterns,
-            defaults=cfg.default_redaction,
-            max_length=cfg.max_attribute_length,
-        )
-    )
-    if not cfg.default_redaction:
-        say("warning: --no-default-redaction: secrets in the stream (tokens, keys, e-mails) are "
-            "exported as they are; use it for local debugging only")
-
-
-def parse_traceparent(cfg: Config):
-    """``TRACEPARENT``/``TRACESTATE`` → (:class:`Parent`, SpanContext) or (None, None)."""
-    from opentelemetry import trace
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-    if not cfg.traceparent:
-        return None, None
-    carrier = {"traceparent": cfg.traceparent}
-    if cfg.tracestate:
-        carrier["tracestate"] = cfg.tracestate
-    ctx = TraceContextTextMapPropagator().extract(carrier)
-    span_ctx = trace.get_current_span(ctx).get_span_context()
-    if not span_ctx.is_valid:
-        say("TRACEPARENT is not a valid W3C traceparent; ignoring it")
-        return None, None
-    return Parent(span_ctx.trace_id, span_ctx.span_id), span_ctx
-
-
-def feed_lines(splitter: LineSplitter, stats: Stats, buf: bytearray, n: int) -> None:
-    """``splitter.feed(buf, n)``; a splitter bug costs the chunk's decoding (counted), never the
-    stream, which was already written."""
-    try:
-        splitter.feed(buf, n)
-    except Exception as exc:
-        stats.bad_lines += 1
-        log.warning("chunk not decoded: %s", exc)
-
-
-@dataclass
-class RunSpan:
-    """The wrapper's ``run {basename of CMD}`` span (SPAN-MODEL.md, "wrapped process"): ids
-    allocated before the child starts (the child's ``TRACEPARENT`` names it), wall-clock times
-    in epoch ns, ``process.*`` attributes; ERROR on a non-zero exit status."""
-
-    argv: tuple[str, ...]
-    ref: SpanRef
-    parent: Parent | None
-    start_ns: int = field(default_factory=time.time_ns)
-    pid: int | None = None
-    #: ``--capture-content``: the arguments are exported (they carry prompts: ``claude -p "..."``)
-    capture_content: bool = False
-
-    def traceparent(self, sampled: bool) -> str:
-        """The W3C ``traceparent`` of this span, for the child's environment."""
-        return f"00-{self.ref.trace_id:032x}-{self.ref.span_id:016x}-{'01' if sampled else '00'}"
-
-    def record(self, exit_code: int) -> SpanRecord:
-        argv = self.argv[:MAX_ARGS]
-        attrs: dict = {
-            "process.command": redact.clean(argv[0]),
-            "process.args_count": len(self.argv),
-            "process.exit.code": exit_code,
-        }
-        if self.capture_content:  # a command line is content: `claude -p "<prompt>"`
-            attrs["process.command_args"] = [redact.clean(a) for a in argv]
-        if self.pid is not None:
-            attrs["process.pid"] = self.pid
-        base = posixpath.basename(self.argv[0].replace("\\", "/").rstrip("/")) or self.argv[0]
-        rec = SpanRecord(
-            name=redact.span_name("run", base, "command"),
-            trace_id=self.ref.trace_id,
-            span_id=self.ref.span_id,
-            parent_span_id=self.parent.span_id if self.parent is not None else None,
-            parent_remote=self.parent is not None,
-            start_ns=self.start_ns,
-            end_ns=max(time.time_ns(), self.start_ns),
-            attributes=attrs,
-        )
-        if exit_code != 0:
-            rec.error, rec.error_type = f"exit status {exit_code}", "process_exit"
-        return rec
-
-
-def child_environment(cfg: Config, run: RunSpan, sampled: bool) -> dict[str, str]:
-    """The child's environment: ours, with ``TRACEPARENT`` set to the run span (and
-    ``TRACESTATE`` kept only when it came with the parent we use)."""
+def child_environment(cfg: Config, link: tuple[str, bool]) -> dict[str, str]:
+    """The child's environment: ours, with ``TRACEPARENT`` set to the run span's (``link``: see
+    :meth:`LiveFront.run_link`) and ``TRACESTATE`` kept only when it came with the parent we
+    use."""
+    traceparent, under_parent = link
     env = dict(os.environ)
-    env["TRACEPARENT"] = run.traceparent(sampled)
-    if cfg.tracestate and run.parent is not None:
+    env["TRACEPARENT"] = traceparent
+    if cfg.tracestate and under_parent:
         env["TRACESTATE"] = cfg.tracestate
     else:
         env.pop("TRACESTATE", None)
@@ -186,276 +65,42 @@ def warn_console_exporters(env: dict[str, str]) -> None:
         )
 
 
-@dataclass
-class Pipeline:
-    """Stages 2–5 wired together for one stream."""
-
-    cfg: Config
-    stats: Stats
-    exporters: Exporters
-    tracker: Tracker
-    decoder: dialects.Decoder
-    splitter: LineSplitter
-    builder: SpanBuilder | None = None
-    run: RunSpan | None = None
-    exit_code: int = 0
-    report: Report | None = None
-    emit: Callable[[SpanRecord], None] | None = None
-    call_later: Any = None
-    parent: Parent | None = None
-    #: replay: grace windows timed by the stream clock (see clock.StreamTimers)
-    stream_timers: bool = False
-    timers: StreamTimers | None = None
-
-    def start_run(self, argv: tuple[str, ...]) -> RunSpan:
-        """Allocate the wrapper's run span (before the child starts) and make it the parent of
-        every session span."""
-        ctx = self.tracker.ctx
-        trace_id = ctx.root_trace_id("run", " ".join(argv))
-        ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
-        ctx.run = ref
-        self.run = RunSpan(tuple(argv), ref, ctx.parent, capture_content=self.cfg.capture_content)
-        return self.run
-
-    def run_sampled(self) -> bool:
-        """The sampling decision for the run span's trace (made once, as its spans will get)."""
-        if self.run is None or self.builder is None:
-            return True
-        probe = SpanRecord(self.run.record(0).name, self.run.ref.trace_id, self.run.ref.span_id,
-                           None, 0, 0, {})
-        return self.builder._trace_flags(probe).sampled
-
-    @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
-        """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
-        end of input); ``report`` (trace links, waterfall, step summary) is a second sink."""
-        from .export import Exporters
-        from .spans import SpanBuilder
-
-        install_redaction(cfg)
-        exporters = Exporters(cfg, stats)
-        parent, span_ctx = parse_traceparent(cfg)
-        builder = SpanBuilder(
-            exporters.provider,
-            exporters.ids,
-            stats,
-            trace_state=span_ctx.trace_state if span_ctx is not None else None,
-            remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
-        )
-        if span_ctx is not None and not span_ctx.trace_flags.sampled:
-            say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
-        pipeline = cls(cfg, stats, exporters, None, None, None, builder)  # type: ignore[arg-type]
-        pipeline.report = report
-        pipeline.emit = fan_out(builder.emit, report.emit if report is not None else None)
-        pipeline.call_later = call_later
-        pipeline.parent = parent
-        pipeline.new_stream()
-        return pipeline
-
-    def new_stream(self) -> None:
-        """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
-        same exporters and reports (``replay`` calls it once per file)."""
-        cfg = self.cfg
-        clock = Clock(cfg.clock)
-        self.timers = StreamTimers(clock) if self.stream_timers else None
-        self.tracker = Tracker(
-            Context(
-                emit=self.emit,
-                ids=Ids(cfg.deterministic_ids),
-                clock=clock,
-                stats=self.stats,
-                call_later=self.timers.call_later if self.timers is not None else self.call_later,
-                grace_s=cfg.grace_s,
-                parent=self.parent,
-                capture_content=cfg.capture_content,
-                on_trace=self.report.on_trace if self.report is not None else None,
-            )
-        )
-        self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
-        self.new_lines(keep_partial=False)
-
-    def new_lines(self, keep_partial: bool) -> None:
-        """A fresh line splitter (a followed file was rotated or truncated); with
-        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first."""
-        if keep_partial and self.splitter is not None:
-            self.splitter.close()
-        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line)
-
-    def on_line(self, raw: bytes) -> None:
-        for event in self.decoder.decode(raw):
-            try:
-                self.tracker.handle(event)
-            except Exception as exc:  # a tracker bug costs one event, never the stream
-                self.stats.bad_lines += 1
-                log.warning("event %s not applied: %s", type(event).__name__, exc)
-        if self.timers is not None:
-            self.timers.run_due()
-
-    def on_chunk(self, buf: bytearray, n: int) -> None:
-        feed_lines(self.splitter, self.stats, buf, n)
-
-    def end_stream(self, reason: str | None = None) -> None:
-        """End of one stream's input: its last line, every open span ended. ``reason`` (see
-        :meth:`Tracker.finish`): why the run was cut short, ``None`` at plain end of input."""
-        try:
-            self.splitter.close()
-            if self.timers is not None:
-                self.timers.run_all()
-            self.tracker.finish(reason=reason)
-        except Exception as exc:
-            log.warning("closing spans failed: %s", exc)
-        if self.run is not None:
-            rec = self.run.record(self.exit_code)
-            self.tracker.ctx.decorate_process(rec)
-            self.emit(rec)
-
-    def report_and_exit_code(self, code: int, all_exported: bool) -> int:
-        """After the flush: the waterfall/step summary, the counts line, ``--stats-json``,
-        and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost)."""
-        if self.report is not None:
-            self.report.finish()
-        return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
-                                    code, all_exported)
-
-
-def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
-                         all_exported: bool) -> int:
-    """The counts line and ``problem`` (lost spans) on stderr unless ``--quiet``,
-    ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
-    were lost)."""
-    if not cfg.quiet:
-        say(stats.line()[len("otelbridge: "):])
-        if problem:
-            say(problem)
-    if cfg.stats_json:
-        try:
-            stats.write_json(cfg.stats_json)
-        except OSError as exc:
-            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
-    if cfg.fail_on_export_error and not all_exported and code == 0:
-        code = EXIT_EXPORT_FAILED
-    return code
-
-
-class LiveFront:
-    """The live tee's side of the pipeline (pipe and wrapper modes): a :class:`LineSplitter`
-    on the tee's thread feeds a :class:`Handoff`; the handoff's thread builds the
-    :class:`Pipeline` (``setup``: OpenTelemetry imports, exporters, redaction, report — 30–110 ms
-    measured, while the first bytes already pass), then applies the lines, the grace-window
-    timers (``Handoff.call_later``) and at last :meth:`Pipeline.end_stream`.
-
-    The tee never waits: lines beyond the handoff's limit are not decoded (counted in
-    ``stats.lines_not_decoded``/``bytes_not_decoded``, one stderr line the first time); the
-    decoding thread alone is paced by the exporters (``Exporters.pace``).
-    """
-
-    def __init__(self, cfg: Config, stats: Stats) -> None:
-        self.cfg = cfg
-        self.stats = stats
-        self.handoff = Handoff(stats, warn=say)
-        markers = dialects.Decoder(dialects.load(list(cfg.dialects) or None), stats).markers
-        self.splitter = LineSplitter(markers, self.handoff.put, stats, cfg.max_line)
-        #: built on the handoff's thread; ``None`` until then, and if the set-up failed
-        self.pipeline: Pipeline | None = None
-        self.handoff.start(self._on_line, self._end, setup=self._build)
-
-    def _build(self) -> None:
-        from .export import configure_logging
-        from .summary import Report
-
-        configure_logging()
-        pipeline = Pipeline.build(self.cfg, self.stats, self.handoff.call_later, Report(self.cfg, say))
-        if self.cfg.command:
-            pipeline.start_run(tuple(self.cfg.command))
-        self.pipeline = pipeline
-
-    def _on_line(self, raw: bytes) -> None:
-        pipeline = self.pipeline
-        if pipeline is None:  # set-up failed (logged once): pass through, decode nothing
-            return
-        pipeline.on_line(raw)
-        pipeline.exporters.pace()  # on the decoding thread: bursts exported, not dropped
-
-    def _end(self, reason: str | None) -> None:
-        if self.pipeline is not None:
-            self.pipeline.end_stream(reason)
-
-    def on_chunk(self, buf: bytearray, n: int) -> None:
-        """The tee's callback after each write: split lines, hand the marked ones on."""
-        feed_lines(self.splitter, self.stats, buf, n)
-
-    def ready(self) -> Pipeline | None:
-        """Wait for the set-up (at most :data:`SETUP_TIMEOUT_S`): the pipeline, or ``None``."""
-        self.handoff.ready.wait(SETUP_TIMEOUT_S)
-        return self.pipeline
-
-    def finish(self, reason: str | None = None, exit_code: int = 0) -> bool:
-        """End of input (or of the run, for ``reason``: see :meth:`Tracker.finish`): last line,
-        every open span ended (the run span with ``exit_code``), bounded flush. True if all
-        exported. The lines still waiting in the handoff (at most its limit) are applied first;
-        that and the flush together take at most ``--flush-timeout``."""
-        try:
-            self.splitter.close()
-        except Exception as exc:
-            log.warning("last line not decoded: %s", exc)
-        pipeline = self.ready()  # set-up is not part of the flush budget
-        if pipeline is not None:
-            pipeline.exit_code = exit_code
-        budget = self.cfg.flush_timeout_s
-        started = time.monotonic()
-        if pipeline is not None:  # pacing (Exporters.pace): half the budget at most
-            pipeline.exporters.pace_until = started + budget / 2
-        if not self.handoff.close(reason, timeout=budget):
-            log.warning("decoding did not finish within --flush-timeout; flushing what ended")
-        if pipeline is None:
-            return False
-        return pipeline.exporters.shutdown(max(0.0, budget - (time.monotonic() - started)))
-
-    def report_and_exit_code(self, code: int, all_exported: bool) -> int:
-        """After :meth:`finish`: as :meth:`Pipeline.report_and_exit_code` (counts only when the
-        set-up failed)."""
-        if self.pipeline is None:
-            return counts_and_exit_code(self.cfg, self.stats, None, code, all_exported)
-        return self.pipeline.report_and_exit_code(code, all_exported)
-
-
-def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord], None]:
-    """One ``emit`` that calls every given sink in order (``None`` entries skipped); the only
-    sink itself when there is one, so the common case costs no extra call."""
-    live = [s for s in sinks if s is not None]
-    if len(live) == 1:
-        return live[0]
-
-    def emit(rec: SpanRecord) -> None:
-        for sink in live:
-            sink(rec)
-
-    return emit
-
-
-async def _main(cfg: Config, stream_fd: int) -> int:
+async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
+    """The tee: pass ``stdin`` (or the wrapped command's stdout) to ``stream_fd`` until its end,
+    a closed reader or a signal, feeding the decoding side — the decoding process ``worker`` or,
+    without one, a :class:`LiveFront` in this process — and return the exit status."""
     loop = asyncio.get_running_loop()
     stats = Stats()
-    front = LiveFront(cfg, stats)
+    front = None
+    if worker is None:
+        from .pipeline import LiveFront
+
+        front = LiveFront(cfg, stats)
+    side = worker if worker is not None else front
+
+    def end(reason: str | None, code: int) -> int:
+        if worker is not None:
+            return worker.end(reason, code, stats.bytes)
+        return front.end(reason, code)
+
     proc = None
     if cfg.command:
         # the child's TRACEPARENT names the run span: its ids come from the set-up
-        pipeline = front.ready()
-        env = None
-        if pipeline is not None and pipeline.run is not None:
-            env = child_environment(cfg, pipeline.run, pipeline.run_sampled())
+        link = side.run_link()
+        env = child_environment(cfg, link) if link is not None else None
         warn_console_exporters(env if env is not None else dict(os.environ))
         try:
             proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
             say(str(exc))
-            front.finish(exit_code=exc.status)
-            return exc.status
-        if pipeline is not None and pipeline.run is not None:
-            pipeline.run.pid = proc.pid
+            return end(None, exc.status)
+        side.set_pid(proc.pid)
     else:
         fd_in = 0
-    tee = pipe.Tee(fd_in, stream_fd, front.on_chunk, stats)
+    if worker is not None:
+        tee = pipe.Tee(fd_in, stream_fd, None, stats, feed=worker)
+    else:
+        tee = pipe.Tee(fd_in, stream_fd, front.on_chunk, stats)
     got_signal: list[int] = []
 
     def on_signal(signum: int) -> None:
@@ -505,8 +150,12 @@ async def _main(cfg: Config, stream_fd: int) -> int:
         reason = None
 
     # a second Ctrl-C from here on changes nothing: the flush below is bounded anyway
-    all_exported = front.finish(reason, exit_code=code)
-    return front.report_and_exit_code(code, all_exported)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(signum, lambda: None)
+        except (NotImplementedError, RuntimeError):
+            pass
+    return end(reason, code)
 
 
 def install_loop() -> None:
@@ -527,179 +176,18 @@ def run(cfg: Config) -> int:
     stream_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    from .worker import Worker
+
+    worker = Worker.start(cfg, close_in_child=(stream_fd,))  # before any thread or loop
     install_loop()
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    if worker is None:  # decoding shares this process's GIL: keep its turns short
+        from .pipeline import SWITCH_INTERVAL_S
+
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
-        return asyncio.run(_main(cfg, stream_fd))
+        return asyncio.run(_main(cfg, stream_fd, worker))
     except KeyboardInterrupt:
         return 130
 
 
 #: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
-PROGRESS_MIN_BYTES = 8 * 1024 * 1024
-
-
-def _private_stdout() -> None:
-    """fd 1 and ``sys.stdout`` point at stderr: replay and follow never write to stdout."""
-    from .export import configure_logging
-
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    configure_logging()
-
-
-def _progress(total: int):
-    """A rich progress bar on stderr for ``total`` bytes, or ``None`` (not a terminal, small)."""
-    if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
-        return None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-    from .summary import stderr_console
-
-    return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                    TimeRemainingColumn(), console=stderr_console(), transient=True,
-                    redirect_stdout=False, redirect_stderr=True)
-
-
-def replay(cfg: Config, files: list) -> int:
-    """``otelbridge replay FILE...``: each file a stream of its own (fresh clock, tracker and
-    decoder; grace windows timed by its stream clock, all closed at its end), all into one set
-    of exporters and one report; span production waits for the exporters (no queue overflow).
-    ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``. Returns the exit
-    status: 0, 1 when a file could not be read (the others are still replayed) or when
-    ``--fail-on-export-error`` and spans were lost."""
-    from .source.replay import read_file
-    from .summary import Report
-
-    _private_stdout()
-    stats = Stats()
-    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
-    # grace windows in stream time; a file can wait: never outrun the exporters
-    pipeline.stream_timers = True
-    pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())
-    pipeline.new_stream()
-    sizes = []
-    for path in files:
-        try:
-            sizes.append(os.path.getsize(path))
-        except OSError:
-            sizes.append(0)
-    progress = _progress(sum(sizes))
-    code = 0
-
-    def on_chunk(buf: bytearray, n: int) -> None:
-        stats.bytes += n
-        pipeline.on_chunk(buf, n)
-
-    with progress if progress is not None else contextlib.nullcontext():
-        task = progress.add_task("replay", total=sum(sizes)) if progress is not None else None
-        if progress is not None:
-            progress.refresh()  # drawn at once, however fast the replay
-        advance = (lambda n: progress.advance(task, n)) if progress is not None else None
-        for i, path in enumerate(files):
-            if i:
-                pipeline.new_stream()
-            try:
-                read_file(path, on_chunk, advance)
-            except OSError as exc:
-                say(f"cannot read {str(path)!r}: {exc.strerror}")
-                code = 1
-            pipeline.end_stream()
-    all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
-    return pipeline.report_and_exit_code(code, all_exported)
-
-
-class HoldUntilClosed:
-    """``follow``: a workflow's records (those with ``workflow.task_id``) are passed to ``sink``
-    only when its root record comes, i.e. when the run has ended. At a stop mid-workflow,
-    :meth:`discard` drops the held ones: the next start re-reads that workflow from the offset
-    file's checkpoint and exports it once, whole. Other records pass at once."""
-
-    def __init__(self, sink: Callable[[SpanRecord], None]) -> None:
-        self.sink = sink
-        self.held: dict[tuple, list[SpanRecord]] = {}
-        #: stopping: the workflows ended by the stop are held too (then discarded)
-        self.stopping = False
-
-    def emit(self, rec: SpanRecord) -> None:
-        attrs = rec.attributes
-        task_id = attrs.get("workflow.task_id")
-        if task_id is None:
-            self.sink(rec)
-            return
-        key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
-        if self.stopping or attrs.get("gen_ai.operation.name") != "invoke_workflow":
-            self.held.setdefault(key, []).append(rec)
-            return
-        for held in self.held.pop(key, ()):
-            self.sink(held)
-        self.sink(rec)
-
-    def discard(self) -> int:
-        """Drop every held record; returns how many."""
-        count = sum(len(v) for v in self.held.values())
-        self.held.clear()
-        return count
-
-
-def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
-    """``otelbridge follow PATH``: trace what a CLI writes to PATH until SIGTERM/SIGINT.
-
-    Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
-    regular file. Workflows still open at the stop are not exported: the offset file makes the
-    next start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
-    from .source.follow import TRUNCATED, Follower, offset_file
-    from .summary import Report
-
-    _private_stdout()
-    install_loop()
-
-    async def main() -> int:
-        loop = asyncio.get_running_loop()
-        stats = Stats()
-        pipeline = Pipeline.build(cfg, stats, loop.call_later, Report(cfg, say))
-        hold = HoldUntilClosed(pipeline.emit)
-        pipeline.emit = hold.emit
-        pipeline.new_stream()
-
-        def on_chunk(buf: bytearray, n: int) -> None:
-            stats.bytes += n
-            pipeline.on_chunk(buf, n)
-
-        def on_switch(kind: str) -> None:
-            # truncated: the partial line before the cut is gone; rotated: the old file's last
-            # line, even without "\n", is complete
-            pipeline.new_lines(keep_partial=kind != TRUNCATED)
-
-        follower = Follower(
-            path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
-            poll_s=poll_s, on_switch=on_switch,
-            is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
-        )
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(signum, follower.stop)
-            except (NotImplementedError, RuntimeError):
-                pass
-        code = 0
-        try:
-            await follower.run()
-        except IsADirectoryError as exc:
-            say(str(exc))
-            code = 2
-        open_runs = pipeline.tracker.open_workflows()
-        # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
-        # workflows cut by the stop are discarded and read again from the checkpoint
-        hold.stopping = True
-        pipeline.end_stream()
-        dropped = hold.discard()
-        if open_runs:
-            say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
-                f"start reads them again ({dropped} held spans dropped)")
-        all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
-        return pipeline.report_and_exit_code(code, all_exported)
-
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        return 130

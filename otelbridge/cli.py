@@ -20,8 +20,7 @@ import click
 
 from . import __version__, config
 from .clock import MODES
-from .lines import DEFAULT_MAX_LINE
-from .tracker import DEFAULT_GRACE_S
+from .config import DEFAULT_GRACE_S, DEFAULT_MAX_LINE
 
 _SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _EPILOG = ("Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
@@ -144,7 +143,7 @@ def replay_command(files, **flags):
     same trace and span ids every time), grace windows close at the end of each file. Nothing is
     written to stdout: replay is not a tee."""
     cfg = make_config(clock="stream", deterministic_ids=True, **flags)
-    from .app import replay
+    from .pipeline import replay
 
     return replay(cfg, list(files))
 
@@ -171,7 +170,7 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
-    from .app import follow
+    from .pipeline import follow
 
     return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)
 

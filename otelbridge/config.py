@@ -31,6 +31,10 @@ SUMMARY_MODES = ("auto", "always", "never")
 #: What ``{trace_id}`` in ``--trace-url-template`` is replaced with (32 lowercase hex digits).
 TRACE_ID_PLACEHOLDER = "{trace_id}"
 PROTOCOLS = ("grpc", "http/protobuf")
+#: Seconds a workflow's spans stay open after its terminal ``task_notification`` (late progress).
+DEFAULT_GRACE_S = 5.0
+#: Line-length cap for decoding, in bytes (8 MiB): longer lines pass through, counted, undecoded.
+DEFAULT_MAX_LINE = 8 * 1024 * 1024
 
 
 class ConfigError(ValueError):
@@ -46,9 +50,9 @@ class Config:
     endpoint: str | None = None
     output: str | None = None
     flush_timeout_s: float = 5.0
-    grace_s: float = 5.0
+    grace_s: float = DEFAULT_GRACE_S
     clock: str = "auto"
-    max_line: int = 8 * 1024 * 1024
+    max_line: int = DEFAULT_MAX_LINE
     dialects: tuple[str, ...] = ()
     deterministic_ids: bool = False
     capture_content: bool = False

@@ -1,21 +1,27 @@
-"""Between stage 2 and stage 3: the tee hands marked lines over and goes on; decoding, tracking,
-span building and export run on one thread of their own (ARCHITECTURE.md: the source "must never
-wait on any later stage").
+"""Between the source and stage 2: the stream's chunks (and the gaps where it was not seen) go to
+one thread that splits lines, decodes, tracks, builds spans and fires the grace-window timers
+(ARCHITECTURE.md: the source "must never wait on any later stage").
 
-Why: a 50-agent ``task_progress`` snapshot costs ~2 ms to decode, track and turn into spans; done
-inline, the next line of the stream waits that long (bench/RESULTS.md, latency p99). On its own
-thread it costs the tee at most one GIL switch interval (``app.SWITCH_INTERVAL_S``).
+Two producers, one queue:
 
-Bounded, and the tee never waits: at most :data:`DEFAULT_LIMIT` bytes of lines wait; a line
-that does not fit is **not decoded** — :meth:`Handoff.put` counts it
-(``stats.lines_not_decoded``/``bytes_not_decoded``), says so once on stderr and returns at once.
-A stream far faster than decoding (a recording piped in) is therefore traced in part, never
-slowed (issue 5: "stdout keeps flowing with no added stall"); ``otelbridge replay`` decodes
-every line of a recording. Skipping is tolerable because ``task_progress`` snapshots are
-authoritative (seed 000 §6: snapshot replacement): the next snapshot decoded repairs a run whose
-earlier lines were skipped. The decoding thread alone may be slowed (paced by the exporters).
+* **in process** (no ``fork``: :class:`otelbridge.pipeline.LiveFront` alone): the tee's thread
+  :meth:`Handoff.offer` s a copy of each chunk it wrote and goes on; a chunk that does not fit in
+  :data:`DEFAULT_LIMIT` bytes is skipped — :meth:`Handoff.gap` queues a
+  :class:`~otelbridge.lines.Gap` (its size and newlines: counted in ``stats.lines_not_decoded``/
+  ``bytes_not_decoded`` when applied) instead;
+* **the decoding process** (:mod:`otelbridge.worker`): the reader thread :meth:`Handoff.put` s
+  each chunk read from the tee's pipe and *waits* while the queue is full — the pipe then fills
+  and the tee (in the other process) skips, never waits.
 
-Timers (``call_later``: grace windows) fire on the same thread as the lines, so the tracker is
+Why a thread of its own: a 50-agent ``task_progress`` snapshot costs ~2 ms to decode, track and
+turn into spans; OTLP encoding holds the GIL for milliseconds (../shared/MEASURED.md). A stream
+far faster than decoding (a recording piped in) is therefore traced in part, never slowed
+(issue 5: "stdout keeps flowing with no added stall"); ``otelbridge replay`` decodes every line
+of a recording. Skipping is tolerable because ``task_progress`` snapshots are authoritative
+(seed 000 §6: snapshot replacement): the next snapshot decoded repairs a run whose earlier lines
+were skipped.
+
+Timers (``call_later``: grace windows) fire on the same thread as the chunks, so the tracker is
 only ever touched by one thread.
 """
 
@@ -30,45 +36,44 @@ from collections import deque
 from collections.abc import Callable
 
 from .clock import Timer
+from .lines import Gap
 from .stats import Stats
 
 log = logging.getLogger("otelbridge")
 
-#: Bytes of lines that may wait for the decoding thread; lines beyond are not decoded (16 MiB).
+#: At most this long (seconds) the end of a run waits for the tracing set-up (imports, exporter
+#: construction: no network) still running on the handoff's thread.
+SETUP_TIMEOUT_S = 30.0
+
+#: Bytes of chunks that may wait for the decoding thread (16 MiB).
 DEFAULT_LIMIT = 16 * 1024 * 1024
 
-#: The stderr line said the first time a line is not decoded (``{n}``: lines so far).
-#: Lines the thread takes at once (their bytes are released, and timers run, after each batch).
-BATCH = 256
+#: Items the thread takes at once (their bytes are released, and timers run, after each batch).
+BATCH = 16
 
+#: Said once on stderr when the first :class:`Gap` is applied.
 BEHIND_MESSAGE = (
-    "decoding fell behind the stream; {n} lines not decoded so far — traces may be incomplete; "
+    "decoding fell behind the stream; parts of it are not decoded — traces may be incomplete; "
     "for recordings use `otelbridge replay`"
 )
 
+Item = bytes | Gap
+
 
 class Handoff:
-    """A bounded line queue plus timers, drained by one thread.
+    """A bounded queue of chunks and gaps plus timers, drained by one thread.
 
-    ``start(on_line, on_finish)`` starts the thread; :meth:`put` (the tee's thread) queues one
-    line, or counts it in ``stats`` when :attr:`limit` bytes would be exceeded (``warn(text)``
-    is called once then: one stderr line); :meth:`close` queues the end — the thread applies
-    what is queued, then calls ``on_finish(reason)`` and ends. Exceptions from ``on_line`` and
-    timers are logged and cost that line only.
+    ``start(on_item, on_finish)`` starts the thread, which calls ``on_item(item)`` for each
+    chunk (``bytes``) and :class:`Gap` in order; :meth:`close` queues the end — the thread
+    applies what is queued, then calls ``on_finish(reason)`` and ends. Exceptions from
+    ``on_item`` and timers are logged and cost that item only.
     """
 
-    def __init__(
-        self,
-        stats: Stats,
-        limit: int = DEFAULT_LIMIT,
-        warn: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, stats: Stats, limit: int = DEFAULT_LIMIT) -> None:
         self.stats = stats
         self.limit = limit
-        self._warn = warn
-        self._warned = False
         self._cond = threading.Condition()
-        self._lines: deque[bytes] = deque()
+        self._items: deque[Item] = deque()
         self._bytes = 0
         self._timers: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
@@ -79,37 +84,54 @@ class Handoff:
 
     def start(
         self,
-        on_line: Callable[[bytes], None],
+        on_item: Callable[[Item], None],
         on_finish: Callable[[str | None], None],
         setup: Callable[[], None] | None = None,
     ) -> None:
-        """Start the thread; it runs ``setup()`` (if any) before the first line."""
-        self._on_line = on_line
+        """Start the thread; it runs ``setup()`` (if any) before the first item."""
+        self._on_item = on_item
         self._on_finish = on_finish
         self._setup = setup
         self._thread = threading.Thread(target=self._run, name="otelbridge-decode", daemon=True)
         self._thread.start()
 
-    # -- the tee's side
+    # -- the producers' side
 
-    def put(self, line: bytes) -> None:
-        """Queue one line, never waiting. A line that would take the bytes queued or being
-        applied past :attr:`limit` (unless there are none) is not queued: it is counted in
-        ``stats.lines_not_decoded`` and ``stats.bytes_not_decoded``."""
+    def _fits(self, size: int) -> bool:
+        return not self._bytes or self._bytes + size <= self.limit
+
+    def _append(self, item: Item, size: int) -> None:
+        self._items.append(item)
+        self._bytes += size
+        if len(self._items) == 1:  # the thread only sleeps on an empty queue
+            self._cond.notify()
+
+    def offer(self, chunk: bytes) -> bool:
+        """Queue ``chunk`` unless it would take the bytes queued or being applied past
+        :attr:`limit` (a chunk always fits an empty queue). Never waits; False: not queued (the
+        caller queues a :meth:`gap` instead)."""
         with self._cond:
-            if self._bytes and self._bytes + len(line) > self.limit:
-                self.stats.lines_not_decoded += 1
-                self.stats.bytes_not_decoded += len(line)
-                warn = not self._warned
-                self._warned = True
-            else:
-                self._lines.append(line)
-                self._bytes += len(line)
-                if len(self._lines) == 1:  # the thread only sleeps on an empty queue
-                    self._cond.notify()
+            if not self._fits(len(chunk)):
+                return False
+            self._append(chunk, len(chunk))
+            return True
+
+    def put(self, chunk: bytes) -> None:
+        """Queue ``chunk``, waiting while it does not fit (the decoding process's reader)."""
+        with self._cond:
+            while not self._fits(len(chunk)) and self._closing is None:
+                self._cond.wait()
+            self._append(chunk, len(chunk))
+
+    def gap(self, gap: Gap) -> None:
+        """Queue a part of the stream that was not seen (merged with a gap queued just before)."""
+        with self._cond:
+            last = self._items[-1] if self._items else None
+            if isinstance(last, Gap):
+                self._items[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
+                                      gap.ends_with_newline if gap.nbytes else last.ends_with_newline)
                 return
-        if warn and self._warn is not None:
-            self._warn(BEHIND_MESSAGE.format(n=self.stats.lines_not_decoded))
+            self._append(gap, 0)
 
     def close(self, reason: str | None = None, timeout: float | None = None) -> bool:
         """End: apply what waits, then ``on_finish(reason)``. Returns False if the thread had
@@ -159,24 +181,23 @@ class Handoff:
         self.ready.set()
         while True:
             with self._cond:
-                while not self._lines and self._closing is None:
+                while not self._items and self._closing is None:
                     wait = self._next_wait()
                     if wait == 0.0:
                         break
                     self._cond.wait(wait)
-                lines = self._lines
-                batch = [lines.popleft() for _ in range(min(len(lines), BATCH))]
+                items = self._items
+                batch = [items.popleft() for _ in range(min(len(items), BATCH))]
                 closing = self._closing
-            size = 0
-            for line in batch:
-                size += len(line)
+            for item in batch:
                 try:
-                    self._on_line(line)
-                except Exception as exc:  # a bug costs one line, never the thread
-                    log.warning("line not applied: %s", exc)
-            if size:
-                with self._cond:  # a line's bytes count against the limit until it is applied
-                    self._bytes -= size
+                    self._on_item(item)
+                except Exception as exc:  # a bug costs one item, never the thread
+                    log.warning("chunk not applied: %s", exc)
+                if isinstance(item, bytes):
+                    with self._cond:  # a chunk's bytes count against the limit until applied
+                        self._bytes -= len(item)
+                        self._cond.notify_all()
             for timer in self._due():
                 try:
                     timer.fn()
@@ -184,7 +205,7 @@ class Handoff:
                     log.warning("timer failed: %s", exc)
             if closing is not None:
                 with self._cond:
-                    if self._lines:
+                    if self._items:
                         continue
                 try:
                     self._on_finish(closing[0])

@@ -11,13 +11,32 @@ counted as overlong and skipped by the decoder (it was already passed through in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from .stats import Stats
 
-#: Default line-length cap for decoding, in bytes (8 MiB).
-DEFAULT_MAX_LINE = 8 * 1024 * 1024
+from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
 
 _NL = b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A part of the stream that was passed through but not handed to decoding (the decoding side
+    was behind: ``handoff.py``, ``worker.py``): ``nbytes`` bytes holding ``newlines`` ``\\n``,
+    the last of them its final byte when ``ends_with_newline``."""
+
+    nbytes: int
+    newlines: int
+    ends_with_newline: bool
+
+    @classmethod
+    def of(cls, buf: bytes | bytearray, start: int = 0, end: int | None = None) -> "Gap":
+        """The gap that skipping ``buf[start:end]`` makes."""
+        end = len(buf) if end is None else end
+        if end <= start:
+            return cls(0, 0, False)
+        return cls(end - start, buf.count(_NL, start, end), buf[end - 1] == 10)
 
 
 class LineSplitter:
@@ -28,7 +47,7 @@ class LineSplitter:
     handles a final line without a trailing newline.
     """
 
-    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong")
+    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_broken")
 
     def __init__(
         self,
@@ -43,6 +62,8 @@ class LineSplitter:
         self._stats = stats
         self._pending = bytearray()
         self._overlong = False
+        #: bytes so far of a line cut by a :class:`Gap` (``None``: the current line is whole)
+        self._broken: int | None = None
 
     def feed(self, buf: bytes | bytearray, n: int) -> None:
         """Take ``buf[0:n]``: count its lines and offer the complete, marked ones."""
@@ -52,7 +73,7 @@ class LineSplitter:
             return
         self._stats.lines += buf.count(_NL, 0, n)
         start = 0
-        if self._pending or self._overlong:
+        if self._pending or self._overlong or self._broken is not None:
             self._hold(buf, 0, first)
             self._finish_pending()
             start = first + 1
@@ -65,13 +86,50 @@ class LineSplitter:
 
     def close(self) -> None:
         """End of input: a last line without ``\\n`` is still a line."""
-        if self._pending or self._overlong:
+        if self._pending or self._overlong or self._broken is not None:
             self._stats.lines += 1
             self._finish_pending()
+
+    def gap(self, gap: Gap) -> None:
+        """The stream went on with ``gap`` here, unseen: every line it touches is counted in
+        ``stats.lines`` and, once, in ``stats.lines_not_decoded``/``bytes_not_decoded`` (their
+        bytes without the ``\\n``) — the line held so far, those inside, and the line the gap
+        leaves unfinished, whose rest is dropped when it comes."""
+        if gap.nbytes <= 0:
+            return
+        stats = self._stats
+        stats.lines += gap.newlines
+        held = self._broken if self._broken is not None else len(self._pending)
+        counted = self._broken is not None  # a line cut by an earlier gap is counted already
+        if self._overlong:
+            held, counted = 0, True  # counted as overlong when its end comes
+        self._pending = bytearray()
+        if gap.newlines == 0:  # the gap lies inside one line: it goes on after the gap
+            if self._overlong:
+                return
+            if not counted:
+                stats.lines_not_decoded += 1
+            self._broken = held
+            self._grow_broken(gap.nbytes)
+            return
+        inside = gap.nbytes - gap.newlines  # every byte of the gap but its newlines
+        stats.lines_not_decoded += gap.newlines - (1 if counted else 0)
+        stats.bytes_not_decoded += held + inside
+        if self._overlong:
+            stats.overlong_lines += 1
+            self._overlong = False
+        if gap.ends_with_newline:
+            self._broken = None
+        else:  # the gap's last line goes on after it: counted now, its bytes as they come
+            stats.lines_not_decoded += 1
+            self._broken = 0
 
     # -- internals
 
     def _hold(self, buf: bytes | bytearray, start: int, end: int) -> None:
+        if self._broken is not None:
+            self._grow_broken(end - start)
+            return
         if self._overlong or start >= end:
             return
         if len(self._pending) + (end - start) > self._max:
@@ -80,7 +138,21 @@ class LineSplitter:
             return
         self._pending += memoryview(buf)[start:end]
 
+    def _grow_broken(self, n: int) -> None:
+        """A cut line goes on by ``n`` bytes; past ``max_line`` it is overlong instead (it could
+        not have been decoded anyway)."""
+        self._broken += max(0, n)  # type: ignore[operator]
+        if self._broken > self._max:  # type: ignore[operator]
+            self._broken = None
+            self._overlong = True
+            self._stats.lines_not_decoded -= 1
+
     def _finish_pending(self) -> None:
+        if self._broken is not None:
+            self._stats.bytes_not_decoded += self._broken
+            self._broken = None
+            self._pending = bytearray()
+            return
         if self._overlong:
             self._stats.overlong_lines += 1
         else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from .redact import open_private
 
 
 @dataclass(slots=True)
@@ -50,6 +49,8 @@ class Stats:
     def write_json(self, path: str) -> None:
         """Write the counters as a JSON object to ``path``, mode 0600
         (:func:`otelbridge.redact.open_private`). Raises ``OSError``."""
+        from .redact import open_private
+
         with open_private(path) as fh:
             json.dump(asdict(self), fh, indent=1, sort_keys=True)
             fh.write("\n")

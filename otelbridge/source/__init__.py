@@ -1,3 +1,22 @@
 """Stage 1: where bytes come from — a stdin pipe or file (:mod:`.pipe`), a wrapped child
-(:mod:`.child`). Every source writes each chunk to the stream fd as soon as it is read and only
-then hands the same buffer to the line splitter."""
+(:mod:`.child`), a followed file (:mod:`.follow`), recordings (:mod:`.replay`). Every source
+writes each chunk to the stream fd as soon as it is read and only then hands it on.
+
+Also here: why a live stream ended early, the ``reason`` the tracker puts on the spans it cuts
+short (``Tracker.finish``)."""
+
+from __future__ import annotations
+
+#: The stream's reader closed its end (EPIPE).
+REASON_DOWNSTREAM_CLOSED = "downstream closed"
+
+
+def interrupted_by(signum: int) -> str:
+    """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``."""
+    import signal
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return f"interrupted by {name}"

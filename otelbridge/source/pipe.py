@@ -3,14 +3,20 @@
 Two ways to move the bytes, same behaviour:
 
 * **zero-copy** (Linux, input a pipe, output a pipe or regular file): ``tee(2)`` (through
-  ``ctypes``) duplicates what waits in the input pipe into a private pipe without consuming it,
-  ``os.splice`` moves the same bytes input → output inside the kernel, and only then is the
-  private copy read into the reused buffer for the line splitter. Measured ≈ 0.8–1.0× GNU tee
-  (``../shared/MEASURED.md``).
+  ``ctypes``) duplicates what waits in the input pipe into a second pipe without consuming it,
+  and ``os.splice`` moves the same bytes input → output inside the kernel. The second pipe is
+  the decoding process's data pipe (``feed.fd``, :mod:`otelbridge.worker`: the bytes never
+  enter this process), or, decoding in process, a private pipe read back into the reused buffer
+  for ``on_chunk``. Measured ≈ 0.8–1.0× GNU tee (``../shared/MEASURED.md``).
 * **plain** (everything else: macOS, Windows, terminals, ``>>`` files where ``splice`` refuses
   ``O_APPEND``): ``os.readv`` into one reused 1 MiB ``bytearray`` (no allocation per chunk — the
   measured cost of a Python tee is allocation, not syscalls) and ``os.write`` before anything
   else looks at the bytes. A zero-copy tee that meets ``EINVAL`` switches to this for good.
+
+With a ``feed`` (:class:`Feed`: the decoding process's pipe, :class:`otelbridge.worker.Worker`)
+the chunk goes there instead of to ``on_chunk``: by ``tee(2)`` straight into ``feed.fd`` while
+the feed is :meth:`~Feed.direct` and takes it at once, else read by hand, passed through, and
+given to :meth:`Feed.chunk`, which never waits either (it queues or skips).
 
 Pipes, sockets and terminals are watched with the event loop's ``add_reader``; a regular file or
 a character device such as ``/dev/null`` (which epoll refuses, and which uvloop's
@@ -29,6 +35,7 @@ import select
 import stat
 import sys
 from collections.abc import Callable
+from typing import Protocol
 
 from ..stats import Stats
 
@@ -113,8 +120,25 @@ def zero_copy_possible(fd_in: int, fd_out: int) -> bool:
     )
 
 
+class Feed(Protocol):
+    """Where the tee's chunks go when decoding is in another process (see the module doc)."""
+
+    #: a non-blocking pipe that ``tee(2)`` may fill directly
+    fd: int
+
+    def direct(self) -> bool:
+        """True when the next chunk may go straight into :attr:`fd` (nothing queued before it)."""
+
+    def fed(self, n: int) -> None:
+        """``n`` more bytes went into :attr:`fd` by ``tee(2)``."""
+
+    def chunk(self, buf: bytearray, n: int) -> None:
+        """``buf[:n]`` was passed through by hand: take it without waiting."""
+
+
 class Tee:
-    """Copies ``fd_in`` to ``fd_out`` and calls ``on_chunk(buf, n)`` after each write.
+    """Copies ``fd_in`` to ``fd_out`` and calls ``on_chunk(buf, n)`` after each write — or, with
+    a ``feed``, hands the same bytes to it (see the module doc).
 
     :meth:`run` returns one of :data:`EOF`, :data:`EPIPE` (``fd_out``'s reader is gone),
     :data:`STOPPED` (:meth:`stop` was called) or :data:`READ_ERROR`. ``on_chunk`` must not raise
@@ -131,16 +155,19 @@ class Tee:
         stats: Stats,
         chunk: int = CHUNK,
         zero_copy: bool | None = None,
+        feed: Feed | None = None,
     ) -> None:
         self.fd_in = fd_in
         self.fd_out = fd_out
-        self.on_chunk = on_chunk
+        self.on_chunk = on_chunk if feed is None else feed.chunk
+        self.feed = feed
         self.stats = stats
         self.buf = bytearray(chunk)
         self.view = memoryview(self.buf)
         self.zero_copy = zero_copy
         self.mode = "plain"
         self._copy: tuple[int, int] | None = None  # (read fd, write fd) of the private pipe
+        self._hand = True  # the current chunk is in ``buf`` (not only in the feed's pipe)
         self._done: asyncio.Future[str] | None = None
         self._stopped = False
 
@@ -192,6 +219,24 @@ class Tee:
 
     def _step_zero_copy(self) -> str | None:
         copy_r, copy_w = self._copy  # type: ignore[misc]
+        feed = self.feed
+        if feed is not None and feed.direct():  # straight into the decoding process's pipe
+            n = _TEE(self.fd_in, feed.fd, self._span, _NONBLOCK)  # type: ignore[misc]
+            if n > 0:
+                feed.fed(n)
+                self._chunk = self._left = n
+                self._hand = False
+                return self._push()
+            if n == 0:
+                return EOF
+            err = ctypes.get_errno()
+            if err == errno.EINTR:
+                return None
+            if err == errno.EINVAL:
+                self._close_copy()
+                return self._step_plain()
+            # EAGAIN: the feed is full (the input is readable); EPIPE: its reader is gone —
+            # the private copy below hands the chunk to feed.chunk, which decides
         n = _TEE(self.fd_in, copy_w, self._span, 0)  # type: ignore[misc]
         if n < 0:
             err = ctypes.get_errno()
@@ -210,6 +255,7 @@ class Tee:
                 return READ_ERROR
             got += step
         self._chunk = self._left = n
+        self._hand = True
         return self._push()
 
     def _push(self) -> str | None:
@@ -244,7 +290,8 @@ class Tee:
                 return EPIPE
             self._close_copy()
         self.stats.bytes += n
-        self.on_chunk(self.buf, n)
+        if self._hand:  # read into buf (else tee(2) put it into the feed's pipe already)
+            self.on_chunk(self.buf, n)
         return None
 
     # -- driving

@@ -31,7 +31,7 @@ from ..stats import Stats
 CallLater = Callable[[float, Callable[[], None]], Any]
 
 #: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
-DEFAULT_GRACE_S = 5.0
+from ..config import DEFAULT_GRACE_S  # noqa: E402  (re-exported)
 #: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
 MAX_REFS = 10_000
 
@@ -274,19 +274,8 @@ class Part(Protocol):
     def finish(self) -> None: ...
 
 
-#: ``reason`` values of :meth:`Tracker.finish` for the ways a run is cut short.
-REASON_DOWNSTREAM_CLOSED = "downstream closed"
-
-
-def interrupted_by(signum: int) -> str:
-    """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``."""
-    import signal
-
-    try:
-        name = signal.Signals(signum).name
-    except ValueError:
-        name = f"signal {signum}"
-    return f"interrupted by {name}"
+#: ``reason`` values of :meth:`Tracker.finish` for the ways a run is cut short (source/__init__.py).
+from ..source import REASON_DOWNSTREAM_CLOSED, interrupted_by  # noqa: E402,F401
 
 
 def interrupted_event(at_ns: int, reason: str) -> SpanEvent:

@@ -386,9 +386,11 @@ class WorkflowTracker:
                 end = nxt if nxt >= start else run_end
             settled.append((phase, start, max(end, start)))
 
-        # root: end_time − duration_ms when both known, else task_started, never after a child
+        # root: end_time − duration_ms when both known (and the duration is one: not longer than
+        # the time since the epoch), else task_started, never after a child
         duration = run.usage.duration_ms if run.usage else None
-        if run.end_time_ns is not None and duration is not None:
+        if (run.end_time_ns is not None and duration is not None
+                and 0 <= duration * 1_000_000 <= run.end_time_ns):
             root_start = run.end_time_ns - duration * 1_000_000
         else:
             root_start = run.started_ns if run.started_ns is not None else run.first_seen_ns

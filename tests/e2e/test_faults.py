@@ -564,17 +564,17 @@ def test_burst_to_a_healthy_collector_is_exported_not_dropped():
 # --------------------------------------------------------------------------- decoding behind
 
 
-def test_decoding_behind_the_tee_skips_lines_counted_never_stalls(tmp_path):
-    """A recording piped in far faster than it can be decoded (80 MB of 300-agent snapshots):
-    the tee does not wait — every byte passes, the lines beyond the 16 MiB handoff are counted
-    as not decoded, one stderr line says so, and the snapshots that were decoded still give
-    every agent its span (snapshot replacement, seed 000 §6)."""
-    agents = 300
+def skipped_snapshots_run(argv: list[str], agents: int, size: int, tmp_path) -> tuple:
+    """Pipe ``size`` bytes of one workflow's ``agents``-agent snapshot, repeated, through
+    ``argv`` at once; assert that every byte passed, every line was counted once as decoded or
+    not decoded, some were not (and their bytes are those lines'), and one stderr line said so.
+    Returns (completed process, stats)."""
     started, snapshot = workflow_lines("big", agents=agents, complete=False)
-    count = 80_000_000 // len(snapshot)
+    count = size // len(snapshot)
     data = started + snapshot * count
     stats_path = tmp_path / "stats.json"
-    proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], data, timeout=120)
+    proc = subprocess.run([*argv, "--exporter", "none", "--stats-json", str(stats_path)], input=data,
+                          capture_output=True, env=clean_env(), cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     stats = json.loads(stats_path.read_text())
@@ -585,4 +585,14 @@ def test_decoding_behind_the_tee_skips_lines_counted_never_stalls(tmp_path):
     behind = [l for l in proc.stderr.decode().splitlines() if "decoding fell behind the stream" in l]
     assert len(behind) == 1 and "otelbridge replay" in behind[0]
     assert f"{stats['lines_not_decoded']} not decoded (behind)" in stats_line(proc.stderr)
+    return proc, stats
+
+
+def test_decoding_behind_the_tee_skips_lines_counted_never_stalls(tmp_path):
+    """A recording piped in far faster than it can be decoded (80 MB of 300-agent snapshots):
+    the tee does not wait — every byte passes, the lines beyond the 16 MiB handoff are counted
+    as not decoded, one stderr line says so, and the snapshots that were decoded still give
+    every agent its span (snapshot replacement, seed 000 §6)."""
+    agents = 300
+    proc, stats = skipped_snapshots_run([sys.executable, "-m", "otelbridge"], agents, 80_000_000, tmp_path)
     assert stats["spans_started"] == spans_of(agents)

@@ -123,6 +123,19 @@ def test_root_start_is_end_time_minus_duration_and_never_after_a_child():
     assert records2[-1].start_ns == (T0 + 100) * MS
 
 
+def test_a_duration_longer_than_the_epoch_is_not_used_for_the_root_start():
+    """Found by the state-machine test: end_time − duration_ms < 0 would start the root before
+    1970; such a duration is no duration, the root starts at task_started."""
+    tracker, records, _ = make()
+    tracker.handle(WorkflowStarted(S, (T0 + 50) * MS, task_id="t"))
+    tracker.handle(TaskUpdated(S, None, task_id="t", end_time_ns=T0 * MS))
+    tracker.handle(TaskNotification(S, None, task_id="t", status="completed",
+                                    usage=TaskUsage(duration_ms=T0 + 1)))
+    tracker.finish()
+    root = records[-1]
+    assert root.start_ns == (T0 + 50) * MS and root.end_ns >= root.start_ns
+
+
 def test_grace_window_applies_late_progress_then_closes_once():
     timers = FakeTimers()
     tracker, records, stats = make(timers=timers)

@@ -1,0 +1,445 @@
+"""The decoding process: stages 2–5 (lines → dialects → tracker → spans → export) in a process of
+their own, fed by the tee through a pipe.
+
+Why a process: the tee must pass bytes at ``tee``'s speed with no added latency, and decoding,
+span building and OTLP encoding hold a Python GIL for milliseconds at a time
+(../shared/MEASURED.md). In one process the two share that GIL; the passthrough then runs at a
+fraction of its speed and its p99 latency follows the decoder's (bench/RESULTS.md). Here the
+tee's process imports nothing of OpenTelemetry and never runs Python per line.
+
+How (POSIX; where there is no ``fork`` the decoding runs on a thread of the tee's process,
+:class:`otelbridge.pipeline.LiveFront`, as before):
+
+* :meth:`Worker.start` forks before the event loop starts. The decoding process keeps neither the
+  stream's input nor its output open (a closed reader or writer is seen exactly as without us),
+  ignores SIGINT/SIGTERM (the tee decides; it is told on the control pipe) and runs
+  :func:`serve` until the end, then ``os._exit`` s with the run's exit status.
+* **data pipe** (1 MiB): the tee ``tee(2)`` s each chunk into it, zero-copy and non-blocking
+  (``source/pipe.py``). When it is full (the decoding process is busy: msgspec and OTLP encoding
+  hold its GIL for milliseconds, its set-up takes 100 ms) the tee passes the chunk through by
+  hand and queues a copy here (:data:`BACKLOG_LIMIT` bytes at most, written as the pipe drains);
+  beyond that the chunk is only described:
+* **control pipe** (tee → decoding process), JSON lines: ``{"gap": [offset, nbytes, newlines,
+  ends_with_newline]}`` (a :class:`~otelbridge.lines.Gap` at data-pipe byte ``offset``),
+  ``{"pid": N}`` (the wrapped command), ``{"end": {"reason": .., "exit_code": .., "bytes": ..}}``.
+  A gap message is written before any data that follows the gap, and the decoding process reads
+  the control pipe after each data read, so a gap is always known before the data after it is
+  applied.
+* **result pipe** (decoding process → tee), JSON lines: ``{"ready": [traceparent,
+  under_parent] | null}`` once set up (the wrapper waits for it before starting the command: its
+  ``TRACEPARENT`` names the run span), ``{"exit": N}`` at the very end.
+
+The decoding process's reader thread puts chunks into the :class:`~otelbridge.handoff.Handoff`
+(16 MiB), waiting when it is full; the pipe then fills and the tee skips (counted, said once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from collections import deque
+
+from .lines import Gap
+from .source.pipe import CHUNK, widen_pipe
+
+if TYPE_CHECKING:
+    from .config import Config
+
+#: Seconds the tee waits for the decoding process beyond ``--flush-timeout`` before it gives up.
+EXIT_MARGIN_S = 5.0
+#: Exit status of a decoding process that failed (the tee then uses its own).
+EXIT_SOFTWARE = 70
+#: Bytes the tee keeps for the decoding process while its pipe is full (16 MiB); beyond, gaps.
+BACKLOG_LIMIT = 16 * 1024 * 1024
+
+
+def _pipe() -> tuple[int, int]:
+    r, w = os.pipe()  # non-inheritable: the wrapped command never holds them
+    return r, w
+
+
+class Worker:
+    """The tee's handle on the decoding process (see the module doc), and the
+    :class:`~otelbridge.source.pipe.Feed` of its ``Tee``: ``fd`` is the data pipe's write end
+    (non-blocking); what it cannot take at once waits in a bounded backlog, written whenever the
+    pipe has room (the event loop watches it), in order with the gaps."""
+
+    def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int) -> None:
+        self.cfg = cfg
+        self.pid = pid
+        self.fd = data_w
+        self._ctl = ctl_w
+        self._res = res_r
+        self._res_buf = b""
+        self._messages: list[dict] = []
+        self._pending: list[bytes] = []  # control messages not yet written (pipe full)
+        #: bytes written into the data pipe so far (a gap's offset)
+        self.offset = 0
+        self._backlog: deque[memoryview | Gap] = deque()
+        self._backlog_bytes = 0
+        self._watching = False
+        self._gone = False
+
+    @classmethod
+    def start(cls, cfg: Config, close_in_child: tuple[int, ...] = ()) -> "Worker | None":
+        """Fork the decoding process; ``None`` where ``fork`` is missing or fails (the caller
+        decodes in process). ``close_in_child``: fds the decoding process must not hold (the
+        stream's output)."""
+        if not hasattr(os, "fork"):
+            return None
+        fds = [*_pipe(), *_pipe(), *_pipe()]
+        data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
+        widen_pipe(data_w, CHUNK)
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return None
+        if pid == 0:  # the decoding process: never returns
+            code = EXIT_SOFTWARE
+            try:
+                for fd in (data_w, ctl_w, res_r, *close_in_child):
+                    os.close(fd)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)  # the stream's input is the tee's alone
+                os.close(null)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                code = serve(cfg, data_r, ctl_r, res_w)
+            except BaseException as exc:  # noqa: BLE001 - nothing may escape into the tee's code
+                try:
+                    sys.stderr.write(f"otelbridge: decoding process failed: {exc!r}\n")
+                    sys.stderr.flush()
+                except Exception:
+                    pass
+            finally:
+                os._exit(code)
+        for fd in (data_r, ctl_r, res_w):
+            os.close(fd)
+        os.set_blocking(data_w, False)
+        os.set_blocking(ctl_w, False)
+        return cls(cfg, pid, data_w, ctl_w, res_r)
+
+    # -- the tee's side
+
+    def _send(self, message: dict) -> None:
+        """Queue one control message and write what the pipe takes now (never waits)."""
+        self._pending.append(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self._write_pending(wait=False)
+
+    def _write_pending(self, wait: bool) -> None:
+        while self._pending:
+            data = self._pending[0]
+            try:
+                n = os.write(self._ctl, data)
+            except BlockingIOError:
+                if not wait:
+                    return
+                select.select([], [self._ctl], [], 1.0)
+                continue
+            except InterruptedError:
+                continue
+            except OSError:  # the decoding process is gone: nothing to tell
+                self._pending.clear()
+                return
+            if n == len(data):
+                self._pending.pop(0)
+            else:
+                self._pending[0] = data[n:]
+
+    # -- the Feed
+
+    def direct(self) -> bool:
+        return not self._backlog and not self._gone
+
+    def fed(self, n: int) -> None:
+        self.offset += n
+
+    def chunk(self, buf: bytearray, n: int) -> None:
+        """``buf[:n]`` passed through by hand: into the pipe what it takes now, the rest to the
+        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. Never waits."""
+        if self._gone:
+            return
+        start = 0
+        if not self._backlog:
+            start = self._write(memoryview(buf)[:n])
+            if start == n:
+                return
+        size = n - start
+        if self._backlog_bytes + size <= BACKLOG_LIMIT:
+            self._backlog.append(memoryview(bytes(buf[start:n])))
+            self._backlog_bytes += size
+        else:
+            gap = Gap.of(buf, start, n)
+            last = self._backlog[-1] if self._backlog else None
+            if isinstance(last, Gap):
+                self._backlog[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
+                                        gap.ends_with_newline)
+            else:
+                self._backlog.append(gap)
+        self._watch()
+
+    def _write(self, data: memoryview) -> int:
+        try:
+            n = os.write(self.fd, data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError:  # the decoding process is gone: pass through, feed nothing more
+            self._gone = True
+            self._backlog.clear()
+            return len(data)
+        self.offset += n
+        return n
+
+    def _watch(self) -> None:
+        if not self._watching and self._backlog:
+            try:
+                asyncio.get_running_loop().add_writer(self.fd, self._drain)
+                self._watching = True
+            except RuntimeError:  # no loop (the end): drain_backlog does it
+                pass
+
+    def _drain(self) -> bool:
+        """Write the backlog while the pipe takes it; True when it is empty."""
+        while self._backlog and not self._gone:
+            item = self._backlog[0]
+            if isinstance(item, Gap):
+                self._send({"gap": [self.offset, item.nbytes, item.newlines, item.ends_with_newline]})
+                self._backlog.popleft()
+                continue
+            n = self._write(item)
+            if n == 0:
+                return False
+            self._backlog_bytes -= n
+            if n < len(item):
+                self._backlog[0] = item[n:]
+            else:
+                self._backlog.popleft()
+        if self._watching:
+            asyncio.get_running_loop().remove_writer(self.fd)
+            self._watching = False
+        return True
+
+    def _drain_until(self, deadline: float) -> None:
+        """The end: write the backlog, waiting for the pipe until ``deadline`` (monotonic); what
+        is left then becomes gaps."""
+        if self._watching:
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().remove_writer(self.fd)
+            self._watching = False
+        while not self._drain():
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([], [self.fd], [], wait)[1]:
+                break
+        while self._backlog:
+            item = self._backlog.popleft()
+            gap = item if isinstance(item, Gap) else Gap.of(item.tobytes())
+            self._send({"gap": [self.offset, gap.nbytes, gap.newlines, gap.ends_with_newline]})
+        self._backlog_bytes = 0
+
+    def set_pid(self, pid: int) -> None:
+        """The wrapped command's pid, for the run span."""
+        self._send({"pid": pid})
+
+    def _read_messages(self, deadline: float) -> bool:
+        """Read result messages until ``deadline`` (monotonic); False at EOF or time-out."""
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([self._res], [], [], wait)[0]:
+            return False
+        try:
+            data = os.read(self._res, 65536)
+        except InterruptedError:
+            return True
+        if not data:
+            return False
+        self._res_buf += data
+        *lines, self._res_buf = self._res_buf.split(b"\n")
+        for line in lines:
+            try:
+                self._messages.append(json.loads(line))
+            except ValueError:
+                pass
+        return True
+
+    def _wait_for(self, key: str, timeout: float) -> tuple[bool, object]:
+        deadline = time.monotonic() + timeout
+        while True:
+            for msg in self._messages:
+                if key in msg:
+                    return True, msg[key]
+            if not self._read_messages(deadline):
+                return False, None
+
+    def run_link(self) -> tuple[str, bool] | None:
+        """Wait for the set-up (at most ``handoff.SETUP_TIMEOUT_S``): as
+        :meth:`otelbridge.pipeline.LiveFront.run_link`."""
+        from .handoff import SETUP_TIMEOUT_S
+
+        found, link = self._wait_for("ready", SETUP_TIMEOUT_S)
+        return (str(link[0]), bool(link[1])) if found and link else None
+
+    def end(self, reason: str | None, exit_code: int, nbytes: int) -> int:
+        """End of the stream: close the data pipe, send the end, wait for the decoding process
+        (bounded: ``--flush-timeout`` + set-up + :data:`EXIT_MARGIN_S`) and return the exit
+        status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
+        spans). A process that fails or hangs is said on stderr (and killed); ``exit_code``
+        then stands."""
+        from .app import say
+        from .handoff import SETUP_TIMEOUT_S
+
+        started = time.monotonic()
+        budget = self.cfg.flush_timeout_s
+        self._drain_until(started + budget / 2)  # what the decoding process has not taken yet
+        os.close(self.fd)
+        left = max(0.0, budget - (time.monotonic() - started))
+        self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": nbytes,
+                            "budget_s": left}})
+        os.set_blocking(self._ctl, True)
+        self._write_pending(wait=True)
+        os.close(self._ctl)
+        limit = self.cfg.flush_timeout_s + SETUP_TIMEOUT_S + EXIT_MARGIN_S
+        found, code = self._wait_for("exit", limit)
+        status = _reap(self.pid, wait=False)
+        if status is None:  # still running after the limit: stuck
+            say("the decoding process did not finish in time; stopping it (spans may be lost)")
+            os.kill(self.pid, signal.SIGKILL)
+            status = _reap(self.pid, wait=True)
+        if found and isinstance(code, int):
+            return code
+        say(f"the decoding process ended with status {status}; spans may be lost")
+        return exit_code
+
+
+def _reap(pid: int, wait: bool) -> int | None:
+    """``pid``'s exit status (negative: killed by that signal); ``None`` while it runs."""
+    try:
+        done, status = os.waitpid(pid, 0 if wait else os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return os.waitstatus_to_exitcode(status) if done else None
+
+
+# --------------------------------------------------------------------------- the decoding process
+
+
+class _Control:
+    """The decoding process's reading of the control pipe."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+        self.gaps: list[tuple[int, Gap]] = []
+        self.pid: int | None = None
+        self.end: dict | None = None
+        self.eof = False
+        os.set_blocking(fd, False)
+
+    def drain(self, wait: bool = False) -> None:
+        """Read what the control pipe holds; with ``wait``, until its end."""
+        while not self.eof:
+            if wait:
+                select.select([self.fd], [], [])
+            try:
+                data = os.read(self.fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                if not wait:
+                    return
+                continue
+            if not data:
+                self.eof = True
+                break
+            self.buf += data
+            *lines, self.buf = self.buf.split(b"\n")
+            for line in lines:
+                self._apply(line)
+
+    def _apply(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if "gap" in msg:
+            offset, nbytes, newlines, ends = msg["gap"]
+            self.gaps.append((int(offset), Gap(int(nbytes), int(newlines), bool(ends))))
+        elif "pid" in msg:
+            self.pid = int(msg["pid"])
+        elif "end" in msg:
+            self.end = msg["end"]
+
+
+def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
+    """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
+    from ``ctl_fd``) until the tee's end message, then end every span, flush (bounded), report,
+    write ``{"exit": N}`` to ``result_fd`` and return N."""
+    from .app import say
+    from .pipeline import SWITCH_INTERVAL_S, LiveFront
+    from .stats import Stats
+    from .source import interrupted_by
+
+    def write_result(message: dict) -> None:
+        try:
+            os.write(result_fd, json.dumps(message).encode() + b"\n")
+        except OSError:
+            pass
+
+    # the reader (this thread) must get the GIL back at once from the decoding thread, or the
+    # data pipe fills and the tee skips: keep the decoding thread's turns short
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    stats = Stats()
+    front = LiveFront(cfg, stats, on_ready=lambda link: write_result({"ready": link}))
+    control = _Control(ctl_fd)
+    offset = 0
+    pid_set = None
+
+    def apply_gaps(upto: int) -> None:
+        control.gaps.sort(key=lambda g: g[0])
+        while control.gaps and control.gaps[0][0] <= upto:
+            front.handoff.gap(control.gaps.pop(0)[1])
+
+    while True:
+        try:
+            data = os.read(data_fd, CHUNK)
+        except InterruptedError:
+            continue
+        control.drain()
+        if control.pid is not None and control.pid != pid_set:
+            pid_set = control.pid
+            front.set_pid(pid_set)
+        if not data:
+            break
+        start, offset = offset, offset + len(data)
+        pos = 0
+        control.gaps.sort(key=lambda g: g[0])
+        while control.gaps and control.gaps[0][0] < offset:  # a gap inside this chunk
+            at = max(control.gaps[0][0], start) - start
+            if at > pos:
+                front.handoff.put(data[pos:at])
+                pos = at
+            front.handoff.gap(control.gaps.pop(0)[1])
+        front.handoff.put(data[pos:] if pos else data)
+        apply_gaps(offset)
+    control.drain(wait=True)
+    if control.pid is not None and control.pid != pid_set:
+        front.set_pid(control.pid)
+    apply_gaps(offset)
+    end = control.end
+    if end is None:  # the tee's process is gone without a word (killed)
+        say("the tee process ended unexpectedly; ending every span")
+        reason, exit_code = interrupted_by(signal.SIGKILL), 128 + signal.SIGKILL
+        budget = cfg.flush_timeout_s
+    else:
+        reason, exit_code = end.get("reason"), int(end.get("exit_code", 0))
+        stats.bytes = int(end.get("bytes", 0))
+        budget = float(end.get("budget_s", cfg.flush_timeout_s))
+    code = front.end(reason, exit_code, budget)
+    write_result({"exit": code})
+    return code

@@ -1,0 +1,91 @@
+"""The decoding process (otelbridge/worker.py): stages 2–5 run in a forked process fed by the
+tee's pipe. What a user relies on: the stream never depends on it (killed, it costs the traces
+only), it holds neither end of the stream, its spans are the same as in process, and where there
+is no ``fork`` the same run decodes on a thread of the tee's process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import ROOT, clean_env
+from tests.e2e.test_faults import Live, skipped_snapshots_run, spans_of, workflow_lines
+from tests.receivers import GrpcReceiver
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (Linux /proc)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        out += [int(p) for p in text]
+    return out
+
+
+def test_the_decoding_process_is_a_child_holding_neither_end_of_the_stream():
+    live = Live(["--exporter", "none"])
+    try:
+        live.send(workflow_lines("w0", agents=1, complete=False))
+        live.wait_echo(2)
+        (worker,) = children(live.proc.pid)
+        fd_dir = Path(f"/proc/{worker}/fd")
+        held = {os.readlink(fd) for fd in fd_dir.iterdir() if fd.exists()}
+        stream_in = os.readlink(f"/proc/self/fd/{live.proc.stdin.fileno()}")
+        stream_out = os.readlink(f"/proc/self/fd/{live.proc.stdout.fileno()}")
+    finally:
+        live.close_and_wait()
+    assert live.proc.returncode == 0
+    assert stream_in.startswith("pipe:") and stream_out.startswith("pipe:")
+    # neither end of the stream: a closed reader or writer is seen exactly as without us
+    assert stream_in not in held and stream_out not in held
+    assert "/dev/null" in held  # its stdin
+
+
+def test_killed_decoding_process_costs_the_traces_never_the_stream():
+    lines = workflow_lines("k1", agents=2)
+    live = Live(["--exporter", "none"])
+    live.send(lines[:2])
+    live.wait_echo(2)
+    (worker,) = children(live.proc.pid)
+    os.kill(worker, signal.SIGKILL)
+    time.sleep(0.2)
+    more = [b'{"type":"assistant","n":%d}\n' % i for i in range(2000)]
+    live.send(lines[2:] + more)
+    took = live.close_and_wait()
+    assert live.output() == b"".join(lines + more)
+    assert live.proc.returncode == 0
+    err = live.stderr.decode()
+    assert "decoding process ended with status -9" in err, err
+    assert "Traceback" not in err
+    assert took < 5
+
+
+def test_without_fork_decoding_runs_in_process_with_the_same_spans():
+    data = b"".join(workflow_lines("nf", agents=3))
+    boot = ("import os, sys; del os.fork; "
+            "from otelbridge.__main__ import main; main()")
+    results = []
+    for argv in ([sys.executable, "-c", boot], [sys.executable, "-m", "otelbridge"]):
+        with GrpcReceiver() as rx:
+            proc = subprocess.run([*argv, "--protocol", "grpc", "--endpoint", rx.endpoint],
+                                  input=data, capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
+            spans = rx.received.wait_for(spans_of(3), timeout=5)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == data
+        results.append(sorted((s.name, s.trace_id, s.span_id, s.parent_span_id, s.start_ns,
+                               s.end_ns) for s in spans if not s.name.startswith("invoke_agent claude")))
+    in_process, forked = results
+    assert len(in_process) == spans_of(3) - 1
+    assert [r[0] for r in in_process] == [r[0] for r in forked]
+    assert [r[4:] for r in in_process] == [r[4:] for r in forked]  # the stream's own times
+
+
+def test_without_fork_a_stream_faster_than_decoding_is_skipped_counted(tmp_path):
+    """In process the tee's thread never waits either: chunks the decoding thread cannot take
+    are skipped as gaps, every line still counted once."""
+    boot = "import os; del os.fork; from otelbridge.__main__ import main; main()"
+    skipped_snapshots_run([sys.executable, "-c", boot], 300, 40_000_000, tmp_path)
