@@ -28,7 +28,7 @@ from .app import install_loop, say
 from .clock import Clock, StreamTimers
 from .config import Config
 from .events import SpanRecord
-from .handoff import BEHIND_MESSAGE, SETUP_TIMEOUT_S, Handoff
+from .handoff import BEHIND_MESSAGE, DEFAULT_LIMIT, SETUP_TIMEOUT_S, Handoff
 from .ids import Ids
 from .lines import Gap, LineSplitter
 from .stats import Stats
@@ -303,16 +303,17 @@ class LiveFront:
 
     It runs in the decoding process (:mod:`otelbridge.worker`, fed by the tee's pipe: ``put``)
     or, where there is no ``fork``, in the tee's own process (:meth:`on_chunk`: ``offer``, and a
-    gap for a chunk that does not fit). ``on_ready(link)`` is called on the handoff's thread once
+    gap for a chunk that does not fit). ``limit``: bytes of chunks the handoff holds. ``on_ready(link)`` is called on the handoff's thread once
     set up (see :meth:`run_link`). The decoding thread alone is paced by the exporters
     (``Exporters.pace``).
     """
 
     def __init__(self, cfg: Config, stats: Stats,
-                 on_ready: Callable[[tuple[str, bool] | None], None] | None = None) -> None:
+                 on_ready: Callable[[tuple[str, bool] | None], None] | None = None,
+                 limit: int = DEFAULT_LIMIT) -> None:
         self.cfg = cfg
         self.stats = stats
-        self.handoff = Handoff(stats)
+        self.handoff = Handoff(stats, limit)
         self._on_ready = on_ready
         self._warned = False
         #: built on the handoff's thread; ``None`` until then, and if the set-up failed

@@ -30,7 +30,8 @@ How (POSIX; where there is no ``fork`` the decoding runs on a thread of the tee'
   ``TRACEPARENT`` names the run span), ``{"exit": N}`` at the very end.
 
 The decoding process's reader thread puts chunks into the :class:`~otelbridge.handoff.Handoff`
-(16 MiB), waiting when it is full; the pipe then fills and the tee skips (counted, said once).
+(:data:`HANDOFF_LIMIT`), waiting when it is full; the pipe then fills, the tee's backlog grows,
+and past it the tee skips (counted, said once). Buffers in all: 16 + 4 + 1 MiB.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ EXIT_MARGIN_S = 5.0
 EXIT_SOFTWARE = 70
 #: Bytes the tee keeps for the decoding process while its pipe is full (16 MiB); beyond, gaps.
 BACKLOG_LIMIT = 16 * 1024 * 1024
+#: Bytes the decoding process's reader queues for its decoding thread (4 MiB): the backlog is
+#: the buffer; this one only lets the reader drain the pipe while the decoder runs Python code.
+HANDOFF_LIMIT = 4 * 1024 * 1024
 
 
 def _pipe() -> tuple[int, int]:
@@ -79,6 +83,7 @@ class Worker:
         self._ctl = ctl_w
         self._res = res_r
         self._res_buf = b""
+        self._eof = False
         self._messages: list[dict] = []
         self._pending: list[bytes] = []  # control messages not yet written (pipe full)
         #: bytes written into the data pipe so far (a gap's offset)
@@ -251,7 +256,8 @@ class Worker:
         self._send({"pid": pid})
 
     def _read_messages(self, deadline: float) -> bool:
-        """Read result messages until ``deadline`` (monotonic); False at EOF or time-out."""
+        """Read result messages until ``deadline`` (monotonic); False at EOF (then
+        :attr:`_eof`) or time-out."""
         wait = deadline - time.monotonic()
         if wait <= 0 or not select.select([self._res], [], [], wait)[0]:
             return False
@@ -260,6 +266,7 @@ class Worker:
         except InterruptedError:
             return True
         if not data:
+            self._eof = True
             return False
         self._res_buf += data
         *lines, self._res_buf = self._res_buf.split(b"\n")
@@ -308,24 +315,25 @@ class Worker:
         os.close(self._ctl)
         limit = self.cfg.flush_timeout_s + SETUP_TIMEOUT_S + EXIT_MARGIN_S
         found, code = self._wait_for("exit", limit)
-        status = _reap(self.pid, wait=False)
-        if status is None:  # still running after the limit: stuck
+        if not found and not self._eof:  # still running after the limit: stuck
             say("the decoding process did not finish in time; stopping it (spans may be lost)")
-            os.kill(self.pid, signal.SIGKILL)
-            status = _reap(self.pid, wait=True)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        status = _reap(self.pid)  # it has said its last word (or was killed): it is exiting
         if found and isinstance(code, int):
             return code
         say(f"the decoding process ended with status {status}; spans may be lost")
         return exit_code
 
 
-def _reap(pid: int, wait: bool) -> int | None:
-    """``pid``'s exit status (negative: killed by that signal); ``None`` while it runs."""
+def _reap(pid: int) -> int | None:
+    """Wait for ``pid``; its exit status (negative: killed by that signal), ``None`` if it was
+    not ours to wait for."""
     try:
-        done, status = os.waitpid(pid, 0 if wait else os.WNOHANG)
+        _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         return None
-    return os.waitstatus_to_exitcode(status) if done else None
+    return os.waitstatus_to_exitcode(status)
 
 
 # --------------------------------------------------------------------------- the decoding process
@@ -395,7 +403,8 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     # data pipe fills and the tee skips: keep the decoding thread's turns short
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     stats = Stats()
-    front = LiveFront(cfg, stats, on_ready=lambda link: write_result({"ready": link}))
+    front = LiveFront(cfg, stats, on_ready=lambda link: write_result({"ready": link}),
+                      limit=HANDOFF_LIMIT)
     control = _Control(ctl_fd)
     offset = 0
     pid_set = None
