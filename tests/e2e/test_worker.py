@@ -5,6 +5,7 @@ is no ``fork`` the same run decodes on a thread of the tee's process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -89,3 +90,49 @@ def test_without_fork_a_stream_faster_than_decoding_is_skipped_counted(tmp_path)
     are skipped as gaps, every line still counted once."""
     boot = "import os; del os.fork; from otelbridge.__main__ import main; main()"
     skipped_snapshots_run([sys.executable, "-c", boot], 300, 40_000_000, tmp_path)
+
+
+def stopped_worker_run(tmp_path, size: int):
+    """Stream ``size`` bytes of 50-agent snapshots while the decoding process is stopped
+    (SIGSTOP: as busy as it can be), then let it go on. Returns (stats, seconds until every
+    byte had come out while it was stopped, the stream data, Live)."""
+    started, snapshot = workflow_lines("st", agents=50, complete=False)
+    body = snapshot * (size // len(snapshot))
+    stats_path = tmp_path / "stats.json"
+    live = Live(["--exporter", "none", "--stats-json", str(stats_path)])
+    live.send([started])
+    live.wait_echo(1)
+    (worker,) = children(live.proc.pid)
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        t = time.monotonic()
+        live.proc.stdin.write(body)
+        live.proc.stdin.flush()
+        live.wait_echo(1 + body.count(b"\n"), timeout=20)
+        through = time.monotonic() - t
+    finally:
+        os.kill(worker, signal.SIGCONT)
+    live.close_and_wait()
+    assert live.proc.returncode == 0, live.stderr
+    assert live.output() == started + body
+    return json.loads(stats_path.read_text()), through, body, snapshot
+
+
+def test_a_stopped_decoding_process_never_stalls_the_stream_its_backlog_is_decoded_later(tmp_path):
+    stats, through, body, snapshot = stopped_worker_run(tmp_path, 6_000_000)
+    lines = 1 + body.count(b"\n")
+    assert through < 5  # passed while the decoding process could not take a byte
+    assert stats["lines"] == lines
+    assert (stats["lines_decoded"], stats["lines_not_decoded"]) == (lines, 0)  # all kept for it
+
+
+def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted(tmp_path):
+    stats, through, body, snapshot = stopped_worker_run(tmp_path, 40_000_000)
+    lines = 1 + body.count(b"\n")
+    assert through < 15
+    assert stats["lines"] == lines
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == lines
+    # 16 MiB of backlog, a 1 MiB pipe and 4 MiB in the decoding process were kept; the rest not
+    kept = stats["lines_decoded"] * len(snapshot)
+    assert 16 * 2**20 <= kept <= 22 * 2**20
+    assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
