@@ -3,21 +3,101 @@
 The source hands each chunk *after* writing it to stdout. :class:`LineSplitter` never copies a
 chunk whole and never splits every line: it searches the chunk for the dialects' *markers*
 (substrings such as ``task_progress`` — value words, so they match whatever whitespace the writer
-put around ``:`` and ``,``) with ``bytearray.find`` (memory speed), and cuts out only the lines that
-contain one. Lines that span chunks are buffered up to ``max_line`` bytes; a longer line is
-counted as overlong and skipped by the decoder (it was already passed through in full).
+put around ``:`` and ``,``) and cuts out only the lines that contain one. The search is one
+pass for all markers with Hyperscan (the ``hyperscan`` package, SIMD multi-literal matching,
+where it is installed: :class:`HyperscanScanner`), else one ``bytearray.find`` pass per marker
+(:class:`FindScanner`); both offer exactly the same lines. Lines that span chunks are buffered up
+to ``max_line`` bytes; a longer line is counted as overlong and skipped by the decoder (it was
+already passed through in full).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from .stats import Stats
+
+try:  # optional: wheels for Linux x86-64 (pyproject.toml); the find scanner does the same work
+    import hyperscan
+except ImportError:  # pragma: no cover - depends on the platform
+    hyperscan = None
 
 #: Default line-length cap for decoding, in bytes (8 MiB).
 DEFAULT_MAX_LINE = 8 * 1024 * 1024
 
 _NL = b"\n"
+
+
+class FindScanner:
+    """The marked lines of a chunk by ``bytearray.find``: one scan of the chunk per marker."""
+
+    def __init__(self, markers: tuple[bytes, ...]) -> None:
+        self._markers = markers
+
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> Iterator[tuple[int, int]]:
+        """``(line_start, line_end)`` (``buf[line_end]`` is its ``\\n``) of every line of
+        ``buf[start:last+1]`` (which ends in ``\\n``) containing a marker, in order."""
+        found: dict[int, int] = {}
+        for marker in self._markers:
+            pos = buf.find(marker, start, last)
+            while pos >= 0:
+                line_start = buf.rfind(_NL, start, pos) + 1 or start
+                line_end = buf.find(_NL, pos, last + 1)
+                found[line_start] = line_end
+                pos = buf.find(marker, line_end + 1, last)
+        if len(found) > 1:
+            return iter(sorted(found.items()))
+        return iter(found.items())
+
+
+class HyperscanScanner:
+    """The marked lines of a chunk by Hyperscan: one pass for all markers, halted at the first
+    match and resumed after that match's line (a line with many markers costs one match)."""
+
+    def __init__(self, markers: tuple[bytes, ...]) -> None:
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(expressions=list(markers), ids=list(range(len(markers))),
+                         elements=len(markers), flags=[0] * len(markers), literal=True)
+        self._end = -1
+
+    def _on_match(self, _id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+        self._end = to
+        return True  # stop the scan: the rest of this line needs no more matches
+
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> Iterator[tuple[int, int]]:
+        """As :meth:`FindScanner.lines`."""
+        view = memoryview(buf)
+        try:
+            pos = start
+            while pos < last:
+                self._end = -1
+                part = view[pos:last]
+                try:
+                    self._db.scan(part, match_event_handler=self._on_match)
+                except hyperscan.ScanTerminated:
+                    pass
+                finally:
+                    part.release()  # the tee reuses (and may resize) its buffer
+                if self._end < 0:
+                    return
+                end = pos + self._end  # just past the marker (a marker holds no newline)
+                line_start = buf.rfind(_NL, start, end) + 1 or start
+                line_end = buf.find(_NL, end - 1, last + 1)
+                yield line_start, line_end
+                pos = line_end + 1
+        finally:
+            view.release()
+
+
+def make_scanner(markers: tuple[bytes, ...]) -> FindScanner | HyperscanScanner:
+    """Hyperscan when it is installed and takes the markers (it needs SSSE3 or NEON; the
+    markers no NUL byte), else ``find``."""
+    if hyperscan is not None and markers and not any(_NL in m or b"\0" in m for m in markers):
+        try:
+            return HyperscanScanner(markers)
+        except hyperscan.error:  # pragma: no cover - a CPU it does not run on
+            pass
+    return FindScanner(markers)
 
 
 class LineSplitter:
@@ -28,7 +108,7 @@ class LineSplitter:
     handles a final line without a trailing newline.
     """
 
-    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong")
+    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_scanner")
 
     def __init__(
         self,
@@ -38,6 +118,7 @@ class LineSplitter:
         max_line: int = DEFAULT_MAX_LINE,
     ) -> None:
         self._markers = tuple(dict.fromkeys(m for m in markers if m))
+        self._scanner = make_scanner(self._markers)
         self._max = max_line
         self._on_line = on_line
         self._stats = stats
@@ -94,18 +175,7 @@ class LineSplitter:
         """Offer the marked lines of ``buf[start:last+1]`` (which ends in ``\\n``), in order."""
         if last - start > self._max:  # only then can a line here be overlong (marked or not)
             self._count_overlong(buf, start, last)
-        found: dict[int, int] = {}
-        for marker in self._markers:
-            pos = buf.find(marker, start, last)
-            while pos >= 0:
-                line_start = buf.rfind(_NL, start, pos) + 1 or start
-                line_end = buf.find(_NL, pos, last + 1)
-                found[line_start] = line_end
-                pos = buf.find(marker, line_end + 1, last)
-        if not found:
-            return
-        for line_start in sorted(found) if len(found) > 1 else found:
-            line_end = found[line_start]
+        for line_start, line_end in self._scanner.lines(buf, start, last):
             if line_end - line_start > self._max:
                 continue  # counted by _count_overlong
             self._on_line(bytes(buf[line_start:line_end]))
