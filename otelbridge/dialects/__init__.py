@@ -10,6 +10,11 @@ A dialect is a module exposing ``DIALECT``, an object with:
 * optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event] | None`` for lines that
   are not JSON (Bernstein signals): events, ``[]`` for a line it recognises as plain output
   (neither decoded nor bad), ``None`` for a line that is not its own.
+* optionally ``raw_lists: tuple[str, ...]`` — top-level keys whose array values it wants left
+  undecoded: in ``doc`` such a value is a ``list[msgspec.Raw]`` (each element's JSON text, to
+  decode with ``msgspec.json.decode`` or compare byte-wise) instead of a list of decoded values.
+  Every dialect then sees it so; a value that is not an array is decoded as usual. Used for
+  ``workflow_progress`` snapshots, which repeat mostly unchanged entries (seed 000 §6).
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -126,6 +131,12 @@ class Decoder:
         self.stats = stats
         self.session_id: str | None = None
         self._json = msgspec.json.Decoder()
+        self._raw_lists = frozenset(k for d in self.json_dialects for k in getattr(d, "raw_lists", ()))
+        #: the quoted keys, as a line holding one must contain them (a key written with ``\u``
+        #: escapes misses the fast path and is decoded in full: same doc, only slower)
+        self._raw_keys = tuple(b'"%s"' % k.encode() for k in sorted(self._raw_lists))
+        self._fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
+        self._elements = msgspec.json.Decoder(list[msgspec.Raw])
 
     def decode(self, raw: bytes) -> list[Event]:
         body = raw.strip()
@@ -134,7 +145,10 @@ class Decoder:
         if not body.startswith(b"{"):
             return self._decode_raw(raw)
         try:
-            doc = self._json.decode(body)
+            if self._raw_keys and any(k in body for k in self._raw_keys):
+                doc = self._decode_with_raw_lists(body)
+            else:
+                doc = self._json.decode(body)
         except (msgspec.DecodeError, RecursionError):
             self.stats.bad_lines += 1
             return []
@@ -162,6 +176,25 @@ class Decoder:
             # stream clock is "the latest timestamp the stream has shown" (SPAN-MODEL.md)
             events.append(StreamTime(info.session_id, info.ts_ns))
         return events
+
+    def _decode_with_raw_lists(self, body: bytes) -> Any:
+        """``body`` decoded as :meth:`decode` would, except that the array values of the
+        dialects' ``raw_lists`` keys stay ``list[msgspec.Raw]``. Raises as ``msgspec.json.decode``
+        does (a body that is not an object is decoded in full, for the caller to judge)."""
+        try:
+            fields = self._fields.decode(body)
+        except msgspec.DecodeError:
+            return self._json.decode(body)
+        doc: dict[str, Any] = {}
+        for key, value in fields.items():
+            if key in self._raw_lists:
+                try:
+                    doc[key] = self._elements.decode(value)
+                    continue
+                except msgspec.ValidationError:  # not an array: as everyone else sees it
+                    pass
+            doc[key] = self._json.decode(value)
+        return doc
 
     def _decode_raw(self, raw: bytes) -> list[Event]:
         info = LineInfo(self.session_id, None)
