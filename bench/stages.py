@@ -35,7 +35,8 @@ def one_run(data: bytes, chunk: int) -> dict[str, float | int]:
     decoder = dialects.Decoder(dialects.load(), stats)
     lines: list[bytes] = []
     splitter = LineSplitter(decoder.markers, lines.append, stats)
-    chunks = [data[start:start + chunk] for start in range(0, len(data), chunk)]
+    # bytearrays, as the source's reads hand them (slices of one are copies, of bytes are not)
+    chunks = [bytearray(data[start:start + chunk]) for start in range(0, len(data), chunk)]
     t0 = time.perf_counter()
     for part in chunks:
         splitter.feed(part, len(part))

@@ -175,10 +175,14 @@ class LineSplitter:
         """Offer the marked lines of ``buf[start:last+1]`` (which ends in ``\\n``), in order."""
         if last - start > self._max:  # only then can a line here be overlong (marked or not)
             self._count_overlong(buf, start, last)
-        for line_start, line_end in self._scanner.lines(buf, start, last):
-            if line_end - line_start > self._max:
-                continue  # counted by _count_overlong
-            self._on_line(bytes(buf[line_start:line_end]))
+        view = memoryview(buf)  # one copy per offered line (a bytearray's slice is a copy too)
+        try:
+            for line_start, line_end in self._scanner.lines(buf, start, last):
+                if line_end - line_start > self._max:
+                    continue  # counted by _count_overlong
+                self._on_line(view[line_start:line_end].tobytes())
+        finally:
+            view.release()  # the tee reuses (and may resize) its buffer
 
     def _count_overlong(self, buf: bytes | bytearray, start: int, last: int) -> None:
         pos = start

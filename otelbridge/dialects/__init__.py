@@ -13,8 +13,10 @@ A dialect is a module exposing ``DIALECT``, an object with:
 * optionally ``raw_lists: tuple[str, ...]`` — top-level keys whose array values it wants left
   undecoded: in ``doc`` such a value is a ``list[msgspec.Raw]`` (each element's JSON text, to
   decode with ``msgspec.json.decode`` or compare byte-wise) instead of a list of decoded values.
-  Every dialect then sees it so; a value that is not an array is decoded as usual. Used for
-  ``workflow_progress`` snapshots, which repeat mostly unchanged entries (seed 000 §6).
+  Every dialect then sees it so; a value that is not an array is decoded as usual. An element
+  is valid JSON but may still fail to decode (a number out of range: ``1e999``), which makes
+  that element unreadable, not the line bad. Used for ``workflow_progress`` snapshots, which
+  repeat mostly unchanged entries (seed 000 §6).
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -135,8 +137,10 @@ class Decoder:
         #: the quoted keys, as a line holding one must contain them (a key written with ``\u``
         #: escapes misses the fast path and is decoded in full: same doc, only slower)
         self._raw_keys = tuple(b'"%s"' % k.encode() for k in sorted(self._raw_lists))
-        self._fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
-        self._elements = msgspec.json.Decoder(list[msgspec.Raw])
+        #: one pass: top-level arrays as their elements' JSON text, everything else decoded
+        self._fields = msgspec.json.Decoder(
+            dict[str, list[msgspec.Raw] | str | int | float | bool | None | dict[str, Any]]
+        )
 
     def decode(self, raw: bytes) -> list[Event]:
         body = raw.strip()
@@ -182,18 +186,12 @@ class Decoder:
         dialects' ``raw_lists`` keys stay ``list[msgspec.Raw]``. Raises as ``msgspec.json.decode``
         does (a body that is not an object is decoded in full, for the caller to judge)."""
         try:
-            fields = self._fields.decode(body)
+            doc = self._fields.decode(body)
         except msgspec.DecodeError:
             return self._json.decode(body)
-        doc: dict[str, Any] = {}
-        for key, value in fields.items():
-            if key in self._raw_lists:
-                try:
-                    doc[key] = self._elements.decode(value)
-                    continue
-                except msgspec.ValidationError:  # not an array: as everyone else sees it
-                    pass
-            doc[key] = self._json.decode(value)
+        for key, value in doc.items():
+            if type(value) is list and key not in self._raw_lists:
+                doc[key] = [self._json.decode(element) for element in value]
         return doc
 
     def _decode_raw(self, raw: bytes) -> list[Event]:

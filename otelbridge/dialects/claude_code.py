@@ -419,7 +419,10 @@ def _raw_entry(raw: bytes) -> Entry:
     try:
         e = _typed_entry(raw)
     except msgspec.ValidationError:
-        return _entry(_decode(raw))
+        try:
+            return _entry(_decode(raw))
+        except msgspec.DecodeError:  # valid JSON, yet a number out of range (1e999): skipped
+            return _NOTHING
     if type(e) is _Phase:
         return WorkflowPhase(e.index, e.title), None, None
     started, queued, ended, last = e.startedAt, e.queuedAt, e.endedAt, e.lastProgressAt
@@ -432,7 +435,10 @@ def _raw_entry(raw: bytes) -> Entry:
         e.durationMs, e.tokens, e.toolCalls, e.attempt, e.model, e.error,
         e.resultPreview, e.promptPreview,
     )
-    newest = max(t for t in (last, ended, started, queued, -1) if t is not None)
+    newest = -1
+    for t in (last, ended, started, queued):
+        if t is not None and t > newest:
+            newest = t
     return None, agent, newest * 1_000_000 if newest >= 0 else None
 
 

@@ -213,6 +213,13 @@ def test_wrong_types_in_a_snapshot_entry_still_read_field_by_field():
     assert ev.newest_ns == 1783647395366 * MS
 
 
+def test_an_entry_with_a_number_out_of_range_is_skipped_not_the_snapshot():
+    (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
+        b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":['
+        b'{"type":"workflow_agent","index":1,"tokens":1e999},{"type":"workflow_agent","index":2}]}')
+    assert [a.index for a in ev.agents] == [2]
+
+
 def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
     (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
         b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":{"a":1},'
