@@ -13,7 +13,7 @@ already passed through in full).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from .stats import Stats
 
@@ -34,7 +34,7 @@ class FindScanner:
     def __init__(self, markers: tuple[bytes, ...]) -> None:
         self._markers = markers
 
-    def lines(self, buf: bytes | bytearray, start: int, last: int) -> Iterator[tuple[int, int]]:
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> list[tuple[int, int]]:
         """``(line_start, line_end)`` (``buf[line_end]`` is its ``\\n``) of every line of
         ``buf[start:last+1]`` (which ends in ``\\n``) containing a marker, in order."""
         found: dict[int, int] = {}
@@ -45,48 +45,55 @@ class FindScanner:
                 line_end = buf.find(_NL, pos, last + 1)
                 found[line_start] = line_end
                 pos = buf.find(marker, line_end + 1, last)
-        if len(found) > 1:
-            return iter(sorted(found.items()))
-        return iter(found.items())
+        return sorted(found.items()) if len(found) > 1 else list(found.items())
 
 
 class HyperscanScanner:
-    """The marked lines of a chunk by Hyperscan: one pass for all markers, halted at the first
-    match and resumed after that match's line (a line with many markers costs one match)."""
+    """The marked lines of a chunk by Hyperscan: one pass for all markers. Each match on a new
+    line records that line; a second match on a line already recorded halts the scan, which
+    resumes after that line (so a line full of markers costs two matches, not one per marker)."""
 
     def __init__(self, markers: tuple[bytes, ...]) -> None:
         self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self._db.compile(expressions=list(markers), ids=list(range(len(markers))),
                          elements=len(markers), flags=[0] * len(markers), literal=True)
-        self._end = -1
+        # per scan: the buffer, where the scanned part starts, its last byte, the lines found
+        self._buf: bytes | bytearray = b""
+        self._base = self._first = self._last = 0
+        self._found: list[tuple[int, int]] = []
+        self._line_end = -1
 
     def _on_match(self, _id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
-        self._end = to
-        return True  # stop the scan: the rest of this line needs no more matches
+        end = self._base + to  # just past the marker (a marker holds no newline)
+        if end <= self._line_end:
+            return True  # a line already found: stop, resume after it
+        buf = self._buf
+        line_end = buf.find(_NL, end - 1, self._last + 1)
+        self._found.append((buf.rfind(_NL, self._first, end) + 1 or self._first, line_end))
+        self._line_end = line_end
+        return False
 
-    def lines(self, buf: bytes | bytearray, start: int, last: int) -> Iterator[tuple[int, int]]:
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> list[tuple[int, int]]:
         """As :meth:`FindScanner.lines`."""
+        found: list[tuple[int, int]] = []
+        self._buf, self._first, self._last, self._found, self._line_end = buf, start, last, found, -1
         view = memoryview(buf)
         try:
             pos = start
             while pos < last:
-                self._end = -1
+                self._base = pos
                 part = view[pos:last]
                 try:
                     self._db.scan(part, match_event_handler=self._on_match)
+                    break
                 except hyperscan.ScanTerminated:
-                    pass
+                    pos = self._line_end + 1
                 finally:
-                    part.release()  # the tee reuses (and may resize) its buffer
-                if self._end < 0:
-                    return
-                end = pos + self._end  # just past the marker (a marker holds no newline)
-                line_start = buf.rfind(_NL, start, end) + 1 or start
-                line_end = buf.find(_NL, end - 1, last + 1)
-                yield line_start, line_end
-                pos = line_end + 1
+                    part.release()
         finally:
-            view.release()
+            view.release()  # the tee reuses (and may resize) its buffer
+            self._buf = b""
+        return found
 
 
 def make_scanner(markers: tuple[bytes, ...]) -> FindScanner | HyperscanScanner:
