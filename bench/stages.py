@@ -7,8 +7,9 @@ memory once, then per run: feeds it in ``--chunk``-byte chunks to a :class:`Line
 only collects the offered lines (``split``), decodes every collected line with a fresh
 :class:`Decoder` over all dialects (``decode``), and applies every event to a fresh
 :class:`Tracker` whose ``emit`` drops the records (``track``). Prints each stage's seconds per
-run and the medians, plus line/event/record counts (so two versions can be compared on the
-same work). Run by hand; never part of the test suite.
+run and the medians — wall time, and with ``--cpu`` this process's CPU time (steadier on a
+machine shared with other work) — plus line/event/record counts (so two versions can be
+compared on the same work). Run by hand; never part of the test suite.
 """
 
 from __future__ import annotations
@@ -30,22 +31,22 @@ from otelbridge.stats import Stats  # noqa: E402
 from otelbridge.tracker import Context, Tracker  # noqa: E402
 
 
-def one_run(data: bytes, chunk: int) -> dict[str, float | int]:
+def one_run(data: bytes, chunk: int, clock=time.perf_counter) -> dict[str, float | int]:
     stats = Stats()
     decoder = dialects.Decoder(dialects.load(), stats)
     lines: list[bytes] = []
     splitter = LineSplitter(decoder.markers, lines.append, stats)
     # bytearrays, as the source's reads hand them (slices of one are copies, of bytes are not)
     chunks = [bytearray(data[start:start + chunk]) for start in range(0, len(data), chunk)]
-    t0 = time.perf_counter()
+    t0 = clock()
     for part in chunks:
         splitter.feed(part, len(part))
     splitter.close()
-    t1 = time.perf_counter()
+    t1 = clock()
     events = []
     for line in lines:
         events.extend(decoder.decode(line))
-    t2 = time.perf_counter()
+    t2 = clock()
     records = 0
 
     def emit(rec) -> None:
@@ -56,7 +57,7 @@ def one_run(data: bytes, chunk: int) -> dict[str, float | int]:
     for event in events:
         tracker.handle(event)
     tracker.finish()
-    t3 = time.perf_counter()
+    t3 = clock()
     return {"split": t1 - t0, "decode": t2 - t1, "track": t3 - t2, "lines": stats.lines,
             "marked": len(lines), "decoded": stats.lines_decoded, "bad": stats.bad_lines,
             "events": len(events), "records": records}
@@ -67,6 +68,7 @@ def main() -> None:
     ap.add_argument("file", nargs="?")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=1 << 20)
+    ap.add_argument("--cpu", action="store_true", help="time.process_time instead of wall time")
     args = ap.parse_args()
     if args.file:
         path = Path(args.file)
@@ -78,7 +80,8 @@ def main() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             streams.write("mix", str(path))
     data = path.read_bytes()
-    runs = [one_run(data, args.chunk) for _ in range(args.runs)]
+    clock = time.process_time if args.cpu else time.perf_counter
+    runs = [one_run(data, args.chunk, clock) for _ in range(args.runs)]
     for i, r in enumerate(runs, 1):
         print(f"run {i}: split {r['split']:.3f} s  decode {r['decode']:.3f} s  track {r['track']:.3f} s")
     med = {k: statistics.median(r[k] for r in runs) for k in ("split", "decode", "track")}
