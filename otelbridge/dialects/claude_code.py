@@ -32,6 +32,7 @@ types are dropped field by field (``tokens: "12"`` is read as 12; ``1e30`` epoch
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Annotated, Any
 
 import msgspec
@@ -349,6 +350,7 @@ MAX_CACHED_ENTRIES = 1_000
 #: ``None`` for an entry that is neither (unknown type, no usable ``index``).
 Entry = tuple[WorkflowPhase | None, WorkflowAgent | None, int | None]
 _NOTHING: Entry = (None, None, None)
+_PHASE, _AGENT, _NEWEST = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class _EntryCache:
@@ -482,10 +484,10 @@ def _progress(
         fresh.update(zip(keys[:MAX_CACHED_ENTRIES], decoded))
     else:  # decoded values (a caller that did not go through the Decoder)
         decoded = list(map(_entry, entries))
-    ev.phases = [e[0] for e in decoded if e[0] is not None]
-    ev.agents = [e[1] for e in decoded if e[1] is not None]
-    times = [e[2] for e in decoded if e[2] is not None]
-    ev.newest_ns = max(times) if times else None
+    # C-level passes (phases, agents and epoch-ns times are never falsy; None is)
+    ev.phases = list(filter(None, map(_PHASE, decoded)))
+    ev.agents = list(filter(None, map(_AGENT, decoded)))
+    ev.newest_ns = max(filter(None, map(_NEWEST, decoded)), default=None)
     return ev
 
 
