@@ -15,8 +15,9 @@ A dialect is a module exposing ``DIALECT``, an object with:
   decode with ``msgspec.json.decode`` or compare byte-wise) instead of a list of decoded values.
   Every dialect then sees it so; a value that is not an array is decoded as usual. An element
   is valid JSON but may still fail to decode (a number out of range: ``1e999``), which makes
-  that element unreadable, not the line bad. Used for ``workflow_progress`` snapshots, which
-  repeat mostly unchanged entries (seed 000 §6).
+  that element unreadable, not the line bad. Lines under :data:`RAW_LISTS_MIN` bytes are
+  decoded in full all the same, so a dialect reads both shapes. Used for ``workflow_progress``
+  snapshots, which repeat mostly unchanged entries (seed 000 §6).
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -42,6 +43,9 @@ REGISTRY: dict[str, str] = {
 }
 
 _BOM = b"\xef\xbb\xbf"
+#: Lines shorter than this (bytes) are decoded in full even when a dialect declares
+#: ``raw_lists``: they cannot hold enough entries to pay for the search of the key.
+RAW_LISTS_MIN = 1024
 
 
 @dataclass(slots=True)
@@ -149,7 +153,10 @@ class Decoder:
         if not body.startswith(b"{"):
             return self._decode_raw(raw)
         try:
-            if self._raw_keys and any(k in body for k in self._raw_keys):
+            keys = self._raw_keys  # (one key in practice: no generator per line)
+            if len(body) >= RAW_LISTS_MIN and keys and (
+                keys[0] in body or (len(keys) > 1 and any(k in body for k in keys[1:]))
+            ):
                 doc = self._decode_with_raw_lists(body)
             else:
                 doc = self._json.decode(body)

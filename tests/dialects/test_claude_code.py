@@ -6,7 +6,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otelbridge.dialects import Decoder, LineInfo, claude_code, load, parse_timestamp
+from otelbridge.dialects import RAW_LISTS_MIN, Decoder, LineInfo, claude_code, load, parse_timestamp
 from otelbridge.events import TaskNotification, TaskProgress, TaskUpdated, WorkflowProgress, WorkflowStarted
 from otelbridge.stats import Stats
 
@@ -154,6 +154,10 @@ def _entry(draw):
 _entries = st.one_of(_entry(), _entry(), _entry(), _hostile)
 
 
+#: makes a snapshot line long enough to be read by difference (dialects.RAW_LISTS_MIN)
+LONG = "d" * RAW_LISTS_MIN
+
+
 def _dict_path(doc: dict) -> list:
     """The reference: claude_code's field-by-field reading of a fully decoded line."""
     return claude_code.ClaudeCode().decode(doc, LineInfo(None, None))
@@ -169,7 +173,7 @@ def test_snapshots_by_difference_read_as_field_by_field(snapshots, repeat):
         if again:  # unchanged entries of the snapshot before, so the cache is hit
             entries = previous + entries
         previous = entries
-        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t",
+        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t", "description": LONG,
                                     "workflow_progress": entries})
         assert decoder.decode(line) == _dict_path(msgspec.json.decode(line))
 
@@ -191,14 +195,14 @@ def test_every_field_at_and_off_its_limits_reads_as_field_by_field():
                 for index in (0, 1_000_000, 1_000_001, -1, 1.0, "2", None, True)]
     decoder = Decoder([claude_code.ClaudeCode()], Stats())
     for entry in entries:
-        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t",
+        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t", "description": LONG,
                                     "workflow_progress": [entry]})
         assert decoder.decode(line) == _dict_path(msgspec.json.decode(line)), entry
 
 
 def test_wrong_types_in_a_snapshot_entry_still_read_field_by_field():
-    line = (b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":['
-            b'{"type":"workflow_agent","index":1,"tokens":"12","toolCalls":2.0,"startedAt":1e30,'
+    line = (b'{"type":"system","subtype":"task_progress","task_id":"t","description":"' + LONG.encode()
+            + b'","workflow_progress":[{"type":"workflow_agent","index":1,"tokens":"12","toolCalls":2.0,"startedAt":1e30,'
             b'"state":"done","label":null,"model":' + b'"' + b"m" * 300 + b'"},'
             b'{"type":"workflow_agent","index":2,"tokens":5,"startedAt":1783647395366,"state":"start"},'
             b'{"type":"workflow_agent","index":1.0,"state":"x"},'
@@ -215,8 +219,8 @@ def test_wrong_types_in_a_snapshot_entry_still_read_field_by_field():
 
 def test_an_entry_with_a_number_out_of_range_is_skipped_not_the_snapshot():
     (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
-        b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":['
-        b'{"type":"workflow_agent","index":1,"tokens":1e999},{"type":"workflow_agent","index":2}]}')
+        b'{"type":"system","subtype":"task_progress","task_id":"t","description":"' + LONG.encode()
+        + b'","workflow_progress":[{"type":"workflow_agent","index":1,"tokens":1e999},{"type":"workflow_agent","index":2}]}')
     assert [a.index for a in ev.agents] == [2]
 
 
