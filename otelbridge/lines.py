@@ -3,9 +3,12 @@
 The source hands each chunk *after* writing it to stdout. :class:`LineSplitter` never copies a
 chunk whole and never splits every line: it searches the chunk for the dialects' *markers*
 (substrings such as ``task_progress`` — value words, so they match whatever whitespace the writer
-put around ``:`` and ``,``) with ``bytearray.find`` (memory speed), and cuts out only the lines that
-contain one. Lines that span chunks are buffered up to ``max_line`` bytes; a longer line is
-counted as overlong and skipped by the decoder (it was already passed through in full).
+put around ``:`` and ``,``) and cuts out only the lines that contain one. The search is one
+pass for all markers with Hyperscan (the ``hyperscan`` package, SIMD multi-literal matching,
+where it is installed: :class:`HyperscanScanner`), else one ``bytearray.find`` pass per marker
+(:class:`FindScanner`); both offer exactly the same lines. Lines that span chunks are buffered up
+to ``max_line`` bytes; a longer line is counted as overlong and skipped by the decoder (it was
+already passed through in full).
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .stats import Stats
+
+try:  # optional: wheels for Linux x86-64 (pyproject.toml); the find scanner does the same work
+    import hyperscan
+except ImportError:  # pragma: no cover - depends on the platform
+    hyperscan = None
 
 from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
 
@@ -39,6 +47,85 @@ class Gap:
         return cls(end - start, buf.count(_NL, start, end), buf[end - 1] == 10)
 
 
+class FindScanner:
+    """The marked lines of a chunk by ``bytearray.find``: one scan of the chunk per marker."""
+
+    def __init__(self, markers: tuple[bytes, ...]) -> None:
+        self._markers = markers
+
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> list[tuple[int, int]]:
+        """``(line_start, line_end)`` (``buf[line_end]`` is its ``\\n``) of every line of
+        ``buf[start:last+1]`` (which ends in ``\\n``) containing a marker, in order."""
+        found: dict[int, int] = {}
+        for marker in self._markers:
+            pos = buf.find(marker, start, last)
+            while pos >= 0:
+                line_start = buf.rfind(_NL, start, pos) + 1 or start
+                line_end = buf.find(_NL, pos, last + 1)
+                found[line_start] = line_end
+                pos = buf.find(marker, line_end + 1, last)
+        return sorted(found.items()) if len(found) > 1 else list(found.items())
+
+
+class HyperscanScanner:
+    """The marked lines of a chunk by Hyperscan: one pass for all markers. Each match on a new
+    line records that line; a second match on a line already recorded halts the scan, which
+    resumes after that line (so a line full of markers costs two matches, not one per marker)."""
+
+    def __init__(self, markers: tuple[bytes, ...]) -> None:
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(expressions=list(markers), ids=list(range(len(markers))),
+                         elements=len(markers), flags=[0] * len(markers), literal=True)
+        # per scan: the buffer, where the scanned part starts, its last byte, the lines found
+        self._buf: bytes | bytearray = b""
+        self._base = self._first = self._last = 0
+        self._found: list[tuple[int, int]] = []
+        self._line_end = -1
+
+    def _on_match(self, _id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+        end = self._base + to  # just past the marker (a marker holds no newline)
+        if end <= self._line_end:
+            return True  # a line already found: stop, resume after it
+        buf = self._buf
+        line_end = buf.find(_NL, end - 1, self._last + 1)
+        self._found.append((buf.rfind(_NL, self._first, end) + 1 or self._first, line_end))
+        self._line_end = line_end
+        return False
+
+    def lines(self, buf: bytes | bytearray, start: int, last: int) -> list[tuple[int, int]]:
+        """As :meth:`FindScanner.lines`."""
+        found: list[tuple[int, int]] = []
+        self._buf, self._first, self._last, self._found, self._line_end = buf, start, last, found, -1
+        view = memoryview(buf)
+        try:
+            pos = start
+            while pos < last:
+                self._base = pos
+                part = view[pos:last]
+                try:
+                    self._db.scan(part, match_event_handler=self._on_match)
+                    break
+                except hyperscan.ScanTerminated:
+                    pos = self._line_end + 1
+                finally:
+                    part.release()
+        finally:
+            view.release()  # the tee reuses (and may resize) its buffer
+            self._buf = b""
+        return found
+
+
+def make_scanner(markers: tuple[bytes, ...]) -> FindScanner | HyperscanScanner:
+    """Hyperscan when it is installed and takes the markers (it needs SSSE3 or NEON; the
+    markers no NUL byte), else ``find``."""
+    if hyperscan is not None and markers and not any(_NL in m or b"\0" in m for m in markers):
+        try:
+            return HyperscanScanner(markers)
+        except hyperscan.error:  # pragma: no cover - a CPU it does not run on
+            pass
+    return FindScanner(markers)
+
+
 class LineSplitter:
     """Feeds ``on_line(line)`` with every complete line (without its ``\\n``) that contains at
     least one of ``markers``, in stream order. Counts every line in ``stats.lines``.
@@ -47,7 +134,8 @@ class LineSplitter:
     handles a final line without a trailing newline.
     """
 
-    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_broken")
+    __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_broken",
+                 "_scanner")
 
     def __init__(
         self,
@@ -57,6 +145,7 @@ class LineSplitter:
         max_line: int = DEFAULT_MAX_LINE,
     ) -> None:
         self._markers = tuple(dict.fromkeys(m for m in markers if m))
+        self._scanner = make_scanner(self._markers)
         self._max = max_line
         self._on_line = on_line
         self._stats = stats
@@ -166,21 +255,14 @@ class LineSplitter:
         """Offer the marked lines of ``buf[start:last+1]`` (which ends in ``\\n``), in order."""
         if last - start > self._max:  # only then can a line here be overlong (marked or not)
             self._count_overlong(buf, start, last)
-        found: dict[int, int] = {}
-        for marker in self._markers:
-            pos = buf.find(marker, start, last)
-            while pos >= 0:
-                line_start = buf.rfind(_NL, start, pos) + 1 or start
-                line_end = buf.find(_NL, pos, last + 1)
-                found[line_start] = line_end
-                pos = buf.find(marker, line_end + 1, last)
-        if not found:
-            return
-        for line_start in sorted(found) if len(found) > 1 else found:
-            line_end = found[line_start]
-            if line_end - line_start > self._max:
-                continue  # counted by _count_overlong
-            self._on_line(bytes(buf[line_start:line_end]))
+        view = memoryview(buf)  # one copy per offered line (a bytearray's slice is a copy too)
+        try:
+            for line_start, line_end in self._scanner.lines(buf, start, last):
+                if line_end - line_start > self._max:
+                    continue  # counted by _count_overlong
+                self._on_line(view[line_start:line_end].tobytes())
+        finally:
+            view.release()  # the tee reuses (and may resize) its buffer
 
     def _count_overlong(self, buf: bytes | bytearray, start: int, last: int) -> None:
         pos = start

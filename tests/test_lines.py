@@ -3,11 +3,22 @@ overlong count are those of ``data.split(b"\\n")`` — the chunk boundaries neve
 
 from __future__ import annotations
 
+from unittest import mock
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otelbridge.lines import LineSplitter
+from otelbridge import lines
+from otelbridge.lines import FindScanner, HyperscanScanner, LineSplitter
 from otelbridge.stats import Stats
+
+#: both marker scanners, each through the whole splitter (the platform picks one at run time)
+SCANNERS = [
+    pytest.param(FindScanner, id="find"),
+    pytest.param(HyperscanScanner, id="hyperscan",
+                 marks=pytest.mark.skipif(lines.hyperscan is None, reason="hyperscan not installed")),
+]
 
 MARKERS = (b"ab", b"task_progress")
 # a small alphabet so markers, newlines and hostile bytes (CR, NUL, invalid UTF-8, a BOM) meet
@@ -39,6 +50,7 @@ def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool
     return got, stats
 
 
+@pytest.mark.parametrize("scanner", SCANNERS)
 @settings(max_examples=400, deadline=None)
 @given(
     data=streams,
@@ -46,9 +58,10 @@ def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool
     max_line=st.integers(min_value=0, max_value=40),
     reuse_buffer=st.booleans(),
 )
-def test_any_chunking_gives_the_lines_of_the_whole(data, cut_points, max_line, reuse_buffer):
+def test_any_chunking_gives_the_lines_of_the_whole(scanner, data, cut_points, max_line, reuse_buffer):
     cuts = sorted({c for c in cut_points if 0 < c < len(data)})
-    got, stats = run_splitter(data, cuts, max_line, reuse_buffer)
+    with mock.patch.object(lines, "make_scanner", scanner):
+        got, stats = run_splitter(data, cuts, max_line, reuse_buffer)
     offered, count, overlong = reference(data, max_line)
     assert got == offered
     assert stats.lines == count
@@ -77,3 +90,40 @@ def test_last_line_without_newline_is_a_line():
     splitter.close()
     assert got == [b"ab"]
     assert stats.lines == 2
+
+
+@pytest.mark.skipif(lines.hyperscan is None, reason="hyperscan not installed")
+def test_hyperscan_is_used_where_installed_and_find_for_markers_it_cannot_take():
+    assert isinstance(LineSplitter(MARKERS, print, Stats())._scanner, HyperscanScanner)
+    assert isinstance(lines.make_scanner((b"ab", b"a\0b")), FindScanner)
+
+
+# markers that overlap, share prefixes and sit in one another, over a small alphabet
+marker_sets = st.lists(st.lists(st.sampled_from([b"a", b"b", b"\xff"]), min_size=1, max_size=3).map(b"".join),
+                       min_size=1, max_size=4, unique=True)
+
+
+@pytest.mark.skipif(lines.hyperscan is None, reason="hyperscan not installed")
+@settings(max_examples=300, deadline=None)
+@given(markers=marker_sets,
+       parts=st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"\x00", b"\xff", b"ba"]), max_size=200),
+       data=st.data())
+def test_both_scanners_find_the_same_lines(markers, parts, data):
+    buf = b"".join(parts) + b"\n"
+    markers = tuple(markers)
+    start = data.draw(st.integers(min_value=0, max_value=len(buf) - 1))
+    last = buf.rfind(b"\n")
+    if start > last:
+        start = last
+    start = buf.rfind(b"\n", 0, start) + 1  # scans begin at a line start
+    expected = [(s, e) for s, e in _lines(buf, start, last) if any(m in buf[s:e] for m in markers)]
+    assert list(FindScanner(markers).lines(buf, start, last)) == expected
+    assert list(HyperscanScanner(markers).lines(bytearray(buf), start, last)) == expected
+
+
+def _lines(buf: bytes, start: int, last: int):
+    pos = start
+    while pos <= last:
+        end = buf.index(b"\n", pos)
+        yield pos, end
+        pos = end + 1

@@ -10,6 +10,14 @@ A dialect is a module exposing ``DIALECT``, an object with:
 * optionally ``decode_raw(raw: bytes, line: LineInfo) -> list[Event] | None`` for lines that
   are not JSON (Bernstein signals): events, ``[]`` for a line it recognises as plain output
   (neither decoded nor bad), ``None`` for a line that is not its own.
+* optionally ``raw_lists: tuple[str, ...]`` — top-level keys whose array values it wants left
+  undecoded: in ``doc`` such a value is a ``list[msgspec.Raw]`` (each element's JSON text, to
+  decode with ``msgspec.json.decode`` or compare byte-wise) instead of a list of decoded values.
+  Every dialect then sees it so; a value that is not an array is decoded as usual. An element
+  is valid JSON but may still fail to decode (a number out of range: ``1e999``), which makes
+  that element unreadable, not the line bad. Lines under :data:`RAW_LISTS_MIN` bytes are
+  decoded in full all the same, so a dialect reads both shapes. Used for ``workflow_progress``
+  snapshots, which repeat mostly unchanged entries (seed 000 §6).
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -35,6 +43,9 @@ REGISTRY: dict[str, str] = {
 }
 
 _BOM = b"\xef\xbb\xbf"
+#: Lines shorter than this (bytes) are decoded in full even when a dialect declares
+#: ``raw_lists``: they cannot hold enough entries to pay for the search of the key.
+RAW_LISTS_MIN = 1024
 
 
 @dataclass(slots=True)
@@ -126,6 +137,14 @@ class Decoder:
         self.stats = stats
         self.session_id: str | None = None
         self._json = msgspec.json.Decoder()
+        self._raw_lists = frozenset(k for d in self.json_dialects for k in getattr(d, "raw_lists", ()))
+        #: the quoted keys, as a line holding one must contain them (a key written with ``\u``
+        #: escapes misses the fast path and is decoded in full: same doc, only slower)
+        self._raw_keys = tuple(b'"%s"' % k.encode() for k in sorted(self._raw_lists))
+        #: one pass: top-level arrays as their elements' JSON text, everything else decoded
+        self._fields = msgspec.json.Decoder(
+            dict[str, list[msgspec.Raw] | str | int | float | bool | None | dict[str, Any]]
+        )
 
     def decode(self, raw: bytes) -> list[Event]:
         body = raw.strip()
@@ -134,7 +153,13 @@ class Decoder:
         if not body.startswith(b"{"):
             return self._decode_raw(raw)
         try:
-            doc = self._json.decode(body)
+            keys = self._raw_keys  # (one key in practice: no generator per line)
+            if len(body) >= RAW_LISTS_MIN and keys and (
+                keys[0] in body or (len(keys) > 1 and any(k in body for k in keys[1:]))
+            ):
+                doc = self._decode_with_raw_lists(body)
+            else:
+                doc = self._json.decode(body)
         except (msgspec.DecodeError, RecursionError):
             self.stats.bad_lines += 1
             return []
@@ -162,6 +187,19 @@ class Decoder:
             # stream clock is "the latest timestamp the stream has shown" (SPAN-MODEL.md)
             events.append(StreamTime(info.session_id, info.ts_ns))
         return events
+
+    def _decode_with_raw_lists(self, body: bytes) -> Any:
+        """``body`` decoded as :meth:`decode` would, except that the array values of the
+        dialects' ``raw_lists`` keys stay ``list[msgspec.Raw]``. Raises as ``msgspec.json.decode``
+        does (a body that is not an object is decoded in full, for the caller to judge)."""
+        try:
+            doc = self._fields.decode(body)
+        except msgspec.DecodeError:
+            return self._json.decode(body)
+        for key, value in doc.items():
+            if type(value) is list and key not in self._raw_lists:
+                doc[key] = [self._json.decode(element) for element in value]
+        return doc
 
     def _decode_raw(self, raw: bytes) -> list[Event]:
         info = LineInfo(self.session_id, None)

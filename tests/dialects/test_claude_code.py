@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from otelbridge.dialects import Decoder, load, parse_timestamp
-from otelbridge.events import TaskNotification, TaskUpdated, WorkflowProgress, WorkflowStarted
+from otelbridge.dialects import RAW_LISTS_MIN, Decoder, LineInfo, claude_code, load, parse_timestamp
+from otelbridge.events import TaskNotification, TaskProgress, TaskUpdated, WorkflowProgress, WorkflowStarted
 from otelbridge.stats import Stats
 
 MS = 1_000_000
@@ -92,3 +94,138 @@ def test_a_line_with_only_a_timestamp_moves_the_stream_clock():
     clock = Clock("stream", wall=lambda: 1_800_000_000 * 10**9)
     Tracker(Context(emit=lambda r: None, ids=Ids(), clock=clock, stats=Stats())).handle(ev)
     assert clock.uses_stream and clock.now() == 1783647392197 * MS
+
+
+# -- snapshots decoded by difference (raw_lists + typed entries) must read exactly as the
+#    field-by-field path (_entry on decoded dicts) reads them, whatever the types on the wire
+
+_hostile = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([1783647395366, 946_684_800_000, 4_102_444_800_000, 4_102_444_800_001, 2**62,
+                     2**62 + 1, 1_000_000, 1_000_001, 0, -1]),
+    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([1e30, 12.0, 2.5, -0.0]),
+    st.text(max_size=40), st.sampled_from(["12", " 7 ", "x" * 4097, "y" * 257, "z" * 33, "é" * 300]),
+    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+def _text(limit: int, ok: bool):
+    """Strings up to ``limit`` characters (some 2-byte), or just over it."""
+    lengths = st.sampled_from([0, 1, limit - 1, limit] if ok else [limit + 1, limit + 300])
+    return st.builds(lambda n, c: c * n, lengths, st.sampled_from(["a", "é"]))
+
+
+_GOOD_COUNT = st.one_of(st.sampled_from([0, 12, 2**62]), st.integers(0, 10**6))
+_BAD_COUNT = st.sampled_from([-1, 2**62 + 1, 2**64, "12", " 7 ", 12.0, 2.5, True, None, 1e30])
+_GOOD_EPOCH = st.sampled_from([1783647395366, 946_684_800_000, 4_102_444_800_000])
+_BAD_EPOCH = st.sampled_from([946_684_799_999, 4_102_444_800_001, 1e30, "1783647395366",
+                              1783647395366.5, None, False])
+_KINDS = {"count": (_GOOD_COUNT, _BAD_COUNT), "epoch": (_GOOD_EPOCH, _BAD_EPOCH)}
+for _n in (32, 256, 4096):
+    _KINDS[_n] = (_text(_n, True), st.one_of(_text(_n, False), _hostile))
+_FIELDS = {
+    "agentId": 256, "state": 32, "label": 4096, "phaseIndex": "count", "phaseTitle": 4096,
+    "startedAt": "epoch", "queuedAt": "epoch", "endedAt": "epoch", "lastProgressAt": "epoch",
+    "durationMs": "count", "tokens": "count", "toolCalls": "count", "attempt": "count",
+    "model": 256, "error": 4096, "resultPreview": 4096, "promptPreview": 4096, "title": 4096,
+}
+_INDEX = (st.integers(min_value=0, max_value=30) | st.just(1_000_000),
+          st.sampled_from([1_000_001, -1, 1.0, "2", None, True]))
+
+
+@st.composite
+def _entry(draw):
+    """A well-typed entry within every limit, or one with exactly one field off them."""
+    kind = draw(st.sampled_from(["workflow_agent", "workflow_agent", "workflow_phase", "future"]))
+    keys = draw(st.lists(st.sampled_from(list(_FIELDS)), unique=True, max_size=8))
+    entry = {"type": kind, "index": draw(_INDEX[0])}
+    for key in keys:
+        entry[key] = draw(_KINDS[_FIELDS[key]][0])
+    if draw(st.booleans()):  # one field off the typed shape (or the index, or the type)
+        key = draw(st.sampled_from(["index", "type", *_FIELDS]))
+        if key == "index":
+            entry[key] = draw(_INDEX[1])
+        elif key == "type":
+            entry[key] = draw(st.sampled_from([3, None, "workflow_agentx"]))
+        else:
+            entry[key] = draw(_KINDS[_FIELDS[key]][1])
+    return entry
+
+
+_entries = st.one_of(_entry(), _entry(), _entry(), _hostile)
+
+
+#: makes a snapshot line long enough to be read by difference (dialects.RAW_LISTS_MIN)
+LONG = "d" * RAW_LISTS_MIN
+
+
+def _dict_path(doc: dict) -> list:
+    """The reference: claude_code's field-by-field reading of a fully decoded line."""
+    return claude_code.ClaudeCode().decode(doc, LineInfo(None, None))
+
+
+@settings(max_examples=300, deadline=None)
+@given(snapshots=st.lists(st.lists(_entries, max_size=6), min_size=1, max_size=4),
+       repeat=st.lists(st.booleans(), min_size=4, max_size=4))
+def test_snapshots_by_difference_read_as_field_by_field(snapshots, repeat):
+    decoder = Decoder([claude_code.ClaudeCode()], Stats())
+    previous: list = []
+    for entries, again in zip(snapshots, repeat):
+        if again:  # unchanged entries of the snapshot before, so the cache is hit
+            entries = previous + entries
+        previous = entries
+        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t", "description": LONG,
+                                    "workflow_progress": entries})
+        assert decoder.decode(line) == _dict_path(msgspec.json.decode(line))
+
+
+_EDGES = {
+    "count": [0, 12, 2**62, -1, 2**62 + 1, 2**64, "12", " 7 ", 12.0, 2.5, True, None, 1e30],
+    "epoch": [1783647395366, 946_684_800_000, 4_102_444_800_000, 946_684_799_999,
+              4_102_444_800_001, 1e30, "1783647395366", 1783647395366.5, None, False],
+}
+for _n in (32, 256, 4096):
+    _EDGES[_n] = ["", "a" * _n, "é" * _n, "a" * (_n + 1), "é" * (_n + 1), None, 5, ["a"], {"a": 1}]
+
+
+def test_every_field_at_and_off_its_limits_reads_as_field_by_field():
+    entries = [{"type": "workflow_agent", "index": 1, key: value}
+               for key, kind in _FIELDS.items() for value in _EDGES[kind]]
+    entries += [{"type": kind, "index": index, "title": "T"}
+                for kind in ("workflow_agent", "workflow_phase")
+                for index in (0, 1_000_000, 1_000_001, -1, 1.0, "2", None, True)]
+    decoder = Decoder([claude_code.ClaudeCode()], Stats())
+    for entry in entries:
+        line = msgspec.json.encode({"type": "system", "subtype": "task_progress", "task_id": "t", "description": LONG,
+                                    "workflow_progress": [entry]})
+        assert decoder.decode(line) == _dict_path(msgspec.json.decode(line)), entry
+
+
+def test_wrong_types_in_a_snapshot_entry_still_read_field_by_field():
+    line = (b'{"type":"system","subtype":"task_progress","task_id":"t","description":"' + LONG.encode()
+            + b'","workflow_progress":[{"type":"workflow_agent","index":1,"tokens":"12","toolCalls":2.0,"startedAt":1e30,'
+            b'"state":"done","label":null,"model":' + b'"' + b"m" * 300 + b'"},'
+            b'{"type":"workflow_agent","index":2,"tokens":5,"startedAt":1783647395366,"state":"start"},'
+            b'{"type":"workflow_agent","index":1.0,"state":"x"},'
+            b'{"index":3,"type":"workflow_agent","type":"workflow_phase","title":"P"}]}')
+    (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(line)
+    first, second, third = ev.agents
+    assert (first.tokens, first.tool_calls, first.started_ns, first.label) == (12, 2, None, None)
+    assert first.model == "m" * 256
+    assert (second.tokens, second.started_ns) == (5, 1783647395366 * MS)
+    assert third.index == 1 and third.state == "x"  # a float index is truncated, as as_int does
+    assert [(p.index, p.title) for p in ev.phases] == [(3, "P")]  # duplicate key: the last wins
+    assert ev.newest_ns == 1783647395366 * MS
+
+
+def test_an_entry_with_a_number_out_of_range_is_skipped_not_the_snapshot():
+    (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
+        b'{"type":"system","subtype":"task_progress","task_id":"t","description":"' + LONG.encode()
+        + b'","workflow_progress":[{"type":"workflow_agent","index":1,"tokens":1e999},{"type":"workflow_agent","index":2}]}')
+    assert [a.index for a in ev.agents] == [2]
+
+
+def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
+    (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
+        b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":{"a":1},'
+        b'"last_tool_name":"Bash"}')
+    assert isinstance(ev, TaskProgress) and ev.last_tool_name == "Bash"

@@ -79,7 +79,8 @@ def test_unchanged_entries_decode_once_changed_ones_again():
     def snapshot(tokens):
         return json.dumps({"type": "system", "subtype": "task_progress", "task_id": "t", "workflow_progress": [
             {"type": "workflow_agent", "index": 1, "state": "done", "tokens": 5},
-            {"type": "workflow_agent", "index": 2, "state": "start", "tokens": tokens}]}).encode()
+            {"type": "workflow_agent", "index": 2, "state": "start", "tokens": tokens}],
+            "description": "d" * dialects.RAW_LISTS_MIN}).encode()  # long enough to be read by difference
 
     (first,) = decoder.decode(snapshot(1))
     (second,) = decoder.decode(snapshot(2))
