@@ -14,11 +14,15 @@ import sys
 def _ensure_std_fds() -> None:
     """fds 0, 1 and 2 open before anything else (``2>&-``, ``<&-``): a closed one is pointed at
     /dev/null, so no later ``open``/``dup`` can land on it — our messages then never reach the
-    stream, and a closed stderr costs the messages only, never the exit status."""
+    stream, and a closed stderr costs the messages only, never the exit status. Which were
+    closed is kept in ``source.CLOSED_AT_START`` (the tee says so and exits 1, as ``cat`` does)."""
+    from .source import CLOSED_AT_START
+
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
+            CLOSED_AT_START.add(fd)
             null = os.open(os.devnull, os.O_RDWR)
             if null != fd:
                 os.dup2(null, fd)

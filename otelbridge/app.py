@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .worker import Worker
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
+#: Seconds the wrapped command's last output still passes after it exited on a signal.
+CHILD_GONE_DRAIN_S = 0.2
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
 
@@ -112,8 +114,19 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
                     proc.send_signal(signum)
                 except ProcessLookupError:
                     pass
+            if proc.returncode is not None:  # gone already: a grandchild may hold the pipe
+                loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
         else:
             tee.stop()
+
+    async def stop_when_child_gone() -> None:
+        """Wrapper mode: once the child has exited *after a signal*, what it wrote still passes
+        (:data:`CHILD_GONE_DRAIN_S`), then the tee stops — a background process that inherited
+        its stdout must not keep a signalled run alive. Without a signal, its end of input is
+        waited for, as a tee would."""
+        await proc.wait()
+        if got_signal:
+            loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         try:
@@ -121,7 +134,13 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         except (NotImplementedError, RuntimeError):
             pass
 
+    watcher = asyncio.ensure_future(stop_when_child_gone()) if proc is not None else None
     outcome = await tee.run()
+    # a signal that came with the end of input is seen before the outcome is read
+    for _ in range(3):
+        await asyncio.sleep(0)
+    if watcher is not None:
+        watcher.cancel()
     # the stream is over for our reader: it sees its end now, not after decoding and the flush
     try:
         os.close(stream_fd)
@@ -136,6 +155,8 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         code = exit_status(await proc.wait())
         if fd_in >= 0:
             os.close(fd_in)
+        if outcome == pipe.STOPPED and got_signal:  # the child was gone; we were cut short
+            code = 128 + got_signal[0]
     elif got_signal:
         code = 128 + got_signal[0]
     elif outcome == pipe.EPIPE:
@@ -173,6 +194,20 @@ def run(cfg: Config) -> int:
     fd 1 is moved to a private descriptor for the stream; fd 1 and ``sys.stdout`` then point at
     stderr, so nothing but the stream can ever reach the stream's reader.
     """
+    from .source import CLOSED_AT_START
+
+    # a closed stream end is an error, as for cat and tee (stdin is the child's in wrapper mode)
+    closed = [name for fd, name in ((0, "stdin"), (1, "stdout"))
+              if fd in CLOSED_AT_START and not (fd == 0 and cfg.command)]
+    if closed:
+        say(f"{' and '.join(closed)} closed at start ("
+            + ("the stream is discarded" if "stdout" in closed else "nothing to read")
+            + "); exit status 1")
+    code = _run(cfg)
+    return 1 if closed and code == 0 else code
+
+
+def _run(cfg: Config) -> int:
     stream_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

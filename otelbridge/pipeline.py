@@ -348,13 +348,15 @@ class LiveFront:
     def _on_item(self, item: bytes | Gap) -> None:
         pipeline = self.pipeline
         if isinstance(item, Gap):
-            if not self._warned:
-                self._warned = True
-                say(BEHIND_MESSAGE)
+            before = self.stats.lines_not_decoded
             if pipeline is not None:
                 pipeline.splitter.gap(item)
             else:
                 self.stats.lines += item.newlines
+            # said once, and only when a line was lost (a gap inside an overlong line loses none)
+            if not self._warned and self.stats.lines_not_decoded > before:
+                self._warned = True
+                say(BEHIND_MESSAGE)
         elif pipeline is not None:
             pipeline.on_chunk(item, len(item))
         else:  # set-up failed (logged once): lines are counted, nothing is decoded

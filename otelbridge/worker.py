@@ -92,6 +92,8 @@ class Worker:
         self._backlog_bytes = 0
         self._watching = False
         self._gone = False
+        #: bytes since the last newline in what was passed by hand (0 when unknown: tee(2))
+        self._run = 0
 
     @classmethod
     def start(cls, cfg: Config, close_in_child: tuple[int, ...] = ()) -> "Worker | None":
@@ -168,12 +170,23 @@ class Worker:
 
     def fed(self, n: int) -> None:
         self.offset += n
+        self._run = 0  # unseen: assume a line may start anywhere in it
 
     def chunk(self, buf: bytearray, n: int) -> None:
         """``buf[:n]`` passed through by hand: into the pipe what it takes now, the rest to the
-        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. Never waits."""
+        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. A chunk inside a line already longer
+        than ``--max-line`` (which decoding skips anyway) is a gap at once: it never takes the
+        backlog's room from the lines after it. Never waits."""
         if self._gone:
             return
+        last_nl = buf.rfind(b"\n", 0, n)
+        if last_nl < 0:
+            self._run += n
+            if self._run - n > self.cfg.max_line:  # inside an overlong line, from its start on
+                self._skip(Gap(n, 0, False))
+                return
+        else:
+            self._run = n - last_nl - 1
         start = 0
         if not self._backlog:
             start = self._write(memoryview(buf)[:n])
@@ -183,14 +196,21 @@ class Worker:
         if self._backlog_bytes + size <= BACKLOG_LIMIT:
             self._backlog.append(memoryview(bytes(buf[start:n])))
             self._backlog_bytes += size
+            self._watch()
         else:
-            gap = Gap.of(buf, start, n)
-            last = self._backlog[-1] if self._backlog else None
-            if isinstance(last, Gap):
-                self._backlog[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
-                                        gap.ends_with_newline)
-            else:
-                self._backlog.append(gap)
+            self._skip(Gap.of(buf, start, n))
+
+    def _skip(self, gap: Gap) -> None:
+        """A gap after what is queued (merged with a gap queued last), or sent at once."""
+        if not self._backlog:
+            self._send({"gap": [self.offset, gap.nbytes, gap.newlines, gap.ends_with_newline]})
+            return
+        last = self._backlog[-1]
+        if isinstance(last, Gap):
+            self._backlog[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
+                                    gap.ends_with_newline)
+        else:
+            self._backlog.append(gap)
         self._watch()
 
     def _write(self, data: memoryview) -> int:
@@ -346,6 +366,7 @@ class _Control:
         self.fd = fd
         self.buf = b""
         self.gaps: list[tuple[int, Gap]] = []
+        self.skipped = 0  # bytes of all gaps
         self.pid: int | None = None
         self.end: dict | None = None
         self.eof = False
@@ -378,6 +399,7 @@ class _Control:
         if "gap" in msg:
             offset, nbytes, newlines, ends = msg["gap"]
             self.gaps.append((int(offset), Gap(int(nbytes), int(newlines), bool(ends))))
+            self.skipped += int(nbytes)
         elif "pid" in msg:
             self.pid = int(msg["pid"])
         elif "end" in msg:
@@ -447,7 +469,9 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         budget = cfg.flush_timeout_s
     else:
         reason, exit_code = end.get("reason"), int(end.get("exit_code", 0))
-        stats.bytes = int(end.get("bytes", 0))
+        # bytes passed through; after EPIPE the last chunk was read (and fed) but not delivered:
+        # counted as read, so that the lines never outnumber the bytes
+        stats.bytes = max(int(end.get("bytes", 0)), offset + control.skipped)
         budget = float(end.get("budget_s", cfg.flush_timeout_s))
     code = front.end(reason, exit_code, budget)
     write_result({"exit": code})

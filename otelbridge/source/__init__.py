@@ -7,6 +7,10 @@ short (``Tracker.finish``)."""
 
 from __future__ import annotations
 
+#: Standard fds that were closed when the process started (``<&-``, ``>&-``, ``2>&-``); filled
+#: by ``__main__`` before anything can open a file on them.
+CLOSED_AT_START: set[int] = set()
+
 #: The stream's reader closed its end (EPIPE).
 REASON_DOWNSTREAM_CLOSED = "downstream closed"
 

@@ -136,6 +136,10 @@ class Follower:
                 start = st.st_size
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
+        if self.saved is None or (self.saved.dev, self.saved.ino) != ident:
+            # a file new to us: where its reading starts is the first checkpoint, so that a
+            # stop before any quiet moment re-reads it from there, not from its end
+            self._save(Position(ident[0], ident[1], start))
         return True
 
     def _close(self) -> None:
@@ -172,7 +176,9 @@ class Follower:
         """Save the position when the lines read leave nothing open (best effort)."""
         if self.ident is None or not self.is_quiet():
             return
-        pos = Position(self.ident[0], self.ident[1], self.complete)
+        self._save(Position(self.ident[0], self.ident[1], self.complete))
+
+    def _save(self, pos: Position) -> None:
         if pos == self.saved:
             return
         try:

@@ -399,6 +399,43 @@ def test_signal_pipe_mode_ends_spans_interrupted(signum):
         + [(f"invoke_agent sig-agent-{i}", f"interrupted by {name}") for i in (1, 2)])
 
 
+def test_sigterm_with_the_end_of_input_is_not_forgotten():
+    """A container stop signals the producer and otelbridge together: the end of input comes
+    right after the signal. The run was still interrupted: 143 and the events."""
+    for _ in range(3):
+        with HttpReceiver() as rx:
+            live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "3"])
+            live.send(workflow_lines("eoi", agents=1, complete=False))
+            live.wait_echo(2)
+            live.proc.send_signal(signal.SIGTERM)
+            live.proc.stdin.close()
+            code = live.proc.wait(10)
+            spans = rx.received.wait_for(spans_of(1), timeout=5)
+        assert code == 128 + signal.SIGTERM
+        assert ("invoke_workflow wf-eoi", "interrupted by SIGTERM") in interrupted_events(spans)
+
+
+def test_wrapper_signal_after_the_child_left_a_background_process_holding_its_stdout(tmp_path):
+    """The child exited, a process it started in the background still holds the pipe: a
+    SIGTERM ends the run at once (143), it does not wait for the background process."""
+    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none", "--",
+                             "sh", "-c", "echo hi; sleep 31.7 & exit 0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+    try:
+        assert proc.stdout.readline() == b"hi\n"
+        time.sleep(0.3)  # the child is gone; sleep holds the pipe
+        t = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(10)
+        took = time.monotonic() - t
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        subprocess.run(["pkill", "-f", "sleep 31.7"], check=False)
+    assert code == 128 + signal.SIGTERM
+    assert took < 3
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zero-copy path is Linux only")
 def test_sigterm_while_the_reader_is_stuck():
     """stdout is a pipe nobody reads (a hung consumer): SIGTERM still ends spans and exits."""

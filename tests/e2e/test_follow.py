@@ -166,3 +166,28 @@ def test_starts_at_the_end_without_from_start(tmp_path):
         finally:
             stop(proc)
     assert roots(rx) == {"wf-new": 1}
+
+
+def test_a_file_that_appears_later_and_a_stop_mid_workflow_is_read_again_from_its_start(tmp_path):
+    """The file does not exist at the first start; a workflow is cut by the stop: the next start
+    reads it from the file's first line (the checkpoint made when the file appeared), exported
+    once, whole, under its own name."""
+    log, state = tmp_path / "cli.jsonl", tmp_path / "state"
+    lines = workflow("late").splitlines(keepends=True)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx)
+        time.sleep(0.3)  # it waits for the file to appear
+        append(log, "".join(lines[:5]))
+        wait(lambda: saved_offset(state), what="a checkpoint for the new file")
+        assert saved_offset(state)["offset"] == 0
+        time.sleep(0.3)
+        stop(proc)
+        append(log, "".join(lines[5:]))
+        proc = start(log, state, rx)
+        wait(lambda: roots(rx).get("wf-late"), what="the workflow")
+        stop(proc)
+        spans = rx.received.spans()
+    assert roots(rx) == {"wf-late": 1}
+    assert len([s for s in spans if s.attributes.get("workflow.task_id") == "wf-late"]) == SPANS_PER_WORKFLOW
+    (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    assert root.name != "invoke_workflow workflow"  # its task_started line was read

@@ -136,3 +136,27 @@ def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted
     kept = stats["lines_decoded"] * len(snapshot)
     assert 16 * 2**20 <= kept <= 22 * 2**20
     assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
+
+
+def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path):
+    """20 MB in one line (never decoded: over --max-line) read from a regular file at disk
+    speed, then a real recording: the recording decodes as it does alone."""
+    recording = ROOT / "examples" / "cbc-workflow.jsonl"
+    big = b'{"type":"system","subtype":"task_progress","task_id":"x","d":"' + b"a" * 20_000_000 + b'"}\n'
+    path = tmp_path / "big-then-recording.jsonl"
+    path.write_bytes(big + recording.read_bytes())
+    results = []
+    for src in (path, recording):
+        stats_path = tmp_path / f"{src.stem}.json"
+        with open(src, "rb") as stdin:
+            proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none",
+                                   "--stats-json", str(stats_path)], stdin=stdin, capture_output=True,
+                                  env=clean_env(), cwd=ROOT, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == src.read_bytes()
+        assert b"decoding fell behind" not in proc.stderr  # nothing decodable was lost
+        results.append(json.loads(stats_path.read_text()))
+    with_big, alone = results
+    assert (with_big["overlong_lines"], with_big["lines_not_decoded"]) == (1, 0)
+    assert with_big["lines_decoded"] == alone["lines_decoded"] > 0
+    assert with_big["spans_started"] == alone["spans_started"] > 0
