@@ -37,6 +37,7 @@ from opentelemetry import trace
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace import Tracer as SdkTracer
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
@@ -97,12 +98,19 @@ def _clamp_ns(value: Any) -> int:
     return max(0, min(value, _MAX_NS))
 
 
+#: The SDK processors whose hooks on the live span (``on_start``, ``_on_ending``) do nothing.
+_NO_LIVE_HOOKS = (SpanProcessor, SimpleSpanProcessor, BatchSpanProcessor)
+_NOOP_ON_START = frozenset(c.on_start for c in _NO_LIVE_HOOKS)
+_NOOP_ON_ENDING = frozenset(getattr(c, "_on_ending", None) for c in _NO_LIVE_HOOKS)
+
+
 def _wants_live_span(processor: SpanProcessor) -> bool:
-    """Whether a processor overrides the hooks that see the live span (``on_start``,
-    ``_on_ending``): a built ``ReadableSpan`` cannot be handed to those."""
+    """Whether a processor has its own ``on_start`` or ``_on_ending`` (hooks that see the live
+    span): a built ``ReadableSpan`` cannot be handed to those. The SDK's no-op ones (base,
+    simple, batch processor) do not count."""
     cls = type(processor)
-    return (getattr(cls, "on_start", None) is not SpanProcessor.on_start
-            or getattr(cls, "_on_ending", None) is not getattr(SpanProcessor, "_on_ending", None))
+    return (getattr(cls, "on_start", None) not in _NOOP_ON_START
+            or getattr(cls, "_on_ending", None) not in _NOOP_ON_ENDING)
 
 
 class SpanBuilder:
