@@ -148,6 +148,7 @@ class SpanBuilder:
         self._enabled = getattr(tracer, "_is_enabled", None)
         metrics = getattr(tracer, "_tracer_metrics", None)
         self._sdk_metrics = metrics is not None and type(metrics).__name__ != "NoOpTracerMetrics"
+        self._last_parent: tuple[Any, SpanContext | None] = (None, None)
         self._seen_processors: Any = None
         self._live = True
 
@@ -223,16 +224,25 @@ class SpanBuilder:
         return self._live
 
     def _parent(self, rec: SpanRecord) -> SpanContext | None:
+        """The parent's context (``None`` for a root); the last one is reused, as siblings
+        come one after another."""
         if rec.parent_span_id is None:
             return None
-        parent = SpanContext(
+        flags = self._trace_flags(rec)
+        key = (rec.trace_id, rec.parent_span_id, rec.parent_remote, flags)
+        if self._last_parent[0] == key:
+            return self._last_parent[1]
+        parent: SpanContext | None = SpanContext(
             trace_id=rec.trace_id,
             span_id=rec.parent_span_id,
             is_remote=rec.parent_remote,
-            trace_flags=self._trace_flags(rec),
+            trace_flags=flags,
             trace_state=self.trace_state,
         )
-        return parent if parent.is_valid else None
+        if not parent.is_valid:
+            parent = None
+        self._last_parent = (key, parent)
+        return parent
 
     def _emit_built(self, rec: SpanRecord) -> None:
         """``rec`` as a ``ReadableSpan`` built with the SDK's limits, to the processors."""
