@@ -162,6 +162,8 @@ def custom_pattern(regex: str) -> Pattern:
 
 
 def _sanitise(text: str) -> str:
+    if text.isprintable():  # no control, separator or format character: nothing to do
+        return text
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     text = _CONTROL.sub(" ", text)
@@ -183,7 +185,7 @@ def home(text: str, lowered: str | None = None) -> str:
     return text
 
 
-#: :meth:`Redactor.redact` remembers strings up to this long (characters), this many at most.
+#: :meth:`Redactor.scrub` remembers strings up to this long (characters), this many at most.
 MEMO_MAX_CHARS = 256
 MEMO_ENTRIES = 4096
 
@@ -197,8 +199,9 @@ class Redactor:
 
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
     max_length: int = DEFAULT_MAX_LENGTH
-    #: short strings already redacted → their redacted form (:data:`MEMO_MAX_CHARS`,
-    #: :data:`MEMO_ENTRIES`): labels, model names and ids repeat on every span
+    #: short strings already scrubbed → their sanitised and redacted form
+    #: (:data:`MEMO_MAX_CHARS`, :data:`MEMO_ENTRIES`): labels, model names and ids repeat on
+    #: every span, and the span builder cleans what the tracker already cleaned
     _memo: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
@@ -217,26 +220,27 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every pattern's matches replaced by markers, and home directories as
-        ``~``; no sanitising, no cap. Strings of at most :data:`MEMO_MAX_CHARS` characters are
-        remembered (at most :data:`MEMO_ENTRIES`, then forgotten all at once): the same text
-        always gives the same result, computed once."""
-        if len(text) > MEMO_MAX_CHARS:
-            return self._redact(text)
-        memo = self._memo
-        out = memo.get(text)
-        if out is None:
-            out = self._redact(text)
-            if len(memo) >= MEMO_ENTRIES:
-                memo.clear()
-            memo[text] = out
-        return out
-
-    def _redact(self, text: str) -> str:
+        ``~``; no sanitising, no cap."""
         lowered = text.lower()
         for pattern in self.patterns:
             if pattern.wanted(lowered):
                 text = pattern.sub(text)
         return home(text, lowered)
+
+    def scrub(self, text: str) -> str:
+        """``text`` sanitised and redacted (:meth:`redact`), not capped. Strings of at most
+        :data:`MEMO_MAX_CHARS` characters are remembered (at most :data:`MEMO_ENTRIES`, then
+        forgotten all at once): the same text always gives the same result, computed once."""
+        if len(text) > MEMO_MAX_CHARS:
+            return self.redact(_sanitise(text))
+        memo = self._memo
+        out = memo.get(text)
+        if out is None:
+            out = self.redact(_sanitise(text))
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            memo[text] = out
+        return out
 
     def clean(self, text: Any, limit: int | None = None) -> str:
         """``text`` sanitised, redacted, home directories as ``~``, at most ``limit``
@@ -246,28 +250,33 @@ class Redactor:
             return ""
         if not isinstance(text, str):
             text = str(text)
-        text = self.redact(_sanitise(text))
+        text = self.scrub(text)
         return _cap(text, self.max_length if limit is None else min(limit, self.max_length))
 
     def span_name(self, prefix: str, text: str | None, fallback: str) -> str:
         """``"{prefix} {text}"`` with ``text`` sanitised and redacted (``fallback`` when
         nothing is left), the whole name at most :data:`SPAN_NAME_MAX` characters (whatever
         ``max_length`` is)."""
-        body = self.redact(_sanitise(text or "")).strip() or fallback
+        body = self.scrub(text or "").strip() or fallback
         return _cap(f"{prefix} {body}", SPAN_NAME_MAX)
 
     def name(self, text: str) -> str:
         """A finished span name made safe again: sanitised, redacted, at most
         :data:`SPAN_NAME_MAX` characters. Idempotent on :meth:`span_name` output."""
-        return _cap(self.redact(_sanitise(text)), SPAN_NAME_MAX)
+        return _cap(self.scrub(text), SPAN_NAME_MAX)
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every string value, and every string in a sequence value, passed
         through :meth:`clean`; numbers and booleans as they are. Keys are ours and kept."""
         out: dict[str, Any] = {}
-        for key, value in (attrs or {}).items():
+        if not attrs:
+            return out
+        memo, limit = self._memo, self.max_length
+        for key, value in attrs.items():
             if isinstance(value, str):
-                value = self.clean(value)
+                value = memo.get(value) or self.scrub(value)  # scrub's memo, looked up here
+                if len(value) > limit:
+                    value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
                 value = [self.clean(v) if isinstance(v, str) else v for v in value]
             out[key] = value
@@ -394,8 +403,7 @@ def message(text: str, secrets: Iterable[str] = ()) -> str:
         if secret in text:
             text = text.replace(secret, "[REDACTED:header]")
     text = _BARE_USERINFO.sub("[REDACTED:url_credentials]@", _URL_TAIL.sub(r"\1", text))
-    cleaned = _sanitise(text)
-    return _cap(_current.redact(cleaned), MESSAGE_MAX)
+    return _cap(_current.scrub(text), MESSAGE_MAX)
 
 
 # --------------------------------------------------------------------------- files we write

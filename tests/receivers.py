@@ -46,6 +46,10 @@ class Span:
     links: list
     resource: dict
     trace_state: str = ""
+    scope: tuple[str, str] = ("", "")
+    dropped_attributes: int = 0
+    dropped_events: int = 0
+    dropped_links: int = 0
 
 
 @dataclass
@@ -88,6 +92,10 @@ class Received:
                                 links=[(l.trace_id.hex(), l.span_id.hex()) for l in s.links],
                                 resource=resource,
                                 trace_state=s.trace_state,
+                                scope=(ss.scope.name, ss.scope.version),
+                                dropped_attributes=s.dropped_attributes_count,
+                                dropped_events=s.dropped_events_count,
+                                dropped_links=s.dropped_links_count,
                             )
                         )
         return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 
 from otelbridge.clock import SKEW_NS, Clock
 from otelbridge.ids import Ids
@@ -47,3 +48,34 @@ def test_random_ids_differ_and_are_nonzero():
     ids = Ids()
     values = {ids.trace_id("s", "t") for _ in range(50)}
     assert len(values) == 50 and 0 not in values
+
+
+def test_random_ids_across_buffer_refills_fit_their_width():
+    ids = Ids()
+    spans = [ids.span_id(1, "agent", str(i)) for i in range(2000)]  # 16 KB: several 4 KiB reads
+    traces = [ids.trace_id("s") for _ in range(600)]
+    assert len(set(spans)) == 2000 and all(0 < s < 2**64 for s in spans)
+    assert len(set(traces)) == 600 and all(0 < t < 2**128 for t in traces)
+    assert max(traces) >= 2**120 and max(spans) >= 2**56  # the high bytes are used too
+
+
+def test_a_forked_child_never_repeats_its_parents_ids():
+    ids = Ids()
+    ids.span_id(1, "agent", "warm")  # the buffer is filled before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids, to the parent
+        os.write(write, b"".join(ids.span_id(1, "agent", str(i)).to_bytes(8, "big") for i in range(4)))
+        os._exit(0)
+    os.close(write)
+    mine = {ids.span_id(1, "agent", str(i)) for i in range(4)}
+    data = b""
+    while len(data) < 32:
+        chunk = os.read(read, 32)
+        if not chunk:
+            break
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    theirs = {int.from_bytes(data[i:i + 8], "big") for i in range(0, 32, 8)}
+    assert len(theirs) == 4 and not mine & theirs

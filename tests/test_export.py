@@ -37,3 +37,19 @@ def test_otel_resource_attributes_win(monkeypatch):
     assert resource.attributes["cicd.pipeline.name"] == "override"
     assert resource.attributes["cicd.pipeline.run.id"] == "5"
     assert resource.attributes["vcs.ref.head.revision"] == "dead"  # cleaned
+
+
+def test_resource_hashes_once_and_equals_the_plain_resource(monkeypatch):
+    from opentelemetry.sdk.resources import Resource
+
+    resource = make_resource({})
+    plain = Resource(dict(resource.attributes), resource.schema_url)
+    assert resource == plain and plain == resource and hash(resource) == hash(plain)
+    calls = []
+    original = Resource.__hash__
+    monkeypatch.setattr(Resource, "__hash__", lambda self: calls.append(1) or original(self))
+    fresh = make_resource({})
+    grouped = {}
+    for _ in range(100):  # as the OTLP encoder groups 100 spans by resource
+        grouped.setdefault(fresh, []).append(1)
+    assert len(calls) == 1 and len(grouped[fresh]) == 100

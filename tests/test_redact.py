@@ -294,14 +294,25 @@ def test_custom_pattern_keeps_its_keep_group():
     assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"
 
 
-def test_redact_memo_gives_the_uncached_result_and_stays_bounded(monkeypatch):
+def test_scrub_memo_gives_the_uncached_result_and_stays_bounded(monkeypatch):
     monkeypatch.setattr(redact, "MEMO_ENTRIES", 3)
     r = redact.Redactor.build()
-    texts = ["token sk-ant-api03-" + "a" * 40, "plain label", "/home/ann/x", "x" * 300]
+    texts = ["token sk-ant-api03-" + "a" * 40, "plain\u202elabel\n", "/home/ann/x", "x" * 300]
+    uncached = [r.redact(redact._sanitise(t)) for t in texts]
     for _ in range(2):  # the second round comes from the memo
-        assert [r.redact(t) for t in texts] == [r._redact(t) for t in texts]
-    assert r.redact(texts[0]).startswith("token [REDACTED:")
+        assert [r.scrub(t) for t in texts] == uncached
+    assert uncached[0].startswith("token [REDACTED:") and uncached[1] == "plainlabel "
     assert len(r._memo) <= 3 and "x" * 300 not in r._memo  # long strings are not remembered
     for n in range(10):
-        r.redact(f"label {n}")
+        r.scrub(f"label {n}")
     assert len(r._memo) <= 3
+
+
+def test_sanitise_skips_only_text_without_control_or_format_characters():
+    # the fast path (str.isprintable) must never skip a character the sanitiser changes
+    touched = [chr(cp) for cp in range(0x110000)
+               if redact._CONTROL.search(chr(cp)) or redact._INVISIBLE.search(chr(cp))]
+    assert len(touched) > 60 and not any(c.isprintable() for c in touched)
+    for c in touched:
+        assert redact._sanitise("a" + c + "b") != "a" + c + "b"
+    assert redact._sanitise("plain text, ünïcode ✓") == "plain text, ünïcode ✓"

@@ -284,29 +284,26 @@ class WorkflowTracker:
         end = max(end, start)
         agent.start_ns, agent.end_ns, agent.emitted = start, end, True
         attrs = self._common(run)
-        attrs.update(
-            {
-                "gen_ai.operation.name": "invoke_agent",
-                "workflow.agent.index": e.index,
-                "workflow.agent.state": e.state or "unknown",
-                "workflow.agent.cached": cached,
-                "workflow.agent.vanished": agent.vanished,
-            }
-        )
+        attrs["gen_ai.operation.name"] = "invoke_agent"
+        attrs["workflow.agent.index"] = e.index
+        attrs["workflow.agent.state"] = e.state or "unknown"
+        attrs["workflow.agent.cached"] = cached
+        attrs["workflow.agent.vanished"] = agent.vanished
+        clean = redact.current().clean
         if e.label:
-            attrs["gen_ai.agent.name"] = redact.clean(e.label)
+            attrs["gen_ai.agent.name"] = clean(e.label)
         if e.agent_id:
-            attrs["gen_ai.agent.id"] = redact.clean(e.agent_id)
+            attrs["gen_ai.agent.id"] = clean(e.agent_id)
         if e.model:
-            attrs["gen_ai.request.model"] = redact.clean(e.model)
-        for key, value in (
-            ("workflow.agent.tokens", e.tokens),
-            ("workflow.agent.tool_calls", e.tool_calls),
-            ("workflow.agent.attempt", e.attempt),
-            ("workflow.phase.index", e.phase_index),
-        ):
-            if value is not None:
-                attrs[key] = value
+            attrs["gen_ai.request.model"] = clean(e.model)
+        if e.tokens is not None:
+            attrs["workflow.agent.tokens"] = e.tokens
+        if e.tool_calls is not None:
+            attrs["workflow.agent.tool_calls"] = e.tool_calls
+        if e.attempt is not None:
+            attrs["workflow.agent.attempt"] = e.attempt
+        if e.phase_index is not None:
+            attrs["workflow.phase.index"] = e.phase_index
         if self.ctx.capture_content:
             if e.prompt_preview:
                 attrs["workflow.agent.prompt_preview"] = redact.clean(e.prompt_preview)
