@@ -44,10 +44,9 @@ log = logging.getLogger("otelbridge")
 EXIT_EXPORT_FAILED = 1
 MAX_ARGS = 64
 
-#: GIL switch interval, seconds, wherever a thread must get the GIL back quickly from the
-#: decoding thread (decoding, span building and OTLP encoding hold it for milliseconds:
-#: ../shared/MEASURED.md; Python's default is 5 ms): the tee's thread when decoding shares its
-#: process, the decoding process's reader otherwise.
+#: GIL switch interval, seconds, for the tee's thread when decoding shares its process (no
+#: ``fork``): decoding, span building and OTLP encoding hold the GIL for milliseconds
+#: (../shared/MEASURED.md; Python's default is 5 ms) and every wait for it delays the stream.
 SWITCH_INTERVAL_S = 0.0001
 
 

@@ -176,7 +176,7 @@ def test_a_file_that_appears_later_and_a_stop_mid_workflow_is_read_again_from_it
     lines = workflow("late").splitlines(keepends=True)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
-        time.sleep(0.3)  # it waits for the file to appear
+        assert b"waiting for" in proc.stderr.readline()  # running, and the file is new to it
         append(log, "".join(lines[:5]))
         wait(lambda: saved_offset(state), what="a checkpoint for the new file")
         assert saved_offset(state)["offset"] == 0
