@@ -49,7 +49,7 @@ SETUP_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 16 * 1024 * 1024
 
 #: Items the thread takes at once (their bytes are released, and timers run, after each batch).
-BATCH = 16
+BATCH = 4
 
 #: Said once on stderr when the first :class:`Gap` is applied.
 BEHIND_MESSAGE = (

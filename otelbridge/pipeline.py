@@ -325,8 +325,7 @@ class LiveFront:
 
         try:
             configure_logging()
-            pipeline = Pipeline.build(self.cfg, self.stats, self.handoff.call_later,
-                                      Report(self.cfg, say))
+            pipeline = Pipeline.build(self.cfg, self.stats, self._call_later, Report(self.cfg, say))
             if self.cfg.command:
                 pipeline.start_run(tuple(self.cfg.command))
             pipeline.after_line = pipeline.exporters.pace  # bursts exported, not dropped
@@ -334,6 +333,16 @@ class LiveFront:
         finally:
             if self._on_ready is not None:
                 self._on_ready(self.run_link())
+
+    def _call_later(self, delay_s: float, fn: Callable[[], None]):
+        """``Handoff.call_later``, paced like a line: a grace window that closes ends a whole
+        workflow at once (hundreds of spans), and many may close after one chunk."""
+        def fire() -> None:
+            fn()
+            if self.pipeline is not None and self.pipeline.after_line is not None:
+                self.pipeline.after_line()
+
+        return self.handoff.call_later(delay_s, fire)
 
     def run_link(self) -> tuple[str, bool] | None:
         """What the wrapped command's environment gets (:func:`child_environment`): the run

@@ -598,6 +598,21 @@ def test_burst_to_a_healthy_collector_is_exported_not_dropped():
     assert f"{spans_of(500, 8)} built, {spans_of(500, 8)} exported, 0 dropped" in stats_line(proc.stderr)
 
 
+def test_many_grace_windows_closing_after_one_chunk_are_exported_not_dropped():
+    """A chunk of a recording ends a hundred workflows at once: their grace windows close
+    together, thousands of spans against the SDK's span queue (here 256): the closing is paced
+    like the lines, nothing is dropped."""
+    data = b"".join(line for n in range(150) for line in workflow_lines(f"g{n}", agents=50))
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0.01",
+                           "--flush-timeout", "20"], data, timeout=60,
+                          env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="256", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="64"))
+        spans = rx.received.wait_for(spans_of(50, 150), timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert len(spans) == spans_of(50, 150)
+    assert f"{spans_of(50, 150)} exported, 0 dropped" in stats_line(proc.stderr)
+
+
 # --------------------------------------------------------------------------- decoding behind
 
 
