@@ -82,7 +82,7 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
 
     def end(reason: str | None, code: int) -> int:
         if worker is not None:
-            return worker.end(reason, code, stats.bytes)
+            return worker.end(reason, code, stats)
         return front.end(reason, code)
 
     proc = None

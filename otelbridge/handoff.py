@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Callable
 
 from .clock import Timer
-from .lines import Gap
+from .lines import Gap, queue_gap
 from .stats import Stats
 
 log = logging.getLogger("otelbridge")
@@ -53,8 +53,8 @@ BATCH = 4
 
 #: Said once on stderr when the first :class:`Gap` is applied.
 BEHIND_MESSAGE = (
-    "decoding fell behind the stream; parts of it are not decoded — traces may be incomplete; "
-    "for recordings use `otelbridge replay`"
+    "decoding fell behind the stream; parts of it were skipped unread (counted as not decoded) "
+    "— traces may be incomplete; for recordings use `otelbridge replay`"
 )
 
 Item = bytes | Gap
@@ -124,14 +124,12 @@ class Handoff:
             self._append(chunk, len(chunk))
 
     def gap(self, gap: Gap) -> None:
-        """Queue a part of the stream that was not seen (merged with a gap queued just before)."""
+        """Queue a part of the stream that was not seen (:func:`~otelbridge.lines.queue_gap`:
+        queued chunks of the line it cuts join it)."""
         with self._cond:
-            last = self._items[-1] if self._items else None
-            if isinstance(last, Gap):
-                self._items[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
-                                      gap.ends_with_newline if gap.nbytes else last.ends_with_newline)
-                return
-            self._append(gap, 0)
+            self._bytes -= queue_gap(self._items, gap)
+            if len(self._items) == 1:
+                self._cond.notify()
 
     def close(self, reason: str | None = None, timeout: float | None = None) -> bool:
         """End: apply what waits, then ``on_finish(reason)``. Returns False if the thread had

@@ -13,6 +13,7 @@ already passed through in full).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -45,6 +46,58 @@ class Gap:
         if end <= start:
             return cls(0, 0, False)
         return cls(end - start, buf.count(_NL, start, end), buf[end - 1] == 10)
+
+
+def queue_gap(queue: "deque[bytes | memoryview | Gap]", gap: Gap) -> int:
+    """Append ``gap`` to a queue of chunks and gaps waiting for decoding. The chunks at its tail
+    that hold no newline lie inside the line the gap cuts — never decoded — so they join the gap
+    (their room is freed), and a gap already at the tail absorbs the new one. Returns the bytes
+    of chunks taken into the gap."""
+    freed = 0
+    while queue and not isinstance(queue[-1], Gap) and _NL not in bytes(queue[-1]):
+        freed += len(queue.pop())
+    if freed:
+        gap = Gap(freed + gap.nbytes, gap.newlines, gap.ends_with_newline if gap.nbytes else False)
+    last = queue[-1] if queue else None
+    if isinstance(last, Gap):
+        queue[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
+                        gap.ends_with_newline if gap.nbytes else last.ends_with_newline)
+    else:
+        queue.append(gap)
+    return freed
+
+
+class LinePosition:
+    """A producer's idea of where it is in the stream's lines, from the chunks it sees (the tee
+    sees only those it passes by hand): :meth:`undecodable` tells a chunk that lies wholly inside
+    a line decoding will drop anyway — one already longer than ``max_line``, or one a
+    :class:`Gap` has cut — so that it is skipped at once instead of taking buffer room from the
+    whole lines after it."""
+
+    __slots__ = ("max_line", "run", "cut")
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max_line
+        self.run = 0  # bytes since the last newline seen
+        self.cut = False  # the current line was cut by a gap
+
+    def undecodable(self, buf: bytes | bytearray, n: int) -> bool:
+        """Account ``buf[:n]``; True when it holds no newline and its line cannot be decoded."""
+        last = buf.rfind(_NL, 0, n)
+        if last >= 0:
+            self.run, self.cut = n - last - 1, False
+            return False
+        self.run += n
+        return self.cut or self.run - n > self.max_line
+
+    def unseen(self) -> None:
+        """Bytes went by unseen (``tee(2)``): a line may start anywhere in them."""
+        self.run, self.cut = 0, False
+
+    def skipped(self, gap: Gap) -> None:
+        """``gap`` was skipped: the line after it is cut unless the gap ended one."""
+        if gap.nbytes:
+            self.cut = gap.newlines == 0 or not gap.ends_with_newline
 
 
 class FindScanner:

@@ -30,7 +30,7 @@ from .config import Config
 from .events import SpanRecord
 from .handoff import BEHIND_MESSAGE, DEFAULT_LIMIT, SETUP_TIMEOUT_S, Handoff
 from .ids import Ids
-from .lines import Gap, LineSplitter
+from .lines import Gap, LinePosition, LineSplitter
 from .stats import Stats
 from .tracker import Context, Parent, SpanRef, Tracker
 
@@ -315,6 +315,7 @@ class LiveFront:
         self.handoff = Handoff(stats, limit)
         self._on_ready = on_ready
         self._warned = False
+        self._position = LinePosition(cfg.max_line)  # the tee's side (on_chunk)
         #: built on the handoff's thread; ``None`` until then, and if the set-up failed
         self.pipeline: Pipeline | None = None
         self.handoff.start(self._on_item, self._end, setup=self._build)
@@ -332,7 +333,7 @@ class LiveFront:
             self.pipeline = pipeline
         finally:
             if self._on_ready is not None:
-                self._on_ready(self.run_link())
+                self._on_ready(self._link())
 
     def _call_later(self, delay_s: float, fn: Callable[[], None]):
         """``Handoff.call_later``, paced like a line: a grace window that closes ends a whole
@@ -347,7 +348,11 @@ class LiveFront:
     def run_link(self) -> tuple[str, bool] | None:
         """What the wrapped command's environment gets (:func:`child_environment`): the run
         span's W3C ``traceparent`` and whether ``TRACESTATE`` goes with it; ``None`` when there is
-        no run span (set-up failed, or pipe mode)."""
+        no run span (set-up failed, or pipe mode). Waits for the set-up (:meth:`ready`)."""
+        self.ready()
+        return self._link()
+
+    def _link(self) -> tuple[str, bool] | None:
         pipeline = self.pipeline
         if pipeline is None or pipeline.run is None:
             return None
@@ -377,9 +382,12 @@ class LiveFront:
     def on_chunk(self, buf: bytearray, n: int) -> None:
         """The tee's callback after each write (in process): a copy of the chunk for the
         decoding thread, or — when it has fallen :data:`~otelbridge.handoff.DEFAULT_LIMIT`
-        bytes behind — a gap in its place. Never waits."""
-        if not self.handoff.offer(bytes(buf[:n])):
-            self.handoff.gap(Gap.of(buf, 0, n))
+        bytes behind, or the chunk lies inside a line decoding drops anyway — a gap in its place.
+        Never waits."""
+        if self._position.undecodable(buf, n) or not self.handoff.offer(bytes(buf[:n])):
+            gap = Gap.of(buf, 0, n)
+            self._position.skipped(gap)
+            self.handoff.gap(gap)
 
     def set_pid(self, pid: int) -> None:
         """The wrapped command's pid, for the run span."""

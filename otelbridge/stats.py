@@ -14,8 +14,10 @@ class Stats:
     bytes: int = 0
     lines: int = 0
     lines_decoded: int = 0
-    #: marked lines the live tee did not hand to decoding because it had fallen behind
-    #: (handoff.py: the tee never waits); their bytes were passed through all the same
+    #: lines the live tee skipped (a gap: decoding had fallen behind; worker.py, handoff.py) —
+    #: every line a skipped part touches, whether or not a dialect would have wanted it (the tee
+    #: does not look inside what it skips); their bytes were passed through all the same.
+    #: ``lines`` = lines looked at (decoded, unwanted, bad, overlong) + ``lines_not_decoded``
     lines_not_decoded: int = 0
     bytes_not_decoded: int = 0
     bad_lines: int = 0

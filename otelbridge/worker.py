@@ -48,14 +48,16 @@ from typing import TYPE_CHECKING
 
 from collections import deque
 
-from .lines import Gap
+from .lines import Gap, LinePosition, queue_gap
 from .source.pipe import CHUNK, widen_pipe
 
 if TYPE_CHECKING:
     from .config import Config
+    from .stats import Stats
 
-#: Seconds the tee waits for the decoding process beyond ``--flush-timeout`` before it gives up.
-EXIT_MARGIN_S = 5.0
+#: Seconds the tee waits for the decoding process beyond ``--flush-timeout`` before it gives up
+#: (and beyond ``handoff.SETUP_TIMEOUT_S`` too while it has not said it is set up).
+EXIT_MARGIN_S = 2.0
 #: Exit status of a decoding process that failed (the tee then uses its own).
 EXIT_SOFTWARE = 70
 #: Bytes the tee keeps for the decoding process while its pipe is full (16 MiB); beyond, gaps.
@@ -92,8 +94,8 @@ class Worker:
         self._backlog_bytes = 0
         self._watching = False
         self._gone = False
-        #: bytes since the last newline in what was passed by hand (0 when unknown: tee(2))
-        self._run = 0
+        #: where the chunks passed by hand are in the stream's lines (see LinePosition)
+        self._position = LinePosition(cfg.max_line)
 
     @classmethod
     def start(cls, cfg: Config, close_in_child: tuple[int, ...] = ()) -> "Worker | None":
@@ -170,23 +172,18 @@ class Worker:
 
     def fed(self, n: int) -> None:
         self.offset += n
-        self._run = 0  # unseen: assume a line may start anywhere in it
+        self._position.unseen()
 
     def chunk(self, buf: bytearray, n: int) -> None:
         """``buf[:n]`` passed through by hand: into the pipe what it takes now, the rest to the
-        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. A chunk inside a line already longer
-        than ``--max-line`` (which decoding skips anyway) is a gap at once: it never takes the
+        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. A chunk inside a line decoding drops
+        anyway (longer than ``--max-line``, or cut by a gap) is a gap at once: it never takes the
         backlog's room from the lines after it. Never waits."""
         if self._gone:
             return
-        last_nl = buf.rfind(b"\n", 0, n)
-        if last_nl < 0:
-            self._run += n
-            if self._run - n > self.cfg.max_line:  # inside an overlong line, from its start on
-                self._skip(Gap(n, 0, False))
-                return
-        else:
-            self._run = n - last_nl - 1
+        if self._position.undecodable(buf, n):
+            self._skip(Gap(n, 0, False))
+            return
         start = 0
         if not self._backlog:
             start = self._write(memoryview(buf)[:n])
@@ -202,15 +199,11 @@ class Worker:
 
     def _skip(self, gap: Gap) -> None:
         """A gap after what is queued (merged with a gap queued last), or sent at once."""
+        self._position.skipped(gap)
         if not self._backlog:
             self._send({"gap": [self.offset, gap.nbytes, gap.newlines, gap.ends_with_newline]})
             return
-        last = self._backlog[-1]
-        if isinstance(last, Gap):
-            self._backlog[-1] = Gap(last.nbytes + gap.nbytes, last.newlines + gap.newlines,
-                                    gap.ends_with_newline)
-        else:
-            self._backlog.append(gap)
+        self._backlog_bytes -= queue_gap(self._backlog, gap)
         self._watch()
 
     def _write(self, data: memoryview) -> int:
@@ -219,8 +212,11 @@ class Worker:
         except (BlockingIOError, InterruptedError):
             return 0
         except OSError:  # the decoding process is gone: pass through, feed nothing more
+            from .app import say
+
             self._gone = True
             self._backlog.clear()
+            say("the decoding process is gone; the stream passes on, untraced from here")
             return len(data)
         self.offset += n
         return n
@@ -278,8 +274,8 @@ class Worker:
     def _read_messages(self, deadline: float) -> bool:
         """Read result messages until ``deadline`` (monotonic); False at EOF (then
         :attr:`_eof`) or time-out."""
-        wait = deadline - time.monotonic()
-        if wait <= 0 or not select.select([self._res], [], [], wait)[0]:
+        wait = max(0.0, deadline - time.monotonic())
+        if not select.select([self._res], [], [], wait)[0]:
             return False
         try:
             data = os.read(self._res, 65536)
@@ -314,12 +310,14 @@ class Worker:
         found, link = self._wait_for("ready", SETUP_TIMEOUT_S)
         return (str(link[0]), bool(link[1])) if found and link else None
 
-    def end(self, reason: str | None, exit_code: int, nbytes: int) -> int:
-        """End of the stream: close the data pipe, send the end, wait for the decoding process
-        (bounded: ``--flush-timeout`` + set-up + :data:`EXIT_MARGIN_S`) and return the exit
-        status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
-        spans). A process that fails or hangs is said on stderr (and killed); ``exit_code``
-        then stands."""
+    def end(self, reason: str | None, exit_code: int, stats: Stats) -> int:
+        """End of the stream: close the data pipe, send the end (``stats.bytes``: what passed),
+        wait for the decoding process (bounded: ``--flush-timeout`` + :data:`EXIT_MARGIN_S`, plus
+        the set-up's time if it has not said it is set up) and return the exit status it settled
+        on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost spans). One that failed
+        or hangs (then killed) is said on stderr; ``exit_code`` then stands — 1 with
+        ``--fail-on-export-error`` (its spans are lost) — and ``--stats-json`` gets this
+        process's counts."""
         from .app import say
         from .handoff import SETUP_TIMEOUT_S
 
@@ -328,12 +326,14 @@ class Worker:
         self._drain_until(started + budget / 2)  # what the decoding process has not taken yet
         os.close(self.fd)
         left = max(0.0, budget - (time.monotonic() - started))
-        self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": nbytes,
+        self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
                             "budget_s": left}})
         os.set_blocking(self._ctl, True)
         self._write_pending(wait=True)
         os.close(self._ctl)
-        limit = self.cfg.flush_timeout_s + SETUP_TIMEOUT_S + EXIT_MARGIN_S
+        self._read_messages(time.monotonic())  # has it said it is set up?
+        set_up = any("ready" in msg for msg in self._messages)
+        limit = left + EXIT_MARGIN_S + (0.0 if set_up else SETUP_TIMEOUT_S)
         found, code = self._wait_for("exit", limit)
         if not found and not self._eof:  # still running after the limit: stuck
             say("the decoding process did not finish in time; stopping it (spans may be lost)")
@@ -342,7 +342,13 @@ class Worker:
         status = _reap(self.pid)  # it has said its last word (or was killed): it is exiting
         if found and isinstance(code, int):
             return code
-        say(f"the decoding process ended with status {status}; spans may be lost")
+        say(f"the decoding process ended with status {status}; its counts and the spans it had "
+            "not exported are lost")
+        if self.cfg.stats_json:
+            with contextlib.suppress(OSError):
+                stats.write_json(self.cfg.stats_json)
+        if self.cfg.fail_on_export_error and exit_code == 0:
+            return 1
         return exit_code
 
 
@@ -413,7 +419,7 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     from .app import say
     from .pipeline import LiveFront
     from .stats import Stats
-    from .source import interrupted_by
+    from .source import REASON_TEE_GONE
 
     def write_result(message: dict) -> None:
         try:
@@ -464,9 +470,10 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     apply_gaps(offset)
     end = control.end
     if end is None:  # the tee's process is gone without a word (killed)
-        say("the tee process ended unexpectedly; ending every span")
-        reason, exit_code = interrupted_by(signal.SIGKILL), 128 + signal.SIGKILL
+        say("the tee's process ended unexpectedly; ending every span")
+        reason, exit_code = REASON_TEE_GONE, 128 + signal.SIGKILL
         budget = cfg.flush_timeout_s
+        stats.bytes = offset + control.skipped  # what it had read, as far as we know
     else:
         reason, exit_code = end.get("reason"), int(end.get("exit_code", 0))
         # bytes passed through; after EPIPE the last chunk was read (and fed) but not delivered:

@@ -34,11 +34,17 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+#: ``python -c NO_FORK ARGS``: otelbridge where ``os.fork`` is missing (Windows): decoding on a
+#: thread of the tee's process.
+NO_FORK = "import os; del os.fork; from otelbridge.__main__ import main; main()"
+
+
 def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None = None,
-               timeout: float = 60, stdin=None) -> subprocess.CompletedProcess:
-    """Run ``python -m otelbridge ARGS`` with ``data`` on stdin; returns bytes stdout/stderr."""
+               timeout: float = 60, stdin=None, no_fork: bool = False) -> subprocess.CompletedProcess:
+    """Run ``python -m otelbridge ARGS`` (with ``no_fork``: as :data:`NO_FORK`) with ``data`` on
+    stdin; returns bytes stdout/stderr."""
     return subprocess.run(
-        [sys.executable, "-m", "otelbridge", *args],
+        [sys.executable, *(("-c", NO_FORK) if no_fork else ("-m", "otelbridge")), *args],
         input=data,
         stdin=stdin,
         capture_output=True,

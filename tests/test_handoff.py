@@ -54,7 +54,7 @@ def test_offer_never_waits_and_refuses_beyond_the_limit():
     assert h.offer(b"x" * 6)  # taken by the thread, which blocks on the gate: its bytes still count
     time.sleep(0.05)
     started = time.monotonic()
-    assert h.offer(b"y" * 4)  # fits: 10 bytes queued or being applied
+    assert h.offer(b"yyy\n")  # fits: 10 bytes queued or being applied
     assert not h.offer(b"z")  # would make 11
     h.gap(Gap.of(b"z"))
     h.gap(Gap.of(b"w\nww"))  # merges with the gap before it
@@ -63,7 +63,7 @@ def test_offer_never_waits_and_refuses_beyond_the_limit():
     assert wait_until(lambda: len(seen) == 3)
     assert h.offer(b"v" * 10)  # room again once the thread applied what it held
     assert h.close(timeout=5)
-    assert seen == [b"x" * 6, b"y" * 4, Gap(5, 1, False), b"v" * 10]
+    assert seen == [b"x" * 6, b"yyy\n", Gap(5, 1, False), b"v" * 10]
 
 
 def test_put_waits_for_room():

@@ -8,7 +8,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otelbridge.lines import Gap, LineSplitter
+from collections import deque
+
+from otelbridge.lines import Gap, LinePosition, LineSplitter, queue_gap
 from otelbridge.stats import Stats
 
 MARKERS = (b"ab",)
@@ -97,3 +99,24 @@ def test_a_line_cut_by_a_gap_is_dropped_when_its_end_comes():
     assert got == [b"ab1", b"ab3"]
     assert (stats.lines, stats.lines_not_decoded) == (3, 1)
     assert stats.bytes_not_decoded == len(b"ab2-head-middle--tail")
+
+
+def test_queue_gap_takes_the_queued_head_of_the_line_it_cuts():
+    queue = deque([b"a\nhead-", memoryview(b"more-head")])
+    freed = queue_gap(queue, Gap.of(b"tail\nnext"))
+    assert freed == len(b"more-head")
+    assert list(queue) == [b"a\nhead-", Gap(len(b"more-head") + 9, 1, False)]
+    assert queue_gap(queue, Gap.of(b"x\n")) == 0  # a gap at the tail absorbs the next one
+    assert list(queue) == [b"a\nhead-", Gap(len(b"more-head") + 11, 2, True)]
+
+
+def test_line_position_knows_a_chunk_inside_an_undecodable_line():
+    pos = LinePosition(max_line=10)
+    assert not pos.undecodable(b"ab\n" + b"x" * 8, 11)  # a newline: a line may start here
+    assert not pos.undecodable(b"x" * 3, 3)  # 11 bytes in, but only 8 of them before this chunk
+    assert pos.undecodable(b"x" * 3, 3)  # 11 before it: over max_line
+    assert not pos.undecodable(b"\nyy", 3)
+    pos.skipped(Gap.of(b"yy"))  # a gap cuts the line in progress
+    assert pos.undecodable(b"zz", 2)
+    pos.unseen()  # tee(2) moved bytes we did not see: anything may have started
+    assert not pos.undecodable(b"zz", 2)

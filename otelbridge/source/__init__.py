@@ -13,6 +13,8 @@ CLOSED_AT_START: set[int] = set()
 
 #: The stream's reader closed its end (EPIPE).
 REASON_DOWNSTREAM_CLOSED = "downstream closed"
+#: The tee's process ended without telling the decoding process (killed).
+REASON_TEE_GONE = "tee process gone"
 
 
 def interrupted_by(signum: int) -> str:

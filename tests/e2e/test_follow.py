@@ -176,16 +176,21 @@ def test_a_file_that_appears_later_and_a_stop_mid_workflow_is_read_again_from_it
     lines = workflow("late").splitlines(keepends=True)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
-        assert b"waiting for" in proc.stderr.readline()  # running, and the file is new to it
-        append(log, "".join(lines[:5]))
-        wait(lambda: saved_offset(state), what="a checkpoint for the new file")
-        assert saved_offset(state)["offset"] == 0
-        time.sleep(0.3)
-        stop(proc)
-        append(log, "".join(lines[5:]))
-        proc = start(log, state, rx)
-        wait(lambda: roots(rx).get("wf-late"), what="the workflow")
-        stop(proc)
+        try:
+            assert b"waiting for" in proc.stderr.readline()  # running, the file new to it
+            append(log, "".join(lines[:5]))
+            wait(lambda: saved_offset(state), what="a checkpoint for the new file")
+            assert saved_offset(state)["offset"] == 0
+            time.sleep(0.3)
+            stop(proc)
+            append(log, "".join(lines[5:]))
+            proc = start(log, state, rx)
+            wait(lambda: roots(rx).get("wf-late"), what="the workflow")
+            stop(proc)
+        finally:
+            if proc.poll() is None:  # a failed assertion never leaves a follower running
+                proc.kill()
+                proc.wait()
         spans = rx.received.spans()
     assert roots(rx) == {"wf-late": 1}
     assert len([s for s in spans if s.attributes.get("workflow.task_id") == "wf-late"]) == SPANS_PER_WORKFLOW

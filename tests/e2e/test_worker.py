@@ -5,6 +5,7 @@ is no ``fork`` the same run decodes on a thread of the tee's process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT, clean_env
+import pytest
+
+from tests.conftest import NO_FORK, ROOT, clean_env, run_bridge
 from tests.e2e.test_faults import Live, skipped_snapshots_run, spans_of, workflow_lines
 from tests.receivers import GrpcReceiver
 
@@ -67,8 +70,7 @@ def test_killed_decoding_process_costs_the_traces_never_the_stream():
 
 def test_without_fork_decoding_runs_in_process_with_the_same_spans():
     data = b"".join(workflow_lines("nf", agents=3))
-    boot = ("import os, sys; del os.fork; "
-            "from otelbridge.__main__ import main; main()")
+    boot = NO_FORK
     results = []
     for argv in ([sys.executable, "-c", boot], [sys.executable, "-m", "otelbridge"]):
         with GrpcReceiver() as rx:
@@ -88,8 +90,7 @@ def test_without_fork_decoding_runs_in_process_with_the_same_spans():
 def test_without_fork_a_stream_faster_than_decoding_is_skipped_counted(tmp_path):
     """In process the tee's thread never waits either: chunks the decoding thread cannot take
     are skipped as gaps, every line still counted once."""
-    boot = "import os; del os.fork; from otelbridge.__main__ import main; main()"
-    skipped_snapshots_run([sys.executable, "-c", boot], 300, 40_000_000, tmp_path)
+    skipped_snapshots_run([sys.executable, "-c", NO_FORK], 300, 40_000_000, tmp_path)
 
 
 def stopped_worker_run(tmp_path, size: int):
@@ -138,25 +139,63 @@ def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted
     assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
 
 
-def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path):
-    """20 MB in one line (never decoded: over --max-line) read from a regular file at disk
-    speed, then a real recording: the recording decodes as it does alone."""
+@pytest.mark.parametrize("no_fork", [False, True], ids=["decoding-process", "no-fork"])
+@pytest.mark.parametrize("size,max_line", [(20_000_000, None), (30 * 2**20, 64 * 2**20)],
+                         ids=["over-max-line", "max-line-above-the-backlog"])
+def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path, no_fork, size, max_line):
+    """A line longer than the 16 MiB backlog read from a regular file at disk speed, then a real
+    recording: the recording decodes as it does alone — the big line's bytes are skipped once
+    it is over --max-line or cut, never kept in the lines' place."""
     recording = ROOT / "examples" / "cbc-workflow.jsonl"
-    big = b'{"type":"system","subtype":"task_progress","task_id":"x","d":"' + b"a" * 20_000_000 + b'"}\n'
+    big = b'{"type":"system","subtype":"task_progress","task_id":"x","d":"' + b"a" * size + b'"}\n'
     path = tmp_path / "big-then-recording.jsonl"
     path.write_bytes(big + recording.read_bytes())
+    args = ["--exporter", "none"] + (["--max-line", str(max_line)] if max_line else [])
     results = []
     for src in (path, recording):
         stats_path = tmp_path / f"{src.stem}.json"
         with open(src, "rb") as stdin:
-            proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none",
-                                   "--stats-json", str(stats_path)], stdin=stdin, capture_output=True,
-                                  env=clean_env(), cwd=ROOT, timeout=60)
+            proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin, no_fork=no_fork)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == src.read_bytes()
-        assert b"decoding fell behind" not in proc.stderr  # nothing decodable was lost
         results.append(json.loads(stats_path.read_text()))
     with_big, alone = results
-    assert (with_big["overlong_lines"], with_big["lines_not_decoded"]) == (1, 0)
+    # the big line: overlong, or (under a higher --max-line) cut by a gap and not decoded
+    assert with_big["overlong_lines"] + with_big["lines_not_decoded"] == 1
     assert with_big["lines_decoded"] == alone["lines_decoded"] > 0
     assert with_big["spans_started"] == alone["spans_started"] > 0
+
+
+def test_a_stopped_decoding_process_costs_flush_timeout_and_a_margin_not_more():
+    live = Live(["--exporter", "none", "--flush-timeout", "1"])
+    live.send(workflow_lines("stop", agents=1, complete=False))
+    live.wait_echo(2)
+    time.sleep(0.5)  # set up: it said so
+    (worker,) = children(live.proc.pid)
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        took = live.close_and_wait(timeout=20)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGCONT)
+    err = live.stderr.decode()
+    assert took < 1 + 2 + 1.5, took  # --flush-timeout + EXIT_MARGIN_S (+ slack for this machine)
+    assert "did not finish in time" in err and "ended with status -9" in err
+    assert live.proc.returncode == 0
+
+
+def test_a_killed_decoding_process_fails_the_run_with_fail_on_export_error(tmp_path):
+    stats_path = tmp_path / "stats.json"
+    live = Live(["--exporter", "none", "--fail-on-export-error", "--stats-json", str(stats_path)])
+    lines = workflow_lines("kf", agents=1)
+    live.send(lines[:2])
+    live.wait_echo(2)
+    (worker,) = children(live.proc.pid)
+    os.kill(worker, signal.SIGKILL)
+    time.sleep(0.2)
+    live.send(lines[2:])
+    live.close_and_wait()
+    assert live.output() == b"".join(lines)
+    assert live.proc.returncode == 1
+    assert json.loads(stats_path.read_text())["bytes"] == len(b"".join(lines))
+    assert "the decoding process is gone" in live.stderr.decode()
