@@ -21,7 +21,8 @@ How (POSIX; where there is no ``fork`` the decoding runs on a thread of the tee'
   beyond that the chunk is only described:
 * **control pipe** (tee → decoding process), JSON lines: ``{"gap": [offset, nbytes, newlines,
   ends_with_newline]}`` (a :class:`~otelbridge.lines.Gap` at data-pipe byte ``offset``),
-  ``{"pid": N}`` (the wrapped command), ``{"end": {"reason": .., "exit_code": .., "bytes": ..}}``.
+  ``{"pid": N}`` (the wrapped command), ``{"end": {"reason": .., "exit_code": .., "bytes": ..,
+  "budget_s": ..}}`` (``budget_s``: what is left of ``--flush-timeout`` for its end).
   A gap message is written before any data that follows the gap, and the decoding process reads
   the control pipe after each data read, so a gap is always known before the data after it is
   applied.
@@ -44,9 +45,8 @@ import select
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING
-
 from collections import deque
+from typing import TYPE_CHECKING
 
 from .lines import Gap, LinePosition, queue_gap
 from .source.pipe import CHUNK, widen_pipe
