@@ -91,6 +91,18 @@ def _feed(pipeline, path: str) -> None:
     pipeline.end_stream(None)
 
 
+def _flush_and_report(pipeline, stats, proc0: float, main0: float, extra: dict) -> None:
+    """Flush the exporters (bounded, 60 s) and print this role's last JSON line: CPU seconds
+    since "go" (process: every thread; main thread alone), span and export counts."""
+    t = time.perf_counter()
+    ok = pipeline.exporters.shutdown(60.0)
+    proc1, main1 = _cpu()
+    print(json.dumps({"done": True, "flush_s": time.perf_counter() - t, "cpu_s": proc1 - proc0,
+                      "main_thread_cpu_s": main1 - main0, "spans": stats.spans_started,
+                      "exported": stats.spans_exported, "dropped": stats.spans_dropped,
+                      "all_exported": ok, **extra}), flush=True)
+
+
 def role_single(path: str, endpoint: str) -> None:
     pipeline, stats = _pipeline(None, endpoint)
     pipeline.after_line = pipeline.exporters.pace
@@ -98,13 +110,7 @@ def role_single(path: str, endpoint: str) -> None:
     proc0, main0 = _cpu()
     t = time.perf_counter()
     _feed(pipeline, path)
-    t_fed = time.perf_counter()
-    ok = pipeline.exporters.shutdown(60.0)
-    proc1, main1 = _cpu()
-    print(json.dumps({"done": True, "feed_s": t_fed - t, "flush_s": time.perf_counter() - t_fed,
-                      "cpu_s": proc1 - proc0, "main_thread_cpu_s": main1 - main0,
-                      "spans": stats.spans_started, "exported": stats.spans_exported,
-                      "dropped": stats.spans_dropped, "all_exported": ok}), flush=True)
+    _flush_and_report(pipeline, stats, proc0, main0, {"feed_s": time.perf_counter() - t})
 
 
 def role_a(path: str, wfd: int, batch_size: int) -> None:
@@ -170,13 +176,53 @@ def role_b(rfd: int, endpoint: str) -> None:
         acc["emit_s"] += t3 - t2
         acc["pace_s"] += time.perf_counter() - t3
         acc["records"] += len(records)
-    t_eof = time.perf_counter()
-    ok = pipeline.exporters.shutdown(60.0)
-    proc1, main1 = _cpu()
-    print(json.dumps({"done": True, "until_eof_s": t_eof - t_start, "flush_s": time.perf_counter() - t_eof,
-                      "cpu_s": proc1 - proc0, "main_thread_cpu_s": main1 - main0,
-                      "spans": stats.spans_started, "exported": stats.spans_exported,
-                      "dropped": stats.spans_dropped, "all_exported": ok, **acc}), flush=True)
+    _flush_and_report(pipeline, stats, proc0, main0, {"until_eof_s": time.perf_counter() - t_start, **acc})
+
+
+def costs(path: Path) -> dict:
+    """µs per span of each stage alone, in this process, one after another (no other thread
+    competing): A's decode + track + redact, pickle and unpickle of 256-record batches, span
+    building (the pipeline's emit into a processor that keeps the span), the SDK's
+    ``encode_spans`` and ``SerializeToString`` per 512-span batch, and the OTLP/gRPC exporter's
+    ``export()`` (encoding included) to a local receiver."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    from bench.run import Receiver
+
+    def timed(fn):
+        t = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t
+
+    records: list = []
+    pipeline, _ = _pipeline("none", None, records.append)
+    _, t_track = timed(lambda: _feed(pipeline, str(path)))
+    n = len(records)
+    blobs, t_pickle = timed(lambda: [pickle.dumps(records[i:i + 256], protocol=5) for i in range(0, n, 256)])
+    back, t_unpickle = timed(lambda: [r for b in blobs for r in pickle.loads(b)])
+    spans: list = []
+
+    class Keep(SpanProcessor):
+        def on_end(self, span) -> None:
+            spans.append(span)
+
+    with Receiver() as rx:
+        pipeline, _ = _pipeline(None, rx.endpoint)
+        pipeline.exporters.provider._active_span_processor._span_processors = (Keep(),)
+        _, t_build = timed(lambda: [pipeline.emit(r) for r in back])
+        batches = [spans[i:i + 512] for i in range(0, len(spans), 512)]
+        msgs, t_encode = timed(lambda: [encode_spans(b) for b in batches])
+        _, t_serialize = timed(lambda: [m.SerializeToString() for m in msgs])
+        exporter = pipeline.exporters.counted[0].inner
+        _, t_export = timed(lambda: [exporter.export(b) for b in batches])
+        got = rx.count()
+    us = {k: round(v / n * 1e6, 1) for k, v in (
+        ("A_decode_track_redact", t_track), ("pickle", t_pickle), ("unpickle", t_unpickle),
+        ("build_emit", t_build), ("encode_spans", t_encode), ("serialize", t_serialize),
+        ("grpc_export_incl_encode", t_export))}
+    return {"spans": n, "received": got, "pickled_bytes_per_span": round(sum(map(len, blobs)) / n),
+            "us_per_span": us}
 
 
 # --------------------------------------------------------------------------- harness
@@ -276,6 +322,7 @@ def main() -> None:
     ap.add_argument("--variants", default="product,single,split")
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--json", help="also write every run's result here")
+    ap.add_argument("--costs", action="store_true", help="also time each stage alone (µs per span)")
     args = ap.parse_args()
     from bench.run import workflow_stream
 
@@ -294,16 +341,25 @@ def main() -> None:
             res = runners[v]()
             results[v].append(res)
             print(json.dumps(res), file=sys.stderr, flush=True)
+    if args.costs:
+        results["costs"] = [costs(path)]
+        print(json.dumps(results["costs"][0]), file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    print(f"| variant | agent spans/s (median of {args.runs}) | runs | spans received | CPU s per process (median) |")
+    print(f"| variant | agent spans/s (median of {args.runs}) | runs | spans received | CPU per process, go → done (median) |")
     print("|---|---|---|---|---|")
-    for v, rows in results.items():
+    for v in order:
+        rows = results[v]
         rates = sorted(r["agent_spans_per_s"] for r in rows)
         got = f"{min(r['received'] for r in rows)}/{rows[0]['expected']}"
         cpu = ""
         if rows[0].get("cpu"):
-            cpu = ", ".join(f"{k} {statistics.median(r['cpu'][k] for r in rows):.2f}" for k in rows[0]["cpu"])
+            med = {k: statistics.median(r["cpu"][k] for r in rows) for k in rows[0]["cpu"]}
+            if "B" in rows[0]:  # B's main thread (unpickle, build, queue) vs the export threads
+                med["B main thread"] = statistics.median(r["B"]["main_thread_cpu_s"] for r in rows)
+            elif "detail" in rows[0]:
+                med["main thread"] = statistics.median(r["detail"]["main_thread_cpu_s"] for r in rows)
+            cpu = ", ".join(f"{k} {v:.2f} s ({v / rows[0]['expected'] * 1e6:.0f} µs/span)" for k, v in med.items())
         print(f"| {v} | **{statistics.median(rates):,.0f}** | {', '.join(f'{x:,.0f}' for x in rates)} | {got} | {cpu} |")
 
 
