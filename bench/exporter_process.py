@@ -113,8 +113,8 @@ def role_single(path: str, endpoint: str) -> None:
     _flush_and_report(pipeline, stats, proc0, main0, {"feed_s": time.perf_counter() - t})
 
 
-def role_a(path: str, wfd: int, batch_size: int) -> None:
-    out = os.fdopen(wfd, "wb", buffering=0)
+def role_a(path: str, wfds: list[int], batch_size: int) -> None:
+    outs = [os.fdopen(fd, "wb", buffering=0) for fd in wfds]
     batch: list = []
     acc = {"pickle_s": 0.0, "write_s": 0.0, "batches": 0, "bytes": 0, "records": 0}
 
@@ -122,6 +122,7 @@ def role_a(path: str, wfd: int, batch_size: int) -> None:
         t = time.perf_counter()
         data = pickle.dumps(batch, protocol=5)
         t1 = time.perf_counter()
+        out = outs[acc["batches"] % len(outs)]  # batches in turn to each B
         view = memoryview(HEADER.pack(len(data)) + data)
         while view:
             view = view[out.write(view):]
@@ -144,7 +145,8 @@ def role_a(path: str, wfd: int, batch_size: int) -> None:
     _feed(pipeline, path)
     if batch:
         send()
-    out.close()  # B sees the end of input
+    for out in outs:
+        out.close()  # B sees the end of input
     proc1, main1 = _cpu()
     print(json.dumps({"done": True, "wall_s": time.perf_counter() - t, "cpu_s": proc1 - proc0,
                       "main_thread_cpu_s": main1 - main0, **acc}), flush=True)
@@ -279,37 +281,42 @@ def run_single(path: Path, workflows: int, agents: int) -> dict:
             "detail": res}
 
 
-def run_split(path: Path, workflows: int, agents: int, batch: int) -> dict:
+def run_split(path: Path, workflows: int, agents: int, batch: int, bs: int = 1) -> dict:
     import fcntl
 
     from bench.run import Receiver
 
     expected = workflows * (agents + 2) + 1
     with Receiver() as rx:
-        r, w = os.pipe()
-        try:
-            fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: 1 MiB, as the tee widens its pipe
-        except OSError:
-            pass
+        pipes = [os.pipe() for _ in range(bs)]
+        for _, w in pipes:
+            try:
+                fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: 1 MiB, as the tee widens its pipe
+            except OSError:
+                pass
         t_launch = time.perf_counter()
-        b = _start(["b", str(r), rx.endpoint], pass_fds=(r,))
-        a = _start(["a", str(path), str(w), str(batch)], pass_fds=(w,))
-        os.close(r)
-        os.close(w)
+        b_procs = [_start(["b", str(r), rx.endpoint], pass_fds=(r,)) for r, _ in pipes]
+        ws = tuple(w for _, w in pipes)
+        a = _start(["a", str(path), ",".join(map(str, ws)), str(batch)], pass_fds=ws)
+        for fds in pipes:
+            os.close(fds[0])
+            os.close(fds[1])
         rx0 = _proc_cpu(rx.proc.pid)
         t = time.perf_counter()
-        for p in (b, a):
+        for p in (*b_procs, a):
             p.stdin.write("go\n")
             p.stdin.flush()
         res_a = _finish(a)
-        res_b = _finish(b)
+        res_bs = [_finish(b) for b in b_procs]
+        res_b = {k: sum(r[k] for r in res_bs) for k, v in res_bs[0].items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
         took = time.perf_counter() - t
         rx_cpu = _proc_cpu(rx.proc.pid) - rx0
         got = rx.count()
-    return {"variant": "split", "agent_spans_per_s": workflows * agents * got / expected / took,
+    return {"variant": "split" if bs == 1 else f"split{bs}", "agent_spans_per_s": workflows * agents * got / expected / took,
             "seconds": took, "with_setup_s": time.perf_counter() - t_launch, "received": got,
             "expected": expected,
-            "cpu": {"A": res_a["cpu_s"], "B": res_b["cpu_s"], "receiver": rx_cpu},
+            "cpu": {"A": res_a["cpu_s"], "B" if bs == 1 else f"{bs} Bs": res_b["cpu_s"], "receiver": rx_cpu},
             "A": res_a, "B": res_b}
 
 
@@ -319,7 +326,8 @@ def main() -> None:
     ap.add_argument("--workflows", type=int, default=1000)
     ap.add_argument("--agents", type=int, default=50)
     ap.add_argument("--batch", type=int, default=256, help="span records per pickled batch (split)")
-    ap.add_argument("--variants", default="product,single,split")
+    ap.add_argument("--variants", default="product,single,split",
+                    help="of product, single, split, split2 (A and two B processes, batches in turn)")
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--json", help="also write every run's result here")
     ap.add_argument("--costs", action="store_true", help="also time each stage alone (µs per span)")
@@ -333,7 +341,8 @@ def main() -> None:
         workflow_stream(path, args.workflows, args.agents)
     runners = {"product": lambda: run_product(path, args.workflows, args.agents),
                "single": lambda: run_single(path, args.workflows, args.agents),
-               "split": lambda: run_split(path, args.workflows, args.agents, args.batch)}
+               "split": lambda: run_split(path, args.workflows, args.agents, args.batch),
+               "split2": lambda: run_split(path, args.workflows, args.agents, args.batch, 2)}
     order = args.variants.split(",")
     results: dict[str, list[dict]] = {v: [] for v in order}
     for i in range(args.runs):
@@ -356,7 +365,7 @@ def main() -> None:
         if rows[0].get("cpu"):
             med = {k: statistics.median(r["cpu"][k] for r in rows) for k in rows[0]["cpu"]}
             if "B" in rows[0]:  # B's main thread (unpickle, build, queue) vs the export threads
-                med["B main thread"] = statistics.median(r["B"]["main_thread_cpu_s"] for r in rows)
+                med["B main thread(s)"] = statistics.median(r["B"]["main_thread_cpu_s"] for r in rows)
             elif "detail" in rows[0]:
                 med["main thread"] = statistics.median(r["detail"]["main_thread_cpu_s"] for r in rows)
             cpu = ", ".join(f"{k} {v:.2f} s ({v / rows[0]['expected'] * 1e6:.0f} µs/span)" for k, v in med.items())
@@ -369,7 +378,7 @@ if __name__ == "__main__":
         if role == "single":
             role_single(rest[0], rest[1])
         elif role == "a":
-            role_a(rest[0], int(rest[1]), int(rest[2]))
+            role_a(rest[0], [int(fd) for fd in rest[1].split(",")], int(rest[2]))
         else:
             role_b(int(rest[0]), rest[1])
     else:
