@@ -327,7 +327,7 @@ def main() -> None:
     ap.add_argument("--agents", type=int, default=50)
     ap.add_argument("--batch", type=int, default=256, help="span records per pickled batch (split)")
     ap.add_argument("--variants", default="product,single,split",
-                    help="of product, single, split, split2 (A and two B processes, batches in turn)")
+                    help="of product, single, split, splitN (A and N B processes, batches in turn)")
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--json", help="also write every run's result here")
     ap.add_argument("--costs", action="store_true", help="also time each stage alone (µs per span)")
@@ -341,9 +341,11 @@ def main() -> None:
         workflow_stream(path, args.workflows, args.agents)
     runners = {"product": lambda: run_product(path, args.workflows, args.agents),
                "single": lambda: run_single(path, args.workflows, args.agents),
-               "split": lambda: run_split(path, args.workflows, args.agents, args.batch),
-               "split2": lambda: run_split(path, args.workflows, args.agents, args.batch, 2)}
+               "split": lambda: run_split(path, args.workflows, args.agents, args.batch)}
     order = args.variants.split(",")
+    for v in order:  # splitN: A and N B processes
+        if v.startswith("split") and v[5:].isdigit():
+            runners[v] = lambda bs=int(v[5:]): run_split(path, args.workflows, args.agents, args.batch, bs)
     results: dict[str, list[dict]] = {v: [] for v in order}
     for i in range(args.runs):
         for v in order[i % len(order):] + order[:i % len(order)]:  # rotate the order each round
