@@ -127,8 +127,6 @@ class CaudraTracker:
 
     def __init__(self, ctx: Context, *, max_runs: int = MAX_OPEN_RUNS) -> None:
         self.ctx = ctx
-        self.clock = ctx.clock
-        self.stats = ctx.stats
         self.table: RunTable[_Run] = RunTable(ctx, max_runs)
         self.runs = self.table.open
         self._fired = Recent()
@@ -196,8 +194,8 @@ class CaudraTracker:
 
     def _snapshot(self, ev: CaudraWorkflowSnapshot) -> None:
         times = [p.started_ns for p in ev.phase_history] + [log.at_ns for log in ev.logs]
-        self.clock.observe(max((t for t in times if t is not None), default=None))
-        now = self.clock.at(ev.ts_ns)
+        self.ctx.clock.observe(max((t for t in times if t is not None), default=None))
+        now = self.ctx.clock.at(ev.ts_ns)
         run = self._run_for(ev, ev.run_id, now)
         if run is None:
             return
@@ -209,7 +207,7 @@ class CaudraTracker:
             key = (phase.title, phase.started_ns)
             if key not in run.phases:
                 if len(run.phases) >= MAX_PHASES_PER_RUN:
-                    self.stats.events_capped += 1
+                    self.ctx.stats.events_capped += 1
                     continue
                 run.phases[key] = now
         for log in ev.logs:
@@ -232,8 +230,8 @@ class CaudraTracker:
     def _log_event(self, ev: CaudraWorkflowLog) -> None:
         if ev.log is None:
             return
-        self.clock.observe(ev.log.at_ns)
-        now = self.clock.at(ev.ts_ns)
+        self.ctx.clock.observe(ev.log.at_ns)
+        now = self.ctx.clock.at(ev.ts_ns)
         run = self._run_for(ev, ev.run_id, now)
         if run is None:
             return
@@ -245,12 +243,12 @@ class CaudraTracker:
         if key in run.logs:
             return
         if len(run.logs) >= MAX_LOGS_PER_RUN:
-            self.stats.events_capped += 1
+            self.ctx.stats.events_capped += 1
             return
         run.logs[key] = revision
 
     def _agent_message(self, ev: CaudraAgentMessage) -> None:
-        now = self.clock.at(ev.ts_ns)
+        now = self.ctx.clock.at(ev.ts_ns)
         run = self._run_for(ev, ev.run_id, now)
         if run is None:
             return
@@ -259,7 +257,7 @@ class CaudraTracker:
         agent = run.agents.get(key)
         if agent is None:
             if len(run.agents) >= MAX_AGENTS_PER_RUN:
-                self.stats.agents_capped += 1
+                self.ctx.stats.agents_capped += 1
                 return
             ident = "/".join(str(k) for k in key)
             agent = _Agent(
@@ -307,7 +305,7 @@ class CaudraTracker:
         if run.terminal_ns is not None:
             end = run.terminal_ns
         else:
-            end = self.clock.now()
+            end = self.ctx.clock.now()
         end = max([end] + starts + agent_times + log_times)
         start = min([run.first_seen_ns] + starts + agent_times + log_times)
 
@@ -439,8 +437,8 @@ class CaudraTracker:
 
     def _automation(self, ev: AutomationFired) -> None:
         for t in (ev.queued_ns, ev.started_ns, ev.finished_ns):
-            self.clock.observe(t)
-        now = self.clock.at(ev.ts_ns)
+            self.ctx.clock.observe(t)
+        now = self.ctx.clock.at(ev.ts_ns)
         start = ev.started_ns or ev.queued_ns or now
         end = ev.finished_ns if ev.finished_ns is not None else now
         ref = self.ctx.session_ref(ev.session_id)
@@ -496,7 +494,7 @@ class CaudraTracker:
             ("automation.fire_id", ev.fire_id),
             ("automation.notice.text", ev.text),
         ))
-        event = SpanEvent("automation_notice", self.clock.at(ev.ts_ns), attrs)
+        event = SpanEvent("automation_notice", self.ctx.clock.at(ev.ts_ns), attrs)
         if ev.fire_id and ev.fire_id not in self._fired:
             pending = self._notices.get(ev.fire_id)
             if pending is None and len(self._notices) < MAX_PENDING_NOTICES:
@@ -516,5 +514,5 @@ class CaudraTracker:
         ))
         if ev.usage is not None:
             attrs.update(usage_attributes(ev.usage))
-        event = SpanEvent(f"goal.{redact.clean(ev.kind, 48)}", self.clock.at(ev.ts_ns), attrs)
+        event = SpanEvent(f"goal.{redact.clean(ev.kind, 48)}", self.ctx.clock.at(ev.ts_ns), attrs)
         self.ctx.session_event(ev.session_id, event)

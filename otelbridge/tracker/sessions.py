@@ -218,15 +218,11 @@ class SessionTracker:
         self, ctx: Context, *, max_sessions: int = MAX_OPEN_SESSIONS, max_items: int = MAX_ITEMS
     ) -> None:
         self.ctx = ctx
-        self._emit = ctx.emit
-        self.ids = ctx.ids
-        self.clock = ctx.clock
-        self.stats = ctx.stats
         self.max_sessions = max_sessions
         self.max_items = max_items
         self.sessions: OrderedDict[str | None, _Session] = OrderedDict()
         self._closed = Recent(MAX_CLOSED_REMEMBERED)
-        self._stream_mode = self.clock.uses_stream
+        self._stream_mode = self.ctx.clock.uses_stream
 
     # ------------------------------------------------------------------ events in
 
@@ -248,7 +244,7 @@ class SessionTracker:
         (the run was cut short: signal, downstream closed; see :meth:`Tracker.finish`) each
         session span ended here, and each span in it ended without its own end (those ERROR
         ``incomplete``), carries an ``interrupted`` event with ``otelbridge.reason``."""
-        emit = self._emit
+        emit = self.ctx.emit
         if reason is not None:
             cut_sessions = {s.span_id for s in self.sessions.values()}
 
@@ -257,32 +253,32 @@ class SessionTracker:
                     rec.events.append(interrupted_event(rec.end_ns, reason))
                 emit(rec)
 
-            self._emit = cut
+            self.ctx.emit = cut
         try:
             for session in list(self.sessions.values()):
                 self._close_session(session, eof=True)
         finally:
-            self._emit = emit
+            self.ctx.emit = emit
 
     # ------------------------------------------------------------------ time and sessions
 
     def _time(self, own_ns: int | None) -> int:
         was_stream = self._stream_mode
-        now = self.clock.at(own_ns)
-        if not was_stream and self.clock.uses_stream:
+        now = self.ctx.clock.at(own_ns)
+        if not was_stream and self.ctx.clock.uses_stream:
             self._stream_mode = True
-            latest = self.clock.latest
+            latest = self.ctx.clock.latest
             if latest is not None:
                 self._rebase(latest)
             if own_ns is None:
-                now = self.clock.now()
+                now = self.ctx.clock.now()
         return now
 
     def _rebase(self, latest: int) -> None:
         """The clock switched from wall to stream time (a recording): every wall-clock time
         taken so far becomes ``latest``, the first time the stream showed — the best reading of
         "when" for lines before it, and the same on every replay."""
-        wall = self.clock.wall()
+        wall = self.ctx.clock.wall()
         for s in self.sessions.values():
             _collapse(s, wall, latest)
             if s.turn is not None:
@@ -300,10 +296,10 @@ class SessionTracker:
             self.sessions.move_to_end(sid)
             return session
         if sid in self._closed:
-            self.stats.late_events_ignored += 1
+            self.ctx.stats.late_events_ignored += 1
             return None
         if len(self.sessions) >= self.max_sessions:
-            self.stats.sessions_capped += 1
+            self.ctx.stats.sessions_capped += 1
             self._close_session(next(iter(self.sessions.values())), eof=True)
         ref = self.ctx.session_ref(sid)
         session = _Session(sid, ref.trace_id, ref.span_id, now, now)
@@ -313,7 +309,7 @@ class SessionTracker:
         return session
 
     def _span_id(self, s: _Session, kind: str, key: str) -> int:
-        return self.ids.span_id(s.trace_id, kind, key)
+        return self.ctx.ids.span_id(s.trace_id, kind, key)
 
     def _turn(self, s: _Session, now: int) -> _Turn:
         if s.turn is None:
@@ -329,7 +325,7 @@ class SessionTracker:
 
     def _capped(self, group: dict) -> bool:
         if len(group) >= self.max_items:
-            self.stats.session_items_capped += 1
+            self.ctx.stats.session_items_capped += 1
             return True
         return False
 
@@ -337,7 +333,7 @@ class SessionTracker:
         if len(s.events) < MAX_EVENTS:
             s.events.append(ev)
         else:
-            self.stats.session_items_capped += 1
+            self.ctx.stats.session_items_capped += 1
 
     # ------------------------------------------------------------------ handlers
 
@@ -360,7 +356,7 @@ class SessionTracker:
         last = s.last_seq
         s.last_seq = ev.seq
         if last is not None and ev.seq != last + 1:
-            self.stats.seq_gaps += 1
+            self.ctx.stats.seq_gaps += 1
             self._event(
                 s,
                 SpanEvent(
@@ -497,7 +493,7 @@ class SessionTracker:
             and (ev.subtype, ev.is_error, ev.num_turns, ev.duration_ms)
             == (last.subtype, last.is_error, last.num_turns, last.duration_ms)
         ):
-            self.stats.duplicate_results += 1
+            self.ctx.stats.duplicate_results += 1
             return
         turn = self._turn(s, now)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
@@ -519,7 +515,7 @@ class SessionTracker:
         self._result_attrs(rec.attributes, ev)
         _usage_attrs(rec.attributes, ev.usage)
         self._result_error(rec, ev)
-        self._emit(rec)
+        self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.turn = None
         s.results += 1
@@ -590,7 +586,7 @@ class SessionTracker:
         agent = self._task_agent(s, ev.task_id, ev.tool_use_id)
         if agent is not None:
             if agent.notified_ns is not None:
-                self.stats.duplicate_notifications += 1
+                self.ctx.stats.duplicate_notifications += 1
                 return
             agent.notified_ns = now
             agent.task_id = agent.task_id or ev.task_id
@@ -599,7 +595,7 @@ class SessionTracker:
             agent.task_usage = ev.usage or agent.task_usage
             return
         if ev.task_id in s.closed_tasks:
-            self.stats.duplicate_notifications += 1
+            self.ctx.stats.duplicate_notifications += 1
             return
         task = self._task(s, ev.task_id, now)
         if task is None:
@@ -628,7 +624,7 @@ class SessionTracker:
         if agent is not None:
             return agent
         if key in s.closed_agents:
-            self.stats.late_events_ignored += 1
+            self.ctx.stats.late_events_ignored += 1
             return None
         if self._capped(s.agents):
             return None
@@ -691,7 +687,7 @@ class SessionTracker:
             agent = s.agents.get(chat.owner)
             if agent is not None:
                 agent.usage.add(chat.usage)
-        self._emit(
+        self.ctx.emit(
             SpanRecord(
                 name=redact.span_name("chat", chat.model, "model"),
                 trace_id=s.trace_id,
@@ -716,7 +712,7 @@ class SessionTracker:
                 attrs["gen_ai.tool.call.arguments"] = redact.clean(tool.arguments, 1024)
             if result:
                 attrs["gen_ai.tool.call.result"] = redact.clean(result, 1024)
-        self._emit(
+        self.ctx.emit(
             SpanRecord(
                 name=redact.span_name("execute_tool", tool.name, "tool"),
                 trace_id=s.trace_id,
@@ -784,7 +780,7 @@ class SessionTracker:
             rec.events.append(SpanEvent("interrupted", max(agent.notified_ns or end, start)))
         elif eof_error is not None:
             rec.error, rec.error_type = eof_error, "incomplete"
-        self._emit(rec)
+        self.ctx.emit(rec)
 
     @staticmethod
     def _task_usage_attrs(attrs: dict[str, Any], usage: TaskUsage | None) -> None:
@@ -830,7 +826,7 @@ class SessionTracker:
             rec.events.append(SpanEvent("interrupted", max(now, start)))
         s.start_ns = min(s.start_ns, start)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
-        self._emit(rec)
+        self.ctx.emit(rec)
 
     def _turn_record(self, s: _Session, turn: _Turn, start: int, end: int) -> SpanRecord:
         attrs = self._common(s)
@@ -910,7 +906,7 @@ class SessionTracker:
         self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns
         end = max(end, s.child_end_ns, s.start_ns)
-        self._emit(self._session_record(s, end, incomplete))
+        self.ctx.emit(self._session_record(s, end, incomplete))
 
     def _end_open_turn(self, s: _Session) -> None:
         """A turn that never got its result: ends at its last line, ERROR ``incomplete``."""
@@ -921,7 +917,7 @@ class SessionTracker:
             self._emit_chat(s, chat)
         rec = self._turn_record(s, turn, turn.start_ns, turn.last_ns)
         rec.error, rec.error_type = NO_RESULT, "incomplete"
-        self._emit(rec)
+        self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, turn.last_ns)
         s.turn = None
 

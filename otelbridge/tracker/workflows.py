@@ -106,10 +106,6 @@ class WorkflowTracker:
         max_agents: int = MAX_AGENTS_PER_RUN,
     ) -> None:
         self.ctx = ctx
-        self._emit = ctx.emit
-        self.ids = ctx.ids
-        self.clock = ctx.clock
-        self.stats = ctx.stats
         self.max_agents = max_agents
         self.table: RunTable[_Run] = RunTable(ctx, max_runs)
         self.runs = self.table.open
@@ -120,14 +116,14 @@ class WorkflowTracker:
     def handle(self, ev: Event) -> None:
         """Apply one decoded event."""
         if isinstance(ev, WorkflowProgress):
-            self.clock.observe(ev.newest_ns)
-            self._progress(ev, self.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.newest_ns))
+            self.ctx.clock.observe(ev.newest_ns)
+            self._progress(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.newest_ns))
         elif isinstance(ev, WorkflowStarted):
-            self._started(ev, self.clock.at(ev.ts_ns))
+            self._started(ev, self.ctx.clock.at(ev.ts_ns))
         elif isinstance(ev, TaskUpdated):
-            self._updated(ev, self.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
+            self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
         elif isinstance(ev, TaskNotification):
-            self._notification(ev, self.clock.at(ev.ts_ns))
+            self._notification(ev, self.ctx.clock.at(ev.ts_ns))
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: close every run now (grace windows cut short). With a ``reason`` (the
@@ -173,7 +169,7 @@ class WorkflowTracker:
         run = self.runs.get((ev.session_id, ev.task_id))
         if run is None:
             if (ev.session_id, ev.task_id) in self._closed:
-                self.stats.late_events_ignored += 1
+                self.ctx.stats.late_events_ignored += 1
             return
         if ev.status:
             run.updated_status = ev.status
@@ -185,10 +181,10 @@ class WorkflowTracker:
         run = self.runs.get(key)
         if run is None:
             if key in self._closed:
-                self.stats.duplicate_notifications += 1
+                self.ctx.stats.duplicate_notifications += 1
             return
         if run.notified_ns is not None:
-            self.stats.duplicate_notifications += 1
+            self.ctx.stats.duplicate_notifications += 1
             return
         run.notified_ns = now
         run.status = ev.status or "completed"
@@ -222,9 +218,9 @@ class WorkflowTracker:
             agent = run.agents.get(entry.index)
             if agent is None:
                 if len(run.agents) >= self.max_agents:
-                    self.stats.agents_capped += 1
+                    self.ctx.stats.agents_capped += 1
                     continue
-                agent = _Agent(entry, self.ids.span_id(run.trace_id, "agent", str(entry.index)), now)
+                agent = _Agent(entry, self.ctx.ids.span_id(run.trace_id, "agent", str(entry.index)), now)
                 run.agents[entry.index] = agent
             elif agent.emitted or agent.terminal_seen_ns is not None:
                 continue  # terminal states are final
@@ -243,7 +239,7 @@ class WorkflowTracker:
     def _phase(self, run: _Run, index: int, title: str | None, now: int) -> _Phase:
         phase = run.phases.get(index)
         if phase is None:
-            phase = _Phase(index, self.ids.span_id(run.trace_id, "phase", str(index)), title, now)
+            phase = _Phase(index, self.ctx.ids.span_id(run.trace_id, "phase", str(index)), title, now)
             run.phases[index] = phase
         elif not phase.title and title:
             phase.title = title
@@ -331,7 +327,7 @@ class WorkflowTracker:
         if interrupted_at is not None:
             at = max(interrupted_at, start)
             rec.events.append(interrupted_event(at, reason) if reason else SpanEvent("interrupted", at))
-        self._emit(rec)
+        self.ctx.emit(rec)
 
     def _close(self, run: _Run, *, reason: str | None = None) -> None:
         """End every span of ``run`` exactly once and forget it."""
@@ -341,7 +337,7 @@ class WorkflowTracker:
         if notified:
             base_end = run.end_time_ns or run.notified_ns
         else:
-            base_end = max(self.clock.now(), run.end_time_ns or 0)
+            base_end = max(self.ctx.clock.now(), run.end_time_ns or 0)
         stopped = run.status == "stopped"
         for agent in run.agents.values():
             if agent.emitted:
@@ -401,7 +397,7 @@ class WorkflowTracker:
             attrs["workflow.phase.index"] = phase.index
             if phase.title:
                 attrs["workflow.phase.title"] = redact.clean(phase.title)
-            self._emit(
+            self.ctx.emit(
                 SpanRecord(
                     name=redact.span_name("phase", phase.title, f"#{phase.index}"),
                     trace_id=run.trace_id,
@@ -412,7 +408,7 @@ class WorkflowTracker:
                     attributes=attrs,
                 )
             )
-        self._emit(self._root_record(run, root_start, root_end, notified, reason))
+        self.ctx.emit(self._root_record(run, root_start, root_end, notified, reason))
 
     def _root_record(
         self, run: _Run, start: int, end: int, notified: bool, reason: str | None = None
