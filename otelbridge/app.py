@@ -104,29 +104,28 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
     else:
         tee = pipe.Tee(fd_in, stream_fd, front.on_chunk, stats)
     got_signal: list[int] = []
+    signalled = asyncio.Event()
 
     def on_signal(signum: int) -> None:
         got_signal.append(signum)
-        if proc is not None:
-            # Ctrl-C at a terminal already reached the child's process group: forward only TERM
-            if signum == signal.SIGTERM and proc.returncode is None:
-                try:
-                    proc.send_signal(signum)
-                except ProcessLookupError:
-                    pass
-            if proc.returncode is not None:  # gone already: a grandchild may hold the pipe
-                loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
-        else:
+        signalled.set()
+        if proc is None:
             tee.stop()
+        # Ctrl-C at a terminal already reached the child's process group: forward only TERM
+        elif signum == signal.SIGTERM and proc.returncode is None:
+            try:
+                proc.send_signal(signum)
+            except ProcessLookupError:
+                pass
 
     async def stop_when_child_gone() -> None:
-        """Wrapper mode: once the child has exited *after a signal*, what it wrote still passes
-        (:data:`CHILD_GONE_DRAIN_S`), then the tee stops — a background process that inherited
-        its stdout must not keep a signalled run alive. Without a signal, its end of input is
-        waited for, as a tee would."""
+        """Wrapper mode: once the child has exited *and* a signal came (in either order), what
+        it wrote still passes (:data:`CHILD_GONE_DRAIN_S`), then the tee stops — a background
+        process that inherited its stdout must not keep a signalled run alive. Without a
+        signal, its end of input is waited for, as a tee would."""
         await proc.wait()
-        if got_signal:
-            loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
+        await signalled.wait()
+        loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         try:

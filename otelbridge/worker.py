@@ -67,11 +67,6 @@ BACKLOG_LIMIT = 16 * 1024 * 1024
 HANDOFF_LIMIT = 4 * 1024 * 1024
 
 
-def _pipe() -> tuple[int, int]:
-    r, w = os.pipe()  # non-inheritable: the wrapped command never holds them
-    return r, w
-
-
 class Worker:
     """The tee's handle on the decoding process (see the module doc), and the
     :class:`~otelbridge.source.pipe.Feed` of its ``Tee``: ``fd`` is the data pipe's write end
@@ -104,7 +99,7 @@ class Worker:
         stream's output)."""
         if not hasattr(os, "fork"):
             return None
-        fds = [*_pipe(), *_pipe(), *_pipe()]
+        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
         widen_pipe(data_w, CHUNK)
         try:
@@ -371,7 +366,8 @@ class _Control:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buf = b""
-        self.gaps: list[tuple[int, Gap]] = []
+        #: (data-pipe offset, gap), in offset order: the tee writes them in stream order
+        self.gaps: deque[tuple[int, Gap]] = deque()
         self.skipped = 0  # bytes of all gaps
         self.pid: int | None = None
         self.end: dict | None = None
@@ -437,37 +433,36 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     offset = 0
     pid_set = None
 
-    def apply_gaps(upto: int) -> None:
-        control.gaps.sort(key=lambda g: g[0])
-        while control.gaps and control.gaps[0][0] <= upto:
-            front.handoff.gap(control.gaps.pop(0)[1])
+    def apply(data: bytes) -> None:
+        """``data`` follows data-pipe byte ``offset``: queue it, with the gaps known up to its
+        end in their places (a gap at an offset comes before the data from that offset on)."""
+        pos, end = 0, offset + len(data)
+        while control.gaps and control.gaps[0][0] <= end:
+            at = max(control.gaps[0][0] - offset, 0)
+            if at > pos:
+                front.handoff.put(data[pos:at])
+                pos = at
+            front.handoff.gap(control.gaps.popleft()[1])
+        if pos < len(data):
+            front.handoff.put(data[pos:] if pos else data)
 
     while True:
         try:
             data = os.read(data_fd, CHUNK)
         except InterruptedError:
             continue
-        control.drain()
+        control.drain()  # after the read: every gap before the data just read is known now
         if control.pid is not None and control.pid != pid_set:
             pid_set = control.pid
             front.set_pid(pid_set)
         if not data:
             break
-        start, offset = offset, offset + len(data)
-        pos = 0
-        control.gaps.sort(key=lambda g: g[0])
-        while control.gaps and control.gaps[0][0] < offset:  # a gap inside this chunk
-            at = max(control.gaps[0][0], start) - start
-            if at > pos:
-                front.handoff.put(data[pos:at])
-                pos = at
-            front.handoff.gap(control.gaps.pop(0)[1])
-        front.handoff.put(data[pos:] if pos else data)
-        apply_gaps(offset)
+        apply(data)
+        offset += len(data)
     control.drain(wait=True)
     if control.pid is not None and control.pid != pid_set:
         front.set_pid(control.pid)
-    apply_gaps(offset)
+    apply(b"")  # the gaps after the last byte
     end = control.end
     if end is None:  # the tee's process is gone without a word (killed)
         say("the tee's process ended unexpectedly; ending every span")
