@@ -103,13 +103,18 @@ R = TypeVar("R", bound=RunBase)
 class RunTable(Generic[R]):
     """The open runs of one tracker part by key, and the keys of recently closed ones (events
     for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
-    are open (more are counted in ``stats.runs_capped``)."""
+    are open: when full, the oldest run that has ended and only waits out its grace window is
+    closed at once by ``close(run)`` (the part's own closing: its spans are exported); when no
+    run waits so, the new run is refused, counted once per key in ``stats.runs_capped``."""
 
-    def __init__(self, ctx: "Context", max_open: int) -> None:
+    def __init__(self, ctx: "Context", max_open: int,
+                 close: Callable[[R], None] | None = None) -> None:
         self.ctx = ctx
         self.max_open = max_open
         self.open: dict[tuple[str | None, str], R] = {}
         self.closed = Recent()
+        self.refused = Recent()
+        self._close_early = close
 
     def create(self, key: tuple[str | None, str], trace_key: str, label: str,
                make: Callable[[int], R], trace_id: int | None = None) -> R | None:
@@ -119,8 +124,10 @@ class RunTable(Generic[R]):
         if key in self.closed:
             self.ctx.stats.late_events_ignored += 1
             return None
-        if len(self.open) >= self.max_open:
-            self.ctx.stats.runs_capped += 1
+        if len(self.open) >= self.max_open and not self._make_room():
+            if key not in self.refused:
+                self.refused.add(key)
+                self.ctx.stats.runs_capped += 1
             return None
         if trace_id is None:
             trace_id = self.ctx.root_trace_id(key[0], trace_key)
@@ -129,6 +136,17 @@ class RunTable(Generic[R]):
         if self.ctx.on_trace is not None:
             self.ctx.on_trace(trace_id, label)
         return run
+
+    def _make_room(self) -> bool:
+        """Close the oldest run in its grace window (``run.timer`` set); False when none is."""
+        if self._close_early is None:
+            return False
+        waiting = next((run for run in self.open.values() if getattr(run, "timer", None) is not None),
+                       None)
+        if waiting is None:
+            return False
+        self._close_early(waiting)
+        return len(self.open) < self.max_open
 
     def close(self, run: R) -> None:
         """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled

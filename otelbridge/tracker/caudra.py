@@ -127,7 +127,7 @@ class CaudraTracker:
 
     def __init__(self, ctx: Context, *, max_runs: int = MAX_OPEN_RUNS) -> None:
         self.ctx = ctx
-        self.table: RunTable[_Run] = RunTable(ctx, max_runs)
+        self.table: RunTable[_Run] = RunTable(ctx, max_runs, close=self._close)
         self.runs = self.table.open
         self._fired = Recent()
         self._anonymous = 0

@@ -107,7 +107,7 @@ class WorkflowTracker:
     ) -> None:
         self.ctx = ctx
         self.max_agents = max_agents
-        self.table: RunTable[_Run] = RunTable(ctx, max_runs)
+        self.table: RunTable[_Run] = RunTable(ctx, max_runs, close=self._close)
         self.runs = self.table.open
         self._closed = self.table.closed
 

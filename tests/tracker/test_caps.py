@@ -13,6 +13,7 @@ from otelbridge.ids import Ids
 from otelbridge.stats import Stats
 from otelbridge.tracker import Context, Tracker
 from otelbridge.tracker import workflows as wf
+from tests.tracker.harness import Timers
 
 T0 = 1_783_647_395_000 * 1_000_000
 
@@ -32,6 +33,27 @@ def test_run_cap_counts_and_drops_new_runs_only():
     assert stats.runs_capped == 2
     tracker.finish()
     assert len(records) == 2  # the two tracked roots, nothing of the capped ones
+
+
+def test_a_full_table_closes_the_oldest_run_in_its_grace_window_to_make_room():
+    """Runs that ended and only wait out their grace window do not hold a new run out: the
+    oldest of them is closed at once (its spans exported) and the new run is tracked."""
+    records, stats = [], Stats()
+    ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats,
+                  call_later=Timers(), grace_s=5.0)
+    part = wf.WorkflowTracker(ctx, max_runs=2)
+    tracker = Tracker(ctx, [part])
+    for task in ("a", "b"):
+        tracker.handle(WorkflowStarted("s", T0, task_id=task))
+    tracker.handle(TaskNotification("s", T0 + 1, task_id="a", status="completed"))  # a: in grace
+    tracker.handle(WorkflowStarted("s", T0 + 2, task_id="c"))
+    assert sorted(k[1] for k in part.runs) == ["b", "c"]
+    assert [r.attributes["workflow.task_id"] for r in records] == ["a"]  # a ended early, exported
+    assert stats.runs_capped == 0
+    # no run waits in its grace window: the next one is refused, counted once however often seen
+    for _ in range(3):
+        tracker.handle(WorkflowStarted("s", T0 + 3, task_id="d"))
+    assert sorted(k[1] for k in part.runs) == ["b", "c"] and stats.runs_capped == 1
 
 
 def test_agent_cap_per_run_counts():
