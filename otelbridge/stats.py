@@ -40,12 +40,20 @@ class Stats:
     seq_gaps: int = 0
 
     def line(self) -> str:
-        """The one-line human summary for stderr."""
+        """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
+        caps = ", ".join(
+            f"{count} {what}" for count, what in (
+                (self.runs_capped, "runs"), (self.agents_capped, "agents"),
+                (self.sessions_capped, "sessions"), (self.session_items_capped, "session items"),
+                (self.session_events_capped + self.events_capped, "events"),
+            ) if count
+        )
         return (
             f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
             f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} "
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
             f"{self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
+            + (f"; over caps, not tracked: {caps}" if caps else "")
         )
 
     def write_json(self, path: str) -> None:
