@@ -72,6 +72,9 @@ def _shared(fn):
         click.option("--trace-url-template", metavar="URL",
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),
+        click.option("--export-processes", type=click.IntRange(0, 16), metavar="N",
+                     help="Processes that build and export spans when OTLP is the only exporter "
+                          "(0: the decoding process does it). [default: 2 with 2+ CPUs, else 0]"),
         click.option("--stats-json", metavar="PATH",
                      help="Write the run's counters as JSON (mode 0600)."),
         click.option("-q", "--quiet", is_flag=True,

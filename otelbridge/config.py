@@ -70,6 +70,9 @@ class Config:
     trace_url_template: str | None = None
     #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
     summary: str = "auto"
+    #: ``--export-processes``: processes that build and export spans over OTLP (0: the decoding
+    #: process does); ``None``: the default of :func:`otelbridge.export_processes.default_count`
+    export_processes: int | None = None
     command: tuple[str, ...] = field(default_factory=tuple)
 
 

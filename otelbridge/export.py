@@ -122,13 +122,28 @@ class _OnceFilter(logging.Filter):
         super().__init__()
         self.suppressed = 0
         self._seen = False
+        #: a pipe shared by processes that export (export_processes.py): the one that reads its
+        #: single byte says the first message for all
+        self.token_fd: int | None = None
+
+    def _first(self) -> bool:
+        """True for the first message of this process, and of all sharing :attr:`token_fd`."""
+        if self._seen:
+            return False
+        self._seen = True
+        if self.token_fd is None:
+            return True
+        try:
+            os.set_blocking(self.token_fd, False)
+            return os.read(self.token_fd, 1) == b"!"
+        except OSError:
+            return False
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.WARNING and record.name.startswith("opentelemetry"):
-            if self._seen:
+            if not self._first():
                 self.suppressed += 1
                 return False
-            self._seen = True
             msg = record.getMessage().splitlines()[0] if record.getMessage() else ""
             if len(msg) > 300:  # cut at a word, not inside one
                 msg = msg[:300].rsplit(" ", 1)[0] + " …"
@@ -180,6 +195,16 @@ def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
     return once
 
 
+def share_first_message(token_fd: int) -> None:
+    """Processes that export side by side say the SDK's first export-failure message once for
+    all: the installed :class:`_OnceFilter` (see :func:`configure_logging`) speaks only if it
+    takes the one byte of ``token_fd``'s pipe."""
+    for handler in logging.getLogger().handlers:
+        for filt in handler.filters:
+            if isinstance(filt, _OnceFilter):
+                filt.token_fd = token_fd
+
+
 def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string."""
     return redact.endpoint(
@@ -190,14 +215,21 @@ def _endpoint_label(cfg: Config) -> str:
     )
 
 
-def otlp_exporter(cfg: Config) -> SpanExporter:
-    """The OTLP exporter for ``cfg.protocol`` (``ImportError`` if its package is missing)."""
+def import_otlp_exporter(cfg: Config) -> type:
+    """The ``OTLPSpanExporter`` class for ``cfg.protocol`` (``ImportError`` if its package is
+    missing); importing it costs ~0.2 s (gRPC)."""
     if cfg.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    return OTLPSpanExporter
 
+
+def otlp_exporter(cfg: Config) -> SpanExporter:
+    """The OTLP exporter for ``cfg.protocol`` (``ImportError`` if its package is missing)."""
+    OTLPSpanExporter = import_otlp_exporter(cfg)
+    if cfg.protocol == "grpc":
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
     url = None
     if cfg.endpoint:
         url = cfg.endpoint.rstrip("/")
@@ -459,6 +491,14 @@ class Exporters:
             if now >= deadline:
                 return
             time.sleep(0.002)
+
+    def emit_sink(self, builder):
+        """Where the pipeline's span records go: the span builder (this process exports)."""
+        return builder.emit
+
+    def flush(self) -> None:
+        """Nothing to do: spans are handed to the processors as they are built (the
+        interface of :class:`~otelbridge.export_processes.ExportProcesses`)."""
 
     def pending(self) -> int:
         """Spans ended but not yet settled (exported or failed) by the slowest exporter."""

@@ -87,11 +87,14 @@ class Handoff:
         on_item: Callable[[Item], None],
         on_finish: Callable[[str | None], None],
         setup: Callable[[], None] | None = None,
+        on_idle: Callable[[], None] | None = None,
     ) -> None:
-        """Start the thread; it runs ``setup()`` (if any) before the first item."""
+        """Start the thread; it runs ``setup()`` (if any) before the first item, and
+        ``on_idle()`` each time it is about to wait for items (the queue is empty)."""
         self._on_item = on_item
         self._on_finish = on_finish
         self._setup = setup
+        self._on_idle = on_idle
         self._thread = threading.Thread(target=self._run, name="otelbridge-decode", daemon=True)
         self._thread.start()
 
@@ -178,6 +181,11 @@ class Handoff:
                 log.warning("cannot set up tracing, passing the stream through only: %s", exc)
         self.ready.set()
         while True:
+            if self._on_idle is not None and not self._items and self._closing is None:
+                try:  # outside the lock: it may write to a pipe
+                    self._on_idle()
+                except Exception as exc:
+                    log.warning("idle hook failed: %s", exc)
             with self._cond:
                 while not self._items and self._closing is None:
                     wait = self._next_wait()

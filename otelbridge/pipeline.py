@@ -180,27 +180,36 @@ class Pipeline:
         return self.builder._trace_flags(probe).sampled
 
     @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
+    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None,
+              processes: int = 0) -> "Pipeline":
         """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
-        end of input); ``report`` (trace links, waterfall, step summary) is a second sink."""
+        end of input); ``report`` (trace links, waterfall, step summary) is a second sink.
+        ``processes``: spans are built and exported by that many processes forked here
+        (:mod:`otelbridge.export_processes`; only when it ``supported`` ``cfg``; 0 or a failed
+        fork: in this process)."""
         from .export import Exporters
         from .spans import SpanBuilder
 
         install_redaction(cfg)
-        exporters = Exporters(cfg, stats)
         parent, span_ctx = parse_traceparent(cfg)
-        builder = SpanBuilder(
-            exporters.provider,
-            exporters.ids,
-            stats,
-            trace_state=span_ctx.trace_state if span_ctx is not None else None,
-            remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
-        )
+        options = {
+            "trace_state": span_ctx.trace_state if span_ctx is not None else None,
+            "remote_parent_flags": span_ctx.trace_flags if span_ctx is not None else None,
+        }
+        exporters = None
+        if processes:
+            from .export_processes import ExportProcesses
+
+            exporters = ExportProcesses.start(cfg, stats, processes, options)
+        if exporters is None:
+            exporters = Exporters(cfg, stats)
+        builder = SpanBuilder(exporters.provider, exporters.ids, stats, **options)
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         pipeline = cls(cfg, stats, exporters, None, None, None, builder)  # type: ignore[arg-type]
         pipeline.report = report
-        pipeline.emit = fan_out(builder.emit, report.emit if report is not None else None)
+        pipeline.emit = fan_out(exporters.emit_sink(builder),
+                                report.emit if report is not None else None)
         pipeline.call_later = call_later
         pipeline.parent = parent
         pipeline.new_stream()
@@ -309,16 +318,17 @@ class LiveFront:
 
     def __init__(self, cfg: Config, stats: Stats,
                  on_ready: Callable[[tuple[str, bool] | None], None] | None = None,
-                 limit: int = DEFAULT_LIMIT) -> None:
+                 limit: int = DEFAULT_LIMIT, processes: int = 0) -> None:
         self.cfg = cfg
         self.stats = stats
+        self.processes = processes
         self.handoff = Handoff(stats, limit)
         self._on_ready = on_ready
         self._warned = False
         self._position = LinePosition(cfg.max_line)  # the tee's side (on_chunk)
         #: built on the handoff's thread; ``None`` until then, and if the set-up failed
         self.pipeline: Pipeline | None = None
-        self.handoff.start(self._on_item, self._end, setup=self._build)
+        self.handoff.start(self._on_item, self._end, setup=self._build, on_idle=self._idle)
 
     def _build(self) -> None:
         from .export import configure_logging
@@ -326,7 +336,8 @@ class LiveFront:
 
         try:
             configure_logging()
-            pipeline = Pipeline.build(self.cfg, self.stats, self._call_later, Report(self.cfg, say))
+            pipeline = Pipeline.build(self.cfg, self.stats, self._call_later, Report(self.cfg, say),
+                                      processes=self.processes)
             if self.cfg.command:
                 pipeline.start_run(tuple(self.cfg.command))
             pipeline.after_line = pipeline.exporters.pace  # bursts exported, not dropped
@@ -334,6 +345,11 @@ class LiveFront:
         finally:
             if self._on_ready is not None:
                 self._on_ready(self._link())
+
+    def _idle(self) -> None:
+        """The decoding thread has nothing to do: span records waiting for a batch go out."""
+        if self.pipeline is not None:
+            self.pipeline.exporters.flush()
 
     def _call_later(self, delay_s: float, fn: Callable[[], None]):
         """``Handoff.call_later``, paced like a line: a grace window that closes ends a whole
@@ -483,7 +499,9 @@ def replay(cfg: Config, files: list) -> int:
 
     _private_stdout()
     stats = Stats()
-    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
+    from .export_processes import count_for
+
+    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say), processes=count_for(cfg))
     # grace windows in stream time; a file can wait: never outrun the exporters
     pipeline.stream_timers = True
     pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())
