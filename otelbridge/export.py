@@ -429,14 +429,17 @@ class OtlpJsonFileExporter(SpanExporter):
 
 
 class Exporters:
-    """Owns the provider and its processors for one run."""
+    """Owns the provider and its processors for one run. ``resource``: the run's resource when
+    it is made elsewhere (the export processes share their parent's: one ``service.instance.id``
+    a run); else :func:`make_resource`."""
 
-    def __init__(self, cfg: Config, stats: Stats) -> None:
+    def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
         self.cfg = cfg
         self.stats = stats
         self.ids = PresetIdGenerator()
         self.provider = TracerProvider(
-            resource=make_resource(), id_generator=self.ids, shutdown_on_exit=False
+            resource=resource if resource is not None else make_resource(), id_generator=self.ids,
+            shutdown_on_exit=False,
         )
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)

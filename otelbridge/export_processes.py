@@ -168,6 +168,9 @@ class ExportProcesses:
         provider = TracerProvider(resource=export.make_resource(), id_generator=ids,
                                   shutdown_on_exit=False)
         pool = cls(cfg, stats, provider, ids)
+        # the run's resource, taken before forking: the SDK renews ``service.instance.id`` in a
+        # forked child's providers (``TracerProvider._handle_fork``); one run is one instance
+        resource = provider.resource
         results_r, results_w = os.pipe()
         token_r, token_w = os.pipe()
         os.write(token_w, b"!")  # the first process to say an export failure takes it
@@ -189,7 +192,7 @@ class ExportProcesses:
             if pid == 0:
                 keep = {0, 1, 2, frames_r, results_w, token_r}
                 _child(cfg, index, frames_r, results_w, token_r, pool._deadline, keep,
-                       dict(builder_options or {}))
+                       dict(builder_options or {}), resource)
             os.close(frames_r)
             os.set_blocking(frames_w, False)
             pool.processes.append(_Process(index, pid, frames_w))
@@ -419,14 +422,16 @@ def _close_all_but(keep: set[int]) -> None:
 
 
 def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
-           deadline: _SharedDeadline, keep: set[int], builder_options: dict) -> None:
+           deadline: _SharedDeadline, keep: set[int], builder_options: dict,
+           resource: Any = None) -> None:
     """An export process's body; never returns."""
     code = 70
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _close_all_but(keep)
-        code = serve(cfg, index, frames_fd, results_fd, token_fd, deadline, builder_options)
+        code = serve(cfg, index, frames_fd, results_fd, token_fd, deadline, builder_options,
+                     resource)
     except BaseException as exc:  # never back into the parent's stack
         with contextlib.suppress(Exception):
             log.warning("export process %d failed: %s", index, exc)
@@ -435,15 +440,17 @@ def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: i
 
 
 def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
-          deadline: _SharedDeadline, builder_options: dict) -> int:
+          deadline: _SharedDeadline, builder_options: dict, resource: Any = None) -> int:
     """Build and export the spans of every frame on ``frames_fd`` until an ``end`` frame (or the
-    pipe's end: then within ``--flush-timeout``), then write this process's result line."""
+    pipe's end: then within ``--flush-timeout``), then write this process's result line.
+    ``resource``: the parent's (one ``service.instance.id`` for the run, whichever process
+    exports a span); ``None``: made here."""
     from .export import Exporters, share_first_message
     from .spans import SpanBuilder
 
     share_first_message(token_fd)
     stats = Stats()
-    exporters = Exporters(cfg, stats)
+    exporters = Exporters(cfg, stats, resource)
     builder = SpanBuilder(exporters.provider, exporters.ids, stats, **builder_options)
     reader = os.fdopen(frames_fd, "rb", buffering=PIPE_SIZE)
     end_at = None

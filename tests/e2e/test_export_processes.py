@@ -1,0 +1,305 @@
+"""Export processes (``--export-processes N``, otelbridge/export_processes.py) end to end:
+otelbridge as a subprocess, spans at a real OTLP receiver. The same spans in every mode; honest
+counts and a bounded end when a collector is down or an export process is killed or stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, FIXTURES, WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge
+from tests.e2e.test_faults import Live, free_port, spans_of, stats_line, workflow_lines
+from tests.e2e.test_wrapper_traceparent import CHILD
+from tests.receivers import GrpcReceiver, HttpReceiver
+
+#: two real recordings: a workflow (phase, agents, a second turn) and a sub-agent task
+RECORDINGS = [WORKFLOW_PROBE, FIXTURES / "claude-code" / "subagent-explore-2.1.178.jsonl"]
+CI_TRACE, CI_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+#: the processes' exporters wait this long before a scheduled export (ms): nothing leaves a
+#: process before its shutdown, so what a killed or stopped process held never reached the receiver
+NO_SCHEDULED_EXPORT = {"OTEL_BSP_SCHEDULE_DELAY": "60000"}
+
+
+def comparable(span) -> tuple:
+    """Everything of an exported span that must not depend on the export mode. The resource's
+    ``service.instance.id`` is new each run (the SDK's ``Resource.create``); it is checked to be one
+    per run by :func:`check_run` instead."""
+    resource = {k: v for k, v in span.resource.items() if k != "service.instance.id"}
+    return (span.name, span.trace_id, span.span_id, span.parent_span_id, span.kind, span.start_ns,
+            span.end_ns, json.dumps(span.attributes, sort_keys=True), span.status_code,
+            span.status_message, json.dumps(span.events, sort_keys=True), tuple(span.links),
+            json.dumps(resource, sort_keys=True), span.trace_state, span.scope,
+            span.dropped_attributes, span.dropped_events, span.dropped_links)
+
+
+def export(tmp_path: Path, data: bytes, args: list[str], receiver_cls=GrpcReceiver,
+           env: dict | None = None, expect: int = 1):
+    """Run otelbridge on ``data`` to a fresh receiver; (process, spans, stats-json)."""
+    stats_path = tmp_path / f"stats-{time.monotonic_ns()}.json"
+    protocol = "grpc" if receiver_cls is GrpcReceiver else "http/protobuf"
+    with receiver_cls() as rx:
+        proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint, "--stats-json",
+                           str(stats_path), *args], data, env=env, timeout=30)
+        spans = rx.received.wait_for(expect, timeout=2)
+    return proc, spans, json.loads(stats_path.read_text())
+
+
+def check_run(proc, spans, stats, data: bytes | None) -> None:
+    """What every healthy run gives: exit 0, passthrough, counts equal to what arrived, one
+    ``service.instance.id``."""
+    assert proc.returncode == 0, proc.stderr
+    if data is not None:
+        assert proc.stdout == data
+    assert stats["spans_started"] == stats["spans_exported"] == len(spans)
+    assert stats["spans_dropped"] == 0
+    assert len({s.span_id for s in spans}) == len(spans)
+    assert len({s.resource.get("service.instance.id") for s in spans}) == 1
+    assert b"Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- parity
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
+def test_same_spans_in_process_and_with_1_or_3_processes_grpc_and_http(tmp_path, recording):
+    data = recording.read_bytes()
+    runs = {}
+    for mode, receiver_cls in (("0", GrpcReceiver), ("1", GrpcReceiver), ("3", GrpcReceiver),
+                               ("2-http", HttpReceiver)):
+        n = mode.split("-")[0]
+        proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", n],
+                                    receiver_cls)
+        check_run(proc, spans, stats, data)
+        runs[mode] = sorted(comparable(s) for s in spans)
+    in_process = runs.pop("0")
+    # the recording's spans are there (not an empty agreement): sub-agents / the workflow tree
+    names = {row[0].split(" ", 1)[0] for row in in_process}
+    assert {"invoke_agent", "turn", "chat"} <= names
+    assert any(row[3] == "" for row in in_process)  # a root
+    for mode, rows in runs.items():
+        assert rows == in_process, mode
+
+
+# --------------------------------------------------------------------------- TRACEPARENT
+
+
+@needs_fixtures()
+def test_traceparent_pipe_mode_with_processes(tmp_path):
+    data = WORKFLOW_PROBE.read_bytes()
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci")
+    proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", "2"],
+                                env=env)
+    check_run(proc, spans, stats, data)
+    ids = {s.span_id for s in spans}
+    top = [s for s in spans if s.parent_span_id not in ids]
+    assert {s.name.split(" ", 1)[0] for s in top} == {"invoke_agent", "invoke_workflow"}
+    assert {s.parent_span_id for s in top} == {CI_SPAN}
+    assert {s.trace_id for s in spans} == {CI_TRACE}
+    assert {s.trace_state for s in spans} == {"vendor=ci"}
+    # and the same spans as the decoding process exports itself
+    base, base_spans, _ = export(tmp_path, data, ["--deterministic-ids", "--export-processes", "0"],
+                                 env=env)
+    assert base.returncode == 0
+    assert sorted(map(comparable, spans)) == sorted(map(comparable, base_spans))
+
+
+@needs_fixtures()
+def test_unsampled_traceparent_pipe_mode_exports_nothing(tmp_path):
+    data = WORKFLOW_PROBE.read_bytes()
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-00")
+    proc, spans, stats = export(tmp_path, data, ["--export-processes", "2"], env=env, expect=1)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    assert spans == []
+    assert stats["spans_exported"] == stats["spans_dropped"] == 0
+    assert stats["spans_started"] > 0  # the records were built, and sampled out
+    err = proc.stderr.decode()
+    assert "TRACEPARENT is not sampled" in err
+    assert "Traceback" not in err and "export incomplete" not in err
+
+
+def wrap(tmp_path: Path, env: dict, processes: str, expect: int):
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    seen = tmp_path / "seen.txt"
+    stream = EXAMPLES / "milk-session.jsonl"
+    argv = [sys.executable, str(child), str(seen), str(stream), "0"]
+    proc, spans, stats = export(tmp_path, b"", ["--export-processes", processes, "--", *argv],
+                                env=env, expect=expect)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == stream.read_bytes()
+    return spans, stats, seen.read_text().split("\n")
+
+
+def test_traceparent_wrapper_mode_with_processes(tmp_path):
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci")
+    spans, stats, (traceparent, tracestate) = wrap(tmp_path, env, "2", 2)
+    (run,) = [s for s in spans if s.name.startswith("run ")]
+    (session,) = [s for s in spans if s.name == "invoke_agent coder"]
+    assert (run.trace_id, run.parent_span_id) == (CI_TRACE, CI_SPAN)
+    assert session.parent_span_id == run.span_id
+    assert {s.trace_id for s in spans} == {CI_TRACE}
+    assert {s.trace_state for s in spans} == {"vendor=ci"}
+    assert traceparent == f"00-{CI_TRACE}-{run.span_id}-01" and tracestate == "vendor=ci"
+    assert stats["spans_started"] == stats["spans_exported"] == len(spans)
+    assert stats["spans_dropped"] == 0
+
+
+def test_unsampled_traceparent_wrapper_mode_exports_nothing(tmp_path):
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-00")
+    spans, stats, (traceparent, _) = wrap(tmp_path, env, "2", 1)
+    assert spans == []
+    assert stats["spans_exported"] == stats["spans_dropped"] == 0
+    # the child is told the decision: same trace, not sampled
+    version, trace_id, _, flags = traceparent.split("-")
+    assert (version, trace_id, flags) == ("00", CI_TRACE, "00")
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def workflows(count: int) -> list[bytes]:
+    return [line for i in range(count) for line in workflow_lines(f"w{i}")]
+
+
+@pytest.mark.parametrize("fail_flag", [False, True], ids=["default", "fail-on-export-error"])
+def test_collector_down_one_failure_line_for_all_processes(fail_flag):
+    # 100 workflows: 401 span records, more than one batch (256): both processes export
+    lines = workflows(100)
+    data = b"".join(lines)
+    args = ["--protocol", "grpc", "--endpoint", f"http://127.0.0.1:{free_port()}",
+            "--export-processes", "2", "--flush-timeout", "1", "--grace-period", "0"]
+    live = Live(args + (["--fail-on-export-error"] if fail_flag else []),
+                env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="2"))
+    live.send(lines)
+    live.wait_echo(len(lines))
+    took = live.close_and_wait(timeout=15)
+    assert live.proc.returncode == (1 if fail_flag else 0), live.stderr
+    assert live.output() == data
+    assert took <= 1.0 + 1.0
+    err = live.stderr.decode().splitlines()
+    assert len([l for l in err if "further export messages suppressed" in l]) == 1, err
+    built = spans_of(2, 100)
+    assert f"spans {built} built, 0 exported, {built} dropped" in stats_line(live.stderr)
+    assert "Traceback" not in live.stderr.decode()
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (every thread's ``children`` list)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def export_processes_of(bridge_pid: int, count: int, timeout: float = 10) -> tuple[int, list[int]]:
+    """(the decoding process, the export processes: its children); otelbridge's decoding process
+    is its one child in pipe mode. Waits until ``count`` export processes exist."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        decoding = children(bridge_pid)
+        if len(decoding) == 1:
+            found = children(decoding[0])
+            if len(found) == count:
+                return decoding[0], found
+        time.sleep(0.02)
+    raise AssertionError(f"no {count} export processes under {bridge_pid}")
+
+
+def gone(pid: int, timeout: float = 2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def feed_and_hurt(tmp_path: Path, signum: int, fail_flag: bool, flush: float = 2.0):
+    """A slow stream of 40 workflows to 2 export processes; ``signum`` to one of them after 15."""
+    stats_path = tmp_path / "stats.json"
+    with GrpcReceiver() as rx:
+        args = ["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2",
+                "--flush-timeout", str(flush), "--grace-period", "0", "--stats-json", str(stats_path)]
+        live = Live(args + (["--fail-on-export-error"] if fail_flag else []),
+                    env=clean_env(**NO_SCHEDULED_EXPORT))
+        decoding, pids = export_processes_of(live.proc.pid, 2)
+        try:
+            for i in range(40):
+                live.send(workflow_lines(f"w{i}"))
+                if i == 15:
+                    time.sleep(0.1)  # both processes have had batches (idle flushes)
+                    os.kill(pids[0], signum)
+                time.sleep(0.01)
+            live.wait_echo(len(live.sent))
+            took = live.close_and_wait(timeout=20)
+        finally:
+            left = [pid for pid in pids if not gone(pid)]
+            for pid in left:  # never leave one behind, whatever failed
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        received = rx.received.wait_for(1, timeout=1)
+    stats = json.loads(stats_path.read_text())
+    assert live.proc.returncode == (1 if fail_flag else 0), live.stderr
+    assert live.output() == b"".join(l for _, l in live.sent)
+    total = spans_of(2, 40)
+    assert stats["spans_dropped"] > 0
+    assert stats["spans_exported"] == len(received) > 0
+    assert stats["spans_exported"] + stats["spans_dropped"] == total
+    err = live.stderr.decode()
+    assert "Traceback" not in err
+    problems = [l for l in err.splitlines() if "export incomplete" in l]
+    assert len(problems) == 1 and "export process" in problems[0], err
+    assert left == []  # the export processes were gone once otelbridge had exited
+    assert gone(decoding)
+    return took
+
+
+@pytest.mark.parametrize("fail_flag", [False, True], ids=["default", "fail-on-export-error"])
+def test_an_export_process_killed_mid_run(tmp_path, fail_flag):
+    feed_and_hurt(tmp_path, signal.SIGKILL, fail_flag)
+
+
+def test_a_stopped_export_process_is_killed_at_the_deadline(tmp_path):
+    took = feed_and_hurt(tmp_path, signal.SIGSTOP, False, flush=1.0)
+    # the end frame is written (or waits at most STALL_S), the unanswered process killed at
+    # --flush-timeout + RESULT_MARGIN_S
+    assert took <= 1.0 + 1.5
+
+
+# --------------------------------------------------------------------------- replay and CLI
+
+
+@needs_fixtures()
+def test_replay_with_processes_gives_the_same_spans():
+    results = {}
+    for n in ("0", "2"):
+        with GrpcReceiver() as rx:
+            proc = run_bridge(["replay", "--exporter", "otlp", "--protocol", "grpc", "--endpoint",
+                               rx.endpoint, "--export-processes", n, *map(str, RECORDINGS)], timeout=30)
+            spans = rx.received.wait_for(1, timeout=2)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == b""
+        assert len({s.resource.get("service.instance.id") for s in spans}) == 1
+        results[n] = sorted(map(comparable, spans))
+    assert results["0"] and results["2"] == results["0"]
+
+
+def test_help_lists_the_option_and_17_is_a_usage_error():
+    proc = run_bridge(["--help"], timeout=20)
+    assert proc.returncode == 0 and b"--export-processes" in proc.stdout
+    bad = run_bridge(["--export-processes", "17"], b"", timeout=20)
+    assert bad.returncode == 2
+    assert b"--export-processes" in bad.stderr and bad.stdout == b""

@@ -1,0 +1,210 @@
+"""otelbridge/export_processes.py in process: which runs get export processes, span records
+crossing to them by pickle, the SDK's first failure said once for all, and an
+:class:`ExportProcesses` forked from the test process exporting to a real OTLP/HTTP receiver.
+
+The pool is forked here with the HTTP exporter: the test process may already run gRPC servers
+(tests/receivers.py), and a gRPC channel in a child forked from a process whose gRPC core has
+threads is not something the SDK supports; otelbridge forks before any gRPC channel or thread
+exists, which the subprocess tests (tests/e2e/test_export_processes.py) cover with gRPC."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+
+import pytest
+
+from otelbridge import export_processes
+from otelbridge.config import Config
+from otelbridge.events import SpanEvent, SpanLink, SpanRecord
+from otelbridge.export import _OnceFilter
+from otelbridge.export_processes import ExportProcesses, count_for
+from otelbridge.stats import Stats
+from tests.receivers import HttpReceiver
+
+TRACE = 0x4BF92F3577B34DA6A3CE929D0E0E4736  # 128 bits: more than any 64-bit integer
+T0 = 1_783_647_391_931_000_000  # epoch ns
+
+
+# --------------------------------------------------------------------------- one failure line
+
+
+def sdk_warning(text: str) -> logging.LogRecord:
+    return logging.LogRecord("opentelemetry.exporter.otlp.proto.grpc.exporter", logging.WARNING,
+                             __file__, 1, text, None, None)
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_once_filters_sharing_a_token_let_exactly_one_first_message_through(first):
+    token_r, token_w = os.pipe()
+    os.write(token_w, b"!")
+    os.close(token_w)
+    try:
+        filters = [_OnceFilter(), _OnceFilter()]  # one per export process
+        for f in filters:
+            f.token_fd = token_r
+        order = [filters[first], filters[1 - first]]
+        passed = [f.filter(sdk_warning(f"Failed to export span batch {i}")) for i, f in enumerate(order)]
+        assert passed == [True, False]
+        # later messages of either are counted, never said
+        assert [f.filter(sdk_warning("again")) for f in order] == [False, False]
+        assert (order[0].suppressed, order[1].suppressed) == (1, 2)
+        # our own warnings are not the SDK's: they always pass
+        ours = logging.LogRecord("otelbridge", logging.WARNING, __file__, 1, "ours", None, None)
+        assert all(f.filter(ours) for f in filters)
+    finally:
+        os.close(token_r)
+
+
+def test_once_filter_without_a_token_says_its_first_message():
+    f = _OnceFilter()
+    first = sdk_warning("Failed to export span batch\nsecond line")
+    assert f.filter(first) and not f.filter(sdk_warning("again"))
+    assert "\n" not in first.getMessage() and "suppressed" in first.getMessage()
+
+
+# --------------------------------------------------------------------------- records by pickle
+
+
+def test_span_records_cross_by_pickle_equal():
+    rec = SpanRecord(
+        name="invoke_agent Explore", trace_id=TRACE, span_id=0xF1DA7AACC45676C4,
+        parent_span_id=0x00F067AA0BA902B7, start_ns=T0, end_ns=T0 + 4_839_000_000,
+        attributes={"gen_ai.agent.name": "Explore", "workflow.agent.tokens": 8926,
+                    "result.total_cost_usd": 0.174175, "result.is_error": False,
+                    "gen_ai.response.finish_reasons": ["end_turn"]},
+        kind="CLIENT", parent_remote=True, error="tool failed", error_type="tool_error",
+        events=[SpanEvent("gen_ai.choice", T0 + 1, {"index": 0}), SpanEvent("interrupted", T0 + 2)],
+        links=[SpanLink(TRACE - 1, 0xAEDEA69A2BA66C58, {"link.kind": "spawned_by"})],
+    )
+    back = pickle.loads(pickle.dumps([rec], protocol=5))[0]
+    assert back == rec
+    assert back.trace_id == TRACE and back.links[0].trace_id == TRACE - 1
+    assert type(back.events[0]) is SpanEvent and type(back.links[0]) is SpanLink
+    root = SpanRecord("run claude", TRACE, 1, None, T0, T0, {})
+    assert pickle.loads(pickle.dumps(root, protocol=5)) == root
+
+
+# --------------------------------------------------------------------------- how many
+
+
+@pytest.mark.parametrize("exporters", [("console",), ("file",), ("none",), ("otlp", "console")])
+def test_no_processes_unless_otlp_is_the_only_exporter(exporters):
+    assert count_for(Config(exporters=exporters, output="/dev/null", export_processes=3)) == 0
+
+
+def test_an_explicit_count_is_honoured(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert count_for(Config(export_processes=0)) == 0
+    assert count_for(Config(export_processes=5)) == 5
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(1, 0), (None, 0), (2, 2), (32, 2)])
+def test_the_default_follows_the_cpu_count(monkeypatch, cpus, expected):
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    assert count_for(Config()) == expected
+
+
+def test_no_processes_without_fork(monkeypatch):
+    monkeypatch.delattr(os, "fork")
+    assert count_for(Config(export_processes=2)) == 0
+
+
+# --------------------------------------------------------------------------- a pool in process
+
+
+def records(count: int, prefix: str = "agent") -> list[SpanRecord]:
+    """``count`` root-less spans of one trace under one parent, 1 ms apart."""
+    return [SpanRecord(f"invoke_agent {prefix}-{i}", TRACE, 0x1000 + i, 0x0FFF,
+                       T0 + i * 1_000_000, T0 + i * 1_000_000 + 500, {"workflow.agent.index": i},
+                       events=[SpanEvent("step", T0 + i * 1_000_000 + 1, {"n": i})],
+                       links=[SpanLink(TRACE + 1, 0x2000 + i)])
+            for i in range(count)]
+
+
+def start_pool(rx, count: int, stats: Stats) -> ExportProcesses:
+    cfg = Config(protocol="http/protobuf", endpoint=rx.endpoint, flush_timeout_s=5.0,
+                 export_processes=count)
+    pool = ExportProcesses.start(cfg, stats, count)
+    assert pool is not None and len(pool.processes) == count
+    return pool
+
+
+def reaped(pool: ExportProcesses) -> bool:
+    """Every export process is gone (not even a zombie of ours)."""
+    for proc in pool.processes:
+        try:
+            os.waitpid(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return True
+
+
+def test_a_pool_exports_what_it_is_given_and_merges_its_counts():
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 2, stats)
+        given = records(300)  # a full batch (256) goes to one process, the rest to the other
+        for rec in given:
+            pool.emit(rec)
+        assert pool.shutdown(10) is True
+        spans = rx.received.wait_for(len(given), timeout=2)
+    assert [p.sent for p in pool.processes] == [export_processes.BATCH_RECORDS,
+                                                len(given) - export_processes.BATCH_RECORDS]
+    assert reaped(pool)
+    assert (stats.spans_started, stats.spans_exported, stats.spans_dropped) == (300, 300, 0)
+    assert pool.describe_failure() is None
+    assert sorted((s.name, s.span_id, s.start_ns, s.end_ns) for s in spans) == sorted(
+        (r.name, f"{r.span_id:016x}", r.start_ns, r.end_ns) for r in given)
+    assert {s.trace_id for s in spans} == {f"{TRACE:032x}"}
+    assert {s.parent_span_id for s in spans} == {f"{0x0FFF:016x}"}
+    by_name = {s.name: s for s in spans}
+    assert by_name["invoke_agent agent-7"].events == [("step", T0 + 7_000_000 + 1, {"n": 7})]
+    assert by_name["invoke_agent agent-7"].links == [(f"{TRACE + 1:032x}", f"{0x2007:016x}")]
+    assert len({s.resource["service.instance.id"] for s in spans}) == 1
+
+
+def test_a_frame_larger_than_the_exporter_queue_is_paced_not_dropped(monkeypatch):
+    # the processes read the queue size from the environment they are forked with
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "64")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "32")
+    monkeypatch.setattr(export_processes, "BATCH_RECORDS", 10_000)
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 1, stats)
+        for rec in records(1000):
+            pool.emit(rec)
+        pool.flush()  # one frame of 1000 records: 15 times the queue
+        assert pool.processes[0].sent == 1000
+        assert pool.shutdown(10) is True
+        spans = rx.received.wait_for(1000, timeout=2)
+    assert reaped(pool)
+    assert len(spans) == stats.spans_exported == 1000 and stats.spans_dropped == 0
+
+
+def test_a_stopped_process_costs_its_batches_and_the_writes_stop_waiting(monkeypatch):
+    monkeypatch.setattr(export_processes, "STALL_S", 0.2)
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 1, stats)
+        (proc,) = pool.processes
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            # more than the pipe holds (1 MiB): the writes stall, then the batches are dropped
+            given = records(12_000, prefix="x" * 100)
+            for rec in given:
+                pool.emit(rec)
+            pool.flush()
+            assert pool.undelivered > 0
+            assert not proc.alive  # a half-written frame: never written to again
+            assert pool.shutdown(0.5) is False
+        finally:
+            if not reaped(pool):
+                os.kill(proc.pid, signal.SIGKILL)
+        assert reaped(pool)
+    assert stats.spans_exported == 0
+    assert stats.spans_dropped == len(given)
+    assert "export process" in pool.describe_failure()
