@@ -322,8 +322,9 @@ class ExportProcesses:
     def shutdown(self, timeout_s: float) -> bool:
         """Write the last batch, tell every process to flush within ``timeout_s``, wait for their
         results (killing those that do not answer in time) and fill the export counts in
-        ``stats`` (``spans_started``: built by the processes). True when every span was
-        confirmed exported."""
+        ``stats`` (``spans_started``: built by the processes that answered, plus the records
+        lost with a process or never delivered, which also count as dropped). True when every
+        span was confirmed exported."""
         deadline = time.monotonic() + timeout_s
         self.pace_until = min(self.pace_until, deadline)
         self.flush()
@@ -389,7 +390,10 @@ class ExportProcesses:
             for label, n in res.get("exporters", ()):
                 if int(n) < p_ended:
                     lost_by_label[label] = lost_by_label.get(label, 0) + p_ended - int(n)
-        self.stats.spans_started += built
+        # every record handed to this stage counts as built, as the in-process builder counts
+        # each record it is given: those a killed or stopped process took with it, and those no
+        # process took, are built and dropped (else "N built" < exported + dropped)
+        self.stats.spans_started += built + unanswered + self.undelivered
         self.stats.spans_exported = exported
         self.stats.spans_dropped = max(ended - exported, 0) + self.undelivered + unanswered
         parts = [f"{label}: {n} of {ended} not confirmed" for label, n in lost_by_label.items()]

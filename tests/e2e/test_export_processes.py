@@ -258,6 +258,7 @@ def feed_and_hurt(tmp_path: Path, signum: int, fail_flag: bool, flush: float = 2
     assert stats["spans_dropped"] > 0
     assert stats["spans_exported"] == len(received) > 0
     assert stats["spans_exported"] + stats["spans_dropped"] == total
+    assert stats["spans_started"] == total  # built: every record the stream implies
     err = live.stderr.decode()
     assert "Traceback" not in err
     problems = [l for l in err.splitlines() if "export incomplete" in l]
