@@ -280,6 +280,46 @@ def test_a_stopped_export_process_is_killed_at_the_deadline(tmp_path):
     assert took <= 1.0 + 1.5
 
 
+def ended(pid: int) -> bool:
+    """``pid`` has exited: gone, or a zombie not yet reaped by whoever inherited it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_export_processes_of_a_killed_decoding_process_export_what_they_hold_and_exit():
+    with GrpcReceiver() as rx:
+        live = Live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2",
+                     "--flush-timeout", "1", "--grace-period", "0"])
+        decoding, pids = export_processes_of(live.proc.pid, 2)
+        try:
+            for i in range(20):
+                live.send(workflow_lines(f"w{i}"))
+                time.sleep(0.01)
+            live.wait_echo(len(live.sent))
+            time.sleep(0.2)  # the decoding thread went idle: every record went to a process
+            os.kill(decoding, signal.SIGKILL)
+            deadline = time.monotonic() + 1.0 + 1.0  # --flush-timeout + a margin
+            while not all(map(ended, pids)) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert all(map(ended, pids))
+            live.send(workflow_lines("after"))  # the stream still passes
+            live.close_and_wait(timeout=10)
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        # every workflow's spans (root, phase, 2 agents) were exported by the orphaned processes;
+        # the session span was still open in the killed process
+        spans = rx.received.wait_for(20 * 4, timeout=1)
+    assert len(spans) == 20 * 4
+    assert sum(s.name.startswith("invoke_workflow ") for s in spans) == 20
+    assert live.proc.returncode == 0
+    assert live.output() == b"".join(l for _, l in live.sent)
+    assert "decoding process" in live.stderr.decode()
+
+
 # --------------------------------------------------------------------------- replay and CLI
 
 
