@@ -173,8 +173,8 @@ def _tree(pid: int) -> list[int]:
 
 
 def max_rss_kb(path: Path | None, args: list[str]) -> int:
-    """Peak resident memory of otelbridge — the tee's process plus the decoding process it
-    forks — on ``path``: the sum of each process's high-water mark (``VmHWM``), sampled every
+    """Peak resident memory of otelbridge — the tee's process, the decoding process it forks
+    and the export processes that forks (OTLP) — on ``path``: the sum of each process's high-water mark (``VmHWM``), sampled every
     5 ms until they exit (an upper bound of what they held at once)."""
     src = subprocess.Popen(["cat", str(path) if path else "/dev/null"], stdout=subprocess.PIPE)
     ob = subprocess.Popen(OB + ["-q"] + args, stdin=src.stdout, stdout=subprocess.PIPE, env=ENV, cwd=ROOT)
@@ -315,8 +315,10 @@ def workflow_stream(path: Path, workflows: int, agents: int = 50) -> None:
                 fh.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
 
 
-def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50) -> dict:
-    """Agent spans/s from a stream through otelbridge to a local gRPC receiver, until all arrived."""
+def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50,
+                     extra: list[str] | None = None) -> dict:
+    """Agent spans/s from a stream through otelbridge (``extra``: more flags) to a local gRPC
+    receiver, from launch until otelbridge has exited with every span confirmed."""
     path = directory / f"workflows-{workflows}x{agents}.jsonl"
     if not path.exists():
         workflow_stream(path, workflows, agents)
@@ -325,7 +327,7 @@ def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50) -
         t = time.perf_counter()
         with open(path, "rb") as stdin:
             out = subprocess.run(OB + ["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
-                                       "--flush-timeout", "60"], stdin=stdin,
+                                       "--flush-timeout", "60", *(extra or [])], stdin=stdin,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, cwd=ROOT)
         took = time.perf_counter() - t  # otelbridge has exited: its flush is over
         got = rx.count()
@@ -338,8 +340,26 @@ def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50) -
 def median_run(measure, runs: int) -> dict:
     """``measure()`` ``runs`` times; the run with the median ``agent_spans_per_s``, with every
     run's rate under ``runs_per_s``."""
-    rows = sorted((measure() for _ in range(max(runs, 1))), key=lambda r: r["agent_spans_per_s"])
+    return _median([measure() for _ in range(max(runs, 1))])
+
+
+def _median(rows: list[dict]) -> dict:
+    rows = sorted(rows, key=lambda r: r["agent_spans_per_s"])
     return {**rows[len(rows) // 2], "runs_per_s": [round(r["agent_spans_per_s"]) for r in rows]}
+
+
+#: end to end: spans exported by the decoding process itself, and by 2 and 3 export processes
+E2E_VARIANTS = ("0", "2", "3")
+
+
+def spans_end_to_end_variants(directory: Path, runs: int) -> list[dict]:
+    """:func:`spans_end_to_end` with each ``--export-processes`` of :data:`E2E_VARIANTS`,
+    alternated round by round (the machine's load drifts), medians."""
+    got: dict[str, list[dict]] = {v: [] for v in E2E_VARIANTS}
+    for _ in range(max(runs, 1)):
+        for v in E2E_VARIANTS:
+            got[v].append(spans_end_to_end(directory, extra=["--export-processes", v]))
+    return [{**_median(rows), "export_processes": int(v)} for v, rows in got.items()]
 
 
 # --------------------------------------------------------------------------- report
@@ -368,15 +388,19 @@ def report(results: dict) -> str:
                      f"{ob['p50_us']:.0f} / {ob['p99_us']:.0f} µs | {tee['p50_us']:.0f} / {tee['p99_us']:.0f} µs | "
                      f"added p50 {ob['p50_us'] - tee['p50_us']:.0f} µs, **p99 {ob['p99_us'] - tee['p99_us']:.0f} µs** (≤ 1000) |")
     for row in results.get("memory", []):
-        lines.append(f"| memory growth, {row['stream']} | {row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
+        lines.append(f"| memory growth, {row['stream']}, {row.get('exporter', '--exporter none')} | "
+                     f"{row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
                      f"= **{row['growth_MB']:.1f} MB** | – | ≤ 32 MB |")
     sp = results.get("spans")
     if sp:
         lines.append(f"| agent spans/s, tracker + span builder, median of {len(sp['runs_per_s'])} | "
                      f"**{sp['agent_spans_per_s']:,.0f}/s** ({sp['agent_spans']} in {sp['seconds']:.2f} s) | – | ≥ 50 000/s |")
-    e2e = results.get("e2e")
-    if e2e:
-        lines.append(f"| agent spans/s, end to end to a local gRPC receiver, median of {len(e2e['runs_per_s'])} | "
+    for e2e in results.get("e2e", []):
+        procs = e2e["export_processes"]
+        how = (f"{procs} export processes" + (" (the default)" if procs == 2 else "")
+               if procs else "exported by the decoding process")
+        lines.append(f"| agent spans/s, end to end to a local gRPC receiver, {how}, median of "
+                     f"{len(e2e['runs_per_s'])} ({', '.join(f'{r:,}' for r in e2e['runs_per_s'])}) | "
                      f"**{e2e['agent_spans_per_s']:,.0f}/s** "
                      f"({e2e['spans_received']}/{e2e['spans_sent']} spans in {e2e['seconds']:.2f} s) | – | ≥ 20 000/s |")
     return "\n".join(lines)
@@ -423,11 +447,15 @@ def main() -> None:
         print(results["latency"], file=sys.stderr)
     if args.what in ("all", "memory"):
         results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
+        with Receiver() as rx:  # the export processes' growth counted too
+            results["memory"] += [
+                {**row, "exporter": "OTLP/gRPC"} for row in
+                memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint])]
         print(results["memory"], file=sys.stderr)
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)
         print(results["spans"], file=sys.stderr)
-        results["e2e"] = median_run(lambda: spans_end_to_end(directory), args.spans_runs)
+        results["e2e"] = spans_end_to_end_variants(directory, args.spans_runs)
         print(results["e2e"], file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

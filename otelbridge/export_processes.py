@@ -19,7 +19,8 @@ How:
   (protocol 5; the 128-bit ids rule out msgspec) of ``("spans", [SpanRecord, ...])`` or
   ``("end", deadline)`` — ``deadline`` on ``time.monotonic()``, which is one clock for all
   processes of the machine (Linux ``CLOCK_MONOTONIC``). Batches of up to :data:`BATCH_RECORDS`
-  go to the processes in turn: sampling is decided per trace by the same sampler in every
+  go to the process least behind (the fewest unread bytes in its pipe, ``FIONREAD``; in turn
+  where that is unknown): sampling is decided per trace by the same sampler in every
   process (the built-in samplers decide by trace id and parent alone), so any process may take
   any span. Batches are sent when full, when the decoding thread goes idle (:meth:`flush`) and
   after a line once :data:`FLUSH_AFTER_S` old (:meth:`pace`).
@@ -44,6 +45,7 @@ A process that sees its pipe end without an ``end`` frame (its parent was killed
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import mmap
@@ -52,6 +54,7 @@ import pickle
 import select
 import signal
 import struct
+import termios
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -77,6 +80,8 @@ RESULT_MARGIN_S = 0.5
 PIPE_SIZE = 1024 * 1024
 _HEADER = struct.Struct("<I")
 _DEADLINE = struct.Struct("d")
+_FIONREAD_INT = struct.Struct("i")
+_FIONREAD_BUF = bytes(_FIONREAD_INT.size)
 
 
 def supported(cfg: Config) -> bool:
@@ -98,6 +103,14 @@ def count_for(cfg: Config) -> int:
     if not supported(cfg):
         return 0
     return default_count() if cfg.export_processes is None else cfg.export_processes
+
+
+def _unread(proc: "_Process") -> int:
+    """Bytes in ``proc``'s frame pipe it has not read yet (``FIONREAD``; 0 where unknown)."""
+    try:
+        return _FIONREAD_INT.unpack(fcntl.ioctl(proc.fd, termios.FIONREAD, _FIONREAD_BUF))[0]
+    except (OSError, AttributeError):
+        return 0
 
 
 class _SharedDeadline:
@@ -178,10 +191,8 @@ class ExportProcesses:
         pool._results_fd = results_r
         for index in range(count):
             frames_r, frames_w = os.pipe()
-            with contextlib.suppress(OSError):
-                import fcntl
-
-                fcntl.fcntl(frames_w, 1031, PIPE_SIZE)  # F_SETPIPE_SZ
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(frames_w, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
             try:
                 pid = os.fork()
             except OSError as exc:
@@ -259,6 +270,7 @@ class ExportProcesses:
             return False
         order = live[self._turn % len(live):] + live[:self._turn % len(live)]
         self._turn += 1
+        order.sort(key=_unread)  # the least behind first (stable: in turn when unknown)
         stalled_since = time.monotonic()
         while True:
             for proc in order:  # the first that takes any of it gets all of it
