@@ -337,6 +337,61 @@ def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50,
             "stderr": out.stderr.decode().strip().splitlines()[-1:]}
 
 
+SUSTAIN_EMITTER = textwrap.dedent("""
+    import sys, time
+    path, per_s, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    out = sys.stdout.buffer
+    with open(path, "rb") as fh:
+        lines = fh.readlines()
+    groups = [b"".join(lines[i:i + 4]) for i in range(0, len(lines), 4)]  # one workflow each
+    time.sleep(1.0)  # otelbridge's start-up is not part of the rate
+    sys.stderr.write("go\\n"); sys.stderr.flush()
+    start = time.monotonic()
+    n = int(per_s * seconds)
+    for i in range(n):
+        out.write(groups[i % len(groups)]); out.flush()
+        time.sleep(max(0.0, start + (i + 1) / per_s - time.monotonic()))
+""")
+
+
+def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents: int = 50) -> dict:
+    """A live stream offering ``rate`` agent spans/s for ``seconds`` (50-agent workflows written
+    one at a time, paced, after a 1 s start-up pause) → otelbridge → a local gRPC receiver.
+    The receiver's count is read when the stream starts + 2 s and when it ends: the received
+    rate over that window; then the totals once otelbridge has exited (every span confirmed),
+    how long it took after the stream's end (its drain), and what it skipped or dropped."""
+    workflows = int(rate * seconds / agents)
+    path = directory / f"sustain-{workflows}x{agents}.jsonl"
+    if not path.exists():
+        workflow_stream(path, workflows, agents)
+    stats_path = directory / "sustain-stats.json"
+    with Receiver() as rx:
+        emitter = subprocess.Popen([PY, "-c", SUSTAIN_EMITTER, str(path), str(rate / agents), str(seconds)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ob = subprocess.Popen(OB + ["-q", "--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
+                                    "--flush-timeout", "30", "--stats-json", str(stats_path)],
+                              stdin=emitter.stdout, stdout=subprocess.DEVNULL, env=ENV, cwd=ROOT)
+        emitter.stdout.close()
+        emitter.stderr.readline()  # "go"
+        t0 = time.monotonic()
+        time.sleep(2.0)
+        c0, w0 = rx.count(), time.monotonic()
+        emitter.wait()
+        c1, w1 = rx.count(), time.monotonic()
+        ob.wait()
+        drain = time.monotonic() - w1
+        got = rx.count()
+    st = json.loads(stats_path.read_text())
+    sent = workflows * (agents + 2) + 1
+    return {"offered_agent_spans_per_s": rate, "seconds": w1 - t0, "spans_sent": sent, "spans_received": got,
+            "received_agent_spans_per_s": (c1 - c0) / (w1 - w0) * agents / (agents + 2),
+            "drain_s": drain, "lines_not_decoded": st["lines_not_decoded"], "spans_dropped": st["spans_dropped"]}
+
+
+#: offered rates (agent spans/s) of the sustained runs
+SUSTAIN_RATES = (20000, 25000, 30000)
+
+
 def median_run(measure, runs: int) -> dict:
     """``measure()`` ``runs`` times; the run with the median ``agent_spans_per_s``, with every
     run's rate under ``runs_per_s``."""
@@ -395,6 +450,11 @@ def report(results: dict) -> str:
     if sp:
         lines.append(f"| agent spans/s, tracker + span builder, median of {len(sp['runs_per_s'])} | "
                      f"**{sp['agent_spans_per_s']:,.0f}/s** ({sp['agent_spans']} in {sp['seconds']:.2f} s) | – | ≥ 50 000/s |")
+    for row in results.get("sustained", []):
+        lines.append(f"| sustained: a live stream offering {row['offered_agent_spans_per_s']:,.0f} agent spans/s "
+                     f"for {row['seconds']:.0f} s → local gRPC receiver | received at **{row['received_agent_spans_per_s']:,.0f}/s**; "
+                     f"{row['spans_received']}/{row['spans_sent']} spans, {row['lines_not_decoded']} lines skipped, "
+                     f"{row['spans_dropped']} dropped; exit {row['drain_s']:.2f} s after the stream's end | – | ≥ 20 000/s |")
     for e2e in results.get("e2e", []):
         procs = e2e["export_processes"]
         how = (f"{procs} export processes" + (" (the default)" if procs == 2 else "")
@@ -457,6 +517,8 @@ def main() -> None:
         print(results["spans"], file=sys.stderr)
         results["e2e"] = spans_end_to_end_variants(directory, args.spans_runs)
         print(results["e2e"], file=sys.stderr)
+        results["sustained"] = [spans_sustained(directory, rate) for rate in SUSTAIN_RATES]
+        print(results["sustained"], file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     print(report(results))
