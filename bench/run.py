@@ -508,9 +508,12 @@ def main() -> None:
     if args.what in ("all", "memory"):
         results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
         with Receiver() as rx:  # the export processes' growth counted too
-            results["memory"] += [
-                {**row, "exporter": "OTLP/gRPC"} for row in
-                memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint])]
+            for procs, label in (("2", "OTLP/gRPC, 2 export processes (the default)"),
+                                 ("0", "OTLP/gRPC, exported by the decoding process")):
+                results["memory"] += [
+                    {**row, "exporter": label} for row in
+                    memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint,
+                                                        "--export-processes", procs])]
         print(results["memory"], file=sys.stderr)
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)

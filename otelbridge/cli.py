@@ -116,7 +116,15 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         raise click.UsageError(
             f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
         )
+    if cfg.export_processes and not config.export_processes_apply(cfg):
+        _note("--export-processes applies when otlp is the only exporter; spans are exported "
+              "by the decoding process")
     return cfg
+
+
+def _note(text: str) -> None:
+    """One line on stderr (stdout carries the stream alone)."""
+    click.echo(f"otelbridge: {text}", err=True)
 
 
 @click.command(context_settings=_SETTINGS, epilog=_EPILOG)
@@ -173,6 +181,9 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
+    if cfg.export_processes and config.export_processes_apply(cfg):
+        _note("follow exports from one process (a followed file is read at its own pace); "
+              "--export-processes is ignored")
     from .pipeline import follow
 
     return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)

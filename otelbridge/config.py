@@ -76,6 +76,14 @@ class Config:
     command: tuple[str, ...] = field(default_factory=tuple)
 
 
+def export_processes_apply(cfg: Config) -> bool:
+    """Whether spans can be exported from processes of their own (``--export-processes``,
+    otelbridge/export_processes.py) for ``cfg``: ``fork`` exists and OTLP is the only exporter
+    (the console and file exporters write to one stderr or file, whose output must not
+    interleave)."""
+    return hasattr(os, "fork") and cfg.exporters == ("otlp",)
+
+
 def parse_exporters(value: str) -> tuple[str, ...]:
     """``"otlp,file"`` → ``("otlp", "file")``; ``ConfigError`` on an unknown name."""
     names = tuple(dict.fromkeys(p.strip().lower() for p in value.split(",") if p.strip()))

@@ -59,7 +59,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .config import Config
+from .config import Config, export_processes_apply
 from .events import SpanRecord
 from .stats import Stats
 
@@ -84,13 +84,6 @@ _FIONREAD_INT = struct.Struct("i")
 _FIONREAD_BUF = bytes(_FIONREAD_INT.size)
 
 
-def supported(cfg: Config) -> bool:
-    """Whether spans can be exported from processes of their own for ``cfg``: ``fork`` exists and
-    OTLP is the only exporter (the console and file exporters write to one stderr or file, whose
-    output must not interleave)."""
-    return hasattr(os, "fork") and cfg.exporters == ("otlp",)
-
-
 def default_count() -> int:
     """Export processes when ``--export-processes`` is not given: 2 on a machine with 2 or more
     CPUs (measured: one process encodes ~15,000 spans/s, two ~20,000/s on 2 cores), else 0."""
@@ -98,9 +91,10 @@ def default_count() -> int:
 
 
 def count_for(cfg: Config) -> int:
-    """How many export processes ``cfg`` gets: 0 when not :func:`supported`, else
-    ``cfg.export_processes`` or :func:`default_count`."""
-    if not supported(cfg):
+    """How many export processes ``cfg`` gets: 0 unless
+    :func:`~otelbridge.config.export_processes_apply`, else ``cfg.export_processes`` or
+    :func:`default_count`."""
+    if not export_processes_apply(cfg):
         return 0
     return default_count() if cfg.export_processes is None else cfg.export_processes
 
@@ -168,7 +162,7 @@ class ExportProcesses:
     @classmethod
     def start(cls, cfg: Config, stats: Stats, count: int,
               builder_options: Mapping[str, Any] | None = None) -> "ExportProcesses | None":
-        """Fork ``count`` export processes for ``cfg`` (:func:`supported` must hold); each
+        """Fork ``count`` export processes for ``cfg`` (``config.export_processes_apply``); each
         builds its spans with ``SpanBuilder(provider, ids, stats, **builder_options)``. ``None``
         when no process could be forked (the caller exports in process)."""
         from opentelemetry.sdk.trace import TracerProvider

@@ -185,7 +185,7 @@ class Pipeline:
         """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
         end of input); ``report`` (trace links, waterfall, step summary) is a second sink.
         ``processes``: spans are built and exported by that many processes forked here
-        (:mod:`otelbridge.export_processes`; only when it ``supported`` ``cfg``; 0 or a failed
+        (:mod:`otelbridge.export_processes`; ``count_for(cfg)`` says how many; 0 or a failed
         fork: in this process)."""
         from .export import Exporters
         from .spans import SpanBuilder

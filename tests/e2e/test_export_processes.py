@@ -344,3 +344,28 @@ def test_help_lists_the_option_and_17_is_a_usage_error():
     bad = run_bridge(["--export-processes", "17"], b"", timeout=20)
     assert bad.returncode == 2
     assert b"--export-processes" in bad.stderr and bad.stdout == b""
+
+
+def test_the_option_where_it_does_not_apply_is_said_once_and_the_stream_still_passes(tmp_path):
+    data = WORKFLOW_PROBE.read_bytes() if WORKFLOW_PROBE.exists() else b'{"type":"system"}\n'
+    proc = run_bridge(["--exporter", "console", "--export-processes", "2", "-q"], data, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == data
+    notes = [l for l in proc.stderr.decode().splitlines() if "--export-processes" in l]
+    assert notes == ["otelbridge: --export-processes applies when otlp is the only exporter; "
+                     "spans are exported by the decoding process"]
+    quiet = run_bridge(["--exporter", "none", "-q"], data, timeout=30)
+    assert b"--export-processes" not in quiet.stderr
+
+
+def test_follow_says_it_ignores_the_option(tmp_path):
+    path = tmp_path / "stream.jsonl"
+    path.write_bytes(b"")
+    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "follow", "--exporter", "otlp",
+                             "--endpoint", f"http://127.0.0.1:{free_port()}", "--flush-timeout", "0",
+                             "--export-processes", "2", "--state-dir", str(tmp_path / "state"), str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and out == b""
+    assert err.decode().count("--export-processes is ignored") == 1
