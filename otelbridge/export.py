@@ -38,7 +38,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
@@ -73,6 +73,8 @@ class CountingExporter(SpanExporter):
         self._lock = threading.Lock()
         self._last_ok = True
         self._busy_since: float | None = None
+        #: called (on the exporting thread) after each export is counted
+        self.on_export: Callable[[], None] | None = None
 
     def healthy(self) -> bool:
         """True when the last export succeeded and none has been running for :data:`STUCK_S`."""
@@ -93,6 +95,8 @@ class CountingExporter(SpanExporter):
                 self.exported += len(spans)
             else:
                 self.failed += len(spans)
+        if self.on_export is not None:
+            self.on_export()
         return result
 
     def shutdown(self) -> None:
@@ -180,12 +184,23 @@ class _SecretFilter(logging.Filter):
         return True
 
 
+class _Formatter(logging.Formatter):
+    """``otelbridge: MESSAGE`` for our own records, ``otelbridge: LOGGER: MESSAGE`` for a
+    library's (``opentelemetry.sdk...``), so that the source of a line is known."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.name == "otelbridge" or record.name.startswith("otelbridge."):
+            return f"otelbridge: {message}"
+        return f"otelbridge: {record.name}: {message}"
+
+
 def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
     """All logging to stderr, one line each, header values masked; the SDK's repeated export
     errors said once. ``env`` (default ``os.environ``) supplies the header variables."""
     env = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("otelbridge: %(name)s: %(message)s"))
+    handler.setFormatter(_Formatter())
     handler.addFilter(_SecretFilter(redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))))
     once = _OnceFilter()
     handler.addFilter(once)

@@ -55,6 +55,7 @@ import select
 import signal
 import struct
 import termios
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -74,12 +75,16 @@ FLUSH_AFTER_S = 0.01
 PACE_EVERY = 16
 #: Seconds a write may wait with no process taking any byte before its batch is dropped.
 STALL_S = 1.0
+#: The same for ``replay`` (*patient*: its processes wait for their exporters as long as those
+#: make progress, up to ``Exporters.wait_for_room``'s 5 s without any).
+PATIENT_STALL_S = 7.0
 #: Seconds past the shutdown deadline the parent waits for the processes' results.
 RESULT_MARGIN_S = 0.5
 #: Capacity asked for each frame pipe (Linux; the unprivileged maximum by default).
 PIPE_SIZE = 1024 * 1024
 _HEADER = struct.Struct("<I")
 _DEADLINE = struct.Struct("d")
+_PROGRESS = struct.Struct("qqq")  # built, ended, exported
 _FIONREAD_INT = struct.Struct("i")
 _FIONREAD_BUF = bytes(_FIONREAD_INT.size)
 
@@ -107,19 +112,34 @@ def _unread(proc: "_Process") -> int:
         return 0
 
 
-class _SharedDeadline:
-    """A ``time.monotonic()`` instant in 8 bytes of memory shared with the forked processes
-    (anonymous ``MAP_SHARED``); ``inf`` until set."""
+class _Shared:
+    """Memory shared with the forked processes (anonymous ``MAP_SHARED``): the
+    ``time.monotonic()`` instant no wait may pass (``inf`` until set), and each process's
+    progress — spans built, ended (handed to its exporter), confirmed exported — written as it
+    goes, so that what a killed process had exported is still known."""
 
-    def __init__(self) -> None:
-        self._map = mmap.mmap(-1, _DEADLINE.size)
-        self.set(float("inf"))
+    def __init__(self, count: int) -> None:
+        self._map = mmap.mmap(-1, _DEADLINE.size + count * _PROGRESS.size)
+        self.set_deadline(float("inf"))
 
-    def set(self, value: float) -> None:
+    def set_deadline(self, value: float) -> None:
         _DEADLINE.pack_into(self._map, 0, value)
 
-    def get(self) -> float:
+    def deadline(self) -> float:
         return _DEADLINE.unpack_from(self._map, 0)[0]
+
+    def _at(self, index: int) -> int:
+        return _DEADLINE.size + index * _PROGRESS.size
+
+    def progress(self, index: int) -> tuple[int, int, int]:
+        """(built, ended, exported) of process ``index``, as it last wrote them."""
+        return _PROGRESS.unpack_from(self._map, self._at(index))
+
+    def set_built_ended(self, index: int, built: int, ended: int) -> None:
+        struct.pack_into("qq", self._map, self._at(index), built, ended)
+
+    def set_exported(self, index: int, exported: int) -> None:
+        struct.pack_into("q", self._map, self._at(index) + 16, exported)
 
 
 class _Process:
@@ -138,43 +158,60 @@ class ExportProcesses:
     """Stage 5 across ``N`` forked processes (see the module doc). Takes the place of
     :class:`~otelbridge.export.Exporters` in a :class:`~otelbridge.pipeline.Pipeline`, with its
     interface: ``provider``/``ids`` (a provider without processors, for the run span's sampling
-    decision), :meth:`emit` as the span sink, :meth:`pace`, :meth:`flush`, :attr:`pace_until`,
-    :meth:`pending`, :meth:`wait_for_room`, :meth:`shutdown`, :meth:`describe_failure`."""
+    decision), :meth:`emit_sink`, :meth:`pace`, :meth:`flush`, :attr:`pace_until`,
+    :meth:`pending`, :meth:`wait_for_room`, :meth:`shutdown`, :meth:`describe_failure`.
 
-    def __init__(self, cfg: Config, stats: Stats, provider: Any, ids: Any) -> None:
+    Thread-safe: the decoding thread emits while, after a ``--flush-timeout`` it overran, the
+    main thread may already shut down; frames are written under one lock, and records that come
+    after the shutdown began are counted as not delivered."""
+
+    def __init__(self, cfg: Config, stats: Stats, provider: Any, ids: Any, count: int,
+                 patient: bool = False, builder_options: Mapping[str, Any] | None = None) -> None:
         self.cfg = cfg
         self.stats = stats
         self.provider = provider
         self.ids = ids
+        self.patient = patient
+        self.builder_options = dict(builder_options or {})
         self.processes: list[_Process] = []
         self._batch: list[SpanRecord] = []
         self._batch_since = 0.0
         self._turn = 0
-        self._deadline = _SharedDeadline()
-        #: records never delivered to a process (pipe stalled past STALL_S, or the process died)
+        self._shared = _Shared(count)
+        self._lock = threading.RLock()
+        self._closed = False
+        #: records never delivered to a process (pipe stalled, the process died, or they came
+        #: after the shutdown began)
         self.undelivered = 0
         self._results_fd = -1
         self._problem: str | None = None
-        self._all_exported = True
+        #: exporters and span builder in this process, once no export process is left
+        self._fallback: tuple[Any, Any] | None = None
 
     # ------------------------------------------------------------------ start (parent)
 
     @classmethod
     def start(cls, cfg: Config, stats: Stats, count: int,
-              builder_options: Mapping[str, Any] | None = None) -> "ExportProcesses | None":
+              builder_options: Mapping[str, Any] | None = None,
+              patient: bool = False) -> "ExportProcesses | None":
         """Fork ``count`` export processes for ``cfg`` (``config.export_processes_apply``); each
-        builds its spans with ``SpanBuilder(provider, ids, stats, **builder_options)``. ``None``
-        when no process could be forked (the caller exports in process)."""
+        builds its spans with ``SpanBuilder(provider, ids, stats, **builder_options)``.
+        ``patient`` (``replay``): the processes wait for their exporters as long as those make
+        progress, and so do the writes here. ``None`` when no process could be forked (the
+        caller exports in process). Raises ``ValueError`` on ``OTEL_BSP_*`` values the SDK's
+        batch processor refuses, as building it in process would."""
         from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
         from . import export
         from .spans import PresetIdGenerator
 
         export.import_otlp_exporter(cfg)  # imported once, shared by the forked processes
+        BatchSpanProcessor(SpanExporter()).shutdown()  # refused settings: refused here, once
         ids = PresetIdGenerator()
         provider = TracerProvider(resource=export.make_resource(), id_generator=ids,
                                   shutdown_on_exit=False)
-        pool = cls(cfg, stats, provider, ids)
+        pool = cls(cfg, stats, provider, ids, count, patient, builder_options)
         # the run's resource, taken before forking: the SDK renews ``service.instance.id`` in a
         # forked child's providers (``TracerProvider._handle_fork``); one run is one instance
         resource = provider.resource
@@ -196,8 +233,8 @@ class ExportProcesses:
                 break
             if pid == 0:
                 keep = {0, 1, 2, frames_r, results_w, token_r}
-                _child(cfg, index, frames_r, results_w, token_r, pool._deadline, keep,
-                       dict(builder_options or {}), resource)
+                _child(cfg, index, frames_r, results_w, token_r, pool._shared, keep,
+                       pool.builder_options, resource, patient)
             os.close(frames_r)
             os.set_blocking(frames_w, False)
             pool.processes.append(_Process(index, pid, frames_w))
@@ -215,49 +252,94 @@ class ExportProcesses:
         return self.emit
 
     def emit(self, rec: SpanRecord) -> None:
-        """Queue one finished span record; a full batch is written at once."""
-        batch = self._batch
-        if not batch:
-            self._batch_since = time.monotonic()
-        batch.append(rec)
-        if len(batch) >= BATCH_RECORDS:
-            self.flush()
+        """Queue one finished span record; a full batch is written at once. After the last
+        export process is lost, the record is built and exported here (:meth:`_fall_back`)."""
+        with self._lock:
+            if self._closed:
+                self.undelivered += 1
+                return
+            if self._fallback is not None:
+                self._fallback[1].emit(rec)
+                return
+            batch = self._batch
+            if not batch:
+                self._batch_since = time.monotonic()
+            batch.append(rec)
+            if len(batch) >= BATCH_RECORDS:
+                self._flush_locked()
 
     def pace(self) -> None:
         """After a line: write the batch once :data:`FLUSH_AFTER_S` old (spans keep flowing
-        while lines do). The waiting for the exporters happens in the processes."""
-        if self._batch and time.monotonic() - self._batch_since >= FLUSH_AFTER_S:
+        while lines do). The waiting for the exporters happens in the processes (here only
+        when exporting in this process after all were lost)."""
+        if self._fallback is not None:
+            self._fallback[0].pace()
+        elif self._batch and time.monotonic() - self._batch_since >= FLUSH_AFTER_S:
             self.flush()
 
     def flush(self) -> None:
-        """Write the batch to the next process that takes it (see the module doc on waiting)."""
+        """Write the batch to the process least behind (see the module doc on waiting)."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
         if not self._batch:
             return
         batch, self._batch = self._batch, []
-        if not self._send(pickle.dumps(("spans", batch), protocol=5), len(batch)):
+        if self._send(pickle.dumps(("spans", batch), protocol=5), len(batch)):
+            return
+        if not any(p.alive for p in self.processes) and not self._closed:
+            self._fall_back()
+            emit = self._fallback[1].emit
+            for rec in batch:
+                emit(rec)
+        else:
             self.undelivered += len(batch)
+
+    def _fall_back(self) -> None:
+        """No export process is left: build and export here from now on (safe: this process
+        has no SDK thread or gRPC channel of its own yet, and forks no more)."""
+        from .export import Exporters
+        from .spans import SpanBuilder
+
+        exporters = Exporters(self.cfg, Stats(), self.provider.resource)
+        exporters.pace_until = self.pace_until
+        builder = SpanBuilder(exporters.provider, exporters.ids, self.stats, **self.builder_options)
+        self._fallback = (exporters, builder)
+        log.warning("no export process left; exporting from the decoding process")
 
     @property
     def pace_until(self) -> float:
         """Writes (and the processes' pacing) never wait past this ``time.monotonic()``
         instant."""
-        return self._deadline.get()
+        return self._shared.deadline()
 
     @pace_until.setter
     def pace_until(self, value: float) -> None:
-        self._deadline.set(value)
+        self._shared.set_deadline(value)
+        if self._fallback is not None:
+            self._fallback[0].pace_until = value
 
     def pending(self) -> int:
         """Records queued here, not yet written (the processes' queues are theirs)."""
         return len(self._batch)
 
     def wait_for_room(self, *args: Any, **kwargs: Any) -> None:
-        """``replay``'s back-pressure: writes already wait while the processes are busy."""
+        """``replay``'s back-pressure: the processes wait for their exporters (*patient*) and
+        the writes here wait for the processes; after a fall-back, the exporters here."""
+        if self._fallback is not None:
+            self._fallback[0].wait_for_room(*args, **kwargs)
 
     # ------------------------------------------------------------------ writing frames
 
+    def _stall_s(self) -> float:
+        return PATIENT_STALL_S if self.patient else STALL_S
+
     def _send(self, payload: bytes, records: int) -> bool:
-        """Write one frame to a living process, in turn; True when written whole."""
+        """Write one frame whole to a living process, the least behind first; True when written.
+        Waits while every pipe is full — at most the stall limit without any byte taken, and
+        never past :attr:`pace_until` — before a frame is begun; a frame begun is finished
+        (:meth:`_finish`)."""
         frame = memoryview(_HEADER.pack(len(payload)) + payload)
         live = [p for p in self.processes if p.alive]
         if not live:
@@ -280,7 +362,7 @@ class ExportProcesses:
             if not order:
                 return False
             now = time.monotonic()
-            limit = min(stalled_since + STALL_S, self.pace_until)
+            limit = min(stalled_since + self._stall_s(), self.pace_until)
             if now >= limit:
                 return False
             with contextlib.suppress(InterruptedError):
@@ -292,13 +374,14 @@ class ExportProcesses:
         except BlockingIOError:
             return 0
         except OSError:  # EPIPE: the process is gone
-            self._lost(proc)
+            self._lost(proc, "ended")
             return 0
 
     def _finish(self, proc: _Process, rest: memoryview) -> bool:
         """The rest of a frame begun on ``proc``: it must go there (the frames are length-
-        prefixed). False when ``proc`` stalled past the limit or died (it is then written to no
-        more: its pipe holds half a frame)."""
+        prefixed), so this waits as long as ``proc`` keeps reading — whatever
+        :attr:`pace_until` says — and gives it up only after the stall limit without a byte
+        taken (it is then stopped: its pipe holds half a frame). False when ``proc`` is lost."""
         stalled_since = time.monotonic()
         while rest:
             n = self._write(proc, rest)
@@ -309,19 +392,26 @@ class ExportProcesses:
                 stalled_since = time.monotonic()
                 continue
             now = time.monotonic()
-            limit = min(stalled_since + STALL_S, self.pace_until)
+            limit = stalled_since + self._stall_s()
             if now >= limit:
-                log.warning("an export process stopped reading; its spans are dropped")
-                self._lost(proc)
+                self._lost(proc, "stopped reading")
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
                 return False
             with contextlib.suppress(InterruptedError):
                 select.select([], [proc.fd], [], limit - now)
         return True
 
-    def _lost(self, proc: _Process) -> None:
+    def _lost(self, proc: _Process, why: str) -> None:
+        """``proc`` is written to no more; said once, when it happens."""
+        if not proc.alive:
+            return
         proc.alive = False
         with contextlib.suppress(OSError):
             os.close(proc.fd)
+        left = sum(p.alive for p in self.processes)
+        log.warning("export process %d %s; the spans it held are counted as dropped%s",
+                    proc.index, why, f" ({left} left)" if left else "")
 
     # ------------------------------------------------------------------ the end
 
@@ -333,16 +423,21 @@ class ExportProcesses:
         span was confirmed exported."""
         deadline = time.monotonic() + timeout_s
         self.pace_until = min(self.pace_until, deadline)
-        self.flush()
-        end = pickle.dumps(("end", deadline), protocol=5)
-        for proc in self.processes:
-            if proc.alive:
-                if not self._finish(proc, memoryview(_HEADER.pack(len(end)) + end)):
-                    continue
-                with contextlib.suppress(OSError):
-                    os.close(proc.fd)
+        with self._lock:
+            self._flush_locked()
+            self._closed = True
+            end = pickle.dumps(("end", deadline), protocol=5)
+            for proc in self.processes:
+                if proc.alive and self._finish(proc, memoryview(_HEADER.pack(len(end)) + end)):
+                    with contextlib.suppress(OSError):
+                        os.close(proc.fd)
+        fallback = None
+        if self._fallback is not None:  # flushes while the processes flush
+            exporters = self._fallback[0]
+            exporters.shutdown(max(0.0, deadline - time.monotonic()))
+            fallback = exporters
         self._collect(deadline + RESULT_MARGIN_S)
-        return self._merge()
+        return self._merge(fallback)
 
     def _collect(self, until: float) -> None:
         """Read the processes' result lines until all have answered or ``until``; kill and reap
@@ -378,28 +473,41 @@ class ExportProcesses:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(proc.pid, 0)
 
-    def _merge(self) -> bool:
-        """The processes' results → ``stats`` and the failure line; True when nothing was lost."""
+    def _merge(self, fallback: Any = None) -> bool:
+        """The processes' results (and the fall-back's counts) → ``stats`` and the failure
+        line; True when nothing was lost. A process that did not answer counts what it had
+        confirmed exported (its shared progress) as exported, the rest of what it was sent as
+        built and dropped."""
         built = ended = exported = 0
         lost_by_label: dict[str, int] = {}
         unanswered = 0
         for proc in self.processes:
             res = proc.result
             if res is None:
-                unanswered += proc.sent
+                confirmed = min(self._shared.progress(proc.index)[2], proc.sent)
+                exported += confirmed
+                built += proc.sent
+                unanswered += proc.sent - confirmed
                 continue
             built += int(res.get("built", 0))
             p_ended = int(res.get("ended", 0))
             ended += p_ended
-            confirmed = [int(n) for _, n in res.get("exporters", ())]
-            exported += min(confirmed) if confirmed else 0
+            confirmed_by = [int(n) for _, n in res.get("exporters", ())]
+            exported += min(confirmed_by) if confirmed_by else 0
             for label, n in res.get("exporters", ()):
                 if int(n) < p_ended:
                     lost_by_label[label] = lost_by_label.get(label, 0) + p_ended - int(n)
+        if fallback is not None:  # what was exported here after the last process was lost
+            f_ended = fallback.counter.ended
+            ended += f_ended
+            exported += min((c.exported for c in fallback.counted), default=0)
+            for c in fallback.counted:
+                if c.exported < f_ended:
+                    lost_by_label[c.label] = lost_by_label.get(c.label, 0) + f_ended - c.exported
         # every record handed to this stage counts as built, as the in-process builder counts
         # each record it is given: those a killed or stopped process took with it, and those no
         # process took, are built and dropped (else "N built" < exported + dropped)
-        self.stats.spans_started += built + unanswered + self.undelivered
+        self.stats.spans_started += built + self.undelivered
         self.stats.spans_exported = exported
         self.stats.spans_dropped = max(ended - exported, 0) + self.undelivered + unanswered
         parts = [f"{label}: {n} of {ended} not confirmed" for label, n in lost_by_label.items()]
@@ -432,16 +540,16 @@ def _close_all_but(keep: set[int]) -> None:
 
 
 def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
-           deadline: _SharedDeadline, keep: set[int], builder_options: dict,
-           resource: Any = None) -> None:
+           shared: _Shared, keep: set[int], builder_options: dict, resource: Any = None,
+           patient: bool = False) -> None:
     """An export process's body; never returns."""
     code = 70
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _close_all_but(keep)
-        code = serve(cfg, index, frames_fd, results_fd, token_fd, deadline, builder_options,
-                     resource)
+        code = serve(cfg, index, frames_fd, results_fd, token_fd, shared, builder_options,
+                     resource, patient)
     except BaseException as exc:  # never back into the parent's stack
         with contextlib.suppress(Exception):
             log.warning("export process %d failed: %s", index, exc)
@@ -449,12 +557,24 @@ def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: i
         os._exit(code)
 
 
+def _queue_size(exporters: Any) -> int:
+    """The smallest span queue of ``exporters``' batch processors (``OTEL_BSP_MAX_QUEUE_SIZE``,
+    2048 by default; read from the SDK's processor, 2048 if it cannot be)."""
+    sizes = [getattr(getattr(bsp, "_batch_processor", None), "_max_queue_size", None)
+             for _, bsp in exporters._queues]
+    return min((n for n in sizes if isinstance(n, int) and n > 0), default=2048)
+
+
 def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
-          deadline: _SharedDeadline, builder_options: dict, resource: Any = None) -> int:
+          shared: _Shared, builder_options: dict, resource: Any = None,
+          patient: bool = False) -> int:
     """Build and export the spans of every frame on ``frames_fd`` until an ``end`` frame (or the
     pipe's end: then within ``--flush-timeout``), then write this process's result line.
     ``resource``: the parent's (one ``service.instance.id`` for the run, whichever process
-    exports a span); ``None``: made here."""
+    exports a span); ``None``: made here. Waits for the exporter's queue every few spans (a
+    quarter of the queue, at most :data:`PACE_EVERY`): ``Exporters.pace`` (at most 0.2 s,
+    never past the shared deadline), or, ``patient``, ``Exporters.wait_for_room`` (as long as
+    the exporter makes progress). Progress goes to ``shared`` as it happens."""
     from .export import Exporters, share_first_message
     from .spans import SpanBuilder
 
@@ -462,6 +582,20 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     stats = Stats()
     exporters = Exporters(cfg, stats, resource)
     builder = SpanBuilder(exporters.provider, exporters.ids, stats, **builder_options)
+    counted = exporters.counted
+
+    def exported() -> None:  # the exporter threads: what is confirmed, as it is
+        shared.set_exported(index, min((c.exported for c in counted), default=0))
+
+    for c in counted:
+        c.on_export = exported
+    queue = _queue_size(exporters)
+    step = max(1, min(PACE_EVERY, queue // 4))
+    if patient:
+        def wait() -> None:
+            exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
+    else:
+        wait = exporters.pace
     reader = os.fdopen(frames_fd, "rb", buffering=PIPE_SIZE)
     end_at = None
     while True:
@@ -477,12 +611,13 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         if kind == "end":
             end_at = float(body)
             break
-        exporters.pace_until = deadline.get()
-        emit, pace = builder.emit, exporters.pace
+        exporters.pace_until = shared.deadline()
+        emit = builder.emit
         for i, rec in enumerate(body):
-            if not i % PACE_EVERY:  # a frame may hold more spans than the exporter's queue
-                pace()
+            if not i % step:  # a frame may hold more spans than the exporter's queue
+                wait()
             emit(rec)
+        shared.set_built_ended(index, stats.spans_started, exporters.counter.ended)
     if end_at is None:
         end_at = time.monotonic() + cfg.flush_timeout_s
     exporters.shutdown(max(0.0, end_at - time.monotonic()))

@@ -181,12 +181,13 @@ class Pipeline:
 
     @classmethod
     def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None,
-              processes: int = 0) -> "Pipeline":
+              processes: int = 0, patient: bool = False) -> "Pipeline":
         """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
         end of input); ``report`` (trace links, waterfall, step summary) is a second sink.
         ``processes``: spans are built and exported by that many processes forked here
         (:mod:`otelbridge.export_processes`; ``count_for(cfg)`` says how many; 0 or a failed
-        fork: in this process)."""
+        fork: in this process); ``patient`` (``replay``): they wait for their exporters as
+        long as those make progress."""
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -200,7 +201,7 @@ class Pipeline:
         if processes:
             from .export_processes import ExportProcesses
 
-            exporters = ExportProcesses.start(cfg, stats, processes, options)
+            exporters = ExportProcesses.start(cfg, stats, processes, options, patient=patient)
         if exporters is None:
             exporters = Exporters(cfg, stats)
         builder = SpanBuilder(exporters.provider, exporters.ids, stats, **options)
@@ -501,7 +502,8 @@ def replay(cfg: Config, files: list) -> int:
     stats = Stats()
     from .export_processes import count_for
 
-    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say), processes=count_for(cfg))
+    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say), processes=count_for(cfg),
+                              patient=True)
     # grace windows in stream time; a file can wait: never outrun the exporters
     pipeline.stream_timers = True
     pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())

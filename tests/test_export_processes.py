@@ -10,7 +10,10 @@ exists, which the subprocess tests (tests/e2e/test_export_processes.py) cover wi
 from __future__ import annotations
 
 import logging
+import contextlib
 import os
+import threading
+import time
 import pickle
 import signal
 
@@ -185,7 +188,7 @@ def test_a_frame_larger_than_the_exporter_queue_is_paced_not_dropped(monkeypatch
     assert len(spans) == stats.spans_exported == 1000 and stats.spans_dropped == 0
 
 
-def test_a_stopped_process_costs_its_batches_and_the_writes_stop_waiting(monkeypatch):
+def test_a_stopped_process_is_given_up_and_the_decoding_process_exports_the_rest(monkeypatch):
     monkeypatch.setattr(export_processes, "STALL_S", 0.2)
     stats = Stats()
     with HttpReceiver() as rx:
@@ -193,18 +196,93 @@ def test_a_stopped_process_costs_its_batches_and_the_writes_stop_waiting(monkeyp
         (proc,) = pool.processes
         os.kill(proc.pid, signal.SIGSTOP)
         try:
-            # more than the pipe holds (1 MiB): the writes stall, then the batches are dropped
+            # more than the pipe holds (1 MiB): a frame is begun and cannot be finished
             given = records(12_000, prefix="x" * 100)
-            for rec in given:
+            for i, rec in enumerate(given):
                 pool.emit(rec)
+                if i % 16 == 0:
+                    pool.pace()  # as the decoding thread does after each line
             pool.flush()
-            assert pool.undelivered > 0
-            assert not proc.alive  # a half-written frame: never written to again
-            assert pool.shutdown(0.5) is False
+            assert not proc.alive  # a half-written frame: given up (and stopped for good)
+            assert pool._fallback is not None
+            all_exported = pool.shutdown(5)
         finally:
             if not reaped(pool):
-                os.kill(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
+        spans = rx.received.wait_for(len(given) - proc.sent, timeout=5)
         assert reaped(pool)
-    assert stats.spans_exported == 0
-    assert stats.spans_dropped == stats.spans_started == len(given)
-    assert "export process" in pool.describe_failure()
+    # what the stopped process held is lost; everything after it was exported from here
+    assert all_exported is False and proc.sent > 0
+    assert pool.undelivered == 0
+    assert len(spans) == stats.spans_exported == len(given) - proc.sent
+    assert stats.spans_started == len(given)
+    assert stats.spans_dropped == proc.sent
+    got_ids = {s.span_id for s in spans}  # the records after the loss, the last one included
+    assert {f"{r.span_id:016x}" for r in given[proc.sent:]} == got_ids
+    assert "did not finish" in pool.describe_failure()
+
+
+def test_a_frame_begun_after_the_deadline_is_finished_while_its_process_reads(monkeypatch):
+    """Past ``pace_until`` (the end of a run) a full pipe drops a *new* batch, but a frame
+    already begun is finished as long as its process reads again within the stall limit:
+    a healthy process is never given up for being busy."""
+    monkeypatch.setattr(export_processes, "STALL_S", 2.0)
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 1, stats)
+        (proc,) = pool.processes
+        os.kill(proc.pid, signal.SIGSTOP)
+        resume = threading.Timer(0.4, os.kill, (proc.pid, signal.SIGCONT))
+        try:
+            given = records(6_000, prefix="y" * 200)  # ~2.7 MB of frames: more than the pipe
+            written_whole = 0
+            for rec in given:
+                pool.emit(rec)
+                if proc.sent > written_whole and not resume.is_alive() and resume.ident is None:
+                    pool.pace_until = time.monotonic()  # the end: no more waiting for room
+                    resume.start()
+                written_whole = proc.sent
+            pool.flush()
+            assert proc.alive  # it was stopped mid-frame, then read again: not given up
+            pool.shutdown(5)
+        finally:
+            resume.cancel()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGCONT)
+        spans = rx.received.wait_for(stats.spans_exported, timeout=5)
+        assert reaped(pool)
+    # past the deadline nothing waits: new batches find the pipe full and are not delivered,
+    # and the process's own queue overflows — all counted; what it confirmed arrived
+    assert "did not finish" not in (pool.describe_failure() or "")
+    assert stats.spans_started == len(given)
+    assert 0 < len(spans) == stats.spans_exported <= proc.sent
+    assert stats.spans_dropped == len(given) - stats.spans_exported
+
+
+def test_what_a_killed_process_had_exported_still_counts_as_exported(monkeypatch):
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 1, stats)
+        (proc,) = pool.processes
+        first = records(600, prefix="early")
+        for rec in first:
+            pool.emit(rec)
+        pool.flush()
+        rx.received.wait_for(len(first), timeout=10)  # confirmed before the kill
+        deadline = time.monotonic() + 5
+        while pool._shared.progress(0)[2] < len(first) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        time.sleep(0.3)  # gone (a zombie): its pipe has no reader — the next write finds out
+        later = records(300, prefix="late")
+        for rec in later:
+            pool.emit(rec)
+        pool.flush()
+        assert pool.shutdown(5) is True  # nothing lost: the rest went out from here
+        spans = rx.received.wait_for(len(first) + len(later), timeout=5)
+        assert reaped(pool)
+    assert not proc.alive and pool._fallback is not None
+    assert len(spans) == stats.spans_exported == stats.spans_started == len(first) + len(later)
+    assert stats.spans_dropped == 0

@@ -38,3 +38,13 @@ def test_log_records_lose_header_values_and_tracebacks():
     text = logging.Formatter("%(message)s").format(record)
     assert secret not in text and "\n" not in text
     assert text.startswith("export failed: [REDACTED:header] second line (ValueError: server said no to")
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("otelbridge", "otelbridge: export process 1 ended"),
+    ("otelbridge.sub", "otelbridge: export process 1 ended"),
+    ("opentelemetry.sdk._shared_internal", "otelbridge: opentelemetry.sdk._shared_internal: export process 1 ended"),
+])
+def test_lines_name_their_source_once(name, expected):
+    record = logging.LogRecord(name, logging.WARNING, __file__, 1, "export process %d ended", (1,), None)
+    assert export._Formatter().format(record) == expected

@@ -369,3 +369,24 @@ def test_follow_says_it_ignores_the_option(tmp_path):
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and out == b""
     assert err.decode().count("--export-processes is ignored") == 1
+
+
+def test_replay_waits_for_a_slow_collector_in_every_process(tmp_path):
+    """replay promises no queue overflow: its export processes wait for their exporters as long
+    as those make progress (a 0.5 s collector, a 64-span queue: pacing alone would drop)."""
+    path = tmp_path / "burst.jsonl"
+    path.write_bytes(b"".join(line for w in range(30) for line in workflow_lines(f"r{w}", 10)))
+    expected = spans_of(10, 30)
+    env = clean_env(OTEL_BSP_MAX_QUEUE_SIZE="64", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="32",
+                    OTEL_BSP_SCHEDULE_DELAY="50")
+    stats_path = tmp_path / "stats.json"
+    with GrpcReceiver(delay=0.5) as rx:
+        proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint,
+                           "--export-processes", "2", "--flush-timeout", "30",
+                           "--stats-json", str(stats_path), str(path)], env=env, timeout=60)
+        spans = rx.received.wait_for(expected, timeout=5)
+    stats = json.loads(stats_path.read_text())
+    assert proc.returncode == 0, proc.stderr
+    assert b"Queue full" not in proc.stderr
+    assert len(spans) == len({s.span_id for s in spans}) == expected
+    assert (stats["spans_started"], stats["spans_exported"], stats["spans_dropped"]) == (expected, expected, 0)
