@@ -24,17 +24,25 @@ How:
   process (the built-in samplers decide by trace id and parent alone), so any process may take
   any span. Batches are sent when full, when the decoding thread goes idle (:meth:`flush`) and
   after a line once :data:`FLUSH_AFTER_S` old (:meth:`pace`).
-* **back-pressure**: a process paces itself on its exporter's queue (``Exporters.pace``); its
-  pipe then fills and the parent's write waits — at most :data:`STALL_S` without any byte taken
-  by any process, and never past :attr:`ExportProcesses.pace_until` (shared with the processes
-  in 8 bytes of shared memory, so that their pacing stops there too). A batch that cannot be
-  written then is dropped and counted (``spans_dropped``); a process that died is written to no
-  more.
+* **back-pressure**: a process waits for its exporter's queue every few spans —
+  ``Exporters.pace`` (at most 0.2 s at a time), or in ``replay`` (*patient*)
+  ``Exporters.wait_for_room`` (as long as the exporter makes progress); its pipe then fills and
+  the parent's write waits before it begins a frame — at most :data:`STALL_S`
+  (:data:`PATIENT_STALL_S`) without any byte taken by any process, and never past
+  :attr:`ExportProcesses.pace_until` — then that batch is dropped and counted
+  (``spans_dropped``). A frame begun is finished as long as its process keeps reading (frames
+  are length-prefixed). A process that has died (``EPIPE``) or stopped reading mid-frame for
+  the stall limit (it is then killed) is written to no more, said on stderr when it happens;
+  when none is left, the parent builds and exports the rest itself (it has no SDK thread or
+  channel of its own until then, so that is safe).
+* **shared memory** (8 bytes + 24 a process, anonymous ``MAP_SHARED``): the deadline
+  (:attr:`ExportProcesses.pace_until`; the processes stop waiting there too) and each
+  process's progress — spans built, ended, confirmed exported — written as it goes.
 * **results** (each process → parent, one shared pipe): one JSON line at the end, ``{"index": k,
   "built": .., "ended": .., "exporters": [[label, exported], ...]}``, merged by
   :meth:`ExportProcesses.shutdown` into the run's :class:`~otelbridge.stats.Stats`. A process that
-  has not answered by the deadline (+ :data:`RESULT_MARGIN_S`) is killed; what was sent to it
-  counts as dropped.
+  has not answered by the deadline (+ :data:`RESULT_MARGIN_S`) is killed; of what was sent to
+  it, what its shared progress says was confirmed counts as exported, the rest as dropped.
 * The SDK's first export-failure message is said once for all processes: a one-byte token in a
   pipe, taken by the first to speak (:func:`otelbridge.export.share_first_message`).
 
