@@ -169,3 +169,34 @@ def test_command_line_is_content(capture):
     else:
         assert "process.command_args" not in run.attributes
         assert "secret prompt" not in repr(spans)
+
+
+# ------------------------------------------------------------ fds the wrapped command inherits
+
+#: ``python -c BOOT ARGS``: otelbridge booted the ways its spawn can differ — the loop (uvloop,
+#: or asyncio's own where uvloop is missing), decoding in a process or on a thread (no fork),
+#: and the child's exit watched by a pidfd or, where ``os.pidfd_open`` is missing, a thread.
+BOOTS = {
+    "uvloop": "",
+    "no-uvloop": "import sys; sys.modules['uvloop'] = None; ",
+    "no-fork": "import os; del os.fork; ",
+    "no-pidfd": "import os; del os.pidfd_open; ",
+}
+
+
+@pytest.mark.parametrize("boot", sorted(BOOTS))
+def test_wrapped_command_gets_exactly_fds_0_1_2(boot):
+    """Nothing of ours leaks into CMD (uvloop's spawn gave it inheritable copies of 0/1/2, one
+    the stream pipe's write end): the shell lists its own fds, then exits with a status of its
+    own, which must still be ours."""
+    script = BOOTS[boot] + "from otelbridge.__main__ import main; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "--exporter", "none", "--",
+         "sh", "-c", "ls /proc/$$/fd; exit 5"],
+        stdin=subprocess.DEVNULL, capture_output=True, env=clean_env(), timeout=30,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
+    assert proc.returncode == 5, proc.stderr
+    assert sorted(int(fd) for fd in proc.stdout.split()) == [0, 1, 2]
+    assert "uvloop" not in proc.stderr.decode()
+
