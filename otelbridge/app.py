@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from .worker import Worker
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
-#: Seconds the wrapped command's last output still passes after it exited on a signal.
+#: Seconds the wrapped command's last output still passes after it exited on a signal, or after
+#: a repeated signal while it still runs.
 CHILD_GONE_DRAIN_S = 0.2
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
@@ -105,18 +106,26 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         tee = pipe.Tee(fd_in, stream_fd, front.on_chunk, stats)
     got_signal: list[int] = []
     signalled = asyncio.Event()
+    given_up = asyncio.Event()  # wrapper mode: a repeated signal; the child is no longer awaited
+
+    def give_up() -> None:
+        given_up.set()
+        tee.stop()
 
     def on_signal(signum: int) -> None:
+        repeated = bool(got_signal)
         got_signal.append(signum)
         signalled.set()
         if proc is None:
             tee.stop()
+            return
         # Ctrl-C at a terminal already reached the child's process group: forward only TERM
-        elif signum == signal.SIGTERM and proc.returncode is None:
-            try:
-                proc.send_signal(signum)
-            except ProcessLookupError:
-                pass
+        if signum == signal.SIGTERM and proc.returncode is None:
+            proc.send_signal(signum)
+        if repeated:
+            # a second signal is never ignored: whether or not the child has gone, what it
+            # writes meanwhile passes for CHILD_GONE_DRAIN_S, then the run ends
+            loop.call_later(CHILD_GONE_DRAIN_S, give_up)
 
     async def stop_when_child_gone() -> None:
         """Wrapper mode: once the child has exited *and* a signal came (in either order), what
@@ -126,6 +135,18 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         await proc.wait()
         await signalled.wait()
         loop.call_later(CHILD_GONE_DRAIN_S, tee.stop)
+
+    async def child_status() -> int | None:
+        """The child's exit status once it has exited, or ``None`` when a repeated signal
+        gave up on it first (it keeps running, its stdout's reader gone)."""
+        exited = asyncio.ensure_future(proc.wait())
+        gave_up = asyncio.ensure_future(given_up.wait())
+        await asyncio.wait((exited, gave_up), return_when=asyncio.FIRST_COMPLETED)
+        gave_up.cancel()
+        if exited.done():
+            return exit_status(exited.result())
+        exited.cancel()
+        return None
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         try:
@@ -151,11 +172,13 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         os.close(fd_in)
         fd_in = -1
     if proc is not None:
-        code = exit_status(await proc.wait())
+        status = await child_status()
         if fd_in >= 0:
             os.close(fd_in)
-        if outcome == pipe.STOPPED and got_signal:  # the child was gone; we were cut short
+        if status is None or (outcome == pipe.STOPPED and got_signal):  # we were cut short
             code = 128 + got_signal[0]
+        else:
+            code = status
     elif got_signal:
         code = 128 + got_signal[0]
     elif outcome == pipe.EPIPE:

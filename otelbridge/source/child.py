@@ -1,6 +1,14 @@
 """Wrapper mode: ``otelbridge -- CMD ARGS...`` runs CMD with stdin and stderr inherited and its
 stdout on a pipe that the tee reads.
 
+CMD gets exactly fds 0, 1 and 2. It is started by :class:`subprocess.Popen` (``close_fds``:
+``close_range`` in the child before ``exec``), not by the event loop: uvloop's spawn (libuv
+``uv_spawn``) hands the child an inheritable duplicate of each of its stdio fds besides 0/1/2 —
+one of them the stream pipe's write end, which a background process of CMD would then hold — and
+libuv has no ``close_fds`` (MagicStack/uvloop ``handles/process.pyx`` ``_file_redirect_stdio``;
+libuv/libuv#3716). Its exit is watched without a thread through a pidfd (Linux ≥ 5.3) on the
+event loop, else by a daemon thread blocked in ``waitpid``.
+
 Exit status: the child's, or ``128 + N`` when a signal N killed it (the shell's convention);
 127 when CMD cannot be found, 126 when it cannot be executed.
 """
@@ -9,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 
 
@@ -21,21 +31,84 @@ class ChildError(Exception):
 
 
 def exit_status(returncode: int) -> int:
-    """An ``asyncio`` return code (negative for a signal) → a shell exit status."""
+    """A ``subprocess`` return code (negative for a signal) → a shell exit status."""
     return 128 - returncode if returncode < 0 else returncode
 
 
-async def spawn(
-    argv: Sequence[str], env: Mapping[str, str] | None = None
-) -> tuple[asyncio.subprocess.Process, int]:
-    """Start ``argv`` with its stdout on a new pipe; return the process and the pipe's read fd.
+class Child:
+    """The wrapped command's process: ``pid``, ``returncode`` (``None`` while it runs; negative
+    for a signal, as :class:`subprocess.Popen`), :meth:`send_signal` and ``await``-able
+    :meth:`wait`. Made by :func:`spawn` inside a running event loop."""
+
+    def __init__(self, popen: subprocess.Popen, use_pidfd: bool = True) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = loop.create_future()
+        if not (use_pidfd and self._watch_pidfd(loop)):
+            threading.Thread(target=self._wait_blocking, args=(loop,), daemon=True,
+                             name="otelbridge-child-wait").start()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    def send_signal(self, signum: int) -> None:
+        """Send ``signum`` unless the child has already been reaped (no stray pid is hit)."""
+        try:
+            self._popen.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    async def wait(self) -> int:
+        """The child's return code, once it has exited (it is reaped here)."""
+        return await asyncio.shield(self._exited)
+
+    def _done(self, returncode: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(returncode)
+
+    def _watch_pidfd(self, loop: asyncio.AbstractEventLoop) -> bool:
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+            return False
+
+        def readable() -> None:  # the pidfd is readable once the process has exited
+            returncode = self._popen.poll()
+            if returncode is not None:
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+                self._done(returncode)
+
+        try:
+            loop.add_reader(pidfd, readable)
+        except (OSError, ValueError, NotImplementedError):
+            os.close(pidfd)
+            return False
+        return True
+
+    def _wait_blocking(self, loop: asyncio.AbstractEventLoop) -> None:
+        returncode = self._popen.wait()
+        try:
+            loop.call_soon_threadsafe(self._done, returncode)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            pass
+
+
+async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
+                use_pidfd: bool = True) -> tuple[Child, int]:
+    """Start ``argv`` with its stdout on a new pipe and no fd of ours but 0/1/2; return the
+    :class:`Child` and the pipe's read fd. ``use_pidfd=False`` watches its exit from a thread
+    (the path where pidfds are missing).
 
     Raises :class:`ChildError` when the command cannot be started.
     """
     read_fd, write_fd = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=None, stdout=write_fd, stderr=None, env=dict(env) if env else None
+        popen = subprocess.Popen(
+            list(argv), stdin=None, stdout=write_fd, stderr=None,
+            env=dict(env) if env is not None else None, close_fds=True,
         )
     except FileNotFoundError:
         os.close(read_fd)
@@ -48,4 +121,4 @@ async def spawn(
         raise ChildError(f"cannot run {argv[0]!r}: {exc.strerror}", 126) from None
     finally:
         os.close(write_fd)
-    return proc, read_fd
+    return Child(popen, use_pidfd), read_fd

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import WORKFLOW_PROBE, clean_env, run_bridge, session_span_count, workflow_facts
+from tests.conftest import ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count, workflow_facts
 
 BRIDGE = [sys.executable, "-m", "otelbridge"]
 
@@ -169,3 +169,117 @@ def test_command_line_is_content(capture):
     else:
         assert "process.command_args" not in run.attributes
         assert "secret prompt" not in repr(spans)
+
+
+# ------------------------------------------------------------ fds the wrapped command inherits
+
+#: ``python -c BOOT ARGS``: otelbridge booted the ways its spawn can differ — the loop (uvloop,
+#: or asyncio's own where uvloop is missing), decoding in a process or on a thread (no fork),
+#: and the child's exit watched by a pidfd or, where ``os.pidfd_open`` is missing, a thread.
+BOOTS = {
+    "uvloop": "",
+    "no-uvloop": "import sys; sys.modules['uvloop'] = None; ",
+    "no-fork": "import os; del os.fork; ",
+    "no-pidfd": "import os; del os.pidfd_open; ",
+}
+
+
+@pytest.mark.parametrize("boot", sorted(BOOTS))
+def test_wrapped_command_gets_exactly_fds_0_1_2(boot):
+    """Nothing of ours leaks into CMD (uvloop's spawn gave it inheritable copies of 0/1/2, one
+    the stream pipe's write end): the shell lists its own fds, then exits with a status of its
+    own, which must still be ours."""
+    script = BOOTS[boot] + "from otelbridge.__main__ import main; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "--exporter", "none", "--",
+         "sh", "-c", "ls /proc/$$/fd; exit 5"],
+        stdin=subprocess.DEVNULL, capture_output=True, env=clean_env(), timeout=30, cwd=ROOT,
+    )
+    assert proc.returncode == 5, proc.stderr
+    assert sorted(int(fd) for fd in proc.stdout.split()) == [0, 1, 2]
+    assert "uvloop" not in proc.stderr.decode()
+
+
+# ----------------------------------------------- signals while the child or its heirs hold on
+
+def _interrupted(spans) -> list[tuple[str, str]]:
+    return [(s.name, e[2].get("otelbridge.reason")) for s in spans for e in s.events
+            if e[0] == "interrupted"]
+
+
+def test_sigterm_with_orphan_holding_stdout_ends_after_child(tmp_path):
+    """SIGTERM kills the shell; its background ``sleep`` still holds the stream's write end.
+    The run ends once the shell has gone (not when the sleep ends): exit 143, stream closed."""
+    pidfile = tmp_path / "orphan.pid"
+    err = open(tmp_path / "stderr", "wb")  # the orphan inherits stderr too: not a pipe here
+    proc = subprocess.Popen(
+        [*BRIDGE, "--exporter", "none", "--", "sh", "-c",
+         f"sleep 30 & echo $! > {pidfile}; echo ready; wait"],
+        stdout=subprocess.PIPE, stderr=err, env=clean_env(), start_new_session=True,
+    )
+    try:
+        assert proc.stdout.readline() == b"ready\n"  # the orphan's pid is written by now
+        orphan = int(pidfile.read_text())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.stdout.read() == b""  # the stream's end reaches our reader
+        assert proc.wait(timeout=10) == 128 + signal.SIGTERM
+        os.kill(orphan, 0)  # the orphan still runs: the run did not wait for it
+    finally:
+        proc.kill()
+        proc.wait()
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        except (ValueError, OSError):
+            pass
+
+
+STUBBORN = textwrap.dedent("""
+    import os, signal, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    open(sys.argv[2], "w").write(str(os.getpid()))
+    sys.stdout.buffer.write(open(sys.argv[1], "rb").read()); sys.stdout.flush()
+    time.sleep(30)
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_second_signal_ends_run_while_child_ignores_it(signum, tmp_path):
+    """The child ignores the signal (SIGTERM forwarded, SIGINT taken for a terminal's that
+    reached it already) and holds a workflow open: the run waits for it — until a second
+    signal, which is never ignored: the run ends (exit 128+N) and every open span of the
+    stream is ended as interrupted and exported."""
+    from tests.e2e.test_faults import SESSION_SPAN, spans_of, workflow_lines
+    from tests.receivers import GrpcReceiver
+
+    data = b"".join(workflow_lines("held", agents=2, complete=False))
+    (tmp_path / "stream").write_bytes(data)
+    pidfile = tmp_path / "child.pid"
+    with GrpcReceiver() as rx:
+        proc = subprocess.Popen(
+            [*BRIDGE, "--protocol", "grpc", "--endpoint", rx.endpoint, "--flush-timeout", "5",
+             "--", sys.executable, "-c", STUBBORN, str(tmp_path / "stream"), str(pidfile)],
+            stdout=subprocess.PIPE, stderr=open(tmp_path / "stderr", "wb"), env=clean_env(),
+            start_new_session=True,
+        )
+        try:
+            assert proc.stdout.read(len(data)) == data
+            proc.send_signal(signum)
+            with pytest.raises(subprocess.TimeoutExpired):  # the first: the child decides
+                proc.wait(timeout=0.5)
+            proc.send_signal(signum)
+            proc.wait(timeout=15)  # the child holds our stderr: not read to its end here
+            assert proc.stdout.read() == b""
+            spans = rx.received.wait_for(spans_of(2) + 1, timeout=5)
+        finally:
+            proc.kill()
+            proc.wait()
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    assert proc.returncode == 128 + signum, (tmp_path / "stderr").read_text()
+    assert len(spans) == spans_of(2) + 1  # the workflow's, the session's, the run's
+    reason = f"interrupted by {signal.Signals(signum).name}"
+    assert sorted(_interrupted(spans)) == sorted(
+        [("invoke_workflow wf-held", reason), (SESSION_SPAN, reason)]
+        + [(f"invoke_agent held-agent-{i}", reason) for i in (1, 2)])
+    run = next(s for s in spans if s.name.startswith("run "))
+    assert run.attributes["process.exit.code"] == 128 + signum
