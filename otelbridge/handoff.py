@@ -25,7 +25,7 @@ Timers (``call_later``: grace windows) fire on the same thread as the chunks, so
 only ever touched by one thread.
 
 The end is bounded (issue 5: exit within ``--flush-timeout`` + 1 s of the end of input): from the
-*cut* (:meth:`Handoff.cut_at`, set by :meth:`otelbridge.pipeline.LiveFront.finish` at decoding's
+*cut* (:meth:`Handoff.cut_at`, set by :meth:`otelbridge.pipeline.LiveFront.ending` at decoding's
 share of ``--flush-timeout``) on, chunks are no longer applied but counted as not decoded — those
 still queued are handed on as gaps, :meth:`Handoff.put` queues a gap instead of waiting — so the
 thread reaches ``on_finish`` (every open span ended) and stops, and the counts are final before
