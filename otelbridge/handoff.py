@@ -23,6 +23,13 @@ were skipped.
 
 Timers (``call_later``: grace windows) fire on the same thread as the chunks, so the tracker is
 only ever touched by one thread.
+
+The end is bounded (issue 5: exit within ``--flush-timeout`` + 1 s of the end of input): from the
+*cut* (:meth:`Handoff.cut_at`, set by :meth:`otelbridge.pipeline.LiveFront.ending` at decoding's
+share of ``--flush-timeout``) on, chunks are no longer applied but counted as not decoded — those
+still queued are handed on as gaps, :meth:`Handoff.put` queues a gap instead of waiting — so the
+thread reaches ``on_finish`` (every open span ended) and stops, and the counts are final before
+they are printed.
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ class Handoff:
         self._timers: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._closing: tuple[str | None] | None = None
+        #: ``time.monotonic()`` instant from which chunks are counted as not decoded (cut_at)
+        self._cut = float("inf")
         self._thread: threading.Thread | None = None
         #: set once ``setup`` (see :meth:`start`) has returned or failed
         self.ready = threading.Event()
@@ -119,12 +128,27 @@ class Handoff:
             self._append(chunk, len(chunk))
             return True
 
-    def put(self, chunk: bytes) -> None:
-        """Queue ``chunk``, waiting while it does not fit (the decoding process's reader)."""
+    def put(self, chunk: bytes, timeout: float | None = None) -> bool:
+        """Queue ``chunk``, waiting while it does not fit (the decoding process's reader) — at
+        most ``timeout`` seconds (then False: not queued) and never past the cut
+        (:meth:`cut_at`): from then on ``chunk`` is queued as a :class:`Gap`, at once."""
         with self._cond:
+            until = None if timeout is None else time.monotonic() + timeout
             while not self._fits(len(chunk)) and self._closing is None:
-                self._cond.wait()
-            self._append(chunk, len(chunk))
+                now = time.monotonic()
+                if now >= self._cut:
+                    break
+                if until is not None and now >= until:
+                    return False
+                wait = min(self._cut, until if until is not None else float("inf")) - now
+                self._cond.wait(wait if wait != float("inf") else None)
+            if time.monotonic() >= self._cut:
+                self._bytes -= queue_gap(self._items, Gap.of(chunk))
+                if len(self._items) == 1:
+                    self._cond.notify()
+            else:
+                self._append(chunk, len(chunk))
+            return True
 
     def gap(self, gap: Gap) -> None:
         """Queue a part of the stream that was not seen (:func:`~otelbridge.lines.queue_gap`:
@@ -133,6 +157,15 @@ class Handoff:
             self._bytes -= queue_gap(self._items, gap)
             if len(self._items) == 1:
                 self._cond.notify()
+
+    def cut_at(self, when: float) -> None:
+        """From ``when`` (``time.monotonic()``; an earlier cut stands) on, chunks are not
+        applied: the thread hands each one still queued — and each :meth:`put` queues as one —
+        to ``on_item`` as a :class:`Gap` (counted as not decoded, lines and bytes), so that the
+        end (:meth:`close`) comes within a bounded time however far decoding is behind."""
+        with self._cond:
+            self._cut = min(self._cut, when)
+            self._cond.notify_all()
 
     def close(self, reason: str | None = None, timeout: float | None = None) -> bool:
         """End: apply what waits, then ``on_finish(reason)``. Returns False if the thread had
@@ -197,7 +230,10 @@ class Handoff:
                 closing = self._closing
             for item in batch:
                 try:
-                    self._on_item(item)
+                    if isinstance(item, bytes) and time.monotonic() >= self._cut:
+                        self._on_item(Gap.of(item))  # past the cut: counted, not decoded
+                    else:
+                        self._on_item(item)
                 except Exception as exc:  # a bug costs one item, never the thread
                     log.warning("chunk not applied: %s", exc)
                 if isinstance(item, bytes):

@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import dialects, redact
@@ -327,6 +327,10 @@ class LiveFront:
         self._on_ready = on_ready
         self._warned = False
         self._position = LinePosition(cfg.max_line)  # the tee's side (on_chunk)
+        #: ``time.monotonic()`` by which the end is over (see :meth:`ending`); ``None`` before
+        self._deadline: float | None = None
+        #: the decoding thread had not finished by the deadline (see :meth:`finish`)
+        self._abandoned = False
         #: built on the handoff's thread; ``None`` until then, and if the set-up failed
         self.pipeline: Pipeline | None = None
         self.handoff.start(self._on_item, self._end, setup=self._build, on_idle=self._idle)
@@ -417,36 +421,64 @@ class LiveFront:
         self.handoff.ready.wait(SETUP_TIMEOUT_S)
         return self.pipeline
 
+    def ending(self, deadline: float) -> None:
+        """The end of input is known (in the decoding process: as soon as the tee's end message
+        comes, while decoding may still be behind) and all must be over by ``deadline``
+        (``time.monotonic()``; moved on by the time the set-up still takes: set-up is not part of
+        the flush budget). Decoding gets half of what is left: pacing (``Exporters.pace``, the
+        export processes' writes) stops waiting then, and what the handoff still holds or is
+        given from then on is counted as not decoded (:meth:`Handoff.cut_at`); ending the spans
+        and the flush get the rest (:meth:`finish`). Only the first call counts."""
+        if self._deadline is not None:
+            return
+        before = time.monotonic()
+        pipeline = self.ready()
+        now = time.monotonic()
+        self._deadline = deadline + (now - before)
+        cut = now + max(0.0, self._deadline - now) / 2
+        if pipeline is not None:
+            pipeline.exporters.pace_until = cut
+        self.handoff.cut_at(cut)
+
     def finish(self, reason: str | None = None, exit_code: int = 0,
-               budget: float | None = None) -> bool:
+               budget: float | None = None, deadline: float | None = None) -> bool:
         """End of input (or of the run, for ``reason``: see :meth:`Tracker.finish`): last line,
         every open span ended (the run span with ``exit_code``), bounded flush. True if all
-        exported. The chunks still waiting in the handoff (at most its limit) are applied first;
-        that and the flush together take at most ``budget`` seconds (default
-        ``--flush-timeout``)."""
-        pipeline = self.ready()  # set-up is not part of the flush budget
+        exported. All of it is over by ``deadline`` (``time.monotonic()``), else ``budget``
+        seconds from now (default ``--flush-timeout``), as :meth:`ending` shares it out: the
+        chunks still waiting in the handoff are applied until half-way, the rest counted as not
+        decoded. The decoding thread is done before this returns (the counts are final) unless
+        it is stuck past the deadline: then the counts printed are one snapshot (see
+        :meth:`report_and_exit_code`) and the spans it still held open are not ended."""
+        if deadline is None:
+            deadline = time.monotonic() + (self.cfg.flush_timeout_s if budget is None else budget)
+        self.ending(deadline)
+        pipeline = self.pipeline
         if pipeline is not None:
             pipeline.exit_code = exit_code
-        budget = self.cfg.flush_timeout_s if budget is None else budget
-        started = time.monotonic()
-        if pipeline is not None:  # pacing (Exporters.pace): half the budget at most
-            pipeline.exporters.pace_until = started + budget / 2
-        if not self.handoff.close(reason, timeout=budget):
-            log.warning("decoding did not finish within --flush-timeout; flushing what ended")
+        deadline = self._deadline  # set by ending(), possibly earlier and moved by the set-up
+        if not self.handoff.close(reason, timeout=max(0.0, deadline - time.monotonic())):
+            self._abandoned = True
+            say("decoding did not end within --flush-timeout; the counts are those of that moment "
+                "and spans it still held open were not ended")
         if pipeline is None:
             return False
-        return pipeline.exporters.shutdown(max(0.0, budget - (time.monotonic() - started)))
+        return pipeline.exporters.shutdown(max(0.0, deadline - time.monotonic()))
 
     def report_and_exit_code(self, code: int, all_exported: bool) -> int:
         """After :meth:`finish`: as :meth:`Pipeline.report_and_exit_code` (counts only when the
-        set-up failed)."""
-        if self.pipeline is None:
-            return counts_and_exit_code(self.cfg, self.stats, None, code, all_exported)
+        set-up failed, or — one snapshot for the line and ``--stats-json`` — when the decoding
+        thread did not end in time: the report, fed by that thread, is left out)."""
+        if self.pipeline is None or self._abandoned:
+            problem = self.pipeline.exporters.describe_failure() if self.pipeline else None
+            return counts_and_exit_code(self.cfg, replace(self.stats), problem, code,
+                                        all_exported)
         return self.pipeline.report_and_exit_code(code, all_exported)
 
-    def end(self, reason: str | None, exit_code: int, budget: float | None = None) -> int:
+    def end(self, reason: str | None, exit_code: int, budget: float | None = None,
+            deadline: float | None = None) -> int:
         """:meth:`finish`, then :meth:`report_and_exit_code`: the process's exit status."""
-        return self.report_and_exit_code(exit_code, self.finish(reason, exit_code, budget))
+        return self.report_and_exit_code(exit_code, self.finish(reason, exit_code, budget, deadline))
 
 
 def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord], None]:

@@ -22,10 +22,14 @@ How (POSIX; where there is no ``fork`` the decoding runs on a thread of the tee'
 * **control pipe** (tee → decoding process), JSON lines: ``{"gap": [offset, nbytes, newlines,
   ends_with_newline]}`` (a :class:`~otelbridge.lines.Gap` at data-pipe byte ``offset``),
   ``{"pid": N}`` (the wrapped command), ``{"end": {"reason": .., "exit_code": .., "bytes": ..,
-  "budget_s": ..}}`` (``budget_s``: what is left of ``--flush-timeout`` for its end).
+  "deadline": ..}}`` (``deadline``: the end of input + ``--flush-timeout``, on
+  ``time.monotonic()`` — one clock for all processes of the machine, Linux ``CLOCK_MONOTONIC``).
   A gap message is written before any data that follows the gap, and the decoding process reads
   the control pipe after each data read, so a gap is always known before the data after it is
-  applied.
+  applied. The end is written at the end of input, before the backlog: the decoding process
+  reads the control pipe while it waits for its decoding thread too, so that it shares the
+  flush budget out from the end of input, however far behind it is
+  (:meth:`otelbridge.pipeline.LiveFront.ending`).
 * **result pipe** (decoding process → tee), JSON lines: ``{"ready": [traceparent,
   under_parent] | null}`` once set up (the wrapper waits for it before starting the command: its
   ``TRACEPARENT`` names the run span), ``{"exit": N}`` at the very end.
@@ -65,6 +69,9 @@ BACKLOG_LIMIT = 16 * 1024 * 1024
 #: Bytes the decoding process's reader queues for its decoding thread (4 MiB): the backlog is
 #: the buffer; this one only lets the reader drain the pipe while the decoder runs Python code.
 HANDOFF_LIMIT = 4 * 1024 * 1024
+#: Seconds between the reader's looks at the control pipe while its decoding thread is behind
+#: (the handoff full): the end message starts the end at once.
+END_POLL_S = 0.05
 
 
 class Worker:
@@ -318,18 +325,19 @@ class Worker:
 
         started = time.monotonic()
         budget = self.cfg.flush_timeout_s
-        self._drain_until(started + budget / 2)  # what the decoding process has not taken yet
-        os.close(self.fd)
-        left = max(0.0, budget - (time.monotonic() - started))
+        # the end first (its deadline counts from now), then the backlog: what the decoding
+        # process has not taken yet, until half-way, then as gaps
         self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
-                            "budget_s": left}})
+                            "deadline": started + budget}})
+        self._drain_until(started + budget / 2)
+        os.close(self.fd)
         os.set_blocking(self._ctl, True)
         self._write_pending(wait=True)
         os.close(self._ctl)
         self._read_messages(time.monotonic())  # has it said it is set up?
         set_up = any("ready" in msg for msg in self._messages)
-        limit = left + EXIT_MARGIN_S + (0.0 if set_up else SETUP_TIMEOUT_S)
-        found, code = self._wait_for("exit", limit)
+        limit = started + budget + EXIT_MARGIN_S + (0.0 if set_up else SETUP_TIMEOUT_S)
+        found, code = self._wait_for("exit", limit - time.monotonic())
         if not found and not self._eof:  # still running after the limit: stuck
             say("the decoding process did not finish in time; stopping it (spans may be lost)")
             with contextlib.suppress(ProcessLookupError):
@@ -434,6 +442,18 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     offset = 0
     pid_set = None
 
+    def read_control() -> None:
+        """Read the control pipe; the end message (which comes at the end of input, while the
+        data may still be behind) starts the end (:meth:`LiveFront.ending`)."""
+        control.drain()
+        if control.end is not None and "deadline" in control.end:
+            front.ending(float(control.end["deadline"]))
+
+    def put(chunk: bytes) -> None:
+        """Queue ``chunk`` in the handoff, reading the control pipe while it waits for room."""
+        while not front.handoff.put(chunk, timeout=END_POLL_S):
+            read_control()
+
     def apply(data: bytes) -> None:
         """``data`` follows data-pipe byte ``offset``: queue it, with the gaps known up to its
         end in their places (a gap at an offset comes before the data from that offset on)."""
@@ -441,18 +461,18 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         while control.gaps and control.gaps[0][0] <= end:
             at = max(control.gaps[0][0] - offset, 0)
             if at > pos:
-                front.handoff.put(data[pos:at])
+                put(data[pos:at])
                 pos = at
             front.handoff.gap(control.gaps.popleft()[1])
         if pos < len(data):
-            front.handoff.put(data[pos:] if pos else data)
+            put(data[pos:] if pos else data)
 
     while True:
         try:
             data = os.read(data_fd, CHUNK)
         except InterruptedError:
             continue
-        control.drain()  # after the read: every gap before the data just read is known now
+        read_control()  # after the read: every gap before the data just read is known now
         if control.pid is not None and control.pid != pid_set:
             pid_set = control.pid
             front.set_pid(pid_set)
@@ -468,14 +488,14 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     if end is None:  # the tee's process is gone without a word (killed)
         say("the tee's process ended unexpectedly; ending every span")
         reason, exit_code = REASON_TEE_GONE, 128 + signal.SIGKILL
-        budget = cfg.flush_timeout_s
+        deadline = time.monotonic() + cfg.flush_timeout_s
         stats.bytes = offset + control.skipped  # what it had read, as far as we know
     else:
         reason, exit_code = end.get("reason"), int(end.get("exit_code", 0))
         # bytes passed through; after EPIPE the last chunk was read (and fed) but not delivered:
         # counted as read, so that the lines never outnumber the bytes
         stats.bytes = max(int(end.get("bytes", 0)), offset + control.skipped)
-        budget = float(end.get("budget_s", cfg.flush_timeout_s))
-    code = front.end(reason, exit_code, budget)
+        deadline = float(end.get("deadline", time.monotonic() + cfg.flush_timeout_s))
+    code = front.end(reason, exit_code, deadline=deadline)
     write_result({"exit": code})
     return code

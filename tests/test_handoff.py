@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from otelbridge.handoff import Handoff
+from otelbridge.handoff import DEFAULT_LIMIT, Handoff
 from otelbridge.lines import Gap
 from otelbridge.stats import Stats
 
@@ -17,6 +17,16 @@ def wait_until(cond, timeout=5.0):
     while not cond() and time.monotonic() < deadline:
         time.sleep(0.01)
     return cond()
+
+
+def gated(limit: int = DEFAULT_LIMIT):
+    """(handoff, gate, seen): its thread waits at ``gate`` before it records each item, then the
+    end's reason, in ``seen``."""
+    gate = threading.Event()
+    seen = []
+    h = Handoff(Stats(), limit=limit)
+    h.start(lambda item: (gate.wait(5), seen.append(item)), seen.append)
+    return h, gate, seen
 
 
 def test_chunks_in_order_then_finish_with_reason_on_one_thread():
@@ -67,10 +77,7 @@ def test_offer_never_waits_and_refuses_beyond_the_limit():
 
 
 def test_put_waits_for_room():
-    gate = threading.Event()
-    seen = []
-    h = Handoff(Stats(), limit=4)
-    h.start(lambda item: (gate.wait(5), seen.append(item)), lambda reason: None)
+    h, gate, seen = gated(limit=4)
     h.put(b"1234")
     time.sleep(0.05)
     done = threading.Event()
@@ -79,7 +86,7 @@ def test_put_waits_for_room():
     gate.set()
     assert done.wait(5)
     assert h.close(timeout=5)
-    assert seen == [b"1234", b"5678"]
+    assert seen == [b"1234", b"5678", None]
 
 
 def test_a_chunk_longer_than_the_limit_fits_an_empty_queue():
@@ -105,3 +112,31 @@ def test_a_failing_chunk_costs_that_chunk_only():
         h.put(chunk)
     assert h.close(None, timeout=5)
     assert seen == [b"a", b"b", None]
+
+
+def test_past_the_cut_queued_chunks_are_handed_on_as_gaps_then_the_end():
+    h, gate, seen = gated()
+    h.put(b"applied\n")  # taken by the thread, which waits at the gate
+    assert wait_until(lambda: not h._items)
+    for chunk in (b"b\nbb", b"c\n", b"d"):
+        h.put(chunk)
+    h.cut_at(time.monotonic())
+    gate.set()
+    assert h.close("why", timeout=5)
+    assert seen == [b"applied\n", Gap(4, 1, False), Gap(2, 1, True), Gap(1, 0, False), "why"]
+
+
+def test_put_waits_for_room_until_the_cut_then_queues_gaps():
+    h, gate, seen = gated(limit=4)
+    h.put(b"1234")
+    assert wait_until(lambda: not h._items)
+    assert not h.put(b"5\n", timeout=0.05)  # full: not queued
+    done = threading.Event()
+    threading.Thread(target=lambda: (h.put(b"5\n"), done.set()), daemon=True).start()
+    assert not done.wait(0.2)  # full: the producer waits
+    h.cut_at(time.monotonic() + 0.1)
+    assert done.wait(5)  # the cut ended the wait, with the thread still at the gate
+    assert h.put(b"67\n", timeout=0)  # past the cut: queued as a gap at once
+    gate.set()
+    assert h.close(timeout=5)
+    assert seen == [b"1234", Gap(5, 2, True), None]  # the two merged
