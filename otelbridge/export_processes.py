@@ -417,6 +417,8 @@ class ExportProcesses:
         proc.alive = False
         with contextlib.suppress(OSError):
             os.close(proc.fd)
+        with contextlib.suppress(ChildProcessError):  # dead: no zombie until the end
+            os.waitpid(proc.pid, os.WNOHANG)
         left = sum(p.alive for p in self.processes)
         log.warning("export process %d %s; the spans it held are counted as dropped%s",
                     proc.index, why, f" ({left} left)" if left else "")

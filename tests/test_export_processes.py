@@ -280,6 +280,8 @@ def test_what_a_killed_process_had_exported_still_counts_as_exported(monkeypatch
         for rec in later:
             pool.emit(rec)
         pool.flush()
+        assert pool._fallback is not None
+        assert not os.path.exists(f"/proc/{proc.pid}")  # reaped when found dead, not at the end
         assert pool.shutdown(5) is True  # nothing lost: the rest went out from here
         spans = rx.received.wait_for(len(first) + len(later), timeout=5)
         assert reaped(pool)
