@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
@@ -443,6 +444,13 @@ class OtlpJsonFileExporter(SpanExporter):
                 self._fd = -1
 
 
+def _queue_of(bsp: BatchSpanProcessor) -> tuple[Any, Any]:
+    """(queue, its maximum size) of the SDK's batch processor — private state: ``None`` where a
+    version of the SDK has it elsewhere."""
+    inner = getattr(bsp, "_batch_processor", None)
+    return getattr(inner, "_queue", None), getattr(inner, "_max_queue_size", None)
+
+
 class Exporters:
     """Owns the provider and its processors for one run. ``resource``: the run's resource when
     it is made elsewhere (the export processes share their parent's: one ``service.instance.id``
@@ -496,9 +504,7 @@ class Exporters:
         while True:
             full = False
             for exp, bsp in self._queues:
-                inner = getattr(bsp, "_batch_processor", None)
-                queue = getattr(inner, "_queue", None)
-                size = getattr(inner, "_max_queue_size", None)
+                queue, size = _queue_of(bsp)
                 if queue is not None and size and len(queue) > high * size and exp.healthy():
                     full = True
             if not full:
@@ -509,6 +515,12 @@ class Exporters:
             if now >= deadline:
                 return
             time.sleep(0.002)
+
+    def smallest_queue(self, default: int = 2048) -> int:
+        """The smallest span queue of the batch processors (``OTEL_BSP_MAX_QUEUE_SIZE``), read
+        from the SDK's private state; ``default`` where it cannot be."""
+        sizes = [_queue_of(bsp)[1] for _, bsp in self._queues]
+        return min((n for n in sizes if isinstance(n, int) and n > 0), default=default)
 
     def emit_sink(self, builder):
         """Where the pipeline's span records go: the span builder (this process exports)."""

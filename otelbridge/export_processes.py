@@ -167,7 +167,7 @@ class ExportProcesses:
     :class:`~otelbridge.export.Exporters` in a :class:`~otelbridge.pipeline.Pipeline`, with its
     interface: ``provider``/``ids`` (a provider without processors, for the run span's sampling
     decision), :meth:`emit_sink`, :meth:`pace`, :meth:`flush`, :attr:`pace_until`,
-    :meth:`pending`, :meth:`wait_for_room`, :meth:`shutdown`, :meth:`describe_failure`.
+    :meth:`wait_for_room`, :meth:`shutdown`, :meth:`describe_failure`.
 
     Thread-safe: the decoding thread emits while, after a ``--flush-timeout`` it overran, the
     main thread may already shut down; frames are written under one lock, and records that come
@@ -327,10 +327,6 @@ class ExportProcesses:
         self._shared.set_deadline(value)
         if self._fallback is not None:
             self._fallback[0].pace_until = value
-
-    def pending(self) -> int:
-        """Records queued here, not yet written (the processes' queues are theirs)."""
-        return len(self._batch)
 
     def wait_for_room(self, *args: Any, **kwargs: Any) -> None:
         """``replay``'s back-pressure: the processes wait for their exporters (*patient*) and
@@ -567,14 +563,6 @@ def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: i
         os._exit(code)
 
 
-def _queue_size(exporters: Any) -> int:
-    """The smallest span queue of ``exporters``' batch processors (``OTEL_BSP_MAX_QUEUE_SIZE``,
-    2048 by default; read from the SDK's processor, 2048 if it cannot be)."""
-    sizes = [getattr(getattr(bsp, "_batch_processor", None), "_max_queue_size", None)
-             for _, bsp in exporters._queues]
-    return min((n for n in sizes if isinstance(n, int) and n > 0), default=2048)
-
-
 def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
           shared: _Shared, builder_options: dict, resource: Any = None,
           patient: bool = False) -> int:
@@ -599,7 +587,7 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
 
     for c in counted:
         c.on_export = exported
-    queue = _queue_size(exporters)
+    queue = exporters.smallest_queue()
     step = max(1, min(PACE_EVERY, queue // 4))
     if patient:
         def wait() -> None:

@@ -441,17 +441,17 @@ class LiveFront:
         self.handoff.cut_at(cut)
 
     def finish(self, reason: str | None = None, exit_code: int = 0,
-               budget: float | None = None, deadline: float | None = None) -> bool:
+               deadline: float | None = None) -> bool:
         """End of input (or of the run, for ``reason``: see :meth:`Tracker.finish`): last line,
         every open span ended (the run span with ``exit_code``), bounded flush. True if all
-        exported. All of it is over by ``deadline`` (``time.monotonic()``), else ``budget``
-        seconds from now (default ``--flush-timeout``), as :meth:`ending` shares it out: the
+        exported. All of it is over by ``deadline`` (``time.monotonic()``; default
+        ``--flush-timeout`` from now), as :meth:`ending` shares it out: the
         chunks still waiting in the handoff are applied until half-way, the rest counted as not
         decoded. The decoding thread is done before this returns (the counts are final) unless
         it is stuck past the deadline: then the counts printed are one snapshot (see
         :meth:`report_and_exit_code`) and the spans it still held open are not ended."""
         if deadline is None:
-            deadline = time.monotonic() + (self.cfg.flush_timeout_s if budget is None else budget)
+            deadline = time.monotonic() + self.cfg.flush_timeout_s
         self.ending(deadline)
         pipeline = self.pipeline
         if pipeline is not None:
@@ -475,10 +475,9 @@ class LiveFront:
                                         all_exported)
         return self.pipeline.report_and_exit_code(code, all_exported)
 
-    def end(self, reason: str | None, exit_code: int, budget: float | None = None,
-            deadline: float | None = None) -> int:
+    def end(self, reason: str | None, exit_code: int, deadline: float | None = None) -> int:
         """:meth:`finish`, then :meth:`report_and_exit_code`: the process's exit status."""
-        return self.report_and_exit_code(exit_code, self.finish(reason, exit_code, budget, deadline))
+        return self.report_and_exit_code(exit_code, self.finish(reason, exit_code, deadline))
 
 
 def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord], None]:
