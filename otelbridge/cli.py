@@ -117,8 +117,7 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
             f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
         )
     if cfg.export_processes and not config.export_processes_apply(cfg):
-        _note("--export-processes applies when otlp is the only exporter; spans are exported "
-              "by the decoding process")
+        _note("--export-processes applies only when otlp is the only exporter; ignored")
     return cfg
 
 

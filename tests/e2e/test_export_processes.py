@@ -351,8 +351,8 @@ def test_the_option_where_it_does_not_apply_is_said_once_and_the_stream_still_pa
     proc = run_bridge(["--exporter", "console", "--export-processes", "2", "-q"], data, timeout=30)
     assert proc.returncode == 0 and proc.stdout == data
     notes = [l for l in proc.stderr.decode().splitlines() if "--export-processes" in l]
-    assert notes == ["otelbridge: --export-processes applies when otlp is the only exporter; "
-                     "spans are exported by the decoding process"]
+    assert notes == ["otelbridge: --export-processes applies only when otlp is the only exporter; "
+                     "ignored"]
     quiet = run_bridge(["--exporter", "none", "-q"], data, timeout=30)
     assert b"--export-processes" not in quiet.stderr
 
