@@ -7,8 +7,9 @@ Streams come from :mod:`bench.streams` (deterministic, cached in ``--dir``). Thr
 ``cat FILE | X | cat >/dev/null`` with X = ``tee /dev/null`` and X = otelbridge alternately on the
 same file (``--pairs`` pairs) and reports medians; the "receiver" rows export to a local OTLP/gRPC
 receiver (``tests/receivers.py``) in its own process. Latency: a timestamping emitter → X → a
-reader, through pipes, while workflows of 50 agents are exported to the receiver. Memory: max RSS
-of the otelbridge process (``wait4``) on a stream minus on empty input.
+reader, through pipes, while workflows of 50 agents are exported to the receiver. Memory: the
+peak of otelbridge's processes (tee, decoding, export processes) on a stream minus on empty
+input, as the sum of their ``VmHWM`` and as their summed ``Pss`` (see :func:`max_rss_kb`).
 """
 
 from __future__ import annotations
@@ -150,11 +151,12 @@ def startup(pairs: int, args: list[str]) -> dict:
 # --------------------------------------------------------------------------- memory
 
 
-def _hwm_kb(pid: int) -> int:
+def _proc_kb(pid: int, name: str, key: str) -> int:
+    """The ``key:`` line of ``/proc/PID/NAME`` in kB (0 once the process is gone)."""
     try:
-        with open(f"/proc/{pid}/status") as fh:
+        with open(f"/proc/{pid}/{name}") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
@@ -172,32 +174,42 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def max_rss_kb(path: Path | None, args: list[str]) -> int:
-    """Peak resident memory of otelbridge — the tee's process, the decoding process it forks
-    and the export processes that forks (OTLP) — on ``path``: the sum of each process's high-water mark (``VmHWM``), sampled every
-    5 ms until they exit (an upper bound of what they held at once)."""
+def max_rss_kb(path: Path | None, args: list[str]) -> tuple[int, int]:
+    """Peak memory of otelbridge — the tee's process, the decoding process it forks and the
+    export processes that forks (OTLP) — on ``path``, two ways: the sum of each process's
+    high-water mark (``VmHWM``: exact peaks, but a page shared by forked processes counts in
+    each, and peaks at different times add up — an upper bound), and the highest sum of their
+    proportional set sizes (``Pss``: a shared page counted once) seen in samples every 5 ms
+    until they exit."""
     src = subprocess.Popen(["cat", str(path) if path else "/dev/null"], stdout=subprocess.PIPE)
     ob = subprocess.Popen(OB + ["-q"] + args, stdin=src.stdout, stdout=subprocess.PIPE, env=ENV, cwd=ROOT)
     sink = subprocess.Popen(["cat"], stdin=ob.stdout, stdout=subprocess.DEVNULL)
     src.stdout.close()
     ob.stdout.close()
     peaks: dict[int, int] = {}
+    pss = 0
     while ob.poll() is None:
-        for pid in _tree(ob.pid):
-            peaks[pid] = max(peaks.get(pid, 0), _hwm_kb(pid))
+        tree = _tree(ob.pid)
+        for pid in tree:
+            peaks[pid] = max(peaks.get(pid, 0), _proc_kb(pid, "status", "VmHWM"))
+        pss = max(pss, sum(_proc_kb(pid, "smaps_rollup", "Pss") for pid in tree))
         time.sleep(0.005)
     sink.wait()
     src.wait()
-    return sum(peaks.values())
+    return sum(peaks.values()), pss
 
 
 def memory(paths: list[Path], args: list[str], repeat: int = 3) -> list[dict]:
-    idle = statistics.median(max_rss_kb(None, args) for _ in range(repeat))
+    idle_runs = [max_rss_kb(None, args) for _ in range(repeat)]
+    idle = statistics.median(r[0] for r in idle_runs)
+    idle_pss = statistics.median(r[1] for r in idle_runs)
     rows = []
     for path in paths:
-        peak = statistics.median(max_rss_kb(path, args) for _ in range(repeat))
+        runs = [max_rss_kb(path, args) for _ in range(repeat)]
+        peak = statistics.median(r[0] for r in runs)
+        peak_pss = statistics.median(r[1] for r in runs)
         rows.append({"stream": path.stem, "idle_MB": idle / 1024, "peak_MB": peak / 1024,
-                     "growth_MB": (peak - idle) / 1024})
+                     "growth_MB": (peak - idle) / 1024, "pss_growth_MB": (peak_pss - idle_pss) / 1024})
     return rows
 
 
@@ -445,7 +457,8 @@ def report(results: dict) -> str:
     for row in results.get("memory", []):
         lines.append(f"| memory growth, {row['stream']}, {row.get('exporter', '--exporter none')} | "
                      f"{row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
-                     f"= **{row['growth_MB']:.1f} MB** | – | ≤ 32 MB |")
+                     f"= **{row['growth_MB']:.1f} MB** (PSS: {row.get('pss_growth_MB', float('nan')):.1f} MB) "
+                     f"| – | ≤ 32 MB |")
     sp = results.get("spans")
     if sp:
         lines.append(f"| agent spans/s, tracker + span builder, median of {len(sp['runs_per_s'])} | "
@@ -508,12 +521,14 @@ def main() -> None:
     if args.what in ("all", "memory"):
         results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
         with Receiver() as rx:  # the export processes' growth counted too
-            for procs, label in (("2", "OTLP/gRPC, 2 export processes (the default)"),
-                                 ("0", "OTLP/gRPC, exported by the decoding process")):
+            for extra, label in (
+                    ([], "OTLP/gRPC, 2 export processes on demand (the default)"),
+                    (["--export-processes-at", "0"], "OTLP/gRPC, 2 export processes taking every span"),
+                    (["--export-processes", "0"], "OTLP/gRPC, exported by the decoding process")):
                 results["memory"] += [
                     {**row, "exporter": label} for row in
                     memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint,
-                                                        "--export-processes", procs])]
+                                                        *extra])]
         print(results["memory"], file=sys.stderr)
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)

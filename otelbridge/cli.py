@@ -75,6 +75,11 @@ def _shared(fn):
         click.option("--export-processes", type=click.IntRange(0, 16), metavar="N",
                      help="Processes that build and export spans when OTLP is the only exporter "
                           "(0: the decoding process does it). [default: 2 with 2+ CPUs, else 0]"),
+        click.option("--export-processes-at", type=click.IntRange(min=0), metavar="SPANS",
+                     help="The decoding process exports until this many spans wait in its queue; "
+                          "then the export processes take the rest of the run (0: all spans, "
+                          "from the first). [default and at most: half of "
+                          "$OTEL_BSP_MAX_QUEUE_SIZE, 1024]"),
         click.option("--stats-json", metavar="PATH",
                      help="Write the run's counters as JSON (mode 0600)."),
         click.option("-q", "--quiet", is_flag=True,
@@ -116,7 +121,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         raise click.UsageError(
             f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
         )
-    if cfg.export_processes and not config.export_processes_apply(cfg):
+    if ((cfg.export_processes or cfg.export_processes_at is not None)
+            and not config.export_processes_apply(cfg)):
         _note("--export-processes applies only when otlp is the only exporter; ignored")
     return cfg
 
@@ -180,7 +186,8 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
-    if cfg.export_processes and config.export_processes_apply(cfg):
+    if ((cfg.export_processes or cfg.export_processes_at is not None)
+            and config.export_processes_apply(cfg)):
         _note("follow exports from one process (a followed file is read at its own pace); "
               "--export-processes is ignored")
     from .pipeline import follow

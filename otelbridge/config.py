@@ -73,6 +73,10 @@ class Config:
     #: ``--export-processes``: processes that build and export spans over OTLP (0: the decoding
     #: process does); ``None``: the default of :func:`otelbridge.export_processes.default_count`
     export_processes: int | None = None
+    #: ``--export-processes-at``: spans waiting in the decoding process's own export queue at
+    #: which the export processes take the rest of the run (0: every span from the first);
+    #: ``None``: half of that queue (``OTEL_BSP_MAX_QUEUE_SIZE``/2, 1024 by default)
+    export_processes_at: int | None = None
     command: tuple[str, ...] = field(default_factory=tuple)
 
 

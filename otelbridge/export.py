@@ -516,6 +516,17 @@ class Exporters:
                 return
             time.sleep(0.002)
 
+    def queued(self) -> int:
+        """Spans waiting in the longest queue of the batch processors (not yet taken for
+        export), read from the SDK's private state; :meth:`pending` where it cannot be."""
+        longest = 0
+        for _, bsp in self._queues:
+            queue = _queue_of(bsp)[0]
+            if queue is None:
+                return self.pending()
+            longest = max(longest, len(queue))
+        return longest
+
     def smallest_queue(self, default: int = 2048) -> int:
         """The smallest span queue of the batch processors (``OTEL_BSP_MAX_QUEUE_SIZE``), read
         from the SDK's private state; ``default`` where it cannot be."""

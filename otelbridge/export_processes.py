@@ -13,8 +13,17 @@ How:
 
 * :meth:`ExportProcesses.start` forks the ``N`` processes once the OpenTelemetry SDK and the OTLP
   exporter's module are imported (shared copy-on-write) and before any exporter, channel or
-  thread of the SDK exists (each process builds its own). They ignore SIGINT/SIGTERM (their parent
-  decides), keep no file descriptor but their own pipes and 0–2, and never return: ``os._exit``.
+  thread of the SDK exists. They ignore SIGINT/SIGTERM (their parent decides), keep no file
+  descriptor but their own pipes and 0–2, give back what they inherited of the stream's queued
+  chunks, build their exporter on their first batch (an idle process holds no channel or
+  thread), and never return: ``os._exit``.
+* **on demand** (``--export-processes-at SPANS``): once they are forked, the forking process
+  builds exporters of its own, which build and export the spans while fewer than ``SPANS``
+  (default and at most: half the batch processor's queue, 1024 of 2048) wait in their queue — a
+  CLI's usual load, where the processes stay idle (memory: bench/RESULTS.md). The first time
+  that many wait, the processes take every later span, for the rest of the run (what is queued
+  here is exported from here); 0: the processes take every span from the first.
+  ``stats.spans_to_export_processes`` counts what they took.
 * **frames** (parent → each process, a 1 MiB pipe): 4-byte little-endian length + a pickle
   (protocol 5; the 128-bit ids rule out msgspec) of ``("spans", [SpanRecord, ...])`` or
   ``("end", deadline)`` — ``deadline`` on ``time.monotonic()``, which is one clock for all
@@ -193,8 +202,16 @@ class ExportProcesses:
         self.undelivered = 0
         self._results_fd = -1
         self._problem: str | None = None
-        #: exporters and span builder in this process, once no export process is left
-        self._fallback: tuple[Any, Any] | None = None
+        #: exporters and span builder of this process (``Exporters``, ``SpanBuilder``): they
+        #: take the spans until :attr:`at` wait in their queue, and again once no export
+        #: process is left; ``None`` until needed
+        self._local: tuple[Any, Any] | None = None
+        #: spans waiting in the local exporter's queue at which the processes take over
+        self.at = 0
+        #: the spans go to this process's exporters (before the processes took over, or after
+        #: the last was lost)
+        self._to_local = False
+        self._token_fd = -1
 
     # ------------------------------------------------------------------ start (parent)
 
@@ -203,7 +220,10 @@ class ExportProcesses:
               builder_options: Mapping[str, Any] | None = None,
               patient: bool = False) -> "ExportProcesses | None":
         """Fork ``count`` export processes for ``cfg`` (``config.export_processes_apply``); each
-        builds its spans with ``SpanBuilder(provider, ids, stats, **builder_options)``.
+        builds its spans with ``SpanBuilder(provider, ids, stats, **builder_options)``. Then,
+        unless ``cfg.export_processes_at`` is 0, this process builds its own exporters, which
+        take the spans until that many (default and at most: half their queue) wait in their
+        queue; the processes take the rest of the run (see the module doc).
         ``patient`` (``replay``): the processes wait for their exporters as long as those make
         progress, and so do the writes here. ``None`` when no process could be forked (the
         caller exports in process). Raises ``ValueError`` on ``OTEL_BSP_*`` values the SDK's
@@ -247,10 +267,17 @@ class ExportProcesses:
             os.set_blocking(frames_w, False)
             pool.processes.append(_Process(index, pid, frames_w))
         os.close(results_w)
-        os.close(token_r)
         if not pool.processes:
+            os.close(token_r)
             os.close(results_r)
             return None
+        pool._token_fd = token_r
+        if cfg.export_processes_at != 0:  # every process is forked: threads are safe from here
+            exporters, _ = pool._local_exporters()
+            half = max(1, exporters.smallest_queue() // 2)
+            at = cfg.export_processes_at
+            pool.at = half if at is None else min(at, half)
+            pool._to_local = True
         return pool
 
     # ------------------------------------------------------------------ the span sink
@@ -260,14 +287,21 @@ class ExportProcesses:
         return self.emit
 
     def emit(self, rec: SpanRecord) -> None:
-        """Queue one finished span record; a full batch is written at once. After the last
-        export process is lost, the record is built and exported here (:meth:`_fall_back`)."""
+        """Build and export one finished span record here while this process's exporters
+        keep up (fewer than :attr:`at` spans waiting) and after the last export process is lost
+        (:meth:`_fall_back`); else queue it for the processes: a full batch is written at
+        once."""
         with self._lock:
             if self._closed:
                 self.undelivered += 1
                 return
-            if self._fallback is not None:
-                self._fallback[1].emit(rec)
+            if self._to_local:
+                exporters, builder = self._local
+                builder.emit(rec)
+                if self.at and exporters.queued() >= self.at and self._alive():
+                    self._to_local = False  # for the rest of the run: the processes
+                    log.debug("%d spans wait to be exported: the export processes take over",
+                              self.at)
                 return
             batch = self._batch
             if not batch:
@@ -280,8 +314,8 @@ class ExportProcesses:
         """After a line: write the batch once :data:`FLUSH_AFTER_S` old (spans keep flowing
         while lines do). The waiting for the exporters happens in the processes (here only
         when exporting in this process after all were lost)."""
-        if self._fallback is not None:
-            self._fallback[0].pace()
+        if self._to_local:
+            self._local[0].pace()
         elif self._batch and time.monotonic() - self._batch_since >= FLUSH_AFTER_S:
             self.flush()
 
@@ -296,24 +330,37 @@ class ExportProcesses:
         batch, self._batch = self._batch, []
         if self._send(pickle.dumps(("spans", batch), protocol=5), len(batch)):
             return
-        if not any(p.alive for p in self.processes) and not self._closed:
+        if not self._alive() and not self._closed:
             self._fall_back()
-            emit = self._fallback[1].emit
+            emit = self._local[1].emit
             for rec in batch:
                 emit(rec)
         else:
             self.undelivered += len(batch)
 
-    def _fall_back(self) -> None:
-        """No export process is left: build and export here from now on (safe: this process
-        has no SDK thread or gRPC channel of its own yet, and forks no more)."""
-        from .export import Exporters
-        from .spans import SpanBuilder
+    def _alive(self) -> bool:
+        return any(p.alive for p in self.processes)
 
-        exporters = Exporters(self.cfg, Stats(), self.provider.resource)
-        exporters.pace_until = self.pace_until
-        builder = SpanBuilder(exporters.provider, exporters.ids, self.stats, **self.builder_options)
-        self._fallback = (exporters, builder)
+    def _local_exporters(self) -> tuple[Any, Any]:
+        """This process's exporters and span builder, built on first use (safe: every export
+        process is forked by then, and this process forks no more). They share the run's
+        resource and say the SDK's first export failure once with the processes."""
+        if self._local is None:
+            from .export import Exporters, share_first_message
+            from .spans import SpanBuilder
+
+            share_first_message(self._token_fd)
+            exporters = Exporters(self.cfg, Stats(), self.provider.resource)
+            exporters.pace_until = self.pace_until
+            builder = SpanBuilder(exporters.provider, exporters.ids, self.stats,
+                                  **self.builder_options)
+            self._local = (exporters, builder)
+        return self._local
+
+    def _fall_back(self) -> None:
+        """No export process is left: build and export here from now on."""
+        self._local_exporters()
+        self._to_local = True
         log.warning("no export process left; exporting from the decoding process")
 
     @property
@@ -325,14 +372,15 @@ class ExportProcesses:
     @pace_until.setter
     def pace_until(self, value: float) -> None:
         self._shared.set_deadline(value)
-        if self._fallback is not None:
-            self._fallback[0].pace_until = value
+        if self._local is not None:
+            self._local[0].pace_until = value
 
     def wait_for_room(self, *args: Any, **kwargs: Any) -> None:
         """``replay``'s back-pressure: the processes wait for their exporters (*patient*) and
-        the writes here wait for the processes; after a fall-back, the exporters here."""
-        if self._fallback is not None:
-            self._fallback[0].wait_for_room(*args, **kwargs)
+        the writes here wait for the processes; while this process's exporters have the spans
+        and no process can take over, they are waited for."""
+        if self._to_local and not (self.at and self._alive()):
+            self._local[0].wait_for_room(*args, **kwargs)
 
     # ------------------------------------------------------------------ writing frames
 
@@ -437,13 +485,12 @@ class ExportProcesses:
                 if proc.alive and self._finish(proc, memoryview(_HEADER.pack(len(end)) + end)):
                     with contextlib.suppress(OSError):
                         os.close(proc.fd)
-        fallback = None
-        if self._fallback is not None:  # flushes while the processes flush
-            exporters = self._fallback[0]
-            exporters.shutdown(max(0.0, deadline - time.monotonic()))
-            fallback = exporters
+        local = None
+        if self._local is not None:  # flushes while the processes flush
+            local = self._local[0]
+            local.shutdown(max(0.0, deadline - time.monotonic()))
         self._collect(deadline + RESULT_MARGIN_S)
-        return self._merge(fallback)
+        return self._merge(local)
 
     def _collect(self, until: float) -> None:
         """Read the processes' result lines until all have answered or ``until``; kill and reap
@@ -479,9 +526,9 @@ class ExportProcesses:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(proc.pid, 0)
 
-    def _merge(self, fallback: Any = None) -> bool:
-        """The processes' results (and the fall-back's counts) → ``stats`` and the failure
-        line; True when nothing was lost. A process that did not answer counts what it had
+    def _merge(self, local: Any = None) -> bool:
+        """The processes' results (and this process's exporters' counts) → ``stats`` and the
+        failure line; True when nothing was lost. A process that did not answer counts what it had
         confirmed exported (its shared progress) as exported, the rest of what it was sent as
         built and dropped."""
         built = ended = exported = 0
@@ -503,17 +550,18 @@ class ExportProcesses:
             for label, n in res.get("exporters", ()):
                 if int(n) < p_ended:
                     lost_by_label[label] = lost_by_label.get(label, 0) + p_ended - int(n)
-        if fallback is not None:  # what was exported here after the last process was lost
-            f_ended = fallback.counter.ended
+        if local is not None:  # what was exported from this process
+            f_ended = local.counter.ended
             ended += f_ended
-            exported += min((c.exported for c in fallback.counted), default=0)
-            for c in fallback.counted:
+            exported += min((c.exported for c in local.counted), default=0)
+            for c in local.counted:
                 if c.exported < f_ended:
                     lost_by_label[c.label] = lost_by_label.get(c.label, 0) + f_ended - c.exported
         # every record handed to this stage counts as built, as the in-process builder counts
         # each record it is given: those a killed or stopped process took with it, and those no
         # process took, are built and dropped (else "N built" < exported + dropped)
         self.stats.spans_started += built + self.undelivered
+        self.stats.spans_to_export_processes += sum(p.sent for p in self.processes)
         self.stats.spans_exported = exported
         self.stats.spans_dropped = max(ended - exported, 0) + self.undelivered + unanswered
         parts = [f"{label}: {n} of {ended} not confirmed" for label, n in lost_by_label.items()]
@@ -545,6 +593,16 @@ def _close_all_but(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def _release_inherited() -> None:
+    """Give the memory freed since the fork back to the system (glibc ``malloc_trim``): the
+    parent's queued chunks (dropped by ``handoff._forget``) were copies this process would
+    otherwise keep. Nothing where that call does not exist."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: int,
            shared: _Shared, keep: set[int], builder_options: dict, resource: Any = None,
            patient: bool = False) -> None:
@@ -554,6 +612,7 @@ def _child(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: i
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _close_all_but(keep)
+        _release_inherited()
         code = serve(cfg, index, frames_fd, results_fd, token_fd, shared, builder_options,
                      resource, patient)
     except BaseException as exc:  # never back into the parent's stack
@@ -578,22 +637,28 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
 
     share_first_message(token_fd)
     stats = Stats()
-    exporters = Exporters(cfg, stats, resource)
-    builder = SpanBuilder(exporters.provider, exporters.ids, stats, **builder_options)
-    counted = exporters.counted
+    made: list[tuple[Any, Any, Any, int]] = []
 
-    def exported() -> None:  # the exporter threads: what is confirmed, as it is
-        shared.set_exported(index, min((c.exported for c in counted), default=0))
+    def make() -> tuple[Any, Any, Any, int]:
+        """(exporters, emit, wait, step), made for the first frame of spans: a process that
+        never gets one (the decoding process kept up) holds no exporter, channel or thread."""
+        exporters = Exporters(cfg, stats, resource)
+        builder = SpanBuilder(exporters.provider, exporters.ids, stats, **builder_options)
+        counted = exporters.counted
 
-    for c in counted:
-        c.on_export = exported
-    queue = exporters.smallest_queue()
-    step = max(1, min(PACE_EVERY, queue // 4))
-    if patient:
-        def wait() -> None:
-            exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
-    else:
-        wait = exporters.pace
+        def exported() -> None:  # the exporter threads: what is confirmed, as it is
+            shared.set_exported(index, min((c.exported for c in counted), default=0))
+
+        for c in counted:
+            c.on_export = exported
+        queue = exporters.smallest_queue()
+        if patient:
+            def wait() -> None:
+                exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
+        else:
+            wait = exporters.pace
+        return exporters, builder.emit, wait, max(1, min(PACE_EVERY, queue // 4))
+
     reader = os.fdopen(frames_fd, "rb", buffering=PIPE_SIZE)
     end_at = None
     while True:
@@ -609,22 +674,23 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         if kind == "end":
             end_at = float(body)
             break
+        if not made:
+            made.append(make())
+        exporters, emit, wait, step = made[0]
         exporters.pace_until = shared.deadline()
-        emit = builder.emit
         for i, rec in enumerate(body):
             if not i % step:  # a frame may hold more spans than the exporter's queue
                 wait()
             emit(rec)
         shared.set_built_ended(index, stats.spans_started, exporters.counter.ended)
-    if end_at is None:
-        end_at = time.monotonic() + cfg.flush_timeout_s
-    exporters.shutdown(max(0.0, end_at - time.monotonic()))
-    result = {
-        "index": index,
-        "built": stats.spans_started,
-        "ended": exporters.counter.ended,
-        "exporters": [[c.label, c.exported] for c in exporters.counted],
-    }
+    result = {"index": index, "built": stats.spans_started, "ended": 0, "exporters": []}
+    if made:
+        exporters = made[0][0]
+        if end_at is None:
+            end_at = time.monotonic() + cfg.flush_timeout_s
+        exporters.shutdown(max(0.0, end_at - time.monotonic()))
+        result["ended"] = exporters.counter.ended
+        result["exporters"] = [[c.label, c.exported] for c in exporters.counted]
     with contextlib.suppress(OSError):
         os.write(results_fd, json.dumps(result).encode() + b"\n")
     return 0

@@ -25,6 +25,9 @@ class Stats:
     spans_started: int = 0
     spans_exported: int = 0
     spans_dropped: int = 0
+    #: span records handed to the export processes (export_processes.py); the rest were built
+    #: and exported by the decoding process (or ``replay``'s) itself
+    spans_to_export_processes: int = 0
     late_events_ignored: int = 0
     duplicate_notifications: int = 0
     runs_capped: int = 0

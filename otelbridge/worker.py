@@ -36,7 +36,7 @@ How (POSIX; where there is no ``fork`` the decoding runs on a thread of the tee'
 
 The decoding process's reader thread puts chunks into the :class:`~otelbridge.handoff.Handoff`
 (:data:`HANDOFF_LIMIT`), waiting when it is full; the pipe then fills, the tee's backlog grows,
-and past it the tee skips (counted, said once). Buffers in all: 16 + 4 + 1 MiB.
+and past it the tee skips (counted, said once). Buffers in all: 10 + 2 + 1 MiB.
 """
 
 from __future__ import annotations
@@ -64,11 +64,15 @@ if TYPE_CHECKING:
 EXIT_MARGIN_S = 2.0
 #: Exit status of a decoding process that failed (the tee then uses its own).
 EXIT_SOFTWARE = 70
-#: Bytes the tee keeps for the decoding process while its pipe is full (16 MiB); beyond, gaps.
-BACKLOG_LIMIT = 16 * 1024 * 1024
-#: Bytes the decoding process's reader queues for its decoding thread (4 MiB): the backlog is
+#: Bytes the tee keeps for the decoding process while its pipe is full (10 MiB); beyond, gaps.
+#: With the pipe and :data:`HANDOFF_LIMIT`, 13 MiB of a burst is kept for decoding, 11 MiB of it
+#: from the first byte (before the decoding process reads): a live CLI's bursts are far smaller,
+#: and ``otelbridge replay`` decodes a recording whole. (16 + 4 MiB kept 8 MB more in every mode
+#: on the benchmark's firehose.)
+BACKLOG_LIMIT = 10 * 1024 * 1024
+#: Bytes the decoding process's reader queues for its decoding thread (2 MiB): the backlog is
 #: the buffer; this one only lets the reader drain the pipe while the decoder runs Python code.
-HANDOFF_LIMIT = 4 * 1024 * 1024
+HANDOFF_LIMIT = 2 * 1024 * 1024
 #: Seconds between the reader's looks at the control pipe while its decoding thread is behind
 #: (the handoff full): the end message starts the end at once.
 END_POLL_S = 0.05

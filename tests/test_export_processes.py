@@ -127,9 +127,10 @@ def records(count: int, prefix: str = "agent") -> list[SpanRecord]:
             for i in range(count)]
 
 
-def start_pool(rx, count: int, stats: Stats) -> ExportProcesses:
+def start_pool(rx, count: int, stats: Stats, at: int | None = 0) -> ExportProcesses:
+    """``count`` export processes; ``at``: ``--export-processes-at`` (0: they take every span)."""
     cfg = Config(protocol="http/protobuf", endpoint=rx.endpoint, flush_timeout_s=5.0,
-                 export_processes=count)
+                 export_processes=count, export_processes_at=at)
     pool = ExportProcesses.start(cfg, stats, count)
     assert pool is not None and len(pool.processes) == count
     return pool
@@ -204,7 +205,7 @@ def test_a_stopped_process_is_given_up_and_the_decoding_process_exports_the_rest
                     pool.pace()  # as the decoding thread does after each line
             pool.flush()
             assert not proc.alive  # a half-written frame: given up (and stopped for good)
-            assert pool._fallback is not None
+            assert pool._to_local and pool._local is not None
             all_exported = pool.shutdown(5)
         finally:
             if not reaped(pool):
@@ -280,11 +281,74 @@ def test_what_a_killed_process_had_exported_still_counts_as_exported(monkeypatch
         for rec in later:
             pool.emit(rec)
         pool.flush()
-        assert pool._fallback is not None
+        assert pool._to_local
         assert not os.path.exists(f"/proc/{proc.pid}")  # reaped when found dead, not at the end
         assert pool.shutdown(5) is True  # nothing lost: the rest went out from here
         spans = rx.received.wait_for(len(first) + len(later), timeout=5)
         assert reaped(pool)
-    assert not proc.alive and pool._fallback is not None
+    assert not proc.alive and pool._to_local
     assert len(spans) == stats.spans_exported == stats.spans_started == len(first) + len(later)
     assert stats.spans_dropped == 0
+
+
+# --------------------------------------------------------------------------- on demand
+
+
+def test_the_decoding_process_exports_until_its_queue_is_half_full(monkeypatch):
+    """Default ``--export-processes-at``: half the queue (here 128 of 256). A load the local
+    exporter keeps up with never reaches the processes; the counts are this process's."""
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "256")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "64")
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 2, stats, at=None)
+        assert pool.at == 128
+        given = records(100)  # fewer than 128: the queue cannot reach the mark
+        for rec in given:
+            pool.emit(rec)
+        assert pool._to_local
+        assert pool.shutdown(10) is True
+        spans = rx.received.wait_for(len(given), timeout=2)
+    assert reaped(pool)
+    assert [p.sent for p in pool.processes] == [0, 0]
+    assert (stats.spans_started, stats.spans_exported, stats.spans_dropped) == (100, 100, 0)
+    assert stats.spans_to_export_processes == 0
+    assert sorted(s.span_id for s in spans) == sorted(f"{r.span_id:016x}" for r in given)
+
+
+def test_the_processes_take_the_rest_of_the_run_once_spans_wait(monkeypatch):
+    """``--export-processes-at 10``: the batch processor exports when 512 spans wait (or after
+    its 5 s delay), so the 10th span waits and every later one goes to the processes — for the
+    rest of the run, even once the local queue has drained."""
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "5000")
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 2, stats, at=10)
+        assert pool.at == 10
+        given = records(400)
+        for rec in given[:300]:
+            pool.emit(rec)
+        assert not pool._to_local
+        assert pool._local[0].queued() == 10
+        pool._local[0].provider.force_flush()  # drained: the processes keep the spans
+        assert pool._local[0].queued() == 0
+        for rec in given[300:]:
+            pool.emit(rec)
+        assert pool.shutdown(10) is True
+        spans = rx.received.wait_for(len(given), timeout=5)
+    assert reaped(pool)
+    assert sum(p.sent for p in pool.processes) == stats.spans_to_export_processes == 390
+    assert all(p.sent > 0 for p in pool.processes)  # a full batch each, then the rest
+    assert (stats.spans_started, stats.spans_exported, stats.spans_dropped) == (400, 400, 0)
+    assert sorted(s.span_id for s in spans) == sorted(f"{r.span_id:016x}" for r in given)
+    assert len({s.resource["service.instance.id"] for s in spans}) == 1
+
+
+def test_the_mark_is_at_most_half_the_queue(monkeypatch):
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "64")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "32")
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 1, Stats(), at=5000)  # would let the queue overflow first
+        assert pool.at == 32
+        assert pool.shutdown(5) is True
+        assert reaped(pool)

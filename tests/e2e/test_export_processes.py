@@ -26,6 +26,9 @@ CI_TRACE, CI_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 #: the processes' exporters wait this long before a scheduled export (ms): nothing leaves a
 #: process before its shutdown, so what a killed or stopped process held never reached the receiver
 NO_SCHEDULED_EXPORT = {"OTEL_BSP_SCHEDULE_DELAY": "60000"}
+#: the export processes take every span from the first (by default the decoding process exports
+#: until 1024 spans wait in its queue, which a small recording never reaches)
+ALL = ["--export-processes-at", "0"]
 
 
 def comparable(span) -> tuple:
@@ -73,12 +76,24 @@ def check_run(proc, spans, stats, data: bytes | None) -> None:
 def test_same_spans_in_process_and_with_1_or_3_processes_grpc_and_http(tmp_path, recording):
     data = recording.read_bytes()
     runs = {}
-    for mode, receiver_cls in (("0", GrpcReceiver), ("1", GrpcReceiver), ("3", GrpcReceiver),
-                               ("2-http", HttpReceiver)):
+    for mode, receiver_cls, args in (
+            ("0", GrpcReceiver, []),
+            ("1", GrpcReceiver, ALL),
+            ("3", GrpcReceiver, ALL),
+            ("2-http", HttpReceiver, ALL),
+            ("2-on-demand", GrpcReceiver, []),  # the default: this process keeps up alone
+            ("2-at-5", GrpcReceiver, ["--export-processes-at", "5"])):  # both, split mid-run
         n = mode.split("-")[0]
-        proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", n],
-                                    receiver_cls)
+        proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", n,
+                                                     *args], receiver_cls)
         check_run(proc, spans, stats, data)
+        to_processes = stats["spans_to_export_processes"]
+        if mode in ("0", "2-on-demand"):
+            assert to_processes == 0, mode
+        elif mode == "2-at-5":  # the first spans waited here; the batch processor waits 1 s
+            assert 0 < to_processes < len(spans) - 4, (mode, to_processes, len(spans))
+        else:
+            assert to_processes == len(spans), mode
         runs[mode] = sorted(comparable(s) for s in spans)
     in_process = runs.pop("0")
     # the recording's spans are there (not an empty agreement): sub-agents / the workflow tree
@@ -96,9 +111,10 @@ def test_same_spans_in_process_and_with_1_or_3_processes_grpc_and_http(tmp_path,
 def test_traceparent_pipe_mode_with_processes(tmp_path):
     data = WORKFLOW_PROBE.read_bytes()
     env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci")
-    proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", "2"],
-                                env=env)
+    proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", "--export-processes", "2",
+                                                 *ALL], env=env)
     check_run(proc, spans, stats, data)
+    assert stats["spans_to_export_processes"] == len(spans)
     ids = {s.span_id for s in spans}
     top = [s for s in spans if s.parent_span_id not in ids]
     assert {s.name.split(" ", 1)[0] for s in top} == {"invoke_agent", "invoke_workflow"}
@@ -116,7 +132,7 @@ def test_traceparent_pipe_mode_with_processes(tmp_path):
 def test_unsampled_traceparent_pipe_mode_exports_nothing(tmp_path):
     data = WORKFLOW_PROBE.read_bytes()
     env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-00")
-    proc, spans, stats = export(tmp_path, data, ["--export-processes", "2"], env=env, expect=1)
+    proc, spans, stats = export(tmp_path, data, ["--export-processes", "2", *ALL], env=env, expect=1)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     assert spans == []
@@ -133,7 +149,7 @@ def wrap(tmp_path: Path, env: dict, processes: str, expect: int):
     seen = tmp_path / "seen.txt"
     stream = EXAMPLES / "milk-session.jsonl"
     argv = [sys.executable, str(child), str(seen), str(stream), "0"]
-    proc, spans, stats = export(tmp_path, b"", ["--export-processes", processes, "--", *argv],
+    proc, spans, stats = export(tmp_path, b"", ["--export-processes", processes, *ALL, "--", *argv],
                                 env=env, expect=expect)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == stream.read_bytes()
@@ -171,13 +187,16 @@ def workflows(count: int) -> list[bytes]:
     return [line for i in range(count) for line in workflow_lines(f"w{i}")]
 
 
-@pytest.mark.parametrize("fail_flag", [False, True], ids=["default", "fail-on-export-error"])
-def test_collector_down_one_failure_line_for_all_processes(fail_flag):
-    # 100 workflows: 401 span records, more than one batch (256): both processes export
+@pytest.mark.parametrize("fail_flag,at", [(False, "0"), (True, "0"), (False, "50")],
+                         ids=["default", "fail-on-export-error", "this-process-too"])
+def test_collector_down_one_failure_line_for_all_processes(fail_flag, at):
+    # 100 workflows: 401 span records, more than one batch (256): both processes export (and
+    # with --export-processes-at 50, this process exports the first 50 itself)
     lines = workflows(100)
     data = b"".join(lines)
     args = ["--protocol", "grpc", "--endpoint", f"http://127.0.0.1:{free_port()}",
-            "--export-processes", "2", "--flush-timeout", "1", "--grace-period", "0"]
+            "--export-processes", "2", "--export-processes-at", at, "--flush-timeout", "1",
+            "--grace-period", "0"]
     live = Live(args + (["--fail-on-export-error"] if fail_flag else []),
                 env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="2"))
     live.send(lines)
@@ -231,7 +250,7 @@ def feed_and_hurt(tmp_path: Path, signum: int, fail_flag: bool, flush: float = 2
     """A slow stream of 40 workflows to 2 export processes; ``signum`` to one of them after 15."""
     stats_path = tmp_path / "stats.json"
     with GrpcReceiver() as rx:
-        args = ["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2",
+        args = ["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2", *ALL,
                 "--flush-timeout", str(flush), "--grace-period", "0", "--stats-json", str(stats_path)]
         live = Live(args + (["--fail-on-export-error"] if fail_flag else []),
                     env=clean_env(**NO_SCHEDULED_EXPORT))
@@ -290,7 +309,7 @@ def ended(pid: int) -> bool:
 
 def test_export_processes_of_a_killed_decoding_process_export_what_they_hold_and_exit():
     with GrpcReceiver() as rx:
-        live = Live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2",
+        live = Live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--export-processes", "2", *ALL,
                      "--flush-timeout", "1", "--grace-period", "0"])
         decoding, pids = export_processes_of(live.proc.pid, 2)
         try:
@@ -326,16 +345,18 @@ def test_export_processes_of_a_killed_decoding_process_export_what_they_hold_and
 @needs_fixtures()
 def test_replay_with_processes_gives_the_same_spans():
     results = {}
-    for n in ("0", "2"):
+    for mode, args in (("0", []), ("2", []), ("2-all", ALL)):
+        n = mode.split("-")[0]
         with GrpcReceiver() as rx:
             proc = run_bridge(["replay", "--exporter", "otlp", "--protocol", "grpc", "--endpoint",
-                               rx.endpoint, "--export-processes", n, *map(str, RECORDINGS)], timeout=30)
+                               rx.endpoint, "--export-processes", n, *args, *map(str, RECORDINGS)],
+                              timeout=30)
             spans = rx.received.wait_for(1, timeout=2)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == b""
         assert len({s.resource.get("service.instance.id") for s in spans}) == 1
-        results[n] = sorted(map(comparable, spans))
-    assert results["0"] and results["2"] == results["0"]
+        results[mode] = sorted(map(comparable, spans))
+    assert results["0"] and results["2"] == results["0"] and results["2-all"] == results["0"]
 
 
 def test_help_lists_the_option_and_17_is_a_usage_error():
@@ -390,3 +411,6 @@ def test_replay_waits_for_a_slow_collector_in_every_process(tmp_path):
     assert b"Queue full" not in proc.stderr
     assert len(spans) == len({s.span_id for s in spans}) == expected
     assert (stats["spans_started"], stats["spans_exported"], stats["spans_dropped"]) == (expected, expected, 0)
+    # the decoding process exported until 32 spans waited (half its 64-span queue); the
+    # processes took the rest
+    assert 32 <= expected - stats["spans_to_export_processes"] < expected

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from otelbridge.worker import BACKLOG_LIMIT, HANDOFF_LIMIT
 from tests.conftest import NO_FORK, ROOT, clean_env, run_bridge
 from tests.e2e.test_faults import Live, skipped_snapshots_run, spans_of, workflow_lines
 from tests.receivers import GrpcReceiver
@@ -133,9 +134,9 @@ def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted
     assert through < 15
     assert stats["lines"] == lines
     assert stats["lines_decoded"] + stats["lines_not_decoded"] == lines
-    # 16 MiB of backlog, a 1 MiB pipe and 4 MiB in the decoding process were kept; the rest not
+    # the tee's backlog, a 1 MiB pipe and the decoding process's handoff were kept; the rest not
     kept = stats["lines_decoded"] * len(snapshot)
-    assert 16 * 2**20 <= kept <= 22 * 2**20
+    assert BACKLOG_LIMIT <= kept <= BACKLOG_LIMIT + HANDOFF_LIMIT + 2 * 2**20
     assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
 
 
@@ -143,7 +144,7 @@ def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted
 @pytest.mark.parametrize("size,max_line", [(20_000_000, None), (30 * 2**20, 64 * 2**20)],
                          ids=["over-max-line", "max-line-above-the-backlog"])
 def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path, no_fork, size, max_line):
-    """A line longer than the 16 MiB backlog read from a regular file at disk speed, then a real
+    """A line longer than the tee's 8 MiB backlog read from a regular file at disk speed, then a real
     recording: the recording decodes as it does alone — the big line's bytes are skipped once
     it is over --max-line or cut, never kept in the lines' place."""
     recording = ROOT / "examples" / "cbc-workflow.jsonl"
