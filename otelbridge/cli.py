@@ -114,13 +114,14 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         )
     except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    from . import dialects as dialect_registry
+    if cfg.dialects:  # imported only then: the tee's process starts sooner without them
+        from . import dialects as dialect_registry
 
-    unknown = [d for d in cfg.dialects if d not in dialect_registry.REGISTRY]
-    if unknown:
-        raise click.UsageError(
-            f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
-        )
+        unknown = [d for d in cfg.dialects if d not in dialect_registry.REGISTRY]
+        if unknown:
+            raise click.UsageError(
+                f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
+            )
     if ((cfg.export_processes or cfg.export_processes_at is not None)
             and not config.export_processes_apply(cfg)):
         _note("--export-processes applies only when otlp is the only exporter; ignored")

@@ -185,9 +185,9 @@ def build(
     """A :class:`Config` from parsed flags and ``env`` (default ``os.environ``).
     Raises :class:`ConfigError` on a value that cannot be used (a bad ``--redact`` regex, ...)."""
     env = os.environ if env is None else env
-    from .redact import PatternError, custom_pattern
-
     for regex in flags.get("redact_patterns") or ():
+        from .redact import PatternError, custom_pattern
+
         try:
             custom_pattern(regex)
         except PatternError as exc:

@@ -200,3 +200,31 @@ def test_a_killed_decoding_process_fails_the_run_with_fail_on_export_error(tmp_p
     assert live.proc.returncode == 1
     assert json.loads(stats_path.read_text())["bytes"] == len(b"".join(lines))
     assert "the decoding process is gone" in live.stderr.decode()
+
+
+def test_the_tees_process_forks_before_it_imports_any_decoding_stage(tmp_path):
+    """Start-up is part of every throughput time (bench/RESULTS.md): the tee's process imports
+    what it needs to move bytes and fork — not the dialects, event vocabulary, tracker,
+    redaction, span builder, OpenTelemetry or rich; the decoding process imports those."""
+    seen = tmp_path / "modules.txt"
+    boot = ("import os, sys\n"
+            "real = os.fork\n"
+            "def fork():\n"
+            f"    if not os.path.exists({str(seen)!r}):  # the first fork: the tee's process\n"
+            f"        open({str(seen)!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+            "    return real()\n"
+            "os.fork = fork\n"
+            "from otelbridge.__main__ import main\n"
+            "main(['--exporter', 'otlp', '--endpoint', 'http://127.0.0.1:9', '-q',\n"
+            "      '--flush-timeout', '0'])\n")
+    data = b'{"type":"system","subtype":"init","session_id":"s"}\n'
+    proc = subprocess.run([sys.executable, "-c", boot], input=data, capture_output=True,
+                          env=clean_env(), cwd=ROOT, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    modules = set(seen.read_text().split("\n"))
+    assert "otelbridge.worker" in modules and "otelbridge.cli" in modules  # it did record
+    heavy = {"otelbridge.dialects", "otelbridge.events", "otelbridge.tracker", "otelbridge.redact",
+             "otelbridge.pipeline", "otelbridge.spans", "otelbridge.export", "opentelemetry",
+             "rich", "grpc"}
+    assert heavy & modules == set()
