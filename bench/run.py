@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -371,7 +372,9 @@ def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents:
     one at a time, paced, after a 1 s start-up pause) → otelbridge → a local gRPC receiver.
     The receiver's count is read when the stream starts + 2 s and when it ends: the received
     rate over that window; then the totals once otelbridge has exited (every span confirmed),
-    how long it took after the stream's end (its drain), and what it skipped or dropped."""
+    how long it took after the stream's end (its drain), and what it skipped or dropped. Memory:
+    the tree's summed ``VmRSS`` and ``Pss`` when the stream starts (set up, idle) and their
+    highest values until otelbridge exits (sampled every 50 ms): the growth under that load."""
     workflows = int(rate * seconds / agents)
     path = directory / f"sustain-{workflows}x{agents}.jsonl"
     if not path.exists():
@@ -386,6 +389,23 @@ def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents:
         emitter.stdout.close()
         emitter.stderr.readline()  # "go"
         t0 = time.monotonic()
+
+        def tree_kb() -> tuple[int, int]:
+            tree = _tree(ob.pid)
+            return (sum(_proc_kb(p, "status", "VmRSS") for p in tree),
+                    sum(_proc_kb(p, "smaps_rollup", "Pss") for p in tree))
+
+        at_start = tree_kb()
+        peak = list(at_start)
+
+        def sample() -> None:
+            while ob.poll() is None:
+                now = tree_kb()
+                peak[0], peak[1] = max(peak[0], now[0]), max(peak[1], now[1])
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         time.sleep(2.0)
         c0, w0 = rx.count(), time.monotonic()
         emitter.wait()
@@ -393,11 +413,14 @@ def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents:
         ob.wait()
         drain = time.monotonic() - w1
         got = rx.count()
+        sampler.join()
     st = json.loads(stats_path.read_text())
     sent = workflows * (agents + 2) + 1
     return {"offered_agent_spans_per_s": rate, "seconds": w1 - t0, "spans_sent": sent, "spans_received": got,
             "received_agent_spans_per_s": (c1 - c0) / (w1 - w0) * agents / (agents + 2),
-            "drain_s": drain, "lines_not_decoded": st["lines_not_decoded"], "spans_dropped": st["spans_dropped"]}
+            "drain_s": drain, "lines_not_decoded": st["lines_not_decoded"], "spans_dropped": st["spans_dropped"],
+            "spans_to_export_processes": st.get("spans_to_export_processes"),
+            "rss_growth_MB": (peak[0] - at_start[0]) / 1024, "pss_growth_MB": (peak[1] - at_start[1]) / 1024}
 
 
 #: offered rates (agent spans/s) of the sustained runs
@@ -467,7 +490,10 @@ def report(results: dict) -> str:
         lines.append(f"| sustained: a live stream offering {row['offered_agent_spans_per_s']:,.0f} agent spans/s "
                      f"for {row['seconds']:.0f} s → local gRPC receiver | received at **{row['received_agent_spans_per_s']:,.0f}/s**; "
                      f"{row['spans_received']}/{row['spans_sent']} spans, {row['lines_not_decoded']} lines skipped, "
-                     f"{row['spans_dropped']} dropped; exit {row['drain_s']:.2f} s after the stream's end | – | ≥ 20 000/s |")
+                     f"{row['spans_dropped']} dropped; exit {row['drain_s']:.2f} s after the stream's end; "
+                     f"{row.get('spans_to_export_processes')} spans to the export processes; memory growth "
+                     f"{row.get('rss_growth_MB', float('nan')):.1f} MB (PSS {row.get('pss_growth_MB', float('nan')):.1f} MB) "
+                     f"| – | ≥ 20 000/s |")
     for e2e in results.get("e2e", []):
         procs = e2e["export_processes"]
         how = (f"{procs} export processes" + (" (the default)" if procs == 2 else "")
