@@ -117,7 +117,8 @@ class _EndCounter(SpanProcessor):
         self.ended = 0
 
     def on_end(self, span: ReadableSpan) -> None:
-        self.ended += 1
+        if span.context.trace_flags.sampled:  # a recorded, unsampled span is not exported
+            self.ended += 1
 
 
 class _OnceFilter(logging.Filter):

@@ -562,6 +562,8 @@ class ExportProcesses:
         # process took, are built and dropped (else "N built" < exported + dropped)
         self.stats.spans_started += built + self.undelivered
         self.stats.spans_to_export_processes += sum(p.sent for p in self.processes)
+        self.stats.spans_sampled_out += sum(int((p.result or {}).get("sampled_out", 0))
+                                            for p in self.processes)
         self.stats.spans_exported = exported
         self.stats.spans_dropped = max(ended - exported, 0) + self.undelivered + unanswered
         parts = [f"{label}: {n} of {ended} not confirmed" for label, n in lost_by_label.items()]
@@ -683,7 +685,8 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
                 wait()
             emit(rec)
         shared.set_built_ended(index, stats.spans_started, exporters.counter.ended)
-    result = {"index": index, "built": stats.spans_started, "ended": 0, "exporters": []}
+    result = {"index": index, "built": stats.spans_started, "ended": 0, "exporters": [],
+              "sampled_out": stats.spans_sampled_out}
     if made:
         exporters = made[0][0]
         if end_at is None:

@@ -253,8 +253,10 @@ class SpanBuilder:
         kind = _KINDS.get(rec.kind, SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL)
         parent = self._parent(rec)
         recording, flags, trace_state = self._decide(rec, parent, name, kind)
-        if not recording:
-            return
+        if not (recording and flags.sampled):
+            self.stats.spans_sampled_out += 1
+            if not recording:
+                return
         limits = self._limits
         value_len = limits.max_attribute_length
         start, end = rec.start_ns, rec.end_ns
@@ -340,3 +342,5 @@ class SpanBuilder:
                 span.set_attribute("error.type", safe.clean(rec.error_type))
             span.set_status(Status(StatusCode.ERROR, safe.clean(rec.error)))
         span.end(end_time=end)
+        if not span.get_span_context().trace_flags.sampled:
+            self.stats.spans_sampled_out += 1

@@ -25,6 +25,9 @@ class Stats:
     spans_started: int = 0
     spans_exported: int = 0
     spans_dropped: int = 0
+    #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
+    #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
+    spans_sampled_out: int = 0
     #: span records handed to the export processes (export_processes.py); the rest were built
     #: and exported by the decoding process (or ``replay``'s) itself
     spans_to_export_processes: int = 0
@@ -55,7 +58,9 @@ class Stats:
             f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
             f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} "
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
-            f"{self.spans_dropped} dropped; {self.late_events_ignored} late events ignored"
+            f"{self.spans_dropped} dropped"
+            + (f", {self.spans_sampled_out} sampled out" if self.spans_sampled_out else "")
+            + f"; {self.late_events_ignored} late events ignored"
             + (f"; over caps, not tracked: {caps}" if caps else "")
         )
 

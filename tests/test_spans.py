@@ -249,9 +249,10 @@ def test_sampler_is_asked_once_per_trace_and_kind_of_parent():
     assert len(memory.get_finished_spans()) == 2 * (50 + 2)
 
 
-def test_ratio_sampler_keeps_or_drops_whole_traces():
+@pytest.mark.parametrize("live", [False, True], ids=["built", "sdk-path"])
+def test_ratio_sampler_keeps_or_drops_whole_traces(live):
     ratio = TraceIdRatioBased(0.5)
-    builder, memory, _, _ = pipeline(sampler=ParentBased(ratio))
+    builder, memory, stats, _ = pipeline(sampler=ParentBased(ratio), live=live)
     kept_trace = (1 << 100) | 1                     # low 64 bits under the ratio's bound
     dropped_trace = (1 << 100) | (ratio.bound + 1)  # over it
     for trace_id in (kept_trace, dropped_trace):
@@ -259,18 +260,21 @@ def test_ratio_sampler_keeps_or_drops_whole_traces():
             builder.emit(rec)
     spans = memory.get_finished_spans()
     assert len(spans) == 4 + 2 and {s.context.trace_id for s in spans} == {kept_trace}
+    # counted: every record built, the dropped trace's as sampled out
+    assert (stats.spans_started, stats.spans_sampled_out) == (2 * (4 + 2), 4 + 2)
 
 
 @pytest.mark.parametrize("flags, exported", [(TraceFlags(TraceFlags.SAMPLED), True),
                                              (TraceFlags(TraceFlags.DEFAULT), False)])
 def test_remote_parent_decides_and_its_trace_state_is_carried(flags, exported):
     state = TraceState([("vendor", "abc")])
-    builder, memory, _, _ = pipeline(remote_parent_flags=flags, trace_state=state)
+    builder, memory, stats, _ = pipeline(remote_parent_flags=flags, trace_state=state)
     records = family(0xFEED, agents=2)
     records[-1].parent_span_id, records[-1].parent_remote = 0x77, True
     for rec in records:
         builder.emit(rec)
     spans = memory.get_finished_spans()
+    assert stats.spans_sampled_out == (0 if exported else len(records))
     if not exported:
         assert spans == ()
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -57,6 +58,10 @@ def test_sampler_always_off_exports_nothing_but_passes_through():
                                                   OTEL_TRACES_SAMPLER="always_off"))
         assert proc.returncode == 0 and proc.stdout == data
         assert rx.received.spans() == []
+    # counted as sampled out, not as dropped: built = exported + dropped + sampled out
+    counts = re.search(r"spans (\d+) built, 0 exported, 0 dropped, (\d+) sampled out;",
+                       proc.stderr.decode())
+    assert counts is not None and int(counts[1]) == int(counts[2]) > 0, proc.stderr
 
 
 def test_example_stream_tree():

@@ -138,7 +138,9 @@ def test_unsampled_traceparent_pipe_mode_exports_nothing(tmp_path):
     assert spans == []
     assert stats["spans_exported"] == stats["spans_dropped"] == 0
     assert stats["spans_started"] > 0  # the records were built, and sampled out
+    assert stats["spans_sampled_out"] == stats["spans_started"]  # counted by the processes
     err = proc.stderr.decode()
+    assert f"0 dropped, {stats['spans_started']} sampled out;" in err
     assert "TRACEPARENT is not sampled" in err
     assert "Traceback" not in err and "export incomplete" not in err
 
