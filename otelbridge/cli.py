@@ -73,9 +73,11 @@ def _shared(fn):
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),
         click.option("--export-processes", type=click.IntRange(0, 16), metavar="N",
+                     envvar="OTELBRIDGE_EXPORT_PROCESSES", show_envvar=True,
                      help="Processes that build and export spans when OTLP is the only exporter "
                           "(0: the decoding process does it). [default: 2 with 2+ CPUs, else 0]"),
         click.option("--export-processes-at", type=click.IntRange(min=0), metavar="SPANS",
+                     envvar="OTELBRIDGE_EXPORT_PROCESSES_AT", show_envvar=True,
                      help="The decoding process exports until this many spans wait in its queue; "
                           "then the export processes take the rest of the run (0: all spans, "
                           "from the first). [default and at most: half of "

@@ -361,6 +361,31 @@ def test_replay_with_processes_gives_the_same_spans():
     assert results["0"] and results["2"] == results["0"] and results["2-all"] == results["0"]
 
 
+@needs_fixtures()
+def test_the_options_from_the_environment(tmp_path):
+    """A sidecar's settings come from its environment (a container spec): the processes take
+    every span with OTELBRIDGE_EXPORT_PROCESSES_AT=0, and none exist with
+    OTELBRIDGE_EXPORT_PROCESSES=0; a flag wins over its variable."""
+    data = WORKFLOW_PROBE.read_bytes()
+    runs = {}
+    for name, args, env in (
+            ("at-0", [], {"OTELBRIDGE_EXPORT_PROCESSES_AT": "0"}),
+            ("none", [], {"OTELBRIDGE_EXPORT_PROCESSES": "0", "OTELBRIDGE_EXPORT_PROCESSES_AT": "0"}),
+            ("flag", ["--export-processes-at", "0"], {"OTELBRIDGE_EXPORT_PROCESSES": "0",
+                                                      "OTELBRIDGE_EXPORT_PROCESSES_AT": "9"})):
+        proc, spans, stats = export(tmp_path, data, ["--deterministic-ids", *args], env=clean_env(**env))
+        check_run(proc, spans, stats, data)
+        runs[name] = (stats["spans_to_export_processes"], len(spans))
+    assert runs["at-0"][0] == runs["at-0"][1] > 0
+    assert runs["none"][0] == 0 and runs["none"][1] == runs["at-0"][1]
+    assert runs["flag"][0] == 0  # no processes (the variable), so nothing to take over
+    bad = run_bridge(["--exporter", "none"], b"", env=clean_env(OTELBRIDGE_EXPORT_PROCESSES="x"),
+                     timeout=20)
+    assert bad.returncode == 2 and b"(env var: 'OTELBRIDGE_EXPORT_PROCESSES'): 'x'" in bad.stderr
+    shown = run_bridge(["--help"], timeout=20).stdout
+    assert b"OTELBRIDGE_EXPORT_PROCESSES" in shown and b"OTELBRIDGE_EXPORT_PROCESSES_AT" in shown
+
+
 def test_help_lists_the_option_and_17_is_a_usage_error():
     proc = run_bridge(["--help"], timeout=20)
     assert proc.returncode == 0 and b"--export-processes" in proc.stdout
