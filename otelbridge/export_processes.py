@@ -22,8 +22,10 @@ How:
   (default and at most: half the batch processor's queue, 1024 of 2048) wait in their queue — a
   CLI's usual load, where the processes stay idle (memory: bench/RESULTS.md). The first time
   that many wait, the processes take every later span, for the rest of the run (what is queued
-  here is exported from here); 0: the processes take every span from the first.
-  ``stats.spans_to_export_processes`` counts what they took.
+  here is exported from here); 0: the processes take every span from the first. In ``replay``
+  (*patient*) the spans of an export in progress count as waiting too, so that this process
+  never holds more than ``SPANS`` for its end to flush (as ``wait_for_room`` bounds it in
+  process). ``stats.spans_to_export_processes`` counts what they took.
 * **frames** (parent → each process, a 1 MiB pipe): 4-byte little-endian length + a pickle
   (protocol 5; the 128-bit ids rule out msgspec) of ``("spans", [SpanRecord, ...])`` or
   ``("end", deadline)`` — ``deadline`` on ``time.monotonic()``, which is one clock for all
@@ -298,7 +300,9 @@ class ExportProcesses:
             if self._to_local:
                 exporters, builder = self._local
                 builder.emit(rec)
-                if self.at and exporters.queued() >= self.at and self._alive():
+                # in ``replay`` the spans being exported count too: its end flushes them all
+                waiting = exporters.pending() if self.patient else exporters.queued()
+                if self.at and waiting >= self.at and self._alive():
                     self._to_local = False  # for the rest of the run: the processes
                     log.debug("%d spans wait to be exported: the export processes take over",
                               self.at)
