@@ -478,7 +478,12 @@ class ExportProcesses:
         results (killing those that do not answer in time) and fill the export counts in
         ``stats`` (``spans_started``: built by the processes that answered, plus the records
         lost with a process or never delivered, which also count as dropped). True when every
-        span was confirmed exported."""
+        span was confirmed exported. In ``replay`` (*patient*) the end waits first for the
+        processes to build what they were sent (:meth:`_drain`)."""
+        if self.patient:
+            with self._lock:
+                self._flush_locked()
+            self._drain()
         deadline = time.monotonic() + timeout_s
         self.pace_until = min(self.pace_until, deadline)
         with self._lock:
@@ -495,6 +500,25 @@ class ExportProcesses:
             local.shutdown(max(0.0, deadline - time.monotonic()))
         self._collect(deadline + RESULT_MARGIN_S)
         return self._merge(local)
+
+    def _drain(self) -> None:
+        """``replay``: wait while a living process has span records it was sent but has not built
+        (its pipe and read buffer hold thousands), as long as the processes make progress (spans
+        built or exported) — at most :data:`PATIENT_STALL_S` without any. They are what replay's
+        waiting for the collector covers in process, not the end's ``--flush-timeout``."""
+        last = None
+        stalled_since = time.monotonic()
+        while True:
+            alive = [p for p in self.processes if p.alive]
+            progress = [self._shared.progress(p.index) for p in alive]
+            if all(built >= p.sent for p, (built, _, _) in zip(alive, progress)):
+                return
+            now = time.monotonic()
+            if progress != last:
+                last, stalled_since = progress, now
+            elif now - stalled_since >= PATIENT_STALL_S:
+                return
+            time.sleep(0.01)
 
     def _collect(self, until: float) -> None:
         """Read the processes' result lines until all have answered or ``until``; kill and reap
