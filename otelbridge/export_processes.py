@@ -57,8 +57,9 @@ How:
 * The SDK's first export-failure message is said once for all processes: a one-byte token in a
   pipe, taken by the first to speak (:func:`otelbridge.export.share_first_message`).
 
-A process that sees its pipe end without an ``end`` frame (its parent was killed) flushes within
-``--flush-timeout`` and exits.
+A process whose parent was killed (it is given to another: ``os.getppid()`` changes) stops
+waiting for its exporter — ``replay``'s too — builds what its pipe still holds, flushes, and exits
+within ``--flush-timeout`` of seeing it.
 """
 
 from __future__ import annotations
@@ -666,6 +667,17 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     share_first_message(token_fd)
     stats = Stats()
     made: list[tuple[Any, Any, Any, int]] = []
+    parent = os.getppid()
+    #: once the parent is gone (killed: this process was given to another), all that is left is
+    #: over by this ``time.monotonic()`` instant, a ``--flush-timeout`` from when it was seen
+    orphaned_end: list[float] = []
+
+    def orphaned() -> bool:
+        if not orphaned_end and os.getppid() != parent:
+            orphaned_end.append(time.monotonic() + cfg.flush_timeout_s)
+            if made:
+                made[0][0].pace_until = min(made[0][0].pace_until, orphaned_end[0])
+        return bool(orphaned_end)
 
     def make() -> tuple[Any, Any, Any, int]:
         """(exporters, emit, wait, step), made for the first frame of spans: a process that
@@ -680,11 +692,12 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         for c in counted:
             c.on_export = exported
         queue = exporters.smallest_queue()
-        if patient:
-            def wait() -> None:
+        def wait() -> None:  # patient only for a parent that waits for it
+            if patient and not orphaned():
                 exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
-        else:
-            wait = exporters.pace
+            else:
+                orphaned()
+                exporters.pace()
         return exporters, builder.emit, wait, max(1, min(PACE_EVERY, queue // 4))
 
     reader = os.fdopen(frames_fd, "rb", buffering=PIPE_SIZE)
@@ -705,7 +718,7 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         if not made:
             made.append(make())
         exporters, emit, wait, step = made[0]
-        exporters.pace_until = shared.deadline()
+        exporters.pace_until = min([shared.deadline(), *orphaned_end])
         for i, rec in enumerate(body):
             if not i % step:  # a frame may hold more spans than the exporter's queue
                 wait()
@@ -715,7 +728,7 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     if made:
         exporters = made[0][0]
         if end_at is None:
-            end_at = time.monotonic() + cfg.flush_timeout_s
+            end_at = orphaned_end[0] if orphaned() else time.monotonic() + cfg.flush_timeout_s
         exporters.shutdown(max(0.0, end_at - time.monotonic()))
         result["ended"] = exporters.counter.ended
         result["exporters"] = [[c.label, c.exported] for c in exporters.counted]
