@@ -22,8 +22,10 @@ How:
   (default and at most: half the batch processor's queue, 1024 of 2048) wait in their queue — a
   CLI's usual load, where the processes stay idle (memory: bench/RESULTS.md). The first time
   that many wait, the processes take every later span, for the rest of the run (what is queued
-  here is exported from here); 0: the processes take every span from the first.
-  ``stats.spans_to_export_processes`` counts what they took.
+  here is exported from here); 0: the processes take every span from the first. In ``replay``
+  (*patient*) the spans of an export in progress count as waiting too, so that this process
+  never holds more than ``SPANS`` for its end to flush (as ``wait_for_room`` bounds it in
+  process). ``stats.spans_to_export_processes`` counts what they took.
 * **frames** (parent → each process, a 1 MiB pipe): 4-byte little-endian length + a pickle
   (protocol 5; the 128-bit ids rule out msgspec) of ``("spans", [SpanRecord, ...])`` or
   ``("end", deadline)`` — ``deadline`` on ``time.monotonic()``, which is one clock for all
@@ -55,8 +57,9 @@ How:
 * The SDK's first export-failure message is said once for all processes: a one-byte token in a
   pipe, taken by the first to speak (:func:`otelbridge.export.share_first_message`).
 
-A process that sees its pipe end without an ``end`` frame (its parent was killed) flushes within
-``--flush-timeout`` and exits.
+A process whose parent was killed (it is given to another: ``os.getppid()`` changes) stops
+waiting for its exporter — ``replay``'s too — builds what its pipe still holds, flushes, and exits
+within ``--flush-timeout`` of seeing it.
 """
 
 from __future__ import annotations
@@ -298,7 +301,9 @@ class ExportProcesses:
             if self._to_local:
                 exporters, builder = self._local
                 builder.emit(rec)
-                if self.at and exporters.queued() >= self.at and self._alive():
+                # in ``replay`` the spans being exported count too: its end flushes them all
+                waiting = exporters.pending() if self.patient else exporters.queued()
+                if self.at and waiting >= self.at and self._alive():
                     self._to_local = False  # for the rest of the run: the processes
                     log.debug("%d spans wait to be exported: the export processes take over",
                               self.at)
@@ -474,7 +479,12 @@ class ExportProcesses:
         results (killing those that do not answer in time) and fill the export counts in
         ``stats`` (``spans_started``: built by the processes that answered, plus the records
         lost with a process or never delivered, which also count as dropped). True when every
-        span was confirmed exported."""
+        span was confirmed exported. In ``replay`` (*patient*) the end waits first for the
+        processes to build what they were sent (:meth:`_drain`)."""
+        if self.patient:
+            with self._lock:
+                self._flush_locked()
+            self._drain()
         deadline = time.monotonic() + timeout_s
         self.pace_until = min(self.pace_until, deadline)
         with self._lock:
@@ -491,6 +501,25 @@ class ExportProcesses:
             local.shutdown(max(0.0, deadline - time.monotonic()))
         self._collect(deadline + RESULT_MARGIN_S)
         return self._merge(local)
+
+    def _drain(self) -> None:
+        """``replay``: wait while a living process has span records it was sent but has not built
+        (its pipe and read buffer hold thousands), as long as the processes make progress (spans
+        built or exported) — at most :data:`PATIENT_STALL_S` without any. They are what replay's
+        waiting for the collector covers in process, not the end's ``--flush-timeout``."""
+        last = None
+        stalled_since = time.monotonic()
+        while True:
+            alive = [p for p in self.processes if p.alive]
+            progress = [self._shared.progress(p.index) for p in alive]
+            if all(built >= p.sent for p, (built, _, _) in zip(alive, progress)):
+                return
+            now = time.monotonic()
+            if progress != last:
+                last, stalled_since = progress, now
+            elif now - stalled_since >= PATIENT_STALL_S:
+                return
+            time.sleep(0.01)
 
     def _collect(self, until: float) -> None:
         """Read the processes' result lines until all have answered or ``until``; kill and reap
@@ -640,6 +669,17 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     share_first_message(token_fd)
     stats = Stats()
     made: list[tuple[Any, Any, Any, int]] = []
+    parent = os.getppid()
+    #: once the parent is gone (killed: this process was given to another), all that is left is
+    #: over by this ``time.monotonic()`` instant, a ``--flush-timeout`` from when it was seen
+    orphaned_end: list[float] = []
+
+    def orphaned() -> bool:
+        if not orphaned_end and os.getppid() != parent:
+            orphaned_end.append(time.monotonic() + cfg.flush_timeout_s)
+            if made:
+                made[0][0].pace_until = min(made[0][0].pace_until, orphaned_end[0])
+        return bool(orphaned_end)
 
     def make() -> tuple[Any, Any, Any, int]:
         """(exporters, emit, wait, step), made for the first frame of spans: a process that
@@ -654,11 +694,12 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         for c in counted:
             c.on_export = exported
         queue = exporters.smallest_queue()
-        if patient:
-            def wait() -> None:
+        def wait() -> None:  # patient only for a parent that waits for it
+            if patient and not orphaned():
                 exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
-        else:
-            wait = exporters.pace
+            else:
+                orphaned()
+                exporters.pace()
         return exporters, builder.emit, wait, max(1, min(PACE_EVERY, queue // 4))
 
     reader = os.fdopen(frames_fd, "rb", buffering=PIPE_SIZE)
@@ -679,7 +720,7 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         if not made:
             made.append(make())
         exporters, emit, wait, step = made[0]
-        exporters.pace_until = shared.deadline()
+        exporters.pace_until = min([shared.deadline(), *orphaned_end])
         for i, rec in enumerate(body):
             if not i % step:  # a frame may hold more spans than the exporter's queue
                 wait()
@@ -690,7 +731,7 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     if made:
         exporters = made[0][0]
         if end_at is None:
-            end_at = time.monotonic() + cfg.flush_timeout_s
+            end_at = orphaned_end[0] if orphaned() else time.monotonic() + cfg.flush_timeout_s
         exporters.shutdown(max(0.0, end_at - time.monotonic()))
         result["ended"] = exporters.counter.ended
         result["exporters"] = [[c.label, c.exported] for c in exporters.counted]

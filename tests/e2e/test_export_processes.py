@@ -441,3 +441,37 @@ def test_replay_waits_for_a_slow_collector_in_every_process(tmp_path):
     # the decoding process exported until 32 spans waited (half its 64-span queue); the
     # processes took the rest
     assert 32 <= expected - stats["spans_to_export_processes"] < expected
+
+
+def test_export_processes_of_a_killed_replay_stop_waiting_and_exit(tmp_path):
+    """``replay``'s processes wait for a slow collector as long as it makes progress — for their
+    parent. Once it is killed, what they still hold (thousands of records in their pipes) is
+    flushed within ``--flush-timeout`` and they exit, as the live tee's processes do; they went on
+    waiting at the collector's pace (here ~64 spans/s each: more than a minute)."""
+    path = tmp_path / "burst.jsonl"
+    path.write_bytes(b"".join(line for w in range(300) for line in workflow_lines(f"k{w}", 20)))
+    env = clean_env(OTEL_BSP_MAX_QUEUE_SIZE="64", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="32",
+                    OTEL_BSP_SCHEDULE_DELAY="50")
+    with GrpcReceiver(delay=0.5) as rx:
+        replay = subprocess.Popen([sys.executable, "-m", "otelbridge", "replay", "--protocol", "grpc",
+                                   "--endpoint", rx.endpoint, "--flush-timeout", "1",
+                                   "--export-processes", "2", *ALL, str(path)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        pids: list[int] = []
+        try:
+            deadline = time.monotonic() + 10
+            while len(pids) < 2 and time.monotonic() < deadline:
+                pids = children(replay.pid)
+                time.sleep(0.02)
+            assert len(pids) == 2
+            time.sleep(1.5)  # the file is read, its records wait in the processes' pipes
+            replay.kill()
+            replay.wait(5)
+            deadline = time.monotonic() + 1.0 + 3.0  # --flush-timeout + a margin
+            while not all(map(ended, pids)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert all(map(ended, pids))
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
