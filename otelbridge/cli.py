@@ -124,10 +124,26 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
             raise click.UsageError(
                 f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
             )
-    if ((cfg.export_processes or cfg.export_processes_at is not None)
-            and not config.export_processes_apply(cfg)):
-        _note("--export-processes applies only when otlp is the only exporter; ignored")
+    given = _export_options(cfg)
+    if given and not config.export_processes_apply(cfg):
+        _note(f"{given[0]} {given[1]} only when otlp is the only exporter; ignored")
+    elif cfg.export_processes == 0 and cfg.export_processes_at is not None:
+        _note("--export-processes-at applies only with export processes "
+              "(--export-processes is 0); ignored")
     return cfg
+
+
+def _export_options(cfg: config.Config) -> tuple[str, str] | None:
+    """(the export-process options given — flag or environment — and the verb that agrees
+    with them), for the notes saying they do not apply; ``None`` when neither was."""
+    names = [name for name, value in (("--export-processes", cfg.export_processes),
+                                      ("--export-processes-at", cfg.export_processes_at))
+             if value is not None]
+    if cfg.export_processes == 0 and cfg.export_processes_at is None:
+        return None  # asking for none where there can be none: nothing to say
+    if not names:
+        return None
+    return (" and ".join(names), "apply" if len(names) == 2 else "applies")
 
 
 def _note(text: str) -> None:
@@ -189,10 +205,10 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
-    if ((cfg.export_processes or cfg.export_processes_at is not None)
-            and config.export_processes_apply(cfg)):
+    given = _export_options(cfg)
+    if given and config.export_processes_apply(cfg):
         _note("follow exports from one process (a followed file is read at its own pace); "
-              "--export-processes is ignored")
+              f"{given[0]} {'are' if given[1] == 'apply' else 'is'} ignored")
     from .pipeline import follow
 
     return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)

@@ -548,16 +548,20 @@ class Exporters:
             return 0
         return self.counter.ended - min(c.exported + c.failed for c in self.counted)
 
-    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0,
+                      until: Callable[[], float] | None = None) -> None:
         """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
         pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
-        (a dead collector: then go on, and the processor's queue drops and is counted as usual).
+        (a dead collector: then go on, and the processor's queue drops and is counted as usual),
+        and never past :attr:`pace_until` (the run's end) — or ``until()``, read as it waits,
+        where the end is set by another process (the export processes' shared deadline).
         The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
         pending = self.pending()
         if pending <= high:
             return
         deadline = time.monotonic() + stall_s
-        while pending > low and time.monotonic() < deadline:
+        end = until if until is not None else (lambda: self.pace_until)
+        while pending > low and time.monotonic() < min(deadline, end()):
             time.sleep(0.002)
             now = self.pending()
             if now < pending:

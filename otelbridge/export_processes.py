@@ -469,8 +469,9 @@ class ExportProcesses:
         with contextlib.suppress(ChildProcessError):  # dead: no zombie until the end
             os.waitpid(proc.pid, os.WNOHANG)
         left = sum(p.alive for p in self.processes)
-        log.warning("export process %d %s; the spans it held are counted as dropped%s",
-                    proc.index, why, f" ({left} left)" if left else "")
+        held = "; the spans it held are counted as dropped" if proc.sent else ", holding no spans"
+        log.warning("export process %d %s%s%s", proc.index, why, held,
+                    f" ({left} left)" if left else "")
 
     # ------------------------------------------------------------------ the end
 
@@ -694,9 +695,11 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         for c in counted:
             c.on_export = exported
         queue = exporters.smallest_queue()
+
         def wait() -> None:  # patient only for a parent that waits for it
-            if patient and not orphaned():
-                exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
+            if patient and not orphaned():  # never past the end the parent sets meanwhile
+                exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8),
+                                        until=lambda: min([shared.deadline(), *orphaned_end]))
             else:
                 orphaned()
                 exporters.pace()

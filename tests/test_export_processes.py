@@ -412,3 +412,23 @@ def test_replay_ends_once_the_processes_took_in_what_they_were_sent(monkeypatch)
     assert (stats.spans_started, stats.spans_exported, stats.spans_dropped) == (1000, 1000, 0)
     assert pool.describe_failure() is None
     assert sorted(s.span_id for s in spans) == sorted(f"{r.span_id:016x}" for r in given)
+
+
+def test_a_process_lost_before_it_held_anything_is_said_so(caplog):
+    stats = Stats()
+    with HttpReceiver() as rx:
+        pool = start_pool(rx, 2, stats)
+        first = pool.processes[0]  # the first batch's turn (no pipe holds anything yet)
+        os.kill(first.pid, signal.SIGKILL)
+        time.sleep(0.3)  # gone: its pipe has no reader
+        given = records(10)
+        for rec in given:
+            pool.emit(rec)
+        pool.flush()
+        assert not first.alive and pool.processes[1].sent == len(given)
+        assert pool.shutdown(10) is True
+        spans = rx.received.wait_for(len(given), timeout=2)
+    assert reaped(pool)
+    assert len(spans) == stats.spans_exported == len(given) and stats.spans_dropped == 0
+    lost = [r.getMessage() for r in caplog.records if "export process 0" in r.getMessage()]
+    assert lost == ["export process 0 ended, holding no spans (1 left)"]

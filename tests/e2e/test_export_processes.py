@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -403,6 +404,22 @@ def test_the_option_where_it_does_not_apply_is_said_once_and_the_stream_still_pa
                      "ignored"]
     quiet = run_bridge(["--exporter", "none", "-q"], data, timeout=30)
     assert b"--export-processes" not in quiet.stderr
+    # each note names what was given, the environment's settings included
+    for args, env, note in (
+            (["--exporter", "console", "--export-processes-at", "5"], {},
+             "--export-processes-at applies only when otlp is the only exporter; ignored"),
+            (["--exporter", "console"], {"OTELBRIDGE_EXPORT_PROCESSES": "3",
+                                         "OTELBRIDGE_EXPORT_PROCESSES_AT": "5"},
+             "--export-processes and --export-processes-at apply only when otlp is the only "
+             "exporter; ignored"),
+            (["--export-processes", "0", "--export-processes-at", "5", "--endpoint",
+              f"http://127.0.0.1:{free_port()}", "--flush-timeout", "0"], {},
+             "--export-processes-at applies only with export processes (--export-processes is 0); "
+             "ignored")):
+        proc = run_bridge([*args, "-q"], data, env=clean_env(**env), timeout=30)
+        assert proc.returncode == 0 and proc.stdout == data
+        notes = [l for l in proc.stderr.decode().splitlines() if "--export-processes" in l]
+        assert notes == ["otelbridge: " + note], (args, env, proc.stderr)
 
 
 def test_follow_says_it_ignores_the_option(tmp_path):
@@ -410,13 +427,14 @@ def test_follow_says_it_ignores_the_option(tmp_path):
     path.write_bytes(b"")
     proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "follow", "--exporter", "otlp",
                              "--endpoint", f"http://127.0.0.1:{free_port()}", "--flush-timeout", "0",
-                             "--export-processes", "2", "--state-dir", str(tmp_path / "state"), str(path)],
+                             "--export-processes", "2", "--export-processes-at", "0",
+                             "--state-dir", str(tmp_path / "state"), str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and out == b""
-    assert err.decode().count("--export-processes is ignored") == 1
+    assert err.decode().count("--export-processes and --export-processes-at are ignored") == 1
 
 
 def test_replay_waits_for_a_slow_collector_in_every_process(tmp_path):
@@ -475,3 +493,34 @@ def test_export_processes_of_a_killed_replay_stop_waiting_and_exit(tmp_path):
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+
+
+def test_replay_against_a_blackholed_collector_ends_with_every_process_answering(tmp_path):
+    """A collector that accepts and never answers: replay's processes wait for their exporters
+    only until the end the parent sets (the shared deadline), then flush within
+    --flush-timeout and report — none is killed as "did not finish", every span is counted."""
+    path = tmp_path / "burst.jsonl"
+    path.write_bytes(b"".join(line for w in range(40) for line in workflow_lines(f"b{w}", 10)))
+    expected = spans_of(10, 40)
+    env = clean_env(OTEL_BSP_MAX_QUEUE_SIZE="64", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="32",
+                    OTEL_BSP_SCHEDULE_DELAY="50", OTEL_EXPORTER_OTLP_TIMEOUT="2")
+    stats_path = tmp_path / "stats.json"
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # the kernel completes handshakes; nobody reads or answers
+    try:
+        t = time.monotonic()
+        proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint",
+                           f"http://127.0.0.1:{hole.getsockname()[1]}", "--export-processes", "2",
+                           *ALL, "--flush-timeout", "1", "--stats-json", str(stats_path),
+                           str(path)], env=env, timeout=120)
+        took = time.monotonic() - t
+    finally:
+        hole.close()
+    stats = json.loads(stats_path.read_text())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "did not finish" not in err and "Traceback" not in err
+    assert stats["spans_started"] == expected
+    assert stats["spans_exported"] == 0 and stats["spans_dropped"] == expected
+    assert took < 60, took
