@@ -566,8 +566,9 @@ class ExportProcesses:
         unanswered = 0
         for proc in self.processes:
             res = proc.result
-            if res is None:
+            if res is None:  # what it confirmed was ended and exported; the rest is lost
                 confirmed = min(self._shared.progress(proc.index)[2], proc.sent)
+                ended += confirmed
                 exported += confirmed
                 built += proc.sent
                 unanswered += proc.sent - confirmed

@@ -432,3 +432,27 @@ def test_a_process_lost_before_it_held_anything_is_said_so(caplog):
     assert len(spans) == stats.spans_exported == len(given) and stats.spans_dropped == 0
     lost = [r.getMessage() for r in caplog.records if "export process 0" in r.getMessage()]
     assert lost == ["export process 0 ended, holding no spans (1 left)"]
+
+
+def test_counts_add_up_when_one_process_answered_with_losses_and_another_not_at_all():
+    """The merge of the counts (``_merge``): built = exported + dropped, whatever mix of
+    processes answered. One answered having exported 600 of its 1000 spans; one was killed
+    unanswered after confirming 300 of the 500 it was sent (its shared progress); 50 records
+    reached no process."""
+    stats = Stats()
+    pool = ExportProcesses(Config(), stats, None, None, 2)
+    answered, killed = export_processes._Process(0, 0, -1), export_processes._Process(1, 0, -1)
+    answered.sent, answered.result = 1000, {"index": 0, "built": 1000, "ended": 1000,
+                                            "exporters": [["collector", 600]]}
+    killed.sent = 500
+    pool._shared.set_exported(1, 300)
+    pool.processes = [answered, killed]
+    pool.undelivered = 50
+    assert pool._merge() is False
+    assert stats.spans_started == 1000 + 500 + 50
+    assert stats.spans_exported == 600 + 300
+    assert stats.spans_dropped == 400 + 200 + 50
+    assert stats.spans_started == stats.spans_exported + stats.spans_dropped
+    assert stats.spans_to_export_processes == 1500
+    failure = pool.describe_failure()
+    assert "collector: 400 of 1300 not confirmed" in failure and "200 span records" in failure
