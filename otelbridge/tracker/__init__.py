@@ -35,7 +35,7 @@ from ..config import DEFAULT_GRACE_S  # noqa: E402  (re-exported)
 #: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
 MAX_REFS = 10_000
 
-#: Session events held per session until the session span takes them (memory bound).
+#: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000
 
 
@@ -205,6 +205,7 @@ class Context:
     process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
     _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
+    _session_events_held: int = 0
     _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
 
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
@@ -223,17 +224,28 @@ class Context:
     def session_event(self, session_id: str | None, event: SpanEvent) -> None:
         """Hold ``event`` for the span of session ``session_id`` (Caudra goal events, automation
         notices): the part that emits the session span takes them with
-        :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` per session (more are
-        counted in ``stats.session_events_capped``)."""
-        held = self._session_events.setdefault(session_id, [])
-        if len(held) >= MAX_SESSION_EVENTS:
+        :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` in all: an event for a
+        session not held yet makes room by letting go of the sessions held longest (a stream of
+        ever new session ids no span takes must not grow memory); an event for a held session
+        beyond the bound is refused. Both counted in ``stats.session_events_capped``."""
+        held = self._session_events.get(session_id)
+        if held is None:
+            while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
+                dropped = self._session_events.pop(next(iter(self._session_events)))
+                self._session_events_held -= len(dropped)
+                self.stats.session_events_capped += len(dropped)
+            held = self._session_events[session_id] = []
+        if self._session_events_held >= MAX_SESSION_EVENTS:
             self.stats.session_events_capped += 1
             return
         held.append(event)
+        self._session_events_held += 1
 
     def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
         """The events held for session ``session_id`` (in arrival order), removed."""
-        return self._session_events.pop(session_id, [])
+        events = self._session_events.pop(session_id, [])
+        self._session_events_held -= len(events)
+        return events
 
     def pending_session_events(self) -> int:
         """How many session events no session span has taken yet."""

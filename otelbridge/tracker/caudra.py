@@ -71,6 +71,8 @@ MAX_PHASES_PER_RUN = 10_000
 MAX_LOGS_PER_RUN = 10_000
 MAX_MESSAGE_IDS = 10_000
 MAX_PENDING_NOTICES = 1_024
+#: notices held in all for firings not seen yet; beyond, they go to the session at once
+MAX_PENDING_NOTICE_EVENTS = 10_000
 
 RUN_INCOMPLETE = "stream ended before a terminal workflow status"
 
@@ -133,6 +135,7 @@ class CaudraTracker:
         self._anonymous = 0
         #: fire_id → notices that came before their firing: (session_id, event)
         self._notices: dict[str, list[tuple[str | None, SpanEvent]]] = {}
+        self._notices_held = 0
         self._handlers: dict[type, Callable[[Any], None]] = {
             CaudraWorkflowSnapshot: self._snapshot,
             CaudraWorkflowLog: self._log_event,
@@ -159,6 +162,7 @@ class CaudraTracker:
             for session_id, event in notices:
                 self.ctx.session_event(session_id, event)
         self._notices.clear()
+        self._notices_held = 0
 
     # ------------------------------------------------------------------ runs
 
@@ -471,7 +475,9 @@ class CaudraTracker:
             events.append(SpanEvent("deferred", ev.queued_ns or start,
                                     {"automation.deferred_until": ev.deferred_until_ns // 1_000_000}))
         if ev.fire_id:
-            events.extend(event for _, event in self._notices.pop(ev.fire_id, []))
+            waiting = self._notices.pop(ev.fire_id, [])
+            self._notices_held -= len(waiting)
+            events.extend(event for _, event in waiting)
             self._fired.add(ev.fire_id)
         rec = SpanRecord(
             name=redact.span_name("automation", ev.automation, "automation"),
@@ -499,8 +505,9 @@ class CaudraTracker:
             pending = self._notices.get(ev.fire_id)
             if pending is None and len(self._notices) < MAX_PENDING_NOTICES:
                 pending = self._notices[ev.fire_id] = []
-            if pending is not None:
+            if pending is not None and self._notices_held < MAX_PENDING_NOTICE_EVENTS:
                 pending.append((ev.session_id, event))
+                self._notices_held += 1
                 return
         self.ctx.session_event(ev.session_id, event)
 

@@ -109,3 +109,44 @@ def test_unchanged_entries_decode_once_changed_ones_again():
     assert second.agents[0] is first.agents[0]  # unchanged: the same decoded agent
     assert second.agents[1] is not first.agents[1]
     assert [a.tokens for a in second.agents] == [5, 2]
+
+
+def test_session_events_for_sessions_never_seen_stay_bounded():
+    """Caudra goal events for a new session id on every line (no session span ever takes
+    them): what is held stays bounded by MAX_SESSION_EVENTS in all, not one list per session
+    id forever; what had to be let go is counted."""
+    from otelbridge.events import GoalEvent
+    from otelbridge.tracker import MAX_SESSION_EVENTS
+    from otelbridge.tracker.caudra import CaudraTracker
+
+    records, stats = [], Stats()
+    ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    tracker = Tracker(ctx, [CaudraTracker(ctx)])
+    n = MAX_SESSION_EVENTS + 5_000
+    for i in range(n):
+        tracker.handle(GoalEvent(f"s{i}", T0 + i, kind="evaluation"))
+    assert ctx.pending_session_events() <= MAX_SESSION_EVENTS
+    assert len(ctx._session_events) <= MAX_SESSION_EVENTS
+    assert stats.session_events_capped == n - ctx.pending_session_events()
+    # the latest session still gets its event
+    assert [e.name for e in ctx.take_session_events(f"s{n - 1}")] == ["goal.evaluation"]
+
+
+def test_notices_waiting_for_their_firing_stay_bounded():
+    """automation_notice lines repeating one fire_id whose automation never fires: the notices
+    held for it are bounded; past the bound they go to the session (itself capped, counted)."""
+    from otelbridge.events import AutomationNotice
+    from otelbridge.tracker import MAX_SESSION_EVENTS
+    from otelbridge.tracker import caudra
+
+    records, stats = [], Stats()
+    ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    part = caudra.CaudraTracker(ctx)
+    tracker = Tracker(ctx, [part])
+    n = caudra.MAX_PENDING_NOTICE_EVENTS + MAX_SESSION_EVENTS + 3
+    for i in range(n):
+        tracker.handle(AutomationNotice("s1", T0 + i, automation="w", fire_id="F1", text="t"))
+    held = sum(len(v) for v in part._notices.values())
+    assert held == caudra.MAX_PENDING_NOTICE_EVENTS
+    assert ctx.pending_session_events() == MAX_SESSION_EVENTS
+    assert stats.session_events_capped == n - held - MAX_SESSION_EVENTS
