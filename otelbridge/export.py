@@ -469,8 +469,11 @@ class Exporters:
         self.provider.add_span_processor(self.counter)
         self.counted: list[CountingExporter] = []
         self._queues: list[tuple[CountingExporter, BatchSpanProcessor]] = []
-        #: :meth:`pace` never waits past this ``time.monotonic()`` instant
+        #: :meth:`pace` and :meth:`wait_for_room` never wait past this ``time.monotonic()``
+        #: instant, nor past what :attr:`deadline_source` says as they wait (an end set by
+        #: another process: the export processes' shared deadline)
         self.pace_until = float("inf")
+        self.deadline_source: Callable[[], float] | None = None
         delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
         for name in cfg.exporters:
             if name == "none":
@@ -512,8 +515,8 @@ class Exporters:
                 return
             now = time.monotonic()
             if not deadline:
-                deadline = min(now + limit_s, self.pace_until)
-            if now >= deadline:
+                deadline = now + limit_s
+            if now >= min(deadline, self._until()):
                 return
             time.sleep(0.002)
 
@@ -548,20 +551,23 @@ class Exporters:
             return 0
         return self.counter.ended - min(c.exported + c.failed for c in self.counted)
 
-    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0,
-                      until: Callable[[], float] | None = None) -> None:
+    def _until(self) -> float:
+        """The instant no wait may pass: :attr:`pace_until`, or earlier what
+        :attr:`deadline_source` says now."""
+        source = self.deadline_source
+        return self.pace_until if source is None else min(self.pace_until, source())
+
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
         """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
         pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
         (a dead collector: then go on, and the processor's queue drops and is counted as usual),
-        and never past :attr:`pace_until` (the run's end) — or ``until()``, read as it waits,
-        where the end is set by another process (the export processes' shared deadline).
+        and never past the run's end (:attr:`pace_until`, :attr:`deadline_source`).
         The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
         pending = self.pending()
         if pending <= high:
             return
         deadline = time.monotonic() + stall_s
-        end = until if until is not None else (lambda: self.pace_until)
-        while pending > low and time.monotonic() < min(deadline, end()):
+        while pending > low and time.monotonic() < min(deadline, self._until()):
             time.sleep(0.002)
             now = self.pending()
             if now < pending:

@@ -316,9 +316,9 @@ class ExportProcesses:
                 self._flush_locked()
 
     def pace(self) -> None:
-        """After a line: write the batch once :data:`FLUSH_AFTER_S` old (spans keep flowing
-        while lines do). The waiting for the exporters happens in the processes (here only
-        when exporting in this process after all were lost)."""
+        """After a line: while this process's exporters take the spans, wait for them
+        (``Exporters.pace``); else write the batch once :data:`FLUSH_AFTER_S` old (spans keep
+        flowing while lines do) — the processes wait for their own exporters."""
         if self._to_local:
             self._local[0].pace()
         elif self._batch and time.monotonic() - self._batch_since >= FLUSH_AFTER_S:
@@ -582,12 +582,12 @@ class ExportProcesses:
                 if int(n) < p_ended:
                     lost_by_label[label] = lost_by_label.get(label, 0) + p_ended - int(n)
         if local is not None:  # what was exported from this process
-            f_ended = local.counter.ended
-            ended += f_ended
+            l_ended = local.counter.ended
+            ended += l_ended
             exported += min((c.exported for c in local.counted), default=0)
             for c in local.counted:
-                if c.exported < f_ended:
-                    lost_by_label[c.label] = lost_by_label.get(c.label, 0) + f_ended - c.exported
+                if c.exported < l_ended:
+                    lost_by_label[c.label] = lost_by_label.get(c.label, 0) + l_ended - c.exported
         # every record handed to this stage counts as built, as the in-process builder counts
         # each record it is given: those a killed or stopped process took with it, and those no
         # process took, are built and dropped (else "N built" < exported + dropped)
@@ -679,14 +679,14 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
     def orphaned() -> bool:
         if not orphaned_end and os.getppid() != parent:
             orphaned_end.append(time.monotonic() + cfg.flush_timeout_s)
-            if made:
-                made[0][0].pace_until = min(made[0][0].pace_until, orphaned_end[0])
         return bool(orphaned_end)
 
     def make() -> tuple[Any, Any, Any, int]:
         """(exporters, emit, wait, step), made for the first frame of spans: a process that
         never gets one (the decoding process kept up) holds no exporter, channel or thread."""
         exporters = Exporters(cfg, stats, resource)
+        # no wait passes the end the parent sets (shared), nor, orphaned, the process's own
+        exporters.deadline_source = lambda: min([shared.deadline(), *orphaned_end])
         builder = SpanBuilder(exporters.provider, exporters.ids, stats, **builder_options)
         counted = exporters.counted
 
@@ -698,9 +698,8 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         queue = exporters.smallest_queue()
 
         def wait() -> None:  # patient only for a parent that waits for it
-            if patient and not orphaned():  # never past the end the parent sets meanwhile
-                exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8),
-                                        until=lambda: min([shared.deadline(), *orphaned_end]))
+            if patient and not orphaned():
+                exporters.wait_for_room(high=max(1, queue // 2), low=max(1, queue // 8))
             else:
                 orphaned()
                 exporters.pace()
@@ -724,7 +723,6 @@ def serve(cfg: Config, index: int, frames_fd: int, results_fd: int, token_fd: in
         if not made:
             made.append(make())
         exporters, emit, wait, step = made[0]
-        exporters.pace_until = min([shared.deadline(), *orphaned_end])
         for i, rec in enumerate(body):
             if not i % step:  # a frame may hold more spans than the exporter's queue
                 wait()
