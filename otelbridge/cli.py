@@ -139,11 +139,9 @@ def _export_options(cfg: config.Config) -> tuple[str, str] | None:
     names = [name for name, value in (("--export-processes", cfg.export_processes),
                                       ("--export-processes-at", cfg.export_processes_at))
              if value is not None]
-    if cfg.export_processes == 0 and cfg.export_processes_at is None:
+    if names == ["--export-processes"] and cfg.export_processes == 0:
         return None  # asking for none where there can be none: nothing to say
-    if not names:
-        return None
-    return (" and ".join(names), "apply" if len(names) == 2 else "applies")
+    return (" and ".join(names), "apply" if len(names) == 2 else "applies") if names else None
 
 
 def _note(text: str) -> None:
