@@ -73,15 +73,14 @@ def _shared(fn):
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),
         click.option("--export-processes", type=click.IntRange(0, 16), metavar="N",
-                     envvar="OTELBRIDGE_EXPORT_PROCESSES", show_envvar=True,
                      help="Processes that build and export spans when OTLP is the only exporter "
-                          "(0: the decoding process does it). [default: 2 with 2+ CPUs, else 0]"),
+                          "(0: the decoding process does it). [default: "
+                          "$OTELBRIDGE_EXPORT_PROCESSES, or 2 with 2+ CPUs usable, else 0]"),
         click.option("--export-processes-at", type=click.IntRange(min=0), metavar="SPANS",
-                     envvar="OTELBRIDGE_EXPORT_PROCESSES_AT", show_envvar=True,
                      help="The decoding process exports until this many spans wait in its queue; "
                           "then the export processes take the rest of the run (0: all spans, "
-                          "from the first). [default and at most: half of "
-                          "$OTEL_BSP_MAX_QUEUE_SIZE, 1024]"),
+                          "from the first). [default: $OTELBRIDGE_EXPORT_PROCESSES_AT, or half "
+                          "of $OTEL_BSP_MAX_QUEUE_SIZE (1024), which is also the most]"),
         click.option("--stats-json", metavar="PATH",
                      help="Write the run's counters as JSON (mode 0600)."),
         click.option("-q", "--quiet", is_flag=True,
@@ -104,6 +103,8 @@ def _live(fn):
 def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=(),
                 no_default_redaction=False, **flags) -> config.Config:
     """Parsed flags → :class:`~otelbridge.config.Config`; ``click.UsageError`` when unusable."""
+    for problem in config.env_counts(flags):
+        _note(problem)
     try:
         cfg = config.build(
             exporter=exporter,

@@ -9,6 +9,9 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
   ``--protocol`` is given;
 * ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
 * ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``;
+* ``OTELBRIDGE_EXPORT_PROCESSES`` / ``OTELBRIDGE_EXPORT_PROCESSES_AT`` — when the flags are not
+  given (:func:`env_counts`: a value that is not a count in range is said and ignored — the
+  stream must never be lost to a sidecar's environment);
 * ``CI`` — set (and not ``0``/``false``): ``--summary auto`` draws the waterfall even when stderr is
   not a terminal.
 * ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` — also cap
@@ -86,6 +89,33 @@ def export_processes_apply(cfg: Config) -> bool:
     (the console and file exporters write to one stderr or file, whose output must not
     interleave)."""
     return hasattr(os, "fork") and cfg.exporters == ("otlp",)
+
+
+#: The environment variables of the export-process flags: (Config field, variable, maximum).
+ENV_COUNTS = (("export_processes", "OTELBRIDGE_EXPORT_PROCESSES", 16),
+              ("export_processes_at", "OTELBRIDGE_EXPORT_PROCESSES_AT", None))
+
+
+def env_counts(flags: dict, env: Mapping[str, str] | None = None) -> list[str]:
+    """Fill ``flags``' export-process counts that were not given from :data:`ENV_COUNTS`
+    (default ``os.environ``); returns one problem line for each value that is not a whole
+    number from 0 to its maximum (that value is ignored, not fatal)."""
+    env = os.environ if env is None else env
+    problems = []
+    for name, var, most in ENV_COUNTS:
+        raw = env.get(var, "").strip()
+        if flags.get(name) is not None or not raw:
+            continue
+        try:
+            value = int(raw)
+        except ValueError:
+            value = -1
+        if value < 0 or (most is not None and value > most):
+            span = f"0 to {most}" if most is not None else "0 or more"
+            problems.append(f"{var}={raw[:40]!r} is not a whole number from {span}; ignored")
+            continue
+        flags[name] = value
+    return problems
 
 
 def parse_exporters(value: str) -> tuple[str, ...]:

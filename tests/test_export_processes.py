@@ -104,10 +104,22 @@ def test_an_explicit_count_is_honoured(monkeypatch):
     assert count_for(Config(export_processes=5)) == 5
 
 
-@pytest.mark.parametrize(("cpus", "expected"), [(1, 0), (None, 0), (2, 2), (32, 2)])
-def test_the_default_follows_the_cpu_count(monkeypatch, cpus, expected):
-    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+@pytest.mark.parametrize(("cpus", "expected"), [(1, 0), (2, 2), (32, 2)])
+def test_the_default_follows_the_cpus_this_process_may_use(monkeypatch, cpus, expected):
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the machine's; taskset allows fewer
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
     assert count_for(Config()) == expected
+
+
+@pytest.mark.parametrize(("cpu_max", "expected"), [("max 100000\n", 4.0), ("25000 100000\n", 0.25),
+                                                   ("300000 100000\n", 3.0), ("garbled\n", 4.0)])
+def test_a_cgroup_cpu_quota_lowers_the_usable_cpus(tmp_path, monkeypatch, cpu_max, expected):
+    """A Kubernetes ``cpu`` limit is a cgroup v2 quota (``cpu.max``: quota and period in µs)."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max)
+    assert export_processes.usable_cpus(str(path)) == expected
+    assert export_processes.usable_cpus(str(tmp_path / "absent")) == 4
 
 
 def test_no_processes_without_fork(monkeypatch):
@@ -344,12 +356,15 @@ def test_the_processes_take_the_rest_of_the_run_once_spans_wait(monkeypatch):
     assert len({s.resource["service.instance.id"] for s in spans}) == 1
 
 
-def test_the_mark_is_at_most_half_the_queue(monkeypatch):
+def test_the_mark_is_at_most_half_the_queue(monkeypatch, caplog):
     monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "64")
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "32")
     with HttpReceiver() as rx:
         pool = start_pool(rx, 1, Stats(), at=5000)  # would let the queue overflow first
         assert pool.at == 32
+        said = [r.getMessage() for r in caplog.records if "--export-processes-at" in r.getMessage()]
+        assert said == ["--export-processes-at 5000 is more than half the export queue; 32 is "
+                        "used (OTEL_BSP_MAX_QUEUE_SIZE sets the queue)"]
         assert pool.shutdown(5) is True
         assert reaped(pool)
 
