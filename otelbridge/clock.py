@@ -3,11 +3,19 @@
 Modes (``--clock``):
 
 * ``wall`` — the wall clock at arrival (``time.time_ns()``).
-* ``stream`` — the *stream clock*: the latest epoch-ns timestamp the stream has shown; before the
-  stream has shown any, the wall clock.
-* ``auto`` (default live) — ``wall`` until the newest timestamp the stream shows lies more than
+* ``stream`` — the *stream clock*: the latest epoch-ns time the stream has shown (line
+  timestamps and the event times lines report, fed to :meth:`Clock.observe`).
+* ``auto`` (default live) — ``wall`` until the newest time the stream shows lies more than
   :data:`SKEW_NS` away from the wall clock (a recording piped in), then ``stream`` for the rest of
   the run (the switch is one-way, so one run never mixes the two).
+
+Before the stream's first timestamp the clock is *pending* in ``stream`` and ``auto`` mode: every
+line is dated with one fixed *anchor* (the wall clock at the first line), and the clock
+:meth:`settles` at the first timestamp (``stream``, or ``auto`` when that timestamp is more than
+:data:`SKEW_NS` from the wall clock: the anchor then moves to it), when ``auto`` has waited
+:data:`WAIT_NS` of wall time since the first line, or at :meth:`settle` (end of input: a stream
+with no timestamp at all keeps the wall clock). Whoever took times from the anchor is told the
+shift (``on_settle``) and moves them, so lines before the first timestamp take that timestamp.
 """
 
 from __future__ import annotations
@@ -18,14 +26,22 @@ from collections.abc import Callable
 #: How far the stream's newest timestamp may lie from the wall clock before ``auto`` switches to
 #: the stream clock: 5 minutes, in ns.
 SKEW_NS = 5 * 60 * 1_000_000_000
+#: How long live ``auto`` waits, after the first line, for a timestamp before it settles on the
+#: wall clock: 1 s, in ns.
+WAIT_NS = 1_000_000_000
 
 MODES = ("auto", "wall", "stream")
 
 
 class Clock:
-    """Epoch-ns time source for the tracker. Not thread-safe; lives on the event loop."""
+    """Epoch-ns time source for the tracker. Not thread-safe; lives on the event loop.
 
-    __slots__ = ("mode", "_wall", "_latest", "_use_stream")
+    ``on_settle`` holds callables run once, with the shift in ns (first timestamp − anchor when
+    the clock settles on the stream, else 0), at the moment the clock settles: before the line
+    that settled it is dated.
+    """
+
+    __slots__ = ("mode", "_wall", "_latest", "_use_stream", "_anchor", "_settled", "on_settle")
 
     def __init__(self, mode: str = "auto", wall: Callable[[], int] = time.time_ns) -> None:
         if mode not in MODES:
@@ -33,44 +49,76 @@ class Clock:
         self.mode = mode
         self._wall = wall
         self._latest: int | None = None
-        self._use_stream = mode == "stream"
+        self._use_stream = False
+        self._anchor: int | None = None
+        self._settled = mode == "wall"
+        self.on_settle: list[Callable[[int], None]] = []
+
+    @property
+    def settled(self) -> bool:
+        """False while lines are dated from the anchor, waiting for the first timestamp."""
+        if not self._settled and self.mode == "auto" and self._anchor is not None \
+                and self._wall() - self._anchor >= WAIT_NS:
+            self._settle(0)
+        return self._settled
 
     @property
     def uses_stream(self) -> bool:
-        """True when times come from the stream clock: mode ``stream`` (or ``auto`` switched)
-        and the stream has shown a timestamp. Until then even ``stream`` answers with the wall
-        clock, so a part that took times before the first timestamp sees the switch happen."""
-        return self._use_stream and self._latest is not None
+        """True when times come from the stream clock (mode ``stream``, or ``auto`` switched)."""
+        return self._use_stream
 
     @property
     def latest(self) -> int | None:
-        """The newest timestamp the stream has shown (epoch ns), or ``None``."""
+        """The newest time the stream has shown (epoch ns), or ``None``."""
         return self._latest
 
     def observe(self, ns: int | None) -> None:
-        """Feed one timestamp the stream showed (epoch ns). ``None`` is ignored."""
+        """Feed one time the stream showed (epoch ns). ``None`` is ignored."""
         if ns is None:
             return
-        if self._latest is None or ns > self._latest:
-            self._latest = ns
-            if self.mode == "auto" and not self._use_stream and abs(ns - self._wall()) > SKEW_NS:
-                self._use_stream = True
+        if self._latest is not None and ns <= self._latest:
+            return
+        self._latest = ns
+        if self._use_stream:
+            return
+        far = abs(ns - self._wall()) > SKEW_NS
+        if not self.settled:  # (reading it settles auto whose wait ran out)
+            stream = self.mode == "stream" or far
+            self._use_stream = stream
+            self._settle(ns - self._anchor if stream and self._anchor is not None else 0)
+        elif self.mode == "stream" or (self.mode == "auto" and far):
+            self._use_stream = True
+
+    def settle(self) -> None:
+        """End of input (or no more waiting): a clock still pending settles on the wall clock."""
+        if not self._settled:
+            self._settle(0)
+
+    def _settle(self, shift: int) -> None:
+        self._settled = True
+        for fn in self.on_settle:
+            fn(shift)
 
     def wall(self) -> int:
         """The wall clock (epoch ns), whatever the mode."""
         return self._wall()
 
     def now(self) -> int:
-        """The current time (epoch ns) by the mode's rule."""
+        """The current time (epoch ns) by the mode's rule; the anchor while pending."""
         if self._use_stream and self._latest is not None:
             return self._latest
+        if not self.settled and self._anchor is not None:
+            return self._anchor
         return self._wall()
 
     def at(self, own_ns: int | None) -> int:
-        """A line's time: its own timestamp when it has one (also observed), else :meth:`now`."""
+        """A line's time: its own timestamp when it has one (also observed), else :meth:`now`
+        (the first line without one sets the anchor while the clock is pending)."""
         if own_ns is not None:
             self.observe(own_ns)
             return own_ns
+        if self._anchor is None and not self._settled:
+            self._anchor = self._wall()
         return self.now()
 
 

@@ -5,100 +5,27 @@ Dialect decoders (``otelbridge.dialects``) turn stream lines into the *events* b
 (``otelbridge.spans``) turns records into OpenTelemetry spans. Nothing here imports OpenTelemetry.
 
 Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTelemetry's unit).
-The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns`, which also
-rejects values that cannot be a real time (see :data:`MIN_EPOCH_MS`, :data:`MAX_EPOCH_MS`).
+The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns` (``wire.py``),
+which also rejects values that cannot be a real time. Strings are carried raw (no redaction
+here or in the tracker: the span builder redacts every string whole, then caps it).
 """
 
 from __future__ import annotations
 
-import math
 import operator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-#: 2000-01-01T00:00:00Z in epoch ms. Earlier "timestamps" are treated as garbage.
-MIN_EPOCH_MS = 946_684_800_000
-#: 2100-01-01T00:00:00Z in epoch ms. Later "timestamps" (1e30, ...) are treated as garbage.
-MAX_EPOCH_MS = 4_102_444_800_000
-
-
-def as_int(value: Any, *, minimum: int = 0, maximum: int = 2**62) -> int | None:
-    """Coerce a wire number to ``int`` or ``None``.
-
-    Accepts ints, finite floats (truncated) and decimal strings (``"12"``); rejects bools, NaN,
-    infinities, values outside ``[minimum, maximum]`` and everything else. Never raises.
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        out = value
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        out = int(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        if not text or len(text) > 20:
-            return None
-        try:
-            out = int(text)
-        except ValueError:
-            return None
-    else:
-        return None
-    if out < minimum or out > maximum:
-        return None
-    return out
-
-
-def ms_to_ns(value: Any) -> int | None:
-    """Epoch milliseconds (int, float or numeric string) → epoch nanoseconds, or ``None``.
-
-    Values outside 2000–2100 are rejected, so a corrupt ``1e30`` never reaches an exporter.
-    """
-    ms = as_int(value, minimum=MIN_EPOCH_MS, maximum=MAX_EPOCH_MS)
-    return None if ms is None else ms * 1_000_000
-
-
-def s_to_ns(value: Any) -> int | None:
-    """Epoch **seconds** (int, float or numeric string; Caudra ``phase_history[].started_at`` and
-    ``logs[].at``, seed 003 "Run events") → epoch nanoseconds, or ``None``.
-
-    Fractions of a second are kept; values outside 2000–2100 are rejected (so an epoch in ms
-    given where seconds belong is absent rather than a date in the year 56000).
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip()) if len(value) <= 32 else None
-        except ValueError:
-            return None
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    if not MIN_EPOCH_MS <= value * 1000 <= MAX_EPOCH_MS:
-        return None
-    if isinstance(value, int):
-        return value * 1_000_000_000
-    return round(value * 1_000_000) * 1_000
-
-
-def as_str(value: Any, limit: int = 4096) -> str | None:
-    """A wire string, truncated to ``limit`` characters; non-strings give ``None``."""
-    if isinstance(value, str):
-        return value[:limit]
-    return None
-
-
-def as_key(value: Any, limit: int = 256) -> str | None:
-    """An identifier the wire sends as a string or an integer (Caudra ``run_id``,
-    ``workflow_call_key``), as a string; empty strings, bools and other types give ``None``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, str) and value:
-        return value[:limit]
-    return None
-
+from .wire import (  # noqa: F401  (the decoders' coercions, re-exported)
+    MAX_EPOCH_MS,
+    MAX_HELD_CHARS,
+    MIN_EPOCH_MS,
+    as_int,
+    as_key,
+    as_str,
+    ms_to_ns,
+    s_to_ns,
+)
 
 # --------------------------------------------------------------------------- events in
 
@@ -373,6 +300,12 @@ class Usage:
     cache_creation: int | None = None
     anthropic: bool = False
     cost_usd: float | None = None
+    #: ``output_tokens_details.thinking_tokens`` (part of ``output_tokens``)
+    reasoning_output: int | None = None
+    #: ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens`` (parts of
+    #: ``cache_creation``)
+    cache_creation_5m: int | None = None
+    cache_creation_1h: int | None = None
 
     def gen_ai_input_tokens(self) -> int | None:
         """``gen_ai.usage.input_tokens``: input + cache read + cache creation when Anthropic-
@@ -386,11 +319,16 @@ class Usage:
 
     def add(self, other: "Usage") -> None:
         """Add ``other`` into this usage, field by field (``None`` + n = n)."""
-        for name in ("input_tokens", "output_tokens", "cache_read", "cache_creation"):
+        for name in COUNTS:
             mine, theirs = getattr(self, name), getattr(other, name)
             if theirs is not None:
                 setattr(self, name, (mine or 0) + theirs)
         self.anthropic = self.anthropic or other.anthropic
+
+
+#: The token counts of :class:`Usage`, which :meth:`Usage.add` sums.
+COUNTS = ("input_tokens", "output_tokens", "cache_read", "cache_creation", "reasoning_output",
+          "cache_creation_5m", "cache_creation_1h")
 
 
 @dataclass(slots=True)
@@ -408,7 +346,7 @@ class ToolCall:
 
 @dataclass(slots=True)
 class SessionStarted(Event):
-    """``system/init``: the session's agent (span name), provider, model, CLI version.
+    """``system/init``: the session's agent (span name), provider, model, CLI version, ``cwd``.
 
     Claude Code: ``model``, ``claude_code_version``; agent ``claude-code``, provider
     ``anthropic``. milk: ``agent.name``/``agent.provider``/``agent.model``, ``milk_version``.
@@ -418,6 +356,7 @@ class SessionStarted(Event):
     provider: str | None = None
     model: str | None = None
     version: str | None = None
+    cwd: str | None = None
 
 
 @dataclass(slots=True)
@@ -439,6 +378,10 @@ class ModelCall(Event):
     stop_reason: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     content: str | None = None
+    #: an API-error message (``model: "<synthetic>"`` or ``is_api_error_message``): its
+    #: ``error`` value (``invalid_request``, ...) and text; ``model`` is then ``None``
+    api_error: str | None = None
+    api_error_text: str | None = None
 
 
 @dataclass(slots=True)
@@ -492,6 +435,8 @@ class TurnResult(Event):
     #: ``background_active`` (active managed tasks)
     run_id: str | None = None
     background_active: int | None = None
+    #: Claude Code's ``result_index`` (recorded, not used to pair results with turns)
+    result_index: int | None = None
 
 
 @dataclass(slots=True)
@@ -517,6 +462,8 @@ class TaskStarted(Event):
     task_type: str | None = None
     subagent_type: str | None = None
     description: str | None = None
+    owned_by_subagent: bool | None = None
+    is_backgrounded: bool | None = None
 
 
 @dataclass(slots=True)

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..events import Event, StreamTime, Usage, as_int, ms_to_ns
+from ..events import Event, StreamTime, Usage, as_int, as_str, ms_to_ns
 from ..stats import Stats
 
 #: Registered dialect modules, by name, in decoding order.
@@ -88,19 +88,28 @@ def parse_timestamp(value: Any) -> int | None:
 def parse_usage(value: Any) -> Usage | None:
     """A ``usage`` object → :class:`~otelbridge.events.Usage`, or ``None`` when ``value`` is not
     an object. The Anthropic shape (``cache_read_input_tokens``, ``cache_creation_input_tokens``:
-    Claude Code, cbc, Caudra) sets ``anthropic``; milk's ``cache_read``/``cache_creation``
-    (seed 002 §2) are taken as given."""
+    Claude Code, cbc, Caudra) sets ``anthropic`` and reads ``output_tokens_details.
+    thinking_tokens`` and ``cache_creation.ephemeral_5m/1h_input_tokens``; milk's
+    ``cache_read``/``cache_creation`` (seed 002 §2) are taken as given."""
     if not isinstance(value, dict):
         return None
     get = value.get
     if "cache_read_input_tokens" in value or "cache_creation_input_tokens" in value:
-        return Usage(
+        usage = Usage(
             as_int(get("input_tokens")),
             as_int(get("output_tokens")),
             as_int(get("cache_read_input_tokens")),
             as_int(get("cache_creation_input_tokens")),
             anthropic=True,
         )
+        details = get("output_tokens_details")
+        if isinstance(details, dict):
+            usage.reasoning_output = as_int(details.get("thinking_tokens"))
+        cache = get("cache_creation")
+        if isinstance(cache, dict):
+            usage.cache_creation_5m = as_int(cache.get("ephemeral_5m_input_tokens"))
+            usage.cache_creation_1h = as_int(cache.get("ephemeral_1h_input_tokens"))
+        return usage
     return Usage(
         as_int(get("input_tokens")),
         as_int(get("output_tokens")),
@@ -169,7 +178,7 @@ class Decoder:
         self.stats.lines_decoded += 1
         sid = doc.get("session_id")
         if isinstance(sid, str) and sid:
-            self.session_id = sid[:256]
+            self.session_id = as_str(sid)
         ts = doc.get("ts")  # milk (seed 002 §1)
         if ts is None:
             ts = doc.get("timestamp")  # wrapper envelopes (ISO) and epoch-ms stamps

@@ -66,7 +66,7 @@ def parse(raw: bytes) -> tuple[str, dict] | None:
 def _options(value) -> list[str] | None:
     if not isinstance(value, list):
         return None
-    return [v[:1024] for v in value[:MAX_OPTIONS] if isinstance(v, str)]
+    return [as_str(v) for v in value[:MAX_OPTIONS] if isinstance(v, str)]
 
 
 class Bernstein:
@@ -91,9 +91,9 @@ class Bernstein:
                 hint=as_str(p.get("hint")),
                 question=as_str(p.get("question")),
                 options=_options(p.get("options")),
-                question_id=as_str(p.get("id"), 256),
+                question_id=as_str(p.get("id")),
                 path=as_str(p.get("path")),
-                markdown=as_str(p.get("markdown"), 65536),
+                markdown=as_str(p.get("markdown")),
             )
         ]
 

@@ -87,7 +87,7 @@ def _snapshot(doc: dict, event: dict, run_id: str, line: LineInfo) -> CaudraWork
         line.session_id,
         line.ts_ns,
         run_id=run_id,
-        status=as_str(event.get("status"), 32),
+        status=as_str(event.get("status")),
         phase=as_str(event.get("phase")),
         revision=as_int(event.get("revision")),
         name=as_str(event.get("name")),
@@ -125,10 +125,10 @@ def _agent_message(doc: dict, run_id: str, line: LineInfo) -> CaudraAgentMessage
         epoch=as_int(doc.get("workflow_epoch")),
         call_key=as_key(doc.get("workflow_call_key")),
         phase=as_str(doc.get("workflow_phase")),
-        parent_tool_use_id=as_str(doc.get("parent_tool_use_id"), 256),
+        parent_tool_use_id=as_str(doc.get("parent_tool_use_id")),
         role=doc.get("type"),
-        model=as_str(msg.get("model"), 256),
-        message_id=as_str(msg.get("id"), 256),
+        model=as_str(msg.get("model")),
+        message_id=as_str(msg.get("id")),
         usage=parse_usage(msg.get("usage")),
         tool_uses=tool_uses if doc.get("type") == "assistant" else 0,
     )
@@ -142,41 +142,41 @@ def _automation_fired(doc: dict, line: LineInfo) -> AutomationFired:
     return AutomationFired(
         line.session_id,
         line.ts_ns,
-        fire_id=as_str(get("fire_id"), 256),
-        automation=as_str(get("automation"), 256),
-        digest=as_str(get("digest"), 256),
-        trigger=as_str(get("trigger"), 64),
+        fire_id=as_str(get("fire_id")),
+        automation=as_str(get("automation")),
+        digest=as_str(get("digest")),
+        trigger=as_str(get("trigger")),
         trigger_index=as_int(get("trigger_index")),
-        event_key=as_str(get("event_key"), 256),
-        status=as_str(get("status"), 32),
+        event_key=as_str(get("event_key")),
+        status=as_str(get("status")),
         reason=as_str(get("reason")),
-        error_kind=as_str(error.get("kind"), 64),
+        error_kind=as_str(error.get("kind")),
         error_message=as_str(error.get("message")),
         error_line=as_int(error.get("line")),
         error_column=as_int(error.get("column")),
         repeats=as_int(get("repeats")),
         attempts=as_int(get("attempts")),
         operations=as_int(get("operations")),
-        state_outcome=as_str(get("state_outcome"), 32),
+        state_outcome=as_str(get("state_outcome")),
         queued_ns=ms_to_ns(get("queued_at")),
         deferred_until_ns=ms_to_ns(get("deferred_until")),
         started_ns=ms_to_ns(get("started_at")),
         finished_ns=ms_to_ns(get("finished_at")),
         action_count=as_int(get("action_count")),
-        first_action=as_str(get("first_action"), 64),
-        absorbed=as_str(get("absorbed"), 256),
+        first_action=as_str(get("first_action")),
+        absorbed=as_str(get("absorbed")),
     )
 
 
 def _goal(doc: dict, line: LineInfo) -> GoalEvent | None:
-    kind = as_str(doc.get("kind"), 64)
+    kind = as_str(doc.get("kind"))
     if not kind:
         return None
     fields: dict[str, Any] = {}
     for key in GOAL_FIELDS:
         value = doc.get(key)
         if isinstance(value, str):
-            fields[key] = value[:4096]
+            fields[key] = as_str(value)
         elif isinstance(value, bool) or (isinstance(value, int) and -(2**62) < value < 2**62):
             fields[key] = value
         elif isinstance(value, float) and value == value and abs(value) != float("inf"):
@@ -239,8 +239,8 @@ class Caudra:
                 AutomationNotice(
                     line.session_id,
                     line.ts_ns,
-                    automation=as_str(doc.get("automation"), 256),
-                    fire_id=as_str(doc.get("fire_id"), 256),
+                    automation=as_str(doc.get("automation")),
+                    fire_id=as_str(doc.get("fire_id")),
                     text=as_str(doc.get("text")),
                 )
             ]

@@ -59,13 +59,13 @@ def _flat(doc: dict[str, Any], prefix: str = "", depth: int = 0) -> dict[str, An
             break
         if not isinstance(key, str) or (not prefix and key in _ENVELOPE):
             continue
-        name = f"{prefix}{key}"[:64]
+        name = f"{prefix}{key}"
         if isinstance(value, bool) or (isinstance(value, int) and as_int(value, minimum=-(2**62)) is not None):
             out[name] = value
         elif isinstance(value, float) and value == value:
             out[name] = value
         elif isinstance(value, str):
-            out[name] = value[:256]
+            out[name] = as_str(value)
         elif isinstance(value, dict) and depth < 1:
             for k, v in _flat(value, f"{name}.", depth + 1).items():
                 if len(out) < MAX_ATTRS:
@@ -96,7 +96,7 @@ class Milk:
             history = doc.get("route_history")
             if isinstance(history, list) and history:
                 targets = [
-                    as_str(h.get("target"), 64) or "?"
+                    as_str(h.get("target")) or "?"
                     for h in history[:MAX_ROUTES]
                     if isinstance(h, dict)
                 ]
@@ -118,17 +118,17 @@ class Milk:
                 SessionStarted(
                     sid,
                     ts,
-                    agent_name=as_str(agent.get("name"), 256) or "milk",
-                    provider=as_str(agent.get("provider"), 64),
-                    model=as_str(agent.get("model"), 256),
-                    version=as_str(doc.get("milk_version"), 64),
+                    agent_name=as_str(agent.get("name")) or "milk",
+                    provider=as_str(agent.get("provider")),
+                    model=as_str(agent.get("model")),
+                    version=as_str(doc.get("milk_version")),
                 )
             ]
             warnings = doc.get("warnings")
             if isinstance(warnings, list):
                 for text in warnings[:MAX_WARNINGS]:
                     if isinstance(text, str):
-                        out.append(SessionMark(sid, ts, name="warning", attributes={"message": text[:256]}))
+                        out.append(SessionMark(sid, ts, name="warning", attributes={"message": as_str(text)}))
             return out
         if subtype in ("route", "agent_switch", "warning"):
             attrs = _flat(doc)
@@ -136,7 +136,7 @@ class Milk:
             if subtype == "agent_switch":
                 agent = doc.get("agent")
                 if isinstance(agent, dict):
-                    model = as_str(agent.get("model"), 256)
+                    model = as_str(agent.get("model"))
             return [SessionMark(sid, ts, name=subtype, attributes=attrs, model=model)]
         if subtype == "error":
             recoverable = doc.get("recoverable")
@@ -144,8 +144,8 @@ class Milk:
                 SessionError(
                     sid,
                     ts,
-                    message=as_str(doc.get("message"), 1024) or "error",
-                    error_type=as_str(doc.get("code"), 64) or "milk.system_error",
+                    message=as_str(doc.get("message")) or "error",
+                    error_type=as_str(doc.get("code")) or "milk.system_error",
                     recoverable=recoverable if isinstance(recoverable, bool) else None,
                 )
             ]

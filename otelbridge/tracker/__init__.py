@@ -1,336 +1,78 @@
 """Stage 4a: protocol-neutral state, and *when* each span starts and ends.
 
 Plain events in (``otelbridge.events``), plain :class:`~otelbridge.events.SpanRecord` out; no
-OpenTelemetry here. The work is split by what is tracked, one module each, all sharing one
-:class:`Context`:
+OpenTelemetry here, and no redaction: strings are carried raw (the span builder redacts them).
+The work is split by what is tracked, one module each, all sharing one :class:`Context`
+(:mod:`.base`, the leaf every part imports):
 
 * :mod:`.workflows` — workflow runs, their phases and agents (seed 000);
 * :mod:`.caudra` — Caudra workflow runs, phases and agents, automation firings, goal and
   notice events (seed 003);
 * :mod:`.bernstein` — Bernstein stream signals on the run span (seed 004);
-* :mod:`.sessions` — sessions, turns, model calls, tools, sub-agents, background tasks;
+* :mod:`.sessions` — sessions and turns, with :mod:`.calls` (model calls, tools) and
+  :mod:`.subagents` (sub-agents, background tasks);
 
-:class:`Tracker` routes every event to each part that wants it and ends everything at
+:class:`Tracker` routes every event to each part, holds finished records while the clock is
+pending (before the stream's first timestamp, SPAN-MODEL.md "Time") and ends everything at
 :meth:`Tracker.finish`.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from ..events import Event, SpanRecord, StreamTime
+from ..source import REASON_DOWNSTREAM_CLOSED, interrupted_by
+from .base import (
+    DEFAULT_GRACE_S,
+    MAX_REFS,
+    MAX_SESSION_EVENTS,
+    CallLater,
+    Context,
+    Parent,
+    Part,
+    Recent,
+    RunBase,
+    RunTable,
+    SpanRef,
+    interrupted_event,
+    put_attributes,
+    remember,
+    span_name,
+    usage_attributes,
+)
+from .bernstein import BernsteinTracker
+from .caudra import CaudraTracker
+from .sessions import SessionTracker
+from .workflows import WorkflowTracker
 
-from .. import redact
-from ..clock import Clock
-from ..events import Event, SpanEvent, SpanRecord, StreamTime, Usage
-from ..ids import Ids
-from ..stats import Stats
+__all__ = [
+    "DEFAULT_GRACE_S", "MAX_REFS", "MAX_SESSION_EVENTS", "REASON_DOWNSTREAM_CLOSED", "CallLater",
+    "Context", "Parent", "Part", "Recent", "RunBase", "RunTable", "SpanRef", "Tracker",
+    "interrupted_by", "interrupted_event", "put_attributes", "remember", "span_name",
+    "usage_attributes",
+]
 
-CallLater = Callable[[float, Callable[[], None]], Any]
-
-#: Default grace window after ``task_notification``, in seconds (seed 000 §6 recommends 5 s).
-from ..config import DEFAULT_GRACE_S  # noqa: E402  (re-exported)
-#: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
-MAX_REFS = 10_000
-
-#: Session events held until a session span takes them, per session and in all (memory bound).
-MAX_SESSION_EVENTS = 10_000
-
-
-def usage_attributes(usage: Usage | None) -> dict[str, int]:
-    """``gen_ai.usage.*`` of ``usage`` by SPAN-MODEL.md: for the Anthropic shape
-    ``gen_ai.usage.input_tokens`` = input + cache read + cache creation (other shapes as given);
-    the cache parts also under their own keys. Absent fields are left out."""
-    if usage is None:
-        return {}
-    pairs = (
-        ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
-        ("gen_ai.usage.output_tokens", usage.output_tokens),
-        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
-        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
-    )
-    return {key: value for key, value in pairs if value is not None}
-
-
-class Recent:
-    """A set that remembers at most ``limit`` keys, forgetting the oldest first (closed runs,
-    emitted firings: enough to recognise late events without growing with the stream)."""
-
-    __slots__ = ("limit", "_keys")
-
-    def __init__(self, limit: int = 10_000) -> None:
-        self.limit = limit
-        self._keys: OrderedDict[Hashable, None] = OrderedDict()
-
-    def add(self, key: Hashable) -> None:
-        self._keys[key] = None
-        while len(self._keys) > self.limit:
-            self._keys.popitem(last=False)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
+#: Records held while the clock is pending, at most (memory bound): beyond it the clock settles
+#: on the wall clock at once.
+MAX_HELD = 10_000
 
 
-def put_attributes(attrs: dict[str, Any], pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """Add each ``(key, value)`` of ``pairs`` whose value is not ``None`` to ``attrs``: strings
-    through :func:`otelbridge.redact.clean`, numbers and bools as they are. Returns ``attrs``."""
-    for key, value in pairs:
-        if value is None:
-            continue
-        attrs[key] = redact.clean(value) if isinstance(value, str) else value
-    return attrs
-
-
-@dataclass(slots=True)
-class RunBase:
-    """What every tracked run (a root span) has: its key, session, ids and first-seen time."""
-
-    key: tuple[str | None, str]
-    session_id: str | None
-    trace_id: int
-    span_id: int
-    first_seen_ns: int
-
-
-R = TypeVar("R", bound=RunBase)
-
-
-class RunTable(Generic[R]):
-    """The open runs of one tracker part by key, and the keys of recently closed ones (events
-    for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
-    are open: when full, the oldest run that has ended and only waits out its grace window is
-    closed at once by ``close(run)`` (the part's own closing: its spans are exported); when no
-    run waits so, the new run is refused, counted once per key in ``stats.runs_capped``."""
-
-    def __init__(self, ctx: "Context", max_open: int,
-                 close: Callable[[R], None] | None = None) -> None:
-        self.ctx = ctx
-        self.max_open = max_open
-        self.open: dict[tuple[str | None, str], R] = {}
-        self.closed = Recent()
-        self.refused = Recent()
-        self._close_early = close
-
-    def create(self, key: tuple[str | None, str], trace_key: str, label: str,
-               make: Callable[[int], R], trace_id: int | None = None) -> R | None:
-        """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
-        :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
-        already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
-        if key in self.closed:
-            self.ctx.stats.late_events_ignored += 1
-            return None
-        if len(self.open) >= self.max_open and not self._make_room():
-            if key not in self.refused:
-                self.refused.add(key)
-                self.ctx.stats.runs_capped += 1
-            return None
-        if trace_id is None:
-            trace_id = self.ctx.root_trace_id(key[0], trace_key)
-        run = make(trace_id)
-        self.open[key] = run
-        if self.ctx.on_trace is not None:
-            self.ctx.on_trace(trace_id, label)
-        return run
-
-    def _make_room(self) -> bool:
-        """Close the oldest run in its grace window (``run.timer`` set); False when none is."""
-        if self._close_early is None:
-            return False
-        waiting = next((run for run in self.open.values() if getattr(run, "timer", None) is not None),
-                       None)
-        if waiting is None:
-            return False
-        self._close_early(waiting)
-        return len(self.open) < self.max_open
-
-    def close(self, run: R) -> None:
-        """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled
-        by ``run.timer.cancel()``)."""
-        timer = getattr(run, "timer", None)
-        if timer is not None:
-            try:
-                timer.cancel()
-            except Exception:
-                pass
-        self.open.pop(run.key, None)
-        self.closed.add(run.key)
-
-
-@dataclass(slots=True)
-class Parent:
-    """A remote parent span (``TRACEPARENT``): its trace id and span id, as ints."""
-
-    trace_id: int
-    span_id: int
-
-
-@dataclass(slots=True)
-class SpanRef:
-    """Where a span is (or will be): trace id and span id, allocated before the span ends."""
-
-    trace_id: int
-    span_id: int
-
-
-@dataclass
-class Context:
-    """What every part of the tracker shares.
-
-    ``emit`` receives each finished record (the span builder, the summary, tests);
-    ``call_later(delay_s, fn)`` schedules real-time work such as a grace window's end (``None``
-    in replay: windows then close at :meth:`Tracker.finish`); ``parent`` is the ``TRACEPARENT``
-    span, if any.
-    """
-
-    emit: Callable[[SpanRecord], None]
-    ids: Ids
-    clock: Clock
-    stats: Stats
-    call_later: CallLater | None = None
-    grace_s: float = DEFAULT_GRACE_S
-    parent: Parent | None = None
-    capture_content: bool = False
-    #: called with (trace_id, label) when a new trace's root is first known (trace links)
-    on_trace: Callable[[int, str], None] | None = None
-    #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
-    #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
-    run: SpanRef | None = None
-    #: called with the ``run {cmd}`` record just before it is emitted (see
-    #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
-    process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
-    _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
-    _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
-    _session_events_held: int = 0
-    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
-
-    def root_trace_id(self, session_id: str | None, key: str | None) -> int:
-        """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
-        trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``)."""
-        if self.parent is not None:
-            return self.parent.trace_id
-        return self.ids.trace_id(session_id, key)
-
-    def root_parent(self) -> tuple[int | None, bool]:
-        """``(parent_span_id, parent_remote)`` for a root span: the ``TRACEPARENT`` span or none."""
-        if self.parent is not None:
-            return self.parent.span_id, True
-        return None, False
-
-    def session_event(self, session_id: str | None, event: SpanEvent) -> None:
-        """Hold ``event`` for the span of session ``session_id`` (Caudra goal events, automation
-        notices): the part that emits the session span takes them with
-        :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` in all: an event for a
-        session not held yet makes room by letting go of the sessions held longest (a stream of
-        ever new session ids no span takes must not grow memory); an event for a held session
-        beyond the bound is refused. Both counted in ``stats.session_events_capped``."""
-        held = self._session_events.get(session_id)
-        if held is None:
-            while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
-                dropped = self._session_events.pop(next(iter(self._session_events)))
-                self._session_events_held -= len(dropped)
-                self.stats.session_events_capped += len(dropped)
-            held = self._session_events[session_id] = []
-        if self._session_events_held >= MAX_SESSION_EVENTS:
-            self.stats.session_events_capped += 1
-            return
-        held.append(event)
-        self._session_events_held += 1
-
-    def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
-        """The events held for session ``session_id`` (in arrival order), removed."""
-        events = self._session_events.pop(session_id, [])
-        self._session_events_held -= len(events)
-        return events
-
-    def pending_session_events(self) -> int:
-        """How many session events no session span has taken yet."""
-        return sum(len(v) for v in self._session_events.values())
-
-    def decorate_process(self, rec: SpanRecord) -> None:
-        """Let every process hook amend the ``run {cmd}`` record ``rec`` before it is emitted.
-        The wrapper span's owner calls this once; a failing hook costs its own changes only."""
-        for hook in self.process_hooks:
-            try:
-                hook(rec)
-            except Exception:
-                self.stats.bad_lines += 1
-
-    def session_ref(self, session_id: str | None) -> SpanRef:
-        """The session span's ids for ``session_id``, allocated once and shared by every part
-        (workflow roots link to it; tasks and automations are its children). In wrapper mode
-        the session lives in the run span's trace, else in the ``TRACEPARENT`` trace, else in
-        its own."""
-        ref = self._sessions.get(session_id)
-        if ref is None:
-            trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
-            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
-            remember(self._sessions, session_id, ref)
-        return ref
-
-    def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
-        """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,
-        or the ``TRACEPARENT`` trace (the session span links to it)."""
-        key = (session_id, task_id)
-        ref = self._workflows.get(key)
-        if ref is None:
-            trace_id = self.root_trace_id(session_id, task_id)
-            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
-            remember(self._workflows, key, ref)
-        return ref
-
-
-def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
-    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` (dicts keep
-    insertion order): a bounded map, as :class:`Recent` is a bounded set."""
-    registry[key] = value
-    while len(registry) > cap:
-        registry.pop(next(iter(registry)))
-
-
-class Part(Protocol):
-    """One tracked concern: takes the events it knows, ends all at :meth:`finish`.
-
-    ``finish`` may take a keyword ``reason`` (see :meth:`Tracker.finish`); a part whose
-    ``finish(self)`` takes none is still called, without it.
-    """
-
-    def handle(self, ev: Event) -> None: ...
-
-    def finish(self) -> None: ...
-
-
-#: ``reason`` values of :meth:`Tracker.finish` for the ways a run is cut short (source/__init__.py).
-from ..source import REASON_DOWNSTREAM_CLOSED, interrupted_by  # noqa: E402,F401
-
-
-def interrupted_event(at_ns: int, reason: str) -> SpanEvent:
-    """The event on a span cut short by ``reason`` (see :meth:`Tracker.finish`): ``interrupted``
-    at ``at_ns`` (epoch ns) with ``otelbridge.reason``."""
-    return SpanEvent("interrupted", at_ns, {"otelbridge.reason": reason})
-
-
-def _takes_reason(part: Part) -> bool:
-    try:
-        params = inspect.signature(part.finish).parameters
-    except (TypeError, ValueError):
-        return False
-    return "reason" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+def _shift(rec: SpanRecord, shift: int) -> None:
+    rec.start_ns += shift
+    rec.end_ns += shift
+    for ev in rec.events:
+        ev.time_ns += shift
 
 
 class Tracker:
-    """Routes events to every part; ``finish()`` is end of input (cuts grace windows short)."""
+    """Routes events to every part; ``finish()`` is end of input (cuts grace windows short).
+
+    While ``ctx.clock`` is pending, records the parts emit are held; when it settles they move
+    by the clock's shift (as the parts move the times they hold, :meth:`Part.rebase`) and go
+    out. Live ``auto`` checks again :data:`~otelbridge.clock.WAIT_NS` after the first line
+    through ``ctx.call_later``.
+    """
 
     def __init__(self, ctx: Context, parts: list[Part] | None = None) -> None:
-        from .bernstein import BernsteinTracker
-        from .caudra import CaudraTracker
-        from .sessions import SessionTracker
-        from .workflows import WorkflowTracker
-
         self.ctx = ctx
         self.parts: list[Part] = (
             parts
@@ -338,8 +80,38 @@ class Tracker:
             # the session part last: other parts hand it session events at their finish
             else [WorkflowTracker(ctx), CaudraTracker(ctx), BernsteinTracker(ctx), SessionTracker(ctx)]
         )
+        self._sink = ctx.emit
+        self._held: list[SpanRecord] = []
+        self._waiting = False
+        if not ctx.clock.settled:
+            ctx.emit = self._hold
+            ctx.clock.on_settle.extend(part.rebase for part in self.parts)
+            ctx.clock.on_settle.append(self._release)
+
+    def _hold(self, rec: SpanRecord) -> None:
+        if self.ctx.clock.settled:
+            self._sink(rec)
+            return
+        self._held.append(rec)
+        if len(self._held) >= MAX_HELD:
+            self.ctx.clock.settle()
+
+    def _release(self, shift: int) -> None:
+        held, self._held = self._held, []
+        self.ctx.emit = self._sink
+        for rec in held:
+            if shift:
+                _shift(rec, shift)
+            self._sink(rec)
+
+    def _check_clock(self) -> None:
+        _ = self.ctx.clock.settled  # a pending auto clock whose wait ran out settles here
 
     def handle(self, ev: Event) -> None:
+        if not self._waiting and self.ctx.call_later is not None and self.ctx.clock.mode == "auto" \
+                and not self.ctx.clock.settled:
+            self._waiting = True
+            self.ctx.call_later(1.0, self._check_clock)
         if type(ev) is StreamTime:
             self.ctx.clock.observe(ev.ts_ns)
             return
@@ -350,14 +122,13 @@ class Tracker:
         """End every open span exactly once.
 
         ``reason`` is ``None`` at plain end of input; otherwise why the run was cut short
-        (:data:`REASON_DOWNSTREAM_CLOSED`, :func:`interrupted_by`): parts that accept it put it
-        on the spans they end early (an ``interrupted`` event with ``otelbridge.reason``).
+        (:data:`REASON_DOWNSTREAM_CLOSED`, :func:`interrupted_by`): parts put it on the spans
+        they end early (an ``interrupted`` event with ``otelbridge.reason``). A clock still
+        pending settles on the wall clock first (a stream with no timestamp at all).
         """
+        self.ctx.clock.settle()
         for part in self.parts:
-            if reason is not None and _takes_reason(part):
-                part.finish(reason=reason)  # type: ignore[call-arg]
-            else:
-                part.finish()
+            part.finish(reason=reason)
         # session events no session span took: counted, never dropped silently
         self.ctx.stats.session_events_unclaimed += self.ctx.pending_session_events()
 

@@ -29,9 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import redact
 from ..events import BernsteinSignal, Event, SpanEvent, SpanRecord
-from . import Context, interrupted_event, put_attributes
+from .base import Context, interrupted_event, put_attributes, shift_times, span_name
 
 TERMINAL_KINDS = frozenset({"COMPLETED", "FAILED"})
 MISSING_TERMINAL = "MissingTerminalSignal"
@@ -79,6 +78,15 @@ class BernsteinTracker:
         if run.terminal is not None:
             self._emit_pipe_run(run, now)
 
+    def rebase(self, shift: int) -> None:
+        """The clock settled: times taken from its anchor move by ``shift`` ns."""
+        if shift:
+            self.began_ns += shift
+            self.next_start_ns += shift
+            for run in (self.process_run, self.pipe_run):
+                if run is not None:
+                    shift_times(run, shift)
+
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: a ``run stdin`` still open ends now, without a terminal signal (with a
         ``reason``, see :meth:`Tracker.finish`: and an ``interrupted`` event saying why)."""
@@ -110,9 +118,9 @@ class BernsteinTracker:
             ("bernstein.path", ev.path),
         ))
         if ev.options is not None:
-            attrs["bernstein.options"] = [redact.clean(o) for o in ev.options]
+            attrs["bernstein.options"] = list(ev.options)
         if ev.markdown is not None and self.ctx.capture_content:
-            attrs["bernstein.markdown"] = redact.clean(ev.markdown, 4096)
+            attrs["bernstein.markdown"] = ev.markdown
         return attrs
 
     def _outcome(self, run: _SignalRun, rec: SpanRecord, end_ns: int) -> None:
@@ -125,7 +133,7 @@ class BernsteinTracker:
                 SpanEvent(MISSING_TERMINAL, end_ns, {"bernstein.reason": "no COMPLETED or FAILED signal"})
             )
         elif run.terminal == "FAILED" and rec.error is None:
-            rec.error = redact.clean(run.reason or "FAILED")
+            rec.error = run.reason or "FAILED"
             rec.error_type = "run_failed"
 
     # ------------------------------------------------------------------ records

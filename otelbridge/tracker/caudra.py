@@ -36,7 +36,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import redact
 from ..events import (
     AutomationFired,
     AutomationNotice,
@@ -51,7 +50,7 @@ from ..events import (
     SpanRecord,
     Usage,
 )
-from . import Context, Recent, RunBase, RunTable, interrupted_event, put_attributes, usage_attributes
+from .base import Context, Recent, RunBase, RunTable, interrupted_event, put_attributes, usage_attributes, shift_times, span_name
 
 #: status → ``workflow.status`` for the statuses that end a run (seed 003: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
@@ -151,6 +150,13 @@ class CaudraTracker:
         handler = self._handlers.get(type(ev))
         if handler is not None:
             handler(ev)
+
+    def rebase(self, shift: int) -> None:
+        """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
+        if shift:
+            seen: set[int] = set()
+            for run in self.runs.values():
+                shift_times(run, shift, seen)
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: every run closes now (grace windows cut short); notices whose firing
@@ -334,7 +340,7 @@ class CaudraTracker:
         phase_events: dict[int, list[SpanEvent]] = {}
         root_events = list(run.events)
         for (at, message), revision in sorted(run.logs.items(), key=lambda kv: kv[0][0]):
-            attrs: dict[str, Any] = {"workflow.log.message": redact.clean(message)}
+            attrs: dict[str, Any] = {"workflow.log.message": message}
             if revision is not None:
                 attrs["workflow.revision"] = revision
             event = SpanEvent("workflow.log", at, attrs)
@@ -350,10 +356,10 @@ class CaudraTracker:
             attrs = self._common(run)
             attrs["workflow.phase.index"] = i
             if title:
-                attrs["workflow.phase.title"] = redact.clean(title)
+                attrs["workflow.phase.title"] = title
             self.ctx.emit(
                 SpanRecord(
-                    name=redact.span_name("phase", title, f"#{i}"),
+                    name=span_name("phase", title, f"#{i}"),
                     trace_id=run.trace_id,
                     span_id=span_id,
                     parent_span_id=run.span_id,
@@ -373,15 +379,15 @@ class CaudraTracker:
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["workflow.agent.tool_calls"] = agent.tool_uses
         if agent.call_key is not None:
-            attrs["workflow.call_key"] = redact.clean(agent.call_key)
+            attrs["workflow.call_key"] = agent.call_key
         if agent.epoch is not None:
             attrs["workflow.epoch"] = agent.epoch
         if agent.phase:
-            attrs["workflow.phase.title"] = redact.clean(agent.phase)
+            attrs["workflow.phase.title"] = agent.phase
         if agent.parent_tool_use_id:
-            attrs["workflow.tool_use_id"] = redact.clean(agent.parent_tool_use_id)
+            attrs["workflow.tool_use_id"] = agent.parent_tool_use_id
         if agent.model:
-            attrs["gen_ai.request.model"] = redact.clean(agent.model)
+            attrs["gen_ai.request.model"] = agent.model
         usage = _sum_usage(list(agent.usage.values()))
         if usage is not None:
             attrs.update(usage_attributes(usage))
@@ -407,14 +413,14 @@ class CaudraTracker:
         attrs["gen_ai.operation.name"] = "invoke_workflow"
         attrs["workflow.status"] = status
         if run.name:
-            attrs["workflow.name"] = redact.clean(run.name)
+            attrs["workflow.name"] = run.name
         if run.revision is not None:
             attrs["workflow.revision"] = run.revision
         if run.epoch is not None:
             attrs["workflow.epoch"] = run.epoch
         parent_span_id, remote = self.ctx.root_parent()
         rec = SpanRecord(
-            name=redact.span_name("invoke_workflow", run.name, "workflow"),
+            name=span_name("invoke_workflow", run.name, "workflow"),
             trace_id=run.trace_id,
             span_id=run.span_id,
             parent_span_id=parent_span_id,
@@ -429,7 +435,7 @@ class CaudraTracker:
         if status == "incomplete":
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"
         elif status == "failed":
-            rec.error = redact.clean(run.error or "workflow failed")
+            rec.error = run.error or "workflow failed"
             rec.error_type = "workflow_failed"
         elif status == "stopped":
             rec.events.append(
@@ -480,7 +486,7 @@ class CaudraTracker:
             events.extend(event for _, event in waiting)
             self._fired.add(ev.fire_id)
         rec = SpanRecord(
-            name=redact.span_name("automation", ev.automation, "automation"),
+            name=span_name("automation", ev.automation, "automation"),
             trace_id=ref.trace_id,
             span_id=self.ctx.ids.span_id(ref.trace_id, "automation", key),
             parent_span_id=ref.span_id,
@@ -490,7 +496,7 @@ class CaudraTracker:
             events=events,
         )
         if ev.status == "failed":
-            rec.error = redact.clean(ev.error_message or ev.error_kind or "automation failed")
+            rec.error = (ev.error_message or ev.error_kind or "automation failed")
             rec.error_type = ev.error_kind or "automation_failed"
         self.ctx.emit(rec)
 
@@ -512,7 +518,7 @@ class CaudraTracker:
         self.ctx.session_event(ev.session_id, event)
 
     def _goal(self, ev: GoalEvent) -> None:
-        attrs: dict[str, Any] = {"goal.kind": redact.clean(ev.kind, 64)}
+        attrs: dict[str, Any] = {"goal.kind": ev.kind}
         put_attributes(attrs, (
             (f"goal.{key}", value)
             for key, value in ev.fields.items()
@@ -521,5 +527,5 @@ class CaudraTracker:
         ))
         if ev.usage is not None:
             attrs.update(usage_attributes(ev.usage))
-        event = SpanEvent(f"goal.{redact.clean(ev.kind, 48)}", self.ctx.clock.at(ev.ts_ns), attrs)
+        event = SpanEvent(f"goal.{ev.kind}", self.ctx.clock.at(ev.ts_ns), attrs)
         self.ctx.session_event(ev.session_id, event)

@@ -21,7 +21,6 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import redact
 from ..events import (
     Event,
     SpanEvent,
@@ -34,7 +33,7 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from . import Context, RunBase, RunTable, interrupted_event
+from .base import Context, RunBase, RunTable, interrupted_event, shift_times, span_name
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
 
@@ -116,6 +115,9 @@ class WorkflowTracker:
     def handle(self, ev: Event) -> None:
         """Apply one decoded event."""
         if isinstance(ev, WorkflowProgress):
+            if ev.newest_ns is None:  # (the decoder sets it; events built by hand may not)
+                ev.newest_ns = max((t for a in ev.agents for t in (
+                    a.last_progress_ns, a.ended_ns, a.started_ns, a.queued_ns) if t), default=None)
             self.ctx.clock.observe(ev.newest_ns)
             self._progress(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.newest_ns))
         elif isinstance(ev, WorkflowStarted):
@@ -124,6 +126,13 @@ class WorkflowTracker:
             self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
         elif isinstance(ev, TaskNotification):
             self._notification(ev, self.ctx.clock.at(ev.ts_ns))
+
+    def rebase(self, shift: int) -> None:
+        """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
+        if shift:
+            seen: set[int] = set()
+            for run in self.runs.values():
+                shift_times(run, shift, seen)
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: close every run now (grace windows cut short). With a ``reason`` (the
@@ -285,13 +294,12 @@ class WorkflowTracker:
         attrs["workflow.agent.state"] = e.state or "unknown"
         attrs["workflow.agent.cached"] = cached
         attrs["workflow.agent.vanished"] = agent.vanished
-        clean = redact.current().clean
         if e.label:
-            attrs["gen_ai.agent.name"] = clean(e.label)
+            attrs["gen_ai.agent.name"] = e.label
         if e.agent_id:
-            attrs["gen_ai.agent.id"] = clean(e.agent_id)
+            attrs["gen_ai.agent.id"] = e.agent_id
         if e.model:
-            attrs["gen_ai.request.model"] = clean(e.model)
+            attrs["gen_ai.request.model"] = e.model
         if e.tokens is not None:
             attrs["workflow.agent.tokens"] = e.tokens
         if e.tool_calls is not None:
@@ -302,11 +310,11 @@ class WorkflowTracker:
             attrs["workflow.phase.index"] = e.phase_index
         if self.ctx.capture_content:
             if e.prompt_preview:
-                attrs["workflow.agent.prompt_preview"] = redact.clean(e.prompt_preview)
+                attrs["workflow.agent.prompt_preview"] = e.prompt_preview
             if e.result_preview:
-                attrs["workflow.agent.result_preview"] = redact.clean(e.result_preview)
+                attrs["workflow.agent.result_preview"] = e.result_preview
         rec = SpanRecord(
-            name=redact.span_name("invoke_agent", e.label or e.agent_id, f"#{e.index}"),
+            name=span_name("invoke_agent", e.label or e.agent_id, f"#{e.index}"),
             trace_id=run.trace_id,
             span_id=agent.span_id,
             parent_span_id=(
@@ -319,7 +327,7 @@ class WorkflowTracker:
             attributes=attrs,
         )
         if e.state == "error":
-            rec.error = redact.clean(e.error or "agent error")
+            rec.error = e.error or "agent error"
             rec.error_type = "agent_error"
         elif error is not None:
             rec.error = error
@@ -396,10 +404,10 @@ class WorkflowTracker:
             attrs = self._common(run)
             attrs["workflow.phase.index"] = phase.index
             if phase.title:
-                attrs["workflow.phase.title"] = redact.clean(phase.title)
+                attrs["workflow.phase.title"] = phase.title
             self.ctx.emit(
                 SpanRecord(
-                    name=redact.span_name("phase", phase.title, f"#{phase.index}"),
+                    name=span_name("phase", phase.title, f"#{phase.index}"),
                     trace_id=run.trace_id,
                     span_id=phase.span_id,
                     parent_span_id=run.span_id,
@@ -418,11 +426,11 @@ class WorkflowTracker:
         attrs["gen_ai.operation.name"] = "invoke_workflow"
         attrs["workflow.status"] = status
         if run.name:
-            attrs["workflow.name"] = redact.clean(run.name)
+            attrs["workflow.name"] = run.name
         if run.tool_use_id:
-            attrs["workflow.tool_use_id"] = redact.clean(run.tool_use_id)
+            attrs["workflow.tool_use_id"] = run.tool_use_id
         if run.description:
-            attrs["workflow.description"] = redact.clean(run.description)
+            attrs["workflow.description"] = run.description
         if run.usage is not None:
             for key, value in (
                 ("workflow.usage.total_tokens", run.usage.total_tokens),
@@ -433,7 +441,7 @@ class WorkflowTracker:
                     attrs[key] = value
         parent_span_id, remote = self.ctx.root_parent()
         rec = SpanRecord(
-            name=redact.span_name("invoke_workflow", workflow_display_name(run.name), "workflow"),
+            name=span_name("invoke_workflow", workflow_display_name(run.name), "workflow"),
             trace_id=run.trace_id,
             span_id=run.span_id,
             parent_span_id=parent_span_id,
@@ -451,7 +459,7 @@ class WorkflowTracker:
                 rec.error = f"{reason} before task_notification"
                 rec.events.append(interrupted_event(end, reason))
         elif status == "failed":
-            rec.error = redact.clean(run.summary or "workflow failed")
+            rec.error = run.summary or "workflow failed"
             rec.error_type = "workflow_failed"
         elif status == "stopped":
             rec.events.append(SpanEvent("interrupted", max(run.notified_ns or start, start)))

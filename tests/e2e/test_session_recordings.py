@@ -250,12 +250,15 @@ def test_background_task_and_local_agent_merge_in_example():
     assert explore.name == f"invoke_agent {agent_task['subagent_type']}"
     last_note = [d for d in lines if d.get("subtype") == "task_notification" and d["task_id"] == agent_task["task_id"]][-1]
     assert explore.attributes["task.usage.total_tokens"] == last_note["usage"]["total_tokens"]
-    # the background Bash task: a task span under the session, failed, ending at end_time
+    # the background Bash task (line 10): its tool call (line 7) is in the stream, so the task
+    # span is under that execute_tool span, failed, ending at end_time (line 29) after the tool
     bash = next(d for d in started.values() if d["task_type"] != "local_agent")
     (task,) = [s for s in spans if s.name.startswith("task ")]
     updated = next(d for d in lines if d.get("subtype") == "task_updated" and d["task_id"] == bash["task_id"])
     assert task.name == f"task {bash['task_type']}"
-    assert task.parent_span_id == session.span_id
+    (tool,) = [s for s in spans if s.attributes.get("gen_ai.tool.call.id") == bash["tool_use_id"]]
+    assert task.parent_span_id == tool.span_id and task.start_ns >= tool.start_ns
+    assert task.end_ns > tool.end_ns  # background work outlives its tool call
     assert task.status_code == 2 and task.attributes["task.status"] == "failed"
     assert task.end_ns == updated["patch"]["end_time"] * MS
     assert session.end_ns >= task.end_ns

@@ -61,7 +61,7 @@ def test_missing_terminal_is_marked_not_failed():
     assert run.error is None
     assert run.attributes["bernstein.terminal_signal"] == "none"
     assert [e.name for e in run.events] == ["bernstein.plan_draft", MISSING_TERMINAL]
-    assert run.events[0].attributes == {"bernstein.markdown": "# Plan"}  # captured, escapes cleaned
+    assert run.events[0].attributes == {"bernstein.markdown": "# Plan\x1b[31m"}  # raw: spans.py cleans
     assert ctx.stats.bernstein_runs_without_terminal == 1
 
 

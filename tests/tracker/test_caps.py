@@ -7,7 +7,7 @@ import json
 
 from otelbridge import dialects
 from otelbridge.clock import Clock
-from otelbridge.dialects import claude_code
+from otelbridge.dialects import claude_code, claude_code_workflow
 from otelbridge.events import TaskNotification, WorkflowAgent, WorkflowProgress, WorkflowStarted
 from otelbridge.ids import Ids
 from otelbridge.stats import Stats
@@ -82,17 +82,17 @@ def test_finished_runs_are_released_and_remembered_boundedly():
 def test_snapshot_cache_is_bounded(monkeypatch):
     decoder = dialects.Decoder([claude_code.ClaudeCode()], Stats())
     cache = decoder.json_dialects[0]._entries
-    for n in range(claude_code.MAX_CACHED_TASKS + 50):
+    for n in range(claude_code_workflow.MAX_CACHED_TASKS + 50):
         line = json.dumps({"type": "system", "subtype": "task_progress", "task_id": f"t{n}",
                            "workflow_progress": [{"type": "workflow_agent", "index": 1, "state": "start"}]})
         assert len(decoder.decode(line.encode())) == 1
-    assert len(cache._tasks) == claude_code.MAX_CACHED_TASKS
+    assert len(cache._tasks) == claude_code_workflow.MAX_CACHED_TASKS
     big = json.dumps({"type": "system", "subtype": "task_progress", "task_id": "big", "workflow_progress": [
         {"type": "workflow_agent", "index": i, "state": "start"}
-        for i in range(claude_code.MAX_CACHED_ENTRIES + 500)]})
+        for i in range(claude_code_workflow.MAX_CACHED_ENTRIES + 500)]})
     (ev,) = decoder.decode(big.encode())
-    assert len(ev.agents) == claude_code.MAX_CACHED_ENTRIES + 500  # all decoded
-    assert len(cache._tasks["big"]) == claude_code.MAX_CACHED_ENTRIES  # not all remembered
+    assert len(ev.agents) == claude_code_workflow.MAX_CACHED_ENTRIES + 500  # all decoded
+    assert len(cache._tasks["big"]) == claude_code_workflow.MAX_CACHED_ENTRIES  # not all remembered
 
 
 def test_unchanged_entries_decode_once_changed_ones_again():

@@ -70,23 +70,6 @@ def test_notified_run_is_not_marked_interrupted():
     assert root.error is None and root.events == []
 
 
-def test_parts_without_reason_still_finish():
-    class Old:
-        finished = 0
-
-        def handle(self, ev):
-            pass
-
-        def finish(self):
-            self.finished += 1
-
-    old = Old()
-    tracker, _ = tracker_with([old])
-    tracker.finish(reason=REASON_DOWNSTREAM_CLOSED)
-    tracker.finish()
-    assert old.finished == 2
-
-
 # --------------------------------------------------------------------------- the other parts
 
 

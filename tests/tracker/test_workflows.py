@@ -240,7 +240,7 @@ def test_failed_workflow_and_agent_error_status():
     tracker.handle(TaskNotification(S, None, task_id="t", status="failed", summary="it failed"))
     tracker.finish()
     ag, root = records[0], records[-1]
-    assert ag.error == "boom" and ag.error_type == "agent_error"
+    assert ag.error == "boom\x1b[31m" and ag.error_type == "agent_error"  # raw: spans.py cleans
     assert root.error == "it failed" and root.error_type == "workflow_failed"
 
 

@@ -1,0 +1,218 @@
+"""Claude Code's ``workflow_progress`` snapshots (seed 000 §5.2, §6) → :class:`WorkflowProgress`.
+
+Real Claude Code agents also carry ``durationMs``, ``model``, ``attempt``, ``toolCalls``,
+``queuedAt`` and ``lastProgressAt``; all are read. A queued agent has no ``agentId`` yet (it is
+keyed by its ``index``). Wrong types are dropped field by field (``tokens: "12"`` is read as 12;
+``1e30`` epochs as absent).
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Annotated, Any
+
+import msgspec
+
+from ..events import (
+    MAX_EPOCH_MS,
+    MAX_HELD_CHARS,
+    MIN_EPOCH_MS,
+    TaskUsage,
+    WorkflowAgent,
+    WorkflowPhase,
+    WorkflowProgress,
+    as_int,
+    as_str,
+    ms_to_ns,
+)
+from . import LineInfo
+
+#: Agents per snapshot read at most (a hostile snapshot cannot make us allocate without bound).
+MAX_ENTRIES = 10_000
+
+_decode = msgspec.json.Decoder().decode
+
+
+def task_usage(value: Any) -> TaskUsage | None:
+    if not isinstance(value, dict):
+        return None
+    return TaskUsage(
+        total_tokens=as_int(value.get("total_tokens")),
+        tool_uses=as_int(value.get("tool_uses")),
+        duration_ms=as_int(value.get("duration_ms")),
+    )
+
+
+def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
+    get = entry.get
+    return WorkflowAgent(
+        index=index,
+        agent_id=as_str(get("agentId")),
+        state=as_str(get("state")),
+        label=as_str(get("label")),
+        phase_index=as_int(get("phaseIndex")),
+        phase_title=as_str(get("phaseTitle")),
+        started_ns=ms_to_ns(get("startedAt")),
+        queued_ns=ms_to_ns(get("queuedAt")),
+        ended_ns=ms_to_ns(get("endedAt")),
+        last_progress_ns=ms_to_ns(get("lastProgressAt")),
+        duration_ms=as_int(get("durationMs")),
+        tokens=as_int(get("tokens")),
+        tool_calls=as_int(get("toolCalls")),
+        attempt=as_int(get("attempt")),
+        model=as_str(get("model")),
+        error=as_str(get("error")),
+        result_preview=as_str(get("resultPreview")),
+        prompt_preview=as_str(get("promptPreview")),
+    )
+
+
+#: Snapshots remembered for :class:`_EntryCache` (tasks, least recently used first out), and the
+#: most entries one remembered snapshot may hold (a larger one's excess is decoded each time):
+#: together at most 16,000 remembered entries, whatever the stream sends.
+MAX_CACHED_TASKS = 16
+MAX_CACHED_ENTRIES = 1_000
+
+#: A decoded timeline entry: ``(phase, agent, newest time of the agent in epoch ns)``; all
+#: ``None`` for an entry that is neither (unknown type, no usable ``index``).
+Entry = tuple[WorkflowPhase | None, WorkflowAgent | None, int | None]
+_NOTHING: Entry = (None, None, None)
+_PHASE, _AGENT, _NEWEST = itemgetter(0), itemgetter(1), itemgetter(2)
+
+
+class _EntryCache:
+    """The previous snapshot's entries per task: ``entry JSON text → decoded entry``.
+
+    ``task_progress`` repeats every agent in every snapshot (seed 000 §6: snapshot replacement),
+    and most entries are unchanged from one snapshot to the next (finished agents, above all).
+    The decoder hands ``workflow_progress`` over undecoded (``raw_lists``): an entry whose bytes
+    equal one of the previous snapshot's reuses its decoded :class:`WorkflowAgent` without
+    decoding its JSON at all, so a snapshot costs what changed in it, not its size. Bounded:
+    :data:`MAX_CACHED_TASKS` tasks of at most :data:`MAX_CACHED_ENTRIES` entries.
+    """
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, dict[bytes, Entry]] = {}
+
+    def agents(self, task_id: str) -> tuple[dict[bytes, Entry], dict[bytes, Entry]]:
+        """(previous entries of ``task_id``, a new dict to fill with this snapshot's)."""
+        prev = self._tasks.pop(task_id, None) or {}
+        fresh: dict[bytes, Entry] = {}
+        self._tasks[task_id] = fresh
+        if len(self._tasks) > MAX_CACHED_TASKS:
+            del self._tasks[next(iter(self._tasks))]
+        return prev, fresh
+
+
+# Typed shapes of the two entry kinds, for the common case of well-typed fields. A value of
+# another type or out of range fails the typed decode, and the entry is then decoded generically
+# and read field by field (:func:`_entry`), which drops or coerces it as documented above: the
+# constraints below are exactly the ranges ``as_int``/``ms_to_ns``/``as_str`` accept unchanged.
+_Count = Annotated[int, msgspec.Meta(ge=0, le=2**62)] | None
+_Epoch = Annotated[int, msgspec.Meta(ge=MIN_EPOCH_MS, le=MAX_EPOCH_MS)] | None
+_Text = Annotated[str, msgspec.Meta(max_length=MAX_HELD_CHARS)] | None
+_Name = _Text
+
+
+class _Phase(msgspec.Struct, tag_field="type", tag="workflow_phase", gc=False):
+    index: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
+    title: _Text = None
+
+
+class _Agent(msgspec.Struct, tag_field="type", tag="workflow_agent", gc=False):
+    index: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
+    agentId: _Name = None
+    state: _Text = None
+    label: _Text = None
+    phaseIndex: _Count = None
+    phaseTitle: _Text = None
+    startedAt: _Epoch = None
+    queuedAt: _Epoch = None
+    endedAt: _Epoch = None
+    lastProgressAt: _Epoch = None
+    durationMs: _Count = None
+    tokens: _Count = None
+    toolCalls: _Count = None
+    attempt: _Count = None
+    model: _Name = None
+    error: _Text = None
+    resultPreview: _Text = None
+    promptPreview: _Text = None
+
+
+_typed_entry = msgspec.json.Decoder(_Phase | _Agent).decode
+
+
+def _raw_entry(raw: bytes) -> Entry:
+    """One ``workflow_progress`` element's JSON text → :data:`Entry` (typed when it can be)."""
+    try:
+        e = _typed_entry(raw)
+    except msgspec.ValidationError:
+        try:
+            return _entry(_decode(raw))
+        except msgspec.DecodeError:  # valid JSON, yet a number out of range (1e999): skipped
+            return _NOTHING
+    if type(e) is _Phase:
+        return WorkflowPhase(e.index, e.title), None, None
+    started, queued, ended, last = e.startedAt, e.queuedAt, e.endedAt, e.lastProgressAt
+    agent = WorkflowAgent(
+        e.index, e.agentId, e.state, e.label, e.phaseIndex, e.phaseTitle,
+        None if started is None else started * 1_000_000,
+        None if queued is None else queued * 1_000_000,
+        None if ended is None else ended * 1_000_000,
+        None if last is None else last * 1_000_000,
+        e.durationMs, e.tokens, e.toolCalls, e.attempt, e.model, e.error,
+        e.resultPreview, e.promptPreview,
+    )
+    newest = -1
+    for t in (last, ended, started, queued):
+        if t is not None and t > newest:
+            newest = t
+    return None, agent, newest * 1_000_000 if newest >= 0 else None
+
+
+def _entry(entry: Any) -> Entry:
+    """One decoded ``workflow_progress`` element → :data:`Entry`."""
+    if not isinstance(entry, dict):
+        return _NOTHING
+    kind = entry.get("type")
+    index = as_int(entry.get("index"), maximum=1_000_000)
+    if index is None:
+        return _NOTHING
+    if kind == "workflow_phase":
+        return WorkflowPhase(index, as_str(entry.get("title"))), None, None
+    if kind == "workflow_agent":
+        agent = _agent(entry, index)
+        times = [t for t in (agent.last_progress_ns, agent.ended_ns, agent.started_ns,
+                             agent.queued_ns) if t is not None]
+        return None, agent, max(times) if times else None
+    return _NOTHING
+
+
+def progress(
+    doc: dict[str, Any], line: LineInfo, task_id: str, entries: list, cache: _EntryCache
+) -> WorkflowProgress:
+    prev, fresh = cache.agents(task_id)
+    ev = WorkflowProgress(
+        line.session_id,
+        line.ts_ns,
+        task_id=task_id,
+        tool_use_id=as_str(doc.get("tool_use_id")),
+        description=as_str(doc.get("description")),
+        usage=task_usage(doc.get("usage")),
+    )
+    entries = entries[:MAX_ENTRIES]
+    if entries and type(entries[0]) is msgspec.Raw:  # the decoder's raw_lists (all Raw)
+        keys = list(map(bytes, entries))
+        decoded = list(map(prev.get, keys))
+        if None in decoded:  # decode what changed since the previous snapshot
+            for i in [i for i, entry in enumerate(decoded) if entry is None]:
+                decoded[i] = _raw_entry(keys[i])
+        fresh.update(zip(keys[:MAX_CACHED_ENTRIES], decoded))
+    else:  # decoded values (a caller that did not go through the Decoder)
+        decoded = list(map(_entry, entries))
+    # C-level passes (phases, agents and epoch-ns times are never falsy; None is)
+    ev.phases = list(filter(None, map(_PHASE, decoded)))
+    ev.agents = list(filter(None, map(_AGENT, decoded)))
+    ev.newest_ns = max(filter(None, map(_NEWEST, decoded)), default=None)
+    return ev

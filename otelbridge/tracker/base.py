@@ -1,0 +1,335 @@
+"""What the tracker's parts share: the :class:`Context`, span refs, bounded registries, the
+:class:`Part` protocol and attribute helpers. A leaf: it imports no tracker module, so every part
+imports from here and ``tracker/__init__`` imports the parts without a cycle.
+
+Strings are carried raw: the span builder (``otelbridge.spans``) redacts every string whole and
+then caps it, span names included.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from ..clock import Clock
+from ..config import DEFAULT_GRACE_S
+from ..events import Event, SpanEvent, SpanRecord, Usage
+from ..ids import Ids
+from ..stats import Stats
+
+CallLater = Callable[[float, Callable[[], None]], Any]
+
+#: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
+MAX_REFS = 10_000
+
+#: Session events held until a session span takes them, per session and in all (memory bound).
+MAX_SESSION_EVENTS = 10_000
+
+
+def usage_attributes(usage: Usage | None) -> dict[str, int]:
+    """``gen_ai.usage.*`` of ``usage`` by SPAN-MODEL.md: for the Anthropic shape
+    ``gen_ai.usage.input_tokens`` = input + cache read + cache creation (other shapes as given);
+    the cache parts also under their own keys. Absent fields are left out."""
+    if usage is None:
+        return {}
+    pairs = (
+        ("gen_ai.usage.input_tokens", usage.gen_ai_input_tokens()),
+        ("gen_ai.usage.output_tokens", usage.output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation),
+    )
+    return {key: value for key, value in pairs if value is not None}
+
+
+class Recent:
+    """A set that remembers at most ``limit`` keys, forgetting the oldest first (closed runs,
+    emitted firings: enough to recognise late events without growing with the stream)."""
+
+    __slots__ = ("limit", "_keys")
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._keys: OrderedDict[Hashable, None] = OrderedDict()
+
+    def add(self, key: Hashable) -> None:
+        self._keys[key] = None
+        while len(self._keys) > self.limit:
+            self._keys.popitem(last=False)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def put_attributes(attrs: dict[str, Any], pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Add each ``(key, value)`` of ``pairs`` whose value is not ``None`` to ``attrs`` (raw:
+    the span builder redacts and caps every string). Returns ``attrs``."""
+    for key, value in pairs:
+        if value is not None:
+            attrs[key] = value
+    return attrs
+
+
+def span_name(prefix: str, text: str | None, fallback: str) -> str:
+    """``"{prefix} {text}"``, or ``"{prefix} {fallback}"`` when ``text`` is empty or blank. Raw:
+    the span builder redacts and caps every span name."""
+    body = text.strip() if text else ""
+    return f"{prefix} {body or fallback}"
+
+
+@dataclass(slots=True)
+class RunBase:
+    """What every tracked run (a root span) has: its key, session, ids and first-seen time."""
+
+    key: tuple[str | None, str]
+    session_id: str | None
+    trace_id: int
+    span_id: int
+    first_seen_ns: int
+
+
+R = TypeVar("R", bound=RunBase)
+
+
+class RunTable(Generic[R]):
+    """The open runs of one tracker part by key, and the keys of recently closed ones (events
+    for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
+    are open: when full, the oldest run that has ended and only waits out its grace window is
+    closed at once by ``close(run)`` (the part's own closing: its spans are exported); when no
+    run waits so, the new run is refused, counted once per key in ``stats.runs_capped``."""
+
+    def __init__(self, ctx: "Context", max_open: int,
+                 close: Callable[[R], None] | None = None) -> None:
+        self.ctx = ctx
+        self.max_open = max_open
+        self.open: dict[tuple[str | None, str], R] = {}
+        self.closed = Recent()
+        self.refused = Recent()
+        self._close_early = close
+
+    def create(self, key: tuple[str | None, str], trace_key: str, label: str,
+               make: Callable[[int], R], trace_id: int | None = None) -> R | None:
+        """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
+        :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
+        already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
+        if key in self.closed:
+            self.ctx.stats.late_events_ignored += 1
+            return None
+        if len(self.open) >= self.max_open and not self._make_room():
+            if key not in self.refused:
+                self.refused.add(key)
+                self.ctx.stats.runs_capped += 1
+            return None
+        if trace_id is None:
+            trace_id = self.ctx.root_trace_id(key[0], trace_key)
+        run = make(trace_id)
+        self.open[key] = run
+        if self.ctx.on_trace is not None:
+            self.ctx.on_trace(trace_id, label)
+        return run
+
+    def _make_room(self) -> bool:
+        """Close the oldest run in its grace window (``run.timer`` set); False when none is."""
+        if self._close_early is None:
+            return False
+        waiting = next((run for run in self.open.values() if getattr(run, "timer", None) is not None),
+                       None)
+        if waiting is None:
+            return False
+        self._close_early(waiting)
+        return len(self.open) < self.max_open
+
+    def close(self, run: R) -> None:
+        """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled
+        by ``run.timer.cancel()``)."""
+        timer = getattr(run, "timer", None)
+        if timer is not None:
+            try:
+                timer.cancel()
+            except Exception:
+                pass
+        self.open.pop(run.key, None)
+        self.closed.add(run.key)
+
+
+@dataclass(slots=True)
+class Parent:
+    """A remote parent span (``TRACEPARENT``): its trace id and span id, as ints."""
+
+    trace_id: int
+    span_id: int
+
+
+@dataclass(slots=True)
+class SpanRef:
+    """Where a span is (or will be): trace id and span id, allocated before the span ends."""
+
+    trace_id: int
+    span_id: int
+
+
+@dataclass
+class Context:
+    """What every part of the tracker shares.
+
+    ``emit`` receives each finished record (the span builder, the summary, tests);
+    ``call_later(delay_s, fn)`` schedules real-time work such as a grace window's end (``None``
+    in replay: windows then close at :meth:`Tracker.finish`); ``parent`` is the ``TRACEPARENT``
+    span, if any.
+    """
+
+    emit: Callable[[SpanRecord], None]
+    ids: Ids
+    clock: Clock
+    stats: Stats
+    call_later: CallLater | None = None
+    grace_s: float = DEFAULT_GRACE_S
+    parent: Parent | None = None
+    capture_content: bool = False
+    #: called with (trace_id, label) when a new trace's root is first known (trace links)
+    on_trace: Callable[[int, str], None] | None = None
+    #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
+    #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
+    run: SpanRef | None = None
+    #: called with the ``run {cmd}`` record just before it is emitted (see
+    #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
+    process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
+    _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
+    _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
+    _session_events_held: int = 0
+    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
+
+    def root_trace_id(self, session_id: str | None, key: str | None) -> int:
+        """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
+        trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``)."""
+        if self.parent is not None:
+            return self.parent.trace_id
+        return self.ids.trace_id(session_id, key)
+
+    def root_parent(self) -> tuple[int | None, bool]:
+        """``(parent_span_id, parent_remote)`` for a root span: the ``TRACEPARENT`` span or none."""
+        if self.parent is not None:
+            return self.parent.span_id, True
+        return None, False
+
+    def session_event(self, session_id: str | None, event: SpanEvent) -> None:
+        """Hold ``event`` for the span of session ``session_id`` (Caudra goal events, automation
+        notices): the part that emits the session span takes them with
+        :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` in all: an event for a
+        session not held yet makes room by letting go of the sessions held longest (a stream of
+        ever new session ids no span takes must not grow memory); an event for a held session
+        beyond the bound is refused. Both counted in ``stats.session_events_capped``."""
+        held = self._session_events.get(session_id)
+        if held is None:
+            while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
+                dropped = self._session_events.pop(next(iter(self._session_events)))
+                self._session_events_held -= len(dropped)
+                self.stats.session_events_capped += len(dropped)
+            held = self._session_events[session_id] = []
+        if self._session_events_held >= MAX_SESSION_EVENTS:
+            self.stats.session_events_capped += 1
+            return
+        held.append(event)
+        self._session_events_held += 1
+
+    def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
+        """The events held for session ``session_id`` (in arrival order), removed."""
+        events = self._session_events.pop(session_id, [])
+        self._session_events_held -= len(events)
+        return events
+
+    def pending_session_events(self) -> int:
+        """How many session events no session span has taken yet."""
+        return sum(len(v) for v in self._session_events.values())
+
+    def decorate_process(self, rec: SpanRecord) -> None:
+        """Let every process hook amend the ``run {cmd}`` record ``rec`` before it is emitted.
+        The wrapper span's owner calls this once; a failing hook costs its own changes only."""
+        for hook in self.process_hooks:
+            try:
+                hook(rec)
+            except Exception:
+                self.stats.bad_lines += 1
+
+    def session_ref(self, session_id: str | None) -> SpanRef:
+        """The session span's ids for ``session_id``, allocated once and shared by every part
+        (workflow roots link to it; tasks and automations are its children). In wrapper mode
+        the session lives in the run span's trace, else in the ``TRACEPARENT`` trace, else in
+        its own."""
+        ref = self._sessions.get(session_id)
+        if ref is None:
+            trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
+            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
+            remember(self._sessions, session_id, ref)
+        return ref
+
+    def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
+        """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,
+        or the ``TRACEPARENT`` trace (the session span links to it)."""
+        key = (session_id, task_id)
+        ref = self._workflows.get(key)
+        if ref is None:
+            trace_id = self.root_trace_id(session_id, task_id)
+            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
+            remember(self._workflows, key, ref)
+        return ref
+
+
+def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
+    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` (dicts keep
+    insertion order): a bounded map, as :class:`Recent` is a bounded set."""
+    registry[key] = value
+    while len(registry) > cap:
+        registry.pop(next(iter(registry)))
+
+
+class Part(Protocol):
+    """One tracked concern: takes the events it knows, ends all at :meth:`finish`.
+
+    ``reason`` is ``None`` at plain end of input, else why the run was cut short (see
+    ``Tracker.finish``): a part puts it on the spans it ends early.
+    """
+
+    def handle(self, ev: Event) -> None: ...
+
+    def finish(self, *, reason: str | None = None) -> None: ...
+
+    def rebase(self, shift: int) -> None:
+        """The clock settled (``Clock.on_settle``): every time the part took from the clock's
+        anchor and still holds moves by ``shift`` ns (0 when it settled on the wall clock)."""
+
+
+def interrupted_event(at_ns: int, reason: str) -> SpanEvent:
+    """The event on a span cut short by ``reason``: ``interrupted`` at ``at_ns`` (epoch ns)
+    with ``otelbridge.reason``."""
+    return SpanEvent("interrupted", at_ns, {"otelbridge.reason": reason})
+
+
+def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
+    """Move every ``*_ns`` integer of ``obj`` (a slots dataclass), and of the dataclasses it
+    holds in attributes, lists and dict values, by ``shift`` ns, each object once. The clock
+    settled on the stream (``Part.rebase``): times taken from its anchor move with it."""
+    if seen is None:
+        seen = set()
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    for name in getattr(type(obj), "__slots__", ()):
+        value = getattr(obj, name, None)
+        if name.endswith("_ns"):
+            if isinstance(value, int) and not isinstance(value, bool) and value:
+                setattr(obj, name, value + shift)
+        elif isinstance(value, dict):
+            for item in value.values():
+                if hasattr(type(item), "__slots__"):
+                    shift_times(item, shift, seen)
+        elif isinstance(value, list):
+            for item in value:
+                if hasattr(type(item), "__slots__"):
+                    shift_times(item, shift, seen)
+        elif hasattr(type(value), "__dataclass_fields__"):
+            shift_times(value, shift, seen)

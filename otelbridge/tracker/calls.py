@@ -1,0 +1,217 @@
+"""Model calls (``chat {model}``) and tool calls (``execute_tool {name}``) of a session.
+
+* a model call groups the lines of one ``message.id``; a ``message_delta`` belongs to the open
+  call of its scope (``parent_tool_use_id``) and carries the final usage; a call ends at its last
+  line and is emitted when the next call of its scope starts, or its turn / sub-agent ends;
+* an API-error message (``<synthetic>`` / ``is_api_error_message``) is a ``chat`` span named by
+  the session's model, ERROR, ``error.type`` = its ``error`` value;
+* a tool call runs from its ``tool_use`` to the ``tool_result`` of that id (found by id only),
+  ERROR when ``is_error``; a foreground task that *is* the call adds its ``task.*`` attributes.
+
+A mixin of :class:`~otelbridge.tracker.sessions.SessionTracker` (it uses ``ctx``, ``_turn``,
+``_agent``, ``_span_id``, ``_common``, ``_capped``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..events import CLIENT, ModelCall, SpanRecord, ToolResult, Usage
+from .base import remember, span_name, usage_attributes
+from .state import Chat, Session, Tool
+
+#: Open tools, calls, sub-agents, tasks per session; remembered tool span ids per session.
+MAX_ITEMS = 10_000
+
+_json = msgspec.json.Encoder()
+
+
+def usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
+    """Add ``gen_ai.usage.*`` of ``usage`` to ``attrs`` (thinking tokens as
+    ``gen_ai.usage.reasoning.output_tokens``), the cache-creation parts GenAI has no key for
+    under ``anthropic.usage.*``."""
+    attrs.update(usage_attributes(usage))
+    if usage is not None:
+        for key, value in (
+            ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_output),
+            ("anthropic.usage.cache_creation.ephemeral_5m_input_tokens", usage.cache_creation_5m),
+            ("anthropic.usage.cache_creation.ephemeral_1h_input_tokens", usage.cache_creation_1h),
+        ):
+            if value is not None:
+                attrs[key] = value
+
+
+class CallsMixin:
+    """Model calls and tool calls of :class:`~otelbridge.tracker.sessions.SessionTracker`."""
+
+    ctx: Any
+
+    def _on_model_call(self, s: Session, ev: ModelCall, now: int) -> None:
+        scope = ev.parent_tool_use_id
+        agent = None
+        if scope is not None:
+            agent = self._agent(s, scope, now)
+            if agent is None:
+                return
+        else:
+            self._turn(s, now)
+        mid = ev.message_id or s.scope_chat.get(scope)
+        if mid is None:
+            return  # a delta with no call to belong to
+        chat = s.chats.get(mid)
+        if chat is None:
+            current = s.scope_chat.get(scope)
+            if current is not None and current in s.chats:
+                self._emit_chat(s, s.chats[current])
+            if self._capped(s.chats):
+                return
+            turn = s.turn if agent is None else None
+            parent = agent.span_id if agent is not None else turn.span_id  # type: ignore[union-attr]
+            chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, now, now,
+                        ev.model or s.model, turn.n if turn is not None else None)
+            s.chats[mid] = chat
+            s.scope_chat[scope] = mid
+        chat.end_ns = max(chat.end_ns, now)
+        if ev.model and not chat.model:
+            chat.model = ev.model
+        if ev.api_error:
+            chat.error_type, chat.error_text = ev.api_error, ev.api_error_text
+        if ev.stop_reason:
+            chat.stop_reason = ev.stop_reason
+        if ev.content:
+            chat.content = ((chat.content + "\n") if chat.content else "") + ev.content
+        if ev.usage is not None:
+            self._merge_usage(chat, ev)
+        for call in ev.tool_calls:
+            if call.id in s.tools or self._capped(s.tools):
+                continue
+            tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
+                        call.name, call.arguments, chat.turn_n)
+            s.tools[call.id] = tool
+            remember(s.tool_spans, call.id, (tool.span_id, now), cap=MAX_ITEMS)
+            if call.subagent_type or call.description:
+                pending = s.agents.get(call.id)
+                if pending is not None:
+                    pending.subagent_type = pending.subagent_type or call.subagent_type
+                    pending.description = pending.description or call.description
+                else:  # remembered until the sub-agent shows up
+                    remember(s.hints, call.id, (call.subagent_type, call.description), cap=MAX_ITEMS)
+        if agent is not None:
+            agent.last_ns = max(agent.last_ns, now)
+
+    @staticmethod
+    def _merge_usage(chat: Chat, ev: ModelCall) -> None:
+        u = ev.usage
+        assert u is not None
+        if chat.final and not ev.usage_final:
+            return
+        mine = chat.usage
+        for name in ("input_tokens", "cache_read", "cache_creation", "reasoning_output",
+                     "cache_creation_5m", "cache_creation_1h"):
+            value = getattr(u, name)
+            if value is not None:
+                setattr(mine, name, value)
+        if u.output_tokens is not None:
+            if ev.usage_final or mine.output_tokens is None:
+                mine.output_tokens = u.output_tokens
+            else:  # per-line output_tokens is a snapshot taken at the line's start
+                mine.output_tokens = max(mine.output_tokens, u.output_tokens)
+        mine.anthropic = mine.anthropic or u.anthropic
+        chat.final = chat.final or ev.usage_final
+
+    def _on_tool_result(self, s: Session, ev: ToolResult, now: int) -> None:
+        tool = s.tools.pop(ev.tool_use_id, None)
+        agent = s.agents.get(ev.tool_use_id)
+        if agent is not None:
+            agent.tool_done_ns = now
+        if tool is None:
+            if ev.parent_tool_use_id is None and agent is None:
+                self._turn(s, now)
+            return
+        if tool.owner is None:
+            self._turn(s, now)
+        else:
+            owner = s.agents.get(tool.owner)
+            if owner is not None:
+                owner.last_ns = max(owner.last_ns, now)
+        error = None
+        if ev.is_error:
+            error = ev.content if (self.ctx.capture_content and ev.content) else "tool error"
+        self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, ev.content)
+
+    def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:
+        """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,
+        ERROR ``incomplete`` with ``error``)."""
+        for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
+            self._emit_chat(s, chat)
+        for tool in [t for t in s.tools.values() if t.owner is None and t.turn_n == turn_n]:
+            del s.tools[tool.id]
+            self._emit_tool(s, tool, end, error, "incomplete", None)
+
+    def _emit_chat(self, s: Session, chat: Chat) -> None:
+        s.chats.pop(chat.message_id, None)
+        if s.scope_chat.get(chat.owner) == chat.message_id:
+            del s.scope_chat[chat.owner]
+        attrs = self._common(s)
+        attrs["gen_ai.operation.name"] = "chat"
+        attrs["gen_ai.response.id"] = chat.message_id
+        if s.provider:
+            attrs["gen_ai.provider.name"] = s.provider
+        if chat.model:
+            attrs["gen_ai.request.model"] = chat.model
+            if chat.error_type is None:
+                attrs["gen_ai.response.model"] = chat.model
+        if chat.stop_reason:
+            attrs["gen_ai.response.finish_reasons"] = [chat.stop_reason]
+        usage_attrs(attrs, chat.usage)
+        if self.ctx.capture_content and chat.content:
+            attrs["gen_ai.output.messages"] = _json.encode(
+                [{"role": "assistant", "parts": [{"type": "text", "content": chat.content}]}]
+            ).decode()
+        if chat.owner is not None:
+            agent = s.agents.get(chat.owner)
+            if agent is not None:
+                agent.usage.add(chat.usage)
+        rec = SpanRecord(
+            name=span_name("chat", chat.model, "model"),
+            trace_id=s.trace_id,
+            span_id=chat.span_id,
+            parent_span_id=chat.parent_span_id,
+            start_ns=chat.start_ns,
+            end_ns=max(chat.end_ns, chat.start_ns),
+            attributes=attrs,
+            kind=CLIENT,
+        )
+        if chat.error_type is not None:
+            rec.error, rec.error_type = chat.error_text or chat.error_type, chat.error_type
+        self.ctx.emit(rec)
+
+    def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
+                   error_type: str | None, result: str | None) -> None:
+        attrs = self._common(s)
+        attrs["gen_ai.operation.name"] = "execute_tool"
+        attrs["gen_ai.tool.call.id"] = tool.id
+        if tool.name:
+            attrs["gen_ai.tool.name"] = tool.name
+        if tool.task:
+            attrs.update(tool.task)
+        if self.ctx.capture_content:
+            if tool.arguments:
+                attrs["gen_ai.tool.call.arguments"] = tool.arguments
+            if result:
+                attrs["gen_ai.tool.call.result"] = result
+        self.ctx.emit(
+            SpanRecord(
+                name=span_name("execute_tool", tool.name, "tool"),
+                trace_id=s.trace_id,
+                span_id=tool.span_id,
+                parent_span_id=tool.parent_span_id,
+                start_ns=tool.start_ns,
+                end_ns=max(end, tool.start_ns),
+                attributes=attrs,
+                error=error,
+                error_type=error_type,
+            )
+        )

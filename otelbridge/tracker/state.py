@@ -1,0 +1,151 @@
+"""The session part's state: what is held per session until its spans end (all times epoch ns).
+
+Memory: strings are held as the decoder gave them (each bounded by
+:data:`otelbridge.events.MAX_HELD_CHARS`); items per session are bounded by the session part.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import SpanEvent, TaskUsage, TurnResult, TurnStarted, Usage
+from .base import Recent
+
+#: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
+MAX_CLOSED_REMEMBERED = 10_000
+
+
+@dataclass(slots=True)
+class Chat:
+    """An open model call (``chat {model}``); ``turn_n`` is its turn's number (top level)."""
+
+    message_id: str
+    span_id: int
+    parent_span_id: int
+    owner: str | None
+    start_ns: int
+    end_ns: int
+    model: str | None
+    turn_n: int | None = None
+    usage: Usage = field(default_factory=Usage)
+    final: bool = False
+    stop_reason: str | None = None
+    content: str | None = None
+    #: ``error`` of an API-error message (``<synthetic>`` / ``is_api_error_message``)
+    error_type: str | None = None
+    error_text: str | None = None
+
+
+@dataclass(slots=True)
+class Tool:
+    """An open tool call (``execute_tool {name}``); ``task`` holds the ``task.*`` attributes of
+    a foreground task that *is* this call (``owned_by_subagent``)."""
+
+    id: str
+    span_id: int
+    parent_span_id: int
+    owner: str | None
+    start_ns: int
+    name: str | None
+    arguments: str | None
+    turn_n: int | None = None
+    task: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Agent:
+    """A sub-agent (``invoke_agent {subagent_type}``) keyed by its tool use id."""
+
+    key: str
+    span_id: int
+    start_ns: int
+    last_ns: int
+    subagent_type: str | None = None
+    description: str | None = None
+    task_id: str | None = None
+    status: str | None = None
+    summary: str | None = None
+    task_usage: TaskUsage | None = None
+    tool_done_ns: int | None = None
+    notified_ns: int | None = None
+    end_time_ns: int | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(slots=True)
+class Task:
+    """A background task (``task {task_type}``)."""
+
+    task_id: str
+    span_id: int
+    start_ns: int
+    first_seen_ns: int
+    started: bool = False
+    task_type: str | None = None
+    tool_use_id: str | None = None
+    description: str | None = None
+    usage: TaskUsage | None = None
+    status: str | None = None
+    end_time_ns: int | None = None
+    owned_by_subagent: bool | None = None
+    is_backgrounded: bool | None = None
+    #: the ``execute_tool`` span it runs under, when its tool call is in the stream
+    parent_span_id: int | None = None
+
+
+@dataclass(slots=True)
+class Turn:
+    """A turn (``turn {n}``). ``closed_ns``: when the next ``init`` closed it before its
+    result came (it then waits for its result until the session ends)."""
+
+    n: int
+    span_id: int
+    start_ns: int
+    last_ns: int
+    started: TurnStarted | None = None
+    closed_ns: int | None = None
+    #: the model of the ``init`` that opened it (turns after the first)
+    model: str | None = None
+
+
+@dataclass(slots=True)
+class Session:
+    """One session: its span ids, what ``init`` said, its turns and everything open in it."""
+
+    sid: str | None
+    trace_id: int
+    span_id: int
+    start_ns: int
+    last_ns: int
+    agent_name: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    version: str | None = None
+    cwd: str | None = None
+    turn: Turn | None = None
+    #: turns closed by the next ``init`` with no result yet, oldest first
+    waiting: list[Turn] = field(default_factory=list)
+    turn_count: int = 0
+    child_end_ns: int = 0
+    result_ns: int | None = None
+    results: int = 0
+    usage: Usage | None = None
+    last: TurnResult | None = None
+    last_seq: int | None = None
+    chats: dict[str, Chat] = field(default_factory=dict)
+    scope_chat: dict[str | None, str] = field(default_factory=dict)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    #: every tool call seen: id → (span id, start ns), bounded
+    tool_spans: OrderedDict[str, tuple[int, int]] = field(default_factory=OrderedDict)
+    agents: dict[str, Agent] = field(default_factory=dict)
+    closed_agents: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
+    agent_tasks: dict[str, str] = field(default_factory=dict)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    #: foreground tasks that are their tool call: task id → tool use id
+    tool_tasks: dict[str, str] = field(default_factory=dict)
+    closed_tasks: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
+    workflows: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    hints: OrderedDict[str, tuple[str | None, str | None]] = field(default_factory=OrderedDict)
+    events: list[SpanEvent] = field(default_factory=list)

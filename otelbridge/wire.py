@@ -1,0 +1,98 @@
+"""Wire values → Python: numbers, epoch times and strings as the streams send them, checked.
+
+Units: the streams carry epoch **milliseconds** (or seconds); these return epoch **ns**, and
+reject values that cannot be a real time (:data:`MIN_EPOCH_MS`, :data:`MAX_EPOCH_MS`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: The longest string one wire value is held as (characters): a memory bound on what the
+#: tracker holds per value (64 Ki). Exported text is redacted and capped by the span builder.
+MAX_HELD_CHARS = 65_536
+
+#: 2000-01-01T00:00:00Z in epoch ms. Earlier "timestamps" are treated as garbage.
+MIN_EPOCH_MS = 946_684_800_000
+#: 2100-01-01T00:00:00Z in epoch ms. Later "timestamps" (1e30, ...) are treated as garbage.
+MAX_EPOCH_MS = 4_102_444_800_000
+
+
+def as_int(value: Any, *, minimum: int = 0, maximum: int = 2**62) -> int | None:
+    """Coerce a wire number to ``int`` or ``None``.
+
+    Accepts ints, finite floats (truncated) and decimal strings (``"12"``); rejects bools, NaN,
+    infinities, values outside ``[minimum, maximum]`` and everything else. Never raises.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        out = value
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        out = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > 20:
+            return None
+        try:
+            out = int(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if out < minimum or out > maximum:
+        return None
+    return out
+
+
+def ms_to_ns(value: Any) -> int | None:
+    """Epoch milliseconds (int, float or numeric string) → epoch nanoseconds, or ``None``.
+
+    Values outside 2000–2100 are rejected, so a corrupt ``1e30`` never reaches an exporter.
+    """
+    ms = as_int(value, minimum=MIN_EPOCH_MS, maximum=MAX_EPOCH_MS)
+    return None if ms is None else ms * 1_000_000
+
+
+def s_to_ns(value: Any) -> int | None:
+    """Epoch **seconds** (int, float or numeric string; Caudra ``phase_history[].started_at`` and
+    ``logs[].at``, seed 003 "Run events") → epoch nanoseconds, or ``None``.
+
+    Fractions of a second are kept; values outside 2000–2100 are rejected (so an epoch in ms
+    given where seconds belong is absent rather than a date in the year 56000).
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if len(value) <= 32 else None
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if not MIN_EPOCH_MS <= value * 1000 <= MAX_EPOCH_MS:
+        return None
+    if isinstance(value, int):
+        return value * 1_000_000_000
+    return round(value * 1_000_000) * 1_000
+
+
+def as_str(value: Any) -> str | None:
+    """A wire string as it is (at most :data:`MAX_HELD_CHARS`: a memory bound on what the
+    tracker holds, not a cut of exported text); non-strings give ``None``."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_HELD_CHARS else value[:MAX_HELD_CHARS]
+    return None
+
+
+def as_key(value: Any) -> str | None:
+    """An identifier the wire sends as a string or an integer (Caudra ``run_id``,
+    ``workflow_call_key``), as a string; empty strings, bools and other types give ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value:
+        return as_str(value)
+    return None
