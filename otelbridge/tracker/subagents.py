@@ -237,8 +237,8 @@ class SubagentsMixin:
         if agent.usage.input_tokens is not None or agent.usage.output_tokens is not None:
             usage_attrs(attrs, agent.usage)
         known = s.tool_spans.get(agent.key)
-        if known is not None:
-            parent = known[0]
+        if known is not None:  # inside its execute_tool span
+            parent, start = known[0], max(start, known[1])
         else:
             parent = s.turn.span_id if s.turn is not None else s.span_id
         rec = SpanRecord(

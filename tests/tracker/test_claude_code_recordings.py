@@ -1,0 +1,170 @@
+"""Current Claude Code recordings (2.1.2xx) through the decoder and the tracker, in-process:
+the tree SPAN-MODEL.md describes ("Turns", "Tasks", "Model calls that never reached a model",
+"Time"). Every expected value is read from the recording line named beside it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tracker.recording import CLAUDE, MS, WALL, Run, iso_ns, lines
+
+pytestmark = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
+
+PHASED = CLAUDE / "claudecli-go-workflow-phased-2.1.270.jsonl"
+WAKE = CLAUDE / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
+AGENT = CLAUDE / "claudecli-go-agent-subagent-2.1.87.jsonl"
+NO_TS = CLAUDE / "claudecli-go-basic-thinking-2.1.68.jsonl"
+API_ERROR = CLAUDE / "error-turn-invalid-model-2.1.206.jsonl"
+EXPLORE = CLAUDE / "subagent-explore-2.1.178.jsonl"
+ALL = sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []
+
+
+def test_phased_workflow_deferred_results_pair_with_turns_in_order():
+    L = lines(PHASED)
+    run = Run(PHASED)
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    session = run.one("invoke_agent claude-code")
+    # line 1 (init, no timestamp) opens turn 1 and takes the first timestamp (line 2)
+    assert t1.start_ns == iso_ns(L[2]["timestamp"])
+    # results 30 and 31 both come after turn 2's init (line 28): result 30 is turn 1's, deferred,
+    # so turn 1 lasts its duration_ms (7594), not until line 30
+    assert L[30]["result_index"] == 0 and L[31]["result_index"] == 1
+    assert t1.end_ns - t1.start_ns == L[30]["duration_ms"] * MS
+    assert t1.attributes["turn.result_index"] == 0 and t1.attributes["turn.result"] is True
+    assert t2.attributes["turn.result_index"] == 1 and t2.attributes["result.duration_ms"] == L[31]["duration_ms"]
+    # turn 2 is open when its result (line 31, no timestamp) comes: it ends at the stream clock,
+    # line 29's timestamp, and starts no later than that − duration_ms
+    assert t2.end_ns == iso_ns(L[29]["timestamp"])
+    assert t2.start_ns <= t2.end_ns - L[31]["duration_ms"] * MS
+    assert t1.error is None and t2.error is None and session.error is None
+    # line 29's model call is turn 2's, not turn 1's
+    (chat29,) = run.attr("gen_ai.response.id", L[29]["message"]["id"])
+    assert chat29.parent_span_id == t2.span_id
+    (chat11,) = run.attr("gen_ai.response.id", L[11]["message"]["id"])
+    assert chat11.parent_span_id == t1.span_id and t1.start_ns <= chat11.start_ns <= t1.end_ns
+    assert t1.parent_span_id == t2.parent_span_id == session.span_id
+    # the session's cost is cumulative: turn 2 (line 31) cost what line 31 adds to line 30
+    assert t2.attributes["turn.cost_usd"] == pytest.approx(L[31]["total_cost_usd"] - L[30]["total_cost_usd"])
+    # the usage parts Claude Code adds: thinking tokens, the 1 h cache write (line 2)
+    assert t1.attributes["gen_ai.usage.reasoning.output_tokens"] == \
+        L[30]["usage"]["output_tokens_details"]["thinking_tokens"]
+    (chat2,) = run.attr("gen_ai.response.id", L[2]["message"]["id"])
+    assert chat2.attributes["anthropic.usage.cache_creation.ephemeral_1h_input_tokens"] == \
+        L[2]["message"]["usage"]["cache_creation"]["ephemeral_1h_input_tokens"]
+
+
+def test_phased_workflow_tasks_of_a_workflow_agent_stay_under_the_session():
+    L = lines(PHASED)
+    run = Run(PHASED)
+    session = run.one("invoke_agent claude-code")
+    for n in (17, 18):  # owned_by_subagent local_bash tasks whose tool call is not in the stream
+        (task,) = run.attr("task.id", L[n]["task_id"])
+        assert task.name == f"task {L[n]['task_type']}"
+        assert task.parent_span_id == session.span_id
+        assert task.attributes["task.owned_by_subagent"] is L[n]["owned_by_subagent"] is True
+        assert task.attributes["task.is_backgrounded"] is L[n]["is_backgrounded"] is False
+    # the Workflow tool's input (line 6) is a JSON string, not an object: kept as its JSON text
+    (tool,) = run.attr("gen_ai.tool.call.id", L[8]["tool_use_id"])
+    assert tool.name == "execute_tool Workflow"
+    # queued agents without agentId yet (line 10: sleeper-b) are keyed by index: one span each,
+    # with the agentId a later snapshot (line 24) gives
+    last = {e["label"]: e for e in L[24]["workflow_progress"] if e.get("type") == "workflow_agent"}
+    queued = [e for e in L[10]["workflow_progress"] if e.get("type") == "workflow_agent" and not e.get("agentId")]
+    assert [e["label"] for e in queued] == ["sleeper-b"]
+    (b,) = run.named("invoke_agent sleeper-b")
+    assert b.attributes["gen_ai.agent.id"] == last["sleeper-b"]["agentId"]
+    assert run.one(f"invoke_workflow {L[8]['workflow_name']}")
+
+
+def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
+    L = lines(WAKE)
+    run = Run(WAKE)
+    (task,) = run.attr("task.id", L[6]["task_id"])
+    (tool,) = run.attr("gen_ai.tool.call.id", L[6]["tool_use_id"])
+    assert L[6]["is_backgrounded"] is True
+    assert task.name == "task local_bash" and task.parent_span_id == tool.span_id
+    assert task.start_ns >= tool.start_ns == iso_ns(L[4]["timestamp"])
+    assert tool.end_ns == iso_ns(L[7]["timestamp"])  # the tool answers at launch (line 7) ...
+    assert task.end_ns == L[12]["patch"]["end_time"] * MS  # ... the task ends at end_time (line 12)
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    # turn 1 ends at its result (line 10, no timestamp: the stream clock, line 9's time)
+    assert t1.end_ns == iso_ns(L[9]["timestamp"]) and t1.attributes["turn.result_index"] == 0
+    # the notification (line 13) wakes turn 2 at the init of line 14; its result is line 17
+    assert t2.attributes["turn.result_index"] == L[17]["result_index"] == 1
+    assert t2.end_ns == iso_ns(L[16]["timestamp"])
+    assert t2.start_ns == t2.end_ns - L[17]["duration_ms"] * MS
+    (chat15,) = run.attr("gen_ai.response.id", L[15]["message"]["id"])
+    assert chat15.parent_span_id == t2.span_id
+    assert len(run.named("task local_bash")) == 1  # one span for the task, none at session level
+
+
+def test_lines_before_the_first_timestamp_take_it():
+    L = lines(AGENT)
+    run = Run(AGENT)
+    first = iso_ns(L[4]["timestamp"])  # lines 1-3 carry no timestamp
+    (chat2,) = run.attr("gen_ai.response.id", L[2]["message"]["id"])
+    assert chat2.start_ns == first
+    (tool,) = run.attr("gen_ai.tool.call.id", L[3]["tool_use_id"])
+    (agent,) = run.attr("task.id", L[3]["task_id"])
+    assert tool.start_ns == first and agent.parent_span_id == tool.span_id
+    assert tool.start_ns <= agent.start_ns and agent.end_ns <= tool.end_ns == iso_ns(L[10]["timestamp"])
+    # nothing is dated from the wall clock of another day
+    day = 24 * 3600 * 10**9
+    assert all(abs(r.start_ns - first) < day and abs(r.end_ns - first) < day for r in run.records)
+
+
+def test_a_recording_without_any_timestamp_takes_the_wall_clock():
+    L = lines(NO_TS)
+    run = Run(NO_TS)
+    turn = run.one("turn 1")
+    assert turn.end_ns == WALL and turn.start_ns == WALL - L[5]["duration_ms"] * MS
+    (chat,) = run.attr("gen_ai.response.id", L[2]["message"]["id"])
+    assert chat.start_ns == WALL and chat.parent_span_id == turn.span_id
+
+
+def test_an_api_error_message_is_an_error_chat_never_a_synthetic_model():
+    L = lines(API_ERROR)
+    assert L[3]["message"]["model"] == "<synthetic>"
+    run = Run(API_ERROR)
+    (chat,) = run.attr("gen_ai.response.id", L[3]["message"]["id"])
+    assert "<synthetic>" not in chat.name and "gen_ai.request.model" not in chat.attributes
+    assert chat.error_type == L[3]["error"] == "model_not_found"
+    assert chat.error == L[3]["message"]["content"][0]["text"]
+
+
+def test_an_api_error_chat_is_named_by_the_init_model(tmp_path):
+    """The same line after an ``init`` naming the session's model: ``chat {that model}``."""
+    raw = API_ERROR.read_bytes().splitlines()
+    init = (b'{"type":"system","subtype":"init","model":"claude-nonexistent-9","claude_code_version":'
+            b'"2.1.206","session_id":"265a9f5b-b1f5-4711-8684-fac7906c33a3"}')
+    path = tmp_path / "with-init.jsonl"
+    path.write_bytes(b"\n".join([init, *raw]) + b"\n")
+    run = Run(path)
+    (chat,) = [r for r in run.records if r.name.startswith("chat ")]
+    assert chat.name == "chat claude-nonexistent-9" and chat.error_type == "model_not_found"
+
+
+def test_foreground_subagent_lies_inside_its_tool_call():
+    L = lines(EXPLORE)
+    run = Run(EXPLORE)
+    (agent,) = run.attr("task.id", L[15]["task_id"])
+    tool = run.by_id(agent.parent_span_id)
+    assert tool.attributes["gen_ai.tool.call.id"] == L[15]["tool_use_id"]
+    assert tool.start_ns <= agent.start_ns and agent.end_ns <= tool.end_ns
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_every_recording_gives_a_well_formed_tree(path):
+    run = Run(path)
+    ids = {r.span_id: r for r in run.records}
+    assert len(ids) == len(run.records)  # every span once
+    for r in run.records:
+        assert r.end_ns >= r.start_ns
+        assert "<synthetic>" not in r.name
+        parent = ids.get(r.parent_span_id)
+        # a turn holds its model calls (a tool call may outlive the call that asked for it;
+        # background tasks may outlive everything)
+        if parent is not None and parent.name.startswith("turn ") and r.name.startswith("chat "):
+            assert parent.start_ns <= r.start_ns and r.end_ns <= parent.end_ns, (r.name, parent.name)
+    incomplete = [r.name for r in run.records if r.error_type == "incomplete" and r.name.startswith("turn ")]
+    assert len(incomplete) <= 1  # only the turn open at end of input
