@@ -1,4 +1,4 @@
-"""Every shared recording (../shared/fixtures): output == input, no exception, exit 0, and no
+"""Every shared recording (../shared/fixtures) and those in tests/recordings: output == input, no exception, exit 0, and no
 workflow span from a file that holds no workflow (SPAN-MODEL.md; fixtures README)."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import pytest
 from tests.conftest import EXAMPLES, fixture_files, run_bridge
 from tests.receivers import HttpReceiver
 
-FILES = fixture_files() + sorted(p for p in EXAMPLES.glob("*") if p.suffix in (".jsonl", ".txt"))
+RECORDINGS = EXAMPLES.parent / "tests" / "recordings"
+FILES = (fixture_files() + sorted(p for p in EXAMPLES.glob("*") if p.suffix in (".jsonl", ".txt"))
+         + sorted(RECORDINGS.glob("*.jsonl")))
 
 
 def has_workflow(data: bytes) -> bool:

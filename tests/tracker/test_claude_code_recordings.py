@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracker.recording import CLAUDE, MS, WALL, Run, iso_ns, lines
+from tests.tracker.recording import CLAUDE, MS, RECORDINGS, WALL, Run, iso_ns, lines
 
 pytestmark = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
 
@@ -16,7 +16,7 @@ AGENT = CLAUDE / "claudecli-go-agent-subagent-2.1.87.jsonl"
 NO_TS = CLAUDE / "claudecli-go-basic-thinking-2.1.68.jsonl"
 API_ERROR = CLAUDE / "error-turn-invalid-model-2.1.206.jsonl"
 EXPLORE = CLAUDE / "subagent-explore-2.1.178.jsonl"
-ALL = sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []
+ALL = (sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []) + sorted(RECORDINGS.glob("*.jsonl"))
 
 
 def test_phased_workflow_deferred_results_pair_with_turns_in_order():
@@ -168,3 +168,29 @@ def test_every_recording_gives_a_well_formed_tree(path):
             assert parent.start_ns <= r.start_ns and r.end_ns <= parent.end_ns, (r.name, parent.name)
     incomplete = [r.name for r in run.records if r.error_type == "incomplete" and r.name.startswith("turn ")]
     assert len(incomplete) <= 1  # only the turn open at end of input
+
+
+RESUME = RECORDINGS / "claudecli-go-task-notification-resume-2.1.280.jsonl"
+
+
+def test_resumed_session_lines_before_the_first_timestamp_and_a_stale_notification():
+    L = lines(RESUME)
+    run = Run(RESUME)
+    first = iso_ns(L[5]["timestamp"])  # lines 1-4 carry none
+    # line 1: a task of the previous process, never started here: zero length, under the session
+    (note,) = run.attr("task.id", L[1]["task_id"])
+    session = run.one("invoke_agent claude-code")
+    assert note.name == "task notification" and note.parent_span_id == session.span_id
+    assert note.start_ns == note.end_ns == first
+    assert note.attributes["task.status"] == L[1]["status"] == "stopped"
+    # line 2 opens turn 1, whose num_turns-0 result (line 3) ends it at the first timestamp
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    assert t1.end_ns == first and t1.start_ns == first - L[3]["duration_ms"] * MS
+    assert t1.attributes["turn.result_index"] == L[3]["result_index"] == 0
+    # line 4 opens turn 2; its result (line 8) comes at the stream clock (line 7's time)
+    assert t2.start_ns == first and t2.end_ns == iso_ns(L[7]["timestamp"])
+    assert t2.attributes["turn.result_index"] == 1
+    assert t2.attributes["gen_ai.usage.reasoning.output_tokens"] == \
+        L[8]["usage"]["output_tokens_details"]["thinking_tokens"]
+    # nothing from the wall clock of another day
+    assert all(first - 10**9 <= r.start_ns <= r.end_ns <= iso_ns(L[7]["timestamp"]) for r in run.records)
