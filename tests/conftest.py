@@ -119,8 +119,8 @@ def session_name(data: bytes) -> str:
 
 def session_span_count(data: bytes) -> int:
     """The session spans SPAN-MODEL.md implies for a Claude Code stream (``data``), read from the
-    stream itself: per session id shown, one session span, one turn per ``result`` (plus one
-    left open at end of input), one ``chat`` per top-level ``message.id``, one ``execute_tool``
+    stream itself: per session id shown, one session span, one turn per ``init`` and per top-level
+    line when no turn is open (a ``result`` with no turn makes one), one ``chat`` per top-level ``message.id``, one ``execute_tool``
     per ``tool_use`` id. Only for streams without sub-agents, background tasks, Caudra lines or
     repeated results: anything else fails here rather than being miscounted. Lines that are not
     JSON objects (plain output, Bernstein signals) are skipped."""
@@ -135,8 +135,8 @@ def session_span_count(data: bytes) -> int:
             continue
         assert "workflow_run_id" not in doc and doc.get("subtype") not in (
             "turn_start", "workflow", "automation_fired"), "Caudra lines are not modelled here"
-        s = sessions.setdefault(doc["session_id"], {"turns": 0, "open": False, "results": 0,
-                                                    "chats": set(), "tools": set()})
+        s = sessions.setdefault(doc["session_id"], {"turns": 0, "open": False, "pending": 0,
+                                                    "results": 0, "chats": set(), "tools": set()})
         kind, sub = doc.get("type"), doc.get("subtype")
         if sub == "task_started" and doc.get("task_type") == "local_workflow" or doc.get("workflow_progress"):
             workflow_tasks.add(doc["task_id"])
@@ -149,15 +149,20 @@ def session_span_count(data: bytes) -> int:
             message = doc["message"]
         elif kind == "stream_event" and doc["event"].get("type") in ("message_start", "message_delta"):
             message = doc["event"].get("message") or {}
-        if message is not None or kind == "user" or (sub == "init" and s["results"]):
-            s["open"] = True  # a turn is open (an init after a result starts the next one)
+        if sub == "init" or ((message is not None or kind == "user") and not s["open"]):
+            s["turns"] += 1  # each init opens a turn; the open one waits for its result
+            s["pending"] += 1
+            s["open"] = True
         if message is not None:
             if message.get("id"):
                 s["chats"].add(message["id"])
             s["tools"] |= {b["id"] for b in message.get("content", []) if b.get("type") == "tool_use"}
         if kind == "result":
-            assert s["open"] or not s["results"], "a possibly repeated result is not modelled here"
-            s["turns"] += 1
+            assert s["pending"] or not s["results"], "a possibly repeated result is not modelled here"
+            if s["pending"]:  # the oldest turn without a result takes it
+                s["pending"] -= 1
+            else:
+                s["turns"] += 1
             s["results"] += 1
-            s["open"] = False
-    return sum(1 + s["turns"] + s["open"] + len(s["chats"]) + len(s["tools"]) for s in sessions.values())
+            s["open"] = s["pending"] > 0
+    return sum(1 + s["turns"] + len(s["chats"]) + len(s["tools"]) for s in sessions.values())

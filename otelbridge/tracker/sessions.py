@@ -16,9 +16,9 @@
   ``total_cost_usd`` is cumulative: a turn's ``turn.cost_usd`` is the difference from the
   previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
   ``subtype``;
-* a later ``init`` that changes the model, CLI version or ``cwd`` adds a ``session.changed``
-  event with the new values (the session span keeps the first ones); the turn it opens carries
-  its model as ``gen_ai.request.model``;
+* a later ``init`` that changes the model or CLI version adds a ``session.changed`` event with
+  the new values, a changed ``cwd`` ``session.cwd_changed`` (a path is not exported); the session
+  span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``;
 * times: the line's own timestamp, else the clock (:mod:`otelbridge.clock`); when the clock
   settles on the stream (:meth:`SessionTracker.rebase`) or ``auto`` switches to it mid-session,
   the times taken so far move with it; end ≥ start always; every span ends once.
@@ -247,11 +247,13 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         turn_model = ev.model or s.model
         if turn.n > 1 and turn_model:
             turn.model = turn_model
-        changed = [(key, new) for key, old, new in (
+        changed: dict[str, Any] = {key: new for key, old, new in (
             ("gen_ai.request.model", s.model, ev.model), ("gen_ai.agent.version", s.version, ev.version),
-            ("session.cwd", s.cwd, ev.cwd)) if old is not None and new is not None and new != old]
+        ) if old is not None and new is not None and new != old}
+        if s.cwd is not None and ev.cwd is not None and ev.cwd != s.cwd:
+            changed["session.cwd_changed"] = True  # a path is not exported: only that it changed
         if changed:
-            self._event(s, SpanEvent("session.changed", now, dict(changed)))
+            self._event(s, SpanEvent("session.changed", now, changed))
         s.agent_name = s.agent_name or ev.agent_name
         s.provider = s.provider or ev.provider
         s.model = s.model or ev.model
@@ -460,7 +462,7 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
         put_attributes(attrs, (("gen_ai.provider.name", s.provider), ("gen_ai.request.model", s.model),
-                               ("gen_ai.agent.version", s.version), ("session.cwd", s.cwd)))
+                               ("gen_ai.agent.version", s.version)))
         attrs["session.turns"] = s.turn_count
         events = list(s.events)
         events.extend(self.ctx.take_session_events(s.sid))  # Caudra goal events, notices

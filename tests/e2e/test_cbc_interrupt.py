@@ -56,7 +56,7 @@ def run_live(grace_s: float, late_after_s: float, close_after_s: float):
     ``close_after_s``; checks the exit status and the passthrough. Returns (stderr, the 5 spans
     of the workflow's trace, the session span)."""
     n_session = session_span_count(BEFORE + LATE)
-    assert n_session == 1  # init, no model call, no result: the session span alone
+    assert n_session == 2  # init opens turn 1; no result: the session and its open turn
     with GrpcReceiver() as rx:
         code, out, err = feed_live(
             ["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", str(grace_s), "--clock", "stream"],
@@ -69,7 +69,10 @@ def run_live(grace_s: float, late_after_s: float, close_after_s: float):
     assert len(everything) == 5 + n_session
     spans = spans_of_trace(everything, "invoke_workflow ")
     assert len(spans) == 5  # root, phase, 3 agents
-    (session,) = spans_of_trace(everything, "invoke_agent ")
+    session_trace = spans_of_trace(everything, "invoke_agent ")
+    (session,) = [s for s in session_trace if s.name.startswith("invoke_agent ")]
+    (turn,) = [s for s in session_trace if s.name == "turn 1"]
+    assert turn.parent_span_id == session.span_id and turn.status_code == 2  # open at the end: incomplete
     return err, spans, session
 
 
