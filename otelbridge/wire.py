@@ -81,11 +81,18 @@ def s_to_ns(value: Any) -> int | None:
 
 
 def as_str(value: Any) -> str | None:
-    """A wire string as it is (at most :data:`MAX_HELD_CHARS`: a memory bound on what the
-    tracker holds, not a cut of exported text); non-strings give ``None``."""
+    """A wire string as it is; non-strings give ``None``. A string longer than
+    :data:`MAX_HELD_CHARS` (a memory bound on what the tracker holds, far above any exported
+    cap) keeps what comes before its last whitespace within the bound, so no token (a key, a
+    JWT) is ever held cut in half where redaction could miss it."""
     if isinstance(value, str):
-        return value if len(value) <= MAX_HELD_CHARS else value[:MAX_HELD_CHARS]
+        return value if len(value) <= MAX_HELD_CHARS else _held(value)
     return None
+
+
+def _held(text: str) -> str:
+    cut = max(text.rfind(c, 0, MAX_HELD_CHARS + 1) for c in " \t\n\r")
+    return text[:cut] if cut > 0 else ""
 
 
 def as_key(value: Any) -> str | None:
