@@ -19,7 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from ..events import BernsteinSignal, Event, as_str
-from . import LineInfo
+from .base import LineInfo
 
 PREFIX = b"BERNSTEIN:"
 

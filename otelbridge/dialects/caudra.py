@@ -41,7 +41,7 @@ from ..events import (
     ms_to_ns,
     s_to_ns,
 )
-from . import LineInfo, parse_usage
+from .base import LineInfo, parse_usage
 
 #: ``phase_history`` and ``logs`` entries read at most per snapshot (logs are the last 200 by
 #: the protocol; the cap keeps a hostile snapshot from costing unbounded memory).

@@ -58,7 +58,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
-from . import LineInfo, parse_usage
+from .base import LineInfo, parse_usage
 from .claude_code_workflow import _EntryCache, progress, task_usage
 
 #: Content blocks per message, models per ``modelUsage`` read at most (memory bounds on counts).

@@ -25,7 +25,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
-from . import LineInfo
+from .base import LineInfo
 
 #: Agents per snapshot read at most (a hostile snapshot cannot make us allocate without bound).
 MAX_ENTRIES = 10_000

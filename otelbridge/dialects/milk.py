@@ -38,7 +38,7 @@ from ..events import (
     as_int,
     as_str,
 )
-from . import LineInfo
+from .base import LineInfo
 from .claude_code import is_milk, parse_assistant, parse_result, parse_user
 
 #: Envelope keys left out of a mark's attributes.

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import BernsteinSignal, Event, SpanEvent, SpanRecord
-from .base import Context, interrupted_event, put_attributes, shift_times, span_name
+from .base import Context, interrupted_event, put_attributes, shift_times
 
 TERMINAL_KINDS = frozenset({"COMPLETED", "FAILED"})
 MISSING_TERMINAL = "MissingTerminalSignal"

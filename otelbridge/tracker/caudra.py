@@ -50,7 +50,17 @@ from ..events import (
     SpanRecord,
     Usage,
 )
-from .base import Context, Recent, RunBase, RunTable, interrupted_event, put_attributes, usage_attributes, shift_times, span_name
+from .base import (
+    Context,
+    Recent,
+    RunBase,
+    RunTable,
+    interrupted_event,
+    put_attributes,
+    shift_times,
+    span_name,
+    usage_attributes,
+)
 
 #: status → ``workflow.status`` for the statuses that end a run (seed 003: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
