@@ -239,7 +239,9 @@ class SessionTracker(CallsMixin, SubagentsMixin):
 
     def _on_started(self, s: Session, ev: SessionStarted, now: int) -> None:
         if s.turn is not None:  # the next turn begins before this one's result came
-            self._end_calls(s, s.turn.n, now, NO_TOOL_RESULT_IN_TURN)
+            n = s.turn.n  # its model calls are done; its tools may still get their results
+            for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == n]:
+                self._emit_chat(s, chat)
             s.turn.closed_ns = now
             s.waiting.append(s.turn)
             s.turn = None

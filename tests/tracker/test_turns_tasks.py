@@ -182,3 +182,15 @@ def test_live_auto_with_timestamps_near_the_wall_clock_keeps_the_wall_clock():
     tr.handle(TaskNotification(S, None, task_id="stale", status="completed"))
     tr.handle(StreamTime(S, WALL + 2 * MS))
     assert [(r.name, r.start_ns) for r in records] == [("task notification", WALL)]
+
+
+def test_a_tool_of_a_turn_closed_by_init_still_ends_at_its_result():
+    run = Run().feed(
+        init(0), call(100, "msg_1", tools=[ToolCall("tu_1", "Bash")]),
+        init(1_000),
+        ToolResult(S, at(1_500), tool_use_id="tu_1"),
+        result(2_000, duration_ms=1_600), result(2_100, duration_ms=500),
+    ).finish()
+    tool, t1 = run.one("execute_tool Bash"), run.one("turn 1")
+    assert (tool.start_ns, tool.end_ns) == (at(100), at(1_500)) and tool.error is None
+    assert (t1.start_ns, t1.end_ns) == (at(0), at(1_600))  # deferred: start + duration_ms
