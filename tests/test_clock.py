@@ -1,4 +1,4 @@
-"""clock.StreamTimers: call_later in stream time (replay's grace windows)."""
+"""clock: the pending clock before the first timestamp, and StreamTimers (call_later in stream time)."""
 
 from __future__ import annotations
 
@@ -26,3 +26,42 @@ def test_callbacks_run_when_the_stream_reaches_their_time():
     timers.call_later(60, lambda: ran.append("c"))
     timers.run_all()  # end of file: everything pending, earliest first
     assert ran == ["b", "a", "c"]
+
+
+def test_a_pending_clock_dates_lines_with_one_anchor_and_settles_at_the_first_timestamp():
+    wall = [1_800_000_000 * S]
+    clock = Clock("stream", wall=lambda: wall[0])
+    shifts: list[int] = []
+    clock.on_settle.append(shifts.append)
+    assert not clock.settled and clock.at(None) == wall[0]
+    wall[0] += 5 * S  # later lines before the first timestamp still take the anchor
+    assert clock.at(None) == wall[0] - 5 * S
+    clock.observe(100 * S)  # the first timestamp, another day
+    assert clock.settled and shifts == [100 * S - (wall[0] - 5 * S)]
+    assert clock.at(None) == 100 * S and clock.uses_stream
+    clock.settle()
+    assert len(shifts) == 1  # once
+
+
+def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
+    from otelbridge.clock import WAIT_NS
+
+    wall = [1_800_000_000 * S]
+    clock = Clock("auto", wall=lambda: wall[0])
+    shifts: list[int] = []
+    clock.on_settle.append(shifts.append)
+    first = clock.at(None)
+    wall[0] += WAIT_NS - 1
+    assert clock.at(None) == first and not clock.settled
+    wall[0] += 1
+    assert clock.settled and shifts == [0] and clock.at(None) == wall[0]
+    clock.observe(100 * S)  # a recording piped in later: auto still switches, one way
+    assert clock.uses_stream and clock.now() == 100 * S
+
+
+def test_wall_mode_never_waits_and_a_recording_without_timestamps_keeps_the_wall_clock():
+    assert Clock("wall", wall=lambda: 7 * S).settled
+    clock = Clock("stream", wall=lambda: 7 * S)
+    clock.at(None)
+    clock.settle()  # end of input, no timestamp ever
+    assert clock.settled and not clock.uses_stream and clock.now() == 7 * S
