@@ -130,6 +130,7 @@ class CallsMixin:
             if ev.parent_tool_use_id is None and agent is None:
                 self._turn(s, now)
             return
+        self._tool_answered(s, tool)
         if tool.owner is None:
             self._turn(s, now)
         else:

@@ -7,8 +7,10 @@
   task's ``end_time``/notification;
 * other tasks (SPAN-MODEL.md "Tasks"): a task whose tool call is in the stream runs under that
   ``execute_tool`` span, starting no earlier than it — except a foreground task
-  ``owned_by_subagent`` whose tool is still open: that task *is* the tool call, its ``task.*``
-  attributes go on the ``execute_tool`` span and no second span is made. A task whose tool is not
+  (``is_backgrounded: false``; a sub-agent's own Bash, ``owned_by_subagent``, and since 2.1.280 the main
+  agent's too) whose tool is still open: that task *is* the tool call, its ``task.*`` attributes
+  go on the ``execute_tool`` span and no second span is made. If the tool answers before the task
+  ends (moved to the background), the task becomes a span under the tool after all. A task whose tool is not
   in the stream stays under the session with ``task.owned_by_subagent``/``task.is_backgrounded``.
   A task ends at its ``end_time`` (else its notification); a notification for a task never
   started in this stream is a zero-length span at the notification (``task notification`` when
@@ -62,12 +64,13 @@ class SubagentsMixin:
                 agent.task_usage = earlier.usage
             return
         tool = s.tools.get(ev.tool_use_id) if ev.tool_use_id else None
-        if tool is not None and ev.owned_by_subagent and not ev.is_backgrounded:
+        # a foreground task is its tool call (older CLIs print no flag: their tasks are background)
+        if tool is not None and ev.is_backgrounded is False:
             s.tasks.pop(ev.task_id, None)
             s.tool_tasks[ev.task_id] = tool.id
             tool.task = put_attributes({"task.id": ev.task_id}, (
                 ("task.type", ev.task_type), ("task.description", ev.description),
-                ("task.owned_by_subagent", True), ("task.is_backgrounded", ev.is_backgrounded),
+                ("task.owned_by_subagent", ev.owned_by_subagent), ("task.is_backgrounded", ev.is_backgrounded),
             ))
             return
         task = self._task(s, ev.task_id, now)
@@ -146,6 +149,24 @@ class SubagentsMixin:
         task.usage = ev.usage or task.usage
         task.tool_use_id = task.tool_use_id or ev.tool_use_id
         self._emit_task(s, task, now, ev.summary, eof=False)
+
+    def _tool_answered(self, s: Session, tool) -> None:
+        """A tool answered before the task it *is* ended (moved to the background): the task
+        becomes a ``task`` span under the tool's span, from the tool's start."""
+        attrs = tool.task
+        if attrs is None or "task.status" in attrs:
+            return
+        tool.task = None
+        task_id = attrs["task.id"]
+        s.tool_tasks.pop(task_id, None)
+        task = self._task(s, task_id, tool.start_ns)
+        if task is not None:
+            task.started = True
+            task.task_type = attrs.get("task.type")
+            task.description = attrs.get("task.description")
+            task.tool_use_id = tool.id
+            task.owned_by_subagent = attrs.get("task.owned_by_subagent")
+            task.parent_span_id = tool.span_id
 
     # ------------------------------------------------------------------ lookups
 

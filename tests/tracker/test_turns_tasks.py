@@ -194,3 +194,37 @@ def test_a_tool_of_a_turn_closed_by_init_still_ends_at_its_result():
     tool, t1 = run.one("execute_tool Bash"), run.one("turn 1")
     assert (tool.start_ns, tool.end_ns) == (at(100), at(1_500)) and tool.error is None
     assert (t1.start_ns, t1.end_ns) == (at(0), at(1_600))  # deferred: start + duration_ms
+
+
+def test_the_main_agents_foreground_bash_is_its_tool_call_too():
+    """As allbin/claudecli-go's task_notification_fold recording (2.1.280) prints a foreground
+    Bash: task_started (is_backgrounded false, no owned_by_subagent), task_notification, then
+    the tool_result."""
+    run = Run().feed(
+        init(0), call(100, "msg_1", tools=[ToolCall("tu_fg", "Bash")]),
+        TaskStarted(S, None, task_id="fg", tool_use_id="tu_fg", task_type="local_bash",
+                    description="sleep 12", is_backgrounded=False),
+        TaskNotification(S, None, task_id="fg", tool_use_id="tu_fg", status="completed"),
+        ToolResult(S, at(12_100), tool_use_id="tu_fg"),
+        result(12_200),
+    ).finish()
+    assert not [r for r in run.records if r.name.startswith("task ")]
+    tool = run.one("execute_tool Bash")
+    assert tool.attributes["task.id"] == "fg" and tool.attributes["task.status"] == "completed"
+    assert "task.owned_by_subagent" not in tool.attributes
+
+
+def test_a_foreground_task_whose_tool_answers_first_becomes_a_span_under_it():
+    run = Run().feed(
+        init(0), call(100, "msg_1", tools=[ToolCall("tu_mv", "Bash")]),
+        TaskStarted(S, at(110), task_id="mv", tool_use_id="tu_mv", task_type="local_bash",
+                    is_backgrounded=False),
+        ToolResult(S, at(2_000), tool_use_id="tu_mv"),  # moved to the background
+        result(2_100),
+        TaskNotification(S, at(9_000), task_id="mv", tool_use_id="tu_mv", status="completed"),
+    ).finish()
+    tool, task = run.one("execute_tool Bash"), run.one("task local_bash")
+    assert "task.id" not in tool.attributes and tool.end_ns == at(2_000)
+    assert task.parent_span_id == tool.span_id
+    assert (task.start_ns, task.end_ns) == (at(100), at(9_000))
+    assert run.stats.duplicate_notifications == 0
