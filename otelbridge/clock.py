@@ -107,7 +107,7 @@ class Clock:
         """The current time (epoch ns) by the mode's rule; the anchor while pending."""
         if self._use_stream and self._latest is not None:
             return self._latest
-        if not self.settled and self._anchor is not None:
+        if not self._settled and not self.settled and self._anchor is not None:
             return self._anchor
         return self._wall()
 

@@ -19,6 +19,7 @@ pending (before the stream's first timestamp, SPAN-MODEL.md "Time") and ends eve
 
 from __future__ import annotations
 
+from ..clock import WAIT_NS
 from ..events import Event, SpanRecord, StreamTime
 from ..source import REASON_DOWNSTREAM_CLOSED, interrupted_by
 from .base import (
@@ -82,7 +83,8 @@ class Tracker:
         )
         self._sink = ctx.emit
         self._held: list[SpanRecord] = []
-        self._waiting = False
+        #: no 1 s check to schedule (only a live ``auto`` clock that is still pending needs one)
+        self._waiting = ctx.call_later is None or ctx.clock.mode != "auto" or ctx.clock.settled
         if not ctx.clock.settled:
             ctx.emit = self._hold
             ctx.clock.on_settle.extend(part.rebase for part in self.parts)
@@ -108,10 +110,9 @@ class Tracker:
         _ = self.ctx.clock.settled  # a pending auto clock whose wait ran out settles here
 
     def handle(self, ev: Event) -> None:
-        if not self._waiting and self.ctx.call_later is not None and self.ctx.clock.mode == "auto" \
-                and not self.ctx.clock.settled:
+        if not self._waiting:
             self._waiting = True
-            self.ctx.call_later(1.0, self._check_clock)
+            self.ctx.call_later(WAIT_NS / 1e9, self._check_clock)
         if type(ev) is StreamTime:
             self.ctx.clock.observe(ev.ts_ns)
             return
