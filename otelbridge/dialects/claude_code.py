@@ -159,12 +159,15 @@ def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
         model = None
         api_error = as_str(doc.get("error")) or "api_error"
     text = as_str("\n".join(texts)) if texts else None
+    message_id = _sid(msg.get("id"))
+    if message_id is None and api_error:  # the CLI's own message may have no id: the line's uuid
+        message_id = _sid(doc.get("uuid"))
     return [
         ModelCall(
             line.session_id,
             line.ts_ns,
             phase="line",
-            message_id=_sid(msg.get("id")),
+            message_id=message_id,
             model=model,
             parent_tool_use_id=_sid(doc.get("parent_tool_use_id")),
             usage=parse_usage(msg.get("usage")),

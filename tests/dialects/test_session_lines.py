@@ -167,3 +167,22 @@ def test_caudra_turn_start_and_result_run():
     (res,) = decode({"type": "result", "subtype": "success", "session_id": "s", "background_active": 2,
                      "run": {"run_id": "r-9"}})
     assert (res.run_id, res.background_active) == ("r-9", 2)
+
+
+def test_an_api_error_message_names_no_model_and_keeps_its_error():
+    """Claude Code's text for a failed call: ``model: "<synthetic>"`` or ``is_api_error_message``
+    (then sometimes without ``message.id`` or ``model``: the line's ``uuid`` names the call)."""
+    from otelbridge.dialects import LineInfo
+    from otelbridge.dialects.claude_code import parse_assistant
+
+    info = LineInfo("s", None)
+    (ev,) = parse_assistant({"type": "assistant", "error": "authentication_failed", "is_api_error_message": True,
+                             "uuid": "u-1", "message": {"model": "<synthetic>", "content": [
+                                 {"type": "text", "text": "Not logged in"}]}}, info)
+    assert (ev.model, ev.message_id, ev.api_error, ev.api_error_text) == (
+        None, "u-1", "authentication_failed", "Not logged in")
+    (ev,) = parse_assistant({"type": "assistant", "is_api_error_message": True,
+                             "message": {"id": "m-1", "content": []}}, info)
+    assert (ev.model, ev.message_id, ev.api_error) == (None, "m-1", "api_error")
+    (ok,) = parse_assistant({"type": "assistant", "message": {"id": "m-2", "model": "claude-x"}}, info)
+    assert (ok.model, ok.api_error) == ("claude-x", None)
