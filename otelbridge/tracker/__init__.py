@@ -88,6 +88,7 @@ class Tracker:
         if not ctx.clock.settled:
             ctx.emit = self._hold
             ctx.clock.on_settle.extend(part.rebase for part in self.parts)
+            ctx.clock.on_settle.append(ctx.rebase)
             ctx.clock.on_settle.append(self._release)
 
     def _hold(self, rec: SpanRecord) -> None:

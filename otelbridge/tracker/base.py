@@ -242,6 +242,12 @@ class Context:
         self._session_events_held -= len(events)
         return events
 
+    def rebase(self, shift: int) -> None:
+        """The clock settled: the session events held so far move by ``shift`` ns."""
+        for events in self._session_events.values():
+            for ev in events:
+                ev.time_ns += shift
+
     def pending_session_events(self) -> int:
         """How many session events no session span has taken yet."""
         return sum(len(v) for v in self._session_events.values())

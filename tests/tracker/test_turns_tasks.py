@@ -228,3 +228,16 @@ def test_a_foreground_task_whose_tool_answers_first_becomes_a_span_under_it():
     assert task.parent_span_id == tool.span_id
     assert (task.start_ns, task.end_ns) == (at(100), at(9_000))
     assert run.stats.duplicate_notifications == 0
+
+
+def test_session_events_held_for_the_session_span_move_with_the_clock():
+    from otelbridge.events import GoalEvent
+
+    tr, records = tracker("stream", lambda: WALL)
+    tr.handle(GoalEvent(S, None, kind="evaluating"))  # Caudra goal event, no timestamp
+    tr.handle(init(None))
+    tr.handle(result(500))  # the first timestamp
+    tr.finish()
+    (session,) = [r for r in records if r.name == "invoke_agent claude-code"]
+    (goal,) = [e for e in session.events if e.name == "goal.evaluating"]
+    assert goal.time_ns == at(500)
