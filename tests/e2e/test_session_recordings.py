@@ -283,7 +283,7 @@ def test_caudra_turn_start_and_result_run():
 
 
 PHASED = FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl"
-RESUME = Path(__file__).resolve().parents[1] / "recordings" / "claudecli-go-task-notification-resume-2.1.280.jsonl"
+RESUME = EXAMPLES.parent / "tests" / "recordings" / "claudecli-go-task-notification-resume-2.1.280.jsonl"
 
 
 def _iso_ns(text: str) -> int:

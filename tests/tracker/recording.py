@@ -15,9 +15,10 @@ from otelbridge.ids import Ids
 from otelbridge.stats import Stats
 from otelbridge.tracker import Context, Tracker
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+from tests.conftest import FIXTURES, ROOT  # noqa: E402
+
 CLAUDE = FIXTURES / "claude-code"
-RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+RECORDINGS = ROOT / "tests" / "recordings"
 MS = 1_000_000
 #: the wall clock the tests run at: a day the recordings were not made on
 WALL = 1_800_000_000 * 10**9
