@@ -8,7 +8,7 @@ import pytest
 
 from tests.tracker.recording import CLAUDE, MS, RECORDINGS, WALL, Run, iso_ns, lines
 
-pytestmark = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
+needs_fixtures = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
 
 PHASED = CLAUDE / "claudecli-go-workflow-phased-2.1.270.jsonl"
 WAKE = CLAUDE / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
@@ -19,6 +19,7 @@ EXPLORE = CLAUDE / "subagent-explore-2.1.178.jsonl"
 ALL = (sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []) + sorted(RECORDINGS.glob("*.jsonl"))
 
 
+@needs_fixtures
 def test_phased_workflow_deferred_results_pair_with_turns_in_order():
     L = lines(PHASED)
     run = Run(PHASED)
@@ -53,6 +54,7 @@ def test_phased_workflow_deferred_results_pair_with_turns_in_order():
         L[2]["message"]["usage"]["cache_creation"]["ephemeral_1h_input_tokens"]
 
 
+@needs_fixtures
 def test_phased_workflow_tasks_of_a_workflow_agent_stay_under_the_session():
     L = lines(PHASED)
     run = Run(PHASED)
@@ -76,6 +78,7 @@ def test_phased_workflow_tasks_of_a_workflow_agent_stay_under_the_session():
     assert run.one(f"invoke_workflow {L[8]['workflow_name']}")
 
 
+@needs_fixtures
 def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
     L = lines(WAKE)
     run = Run(WAKE)
@@ -98,6 +101,7 @@ def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
     assert len(run.named("task local_bash")) == 1  # one span for the task, none at session level
 
 
+@needs_fixtures
 def test_lines_before_the_first_timestamp_take_it():
     L = lines(AGENT)
     run = Run(AGENT)
@@ -113,6 +117,7 @@ def test_lines_before_the_first_timestamp_take_it():
     assert all(abs(r.start_ns - first) < day and abs(r.end_ns - first) < day for r in run.records)
 
 
+@needs_fixtures
 def test_a_recording_without_any_timestamp_takes_the_wall_clock():
     L = lines(NO_TS)
     run = Run(NO_TS)
@@ -122,6 +127,7 @@ def test_a_recording_without_any_timestamp_takes_the_wall_clock():
     assert chat.start_ns == WALL and chat.parent_span_id == turn.span_id
 
 
+@needs_fixtures
 def test_an_api_error_message_is_an_error_chat_never_a_synthetic_model():
     L = lines(API_ERROR)
     assert L[3]["message"]["model"] == "<synthetic>"
@@ -132,6 +138,7 @@ def test_an_api_error_message_is_an_error_chat_never_a_synthetic_model():
     assert chat.error == L[3]["message"]["content"][0]["text"]
 
 
+@needs_fixtures
 def test_an_api_error_chat_is_named_by_the_init_model(tmp_path):
     """The same line after an ``init`` naming the session's model: ``chat {that model}``."""
     raw = API_ERROR.read_bytes().splitlines()
@@ -144,6 +151,7 @@ def test_an_api_error_chat_is_named_by_the_init_model(tmp_path):
     assert chat.name == "chat claude-nonexistent-9" and chat.error_type == "model_not_found"
 
 
+@needs_fixtures
 def test_foreground_subagent_lies_inside_its_tool_call():
     L = lines(EXPLORE)
     run = Run(EXPLORE)
