@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the real stack's two binaries from source through the Go module proxy:
+#   .tools/bin/otelcol-otelbridge  the collector distribution of collector-config/builder-config.yaml (ocb)
+#   .tools/bin/jaeger              Jaeger v2 (github.com/jaegertracing/jaeger/cmd/jaeger)
+# Idempotent: a binary is rebuilt only when it is missing, older than its manifest (or this
+# script), or built from other module versions. Go's module and build caches stay where Go keeps
+# them (go env GOMODCACHE GOCACHE), so a rebuild after a manifest change takes seconds to a minute.
+# Needs: go (1.26) on PATH and the Go module proxy. Prints one line per binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COLLECTOR_VERSION=0.161.0       # ocb release; every module in builder-config.yaml is at it
+JAEGER_VERSION=v2.13.0          # Jaeger release; docker-compose.yml pins the same image tag
+JAEGER_MODULE_VERSION=v1.76.0   # its Go module tag
+MANIFEST=collector-config/builder-config.yaml
+BIN=$PWD/.tools/bin
+mkdir -p "$BIN" .tools/build  # ocb creates only the last folder of its output_path
+
+# up_to_date BINARY 'MODULE VERSION' SOURCE... : the binary exists, is newer than every source
+# and was built with MODULE at VERSION (read from the binary's own build information).
+up_to_date() {
+    local binary=$1 want=$2 src
+    shift 2
+    [[ -x $binary ]] || return 1
+    for src in "$@"; do [[ $binary -nt $src ]] || return 1; done
+    go version -m "$binary" 2>/dev/null | awk '{print $2" "$3}' | grep -qxF "$want"
+}
+
+timed() {  # timed NAME COMMAND...: runs it, says how long it took and the binary's size
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "build.sh: built $name in $((SECONDS - start)) s ($(du -m "$BIN/$name" | cut -f1) MiB)"
+}
+
+build_collector() {
+    GOBIN=$BIN go install "go.opentelemetry.io/collector/cmd/builder@v$COLLECTOR_VERSION"
+    "$BIN/builder" --config="$MANIFEST"
+    install -m 0755 .tools/build/otelcol-otelbridge/otelcol-otelbridge "$BIN/otelcol-otelbridge"
+}
+
+build_jaeger() {
+    # Jaeger's go.mod has a replace directive, so `go install cmd@version` refuses it: build
+    # the command from a module of our own that requires Jaeger at its release and repeats
+    # that replace, so the dependency versions are exactly Jaeger's.
+    local dir=.tools/build/jaeger
+    rm -rf "$dir" && mkdir -p "$dir"
+    printf '%s\n' 'module otelbridge.invalid/jaeger-build' '' 'go 1.24' '' \
+        'replace github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0' > "$dir/go.mod"
+    (cd "$dir" &&
+        go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_MODULE_VERSION" &&
+        go build -trimpath -o "$BIN/jaeger" \
+            -ldflags="-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$JAEGER_VERSION" \
+            github.com/jaegertracing/jaeger/cmd/jaeger)
+}
+
+if up_to_date "$BIN/otelcol-otelbridge" "go.opentelemetry.io/collector/otelcol v$COLLECTOR_VERSION" \
+        "$MANIFEST"; then
+    echo "build.sh: otelcol-otelbridge $COLLECTOR_VERSION is up to date"
+else
+    timed otelcol-otelbridge build_collector
+fi
+
+if up_to_date "$BIN/jaeger" "github.com/jaegertracing/jaeger $JAEGER_MODULE_VERSION"; then
+    echo "build.sh: jaeger $JAEGER_MODULE_VERSION is up to date"
+else
+    timed jaeger build_jaeger
+fi

@@ -1,0 +1,176 @@
+"""The scaled-out topology against the real binaries: otelbridge → the load-balancing agent
+(``otelcol-agent-lb.yaml``) → two gateway collectors (``otelcol-gateway.yaml``) → Jaeger v2.
+
+What the test changes in the real files (through a second, merged config file): listening
+addresses on free 127.0.0.1 ports; the agent's resolver is ``static`` with the two gateways'
+addresses (compose resolves a DNS name to the replicas); the gateways decide after 2 s instead of
+300 s. Each gateway's second exporter (Tempo in compose) goes to a test receiver of its own, so
+the test sees which gateway exported which span; each gateway's own telemetry says how many spans
+it accepted before sampling.
+
+Input: the workflow example (a failed run: kept by ``keep_errors``) and a stream of healthy
+workflows made here (kept only by ``keep_fraction``, 10 % of trace ids), all with deterministic
+ids, so the sampler's decisions are the same on every run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tests.e2e import realstack
+from tests.e2e.realstack import CONF, jaeger_spans, run_otelbridge
+from tests.receivers import GrpcReceiver, HttpReceiver
+
+EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
+HEALTHY_RUNS = 20
+DECISION_WAIT_S = 2
+
+
+def healthy_stream(runs: int) -> bytes:
+    """One session running ``runs`` two-agent workflows that all complete (epoch ms times)."""
+    session, t0 = "sess-scale-healthy", 1_790_100_000_000
+    lines = [{"type": "system", "subtype": "init", "session_id": session, "model": "claude-sonnet-4-5",
+              "tools": ["Workflow"]}]
+    for i in range(runs):
+        task, start = f"wf-healthy-{i:02d}", t0 + i * 10_000
+        base = {"type": "system", "task_id": task, "tool_use_id": f"toolu_h{i:02d}", "session_id": session}
+        agents = [{"type": "workflow_agent", "index": n, "agentId": f"v2:{i:02d}{n:062d}", "state": "done",
+                   "startedAt": start + 100 * n, "endedAt": start + 1_000 + 100 * n, "label": f"agent-{n}",
+                   "phaseIndex": 1, "phaseTitle": "Work", "tokens": 100 * n} for n in (1, 2)]
+        lines += [
+            {**base, "subtype": "task_started", "task_type": "local_workflow",
+             "workflow_name": "path:healthy.workflow.js", "description": f"healthy run {i}"},
+            {**base, "subtype": "task_progress", "usage": {"total_tokens": 300, "tool_uses": 0, "duration_ms": 1200},
+             "workflow_progress": [{"type": "workflow_phase", "index": 1, "title": "Work"}, *agents]},
+            {**base, "subtype": "task_updated", "patch": {"status": "completed", "end_time": start + 1_500}},
+            {**base, "subtype": "task_notification", "status": "completed", "summary": "done",
+             "usage": {"total_tokens": 300, "tool_uses": 0, "duration_ms": 1500}},
+        ]
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
+                  "num_turns": 1, "duration_ms": runs * 10_000, "result": "ok"})
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def must_keep(spans) -> bool:
+    """The gateway's keep_errors / keep_failed_workflows policies, for one trace's spans."""
+    return any(s.status_code == 2 or s.attributes.get("workflow.status") in ("failed", "incomplete") for s in spans)
+
+
+@pytest.fixture(scope="module")
+def scale(tmp_path_factory):
+    """Start Jaeger, two gateways, the agent; send both streams through the agent; return
+    {reference: spans sent, gateways: [(Service, ports, tempo receiver)], jaeger_ports}."""
+    realstack.require_binaries()
+    work = tmp_path_factory.mktemp("real-stack-scale")
+    started = []
+    with GrpcReceiver() as tempo_a, GrpcReceiver() as tempo_b:
+        try:
+            jaeger, jports = realstack.start_jaeger(work)
+            started.append(jaeger)
+            gateways = []
+            for name, tempo in (("gateway-a", tempo_a), ("gateway-b", tempo_b)):
+                svc, ports = realstack.start_collector(
+                    CONF / "otelcol-gateway.yaml", work, name,
+                    env={"OTELBRIDGE_JAEGER_ENDPOINT": f"127.0.0.1:{jports['grpc']}",
+                         "OTELBRIDGE_TEMPO_ENDPOINT": f"127.0.0.1:{tempo.port}"},
+                    changes={"processors": {"tail_sampling": {"decision_wait": f"{DECISION_WAIT_S}s"}}})
+                started.append(svc)
+                gateways.append((svc, ports, tempo))
+            static = {"hostnames": [f"127.0.0.1:{ports['grpc']}" for _, ports, _ in gateways]}
+            agent, aports = realstack.start_collector(
+                CONF / "otelcol-agent-lb.yaml", work, "agent",
+                changes={"exporters": {"load_balancing": {"resolver": {"dns": None, "static": static}}}})
+            started.append(agent)
+            reference = []
+            for data in (EXAMPLE.read_bytes(), healthy_stream(HEALTHY_RUNS)):
+                with HttpReceiver() as rx:
+                    ref = run_otelbridge(["--deterministic-ids", "--endpoint", rx.endpoint, "--summary", "never"], data)
+                    assert ref.returncode == 0, ref.stderr
+                    reference += rx.received.spans()
+                proc = run_otelbridge(["--deterministic-ids", "--fail-on-export-error", "--summary", "never",
+                                       "--endpoint", f"http://127.0.0.1:{aports['http']}"], data)
+                assert proc.returncode == 0, proc.stderr
+            yield {"reference": reference, "gateways": gateways, "jaeger_ports": jports, "agent": agent}
+        finally:
+            for svc in reversed(started):
+                svc.stop()
+
+
+def accepted_spans(telemetry_port: int) -> float:
+    """Spans a collector's otlp receiver accepted, from its own telemetry."""
+    return sum(v for n, l, v in realstack.prometheus_samples(telemetry_port)
+               if n == "otelcol_receiver_accepted_spans_total" and l.get("receiver") == "otlp")
+
+
+def by_trace(spans) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for s in spans:
+        out.setdefault(s.trace_id, []).append(s)
+    return out
+
+
+@pytest.fixture(scope="module")
+def decided(scale):
+    """Once both gateways have accepted every span and had time to decide and export: per trace
+    id, the reference spans, Jaeger's spans and each gateway's exported spans."""
+    reference = by_trace(scale["reference"])
+    total = sum(len(v) for v in reference.values())
+    deadline = time.monotonic() + 30
+    while sum(accepted_spans(p["telemetry"]) for _, p, _ in scale["gateways"]) < total:
+        assert time.monotonic() < deadline, "the gateways did not receive every span"
+        time.sleep(0.2)
+    # the decisions fall decision_wait after a trace's first span; exports follow within the
+    # batch timeout (1 s) — wait until every trace that must be kept is whole in Jaeger, then
+    # one more decision period for the rest
+    keep = [t for t, spans in reference.items() if must_keep(spans)]
+    assert keep
+    query = scale["jaeger_ports"]["query"]
+    for trace_id in keep:
+        realstack.wait_for_trace(query, trace_id, len(reference[trace_id]), timeout=DECISION_WAIT_S + 20)
+    time.sleep(DECISION_WAIT_S + 1)
+    return {
+        "reference": reference,
+        "jaeger": {t: jaeger_spans(query, t) for t in reference},
+        "gateways": [by_trace(tempo.received.spans()) for _, _, tempo in scale["gateways"]],
+        "accepted": [accepted_spans(p["telemetry"]) for _, p, _ in scale["gateways"]],
+    }
+
+
+def test_every_trace_goes_whole_through_one_gateway(decided):
+    reference, gateways = decided["reference"], decided["gateways"]
+    # both gateways got a share of the load, and together every span once
+    assert all(n > 0 for n in decided["accepted"]), decided["accepted"]
+    assert sum(decided["accepted"]) == sum(len(v) for v in reference.values())
+    exported = 0
+    for trace_id, spans in reference.items():
+        holders = [g[trace_id] for g in gateways if trace_id in g]
+        if holders:
+            (held,) = holders  # one gateway only
+            assert sorted(s.span_id for s in held) == sorted(s.span_id for s in spans)
+            exported += 1
+    assert exported >= 1
+
+
+def test_tail_sampling_decision_is_honoured(decided):
+    """Traces with an error or a failed workflow are kept whole; the healthy ones follow
+    keep_fraction (some dropped: 10 % of 20); no trace arrives in part; Jaeger shows exactly what
+    the gateways exported."""
+    reference, jaeger, gateways = decided["reference"], decided["jaeger"], decided["gateways"]
+    kept = {t for t, spans in jaeger.items() if spans}
+    for trace_id, spans in reference.items():
+        got = jaeger[trace_id]
+        if must_keep(spans):
+            assert trace_id in kept, [s.name for s in spans]
+        if got:
+            assert sorted(s.span_id for s in got) == sorted(s.span_id for s in spans), trace_id
+        assert (trace_id in kept) == any(trace_id in g for g in gateways), trace_id
+    healthy = [t for t, spans in reference.items() if not must_keep(spans)]
+    assert len(healthy) >= HEALTHY_RUNS
+    dropped = [t for t in healthy if t not in kept]
+    assert dropped, "keep_fraction (10 %) kept every healthy trace"
+    (example_root,) = [s for t in kept for s in jaeger[t] if s.name.startswith("invoke_workflow deep-research")]
+    assert example_root.attributes["workflow.status"] == "failed"
