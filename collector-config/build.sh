@@ -23,7 +23,8 @@ up_to_date() {
     shift 2
     [[ -x $binary ]] || return 1
     for src in "$@"; do [[ $binary -nt $src ]] || return 1; done
-    go version -m "$binary" 2>/dev/null | awk '{print $2" "$3}' | grep -qxF "$want"
+    # grep reads to the end (no -q): an early exit would fail the pipeline (pipefail)
+    go version -m "$binary" 2>/dev/null | awk '{print $2" "$3}' | grep -xF "$want" >/dev/null
 }
 
 timed() {  # timed NAME COMMAND...: runs it, says how long it took and the binary's size
@@ -48,7 +49,8 @@ build_jaeger() {
     printf '%s\n' 'module otelbridge.invalid/jaeger-build' '' 'go 1.24' '' \
         'replace github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0' > "$dir/go.mod"
     (cd "$dir" &&
-        go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_MODULE_VERSION" &&
+        { go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_MODULE_VERSION" 2> get.log ||
+            { cat get.log >&2; exit 1; }; } &&
         go build -trimpath -o "$BIN/jaeger" \
             -ldflags="-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$JAEGER_VERSION" \
             github.com/jaegertracing/jaeger/cmd/jaeger)

@@ -19,6 +19,7 @@ import time
 import urllib.request
 
 import pytest
+import yaml
 
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -39,18 +40,32 @@ def deterministic_trace_id(session_id: str, task_id: str) -> str:
 
 
 @pytest.mark.parametrize("config", COLLECTOR_CONFIGS, ids=lambda p: p.name)
-def test_every_collector_config_validates_without_deprecated_names(config):
-    realstack.require_binaries()
+def test_every_collector_config_validates(config):
+    realstack.require_binaries(COLLECTOR)
     proc = subprocess.run([str(COLLECTOR), "validate", f"--config={config}"],
-                                    capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "deprecated" not in (proc.stdout + proc.stderr).lower(), proc.stderr
+
+
+def test_distribution_has_exactly_the_components_the_configs_use():
+    realstack.require_binaries(COLLECTOR)
+    proc = subprocess.run([str(COLLECTOR), "components"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listed = yaml.safe_load(proc.stdout)
+    built = {kind: {c["name"] for c in listed.get(kind) or []}
+             for kind in ("receivers", "processors", "exporters", "connectors", "extensions")}
+    used = {kind: set() for kind in built}
+    for config in COLLECTOR_CONFIGS:
+        cfg = yaml.safe_load(config.read_text())
+        for kind in used:
+            used[kind] |= {name.split("/")[0] for name in cfg.get(kind) or {}}
+    assert built == used
 
 
 def test_jaeger_config_validates():
-    realstack.require_binaries()
+    realstack.require_binaries(JAEGER)
     proc = subprocess.run([str(JAEGER), "validate", f"--config={CONF / 'jaeger.yaml'}"],
-                                    capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -78,6 +93,15 @@ def stack(tmp_path_factory):
                 svc.stop()
 
 
+def test_collector_and_jaeger_start_without_warnings(stack):
+    """No deprecated component name or OTTL path (the collector warns of them at every start,
+    not at validate), nothing else to warn of either; Jaeger's only warning is that a binary
+    built from the Go module carries no UI assets (they come from a separate JavaScript build)."""
+    assert realstack.startup_warnings(stack["collector"]) == []
+    (ui,) = realstack.startup_warnings(stack["jaeger"])
+    assert "ui assets not embedded" in ui
+
+
 def send_through_stack(stack, path) -> list:
     """``otelbridge --deterministic-ids`` over ``path`` twice: to a test receiver (the reference
     spans, returned) and to the collector's OTLP/HTTP receiver."""
@@ -95,18 +119,29 @@ def send_through_stack(stack, path) -> list:
     return reference
 
 
+#: Jaeger's own notes on a span: its sanitizer gives a span that ends where it starts (a cached
+#: agent) 1 ns of duration and says so here; its query service notes clock skew it saw.
+JAEGER_WARNINGS = "@jaeger@warnings"
+
+
 def assert_same_spans(jaeger_spans, reference):
     """Jaeger holds every reference span once, with the same ids, parent, name, times (ns),
-    status, attributes, events and links."""
+    status, attributes (Jaeger's notes aside), events and links."""
     assert sorted(s.span_id for s in jaeger_spans) == sorted(s.span_id for s in reference)
     got = {s.span_id: s for s in jaeger_spans}
     for want in reference:
         s = got[want.span_id]
         assert (s.trace_id, s.parent_span_id, s.name, s.kind) == (
             want.trace_id, want.parent_span_id, want.name, want.kind), want.name
-        assert (s.start_ns, s.end_ns) == (want.start_ns, want.end_ns), want.name
+        attributes = dict(s.attributes)
+        notes = attributes.pop(JAEGER_WARNINGS, [])
+        if want.end_ns == want.start_ns:
+            assert s.end_ns == s.start_ns + 1 and notes, want.name
+        else:
+            assert s.end_ns == want.end_ns, want.name
+        assert s.start_ns == want.start_ns, want.name
         assert (s.status_code, s.status_message) == (want.status_code, want.status_message), want.name
-        assert s.attributes == want.attributes, want.name
+        assert attributes == want.attributes, want.name
         assert s.events == want.events and s.links == want.links, want.name
         assert s.resource["service.name"] == want.resource["service.name"]
 
@@ -211,7 +246,7 @@ def test_collector_redacts_secret_looking_attributes(stack):
 def test_span_and_token_metrics_on_the_prometheus_endpoint(workflow, stack):
     """span_metrics (RED) and signal_to_metrics (tokens, runs) for the example's trace, as the
     collector's Prometheus exporter serves them: counts and sums from the stream itself."""
-    agents = workflow["agents"]
+    agents, notified = workflow["agents"], workflow_facts(EXAMPLE)[4]
     tokens = {a["label"]: a["tokens"] for a in agents if a.get("tokens") is not None}
     assert tokens
     root = next(s for s in workflow["spans"] if s.parent_span_id == "")
@@ -236,7 +271,6 @@ def test_span_and_token_metrics_on_the_prometheus_endpoint(workflow, stack):
     for s in workflow["spans"]:
         status = {0: "STATUS_CODE_UNSET", 1: "STATUS_CODE_OK", 2: "STATUS_CODE_ERROR"}[s.status_code]
         assert calls.get((s.name, status), 0) >= 1, (s.name, status, calls)
-    workflow_tokens = [(l, v) for n, l, v in rows if n == "otelbridge_workflow_tokens_total"]
-    if "workflow.usage.total_tokens" in root.attributes:
-        ((_, total),) = workflow_tokens
-        assert total == root.attributes["workflow.usage.total_tokens"]
+    ((labels, total),) = [(l, v) for n, l, v in rows if n == "otelbridge_workflow_tokens_total"]
+    assert labels["workflow_status"] == "failed"
+    assert total == root.attributes["workflow.usage.total_tokens"] == notified["usage"]["total_tokens"]
