@@ -31,7 +31,7 @@ timed() {  # timed NAME COMMAND...: runs it, says how long it took and the binar
     local name=$1 start=$SECONDS
     shift
     "$@"
-    echo "build.sh: built $name in $((SECONDS - start)) s ($(du -m "$BIN/$name" | cut -f1) MiB)"
+    echo "build.sh: built $name in $((SECONDS - start)) s ($(stat -c %s "$BIN/$name" | awk '{printf "%.0f", $1 / 1048576}') MiB)"
 }
 
 build_collector() {
