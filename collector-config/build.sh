@@ -2,12 +2,15 @@
 # Builds the real stack's two binaries from source through the Go module proxy:
 #   .tools/bin/otelcol-otelbridge  the collector distribution of collector-config/builder-config.yaml (ocb)
 #   .tools/bin/jaeger              Jaeger v2 (github.com/jaegertracing/jaeger/cmd/jaeger)
-# Idempotent: a binary is rebuilt only when it is missing, older than its manifest (or this
-# script), or built from other module versions. Go's module and build caches stay where Go keeps
-# them (go env GOMODCACHE GOCACHE), so a rebuild after a manifest change takes seconds to a minute.
-# Needs: go (1.26) on PATH and the Go module proxy. Prints one line per binary.
+# Idempotent: a binary is rebuilt only when it is missing, built from other module versions or
+# (the collector) older than its manifest. Go's module and build caches stay where Go keeps them
+# (go env GOMODCACHE GOCACHE), so a rebuild with warm caches takes about half a minute and a run
+# with nothing to do a fraction of a second. Needs: go (1.26) on PATH and the Go module proxy.
+# Says per binary "up to date" or "built NAME in N s (M MiB)" (and the builders' own output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v go >/dev/null || { echo "build.sh: needs Go 1.26 on PATH (go not found)" >&2; exit 1; }
+export GOFLAGS="-buildvcs=false ${GOFLAGS:-}"  # the build is from modules, not this checkout
 
 COLLECTOR_VERSION=0.161.0       # ocb release; every module in builder-config.yaml is at it
 JAEGER_VERSION=v2.13.0          # Jaeger release; docker-compose.yml pins the same image tag
@@ -43,7 +46,8 @@ build_collector() {
 build_jaeger() {
     # Jaeger's go.mod has a replace directive, so `go install cmd@version` refuses it: build
     # the command from a module of our own that requires Jaeger at its release and repeats
-    # that replace, so the dependency versions are exactly Jaeger's.
+    # that replace (Jaeger's go.mod at this tag has this one), so the dependency versions are
+    # exactly Jaeger's.
     local dir=.tools/build/jaeger
     rm -rf "$dir" && mkdir -p "$dir"
     printf '%s\n' 'module otelbridge.invalid/jaeger-build' '' 'go 1.24' '' \

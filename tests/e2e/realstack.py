@@ -8,9 +8,10 @@
   with only its listening addresses moved onto free ports (and what a test names) by a second
   file that the collector merges over it.
 - :func:`start_jaeger`: ``jaeger --config collector-config/jaeger.yaml``, addresses from env.
-- :func:`jaeger_trace`: a trace read back through Jaeger's query API (api_v3, OTLP JSON), as
-  :class:`tests.receivers.Span` rows (ids hex, times in ns).
+- :func:`jaeger_spans` / :func:`wait_for_trace`: a trace read back through Jaeger's query API
+  (api_v3, OTLP JSON), as :class:`tests.receivers.Span` rows (ids hex, times in ns).
 - :func:`prometheus_samples`: a Prometheus text exposition as (name, labels, value) rows.
+- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, clean_env
 from tests.receivers import Span
 
 BIN = ROOT / ".tools" / "bin"
@@ -181,7 +182,9 @@ def start_jaeger(workdir: Path) -> tuple[Service, dict[str, int]]:
 
 def _value(v: dict):
     """An OTLP JSON AnyValue → Python (intValue arrives as a string in OTLP JSON)."""
-    (kind, x), = v.items() if v else (("", None),)
+    if not v:
+        return None
+    ((kind, x),) = v.items()
     if kind == "intValue":
         return int(x)
     if kind == "arrayValue":
@@ -272,7 +275,5 @@ def prometheus_samples(port: int) -> list[tuple[str, dict[str, str], float]]:
 def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
     """The installed ``otelbridge ARGS`` with ``data`` on stdin, in an environment without the
     caller's OTEL_*/OTELBRIDGE_* variables."""
-    from tests.conftest import clean_env
-
     return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(),
                           timeout=timeout, cwd=ROOT)

@@ -6,7 +6,7 @@ addresses on free 127.0.0.1 ports; the agent's resolver is ``static`` with the t
 addresses (compose resolves a DNS name to the replicas); the gateways decide after 2 s instead of
 300 s. Each gateway's second exporter (Tempo in compose) goes to a test receiver of its own, so
 the test sees which gateway exported which span; each gateway's own telemetry says how many spans
-it accepted before sampling.
+it accepted before sampling and how many traces its sampler decided and kept.
 
 Input: the workflow example (a failed run: kept by ``keep_errors``) and a stream made here of
 20 workflows, every other one failing (kept) and the rest healthy (kept only by
@@ -20,6 +20,7 @@ import json
 import time
 
 import pytest
+import yaml
 
 from tests.conftest import EXAMPLES
 from tests.e2e import realstack
@@ -105,10 +106,23 @@ def scale(tmp_path_factory):
                 svc.stop()
 
 
-def accepted_spans(telemetry_port: int) -> float:
-    """Spans a collector's otlp receiver accepted, from its own telemetry."""
-    return sum(v for n, l, v in realstack.prometheus_samples(telemetry_port)
-               if n.removesuffix("_total") == "otelcol_receiver_accepted_spans" and l.get("receiver") == "otlp")
+def own_counts(telemetry_port: int) -> dict[str, float]:
+    """A gateway's own telemetry: spans its otlp receiver accepted, traces its tail_sampling
+    decided (each decision runs every policy once: the runs of its first policy) and kept."""
+    first_policy = yaml.safe_load((CONF / "otelcol-gateway.yaml").read_text())[
+        "processors"]["tail_sampling"]["policies"][0]["name"]
+    out = {"accepted": 0.0, "decided": 0.0, "kept": 0.0}
+    for name, labels, value in realstack.prometheus_samples(telemetry_port):
+        name = name.removesuffix("_total")
+        if name == "otelcol_receiver_accepted_spans" and labels.get("receiver") == "otlp":
+            out["accepted"] += value
+        elif name == "otelcol_processor_tail_sampling_sampling_policy_execution_count" and \
+                labels.get("policy") == first_policy:
+            out["decided"] += value
+        elif name == "otelcol_processor_tail_sampling_global_count_traces_sampled" and \
+                labels.get("sampled") == "true":
+            out["kept"] += value
+    return out
 
 
 def by_trace(spans) -> dict[str, list]:
@@ -118,38 +132,44 @@ def by_trace(spans) -> dict[str, list]:
     return out
 
 
+def poll(condition, what: str, timeout: float):
+    """``condition()`` until it returns something true (returned), or fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+    return result
+
+
 @pytest.fixture(scope="module")
 def decided(scale):
-    """Once both gateways have accepted every span and had time to decide and export: per trace
-    id, the reference spans, Jaeger's spans and each gateway's exported spans."""
+    """Once the gateways have decided every trace (their own counts say so) and the traces they
+    kept have reached Jaeger and their Tempo stand-ins: per trace id, the reference spans,
+    Jaeger's spans and each gateway's exported spans; each gateway's own counts."""
     reference = by_trace(scale["reference"])
-    total = sum(len(v) for v in reference.values())
-    deadline = time.monotonic() + 30
-    while sum(accepted_spans(p["telemetry"]) for _, p, _ in scale["gateways"]) < total:
-        assert time.monotonic() < deadline, "the gateways did not receive every span"
-        time.sleep(0.2)
-    # the decisions fall decision_wait after a trace's first span; exports follow within the
-    # batch timeout (1 s) — wait until every trace that must be kept is whole in Jaeger, then
-    # one more decision period for the rest
-    keep = [t for t, spans in reference.items() if must_keep(spans)]
-    assert keep
+    ports = [p["telemetry"] for _, p, _ in scale["gateways"]]
     query = scale["jaeger_ports"]["query"]
-    for trace_id in keep:
-        realstack.wait_for_trace(query, trace_id, len(reference[trace_id]), timeout=DECISION_WAIT_S + 20)
-    time.sleep(DECISION_WAIT_S + 1)
-    return {
-        "reference": reference,
-        "jaeger": {t: jaeger_spans(query, t) for t in reference},
-        "gateways": [by_trace(tempo.received.spans()) for _, _, tempo in scale["gateways"]],
-        "accepted": [accepted_spans(p["telemetry"]) for _, p, _ in scale["gateways"]],
-    }
+    counts = poll(lambda: (c := [own_counts(p) for p in ports]) and
+                  sum(x["decided"] for x in c) >= len(reference) and c,
+                  "the gateways did not decide every trace", timeout=DECISION_WAIT_S + 30)
+    kept = sum(x["kept"] for x in counts)
+
+    def exported():
+        jaeger = {t: jaeger_spans(query, t) for t in reference}
+        gateways = [by_trace(tempo.received.spans()) for _, _, tempo in scale["gateways"]]
+        whole = [t for t, spans in jaeger.items() if len(spans) == len(reference[t])]
+        done = len(whole) >= kept and sum(len(g) for g in gateways) >= kept
+        return done and {"jaeger": jaeger, "gateways": gateways}
+
+    found = poll(exported, "the kept traces did not reach Jaeger and Tempo", timeout=20)
+    return {"reference": reference, "counts": counts, "kept": kept, **found}
 
 
 def test_every_trace_goes_whole_through_one_gateway(decided):
     reference, gateways = decided["reference"], decided["gateways"]
     # both gateways got a share of the load, and together every span once
-    assert all(n > 0 for n in decided["accepted"]), decided["accepted"]
-    assert sum(decided["accepted"]) == sum(len(v) for v in reference.values())
+    accepted = [c["accepted"] for c in decided["counts"]]
+    assert all(n > 0 for n in accepted) and sum(accepted) == sum(len(v) for v in reference.values()), accepted
     # what each gateway exported after sampling: whole traces, each at one gateway only
     for trace_id, spans in reference.items():
         holders = [g[trace_id] for g in gateways if trace_id in g]
@@ -165,6 +185,7 @@ def test_tail_sampling_decision_is_honoured(decided):
     the gateways exported."""
     reference, jaeger, gateways = decided["reference"], decided["jaeger"], decided["gateways"]
     kept = {t for t, spans in jaeger.items() if spans}
+    assert len(kept) == decided["kept"]  # the samplers' own count of kept traces
     for trace_id, spans in reference.items():
         got = jaeger[trace_id]
         if must_keep(spans):
