@@ -24,7 +24,7 @@ import yaml
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
-from tests.conftest import EXAMPLES, FIXTURES, workflow_facts
+from tests.conftest import EXAMPLES, FIXTURES, needs_fixtures, workflow_facts
 from tests.e2e import realstack
 from tests.e2e.realstack import CONF, COLLECTOR, JAEGER, run_otelbridge, wait_for_trace
 from tests.receivers import GrpcReceiver, HttpReceiver
@@ -195,6 +195,7 @@ def test_tempo_exporter_sends_the_same_trace(workflow, stack):
     assert sorted(s.span_id for s in got) == sorted(s.span_id for s in workflow["spans"])
 
 
+@needs_fixtures()
 def test_session_recording_tree_reaches_jaeger(stack):
     """A real recording (a session with an Explore sub-agent): every trace otelbridge sends
     arrives in Jaeger with the same tree."""
