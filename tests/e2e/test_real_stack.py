@@ -195,11 +195,17 @@ def test_tempo_exporter_sends_the_same_trace(workflow, stack):
     assert sorted(s.span_id for s in got) == sorted(s.span_id for s in workflow["spans"])
 
 
+@pytest.fixture(scope="module")
+def session(stack):
+    """A real recording (a session with an Explore sub-agent) sent through the stack: the
+    reference spans."""
+    return send_through_stack(stack, SESSION)
+
+
 @needs_fixtures()
-def test_session_recording_tree_reaches_jaeger(stack):
-    """A real recording (a session with an Explore sub-agent): every trace otelbridge sends
-    arrives in Jaeger with the same tree."""
-    reference = send_through_stack(stack, SESSION)
+def test_session_recording_tree_reaches_jaeger(session, stack):
+    """Every trace otelbridge sends for the recording arrives in Jaeger with the same tree."""
+    reference = session
     traces = sorted({s.trace_id for s in reference})
     for trace_id in traces:
         want = [s for s in reference if s.trace_id == trace_id]
@@ -275,3 +281,25 @@ def test_span_and_token_metrics_on_the_prometheus_endpoint(workflow, stack):
     ((labels, total),) = [(l, v) for n, l, v in rows if n == "otelbridge_workflow_tokens_total"]
     assert labels["workflow_status"] == "failed"
     assert total == root.attributes["workflow.usage.total_tokens"] == notified["usage"]["total_tokens"]
+
+
+@needs_fixtures()
+def test_model_token_metrics_from_a_session_recording(session, stack):
+    """signal_to_metrics' per-model token counters: the sums of the recording's chat spans."""
+    want = {}
+    for s in session:
+        if s.attributes.get("gen_ai.operation.name") == "chat":
+            model = s.attributes["gen_ai.request.model"]
+            for direction in ("input", "output"):
+                key = (f"otelbridge_model_{direction}_tokens_total", model)
+                want[key] = want.get(key, 0.0) + s.attributes[f"gen_ai.usage.{direction}_tokens"]
+    assert len({model for _, model in want}) >= 2
+
+    def got():
+        return {(n, l["gen_ai_request_model"]): v for n, l, v in realstack.prometheus_samples(stack["ports"]["prometheus"])
+                if n.startswith("otelbridge_model_") and l.get("job") == "otelbridge"}
+
+    deadline = time.monotonic() + 20
+    while (seen := got()) != want and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert seen == want
