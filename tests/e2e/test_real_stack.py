@@ -107,13 +107,13 @@ def send_through_stack(stack, path) -> list:
     spans, returned) and to the collector's OTLP/HTTP receiver."""
     data = path.read_bytes()
     with HttpReceiver() as rx:
-        ref = run_otelbridge(["--deterministic-ids", "--endpoint", rx.endpoint, "--summary", "never"], data)
+        ref = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf", "--endpoint", rx.endpoint], data)
         assert ref.returncode == 0, ref.stderr
         reference = rx.received.spans()
     assert reference
     endpoint = f"http://127.0.0.1:{stack['ports']['http']}"
-    proc = run_otelbridge(["--deterministic-ids", "--fail-on-export-error", "--protocol", "http/protobuf",
-                           "--endpoint", endpoint, "--summary", "never"], data)
+    proc = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf",
+                           "--endpoint", endpoint], data)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     return reference

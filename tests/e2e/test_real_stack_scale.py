@@ -94,10 +94,10 @@ def scale(tmp_path_factory):
             reference = []
             for data in (EXAMPLE.read_bytes(), workflows_stream(RUNS)):
                 with HttpReceiver() as rx:
-                    ref = run_otelbridge(["--deterministic-ids", "--endpoint", rx.endpoint, "--summary", "never"], data)
+                    ref = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf", "--endpoint", rx.endpoint], data)
                     assert ref.returncode == 0, ref.stderr
                     reference += rx.received.spans()
-                proc = run_otelbridge(["--deterministic-ids", "--fail-on-export-error", "--summary", "never",
+                proc = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf",
                                        "--endpoint", f"http://127.0.0.1:{aports['http']}"], data)
                 assert proc.returncode == 0, proc.stderr
             yield {"reference": reference, "gateways": gateways, "jaeger_ports": jports, "agent": agent}
