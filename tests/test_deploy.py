@@ -242,6 +242,19 @@ def test_compose_collector_image_is_the_release_of_the_built_distribution():
     assert images == {"otel/opentelemetry-collector-contrib:" + manifest["dist"]["version"]}
 
 
+def test_docs_local_run_uses_and_lists_the_variables_the_configs_read():
+    section = docs_text().split("## The real stack without Docker", 1)[1].split("\n## ", 1)[0]
+    values = "\n".join(line for p in CONF.glob("*.yaml") for line in p.read_text().splitlines()
+                       if not line.lstrip().startswith("#"))
+    read = set(re.findall(r"\$\{env:(\w+):-", values))
+    commands = "\n".join(re.findall(r"```sh\n(.*?)```", section, re.S))
+    set_there = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", commands))
+    assert set_there and set_there <= read
+    listed = {name for row in re.findall(r"^\| (`[A-Z].*?) \|", section, re.M)
+              for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+    assert listed == read
+
+
 def test_prometheus_scrapes_each_collector_exporter():
     scraped = {}
     for job in load(PROMETHEUS)["scrape_configs"]:
