@@ -34,6 +34,7 @@ AGENT_LB = CONF / "otelcol-agent-lb.yaml"
 GATEWAY = CONF / "otelcol-gateway.yaml"
 COLLECTOR_CONFIGS = (AGENT, AGENT_LB, GATEWAY)
 TEMPO = CONF / "tempo.yaml"
+JAEGER = CONF / "jaeger.yaml"
 PROMETHEUS = CONF / "prometheus.yml"
 GRAFANA = CONF / "grafana"
 DATASOURCES = GRAFANA / "provisioning" / "datasources" / "datasources.yaml"
@@ -47,11 +48,9 @@ EXAMPLE_STREAM = EXAMPLES / "cbc-workflow.jsonl"
 
 #: Connector → (pipeline type it consumes as an exporter, pipeline type it feeds as a receiver),
 #: from the connectors' READMEs ("Supported Pipeline Types").
-CONNECTOR_TYPES = {"span_metrics": ("traces", "metrics"), "signaltometrics": ("traces", "metrics")}
+CONNECTOR_TYPES = {"span_metrics": ("traces", "metrics"), "signal_to_metrics": ("traces", "metrics")}
 #: Labels the span_metrics connector always adds (its built-in dimensions), as Prometheus names.
 SPAN_METRICS_LABELS = {"service_name", "span_name", "span_kind", "status_code"}
-#: Jaeger v2 runs its built-in all-in-one configuration: OTLP gRPC on 4317 (no file to read).
-JAEGER_OTLP_GRPC_PORT = 4317
 
 
 def load(path: Path):
@@ -101,6 +100,15 @@ def collector_default(value: str) -> str:
     """``${env:VAR:-default}`` (collector confmap) → ``default``; other values as they are."""
     m = re.fullmatch(r"\$\{env:\w+:-(.*)\}", value)
     return m.group(1) if m else value
+
+
+def jaeger_port(*path: str) -> int:
+    """A port Jaeger listens on by default (jaeger.yaml's ``${env:...:-default}``), e.g.
+    ``jaeger_port("receivers", "otlp", "protocols", "grpc")``."""
+    node = load(JAEGER)
+    for key in path:
+        node = node[key]
+    return port_of(collector_default(node["endpoint"]))
 
 
 def service_mounting(name: str) -> str:
@@ -204,15 +212,47 @@ def test_compose_publishes_the_collector_receivers():
 def test_collector_exporters_target_the_backends_listening_ports():
     services = compose()["services"]
     tempo_grpc = port_of(load(TEMPO)["distributor"]["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"])
-    backend_ports = {"tempo": tempo_grpc, "jaeger": JAEGER_OTLP_GRPC_PORT}
+    backend_ports = {"tempo": tempo_grpc, "jaeger": jaeger_port("receivers", "otlp", "protocols", "grpc")}
     for path in (AGENT, GATEWAY):
         exporters = load(path)["exporters"]
-        targets = {name: e["endpoint"] for name, e in exporters.items() if name.startswith("otlp_grpc/")}
+        targets = {name: collector_default(e["endpoint"]) for name, e in exporters.items()
+                   if name.startswith("otlp_grpc/")}
         assert {host_of(t) for t in targets.values()} == set(backend_ports), path.name
         for endpoint in targets.values():
             assert host_of(endpoint) in services
             assert port_of(endpoint) == backend_ports[host_of(endpoint)], endpoint
             assert endpoint in docs_text()
+
+
+def test_compose_runs_jaeger_with_its_config_and_publishes_its_ui():
+    jaeger = compose()["services"][service_mounting(JAEGER.name)]
+    (mount,) = [str(v) for v in jaeger["volumes"] if str(v).startswith("./collector-config/jaeger.yaml:")]
+    assert jaeger["command"] == [f"--config={mount.split(':')[1]}"]
+    assert {c for _, _, c in published(jaeger)} == {jaeger_port("extensions", "jaeger_query", "http")}
+    assert jaeger["image"].rsplit(":", 1)[1] == re.search(
+        r"^JAEGER_VERSION=v(\S+)", (CONF / "build.sh").read_text(), re.M)[1]
+
+
+def test_compose_collector_image_is_the_release_of_the_built_distribution():
+    manifest = load(CONF / "builder-config.yaml")
+    versions = {m["gomod"].split()[1] for kind in ("extensions", "receivers", "processors", "connectors",
+                                                 "exporters") for m in manifest[kind]}
+    assert versions == {"v" + manifest["dist"]["version"]}
+    images = {spec["image"] for spec in compose()["services"].values() if "opentelemetry-collector" in spec["image"]}
+    assert images == {"otel/opentelemetry-collector-contrib:" + manifest["dist"]["version"]}
+
+
+def test_docs_local_run_uses_and_lists_the_variables_the_configs_read():
+    section = docs_text().split("## The real stack without Docker", 1)[1].split("\n## ", 1)[0]
+    values = "\n".join(line for p in CONF.glob("*.yaml") for line in p.read_text().splitlines()
+                       if not line.lstrip().startswith("#"))
+    read = set(re.findall(r"\$\{env:(\w+):-", values))
+    commands = "\n".join(re.findall(r"```sh\n(.*?)```", section, re.S))
+    set_there = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", commands))
+    assert set_there and set_there <= read
+    listed = {name for row in re.findall(r"^\| (`[A-Z].*?) \|", section, re.M)
+              for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+    assert listed == read
 
 
 def test_prometheus_scrapes_each_collector_exporter():
@@ -230,7 +270,7 @@ def test_prometheus_scrapes_each_collector_exporter():
 def test_agent_load_balances_by_trace_id_onto_the_gateway_receiver():
     lb = load(AGENT_LB)["exporters"]["load_balancing"]
     assert lb["routing_key"] == "traceID"
-    assert lb["resolver"]["dns"]["port"] == otlp_receiver_ports(load(GATEWAY))["grpc"]
+    assert int(lb["resolver"]["dns"]["port"]) == otlp_receiver_ports(load(GATEWAY))["grpc"]
     # in compose (profile scale) the resolver's name is the gateway service, run as replicas
     services = compose()["services"]
     gateway, agent = service_mounting(GATEWAY.name), service_mounting(AGENT_LB.name)
@@ -308,7 +348,8 @@ def test_docs_in_network_endpoints_are_ports_something_listens_on():
         for path, cfg in ((p, load(p)) for p in COLLECTOR_CONFIGS)
     }
     listening |= {
-        "jaeger": {JAEGER_OTLP_GRPC_PORT, *(c for _, _, c in published(compose()["services"]["jaeger"]))},
+        "jaeger": {jaeger_port("receivers", "otlp", "protocols", "grpc"),
+                   *(c for _, _, c in published(compose()["services"]["jaeger"]))},
         "tempo": {port_of(load(TEMPO)["distributor"]["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"]),
                   load(TEMPO)["server"]["http_listen_port"]},
     }
@@ -600,19 +641,19 @@ def prometheus_metrics() -> dict[str, set[str]]:
     unit = {"s": "seconds", "ms": "milliseconds"}[sm["histogram"]["unit"]]
     sm_labels = SPAN_METRICS_LABELS | {d["name"].replace(".", "_") for d in sm.get("dimensions", [])}
     out = {f"{ns}_calls_total": sm_labels, f"{ns}_duration_{unit}_bucket": sm_labels | {"le"}}
-    for m in conn["signaltometrics"]["spans"]:
+    for m in conn["signal_to_metrics"]["spans"]:
         assert m["sum"]["monotonic"] is True  # a counter: Prometheus adds _total
         out[m["name"].replace(".", "_") + "_total"] = {a["key"].replace(".", "_") for a in m["attributes"]}
     return out
 
 
-def test_signaltometrics_reads_attributes_otelbridge_exports(exported_spans):
+def test_signal_to_metrics_reads_attributes_otelbridge_exports(exported_spans):
     """Keys a metric needs are on the example's spans of that operation; optional grouping keys
     (with a default_value) are at least keys otelbridge's source sets."""
     source = "\n".join(p.read_text() for p in (ROOT / "otelbridge").rglob("*.py"))
     ops = {s.attributes.get("gen_ai.operation.name") for s in exported_spans}
     checked = 0
-    for m in load(AGENT)["connectors"]["signaltometrics"]["spans"]:
+    for m in load(AGENT)["connectors"]["signal_to_metrics"]["spans"]:
         read = set(re.findall(r'attributes\["([^"]+)"\]', " ".join(m["conditions"]) + m["sum"]["value"]))
         op = re.search(r'attributes\["gen_ai.operation.name"\] == "(\w+)"', m["conditions"][0]).group(1)
         if op in ops:

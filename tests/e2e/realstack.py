@@ -1,0 +1,279 @@
+"""The real stack for tests: the project's collector distribution and Jaeger v2, as built by
+``collector-config/build.sh`` into ``.tools/bin``, started on free 127.0.0.1 ports.
+
+- :func:`require_binaries`: the binaries, or a failure in CI (``CI`` set) / a skip elsewhere.
+- :class:`Service`: one started binary, its log in a file, stopped (terminate, then kill) by
+  its owner; ``wait_http`` polls an URL with a deadline.
+- :func:`start_collector`: ``otelcol-otelbridge --config FILE --config OVERRIDE``: the real file,
+  with only its listening addresses moved onto free ports (and what a test names) by a second
+  file that the collector merges over it.
+- :func:`start_jaeger`: ``jaeger --config collector-config/jaeger.yaml``, addresses from env.
+- :func:`jaeger_spans` / :func:`wait_for_trace`: a trace read back through Jaeger's query API
+  (api_v3, OTLP JSON), as :class:`tests.receivers.Span` rows (ids hex, times in ns).
+- :func:`prometheus_samples`: a Prometheus text exposition as (name, labels, value) rows.
+- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, clean_env
+from tests.receivers import Span
+
+BIN = ROOT / ".tools" / "bin"
+COLLECTOR = BIN / "otelcol-otelbridge"
+JAEGER = BIN / "jaeger"
+CONF = ROOT / "collector-config"
+#: otelbridge as installed beside the running interpreter (the venv's, or CI's).
+OTELBRIDGE = Path(sys.executable).parent / "otelbridge"
+START_TIMEOUT = 30.0
+
+
+def require_binaries(*binaries: Path) -> None:
+    """Each of ``binaries`` (default: both) is built; else a failure under CI, a skip elsewhere."""
+    missing = [p.name for p in binaries or (COLLECTOR, JAEGER) if not p.is_file()]
+    if missing:
+        message = f"{', '.join(missing)} not built: run bash collector-config/build.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class Service:
+    """A started binary; output to ``log``; ``stop()`` ends it (and is safe to repeat)."""
+
+    def __init__(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.name, self.log = name, log
+        self._out = open(log, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self._out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env={**os.environ, **(env or {})}, cwd=ROOT)
+
+    def wait_http(self, url: str, timeout: float = START_TIMEOUT) -> None:
+        """Until ``url`` answers 200; fails with the log's tail when the process exits or the
+        deadline passes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                if http_get(url, timeout=1.0)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        pytest.fail(f"{self.name} not ready at {url} (exit {self.proc.returncode}):\n{self.output()[-3000:]}")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self._out.close()
+
+
+def startup_warnings(svc: Service) -> list[str]:
+    """The warn/error lines of a collector-based binary's log up to "Everything is ready", and
+    its notes that OTTL paths were rewritten (the form before context prefixes)."""
+    out = []
+    for line in svc.output().splitlines():
+        if "Everything is ready" in line:
+            return out
+        fields = line.split("\t")
+        if len(fields) > 2 and fields[1] in ("warn", "error") or "please rewrite them" in line:
+            out.append(line[:400])
+    raise AssertionError(f"{svc.name} never said it was ready")
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def listening_override(cfg: dict) -> tuple[dict, dict[str, int]]:
+    """The second config file's part that moves every address ``cfg`` listens on to a free
+    127.0.0.1 port: the otlp receiver's protocols, health_check, the prometheus exporter and the
+    collector's own telemetry. Returns (override, ports by name: grpc, http, health, prometheus,
+    telemetry)."""
+    ports: dict[str, int] = {}
+    protocols = {}
+    for proto in cfg["receivers"]["otlp"]["protocols"]:
+        ports[proto] = free_port()
+        protocols[proto] = {"endpoint": f"127.0.0.1:{ports[proto]}"}
+    override: dict = {"receivers": {"otlp": {"protocols": protocols}}}
+    ports["health"] = free_port()
+    override["extensions"] = {"health_check": {"endpoint": f"127.0.0.1:{ports['health']}"}}
+    if "prometheus" in cfg["exporters"]:
+        ports["prometheus"] = free_port()
+        override["exporters"] = {"prometheus": {"endpoint": f"127.0.0.1:{ports['prometheus']}"}}
+    ports["telemetry"] = free_port()
+    override["service"] = {"telemetry": {"metrics": {"readers": [
+        {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": ports["telemetry"]}}}}]}}}
+    return override, ports
+
+
+def start_collector(config: Path, workdir: Path, name: str, *, env: dict[str, str] | None = None,
+                    changes: dict | None = None) -> tuple[Service, dict[str, int]]:
+    """``config`` (a collector-config/otelcol*.yaml) merged with a file that moves its listening
+    addresses to free ports and applies ``changes`` (a partial config: what a test must set).
+    Returns the ready service (its health_check answers) and its ports."""
+    override, ports = listening_override(yaml.safe_load(config.read_text()))
+    override = deep_merge(override, changes or {})
+    extra = workdir / f"{name}.override.yaml"
+    extra.write_text(yaml.safe_dump(override))
+    svc = Service(name, [str(COLLECTOR), f"--config={config}", f"--config={extra}"], workdir / f"{name}.log", env)
+    svc.wait_http(f"http://127.0.0.1:{ports['health']}/")
+    return svc, ports
+
+
+def start_jaeger(workdir: Path) -> tuple[Service, dict[str, int]]:
+    """Jaeger v2 with collector-config/jaeger.yaml; its addresses set through the environment
+    variables that file reads. Ports: grpc, http (OTLP), query (HTTP API), query_grpc, metrics."""
+    ports = {k: free_port() for k in ("grpc", "http", "query", "query_grpc", "metrics")}
+    env = {
+        "JAEGER_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{ports['grpc']}",
+        "JAEGER_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{ports['http']}",
+        "JAEGER_QUERY_HTTP_ENDPOINT": f"127.0.0.1:{ports['query']}",
+        "JAEGER_QUERY_GRPC_ENDPOINT": f"127.0.0.1:{ports['query_grpc']}",
+        "JAEGER_METRICS_HOST": "127.0.0.1",
+        "JAEGER_METRICS_PORT": str(ports["metrics"]),
+    }
+    svc = Service("jaeger", [str(JAEGER), f"--config={CONF / 'jaeger.yaml'}"], workdir / "jaeger.log", env)
+    svc.wait_http(f"http://127.0.0.1:{ports['query']}/api/services")
+    return svc, ports
+
+
+# ----------------------------------------------------------------------------- Jaeger's API
+
+def _value(v: dict):
+    """An OTLP JSON AnyValue → Python (intValue arrives as a string in OTLP JSON)."""
+    if not v:
+        return None
+    ((kind, x),) = v.items()
+    if kind == "intValue":
+        return int(x)
+    if kind == "arrayValue":
+        return [_value(e) for e in x.get("values", [])]
+    if kind == "kvlistValue":
+        return {kv["key"]: _value(kv["value"]) for kv in x.get("values", [])}
+    return x
+
+
+def _attrs(kvs) -> dict:
+    return {kv["key"]: _value(kv.get("value", {})) for kv in kvs or []}
+
+
+def jaeger_spans(query_port: int, trace_id: str) -> list[Span]:
+    """The spans Jaeger holds for ``trace_id`` (hex), from ``GET /api/v3/traces/{id}``; [] when
+    it holds none (404)."""
+    status, body = http_get(f"http://127.0.0.1:{query_port}/api/v3/traces/{trace_id}")
+    if status == 404:
+        return []
+    assert status == 200, body[:500]
+    doc = json.loads(body)
+    out = []
+    for rs in doc["result"].get("resourceSpans", []):
+        resource = _attrs(rs.get("resource", {}).get("attributes"))
+        for ss in rs.get("scopeSpans", []):
+            for s in ss.get("spans", []):
+                out.append(Span(
+                    name=s["name"], trace_id=s["traceId"], span_id=s["spanId"],
+                    parent_span_id=s.get("parentSpanId", ""), kind=_kind(s.get("kind")),
+                    start_ns=int(s["startTimeUnixNano"]), end_ns=int(s["endTimeUnixNano"]),
+                    attributes=_attrs(s.get("attributes")), status_code=_status(s.get("status", {})),
+                    status_message=s.get("status", {}).get("message", ""),
+                    events=[(e["name"], int(e["timeUnixNano"]), _attrs(e.get("attributes")))
+                            for e in s.get("events", [])],
+                    links=[(l["traceId"], l["spanId"]) for l in s.get("links", [])],
+                    resource=resource, scope=(ss.get("scope", {}).get("name", ""),
+                                              ss.get("scope", {}).get("version", ""))))
+    return out
+
+
+_KINDS = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
+          "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
+_STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+def _kind(k) -> int:
+    return _KINDS.get(k, k) if isinstance(k, str) else int(k or 0)
+
+
+def _status(st: dict) -> int:
+    code = st.get("code", 0)
+    return _STATUS.get(code, code) if isinstance(code, str) else int(code)
+
+
+def wait_for_trace(query_port: int, trace_id: str, count: int, timeout: float = 20.0) -> list[Span]:
+    """Jaeger's spans of ``trace_id`` once there are ``count`` (or what is there at the deadline)."""
+    deadline = time.monotonic() + timeout
+    spans: list[Span] = []
+    while time.monotonic() < deadline:
+        spans = jaeger_spans(query_port, trace_id)
+        if len(spans) >= count:
+            break
+        time.sleep(0.25)
+    return spans
+
+
+# ----------------------------------------------------------------------------- Prometheus text
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def prometheus_samples(port: int) -> list[tuple[str, dict[str, str], float]]:
+    """``GET /metrics`` of a Prometheus endpoint as (metric name, labels, value) rows."""
+    status, body = http_get(f"http://127.0.0.1:{port}/metrics")
+    assert status == 200, body[:300]
+    rows = []
+    for line in body.decode().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = _SAMPLE.match(line)
+        assert m, line
+        labels = {k: bytes(v, "utf-8").decode("unicode_escape") for k, v in _LABEL.findall(m[2] or "")}
+        rows.append((m[1], labels, float(m[3])))
+    return rows
+
+
+def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The installed ``otelbridge ARGS`` with ``data`` on stdin, in an environment without the
+    caller's OTEL_*/OTELBRIDGE_* variables."""
+    return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(),
+                          timeout=timeout, cwd=ROOT)

@@ -1,0 +1,305 @@
+"""The deploy kit against the real binaries (collector-config/build.sh builds them into .tools/bin):
+every collector configuration passes ``otelcol-otelbridge validate``, and
+otelbridge → collector (``otelcol.yaml``) → Jaeger v2 (``jaeger.yaml``), read back through
+Jaeger's query API.
+
+One stack per module: Jaeger, the collector with the real ``otelcol.yaml`` (its listening
+addresses moved to free 127.0.0.1 ports by a second, merged config file; ``span_metrics``
+flushing every second instead of every 15 s), its Jaeger and Tempo endpoints set through the
+environment variables the file reads. Tempo is stood in for by the test's own OTLP/gRPC receiver.
+Every span is compared with what the same otelbridge run sends straight to a test receiver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import time
+import urllib.request
+
+import pytest
+import yaml
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1 import trace_pb2
+from tests.conftest import EXAMPLES, FIXTURES, needs_fixtures, workflow_facts
+from tests.e2e import realstack
+from tests.e2e.realstack import CONF, COLLECTOR, JAEGER, run_otelbridge, wait_for_trace
+from tests.receivers import GrpcReceiver, HttpReceiver
+
+EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
+SESSION = FIXTURES / "claude-code" / "subagent-explore-2.1.178.jsonl"
+COLLECTOR_CONFIGS = sorted(CONF.glob("otelcol*.yaml"))
+
+
+def deterministic_trace_id(session_id: str, task_id: str) -> str:
+    """SPAN-MODEL.md "Deterministic ids": the first 16 bytes of sha256(otelbridge/1/{session}/{task})."""
+    return hashlib.sha256(f"otelbridge/1/{session_id}/{task_id}".encode()).hexdigest()[:32]
+
+
+@pytest.mark.parametrize("config", COLLECTOR_CONFIGS, ids=lambda p: p.name)
+def test_every_collector_config_validates(config):
+    realstack.require_binaries(COLLECTOR)
+    proc = subprocess.run([str(COLLECTOR), "validate", f"--config={config}"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_distribution_has_exactly_the_components_the_configs_use():
+    realstack.require_binaries(COLLECTOR)
+    proc = subprocess.run([str(COLLECTOR), "components"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listed = yaml.safe_load(proc.stdout)
+    built = {kind: {c["name"] for c in listed.get(kind) or []}
+             for kind in ("receivers", "processors", "exporters", "connectors", "extensions")}
+    used = {kind: set() for kind in built}
+    for config in COLLECTOR_CONFIGS:
+        cfg = yaml.safe_load(config.read_text())
+        for kind in used:
+            used[kind] |= {name.split("/")[0] for name in cfg.get(kind) or {}}
+    assert built == used
+
+
+def test_jaeger_config_validates():
+    realstack.require_binaries(JAEGER)
+    proc = subprocess.run([str(JAEGER), "validate", f"--config={CONF / 'jaeger.yaml'}"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """{jaeger, collector: Service; jaeger_ports, ports: dict; tempo: GrpcReceiver}; all stopped
+    at the module's end."""
+    realstack.require_binaries()
+    work = tmp_path_factory.mktemp("real-stack")
+    started = []
+    with GrpcReceiver() as tempo:
+        try:
+            jaeger, jports = realstack.start_jaeger(work)
+            started.append(jaeger)
+            env = {"OTELBRIDGE_JAEGER_ENDPOINT": f"127.0.0.1:{jports['grpc']}",
+                   "OTELBRIDGE_TEMPO_ENDPOINT": f"127.0.0.1:{tempo.port}"}
+            collector, ports = realstack.start_collector(
+                CONF / "otelcol.yaml", work, "otelcol", env=env,
+                changes={"connectors": {"span_metrics": {"metrics_flush_interval": "1s"}}})
+            started.append(collector)
+            yield {"jaeger": jaeger, "jaeger_ports": jports, "collector": collector, "ports": ports,
+                   "tempo": tempo}
+        finally:
+            for svc in reversed(started):
+                svc.stop()
+
+
+def test_collector_and_jaeger_start_without_warnings(stack):
+    """No deprecated component name or OTTL path (the collector warns of them at every start,
+    not at validate), nothing else to warn of either; Jaeger's only warning is that a binary
+    built from the Go module carries no UI assets (they come from a separate JavaScript build)."""
+    assert realstack.startup_warnings(stack["collector"]) == []
+    (ui,) = realstack.startup_warnings(stack["jaeger"])
+    assert "ui assets not embedded" in ui
+
+
+def send_through_stack(stack, path) -> list:
+    """``otelbridge --deterministic-ids`` over ``path`` twice: to a test receiver (the reference
+    spans, returned) and to the collector's OTLP/HTTP receiver."""
+    data = path.read_bytes()
+    with HttpReceiver() as rx:
+        ref = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf", "--endpoint", rx.endpoint], data)
+        assert ref.returncode == 0, ref.stderr
+        reference = rx.received.spans()
+    assert reference
+    endpoint = f"http://127.0.0.1:{stack['ports']['http']}"
+    proc = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf",
+                           "--endpoint", endpoint], data)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    return reference
+
+
+#: Jaeger's own notes on a span: its sanitizer gives a span that ends where it starts (a cached
+#: agent) 1 ns of duration and says so here; its query service notes clock skew it saw.
+JAEGER_WARNINGS = "@jaeger@warnings"
+
+
+def assert_same_spans(jaeger_spans, reference):
+    """Jaeger holds every reference span once, with the same ids, parent, name, times (ns),
+    status, attributes (Jaeger's notes aside), events and links."""
+    assert sorted(s.span_id for s in jaeger_spans) == sorted(s.span_id for s in reference)
+    got = {s.span_id: s for s in jaeger_spans}
+    for want in reference:
+        s = got[want.span_id]
+        assert (s.trace_id, s.parent_span_id, s.name, s.kind) == (
+            want.trace_id, want.parent_span_id, want.name, want.kind), want.name
+        attributes = dict(s.attributes)
+        notes = attributes.pop(JAEGER_WARNINGS, [])
+        if want.end_ns == want.start_ns:
+            assert s.end_ns == s.start_ns + 1 and notes, want.name
+        else:
+            assert s.end_ns == want.end_ns, want.name
+        assert s.start_ns == want.start_ns, want.name
+        assert (s.status_code, s.status_message) == (want.status_code, want.status_message), want.name
+        assert attributes == want.attributes, want.name
+        assert s.events == want.events and s.links == want.links, want.name
+        assert s.resource["service.name"] == want.resource["service.name"]
+
+
+@pytest.fixture(scope="module")
+def workflow(stack):
+    reference = send_through_stack(stack, EXAMPLE)
+    started, agents, phases, updated, notified = workflow_facts(EXAMPLE)
+    trace_id = deterministic_trace_id(started["session_id"], started["task_id"])
+    ours = [s for s in reference if s.trace_id == trace_id]
+    spans = wait_for_trace(stack["jaeger_ports"]["query"], trace_id, len(ours))
+    return {"reference": reference, "trace_id": trace_id, "spans": spans, "agents": agents,
+            "phases": phases, "started": started}
+
+
+def test_workflow_example_reaches_jaeger_whole(workflow):
+    """The example's trace under its deterministic id: the root, a span per phase under it, a
+    span per agent under its phase, with the stream's token counts; every span as sent."""
+    spans, agents, phases = workflow["spans"], workflow["agents"], workflow["phases"]
+    assert len(spans) == 1 + len(phases) + len(agents) == 6
+    assert_same_spans(spans, [s for s in workflow["reference"] if s.trace_id == workflow["trace_id"]])
+    (root,) = [s for s in spans if s.parent_span_id == ""]
+    assert root.name == "invoke_workflow deep-research.workflow.js"
+    assert root.attributes["workflow.task_id"] == workflow["started"]["task_id"]
+    assert root.attributes["gen_ai.conversation.id"] == workflow["started"]["session_id"]
+    assert root.attributes["workflow.status"] == "failed" and root.status_code == 2
+    by_name = {s.name: s for s in spans}
+    for phase in phases:
+        span = by_name[f"phase {phase['title']}"]
+        assert span.parent_span_id == root.span_id
+        assert span.attributes["workflow.phase.title"] == phase["title"]
+    for agent in agents:
+        span = by_name[f"invoke_agent {agent['label']}"]
+        assert span.parent_span_id == by_name[f"phase {agent['phaseTitle']}"].span_id
+        assert span.attributes["gen_ai.agent.id"] == agent["agentId"]
+        assert span.start_ns == agent["startedAt"] * 1_000_000
+        if agent.get("tokens") is not None:
+            assert span.attributes["workflow.agent.tokens"] == agent["tokens"]
+    assert sum(s.attributes.get("workflow.agent.tokens", 0) for s in spans) == sum(
+        a.get("tokens") or 0 for a in agents) > 0
+
+
+def test_tempo_exporter_sends_the_same_trace(workflow, stack):
+    """The collector's second trace exporter (Tempo in compose) delivers the same spans."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        got = [s for s in stack["tempo"].received.spans() if s.trace_id == workflow["trace_id"]]
+        if len(got) >= len(workflow["spans"]):
+            break
+        time.sleep(0.1)
+    assert sorted(s.span_id for s in got) == sorted(s.span_id for s in workflow["spans"])
+
+
+@pytest.fixture(scope="module")
+def session(stack):
+    """A real recording (a session with an Explore sub-agent) sent through the stack: the
+    reference spans."""
+    return send_through_stack(stack, SESSION)
+
+
+@needs_fixtures()
+def test_session_recording_tree_reaches_jaeger(session, stack):
+    """Every trace otelbridge sends for the recording arrives in Jaeger with the same tree."""
+    reference = session
+    traces = sorted({s.trace_id for s in reference})
+    for trace_id in traces:
+        want = [s for s in reference if s.trace_id == trace_id]
+        got = wait_for_trace(stack["jaeger_ports"]["query"], trace_id, len(want))
+        assert_same_spans(got, want)
+    ids = {s.span_id for s in reference}
+    roots = [s for s in reference if s.parent_span_id not in ids]
+    assert len(reference) > len(roots) >= 1  # a tree, not a flat list
+    assert any(s.name.startswith("execute_tool ") for s in reference)
+
+
+def otlp_http_post(port: int, request: trace_service_pb2.ExportTraceServiceRequest) -> int:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=request.SerializeToString(),
+                                 headers={"Content-Type": "application/x-protobuf"}, method="POST")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return resp.status
+
+
+def test_collector_redacts_secret_looking_attributes(stack):
+    """What another sender (or a misconfigured capture) puts on a span: a key that names a
+    secret is deleted (attributes/drop_secrets), a value that looks like a credential is masked
+    (redaction), token counts pass."""
+    trace_id = hashlib.sha256(b"real-stack redaction probe").digest()[:16]
+    bearer = "Bearer abcdefghijklmnop1234567890"
+    span = trace_pb2.Span(
+        trace_id=trace_id, span_id=b"\x01" * 8, name="chat probe", kind=trace_pb2.Span.SPAN_KIND_CLIENT,
+        start_time_unix_nano=1_790_000_000_000_000_000, end_time_unix_nano=1_790_000_001_000_000_000,
+        attributes=[KeyValue(key="db.password", value=AnyValue(string_value="hunter2-hunter2")),
+                    KeyValue(key="http.request.header.note", value=AnyValue(string_value=f"sent {bearer}")),
+                    KeyValue(key="gen_ai.usage.input_tokens", value=AnyValue(int_value=42)),
+                    KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="chat"))])
+    request = trace_service_pb2.ExportTraceServiceRequest(resource_spans=[trace_pb2.ResourceSpans(
+        resource={"attributes": [KeyValue(key="service.name", value=AnyValue(string_value="probe"))]},
+        scope_spans=[trace_pb2.ScopeSpans(spans=[span])])])
+    assert otlp_http_post(stack["ports"]["http"], request) == 200
+    (got,) = wait_for_trace(stack["jaeger_ports"]["query"], trace_id.hex(), 1)
+    assert "db.password" not in got.attributes
+    note = got.attributes["http.request.header.note"]
+    assert note.startswith("sent ") and "abcdefghijklmnop" not in note and "****" in note
+    assert got.attributes["gen_ai.usage.input_tokens"] == 42
+    assert got.attributes["redaction.masked.count"] == 1
+    assert "hunter2" not in json.dumps(got.attributes) and "abcdefghijklmnop" not in json.dumps(got.attributes)
+
+
+def test_span_and_token_metrics_on_the_prometheus_endpoint(workflow, stack):
+    """span_metrics (RED) and signal_to_metrics (tokens, runs) for the example's trace, as the
+    collector's Prometheus exporter serves them: counts and sums from the stream itself."""
+    agents, notified = workflow["agents"], workflow_facts(EXAMPLE)[4]
+    tokens = {a["label"]: a["tokens"] for a in agents if a.get("tokens") is not None}
+    assert tokens
+    root = next(s for s in workflow["spans"] if s.parent_span_id == "")
+    wanted = {("otelbridge_agent_tokens_total", label): float(n) for label, n in tokens.items()}
+    deadline = time.monotonic() + 20
+    while True:
+        rows = realstack.prometheus_samples(stack["ports"]["prometheus"])
+        agent_tokens = {("otelbridge_agent_tokens_total", l["gen_ai_agent_name"]): v for n, l, v in rows
+                        if n == "otelbridge_agent_tokens_total"}
+        calls = {(l["span_name"], l["status_code"]): v for n, l, v in rows
+                 if n == "traces_span_metrics_calls_total" and l.get("service_name") == "otelbridge"}
+        runs = [(l, v) for n, l, v in rows if n == "otelbridge_workflow_runs_total"]
+        if (all(agent_tokens.get(k) == v for k, v in wanted.items()) and runs
+                and ("invoke_agent write-report", "STATUS_CODE_ERROR") in calls) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    for key, value in wanted.items():
+        assert agent_tokens.get(key) == value, (key, agent_tokens)
+    ((labels, value),) = runs
+    assert labels["workflow_name"] == root.attributes["workflow.name"]
+    assert labels["workflow_status"] == "failed" and value == 1.0
+    for s in workflow["spans"]:
+        status = {0: "STATUS_CODE_UNSET", 1: "STATUS_CODE_OK", 2: "STATUS_CODE_ERROR"}[s.status_code]
+        assert calls.get((s.name, status), 0) >= 1, (s.name, status, calls)
+    ((labels, total),) = [(l, v) for n, l, v in rows if n == "otelbridge_workflow_tokens_total"]
+    assert labels["workflow_status"] == "failed"
+    assert total == root.attributes["workflow.usage.total_tokens"] == notified["usage"]["total_tokens"]
+
+
+@needs_fixtures()
+def test_model_token_metrics_from_a_session_recording(session, stack):
+    """signal_to_metrics' per-model token counters: the sums of the recording's chat spans."""
+    want = {}
+    for s in session:
+        if s.attributes.get("gen_ai.operation.name") == "chat":
+            model = s.attributes["gen_ai.request.model"]
+            for direction in ("input", "output"):
+                key = (f"otelbridge_model_{direction}_tokens_total", model)
+                want[key] = want.get(key, 0.0) + s.attributes[f"gen_ai.usage.{direction}_tokens"]
+    assert len({model for _, model in want}) >= 2
+
+    def got():
+        return {(n, l["gen_ai_request_model"]): v for n, l, v in realstack.prometheus_samples(stack["ports"]["prometheus"])
+                if n.startswith("otelbridge_model_") and l.get("job") == "otelbridge"}
+
+    deadline = time.monotonic() + 20
+    while (seen := got()) != want and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert seen == want
