@@ -1,0 +1,239 @@
+"""Secret detectors compared: recall on the corpus, false positives on real recordings, cost.
+
+    .venv/bin/python bench/redaction.py [--fixtures DIR] [--mix-mb 20] [--show 5]
+
+Detectors:
+
+* ``otelbridge-before`` — the patterns of an earlier commit (``--before REV``, default the
+  commit before the detector was rebuilt), loaded from git;
+* ``otelbridge`` — :mod:`otelbridge.secrets` as it is now;
+* ``detect-secrets`` — Yelp's ``detect-secrets`` 1.5, every plugin, on each line of the string
+  as its file scan does (default filters, a ``.txt`` file's keyword rules); a found secret
+  value is replaced wherever it occurs; also its ad-hoc ``scan_line`` (eager) mode;
+* ``otelbridge+detect-secrets`` — both, one after the other.
+
+Corpus: ``tests/data/secret-forms.jsonl`` — ``positive`` rows (a text and the secret
+substrings none of which may survive) and hand-written ``negative`` rows. Real recordings:
+every distinct string value (at any depth) in every ``*.jsonl`` under ``--fixtures``; a
+detector "fires" on one when its output holds a marker the input did not (home directories
+shown as ``~`` do not count). Cost: CPU µs per string over the recordings' strings, no cache.
+
+Full trace: the benchmark's mix (``bench/streams.py``, ``--mix-mb``) through line split,
+decoders, tracker and span builder (processors that drop every span), once with the scan
+timed: the share of redaction in the whole. Run by hand; never in the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from otelbridge import redact  # noqa: E402
+
+CORPUS = ROOT / "tests" / "data" / "secret-forms.jsonl"
+MARK = "[REDACTED"
+
+
+def strings_in(value) -> Iterator[str]:
+    """Every string at any depth of a decoded JSON value (keys not included)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
+
+
+def recording_strings(folder: Path) -> list[str]:
+    """The distinct string values of every JSON line of every recording under ``folder``."""
+    seen: dict[str, None] = {}
+    for path in sorted(folder.rglob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            for s in strings_in(doc):
+                if s:
+                    seen.setdefault(s)
+    return list(seen)
+
+
+def before_detector(rev: str) -> Callable[[str], str]:
+    source = subprocess.run(["git", "show", f"{rev}:otelbridge/redact.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType("redact_before")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"{rev}:otelbridge/redact.py", "exec"), module.__dict__)
+    old = module.Redactor()
+    return lambda text: old.redact(module._sanitise(text))
+
+
+def now_detector() -> Callable[[str], str]:
+    r = redact.Redactor()
+    # uncached, so the cost is the scan's: sanitise, patterns, line ends
+    return lambda text: redact._LINE_ENDS.sub(" ", r.redact(redact._sanitise(text)))
+
+
+def detect_secrets_detector(eager: bool) -> Callable[[str], str]:
+    """Yelp's detect-secrets on each line of a string: as its file scan does it (``eager``
+    false: the keyword plugin's rules for a ``.txt`` file, every default filter) or as its
+    ad-hoc ``scan_line`` does (``eager``: every word is a candidate)."""
+    from detect_secrets.core.scan import _process_line_based_plugins, scan_line
+    from detect_secrets.settings import default_settings
+
+    ctx = default_settings()
+    ctx.__enter__()  # the settings stay in force for the whole run (run holds ctx)
+
+    def run(text: str, _settings=ctx) -> str:
+        lines = text.splitlines() or [text]
+        if eager:
+            found = {s.secret_value for line in lines for s in scan_line(line)}
+        else:
+            found = {s.secret_value for s in
+                     _process_line_based_plugins(list(enumerate(lines, 1)), "stream.txt")}
+        for value in sorted((v for v in found if v), key=len, reverse=True):
+            text = text.replace(value, "[REDACTED:detect-secrets]")
+        return text
+    return run
+
+
+def evaluate(name: str, detect: Callable[[str], str], forms: list[dict], real: list[str],
+             show: int) -> dict:
+    missed, fp_hand = [], []
+    for f in forms:
+        out = detect(f["text"])
+        if f["kind"] == "positive":
+            if any(s in out for s in f["secrets"]):
+                missed.append(f["form"])
+        elif MARK in out and MARK not in f["text"]:
+            fp_hand.append(f["text"])
+    fired = []
+    t0 = time.process_time()
+    for s in real:
+        out = detect(s)
+        if MARK in out and MARK not in s:
+            fired.append((s, out))
+    spent = time.process_time() - t0
+    chars = sum(len(s) for s in real)
+    positives = sum(f["kind"] == "positive" for f in forms)
+    print(f"\n== {name}")
+    print(f"recall {positives - len(missed)}/{positives}; hand-written negatives hit "
+          f"{len(fp_hand)}; recording strings it fires on {len(fired)}/{len(real)}; "
+          f"{spent / len(real) * 1e6:.1f} µs/string, {spent / chars * 1024 * 1e6:.2f} µs/KiB")
+    for form in missed[:show]:
+        print("  missed:", form)
+    for text in fp_hand[:show]:
+        print("  fires on negative:", text)
+    for s, out in fired[:show]:
+        at = max(out.find(MARK) - 60, 0)
+        print("  fires on recording:", repr(out[at:at + 120]))
+    return {"missed": len(missed), "fired": len(fired), "us": spent / len(real) * 1e6}
+
+
+def full_trace(mb: int) -> None:
+    """The mix through stages 2–4b in process; redaction timed inside the span builder."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    from bench import streams
+    from otelbridge import dialects
+    from otelbridge.clock import Clock
+    from otelbridge.ids import Ids
+    from otelbridge.lines import LineSplitter
+    from otelbridge.spans import PresetIdGenerator, SpanBuilder
+    from otelbridge.stats import Stats
+    from otelbridge.tracker import Context, Tracker
+
+    class Drop(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    path = Path(f"/tmp/otelbridge-bench/mix-{mb}.jsonl")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        streams.write("mix", str(path), mb=mb)
+    data = path.read_bytes()
+    spent = {"scan": 0.0, "calls": 0, "scanned": 0}
+    redactor = redact.Redactor()
+    plain_scan = redact.Redactor.scan
+
+    def timed_scan(self, text):
+        t0 = time.process_time()
+        hit = text in self._memo.items
+        out = plain_scan(self, text)
+        spent["scan"] += time.process_time() - t0
+        spent["calls"] += 1
+        spent["scanned"] += not hit
+        return out
+
+    redact.Redactor.scan = timed_scan  # type: ignore[method-assign]
+    previous = redact.install(redactor)
+    try:
+        stats = Stats()
+        ids = PresetIdGenerator()
+        provider = TracerProvider(id_generator=ids, shutdown_on_exit=False)
+        provider.add_span_processor(SimpleSpanProcessor(Drop()))
+        builder = SpanBuilder(provider, ids, stats)
+        decoder = dialects.Decoder(dialects.load(), stats)
+        tracker = Tracker(Context(emit=builder.emit, ids=Ids(True), clock=Clock("stream"), stats=stats))
+
+        def on_line(line: bytes) -> None:
+            for event in decoder.decode(line):
+                tracker.handle(event)
+
+        splitter = LineSplitter(decoder.markers, on_line, stats)
+        t0 = time.process_time()
+        for start in range(0, len(data), 1 << 20):
+            part = bytearray(data[start:start + (1 << 20)])
+            splitter.feed(part, len(part))
+        splitter.close()
+        tracker.finish()
+        total = time.process_time() - t0
+    finally:
+        redact.Redactor.scan = plain_scan  # type: ignore[method-assign]
+        redact.install(previous)
+    print(f"\n== full trace of the mix ({len(data) / 1e6:.0f} MB, {stats.spans_started} spans): "
+          f"{total:.2f} s CPU, of it redaction {spent['scan']:.3f} s = {spent['scan'] / total:.1%} "
+          f"({spent['calls']} strings, {spent['scanned']} scanned, the rest from the cache)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fixtures", default=str(ROOT.parent / "shared" / "fixtures"))
+    ap.add_argument("--before", default="5c7ec30")
+    ap.add_argument("--mix-mb", type=int, default=20)
+    ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--no-library", action="store_true", help="skip detect-secrets")
+    args = ap.parse_args()
+    forms = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    real = recording_strings(Path(args.fixtures))
+    print(f"corpus: {sum(f['kind'] == 'positive' for f in forms)} positives, "
+          f"{sum(f['kind'] == 'negative' for f in forms)} hand-written negatives; recordings: "
+          f"{len(real)} distinct strings, {sum(map(len, real)) / 1e6:.2f} M characters")
+    detectors = {"otelbridge-before": before_detector(args.before), "otelbridge": now_detector()}
+    if not args.no_library:
+        library = detect_secrets_detector(eager=False)
+        ours = detectors["otelbridge"]
+        detectors["detect-secrets"] = library
+        detectors["detect-secrets (ad hoc, eager)"] = detect_secrets_detector(eager=True)
+        detectors["otelbridge+detect-secrets"] = lambda text: library(ours(text))
+    for name, detect in detectors.items():
+        evaluate(name, detect, forms, real, args.show)
+    if args.mix_mb:
+        full_trace(args.mix_mb)
+
+
+if __name__ == "__main__":
+    main()
