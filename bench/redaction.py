@@ -142,12 +142,22 @@ def evaluate(name: str, detect: Callable[[str], str], forms: list[dict], real: l
     return {"missed": len(missed), "fired": len(fired), "us": spent / len(real) * 1e6}
 
 
-def full_trace(mb: int) -> None:
-    """The mix through stages 2–4b in process; redaction timed inside the span builder."""
+class _Identity(redact.Redactor):
+    """A redactor that scans nothing (the trace's time without redaction)."""
+
+    def scan(self, text: str) -> str | None:
+        return text
+
+
+def _trace_once(data: bytes, redactor: redact.Redactor, raw_tracker: bool) -> tuple[float, int]:
+    """CPU seconds of one pass of ``data`` through stages 2–4b with ``redactor`` installed,
+    and the spans built. ``raw_tracker``: the tracker's own ``redact.clean``/``span_name``
+    calls pass raw text (the tracker without redaction, the span builder its one boundary)."""
+    from unittest import mock
+
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-    from bench import streams
     from otelbridge import dialects
     from otelbridge.clock import Clock
     from otelbridge.ids import Ids
@@ -160,26 +170,13 @@ def full_trace(mb: int) -> None:
         def export(self, spans):
             return SpanExportResult.SUCCESS
 
-    path = Path(f"/tmp/otelbridge-bench/mix-{mb}.jsonl")
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        streams.write("mix", str(path), mb=mb)
-    data = path.read_bytes()
-    spent = {"scan": 0.0, "calls": 0, "scanned": 0}
-    redactor = redact.Redactor()
-    plain_scan = redact.Redactor.scan
-
-    def timed_scan(self, text):
-        t0 = time.process_time()
-        hit = text in self._memo.items
-        out = plain_scan(self, text)
-        spent["scan"] += time.process_time() - t0
-        spent["calls"] += 1
-        spent["scanned"] += not hit
-        return out
-
-    redact.Redactor.scan = timed_scan  # type: ignore[method-assign]
+    patches = []
+    if raw_tracker:
+        patches = [mock.patch.object(redact, "clean", lambda t, limit=None: "" if t is None else str(t)),
+                   mock.patch.object(redact, "span_name", lambda p, t, f: f"{p} {t or f}")]
     previous = redact.install(redactor)
+    for p in patches:
+        p.start()
     try:
         stats = Stats()
         ids = PresetIdGenerator()
@@ -200,13 +197,36 @@ def full_trace(mb: int) -> None:
             splitter.feed(part, len(part))
         splitter.close()
         tracker.finish()
-        total = time.process_time() - t0
+        return time.process_time() - t0, stats.spans_started
     finally:
-        redact.Redactor.scan = plain_scan  # type: ignore[method-assign]
+        for p in patches:
+            p.stop()
         redact.install(previous)
-    print(f"\n== full trace of the mix ({len(data) / 1e6:.0f} MB, {stats.spans_started} spans): "
-          f"{total:.2f} s CPU, of it redaction {spent['scan']:.3f} s = {spent['scan'] / total:.1%} "
-          f"({spent['calls']} strings, {spent['scanned']} scanned, the rest from the cache)")
+
+
+def full_trace(mb: int, runs: int = 3) -> None:
+    """The mix through stages 2–4b in process (spans built, then dropped): the median CPU
+    time with the default redactor against one that scans nothing, in alternation."""
+    import statistics
+
+    from bench import streams
+
+    path = Path(f"/tmp/otelbridge-bench/mix-{mb}.jsonl")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        streams.write("mix", str(path), mb=mb)
+    data = path.read_bytes()
+    for raw_tracker in (False, True):
+        with_r, without = [], []
+        for _ in range(runs):
+            with_r.append(_trace_once(data, redact.Redactor(), raw_tracker)[0])
+            t, spans = _trace_once(data, _Identity(), raw_tracker)
+            without.append(t)
+        a, b = statistics.median(with_r), statistics.median(without)
+        how = "the tracker passing raw text" if raw_tracker else "the tracker as it is"
+        print(f"\n== full trace of the mix ({len(data) / 1e6:.0f} MB, {spans} spans), {how}: "
+              f"{a:.3f} s CPU with redaction, {b:.3f} s without: redaction {a - b:.3f} s = "
+              f"{(a - b) / a:.1%} of the trace (median of {runs})")
 
 
 def main() -> None:

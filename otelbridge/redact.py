@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .secrets import DEFAULT_PATTERNS, Pattern, PatternError, custom_pattern
+from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
 
@@ -159,21 +159,15 @@ class Redactor:
     max_length: int = DEFAULT_MAX_LENGTH
     #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
     _memo: _Memo = field(default_factory=_Memo, compare=False, hash=False, repr=False)
-    #: every distinct needle of the patterns, and for each the indices of the patterns it
-    #: admits; the indices of patterns without needles (one pass of ``in`` tests per string
-    #: instead of one per pattern)
-    _needles: tuple[tuple[str, ...], dict[str, tuple[int, ...]], tuple[int, ...]] = field(
-        default=((), {}, ()), compare=False, hash=False, repr=False)
+    #: which patterns can match a text, in one pass (:class:`otelbridge.secrets.Needles`)
+    _needles: Needles = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+
     #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
     _keys: set[str] = field(default_factory=set, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
-        admits: dict[str, list[int]] = {}
-        for i, pattern in enumerate(self.patterns):
-            for needle in pattern.needles:
-                admits.setdefault(needle, []).append(i)
-        always = tuple(i for i, p in enumerate(self.patterns) if not p.needles)
-        object.__setattr__(self, "_needles", (tuple(admits), {k: tuple(v) for k, v in admits.items()}, always))
+        object.__setattr__(self, "_needles", Needles(self.patterns))
+
 
     @classmethod
     def build(
@@ -193,14 +187,9 @@ class Redactor:
         """``text`` with every pattern's matches replaced by markers, and home directories as
         ``~``; no sanitising, no cap, no length bound (use :meth:`scan`)."""
         lowered = text.lower()
-        needles, admits, always = self._needles
-        wanted = set(always)
-        for needle in [n for n in needles if n in lowered]:
-            wanted.update(admits[needle])
-        if wanted:
-            patterns = self.patterns
-            for i in sorted(wanted):
-                text = patterns[i].sub(text)
+        patterns = self.patterns
+        for i in self._needles.wanted(text, lowered):
+            text = patterns[i].sub(text)
         return home(text, lowered)
 
     def scan(self, text: str) -> str | None:
