@@ -98,8 +98,9 @@ def home(text: str, lowered: str | None = None) -> str:
 
 #: Strings longer than this (characters) are not scanned: they are dropped from export
 #: (:meth:`Redactor.scan` gives ``None``; :meth:`Redactor.clean` gives :data:`DROPPED`). A
-#: scan of this many characters takes ~10 ms (``bench/redaction.py``).
-SCAN_MAX_CHARS = 1 << 20
+#: scan costs up to ~0.3 µs a character (prose full of key words; ``bench/redaction.py``),
+#: so at most ~80 ms a string.
+SCAN_MAX_CHARS = 256 << 10
 #: What :meth:`Redactor.clean` gives for a string it did not scan.
 DROPPED = "[REDACTED:too_long]"
 #: The scan cache: at most this many strings, of at most this many characters in all (keys

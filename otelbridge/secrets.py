@@ -210,6 +210,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _AWS_PREFIXES,
         r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}(?![A-Z0-9])",
     ),
+    # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
+    # a '/' or '+' (hex digests, ids and paths have not all of these)
+    Pattern.of(
+        "aws_secret_key", (),
+        r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+        r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
     # Bearer <token> wherever it stands (a header value the key rule below does not see)
     Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
     # Authorization: <scheme> <value> to the line's end (SigV4's Credential=…, Signature=…)
