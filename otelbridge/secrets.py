@@ -155,10 +155,10 @@ def _key_value(key: str) -> str:
         r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|=)[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?)"
         r"(?!\[REDACTED:)(?![{\[])"
-        # \"JSON-escaped\" to the next escaped quote; "double" and 'single' quoted to the
-        # closing quote; key: value to the end of the line; KEY=value to the next space, quote
-        # or &
-        r"(?(esc)(?:(?!\\+[\"']).)+"
+        # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
+        # "double" and 'single' quoted to the closing quote; key: value to the end of the
+        # line; KEY=value to the next space, quote or &
+        r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+"
         r"|(?(colon)(?:[^\r\n\"'\\]|\\(?![nrt\"'\\]))+"
