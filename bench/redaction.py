@@ -1,6 +1,7 @@
 """Secret detectors compared: recall on the corpus, false positives on real recordings, cost.
 
-    .venv/bin/python bench/redaction.py [--fixtures DIR] [--mix-mb 20] [--show 5]
+    .venv/bin/pip install -e '.[bench]'   # detect-secrets, for the comparison
+    .venv/bin/python bench/redaction.py [--fixtures DIR] [--mix-mb 20] [--runs 5] [--show 5]
 
 Detectors:
 
@@ -229,12 +230,36 @@ def full_trace(mb: int, runs: int = 3) -> None:
               f"{(a - b) / a:.1%} of the trace (median of {runs})")
 
 
+def worst_case() -> None:
+    """CPU ms to scan :data:`otelbridge.redact.SCAN_MAX_CHARS` characters of adversarial text
+    (the longest string that is scanned rather than dropped)."""
+    n = redact.SCAN_MAX_CHARS
+    cases = {
+        "prose with key words": "the agent reads file token cache stream json delta key: ",
+        "'token:x ' repeated": "token:x ",
+        "'password=' repeated": "password=",
+        "e-mail-like words": "a.b.c.d@e ",
+        "one word": "a",
+        "'bearer ' repeated": "bearer ",
+        "an open PEM block": "-----BEGIN RSA PRIVATE KEY-----A",
+        "escaped JSON keys": '{\\"token\\": \\"xxxxxxxx\\"} ',
+    }
+    r = redact.Redactor()
+    print(f"\n== worst cases: {n} characters each (the longest scanned string)")
+    for name, unit in cases.items():
+        text = (unit * (n // len(unit) + 1))[:n]
+        t0 = time.process_time()
+        r.redact(redact._sanitise(text))
+        print(f"  {name:24s} {(time.process_time() - t0) * 1000:7.1f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fixtures", default=str(ROOT.parent / "shared" / "fixtures"))
     ap.add_argument("--before", default="5c7ec30")
     ap.add_argument("--mix-mb", type=int, default=20)
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=5, help="full-trace runs of each kind")
     ap.add_argument("--no-library", action="store_true", help="skip detect-secrets")
     args = ap.parse_args()
     forms = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -251,8 +276,9 @@ def main() -> None:
         detectors["otelbridge+detect-secrets"] = lambda text: library(ours(text))
     for name, detect in detectors.items():
         evaluate(name, detect, forms, real, args.show)
+    worst_case()
     if args.mix_mb:
-        full_trace(args.mix_mb)
+        full_trace(args.mix_mb, args.runs)
 
 
 if __name__ == "__main__":

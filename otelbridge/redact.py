@@ -107,7 +107,7 @@ DROPPED = "[REDACTED:too_long]"
 #: and results), least recently used forgotten first; longer strings than
 #: :data:`MEMO_MAX_CHARS` are scanned each time.
 MEMO_ENTRIES = 8192
-MEMO_TOTAL_CHARS = 8 << 20
+MEMO_TOTAL_CHARS = 4 << 20
 MEMO_MAX_CHARS = 256 << 10
 
 
