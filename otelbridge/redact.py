@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -112,27 +111,19 @@ MEMO_MAX_CHARS = 256 << 10
 
 
 class _Memo:
-    """Text → its scanned form, bounded by :data:`MEMO_ENTRIES` and :data:`MEMO_TOTAL_CHARS`
-    (least recently used first out). Safe to share between threads (a lost race costs a
-    rescan, never a wrong answer)."""
+    """Text → its scanned form, bounded by :data:`MEMO_ENTRIES` and :data:`MEMO_TOTAL_CHARS`,
+    the oldest entries forgotten first. A hit is one ``dict`` lookup (labels, model names and
+    keys repeat on every span). Safe to share between threads (a lost race costs a rescan,
+    never a wrong answer)."""
 
     __slots__ = ("items", "chars")
 
     def __init__(self) -> None:
-        self.items: OrderedDict[str, str] = OrderedDict()
+        self.items: dict[str, str] = {}
         self.chars = 0
 
     def __len__(self) -> int:
         return len(self.items)
-
-    def get(self, text: str) -> str | None:
-        out = self.items.get(text)
-        if out is not None:
-            try:
-                self.items.move_to_end(text)
-            except KeyError:
-                pass
-        return out
 
     def put(self, text: str, out: str) -> None:
         size = len(text) + len(out)
@@ -141,10 +132,10 @@ class _Memo:
         items = self.items
         while items and (len(items) >= MEMO_ENTRIES or self.chars + size > MEMO_TOTAL_CHARS):
             try:
-                old, old_out = items.popitem(last=False)
-            except KeyError:
+                old = next(iter(items))
+                self.chars -= len(old) + len(items.pop(old))
+            except (KeyError, RuntimeError, StopIteration):  # another thread took it
                 break
-            self.chars -= len(old) + len(old_out)
         items[text] = out
         self.chars += size
 
@@ -197,7 +188,7 @@ class Redactor:
         """``text`` sanitised and redacted (:meth:`redact`) on its whole length, not capped;
         ``None`` when it is longer than :data:`SCAN_MAX_CHARS` (not scanned: drop it). Each
         distinct string is scanned once while the cache (:class:`_Memo`) holds it."""
-        out = self._memo.get(text)
+        out = self._memo.items.get(text)
         if out is None:
             if len(text) > SCAN_MAX_CHARS:
                 return None
@@ -245,10 +236,10 @@ class Redactor:
         out: dict[str, Any] = {}
         if not attrs:
             return out
-        scan, limit, keys = self.scan, self.max_length, self._keys
+        scan, limit, keys, known = self.scan, self.max_length, self._keys, self._memo.items
         for key, value in attrs.items():
             if isinstance(value, str):
-                value = scan(value)
+                value = known.get(value) or scan(value)
                 if value is None:
                     continue
                 if len(value) > limit:

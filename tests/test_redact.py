@@ -308,7 +308,7 @@ def test_scan_cache_gives_the_uncached_result_and_stays_bounded(monkeypatch):
     assert len(r._memo) <= 3
     for n in range(10):
         r.scrub(f"label {n}")
-    assert len(r._memo) <= 3 and list(r._memo.items)[-1] == "label 9"  # least recent out first
+    assert len(r._memo) <= 3 and list(r._memo.items)[-1] == "label 9"  # oldest out first
 
 
 def test_scan_cache_is_bounded_by_characters(monkeypatch):
