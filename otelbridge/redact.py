@@ -88,6 +88,8 @@ def _cap(text: str, limit: int) -> str:
 
 def home(text: str, lowered: str | None = None) -> str:
     """``text`` with home directories shown as ``~`` (``/home/ann/x`` → ``~/x``)."""
+    if "/" not in text and "\\" not in text:  # every home directory form has one
+        return text
     lowered = text.lower() if lowered is None else lowered
     if any(n in lowered for n in ("/home/", "/users/", "/root", ":\\users\\")):
         for rx in _HOME:

@@ -62,6 +62,10 @@ class Pattern:
         return self.regex.sub(lambda m: (m.group("keep") or "") + marker, text)
 
 
+def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:
+    found.append(needle)
+
+
 class Needles:
     """Which of ``patterns`` can match a text, by their needles, in one pass: Hyperscan
     (SIMD multi-literal search, ~2 µs whatever the length) when installed, else one ``in``
@@ -96,9 +100,11 @@ class Needles:
         if self._db is not None:
             with self._lock:  # a Hyperscan database's scratch space serves one scan at a time
                 self._db.scan(text.encode("utf-8", "surrogatepass"),
-                              match_event_handler=lambda i, *_: found.append(i))
+                              match_event_handler=_collect, context=found)
         else:
             found = [i for i, n in enumerate(self.needles) if n in lowered]
+        if not found:
+            return list(self.always)
         wanted = set(self.always)
         for i in found:
             wanted.update(self.admits[i])
@@ -213,7 +219,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
     # a '/' or '+' (hex digests, ids and paths have not all of these)
     Pattern.of(
-        "aws_secret_key", (),
+        "aws_secret_key", ("/", "+"),
         r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
