@@ -12,8 +12,9 @@ read, so every exported string is, in this order:
    of every ``--redact REGEX`` is replaced by a marker naming its kind, ``[REDACTED:jwt]``;
 3. **home directories** shown as ``~`` (``/home/NAME``, ``/Users/NAME``, ``/root``,
    ``C:\\Users\\NAME``);
-4. **capped** — after all of the above, at most ``max_length`` characters (``--max-attribute-length``, default 256, and
-   ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``); a cut string ends in ``…``. Span names at 64.
+4. **capped** — after all of the above, at most ``max_length`` characters
+   (``--max-attribute-length``, default 256, and ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``);
+   a cut string ends in ``…``. Span names at 64.
 
 Redaction runs on the whole string *before* the cap, so a cap can never cut a secret in half and
 leave a prefix the patterns no longer recognise. A string longer than :data:`SCAN_MAX_CHARS` is

@@ -99,8 +99,11 @@ def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
         value = rec.attributes.get(rule[0]) if rec.attributes else None
         if isinstance(value, str) and value:
             scanned = safe.scan(value)
-            shown = rule[1](scanned).strip() if scanned else ""
-            return safe.span_name(op, shown, "[REDACTED:too_long]" if scanned is None else op)
+            if scanned is None:  # too long to scan: the name shows none of it
+                return safe.span_name(op, redact.DROPPED, op)
+            shown = rule[1](scanned).strip()
+            if shown:
+                return safe.span_name(op, shown, op)
     return safe.name(rec.name)
 
 
