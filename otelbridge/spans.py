@@ -267,9 +267,19 @@ class SpanBuilder:
     # ------------------------------------------------------------------ spans
 
     def emit(self, rec: SpanRecord) -> None:
-        """Build and end one span as ``rec`` says, redacted (:func:`redacted`). Never raises."""
+        """Build and end one span as ``rec`` (raw, from the tracker) says, redacted
+        (:func:`redacted`). Never raises."""
         try:
             rec = redacted(rec)
+        except Exception as exc:  # pragma: no cover - a redactor bug costs one span, never the tee
+            log.warning("span not redacted, not built: %s", type(exc).__name__)
+            return
+        self.emit_redacted(rec)
+
+    def emit_redacted(self, rec: SpanRecord) -> None:
+        """Build and end one span from ``rec`` as :func:`redacted` returned it (a sink that
+        also hands the record to the reports redacts once and calls this). Never raises."""
+        try:
             if self._wants_sdk_path():
                 self._emit_sdk(rec)
             elif self._enabled is None or self._enabled():
