@@ -191,3 +191,27 @@ def test_redacted_is_idempotent_and_leaves_the_record_alone():
     assert redacted(once, redact.Redactor()) == once
     assert rec.attributes["workflow.name"].endswith(GHP + "/f.js") and rec.error.endswith(AWS)
     assert once.name == "invoke_workflow f.js" and once.error == "failed: [REDACTED:aws_secret_key]"
+
+
+def test_emit_redacted_builds_what_emit_builds(path):
+    """A sink that redacts once (for the span and the reports) gets the same span."""
+    from otelbridge.spans import redacted
+
+    rec = raw_record("invoke_workflow x", **{"workflow.name": "path:/a/" + GHP + "/f.js", "n": 3})
+    rec.error = "failed: password=hunter22"
+    via_emit = build(rec, redact.Redactor(), path)
+    previous = redact.install(redact.Redactor())
+    try:
+        ids = PresetIdGenerator()
+        provider = TracerProvider(id_generator=ids, shutdown_on_exit=False)
+        memory = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        if path == "sdk":
+            provider.add_span_processor(LiveSpanProcessor())
+        SpanBuilder(provider, ids, Stats()).emit_redacted(redacted(rec))
+        (via_redacted,) = memory.get_finished_spans()
+    finally:
+        redact.install(previous)
+    assert via_redacted.name == via_emit.name == "invoke_workflow f.js"
+    assert dict(via_redacted.attributes) == dict(via_emit.attributes)
+    assert via_redacted.status.description == via_emit.status.description == "failed: password=[REDACTED:secret]"
