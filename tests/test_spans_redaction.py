@@ -27,7 +27,11 @@ def path(request):
     return request.param
 
 
-def build(rec: SpanRecord, redactor: redact.Redactor, path: str):
+def build(rec: SpanRecord, redactor: redact.Redactor, path: str, *, once: bool = False):
+    """The one span ``rec`` makes; ``once``: redacted by the caller, built by
+    ``emit_redacted`` (a sink that hands the same record to the reports)."""
+    from otelbridge.spans import redacted
+
     previous = redact.install(redactor)
     try:
         ids = PresetIdGenerator()
@@ -36,7 +40,11 @@ def build(rec: SpanRecord, redactor: redact.Redactor, path: str):
         provider.add_span_processor(SimpleSpanProcessor(memory))
         if path == "sdk":
             provider.add_span_processor(LiveSpanProcessor())
-        SpanBuilder(provider, ids, Stats()).emit(rec)
+        builder = SpanBuilder(provider, ids, Stats())
+        if once:
+            builder.emit_redacted(redacted(rec))
+        else:
+            builder.emit(rec)
         (span,) = memory.get_finished_spans()
         return span
     finally:
@@ -195,23 +203,10 @@ def test_redacted_is_idempotent_and_leaves_the_record_alone():
 
 def test_emit_redacted_builds_what_emit_builds(path):
     """A sink that redacts once (for the span and the reports) gets the same span."""
-    from otelbridge.spans import redacted
-
     rec = raw_record("invoke_workflow x", **{"workflow.name": "path:/a/" + GHP + "/f.js", "n": 3})
     rec.error = "failed: password=hunter22"
     via_emit = build(rec, redact.Redactor(), path)
-    previous = redact.install(redact.Redactor())
-    try:
-        ids = PresetIdGenerator()
-        provider = TracerProvider(id_generator=ids, shutdown_on_exit=False)
-        memory = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(memory))
-        if path == "sdk":
-            provider.add_span_processor(LiveSpanProcessor())
-        SpanBuilder(provider, ids, Stats()).emit_redacted(redacted(rec))
-        (via_redacted,) = memory.get_finished_spans()
-    finally:
-        redact.install(previous)
+    via_redacted = build(rec, redact.Redactor(), path, once=True)
     assert via_redacted.name == via_emit.name == "invoke_workflow f.js"
     assert dict(via_redacted.attributes) == dict(via_emit.attributes)
     assert via_redacted.status.description == via_emit.status.description == "failed: password=[REDACTED:secret]"
