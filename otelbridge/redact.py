@@ -5,22 +5,27 @@ The stream carries secrets and untrusted text (seed 000 §9: the reply to ``init
 ``resultPreview`` may hold user input or model output). Traces travel to backends many people
 read, so every exported string is, in this order:
 
-1. **sanitised** — ANSI escape sequences removed; C0/C1 control characters (newlines included)
-   become spaces; Unicode bidi overrides and zero-width characters removed;
+1. **sanitised** — ANSI escape sequences removed; C0/C1 control characters become spaces
+   (newlines too, after step 2, where ``key: value`` ends at the line's end); Unicode bidi
+   overrides and zero-width characters removed;
 2. **redacted** — each match of :data:`DEFAULT_PATTERNS` (unless ``--no-default-redaction``) and
    of every ``--redact REGEX`` is replaced by a marker naming its kind, ``[REDACTED:jwt]``;
 3. **home directories** shown as ``~`` (``/home/NAME``, ``/Users/NAME``, ``/root``,
    ``C:\\Users\\NAME``);
-4. **capped** — at most ``max_length`` characters (``--max-attribute-length``, default 256, and
-   ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``); a cut string ends in ``…``. Span names at 64.
+4. **capped** — after all of the above, at most ``max_length`` characters
+   (``--max-attribute-length``, default 256, and ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``);
+   a cut string ends in ``…``. Span names at 64.
 
 Redaction runs on the whole string *before* the cap, so a cap can never cut a secret in half and
-leave a prefix the patterns no longer recognise.
+leave a prefix the patterns no longer recognise. A string longer than :data:`SCAN_MAX_CHARS` is
+not scanned and never leaves (:meth:`Redactor.scan` gives ``None``). Each distinct string is
+scanned once (a bounded cache keyed by the string). The detector itself is
+:mod:`otelbridge.secrets`.
 
 Call sites stay simple: :func:`clean` and :func:`span_name` use the process-wide
 :class:`Redactor` that :func:`install` sets once at startup (``otelbridge.app``). The span
-builder (``otelbridge.spans``) passes every name, attribute, event, link and status description
-through it once more, so a tracker part that forgets a call cannot leak (``clean`` is idempotent). Text for
+builder (``otelbridge.spans``) is the one boundary: it passes every name, attribute, event, link
+and status description of a span record through the installed redactor. Text for
 people goes through :func:`terminal` (waterfall) or :func:`markdown` (GitHub step summary);
 endpoints we print through :func:`endpoint`; log lines through :func:`message`; files we write
 are opened with :func:`open_private` (mode 0600).
@@ -36,10 +41,16 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern
+
+__all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
+
 #: CSI / OSC / other ESC sequences.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-#: C0/C1 control characters except tab, and the Unicode line/paragraph separators → a space.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+#: C0/C1 control characters except tab and line ends, and the Unicode line/paragraph
+#: separators → a space (line ends become spaces after redaction: ``key: value`` ends there).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+_LINE_ENDS = re.compile(r"[\r\n]")
 #: Bidi embeddings/overrides/isolates and zero-width characters (Trojan Source) → removed.
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
@@ -51,89 +62,6 @@ SPAN_NAME_MAX = 64
 MESSAGE_MAX = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    """One redaction rule: matches of ``regex`` become ``[REDACTED:{kind}]``; the text of the
-    group named ``keep`` (a label such as ``Authorization: ``), if any, is kept before it."""
-
-    kind: str
-    regex: re.Pattern[str]
-    #: lower-case substrings one of which every match contains (a cheap pre-test); empty: none
-    needles: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, kind: str, needles: tuple[str, ...], regex: str, flags: int = 0) -> "Pattern":
-        return cls(kind, re.compile(regex, flags), needles)
-
-    def wanted(self, lowered: str) -> bool:
-        """Whether ``lowered`` (the text in lower case) can hold a match."""
-        return not self.needles or any(n in lowered for n in self.needles)
-
-    def sub(self, text: str) -> str:
-        marker = f"[REDACTED:{self.kind}]"
-        if "keep" not in self.regex.groupindex:
-            return self.regex.sub(marker, text)
-        return self.regex.sub(lambda m: (m.group("keep") or "") + marker, text)
-
-
-#: A value in ``key: value`` / ``"key": "value"`` / ``key=value`` text.
-_ASSIGN = r"""["']?\s*[:=]\s*["']?"""
-
-#: AWS access key id prefixes (user, temporary, role, ... keys), lower case.
-_AWS_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")
-
-#: The default patterns, in the order they apply (earlier kinds win on overlapping text).
-DEFAULT_PATTERNS: tuple[Pattern, ...] = (
-    # PEM/PGP private key blocks; an unterminated block (a cut preview) runs to the end
-    Pattern.of(
-        "private_key",
-        ("private key",),
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-        re.S,
-    ),
-    # user:pass@ (or token@) in URLs: scheme and host are kept
-    Pattern.of("url_credentials", ("://",), r"(?P<keep>\b[a-z][a-z0-9+.-]*://)[^\s/?#@\[\]]+(?=@)", re.I),
-    # Authorization: <scheme> <value>, "authorization": "...", authorization=...
-    Pattern.of(
-        "authorization",
-        ("authorization",),
-        r"(?P<keep>\b(?:proxy-)?authorization" + _ASSIGN + r")"
-        r"(?!\[REDACTED:)(?:(?:bearer|basic|token|digest|negotiate)\s+)?[^\s\"',;]+",
-        re.I,
-    ),
-    Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", re.I),
-    # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
-    Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
-    Pattern.of("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
-    Pattern.of("api_key", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}"),
-    Pattern.of(
-        "aws_access_key",
-        _AWS_PREFIXES,
-        r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}",
-    ),
-    Pattern.of(
-        "aws_secret_key",
-        ("aws_secret_access_key",),
-        r"(?P<keep>\baws_secret_access_key" + _ASSIGN + r")[A-Za-z0-9/+=]{40}\b",
-        re.I,
-    ),
-    Pattern.of(
-        "github_token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
-    ),
-    # password: x, "token": "x", api_key=x, client_secret=x ...
-    Pattern.of(
-        "secret",
-        ("password", "passwd", "pwd", "secret", "key", "token"),
-        r"(?P<keep>\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|access[_-]?token|"
-        r"auth[_-]?token|refresh[_-]?token|token)" + _ASSIGN + r")(?!\[REDACTED:)[^\s\"',;&]{4,}",
-        re.I,
-    ),
-    Pattern.of("email", ("@",), r"\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]{2,}"),
-)
-
 #: Home directories → ``~`` (a path segment that starts the path, not ``/var/home``).
 _HOME = (
     re.compile(r"(?<![\w~/.-])(?:/home|/Users)/[^/\s\"'<>:;,|]+"),
@@ -142,26 +70,9 @@ _HOME = (
 )
 
 
-class PatternError(ValueError):
-    """A ``--redact`` regex that cannot be used; the message says which and why."""
-
-
-def custom_pattern(regex: str) -> Pattern:
-    """``--redact REGEX`` → a :class:`Pattern` of kind ``custom`` (a group named ``keep``,
-    e.g. ``(?P<keep>ticket=)[0-9]+``, is kept before the marker).
-
-    Raises :class:`PatternError` when ``regex`` does not compile or matches the empty string
-    (it would put a marker between every two characters)."""
-    try:
-        compiled = re.compile(regex)
-    except re.error as exc:
-        raise PatternError(f"--redact {regex!r} is not a valid regular expression: {exc}") from None
-    if compiled.fullmatch("") is not None:
-        raise PatternError(f"--redact {regex!r} matches the empty string")
-    return Pattern("custom", compiled)
-
-
 def _sanitise(text: str) -> str:
+    """``text`` without escape sequences, invisible characters and controls other than tab,
+    ``\\r`` and ``\\n`` (which :meth:`Redactor.scan` turns into spaces after redaction)."""
     if text.isprintable():  # no control, separator or format character: nothing to do
         return text
     if "\x1b" in text:
@@ -178,6 +89,8 @@ def _cap(text: str, limit: int) -> str:
 
 def home(text: str, lowered: str | None = None) -> str:
     """``text`` with home directories shown as ``~`` (``/home/ann/x`` → ``~/x``)."""
+    if "/" not in text and "\\" not in text:  # every home directory form has one
+        return text
     lowered = text.lower() if lowered is None else lowered
     if any(n in lowered for n in ("/home/", "/users/", "/root", ":\\users\\")):
         for rx in _HOME:
@@ -185,9 +98,49 @@ def home(text: str, lowered: str | None = None) -> str:
     return text
 
 
-#: :meth:`Redactor.scrub` remembers strings up to this long (characters), this many at most.
-MEMO_MAX_CHARS = 256
-MEMO_ENTRIES = 4096
+#: Strings longer than this (characters) are not scanned: they are dropped from export
+#: (:meth:`Redactor.scan` gives ``None``; :meth:`Redactor.clean` gives :data:`DROPPED`). A
+#: scan costs up to ~0.3 µs a character (prose full of key words; ``bench/redaction.py``),
+#: so at most ~80 ms a string.
+SCAN_MAX_CHARS = 256 << 10
+#: What :meth:`Redactor.clean` gives for a string it did not scan.
+DROPPED = "[REDACTED:too_long]"
+#: The scan cache: at most this many strings, of at most this many characters in all (keys
+#: and results), least recently used forgotten first; longer strings than
+#: :data:`MEMO_MAX_CHARS` are scanned each time.
+MEMO_ENTRIES = 8192
+MEMO_TOTAL_CHARS = 4 << 20
+MEMO_MAX_CHARS = 256 << 10
+
+
+class _Memo:
+    """Text → its scanned form, bounded by :data:`MEMO_ENTRIES` and :data:`MEMO_TOTAL_CHARS`,
+    the oldest entries forgotten first. A hit is one ``dict`` lookup (labels, model names and
+    keys repeat on every span). Safe to share between threads (a lost race costs a rescan,
+    never a wrong answer)."""
+
+    __slots__ = ("items", "chars")
+
+    def __init__(self) -> None:
+        self.items: dict[str, str] = {}
+        self.chars = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def put(self, text: str, out: str) -> None:
+        size = len(text) + len(out)
+        if len(text) > MEMO_MAX_CHARS or text in self.items:
+            return
+        items = self.items
+        while items and (len(items) >= MEMO_ENTRIES or self.chars + size > MEMO_TOTAL_CHARS):
+            try:
+                old = next(iter(items))
+                self.chars -= len(old) + len(items.pop(old))
+            except (KeyError, RuntimeError, StopIteration):  # another thread took it
+                break
+        items[text] = out
+        self.chars += size
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +152,17 @@ class Redactor:
 
     patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
     max_length: int = DEFAULT_MAX_LENGTH
-    #: short strings already scrubbed → their sanitised and redacted form
-    #: (:data:`MEMO_MAX_CHARS`, :data:`MEMO_ENTRIES`): labels, model names and ids repeat on
-    #: every span, and the span builder cleans what the tracker already cleaned
-    _memo: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
+    _memo: _Memo = field(default_factory=_Memo, compare=False, hash=False, repr=False)
+    #: which patterns can match a text, in one pass (:class:`otelbridge.secrets.Needles`)
+    _needles: Needles = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+
+    #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
+    _keys: set[str] = field(default_factory=set, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_needles", Needles(self.patterns))
+
 
     @classmethod
     def build(
@@ -220,32 +180,37 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every pattern's matches replaced by markers, and home directories as
-        ``~``; no sanitising, no cap."""
+        ``~``; no sanitising, no cap, no length bound (use :meth:`scan`)."""
         lowered = text.lower()
-        for pattern in self.patterns:
-            if pattern.wanted(lowered):
-                text = pattern.sub(text)
+        patterns = self.patterns
+        for i in self._needles.wanted(text, lowered):
+            text = patterns[i].sub(text)
         return home(text, lowered)
 
-    def scrub(self, text: str) -> str:
-        """``text`` sanitised and redacted (:meth:`redact`), not capped. Strings of at most
-        :data:`MEMO_MAX_CHARS` characters are remembered (at most :data:`MEMO_ENTRIES`, then
-        forgotten all at once): the same text always gives the same result, computed once."""
-        if len(text) > MEMO_MAX_CHARS:
-            return self.redact(_sanitise(text))
-        memo = self._memo
-        out = memo.get(text)
+    def scan(self, text: str) -> str | None:
+        """``text`` sanitised and redacted (:meth:`redact`) on its whole length, not capped;
+        ``None`` when it is longer than :data:`SCAN_MAX_CHARS` (not scanned: drop it). Each
+        distinct string is scanned once while the cache (:class:`_Memo`) holds it."""
+        out = self._memo.items.get(text)
         if out is None:
+            if len(text) > SCAN_MAX_CHARS:
+                return None
             out = self.redact(_sanitise(text))
-            if len(memo) >= MEMO_ENTRIES:
-                memo.clear()
-            memo[text] = out
+            if "\n" in out or "\r" in out:
+                out = _LINE_ENDS.sub(" ", out)
+            self._memo.put(text, out)
         return out
+
+    def scrub(self, text: str) -> str:
+        """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""
+        out = self.scan(text)
+        return DROPPED if out is None else out
 
     def clean(self, text: Any, limit: int | None = None) -> str:
         """``text`` sanitised, redacted, home directories as ``~``, at most ``limit``
-        characters (default: this redactor's ``max_length``; a cut string ends in ``…``).
-        Non-strings are converted with ``str`` first; ``None`` gives ``""``."""
+        characters (default: this redactor's ``max_length``; a cut string ends in ``…``), the
+        cut made after redaction. Non-strings are converted with ``str`` first; ``None`` gives
+        ``""``; a string too long to scan gives :data:`DROPPED`."""
         if text is None:
             return ""
         if not isinstance(text, str):
@@ -257,28 +222,39 @@ class Redactor:
         """``"{prefix} {text}"`` with ``text`` sanitised and redacted (``fallback`` when
         nothing is left), the whole name at most :data:`SPAN_NAME_MAX` characters (whatever
         ``max_length`` is)."""
-        body = self.scrub(text or "").strip() or fallback
+        body = self.scan(text or "")
+        body = (body or "").strip() or fallback
         return _cap(f"{prefix} {body}", SPAN_NAME_MAX)
 
     def name(self, text: str) -> str:
-        """A finished span name made safe again: sanitised, redacted, at most
-        :data:`SPAN_NAME_MAX` characters. Idempotent on :meth:`span_name` output."""
+        """A span or event name made safe: sanitised, redacted on its whole length, then at
+        most :data:`SPAN_NAME_MAX` characters. Idempotent on :meth:`span_name` output."""
         return _cap(self.scrub(text), SPAN_NAME_MAX)
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
-        """``attrs`` with every string value, and every string in a sequence value, passed
-        through :meth:`clean`; numbers and booleans as they are. Keys are ours and kept."""
+        """``attrs`` with every key cleaned as a name, every string value — and every string
+        in a sequence value — sanitised and redacted on its whole length, then capped at
+        ``max_length``; a string too long to scan is left out (an attribute) or dropped from
+        its sequence. Numbers and booleans as they are."""
         out: dict[str, Any] = {}
         if not attrs:
             return out
-        memo, limit = self._memo, self.max_length
+        scan, limit, keys, known = self.scan, self.max_length, self._keys, self._memo.items
         for key, value in attrs.items():
             if isinstance(value, str):
-                value = memo.get(value) or self.scrub(value)  # scrub's memo, looked up here
+                value = known.get(value) or scan(value)
+                if value is None:
+                    continue
                 if len(value) > limit:
                     value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
-                value = [self.clean(v) if isinstance(v, str) else v for v in value]
+                value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
+                                     for v in value) if v != ""]
+            if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
+                safe_key = self.name(str(key))
+                if safe_key == key and len(keys) < MEMO_ENTRIES:
+                    keys.add(key)
+                key = safe_key
             out[key] = value
         return out
 

@@ -1,7 +1,13 @@
-"""Stage 4b: span records → OpenTelemetry spans, handed to the provider's span processors. The
-last gate of what may leave: every name, string attribute, event, link attribute and status
-description passes the installed :class:`otelbridge.redact.Redactor` here, whatever the tracker
-part already did.
+"""Stage 4b: span records → OpenTelemetry spans, handed to the provider's span processors.
+
+The one redaction boundary: the tracker and decoders carry raw text, and :func:`redacted` turns
+a record into the record that may leave — every name, attribute key and string value, event,
+link attribute, status description and ``error.type`` sanitised and redacted on its whole
+length by the installed :class:`otelbridge.redact.Redactor`, then capped (attributes at its
+``max_length``, names at 64); a string too long to scan is left out. Names that show part of a
+value (``invoke_workflow <basename>``, ``run <basename of CMD>``) are built here from the
+redacted value (:data:`NAMED_BY`), never cut from the raw one. The span builder exports
+:func:`redacted` records only; reports (waterfall, step summary, job outputs) read the same.
 
 The tracker decides every id up front (so an agent can be exported before its phase and root
 exist), and a record is a finished span: :class:`SpanBuilder` builds the SDK's
@@ -45,9 +51,13 @@ from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.trace.span import TraceFlags, TraceState
 
+import posixpath
+from collections.abc import Callable
+
 from . import __version__, redact
-from .events import CLIENT, SpanRecord
+from .events import CLIENT, SpanEvent, SpanLink, SpanRecord
 from .stats import Stats
+from .tracker.workflows import workflow_display_name
 
 try:  # the SDK's rule for which links a span keeps (older SDKs keep every link)
     from opentelemetry.sdk.trace import _is_valid_link
@@ -65,6 +75,61 @@ _UNSET = Status(StatusCode.UNSET)
 _MAX_NS = 2**63 - 1
 #: kinds of parent the sampler is asked about once per trace
 _ROOT, _LOCAL, _REMOTE = 0, 1, 2
+
+
+def _basename(path: str) -> str:
+    return posixpath.basename(path.replace("\\", "/").rstrip("/")) or path
+
+
+#: Span names that show part of an attribute's value: the operation (the name's first word) →
+#: (the attribute holding the whole raw value, what of the *redacted* value the name shows).
+#: A PEM block or token inside ``path:…/x.js`` can hold ``/``: a basename of the raw value
+#: would keep a piece the patterns no longer recognise.
+NAMED_BY: dict[str, tuple[str, Callable[[str], str]]] = {
+    "invoke_workflow": ("workflow.name", workflow_display_name),  # cbc's path:… form
+    "run": ("process.command", _basename),
+}
+
+
+def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
+    """``rec``'s span name as it may leave (see :data:`NAMED_BY`)."""
+    op, _, subject = rec.name.partition(" ")
+    rule = NAMED_BY.get(op)
+    if rule is not None:
+        value = rec.attributes.get(rule[0]) if rec.attributes else None
+        if isinstance(value, str) and value:
+            scanned = safe.scan(value)
+            if scanned is None:  # too long to scan: the name shows none of it
+                return safe.span_name(op, redact.DROPPED, op)
+            shown = rule[1](scanned).strip()
+            if shown:
+                return safe.span_name(op, shown, op)
+    return safe.name(rec.name)
+
+
+def redacted(rec: SpanRecord, safe: redact.Redactor | None = None) -> SpanRecord:
+    """``rec`` as it may leave, by ``safe`` (default: the installed redactor): name (see
+    :data:`NAMED_BY`), attributes, events, links, ``error`` and ``error_type`` sanitised,
+    redacted on their whole length, then capped; strings too long to scan left out (an
+    ``error`` becomes :data:`otelbridge.redact.DROPPED`). Ids, times and numbers as they are.
+    Idempotent; ``rec`` is not changed."""
+    safe = safe or redact.current()
+    return SpanRecord(
+        name=_name(rec, safe),
+        trace_id=rec.trace_id,
+        span_id=rec.span_id,
+        parent_span_id=rec.parent_span_id,
+        start_ns=rec.start_ns,
+        end_ns=rec.end_ns,
+        attributes=safe.attributes(rec.attributes),
+        kind=rec.kind,
+        parent_remote=rec.parent_remote,
+        error=None if rec.error is None else safe.clean(rec.error),
+        error_type=safe.clean(rec.error_type, redact.SPAN_NAME_MAX) if rec.error_type else rec.error_type,
+        events=[SpanEvent(safe.name(ev.name), ev.time_ns, safe.attributes(ev.attributes))
+                for ev in rec.events],
+        links=[SpanLink(l.trace_id, l.span_id, safe.attributes(l.attributes)) for l in rec.links],
+    )
 
 
 class PresetIdGenerator(IdGenerator):
@@ -202,7 +267,18 @@ class SpanBuilder:
     # ------------------------------------------------------------------ spans
 
     def emit(self, rec: SpanRecord) -> None:
-        """Build and end one span exactly as ``rec`` says. Never raises."""
+        """Build and end one span as ``rec`` (raw, from the tracker) says, redacted
+        (:func:`redacted`). Never raises."""
+        try:
+            rec = redacted(rec)
+        except Exception as exc:  # pragma: no cover - a redactor bug costs one span, never the tee
+            log.warning("span not redacted, not built: %s", type(exc).__name__)
+            return
+        self.emit_redacted(rec)
+
+    def emit_redacted(self, rec: SpanRecord) -> None:
+        """Build and end one span from ``rec`` as :func:`redacted` returned it (a sink that
+        also hands the record to the reports redacts once and calls this). Never raises."""
         try:
             if self._wants_sdk_path():
                 self._emit_sdk(rec)
@@ -210,7 +286,7 @@ class SpanBuilder:
                 self._emit_built(rec)
             self.stats.spans_started += 1
         except Exception as exc:  # the SDK must never take the tee down
-            log.warning("span %r not built: %s", rec.name, exc)
+            log.warning("span not built: %s", type(exc).__name__)  # its text may quote raw values
         if rec.parent_span_id is None or rec.parent_remote:
             self._forget(rec.trace_id)
 
@@ -247,9 +323,9 @@ class SpanBuilder:
         return parent
 
     def _emit_built(self, rec: SpanRecord) -> None:
-        """``rec`` as a ``ReadableSpan`` built with the SDK's limits, to the processors."""
-        safe = redact.current()  # the last gate: everything that leaves is cleaned once more
-        name = safe.name(rec.name)
+        """``rec`` (redacted) as a ``ReadableSpan`` built with the SDK's limits, to the
+        processors."""
+        name = rec.name
         kind = _KINDS.get(rec.kind, SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL)
         parent = self._parent(rec)
         recording, flags, trace_state = self._decide(rec, parent, name, kind)
@@ -263,27 +339,27 @@ class SpanBuilder:
         if not (type(start) is int and type(end) is int and 0 <= start <= end <= _MAX_NS):
             start = _clamp_ns(start)
             end = max(_clamp_ns(end), start)
-        attributes = safe.attributes(rec.attributes)
+        attributes = rec.attributes
         status = _UNSET
         if rec.error is not None:
             if rec.error_type:  # set last, as Span.set_attribute would
                 attributes.pop("error.type", None)
-                attributes["error.type"] = safe.clean(rec.error_type)
-            status = Status(StatusCode.ERROR, safe.clean(rec.error))
+                attributes["error.type"] = rec.error_type
+            status = Status(StatusCode.ERROR, rec.error)
         events: Any = ()  # what an empty BoundedList reads as, without building one
         if rec.events:
             events = BoundedList(limits.max_events)
         for ev in rec.events:
             events.append(Event(
-                safe.name(ev.name),
-                BoundedAttributes(limits.max_event_attributes, safe.attributes(ev.attributes),
+                ev.name,
+                BoundedAttributes(limits.max_event_attributes, ev.attributes,
                                   immutable=True, max_value_len=value_len),
                 max(_clamp_ns(ev.time_ns), start),
             ))
         links = []
         for l in rec.links:
             context = SpanContext(l.trace_id, l.span_id, is_remote=False, trace_flags=_SAMPLED)
-            attrs = safe.attributes(l.attributes)
+            attrs = l.attributes
             if _is_valid_link(context, attrs):
                 links.append(Link(context, BoundedAttributes(
                     limits.max_link_attributes, attrs, immutable=True, max_value_len=value_len)))
@@ -308,16 +384,15 @@ class SpanBuilder:
         tracer.span_processor.on_end(span)
 
     def _emit_sdk(self, rec: SpanRecord) -> None:
-        """``rec`` through ``Tracer.start_span`` … ``Span.end`` (the ids preset)."""
+        """``rec`` (redacted) through ``Tracer.start_span`` … ``Span.end`` (the ids preset)."""
         parent = self._parent(rec)
         if parent is not None:
             context = trace.set_span_in_context(NonRecordingSpan(parent))
         else:
             context = trace.set_span_in_context(trace.INVALID_SPAN)
-        safe = redact.current()  # the last gate: everything that leaves is cleaned once more
         links = [
             Link(SpanContext(l.trace_id, l.span_id, is_remote=False, trace_flags=_SAMPLED),
-                 safe.attributes(l.attributes))
+                 l.attributes)
             for l in rec.links
         ]
         start = _clamp_ns(rec.start_ns)
@@ -325,22 +400,21 @@ class SpanBuilder:
         self.ids.preset(rec.trace_id, rec.span_id)
         try:
             span = self.tracer.start_span(
-                safe.name(rec.name),
+                rec.name,
                 context=context,
                 kind=_KINDS.get(rec.kind, SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL),
-                attributes=safe.attributes(rec.attributes),
+                attributes=rec.attributes,
                 links=links,
                 start_time=start,
             )
         finally:
             self.ids.clear()
         for ev in rec.events:
-            span.add_event(safe.name(ev.name), safe.attributes(ev.attributes),
-                           timestamp=max(_clamp_ns(ev.time_ns), start))
+            span.add_event(ev.name, ev.attributes, timestamp=max(_clamp_ns(ev.time_ns), start))
         if rec.error is not None:
             if rec.error_type:
-                span.set_attribute("error.type", safe.clean(rec.error_type))
-            span.set_status(Status(StatusCode.ERROR, safe.clean(rec.error)))
+                span.set_attribute("error.type", rec.error_type)
+            span.set_status(Status(StatusCode.ERROR, rec.error))
         span.end(end_time=end)
         if not span.get_span_context().trace_flags.sampled:
             self.stats.spans_sampled_out += 1

@@ -3,13 +3,16 @@ redactor, text for people (terminal, Markdown), endpoints and log lines, private
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
 from otelbridge import redact
 from otelbridge.redact import Redactor
+from tests.conftest import FIXTURES, needs_fixtures
 
 
 @pytest.fixture(autouse=True)
@@ -161,11 +164,12 @@ def test_bad_custom_patterns_are_refused(regex, problem):
         Redactor.build([regex])
 
 
-def test_cost_stays_bounded_on_a_megabyte():
-    text = ("word eyJ sk- @ /home/ bearer key AKIA " * 30_000)[: 1 << 20]
+def test_the_longest_scanned_string_is_scanned_whole():
+    text = ("word eyJ sk- @ /home/ bearer key: AKIA " * 30_000)[: redact.SCAN_MAX_CHARS]
     out = Redactor(max_length=1 << 21).clean(text)
     assert out == text  # nothing matched, nothing lost
     assert redact.clean(text) == text[:255] + "…"
+    assert redact.clean(text + "x") == redact.DROPPED
 
 
 # --------------------------------------------------------------------------- text for people
@@ -294,18 +298,55 @@ def test_custom_pattern_keeps_its_keep_group():
     assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"
 
 
-def test_scrub_memo_gives_the_uncached_result_and_stays_bounded(monkeypatch):
+def test_scan_cache_gives_the_uncached_result_and_stays_bounded(monkeypatch):
     monkeypatch.setattr(redact, "MEMO_ENTRIES", 3)
     r = redact.Redactor.build()
     texts = ["token sk-ant-api03-" + "a" * 40, "plain\u202elabel\n", "/home/ann/x", "x" * 300]
-    uncached = [r.redact(redact._sanitise(t)) for t in texts]
-    for _ in range(2):  # the second round comes from the memo
+    uncached = [redact.Redactor.build().scrub(t) for t in texts]
+    for _ in range(2):  # the second round comes from the cache
         assert [r.scrub(t) for t in texts] == uncached
     assert uncached[0].startswith("token [REDACTED:") and uncached[1] == "plainlabel "
-    assert len(r._memo) <= 3 and "x" * 300 not in r._memo  # long strings are not remembered
+    assert len(r._memo) <= 3
     for n in range(10):
         r.scrub(f"label {n}")
-    assert len(r._memo) <= 3
+    assert len(r._memo) <= 3 and list(r._memo.items)[-1] == "label 9"  # oldest out first
+
+
+def test_scan_cache_is_bounded_by_characters(monkeypatch):
+    monkeypatch.setattr(redact, "MEMO_TOTAL_CHARS", 10_000)
+    monkeypatch.setattr(redact, "MEMO_MAX_CHARS", 3_000)
+    r = redact.Redactor.build()
+    for n in range(20):
+        r.scrub(f"{n:04d}" + "y" * 2_000)
+    assert r._memo.chars == sum(len(k) + len(v) for k, v in r._memo.items.items()) <= 10_000
+    r.scrub("z" * 3_001)  # longer than MEMO_MAX_CHARS: scanned, not kept
+    assert "z" * 3_001 not in r._memo.items
+
+
+def test_a_string_too_long_to_scan_is_dropped(monkeypatch):
+    monkeypatch.setattr(redact, "SCAN_MAX_CHARS", 1_000)
+    r = redact.Redactor.build()
+    secret = "password=" + "s" * 1_000
+    assert r.scan(secret) is None
+    assert r.scrub(secret) == r.clean(secret) == redact.DROPPED
+    assert r.attributes({"a": secret, "b": ["ok", secret], "n": 3}) == {"b": ["ok"], "n": 3}
+    assert r.span_name("invoke_agent", secret, "#1") == "invoke_agent #1"
+    assert r.scan("password=" + "s" * 991) == "password=[REDACTED:secret]"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('password: "correct horse battery staple" next', 'password: "[REDACTED:secret]" next'),
+    ("password: correct horse\nhost: db", "password: [REDACTED:secret] host: db"),
+    ('{\\"password\\": \\"a b\\", \\"user\\": \\"ann\\"}',
+     '{\\"password\\": \\"[REDACTED:secret]\\", \\"user\\": \\"ann\\"}'),
+    ("DB_PASSWORD=Ab1;Cd2,Ef3 ./run", "DB_PASSWORD=[REDACTED:secret] ./run"),
+    ("?limit=5&clientSecret=abc&page=2", "?limit=5&clientSecret=[REDACTED:secret]&page=2"),
+    ("mysql --password Hunter2 db", "mysql --password [REDACTED:secret] db"),
+    ("Cookie: sid=1; csrftoken=2", "Cookie: [REDACTED:secret]"),
+    ("max_tokens=4096 tokenizer: x apiKeySource: none", "max_tokens=4096 tokenizer: x apiKeySource: none"),
+])
+def test_key_values_are_redacted_to_their_whole_extent(text, expected):
+    assert redact.clean(text) == expected
 
 
 def test_sanitise_skips_only_text_without_control_or_format_characters():
@@ -316,3 +357,32 @@ def test_sanitise_skips_only_text_without_control_or_format_characters():
     for c in touched:
         assert redact._sanitise("a" + c + "b") != "a" + c + "b"
     assert redact._sanitise("plain text, ünïcode ✓") == "plain text, ünïcode ✓"
+
+
+# --------------------------------------------------------------------------- the corpus
+
+FORMS = [json.loads(line) for line in
+         (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line]
+
+
+def test_corpus_every_positive_form_leaves_nothing_of_its_secrets():
+    positives = [f for f in FORMS if f["kind"] == "positive"]
+    assert len(positives) >= 190 and all(f["secrets"] for f in positives)
+    leaked = {f["form"]: [s for s in f["secrets"] if s in redact.clean(f["text"], 100_000)]
+              for f in positives}
+    assert {form: left for form, left in leaked.items() if left} == {}
+
+
+@needs_fixtures()
+def test_corpus_negatives_and_real_recordings_stay_intact():
+    from bench.redaction import recording_strings  # the bench's false-positive set
+
+    texts = [f["text"] for f in FORMS if f["kind"] == "negative"]
+    assert len(texts) >= 20
+    texts += recording_strings(FIXTURES)
+    assert len(texts) > 1500  # token counts, msg_/toolu_/uuid ids, model names, paths, prose
+    fired = [t for t in texts if "[REDACTED:" in redact.current().scrub(t)]
+    assert fired == []
+    for kept in ("msg_01XFDUDYJgAACzvnptvVoYEL", "toolu_01A09q90qw90lq917835lq9",
+                 "4e3453f9-129a-4da9-bc25-a287453d58d9", "claude-sonnet-4-5-20250929", "/tmp/work/src/main.py"):
+        assert redact.clean(kept) == kept

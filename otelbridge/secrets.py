@@ -1,0 +1,258 @@
+"""The secret detector: which text is a secret, as regular expressions with a cheap pre-test.
+
+:data:`DEFAULT_PATTERNS` are otelbridge's own forms extended with the token formats of Yelp's
+``detect-secrets`` plugins (AWS, private key, JWT, Slack, Stripe, GitHub, GitLab, npm, PyPI,
+SendGrid, basic auth, keyword). They were chosen by measurement against ``detect-secrets``
+itself (``bench/redaction.py``, numbers in ``bench/RESULTS.md``): the library finds a secret
+*value* line by line (good for a commit hook) but not its extent in free text — a quoted value
+with spaces, a JSON-escaped one, a header to the end of its line — and it misses keys whose
+names it does not list; its plugins also cost ~20× more per string. So the regular
+expressions are ours, in one pass per pattern, and a match is replaced by
+``[REDACTED:{kind}]`` (:class:`Pattern`).
+
+Forms covered (the test corpus ``tests/data/secret-forms.jsonl`` holds one example or more of
+each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"value\\"}`` for
+every key naming a password, secret, token, credential, signature, cookie or API/access/private
+key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
+``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
+``key: value`` to the end of its line; ``--password X`` and friends; ``Authorization``,
+``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
+tokens; e-mail addresses (IDN and ``%40``-encoded).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
+    import hyperscan
+except ImportError:  # pragma: no cover - depends on the platform
+    hyperscan = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One redaction rule: matches of ``regex`` become ``[REDACTED:{kind}]``; the text of the
+    group named ``keep`` (a label such as ``Authorization: ``), if any, is kept before it."""
+
+    kind: str
+    regex: re.Pattern[str]
+    #: lower-case ASCII substrings one of which every match contains (a cheap pre-test, in
+    #: any case); empty: none
+    needles: tuple[str, ...] = ()
+    #: substrings one of which every match also contains, as written (``:`` or ``=``)
+    requires: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, kind: str, needles: tuple[str, ...], regex: str, flags: int = 0,
+           requires: tuple[str, ...] = ()) -> "Pattern":
+        return cls(kind, re.compile(regex, flags), needles, requires)
+
+    def wanted(self, lowered: str) -> bool:
+        """Whether ``lowered`` (the text in lower case) can hold a match."""
+        return ((not self.needles or any(n in lowered for n in self.needles))
+                and (not self.requires or any(r in lowered for r in self.requires)))
+
+    def sub(self, text: str) -> str:
+        marker = f"[REDACTED:{self.kind}]"
+        if "keep" not in self.regex.groupindex:
+            return self.regex.sub(marker, text)
+        return self.regex.sub(lambda m: (m.group("keep") or "") + marker, text)
+
+
+def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:
+    found.append(needle)
+
+
+class Needles:
+    """Which of ``patterns`` can match a text, by their needles, in one pass: Hyperscan
+    (SIMD multi-literal search, ~2 µs whatever the length) when installed, else one ``in``
+    test per distinct needle on the lower-cased text. Thread-safe."""
+
+    def __init__(self, patterns: tuple[Pattern, ...]) -> None:
+        admits: dict[str, list[int]] = {}
+        for i, pattern in enumerate(patterns):
+            for needle in pattern.needles:
+                admits.setdefault(needle, []).append(i)
+        self.patterns = patterns
+        self.needles = tuple(admits)
+        self.admits = [tuple(v) for v in admits.values()]
+        self.always = tuple(i for i, p in enumerate(patterns) if not p.needles)
+        self._db = None
+        self._lock = threading.Lock()
+        if hyperscan is not None and self.needles and all(n.isascii() for n in self.needles):
+            try:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_CASELESS
+                db.compile(expressions=[n.encode() for n in self.needles],
+                           ids=list(range(len(self.needles))), elements=len(self.needles),
+                           flags=[flags] * len(self.needles), literal=True)
+                self._db = db
+            except hyperscan.error:  # pragma: no cover - a CPU it does not run on
+                pass
+
+    def wanted(self, text: str, lowered: str) -> list[int]:
+        """Indices of the patterns that can match ``text`` (``lowered``: it in lower case),
+        in order."""
+        found: list[int] = []
+        if self._db is not None:
+            with self._lock:  # a Hyperscan database's scratch space serves one scan at a time
+                self._db.scan(text.encode("utf-8", "surrogatepass"),
+                              match_event_handler=_collect, context=found)
+        else:
+            found = [i for i, n in enumerate(self.needles) if n in lowered]
+        if not found:
+            return list(self.always)
+        wanted = set(self.always)
+        for i in found:
+            wanted.update(self.admits[i])
+        patterns = self.patterns
+        return [i for i in sorted(wanted)
+                if not patterns[i].requires or any(r in text for r in patterns[i].requires)]
+
+
+class PatternError(ValueError):
+    """A ``--redact`` regex that cannot be used; the message says which and why."""
+
+
+def custom_pattern(regex: str) -> Pattern:
+    """``--redact REGEX`` → a :class:`Pattern` of kind ``custom`` (a group named ``keep``,
+    e.g. ``(?P<keep>ticket=)[0-9]+``, is kept before the marker).
+
+    Raises :class:`PatternError` when ``regex`` does not compile or matches the empty string
+    (it would put a marker between every two characters)."""
+    try:
+        compiled = re.compile(regex)
+    except re.error as exc:
+        raise PatternError(f"--redact {regex!r} is not a valid regular expression: {exc}") from None
+    if compiled.fullmatch("") is not None:
+        raise PatternError(f"--redact {regex!r} matches the empty string")
+    return Pattern("custom", compiled)
+
+
+#: AWS access key id prefixes (user, temporary, role, ... keys), lower case.
+_AWS_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva",
+                 "apka", "a3t")
+
+#: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
+#: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
+#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|secret|credentials?|token|signature"
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
+                 r"[_.-]?key|apikey")
+#: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
+#: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
+_KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)")
+#: What a key names when one of these words follows the key word: something about the secret,
+#: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
+_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
+          r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
+          r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
+          r"|config|manager|store|service|updated|changed)(?![a-z]))")
+
+def _key_value(key: str) -> str:
+    """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
+    or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
+    whose extent depends on the quotes and separator seen."""
+    return (
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|=)[ \t]*+"
+        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?)"
+        r"(?!\[REDACTED:)(?![{\[])"
+        # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
+        # "double" and 'single' quoted to the closing quote; key: value to the end of the
+        # line; KEY=value to the next space, quote or &
+        r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
+        r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
+        r"|(?(sq)[^'\r\n]+"
+        r"|(?(colon)(?:[^\r\n\"'\\]|\\(?![nrt\"'\\]))+"
+        r"|[^\s\"'&<>\\]+))))"
+    )
+
+
+#: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
+#: first letter of a key word is tested once, before the (case-insensitive) words: twice as
+#: fast as trying every word at every position.
+_SECRET_KEY = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+               r"(?![a-z])" + _ABOUT + r"[\w.-]*")
+
+#: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
+#: later pattern leaves a ``[REDACTED:`` marker alone).
+DEFAULT_PATTERNS: tuple[Pattern, ...] = (
+    # PEM/PGP private key blocks; an unterminated block (a cut preview) runs to the end
+    Pattern.of(
+        "private_key",
+        ("private key",),
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        re.S,
+    ),
+    # user:pass@ (or token@) in URLs: scheme and host are kept
+    Pattern.of("url_credentials", ("://",), r"(?P<keep>\b[a-z][a-z0-9+.-]*://)[^\s/?#@\[\]\"']+(?=@)", re.I),
+    # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
+    Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
+    Pattern.of("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
+    Pattern.of("api_key", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}"),
+    Pattern.of("stripe_key", ("_live_", "_test_", "whsec_"),
+               r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{16,})"),
+    Pattern.of("slack_token", ("xox", "hooks.slack.com"),
+               r"\bxox[abposr]-[0-9A-Za-z-]{10,}|(?<=hooks\.slack\.com/services/)[\w/]+"),
+    Pattern.of(
+        "github_token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    ),
+    Pattern.of("gitlab_token", ("glpat-",), r"glpat-[\w-]{20,}"),
+    Pattern.of("google_api_key", ("aiza",), r"\bAIza[\w-]{35}"),
+    Pattern.of("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    Pattern.of("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}"),
+    Pattern.of("pypi_token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[\w-]{16,}"),
+    Pattern.of("sendgrid_key", ("sg.",), r"\bSG\.[\w-]{16,}\.[\w-]{16,}"),
+    Pattern.of("age_key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{20,}"),
+    Pattern.of(
+        "aws_access_key",
+        _AWS_PREFIXES,
+        r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}(?![A-Z0-9])",
+    ),
+    # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
+    # a '/' or '+' (hex digests, ids and paths have not all of these)
+    Pattern.of(
+        "aws_secret_key", ("/", "+"),
+        r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+        r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
+    # Bearer <token> wherever it stands (a header value the key rule below does not see)
+    Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
+    # Authorization: <scheme> <value> to the line's end (SigV4's Credential=…, Signature=…)
+    Pattern.of("authorization", ("authorization",), _key_value(r"(?i:\b(?:proxy-)?authorization)"),
+               requires=(":", "=")),
+    Pattern.of("aws_secret_key", ("secret",),
+               _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"), requires=(":", "=")),
+    # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
+         "cookie", "auth", "dsn", "sig"),
+        _key_value(_SECRET_KEY),
+        requires=(":", "="),
+    ),
+    # --password X, --api-key 'x y', --client-secret=X (the = form is a key above)
+    Pattern.of(
+        "secret",
+        ("--",),
+        r"(?P<keep>(?<![\w-])--[\w-]*(?i:password|passwd|pass|token|secret|api-?key|cookie)\s+)"
+        r"(?!-)(?!\[REDACTED:)(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)",
+    ),
+    # docker/podman/helm ... login -p X; curl -b COOKIES
+    Pattern.of(
+        "secret",
+        ("login", "curl"),
+        r"(?P<keep>(?:\blogin\b[^\n]*?\s-p|\bcurl\b[^\n]*?\s(?:-b|--cookie))\s+)(?!\[REDACTED:)"
+        r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)",
+    ),
+    # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
+    Pattern.of("email", ("@", "%40"),
+               r"(?<![\w.%+-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),
+)
