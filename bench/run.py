@@ -8,7 +8,7 @@ Streams come from :mod:`bench.streams` (deterministic, cached in ``--dir``). Thr
 same file (``--pairs`` pairs) and reports medians; the "receiver" rows export to a local OTLP/gRPC
 receiver (``tests/receivers.py``) in its own process. Latency: a timestamping emitter → X → a
 reader, through pipes, while workflows of 50 agents are exported to the receiver. Memory: the
-peak of otelbridge's processes (tee, decoding, export processes) on a stream minus on empty
+peak of otelbridge's processes (the tee's and the decoding process) on a stream minus on empty
 input, as the sum of their ``VmHWM`` and as their summed ``Pss`` (see :func:`max_rss_kb`).
 """
 
@@ -176,8 +176,8 @@ def _tree(pid: int) -> list[int]:
 
 
 def max_rss_kb(path: Path | None, args: list[str]) -> tuple[int, int]:
-    """Peak memory of otelbridge — the tee's process, the decoding process it forks and the
-    export processes that forks (OTLP) — on ``path``, two ways: the sum of each process's
+    """Peak memory of otelbridge — the tee's process and the decoding process it forks — on
+    ``path``, two ways: the sum of each process's
     high-water mark (``VmHWM``: exact peaks, but a page shared by forked processes counts in
     each, and peaks at different times add up — an upper bound), and the highest sum of their
     proportional set sizes (``Pss``: a shared page counted once) seen in samples every 5 ms
@@ -419,7 +419,6 @@ def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents:
     return {"offered_agent_spans_per_s": rate, "seconds": w1 - t0, "spans_sent": sent, "spans_received": got,
             "received_agent_spans_per_s": (c1 - c0) / (w1 - w0) * agents / (agents + 2),
             "drain_s": drain, "lines_not_decoded": st["lines_not_decoded"], "spans_dropped": st["spans_dropped"],
-            "spans_to_export_processes": st.get("spans_to_export_processes"),
             "rss_growth_MB": (peak[0] - at_start[0]) / 1024, "pss_growth_MB": (peak[1] - at_start[1]) / 1024}
 
 
@@ -436,20 +435,6 @@ def median_run(measure, runs: int) -> dict:
 def _median(rows: list[dict]) -> dict:
     rows = sorted(rows, key=lambda r: r["agent_spans_per_s"])
     return {**rows[len(rows) // 2], "runs_per_s": [round(r["agent_spans_per_s"]) for r in rows]}
-
-
-#: end to end: spans exported by the decoding process itself, and by 2 and 3 export processes
-E2E_VARIANTS = ("0", "2", "3")
-
-
-def spans_end_to_end_variants(directory: Path, runs: int) -> list[dict]:
-    """:func:`spans_end_to_end` with each ``--export-processes`` of :data:`E2E_VARIANTS`,
-    alternated round by round (the machine's load drifts), medians."""
-    got: dict[str, list[dict]] = {v: [] for v in E2E_VARIANTS}
-    for _ in range(max(runs, 1)):
-        for v in E2E_VARIANTS:
-            got[v].append(spans_end_to_end(directory, extra=["--export-processes", v]))
-    return [{**_median(rows), "export_processes": int(v)} for v, rows in got.items()]
 
 
 # --------------------------------------------------------------------------- report
@@ -492,17 +477,15 @@ def report(results: dict) -> str:
                      f"for {row['seconds']:.0f} s → local gRPC receiver | received at **{row['received_agent_spans_per_s']:,.0f}/s**; "
                      f"{row['spans_received']}/{row['spans_sent']} spans, {row['lines_not_decoded']} lines skipped, "
                      f"{row['spans_dropped']} dropped; exit {row['drain_s']:.2f} s after the stream's end; "
-                     f"{row.get('spans_to_export_processes')} spans to the export processes; memory growth "
+                     f"memory growth "
                      f"{row.get('rss_growth_MB', float('nan')):.1f} MB (PSS {row.get('pss_growth_MB', float('nan')):.1f} MB) "
-                     f"| – | ≥ 20 000/s |")
+                     f"| – | ≥ 10 000/s |")
     for e2e in results.get("e2e", []):
-        procs = e2e["export_processes"]
-        how = (f"{procs} export processes" + (" (the default)" if procs == 2 else "")
-               if procs else "exported by the decoding process")
-        lines.append(f"| agent spans/s, end to end to a local gRPC receiver, {how}, median of "
+        lines.append(f"| agent spans/s, end to end to a local gRPC receiver (the decoding process "
+                     f"exports), median of "
                      f"{len(e2e['runs_per_s'])} ({', '.join(f'{r:,}' for r in e2e['runs_per_s'])}) | "
                      f"**{e2e['agent_spans_per_s']:,.0f}/s** "
-                     f"({e2e['spans_received']}/{e2e['spans_sent']} spans in {e2e['seconds']:.2f} s) | – | ≥ 20 000/s |")
+                     f"({e2e['spans_received']}/{e2e['spans_sent']} spans in {e2e['seconds']:.2f} s) | – | ≥ 10 000/s |")
     return "\n".join(lines)
 
 
@@ -547,20 +530,15 @@ def main() -> None:
         print(results["latency"], file=sys.stderr)
     if args.what in ("all", "memory"):
         results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
-        with Receiver() as rx:  # the export processes' growth counted too
-            for extra, label in (
-                    ([], "OTLP/gRPC, 2 export processes on demand (the default)"),
-                    (["--export-processes-at", "0"], "OTLP/gRPC, 2 export processes taking every span"),
-                    (["--export-processes", "0"], "OTLP/gRPC, exported by the decoding process")):
-                results["memory"] += [
-                    {**row, "exporter": label} for row in
-                    memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint,
-                                                        *extra])]
+        with Receiver() as rx:
+            results["memory"] += [
+                {**row, "exporter": "OTLP/gRPC"} for row in
+                memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint])]
         print(results["memory"], file=sys.stderr)
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)
         print(results["spans"], file=sys.stderr)
-        results["e2e"] = spans_end_to_end_variants(directory, args.spans_runs)
+        results["e2e"] = [median_run(lambda: spans_end_to_end(directory), args.spans_runs)]
         print(results["e2e"], file=sys.stderr)
         results["sustained"] = [spans_sustained(directory, rate) for rate in SUSTAIN_RATES]
         print(results["sustained"], file=sys.stderr)

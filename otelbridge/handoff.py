@@ -37,10 +37,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 
@@ -92,9 +90,6 @@ class Handoff:
         self._thread: threading.Thread | None = None
         #: set once ``setup`` (see :meth:`start`) has returned or failed
         self.ready = threading.Event()
-        if hasattr(os, "register_at_fork"):  # the export processes fork during the set-up
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: _forget(ref()))
 
     def start(
         self,
@@ -259,14 +254,3 @@ class Handoff:
                 except Exception as exc:
                     log.warning("closing spans failed: %s", exc)
                 return
-
-
-def _forget(handoff: Handoff | None) -> None:
-    """In a process forked while ``handoff`` held chunks (the export processes, forked by the
-    set-up while the reader already queues): drop them — the stream is its parent's to decode,
-    and the memory they hold can then be given back (``export_processes._release_inherited``).
-    Takes no lock: another thread of the parent may have held it at the fork, and none runs
-    here."""
-    if handoff is not None:
-        handoff._items.clear()
-        handoff._bytes = 0

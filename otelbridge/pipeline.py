@@ -27,6 +27,7 @@ from . import dialects, redact
 from .app import install_loop, say
 from .clock import Clock, StreamTimers
 from .config import Config
+from .deadline import Deadline
 from .events import SpanRecord
 from .handoff import BEHIND_MESSAGE, DEFAULT_LIMIT, SETUP_TIMEOUT_S, Handoff
 from .ids import Ids
@@ -180,14 +181,10 @@ class Pipeline:
         return self.builder._trace_flags(probe).sampled
 
     @classmethod
-    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None,
-              processes: int = 0, patient: bool = False) -> "Pipeline":
+    def build(cls, cfg: Config, stats: Stats, call_later, report: Report | None = None) -> "Pipeline":
         """Stages 2–5 for ``cfg``; ``call_later`` schedules grace windows (``None``: they close at
         end of input); ``report`` (trace links, waterfall, step summary) is a second sink.
-        ``processes``: spans are built and exported by that many processes forked here
-        (:mod:`otelbridge.export_processes`; ``count_for(cfg)`` says how many; 0 or a failed
-        fork: in this process); ``patient`` (``replay``): they wait for their exporters as
-        long as those make progress."""
+"""
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -197,19 +194,13 @@ class Pipeline:
             "trace_state": span_ctx.trace_state if span_ctx is not None else None,
             "remote_parent_flags": span_ctx.trace_flags if span_ctx is not None else None,
         }
-        exporters = None
-        if processes:
-            from .export_processes import ExportProcesses
-
-            exporters = ExportProcesses.start(cfg, stats, processes, options, patient=patient)
-        if exporters is None:
-            exporters = Exporters(cfg, stats)
+        exporters = Exporters(cfg, stats)
         builder = SpanBuilder(exporters.provider, exporters.ids, stats, **options)
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         pipeline = cls(cfg, stats, exporters, None, None, None, builder)  # type: ignore[arg-type]
         pipeline.report = report
-        pipeline.emit = fan_out(exporters.emit_sink(builder),
+        pipeline.emit = fan_out(builder.emit,
                                 report.emit if report is not None else None)
         pipeline.call_later = call_later
         pipeline.parent = parent
@@ -319,10 +310,9 @@ class LiveFront:
 
     def __init__(self, cfg: Config, stats: Stats,
                  on_ready: Callable[[tuple[str, bool] | None], None] | None = None,
-                 limit: int = DEFAULT_LIMIT, processes: int = 0) -> None:
+                 limit: int = DEFAULT_LIMIT) -> None:
         self.cfg = cfg
         self.stats = stats
-        self.processes = processes
         self.handoff = Handoff(stats, limit)
         self._on_ready = on_ready
         self._warned = False
@@ -333,7 +323,8 @@ class LiveFront:
         self._abandoned = False
         #: built on the handoff's thread; ``None`` until then, and if the set-up failed
         self.pipeline: Pipeline | None = None
-        self.handoff.start(self._on_item, self._end, setup=self._build, on_idle=self._idle)
+        self._cut: Deadline | None = None
+        self.handoff.start(self._on_item, self._end, setup=self._build)
 
     def _build(self) -> None:
         from .export import configure_logging
@@ -342,19 +333,14 @@ class LiveFront:
         try:
             configure_logging()
             pipeline = Pipeline.build(self.cfg, self.stats, self._call_later, Report(self.cfg, say),
-                                      processes=self.processes)
+)
             if self.cfg.command:
                 pipeline.start_run(tuple(self.cfg.command))
-            pipeline.after_line = pipeline.exporters.pace  # bursts exported, not dropped
+            pipeline.after_line = lambda: pipeline.exporters.pace(self._cut)  # bursts exported
             self.pipeline = pipeline
         finally:
             if self._on_ready is not None:
                 self._on_ready(self._link())
-
-    def _idle(self) -> None:
-        """The decoding thread has nothing to do: span records waiting for a batch go out."""
-        if self.pipeline is not None:
-            self.pipeline.exporters.flush()
 
     def _call_later(self, delay_s: float, fn: Callable[[], None]):
         """``Handoff.call_later``, paced like a line: a grace window that closes ends a whole
@@ -437,7 +423,7 @@ class LiveFront:
         self._deadline = deadline + (now - before)
         cut = now + max(0.0, self._deadline - now) / 2
         if pipeline is not None:
-            pipeline.exporters.pace_until = cut
+            self._cut = Deadline(cut)
         self.handoff.cut_at(cut)
 
     def finish(self, reason: str | None = None, exit_code: int = 0,
@@ -463,7 +449,7 @@ class LiveFront:
                 "and spans it still held open were not ended")
         if pipeline is None:
             return False
-        return pipeline.exporters.shutdown(max(0.0, deadline - time.monotonic()))
+        return pipeline.exporters.shutdown(Deadline(deadline))
 
     def report_and_exit_code(self, code: int, all_exported: bool) -> int:
         """After :meth:`finish`: as :meth:`Pipeline.report_and_exit_code` (counts only when the
@@ -531,10 +517,7 @@ def replay(cfg: Config, files: list) -> int:
 
     _private_stdout()
     stats = Stats()
-    from .export_processes import count_for
-
-    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say), processes=count_for(cfg),
-                              patient=True)
+    pipeline = Pipeline.build(cfg, stats, None, Report(cfg, say))
     # grace windows in stream time; a file can wait: never outrun the exporters
     pipeline.stream_timers = True
     pipeline.emit = fan_out(pipeline.emit, lambda rec: pipeline.exporters.wait_for_room())
@@ -566,7 +549,7 @@ def replay(cfg: Config, files: list) -> int:
                 say(f"cannot read {str(path)!r}: {exc.strerror}")
                 code = 1
             pipeline.end_stream()
-    all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+    all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
     return pipeline.report_and_exit_code(code, all_exported)
 
 
@@ -657,7 +640,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         if open_runs:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
                 f"start reads them again ({dropped} held spans dropped)")
-        all_exported = pipeline.exporters.shutdown(cfg.flush_timeout_s)
+        all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
         return pipeline.report_and_exit_code(code, all_exported)
 
     try:

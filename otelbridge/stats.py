@@ -28,9 +28,6 @@ class Stats:
     #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
     #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
     spans_sampled_out: int = 0
-    #: span records handed to the export processes (export_processes.py); the rest were built
-    #: and exported by the decoding process (or ``replay``'s) itself
-    spans_to_export_processes: int = 0
     late_events_ignored: int = 0
     duplicate_notifications: int = 0
     runs_capped: int = 0
