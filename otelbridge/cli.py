@@ -144,7 +144,7 @@ def replay_command(files, **flags):
     same trace and span ids every time), grace windows close at the end of each file. Nothing is
     written to stdout: replay is not a tee."""
     cfg = make_config(clock="stream", deterministic_ids=True, **flags)
-    from .pipeline import replay
+    from .modes.replay import replay
 
     return replay(cfg, list(files))
 
@@ -171,7 +171,7 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
-    from .pipeline import follow
+    from .modes.follow import follow
 
     return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)
 

@@ -14,7 +14,7 @@ class Stats:
     bytes: int = 0
     lines: int = 0
     lines_decoded: int = 0
-    #: lines the live tee skipped (a gap: decoding had fallen behind; worker.py, handoff.py) —
+    #: lines the live tee skipped (a gap: decoding had fallen behind; source/feed.py) —
     #: every line a skipped part touches, whether or not a dialect would have wanted it (the tee
     #: does not look inside what it skips); their bytes were passed through all the same.
     #: ``lines`` = lines looked at (decoded, unwanted, bad, overlong) + ``lines_not_decoded``
