@@ -20,7 +20,7 @@ from .config import Config
 from .deadline import Deadline
 from .messages import say
 from .modes import install_loop
-from .source import REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
+from .source import EARLY_SIGNALS, REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
 from .source.child import ChildError, exit_status, spawn
 from .stats import Stats
 
@@ -89,6 +89,8 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         link = feed.run_link() if feed is not None else None
         env = child_environment(cfg, link) if link is not None else None
         warn_console_exporters(env if env is not None else dict(os.environ))
+        if EARLY_SIGNALS:  # stopped before the command could start: it is not started
+            return end(interrupted_by(EARLY_SIGNALS[0]), 128 + EARLY_SIGNALS[0])
         try:
             proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
@@ -158,6 +160,9 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         except (NotImplementedError, RuntimeError):
             pass
 
+    for signum in EARLY_SIGNALS:  # came before the loop could take them: acted on now
+        on_signal(signum)
+    EARLY_SIGNALS.clear()
     watcher = asyncio.ensure_future(stop_when_child_gone()) if proc is not None else None
     outcome = await tee.run()
     # a signal that came with the end of input is seen before the outcome is read
@@ -179,10 +184,9 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         status = await child_status()
         if fd_in >= 0:
             os.close(fd_in)
-        if status is None or (outcome == pipe.STOPPED and got_signal):  # we were cut short
-            code = 128 + got_signal[0]
-        else:
-            code = status
+        # the child's own status whenever it exited, even if a signal stopped the tee (a
+        # background process of its may hold the pipe); ours only when we gave up on it
+        code = status if status is not None else 128 + got_signal[0]
     elif got_signal:
         code = 128 + got_signal[0]
     elif outcome == pipe.EPIPE:
@@ -238,4 +242,7 @@ def _run(cfg: Config) -> int:
         return asyncio.run(_main(cfg, stream_fd, feed))
     except KeyboardInterrupt:
         return 130
+    finally:  # the run is over: a signal from here to the exit changes nothing
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
 

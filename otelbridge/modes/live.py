@@ -16,7 +16,7 @@ backlog absorb the wait.
 The end: the tee's end message carries the run's :class:`~otelbridge.deadline.Deadline`. From
 half-way to it on, what still comes is counted as not decoded (the counts add up: lines =
 decoded + not wanted + bad + overlong + not decoded) so that ending the spans and the flush get
-the rest. The process ignores SIGINT/SIGTERM: the tee decides, and tells it.
+the rest. The process ignores SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
 """
 
 from __future__ import annotations
@@ -172,8 +172,6 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
     from ``ctl_fd``) until its end, then end every span, flush by the deadline, report, write
     ``{"exit": N}`` to ``result_fd`` and return N."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     install_loop()
     return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd))
 

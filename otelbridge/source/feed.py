@@ -102,6 +102,9 @@ class DecoderFeed:
                 os.close(fd)
             return None
         if pid == 0:  # the decoding process: never returns
+            # the tee decides on SIGINT/SIGTERM and tells it (a terminal's Ctrl-C reaches both)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             code = EXIT_SOFTWARE
             try:
                 for fd in (data_w, ctl_w, res_r, *close_in_child):
