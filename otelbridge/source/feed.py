@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import select
@@ -95,6 +96,9 @@ class DecoderFeed:
         fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
         widen_pipe(data_w, CHUNK)
+        # what the tee imported so far stays shared with the decoding process: out of reach of
+        # the garbage collector, whose passes would otherwise copy every page they touch
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError:
