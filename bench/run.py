@@ -527,7 +527,7 @@ def report(results: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="otelbridge benchmark (issue 5)")
-    ap.add_argument("what", choices=("all", "throughput", "latency", "memory", "rest", "spans"))
+    ap.add_argument("what", choices=("all", "throughput", "latency", "memory", "rest", "spans", "e2e"))
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--streams", default="mix,long,tiny")
@@ -583,8 +583,10 @@ def main() -> None:
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)
         print(results["spans"], file=sys.stderr)
+    if args.what in ("all", "spans", "e2e"):
         results["e2e"] = [median_run(lambda: spans_end_to_end(directory), args.spans_runs)]
         print(results["e2e"], file=sys.stderr)
+    if args.what in ("all", "spans"):
         results["sustained"] = [spans_sustained(directory, rate) for rate in SUSTAIN_RATES]
         print(results["sustained"], file=sys.stderr)
     if args.json:
