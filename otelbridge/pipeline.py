@@ -173,6 +173,7 @@ class Pipeline:
             trace_state=span_ctx.trace_state if span_ctx is not None else None,
             remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
         )
+        self._remote_flags = span_ctx.trace_flags if span_ctx is not None else None
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         self.report = report
@@ -207,9 +208,12 @@ class Pipeline:
         without a run span."""
         if self.run is None:
             return None
-        probe = SpanRecord(self.run.record(0).name, self.run.ref.trace_id, self.run.ref.span_id,
-                           None, 0, 0, {})
-        sampled = self.builder._trace_flags(probe).sampled
+        if self._remote_flags is not None:  # under TRACEPARENT: its decision
+            sampled = self._remote_flags.sampled
+        else:  # the provider's sampler decides by trace id (every built-in sampler does)
+            result = self.exporters.provider.sampler.should_sample(
+                None, self.run.ref.trace_id, self.run.record(0).name)
+            sampled = result.decision.is_sampled()
         return self.run.traceparent(sampled), self.run.parent is not None
 
     def new_stream(self) -> None:
