@@ -92,3 +92,16 @@ def test_no_traceparent_flag_ignores_the_ci_span(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert run.trace_id != CI_TRACE and run.parent_span_id == ""
     assert (tmp_path / "seen.txt").read_text().startswith(f"00-{run.trace_id}-{run.span_id}-")
+
+
+def test_an_unsampled_run_tells_the_child_so(tmp_path):
+    """The sampler says no (``always_off``): the child's ``TRACEPARENT`` names the run span with
+    the sampled flag off, and nothing is exported."""
+    stream = EXAMPLES / "milk-session.jsonl"
+    env = clean_env(OTEL_TRACES_SAMPLER="always_off")
+    proc, spans, traceparent, _, _ = wrap(tmp_path, str(stream), 0, env, expect=0)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == stream.read_bytes()
+    version, trace_id, span_id, flags = traceparent.split("-")
+    assert (version, flags, len(trace_id), len(span_id)) == ("00", "00", 32, 16)
+    assert spans == []
