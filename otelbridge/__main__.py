@@ -7,23 +7,30 @@ Dispatch is explicit: a first argument ``replay`` or ``follow`` selects that com
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
+# First of all, with the C module (``signal`` runs Python code to build its enums): SIGINT and
+# SIGTERM are recorded, not acted on, until the tee's event loop takes them over and acts on them
+# as on any signal — no ``KeyboardInterrupt`` traceback from an import, no death between the fork
+# and the loop that would leave the decoding process or the wrapped command behind.
+import _signal
 
-from .source import EARLY_SIGNALS
+_EARLY: list[int] = []
 
 
 def _record(signum: int, _frame: object) -> None:
-    EARLY_SIGNALS.append(signum)
+    _EARLY.append(signum)
 
 
-# From the first line of ours: SIGINT/SIGTERM are recorded (``source.EARLY_SIGNALS``), not acted
-# on, until the tee's event loop takes them over and acts on them as on any signal — no
-# ``KeyboardInterrupt`` traceback from an import, no death between the fork and the loop that
-# would leave the decoding process or the wrapped command behind.
-for _signum in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(_signum, _record)
+_signal.signal(_signal.SIGINT, _record)
+_signal.signal(_signal.SIGTERM, _record)
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+
+from . import source  # noqa: E402
+
+source.EARLY_SIGNALS = _EARLY  # the handler's own list: none can fall between two lists
+EARLY_SIGNALS = _EARLY
 
 
 def _ensure_std_fds() -> None:

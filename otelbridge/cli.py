@@ -7,7 +7,7 @@ Three commands share the export and report options:
 * ``otelbridge follow [OPTIONS] PATH`` — tail a file the CLI writes (:data:`follow_command`).
 
 ``__main__`` picks the command by the first argument (:data:`SUBCOMMANDS`); everything else is
-the tee, exactly as before subcommands existed. A program called ``replay`` or ``follow`` is
+the tee. A program called ``replay`` or ``follow`` is
 wrapped with ``otelbridge -- replay ...``.
 """
 

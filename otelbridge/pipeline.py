@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import dialects, redact
 from .clock import Clock, StreamTimers
 from .config import Config
+from .deadline import Deadline
 from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
@@ -63,6 +64,19 @@ class WaitForExporters:
 
     def emit(self, rec: SpanRecord) -> None:
         self.exporters.wait_for_room()
+
+
+class PaceExporters:
+    """A sink last in line for the live decoder: after each record, a short wait while a healthy
+    exporter's queue is nearly full (:meth:`Exporters.pace`), never past ``deadline()`` — so a
+    burst, or the spans that end a run, are exported rather than dropped."""
+
+    def __init__(self, exporters: Exporters, deadline: Callable[[], Deadline | None]) -> None:
+        self.exporters = exporters
+        self.deadline = deadline
+
+    def emit(self, rec: SpanRecord) -> None:
+        self.exporters.pace(self.deadline())
 
 
 def install_redaction(cfg: Config) -> None:
@@ -150,16 +164,16 @@ class Pipeline:
 
     ``report``: trace links, waterfall, step summary (a second sink). ``call_later(delay_s, fn)``
     schedules grace windows in real time (``None``: they close at the end of input);
-    ``stream_timers``: they run on the stream's own clock instead (``replay``). ``wait_for_exporters``
-    (``replay``): each record waits for room in the export queues. ``hold``: wraps the sinks
-    (``follow`` holds a workflow's records until it ends). ``after_line``: called after each
-    decoded line (the live decoder paces itself on the exporters)."""
+    ``stream_timers``: they run on the stream's own clock instead (``replay``). ``last``: the
+    sink after the builder and report, made from the exporters (:class:`WaitForExporters`,
+    :class:`PaceExporters`). ``hold``: wraps the sinks (``follow`` holds a workflow's records
+    until it ends)."""
 
     def __init__(self, cfg: Config, stats: Stats, *, report: Report | None = None,
                  call_later: Callable[[float, Callable[[], None]], Any] | None = None,
-                 stream_timers: bool = False, wait_for_exporters: bool = False,
-                 hold: Callable[[SpanSink], SpanSink] | None = None,
-                 after_line: Callable[[], None] | None = None) -> None:
+                 stream_timers: bool = False,
+                 last: Callable[[Exporters], SpanSink] | None = None,
+                 hold: Callable[[SpanSink], SpanSink] | None = None) -> None:
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -180,13 +194,12 @@ class Pipeline:
         emits = [self.builder.emit]
         if report is not None and report.emit is not None:  # None: nothing to draw
             emits.append(report.emit)
-        if wait_for_exporters:
-            emits.append(WaitForExporters(self.exporters).emit)
+        if last is not None:
+            emits.append(last(self.exporters).emit)
         sink: SpanSink = self.builder if len(emits) == 1 else FanOut(*emits)
         self.sink: SpanSink = hold(sink) if hold is not None else sink
         self._call_later = call_later
         self._stream_timers = stream_timers
-        self.after_line = after_line
         self.exit_code = 0
         self.timers: StreamTimers | None = None
         self.splitter: LineSplitter | None = None
@@ -255,8 +268,6 @@ class Pipeline:
                 log.warning("event %s not applied: %s", type(event).__name__, exc)
         if self.timers is not None:
             self.timers.run_due()
-        if self.after_line is not None:
-            self.after_line()
 
     def on_chunk(self, buf: bytes | bytearray, n: int) -> None:
         """Stage 2 on ``buf[:n]``; a splitter bug costs the chunk's decoding (counted), never

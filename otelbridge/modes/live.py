@@ -9,7 +9,7 @@ this process's GIL only; the tee's process imports nothing of OpenTelemetry.
 One thread runs an event loop: the data pipe is read chunk by chunk (the control pipe after each
 read, so that a gap is known before the data after it), each chunk is decoded at once, and grace
 windows fire as timers of the same loop — the tracker is touched by that thread only. The SDK
-exports on its own thread; after each decoded line the decoder waits while a healthy exporter's
+exports on its own thread; after each span built the decoder waits while a healthy exporter's
 queue is three quarters full (a burst is exported, not dropped), and the pipe and the tee's
 backlog absorb the wait.
 
@@ -35,13 +35,16 @@ from ..config import Config
 from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say
-from ..pipeline import Pipeline
+from ..pipeline import PaceExporters, Pipeline
 from ..source import REASON_TEE_GONE
-from ..source.pipe import CHUNK
 from ..stats import Stats
 from . import install_loop
 
 log = logging.getLogger("otelbridge")
+
+#: Bytes read from the data pipe at once (64 KiB, a few hundred lines): the half-way mark is
+#: looked at between reads, so a read decoded past it stays small next to the end's budget.
+READ_SIZE = 64 * 1024
 
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
@@ -109,28 +112,18 @@ class LiveDecoder:
 
         self.cfg = cfg
         self.stats = stats
-        #: from this instant on, chunks are counted as not decoded (half-way to the deadline)
+        #: half-way to the deadline: chunks from then on are counted as not decoded, and no wait
+        #: for the exporters goes past it (at the end it moves to the deadline itself)
         self.cut: Deadline | None = None
         self._warned = False
-        self._call_later = call_later
         self.pipeline: Pipeline | None = None
         try:
             configure_logging()
-            self.pipeline = Pipeline(cfg, stats, report=Report(cfg, say),
-                                     call_later=self._paced_call_later, after_line=self._pace)
+            self.pipeline = Pipeline(
+                cfg, stats, report=Report(cfg, say), call_later=call_later,
+                last=lambda exporters: PaceExporters(exporters, lambda: self.cut))
         except Exception as exc:
             log.warning("cannot set up tracing, passing the stream through only: %s", exc)
-
-    def _pace(self) -> None:
-        self.pipeline.exporters.pace(self.cut)
-
-    def _paced_call_later(self, delay_s: float, fn: Callable[[], None]):
-        """A grace window, paced like a line: one that closes ends a whole workflow at once."""
-        def fire() -> None:
-            fn()
-            self._pace()
-
-        return self._call_later(delay_s, fire)
 
     def chunk(self, data: bytes) -> None:
         if self.cut is not None and self.cut.passed():
@@ -163,6 +156,7 @@ class LiveDecoder:
         pipeline = self.pipeline
         if pipeline is None:
             return counts_and_exit_code(self.cfg, self.stats, None, exit_code, False)
+        self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
         pipeline.exit_code = exit_code
         pipeline.end_stream(reason)
         return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline))
@@ -233,7 +227,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     def on_data() -> None:
         nonlocal offset
         try:
-            data = os.read(data_fd, CHUNK)
+            data = os.read(data_fd, READ_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         read_control()  # after the read: every gap before the data just read is known now

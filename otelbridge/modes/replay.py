@@ -10,7 +10,7 @@ import sys
 from ..config import Config
 from ..deadline import Deadline
 from ..messages import say
-from ..pipeline import Pipeline, private_stdout
+from ..pipeline import Pipeline, WaitForExporters, private_stdout
 from ..source.replay import read_file
 from ..stats import Stats
 
@@ -42,7 +42,7 @@ def replay(cfg: Config, files: list) -> int:
     private_stdout()
     stats = Stats()
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), stream_timers=True,
-                        wait_for_exporters=True)
+                        last=WaitForExporters)
     sizes = []
     for path in files:
         try:

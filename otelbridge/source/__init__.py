@@ -12,8 +12,8 @@ from __future__ import annotations
 CLOSED_AT_START: set[int] = set()
 
 #: SIGINT/SIGTERM that came before the tee's event loop could take them (start-up: imports,
-#: the fork, the wrapped command's set-up), in order; recorded by ``__main__``'s first handler
-#: and acted on once the loop runs.
+#: the fork, the wrapped command's set-up), in order; ``__main__`` binds this name to the list
+#: its first handler fills; the tee's loop acts on them once it runs.
 EARLY_SIGNALS: list[int] = []
 
 #: The stream's reader closed its end (EPIPE).

@@ -7,7 +7,7 @@ Two ways to move the bytes, same behaviour:
   and ``os.splice`` moves the same bytes input → output inside the kernel. The second pipe is
   the decoding process's data pipe (``feed.fd``, :mod:`otelbridge.source.feed`: the bytes never
   enter this process), or, with no decoding process, a private pipe read back into the reused buffer
-  for ``on_chunk``. Measured ≈ 0.8–1.0× GNU tee (``../shared/MEASURED.md``).
+  for ``on_chunk``. Measured ≈ 0.8–1.0× GNU tee (bench/RESULTS.md).
 * **plain** (everything else: macOS, Windows, terminals, ``>>`` files where ``splice`` refuses
   ``O_APPEND``): ``os.readv`` into one reused 1 MiB ``bytearray`` (no allocation per chunk — the
   measured cost of a Python tee is allocation, not syscalls) and ``os.write`` before anything
