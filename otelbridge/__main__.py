@@ -7,8 +7,30 @@ Dispatch is explicit: a first argument ``replay`` or ``follow`` selects that com
 
 from __future__ import annotations
 
-import os
-import sys
+# First of all, with the C module (``signal`` runs Python code to build its enums): SIGINT and
+# SIGTERM are recorded, not acted on, until the tee's event loop takes them over and acts on them
+# as on any signal — no ``KeyboardInterrupt`` traceback from an import, no death between the fork
+# and the loop that would leave the decoding process or the wrapped command behind.
+import _signal
+
+_EARLY: list[int] = []
+
+
+def _record(signum: int, _frame: object) -> None:
+    _EARLY.append(signum)
+
+
+_signal.signal(_signal.SIGINT, _record)
+_signal.signal(_signal.SIGTERM, _record)
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+
+from . import source  # noqa: E402
+
+source.EARLY_SIGNALS = _EARLY  # the handler's own list: none can fall between two lists
+EARLY_SIGNALS = _EARLY
 
 
 def _ensure_std_fds() -> None:
@@ -34,10 +56,15 @@ def _ensure_std_fds() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("replay", "follow"):  # cli.SUBCOMMANDS: their signals are their own
+        if EARLY_SIGNALS:
+            os._exit(128 + EARLY_SIGNALS[0])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _ensure_std_fds()
     from .cli import SUBCOMMANDS, run_command
 
-    args = list(sys.argv[1:] if argv is None else argv)
     command, prog = run_command, "otelbridge"
     if args and args[0] in SUBCOMMANDS:
         command, prog = SUBCOMMANDS[args[0]], f"otelbridge {args[0]}"
@@ -46,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
         code = command.main(args=args, prog_name=prog, standalone_mode=False)
     except SystemExit as exc:  # --help, --version
         code = exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:  # replay's Ctrl-C
+        code = 130
     except Exception as exc:  # click usage errors and the like
         import click
 

@@ -2,10 +2,10 @@
 
 :func:`run` is what the ``otelbridge`` command calls. fd 1 is handed to the stream alone (anything
 else that writes to fd 1 or ``sys.stdout`` lands on stderr). Before the event loop starts it forks
-the decoding process (:mod:`otelbridge.worker`: stages 2–5, :mod:`otelbridge.pipeline`); this
-process then only moves bytes (``source/pipe.py``: ``tee(2)`` + ``splice`` where it can) and
-imports nothing of OpenTelemetry. Where there is no ``fork``, decoding runs on a thread of this
-process (:class:`otelbridge.pipeline.LiveFront`).
+the decoding process (:mod:`otelbridge.source.feed`; its body: :mod:`otelbridge.modes.live`);
+this process then only moves bytes (``source/pipe.py``: ``tee(2)`` + ``splice`` where it can)
+and imports nothing of OpenTelemetry. Where no decoding process can be started (no ``fork``,
+or it failed) the stream passes through untraced, said once.
 """
 
 from __future__ import annotations
@@ -17,12 +17,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .source import REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
+from .deadline import Deadline
+from .messages import say
+from .modes import install_loop
+from .source import EARLY_SIGNALS, REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
 from .source.child import ChildError, exit_status, spawn
 from .stats import Stats
 
 if TYPE_CHECKING:
-    from .worker import Worker
+    from .source.feed import DecoderFeed
 
 EXIT_EPIPE = 128 + signal.SIGPIPE
 #: Seconds the wrapped command's last output still passes after it exited on a signal, or after
@@ -31,18 +34,9 @@ CHILD_GONE_DRAIN_S = 0.2
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
 
-def say(message: str) -> None:
-    """One line of ours on stderr."""
-    try:
-        sys.stderr.write(f"otelbridge: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
 def child_environment(cfg: Config, link: tuple[str, bool]) -> dict[str, str]:
     """The child's environment: ours, with ``TRACEPARENT`` set to the run span's (``link``: see
-    :meth:`LiveFront.run_link`) and ``TRACESTATE`` kept only when it came with the parent we
+    :meth:`DecoderFeed.run_link`) and ``TRACESTATE`` kept only when it came with the parent we
     use."""
     traceparent, under_parent = link
     env = dict(os.environ)
@@ -68,42 +62,54 @@ def warn_console_exporters(env: dict[str, str]) -> None:
         )
 
 
-async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
+def _untraced(cfg: Config, stats: Stats, code: int) -> int:
+    """The end without a decoding process: the counts of what passed, the exit status."""
+    from .pipeline import counts_and_exit_code
+
+    return counts_and_exit_code(cfg, stats, None, code, False)
+
+
+async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
     """The tee: pass ``stdin`` (or the wrapped command's stdout) to ``stream_fd`` until its end,
-    a closed reader or a signal, feeding the decoding side — the decoding process ``worker`` or,
-    without one, a :class:`LiveFront` in this process — and return the exit status."""
+    a closed reader or a signal, feeding the decoding process (``feed``; ``None``: untraced),
+    and return the exit status."""
     loop = asyncio.get_running_loop()
     stats = Stats()
-    front = None
-    if worker is None:
-        from .pipeline import LiveFront
-
-        front = LiveFront(cfg, stats)
-    side = worker if worker is not None else front
 
     def end(reason: str | None, code: int) -> int:
-        if worker is not None:
-            return worker.end(reason, code, stats)
-        return front.end(reason, code)
+        # the run's one deadline, from the end of input: decoding, ending spans, the flush
+        deadline = Deadline.after(cfg.flush_timeout_s)
+        if feed is None:
+            return _untraced(cfg, stats, code)
+        return feed.end(reason, code, stats, deadline)
 
     proc = None
     if cfg.command:
         # the child's TRACEPARENT names the run span: its ids come from the set-up
-        link = side.run_link()
+        link = feed.run_link() if feed is not None else None
         env = child_environment(cfg, link) if link is not None else None
         warn_console_exporters(env if env is not None else dict(os.environ))
+        if EARLY_SIGNALS:  # stopped before the command could start: it is not started
+            return end(interrupted_by(EARLY_SIGNALS[0]), 128 + EARLY_SIGNALS[0])
         try:
             proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
             say(str(exc))
             return end(None, exc.status)
-        side.set_pid(proc.pid)
+        if feed is not None:
+            feed.set_pid(proc.pid)
     else:
         fd_in = 0
-    if worker is not None:
-        tee = pipe.Tee(fd_in, stream_fd, None, stats, feed=worker)
+    if feed is not None:
+        tee = pipe.Tee(fd_in, stream_fd, None, stats, feed=feed)
     else:
-        tee = pipe.Tee(fd_in, stream_fd, front.on_chunk, stats)
+        def count(buf: bytearray, n: int) -> None:  # untraced: every line counted, not decoded
+            lines = buf.count(b"\n", 0, n)
+            stats.lines += lines
+            stats.lines_not_decoded += lines
+            stats.bytes_not_decoded += n
+
+        tee = pipe.Tee(fd_in, stream_fd, count, stats)
     got_signal: list[int] = []
     signalled = asyncio.Event()
     given_up = asyncio.Event()  # wrapper mode: a repeated signal; the child is no longer awaited
@@ -154,6 +160,9 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         except (NotImplementedError, RuntimeError):
             pass
 
+    for signum in EARLY_SIGNALS:  # came before the loop could take them: acted on now
+        on_signal(signum)
+    EARLY_SIGNALS.clear()
     watcher = asyncio.ensure_future(stop_when_child_gone()) if proc is not None else None
     outcome = await tee.run()
     # a signal that came with the end of input is seen before the outcome is read
@@ -175,10 +184,9 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         status = await child_status()
         if fd_in >= 0:
             os.close(fd_in)
-        if status is None or (outcome == pipe.STOPPED and got_signal):  # we were cut short
-            code = 128 + got_signal[0]
-        else:
-            code = status
+        # the child's own status whenever it exited, even if a signal stopped the tee (a
+        # background process of its may hold the pipe); ours only when we gave up on it
+        code = status if status is not None else 128 + got_signal[0]
     elif got_signal:
         code = 128 + got_signal[0]
     elif outcome == pipe.EPIPE:
@@ -199,15 +207,6 @@ async def _main(cfg: Config, stream_fd: int, worker: Worker | None) -> int:
         except (NotImplementedError, RuntimeError):
             pass
     return end(reason, code)
-
-
-def install_loop() -> None:
-    """uvloop where available (not on Windows), else the standard asyncio loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def run(cfg: Config) -> int:
@@ -233,18 +232,17 @@ def _run(cfg: Config) -> int:
     stream_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    from .worker import Worker
+    from .source.feed import DecoderFeed
 
-    worker = Worker.start(cfg, close_in_child=(stream_fd,))  # before any thread or loop
+    feed = DecoderFeed.start(cfg, close_in_child=(stream_fd,))  # before any thread or loop
+    if feed is None:
+        say("cannot start the decoding process; the stream passes through untraced")
     install_loop()
-    if worker is None:  # decoding shares this process's GIL: keep its turns short
-        from .pipeline import SWITCH_INTERVAL_S
-
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
-        return asyncio.run(_main(cfg, stream_fd, worker))
+        return asyncio.run(_main(cfg, stream_fd, feed))
     except KeyboardInterrupt:
         return 130
+    finally:  # the run is over: a signal from here to the exit changes nothing
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
 
-
-#: Replays of at least this many bytes show a progress bar (when stderr is a terminal).

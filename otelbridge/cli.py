@@ -7,7 +7,7 @@ Three commands share the export and report options:
 * ``otelbridge follow [OPTIONS] PATH`` — tail a file the CLI writes (:data:`follow_command`).
 
 ``__main__`` picks the command by the first argument (:data:`SUBCOMMANDS`); everything else is
-the tee, exactly as before subcommands existed. A program called ``replay`` or ``follow`` is
+the tee. A program called ``replay`` or ``follow`` is
 wrapped with ``otelbridge -- replay ...``.
 """
 
@@ -72,15 +72,6 @@ def _shared(fn):
         click.option("--trace-url-template", metavar="URL",
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),
-        click.option("--export-processes", type=click.IntRange(0, 16), metavar="N",
-                     help="Processes that build and export spans when OTLP is the only exporter "
-                          "(0: the decoding process does it). [default: "
-                          "$OTELBRIDGE_EXPORT_PROCESSES, or 2 with 2+ CPUs usable, else 0]"),
-        click.option("--export-processes-at", type=click.IntRange(min=0), metavar="SPANS",
-                     help="The decoding process exports until this many spans wait in its queue; "
-                          "then the export processes take the rest of the run (0: all spans, "
-                          "from the first). [default: $OTELBRIDGE_EXPORT_PROCESSES_AT, or half "
-                          "of $OTEL_BSP_MAX_QUEUE_SIZE (1024), which is also the most]"),
         click.option("--stats-json", metavar="PATH",
                      help="Write the run's counters as JSON (mode 0600)."),
         click.option("-q", "--quiet", is_flag=True,
@@ -103,8 +94,6 @@ def _live(fn):
 def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=(),
                 no_default_redaction=False, **flags) -> config.Config:
     """Parsed flags → :class:`~otelbridge.config.Config`; ``click.UsageError`` when unusable."""
-    for problem in config.env_counts(flags):
-        _note(problem)
     try:
         cfg = config.build(
             exporter=exporter,
@@ -125,29 +114,7 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
             raise click.UsageError(
                 f"unknown dialect {unknown[0]!r}: use {', '.join(dialect_registry.REGISTRY)}"
             )
-    given = _export_options(cfg)
-    if given and not config.export_processes_apply(cfg):
-        _note(f"{given[0]} {given[1]} only when otlp is the only exporter; ignored")
-    elif cfg.export_processes == 0 and cfg.export_processes_at is not None:
-        _note("--export-processes-at applies only with export processes "
-              "(--export-processes is 0); ignored")
     return cfg
-
-
-def _export_options(cfg: config.Config) -> tuple[str, str] | None:
-    """(the export-process options given — flag or environment — and the verb that agrees
-    with them), for the notes saying they do not apply; ``None`` when neither was."""
-    names = [name for name, value in (("--export-processes", cfg.export_processes),
-                                      ("--export-processes-at", cfg.export_processes_at))
-             if value is not None]
-    if names == ["--export-processes"] and cfg.export_processes == 0:
-        return None  # asking for none where there can be none: nothing to say
-    return (" and ".join(names), "apply" if len(names) == 2 else "applies") if names else None
-
-
-def _note(text: str) -> None:
-    """One line on stderr (stdout carries the stream alone)."""
-    click.echo(f"otelbridge: {text}", err=True)
 
 
 @click.command(context_settings=_SETTINGS, epilog=_EPILOG)
@@ -177,7 +144,7 @@ def replay_command(files, **flags):
     same trace and span ids every time), grace windows close at the end of each file. Nothing is
     written to stdout: replay is not a tee."""
     cfg = make_config(clock="stream", deterministic_ids=True, **flags)
-    from .pipeline import replay
+    from .modes.replay import replay
 
     return replay(cfg, list(files))
 
@@ -204,11 +171,7 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT."""
     cfg = make_config(**flags)
-    given = _export_options(cfg)
-    if given and config.export_processes_apply(cfg):
-        _note("follow exports from one process (a followed file is read at its own pace); "
-              f"{given[0]} {'are' if given[1] == 'apply' else 'is'} ignored")
-    from .pipeline import follow
+    from .modes.follow import follow
 
     return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)
 

@@ -9,9 +9,6 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
   ``--protocol`` is given;
 * ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
 * ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``;
-* ``OTELBRIDGE_EXPORT_PROCESSES`` / ``OTELBRIDGE_EXPORT_PROCESSES_AT`` — when the flags are not
-  given (:func:`env_counts`: a value that is not a count in range is said and ignored — the
-  stream must never be lost to a sidecar's environment);
 * ``CI`` — set (and not ``0``/``false``): ``--summary auto`` draws the waterfall even when stderr is
   not a terminal.
 * ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` — also cap
@@ -73,49 +70,7 @@ class Config:
     trace_url_template: str | None = None
     #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
     summary: str = "auto"
-    #: ``--export-processes``: processes that build and export spans over OTLP (0: the decoding
-    #: process does); ``None``: the default of :func:`otelbridge.export_processes.default_count`
-    export_processes: int | None = None
-    #: ``--export-processes-at``: spans waiting in the decoding process's own export queue at
-    #: which the export processes take the rest of the run (0: every span from the first);
-    #: ``None``: half of that queue (``OTEL_BSP_MAX_QUEUE_SIZE``/2, 1024 by default)
-    export_processes_at: int | None = None
     command: tuple[str, ...] = field(default_factory=tuple)
-
-
-def export_processes_apply(cfg: Config) -> bool:
-    """Whether spans can be exported from processes of their own (``--export-processes``,
-    otelbridge/export_processes.py) for ``cfg``: ``fork`` exists and OTLP is the only exporter
-    (the console and file exporters write to one stderr or file, whose output must not
-    interleave)."""
-    return hasattr(os, "fork") and cfg.exporters == ("otlp",)
-
-
-#: The environment variables of the export-process flags: (Config field, variable, maximum).
-ENV_COUNTS = (("export_processes", "OTELBRIDGE_EXPORT_PROCESSES", 16),
-              ("export_processes_at", "OTELBRIDGE_EXPORT_PROCESSES_AT", None))
-
-
-def env_counts(flags: dict, env: Mapping[str, str] | None = None) -> list[str]:
-    """Fill ``flags``' export-process counts that were not given from :data:`ENV_COUNTS`
-    (default ``os.environ``); returns one problem line for each value that is not a whole
-    number from 0 to its maximum (that value is ignored, not fatal)."""
-    env = os.environ if env is None else env
-    problems = []
-    for name, var, most in ENV_COUNTS:
-        raw = env.get(var, "").strip()
-        if flags.get(name) is not None or not raw:
-            continue
-        try:
-            value = int(raw)
-        except ValueError:
-            value = -1
-        if value < 0 or (most is not None and value > most):
-            span = f"0 to {most}" if most is not None else "0 or more"
-            problems.append(f"{var}={raw[:40]!r} is not a whole number from {span}; ignored")
-            continue
-        flags[name] = value
-    return problems
 
 
 def parse_exporters(value: str) -> tuple[str, ...]:

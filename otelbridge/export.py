@@ -13,9 +13,7 @@
   ``json_format``; the ids ``json_format`` writes as base64 are rewritten as hex.
 * ``none`` — spans are built (so counts and summaries work) but not exported.
 
-The resource (:func:`make_resource`) carries the ``cicd.*`` and ``vcs.*`` semantic-convention
-attributes when run in GitHub Actions (``GITHUB_ACTIONS``) or GitLab CI (``GITLAB_CI``), read from
-their environment (:func:`ci_resource_attributes`); ``OTEL_RESOURCE_ATTRIBUTES`` wins over them.
+The resource: :mod:`otelbridge.resource` (``cicd.*`` and ``vcs.*`` attributes in CI).
 
 Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
 — the values of ``OTEL_EXPORTER_OTLP_HEADERS``/``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (auth tokens)
@@ -24,8 +22,9 @@ through :func:`otelbridge.redact.endpoint`. TLS (``https://`` endpoints,
 ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``, ``_CLIENT_CERTIFICATE``, ``_CLIENT_KEY``) is the
 exporters' own: ``--endpoint`` passes only the endpoint, so they still read those variables.
 
-Shutdown is bounded: :meth:`Exporters.shutdown` gives ``provider.shutdown()`` at most
-``flush_timeout_s`` in a daemon thread (the SDK's own shutdown can block 7–30 s on a dead endpoint
+Spans an exporter cannot take (its queue of ``OTEL_BSP_MAX_QUEUE_SIZE`` full) are dropped and
+counted (:class:`ExportPath`, :meth:`Exporters.shutdown`). Shutdown is bounded: :meth:`Exporters.shutdown` gives
+``provider.shutdown()`` until the run's :class:`~otelbridge.deadline.Deadline` in a daemon thread (the SDK's own shutdown can block 7–30 s on a dead endpoint
 and ``force_flush`` ignores its timeout), then reports what was confirmed exported.
 """
 
@@ -38,11 +37,10 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import msgspec
-from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -51,8 +49,10 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from . import __version__, redact
+from . import redact
 from .config import Config
+from .deadline import Deadline
+from .resource import make_resource
 from .spans import PresetIdGenerator
 from .stats import Stats
 
@@ -72,10 +72,10 @@ class CountingExporter(SpanExporter):
         self.exported = 0
         self.failed = 0
         self._lock = threading.Lock()
+        #: spans taken for export (exported, failed or in progress)
+        self.taken = 0
         self._last_ok = True
         self._busy_since: float | None = None
-        #: called (on the exporting thread) after each export is counted
-        self.on_export: Callable[[], None] | None = None
 
     def healthy(self) -> bool:
         """True when the last export succeeded and none has been running for :data:`STUCK_S`."""
@@ -84,6 +84,8 @@ class CountingExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         self._busy_since = time.monotonic()
+        with self._lock:
+            self.taken += len(spans)
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
@@ -96,8 +98,6 @@ class CountingExporter(SpanExporter):
                 self.exported += len(spans)
             else:
                 self.failed += len(spans)
-        if self.on_export is not None:
-            self.on_export()
         return result
 
     def shutdown(self) -> None:
@@ -128,22 +128,12 @@ class _OnceFilter(logging.Filter):
         super().__init__()
         self.suppressed = 0
         self._seen = False
-        #: a pipe shared by processes that export (export_processes.py): the one that reads its
-        #: single byte says the first message for all
-        self.token_fd: int | None = None
 
     def _first(self) -> bool:
-        """True for the first message of this process, and of all sharing :attr:`token_fd`."""
         if self._seen:
             return False
         self._seen = True
-        if self.token_fd is None:
-            return True
-        try:
-            os.set_blocking(self.token_fd, False)
-            return os.read(self.token_fd, 1) == b"!"
-        except OSError:
-            return False
+        return True
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.WARNING and record.name.startswith("opentelemetry"):
@@ -212,16 +202,6 @@ def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
     return once
 
 
-def share_first_message(token_fd: int) -> None:
-    """Processes that export side by side say the SDK's first export-failure message once for
-    all: the installed :class:`_OnceFilter` (see :func:`configure_logging`) speaks only if it
-    takes the one byte of ``token_fd``'s pipe."""
-    for handler in logging.getLogger().handlers:
-        for filt in handler.filters:
-            if isinstance(filt, _OnceFilter):
-                filt.token_fd = token_fd
-
-
 def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string."""
     return redact.endpoint(
@@ -284,107 +264,6 @@ def _http_session():
     return PinnedVerifySession()
 
 
-def _github(env: Mapping[str, str]) -> dict[str, str | None]:
-    server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-    repo = env.get("GITHUB_REPOSITORY")
-    run_id = env.get("GITHUB_RUN_ID")
-    run_url = None
-    if repo and run_id:
-        run_url = f"{server}/{repo}/actions/runs/{run_id}"
-        if env.get("GITHUB_RUN_ATTEMPT"):
-            run_url += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
-    ref = env.get("GITHUB_REF", "")
-    change = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else None
-    return {
-        "cicd.pipeline.name": env.get("GITHUB_WORKFLOW"),
-        "cicd.pipeline.run.id": run_id,
-        "cicd.pipeline.run.url.full": run_url,
-        "cicd.pipeline.task.name": env.get("GITHUB_JOB"),
-        "cicd.worker.name": env.get("RUNNER_NAME"),
-        "vcs.provider.name": "github",
-        "vcs.repository.url.full": f"{server}/{repo}" if repo else None,
-        "vcs.repository.name": repo.rsplit("/", 1)[-1] if repo else None,
-        "vcs.ref.head.name": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"),
-        "vcs.ref.head.revision": env.get("GITHUB_SHA"),
-        "vcs.ref.type": env.get("GITHUB_REF_TYPE"),
-        "vcs.change.id": change,
-    }
-
-
-def _gitlab(env: Mapping[str, str]) -> dict[str, str | None]:
-    return {
-        "cicd.pipeline.name": env.get("CI_PIPELINE_NAME"),
-        "cicd.pipeline.run.id": env.get("CI_PIPELINE_ID"),
-        "cicd.pipeline.run.url.full": env.get("CI_PIPELINE_URL"),
-        "cicd.pipeline.task.name": env.get("CI_JOB_NAME"),
-        "cicd.pipeline.task.run.id": env.get("CI_JOB_ID"),
-        "cicd.pipeline.task.run.url.full": env.get("CI_JOB_URL"),
-        "cicd.worker.id": env.get("CI_RUNNER_ID"),
-        "cicd.worker.name": env.get("CI_RUNNER_DESCRIPTION"),
-        "vcs.provider.name": "gitlab",
-        "vcs.repository.url.full": env.get("CI_PROJECT_URL"),
-        "vcs.repository.name": env.get("CI_PROJECT_NAME"),
-        "vcs.ref.head.name": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_REF_NAME"),
-        "vcs.ref.head.revision": env.get("CI_COMMIT_SHA"),
-        "vcs.ref.type": "tag" if env.get("CI_COMMIT_TAG") else "branch",
-        "vcs.change.id": env.get("CI_MERGE_REQUEST_IID"),
-    }
-
-
-def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The ``cicd.*`` / ``vcs.*`` resource attributes (OpenTelemetry semantic conventions,
-    "CICD" and "VCS" resources) of the CI system we run in, from its variables:
-
-    * GitHub Actions (``GITHUB_ACTIONS=true``): ``GITHUB_WORKFLOW``, ``GITHUB_RUN_ID``,
-      ``GITHUB_RUN_ATTEMPT``, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_JOB``,
-      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``,
-      ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
-    * GitLab CI (``GITLAB_CI=true``): ``CI_PIPELINE_NAME``, ``CI_PIPELINE_ID``, ``CI_PIPELINE_URL``,
-      ``CI_JOB_NAME``, ``CI_JOB_ID``, ``CI_JOB_URL``, ``CI_RUNNER_ID``, ``CI_RUNNER_DESCRIPTION``,
-      ``CI_PROJECT_URL``, ``CI_PROJECT_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_NAME``/
-      ``CI_COMMIT_REF_NAME``, ``CI_COMMIT_SHA``, ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``.
-
-    Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
-    """
-    env = os.environ if env is None else env
-    if env.get("GITHUB_ACTIONS") == "true":
-        found = _github(env)
-    elif env.get("GITLAB_CI") == "true":
-        found = _gitlab(env)
-    else:
-        return {}
-    return {k: redact.clean(v) for k, v in found.items() if v}
-
-
-class HashOnceResource(Resource):
-    """A ``Resource`` that computes its hash once. The SDK's OTLP encoder groups spans by
-    resource, hashing the resource of every span it encodes, and ``Resource.__hash__``
-    JSON-encodes all its attributes each time (~3.6 µs a span); a resource's attributes are
-    immutable, so the first hash holds. Equality is ``Resource``'s."""
-
-    _hash: int | None = None
-
-    def __hash__(self) -> int:
-        if self._hash is None:
-            self._hash = super().__hash__()
-        return self._hash
-
-
-def make_resource(env: Mapping[str, str] | None = None) -> Resource:
-    """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
-    ``service.name = otelbridge`` when neither names a service, and the CI attributes of
-    :func:`ci_resource_attributes` (``OTEL_RESOURCE_ATTRIBUTES`` wins over them); a
-    :class:`HashOnceResource`."""
-    resource = Resource.create({"telemetry.distro.name": "otelbridge",
-                                "telemetry.distro.version": __version__,
-                                **ci_resource_attributes(env)})
-    resource = resource.merge(OTELResourceDetector().detect())
-    name = resource.attributes.get(SERVICE_NAME)
-    if not name or str(name).startswith("unknown_service"):
-        resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
-    return HashOnceResource(resource.attributes, resource.schema_url)
-
-
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
 
@@ -445,17 +324,67 @@ class OtlpJsonFileExporter(SpanExporter):
                 self._fd = -1
 
 
-def _queue_of(bsp: BatchSpanProcessor) -> tuple[Any, Any]:
-    """(queue, its maximum size) of the SDK's batch processor — private state: ``None`` where a
-    version of the SDK has it elsewhere."""
-    inner = getattr(bsp, "_batch_processor", None)
-    return getattr(inner, "_queue", None), getattr(inner, "_max_queue_size", None)
+def queue_size(env: Mapping[str, str] | None = None) -> int:
+    """Spans one exporter may have waiting: ``OTEL_BSP_MAX_QUEUE_SIZE``, else the SDK's 2048 (a
+    value that is not a positive whole number is ignored, as the SDK ignores it)."""
+    env = os.environ if env is None else env
+    try:
+        size = int(env.get("OTEL_BSP_MAX_QUEUE_SIZE", "") or DEFAULT_QUEUE_SIZE)
+    except ValueError:
+        return DEFAULT_QUEUE_SIZE
+    return size if size > 0 else DEFAULT_QUEUE_SIZE
+
+
+#: The SDK's default ``OTEL_BSP_MAX_QUEUE_SIZE``.
+DEFAULT_QUEUE_SIZE = 2048
+
+
+class ExportPath(SpanProcessor):
+    """One exporter's path: the SDK's ``BatchSpanProcessor`` (a queue of ``limit`` spans) in
+    front of a :class:`CountingExporter`, with the queue's length kept here rather than read from
+    the processor's private state: spans handed in, minus those taken by an export, minus those
+    the full queue let go (the SDK then drops its *oldest* span, so the spans that end a run
+    survive a burst). What never reaches the exporter is counted where it matters: ``ended`` −
+    ``exported`` (:meth:`Exporters.shutdown`)."""
+
+    def __init__(self, exporter: CountingExporter, limit: int,
+                 schedule_delay_ms: int | None = None) -> None:
+        self.exporter = exporter
+        self.limit = limit
+        self.handed = 0
+        #: spans the full queue let go
+        self.overflowed = 0
+        self._batch = BatchSpanProcessor(exporter, max_queue_size=limit,
+                                         schedule_delay_millis=schedule_delay_ms)
+
+    def waiting(self) -> int:
+        """Spans in the batch processor's queue (not yet taken by an export)."""
+        return max(0, self.handed - self.exporter.taken - self.overflowed)
+
+    def unsettled(self) -> int:
+        """Spans in the queue or being exported."""
+        return max(0, self.handed - self.overflowed - self.exporter.exported - self.exporter.failed)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not span.context.trace_flags.sampled:  # never exported
+            return
+        if self.waiting() >= self.limit:
+            self.overflowed += 1
+        self.handed += 1
+        self._batch.on_end(span)
+
+    def shutdown(self) -> None:
+        self._batch.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._batch.force_flush(timeout_millis)
 
 
 class Exporters:
-    """Owns the provider and its processors for one run. ``resource``: the run's resource when
-    it is made elsewhere (the export processes share their parent's: one ``service.instance.id``
-    a run); else :func:`make_resource`."""
+    """Owns the provider and one :class:`ExportPath` per configured exporter for one run.
+
+    Counts: ``ended`` (sampled spans handed to the exporters) = exported + dropped, per exporter;
+    :meth:`shutdown` writes the slowest exporter's into ``stats``."""
 
     def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
         self.cfg = cfg
@@ -467,14 +396,9 @@ class Exporters:
         )
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)
-        self.counted: list[CountingExporter] = []
-        self._queues: list[tuple[CountingExporter, BatchSpanProcessor]] = []
-        #: :meth:`pace` and :meth:`wait_for_room` never wait past this ``time.monotonic()``
-        #: instant, nor past what :attr:`deadline_source` says as they wait (an end set by
-        #: another process: the export processes' shared deadline)
-        self.pace_until = float("inf")
-        self.deadline_source: Callable[[], float] | None = None
+        self.paths: list[ExportPath] = []
         delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
+        limit = queue_size()
         for name in cfg.exporters:
             if name == "none":
                 continue
@@ -491,91 +415,46 @@ class Exporters:
                     continue
             else:  # config already rejected it
                 continue
-            self.counted.append(exp)
-            bsp = BatchSpanProcessor(exp, schedule_delay_millis=delay)
-            self._queues.append((exp, bsp))
-            self.provider.add_span_processor(bsp)
+            path = ExportPath(exp, limit, delay)
+            self.paths.append(path)
+            self.provider.add_span_processor(path)
 
-    def pace(self, limit_s: float = 0.2, high: float = 0.75) -> None:
-        """Pace the live span producer (the decoding thread — never the tee's) so that a burst
-        is exported rather than dropped: while a *healthy* exporter's queue is more than
-        ``high`` full, wait, at most ``limit_s`` (and never past :attr:`pace_until`). An exporter
+    def pace(self, deadline: Deadline | None = None, limit_s: float = 0.2,
+             high: float = 0.75) -> None:
+        """Pace the live span producer (the decoding process — never the tee) so that a burst
+        is exported rather than dropped: while a *healthy* exporter has more than ``high`` of
+        its queue waiting, wait, at most ``limit_s`` and never past ``deadline``. An exporter
         that failed last time or is stuck (:meth:`CountingExporter.healthy`) is never waited
-        for: its overflow is dropped and counted, as before. Reads the SDK's private queue;
-        without it, never waits. (``replay``, which may wait as long as the exporters progress,
-        uses :meth:`wait_for_room`.)"""
-        deadline = 0.0
-        while True:
-            full = False
-            for exp, bsp in self._queues:
-                queue, size = _queue_of(bsp)
-                if queue is not None and size and len(queue) > high * size and exp.healthy():
-                    full = True
-            if not full:
-                return
-            now = time.monotonic()
-            if not deadline:
-                deadline = now + limit_s
-            if now >= min(deadline, self._until()):
+        for: what does not fit is dropped and counted."""
+        until = time.monotonic() + limit_s
+        if deadline is not None:
+            until = min(until, deadline.at)
+        while any(p.waiting() > high * p.limit and p.exporter.healthy() for p in self.paths):
+            if time.monotonic() >= until:
                 return
             time.sleep(0.002)
 
-    def queued(self) -> int:
-        """Spans waiting in the longest queue of the batch processors (not yet taken for
-        export), read from the SDK's private state; :meth:`pending` where it cannot be."""
-        longest = 0
-        for _, bsp in self._queues:
-            queue = _queue_of(bsp)[0]
-            if queue is None:
-                return self.pending()
-            longest = max(longest, len(queue))
-        return longest
-
-    def smallest_queue(self, default: int = 2048) -> int:
-        """The smallest span queue of the batch processors (``OTEL_BSP_MAX_QUEUE_SIZE``), read
-        from the SDK's private state; ``default`` where it cannot be."""
-        sizes = [_queue_of(bsp)[1] for _, bsp in self._queues]
-        return min((n for n in sizes if isinstance(n, int) and n > 0), default=default)
-
-    def emit_sink(self, builder):
-        """Where the pipeline's span records go: the span builder (this process exports)."""
-        return builder.emit
-
-    def flush(self) -> None:
-        """Nothing to do: spans are handed to the processors as they are built (the
-        interface of :class:`~otelbridge.export_processes.ExportProcesses`)."""
-
     def pending(self) -> int:
-        """Spans ended but not yet settled (exported or failed) by the slowest exporter."""
-        if not self.counted:
-            return 0
-        return self.counter.ended - min(c.exported + c.failed for c in self.counted)
-
-    def _until(self) -> float:
-        """The instant no wait may pass: :attr:`pace_until`, or earlier what
-        :attr:`deadline_source` says now."""
-        source = self.deadline_source
-        return self.pace_until if source is None else min(self.pace_until, source())
+        """Spans the slowest exporter has not settled yet (waiting or being exported)."""
+        return max((p.unsettled() for p in self.paths), default=0)
 
     def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
         """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
         pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
-        (a dead collector: then go on, and the processor's queue drops and is counted as usual),
-        and never past the run's end (:attr:`pace_until`, :attr:`deadline_source`).
-        The processor's queue holds 2048 spans by default (``OTEL_BSP_MAX_QUEUE_SIZE``)."""
+        (a dead collector: then go on; what does not fit is dropped and counted)."""
         pending = self.pending()
         if pending <= high:
             return
-        deadline = time.monotonic() + stall_s
-        while pending > low and time.monotonic() < min(deadline, self._until()):
+        stalled_at = time.monotonic() + stall_s
+        while pending > low and time.monotonic() < stalled_at:
             time.sleep(0.002)
             now = self.pending()
             if now < pending:
-                deadline = time.monotonic() + stall_s
+                stalled_at = time.monotonic() + stall_s
             pending = now
 
-    def shutdown(self, timeout_s: float) -> bool:
-        """Flush and shut down within ``timeout_s``; fill the export counts in ``stats``.
+    def shutdown(self, deadline: Deadline) -> bool:
+        """Flush and shut down by ``deadline``; fill the export counts in ``stats``.
         Returns True when every ended span was confirmed exported by every exporter."""
         done = threading.Event()
 
@@ -587,21 +466,24 @@ class Exporters:
             done.set()
 
         threading.Thread(target=_run, name="otelbridge-shutdown", daemon=True).start()
-        done.wait(timeout_s)
-        if not self.counted:
+        done.wait(deadline.remaining())
+        if not self.paths:
             self.stats.spans_exported = 0
             self.stats.spans_dropped = 0
             return True
-        exported = min(c.exported for c in self.counted)
+        exported = min(p.exporter.exported for p in self.paths)
         self.stats.spans_exported = exported
         self.stats.spans_dropped = max(self.counter.ended - exported, 0)
         return self.stats.spans_dropped == 0
 
     def describe_failure(self) -> str | None:
         """One line naming the exporters that lost spans, or ``None``."""
-        lost = [c for c in self.counted if c.exported < self.counter.ended]
-        if not lost:
-            return None
-        parts = [f"{c.label}: {self.counter.ended - c.exported} of {self.counter.ended} not confirmed"
-                 for c in lost]
-        return "export incomplete (" + "; ".join(parts) + ")"
+        ended = self.counter.ended
+        parts = []
+        for p in self.paths:
+            if p.exporter.exported < ended:
+                part = f"{p.exporter.label}: {ended - p.exporter.exported} of {ended} not confirmed"
+                if p.overflowed:
+                    part += f", {p.overflowed} of them let go by a full queue"
+                parts.append(part)
+        return "export incomplete (" + "; ".join(parts) + ")" if parts else None

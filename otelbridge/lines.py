@@ -32,7 +32,7 @@ _NL = b"\n"
 @dataclass(frozen=True, slots=True)
 class Gap:
     """A part of the stream that was passed through but not handed to decoding (the decoding side
-    was behind: ``handoff.py``, ``worker.py``): ``nbytes`` bytes holding ``newlines`` ``\\n``,
+    was behind: ``source/feed.py``): ``nbytes`` bytes holding ``newlines`` ``\\n``,
     the last of them its final byte when ``ends_with_newline``."""
 
     nbytes: int

@@ -14,7 +14,7 @@ class Stats:
     bytes: int = 0
     lines: int = 0
     lines_decoded: int = 0
-    #: lines the live tee skipped (a gap: decoding had fallen behind; worker.py, handoff.py) —
+    #: lines the live tee skipped (a gap: decoding had fallen behind; source/feed.py) —
     #: every line a skipped part touches, whether or not a dialect would have wanted it (the tee
     #: does not look inside what it skips); their bytes were passed through all the same.
     #: ``lines`` = lines looked at (decoded, unwanted, bad, overlong) + ``lines_not_decoded``
@@ -28,9 +28,6 @@ class Stats:
     #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
     #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
     spans_sampled_out: int = 0
-    #: span records handed to the export processes (export_processes.py); the rest were built
-    #: and exported by the decoding process (or ``replay``'s) itself
-    spans_to_export_processes: int = 0
     late_events_ignored: int = 0
     duplicate_notifications: int = 0
     runs_capped: int = 0

@@ -34,8 +34,8 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-#: ``python -c NO_FORK ARGS``: otelbridge where ``os.fork`` is missing (Windows): decoding on a
-#: thread of the tee's process.
+#: ``python -c NO_FORK ARGS``: otelbridge where ``os.fork`` is missing (Windows): no decoding
+#: process, the stream passes untraced.
 NO_FORK = "import os; del os.fork; from otelbridge.__main__ import main; main()"
 
 

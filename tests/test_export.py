@@ -1,8 +1,8 @@
-"""CI resource attributes (export.ci_resource_attributes / make_resource)."""
+"""CI resource attributes (resource.ci_resource_attributes / make_resource)."""
 
 from __future__ import annotations
 
-from otelbridge.export import ci_resource_attributes, make_resource
+from otelbridge.resource import ci_resource_attributes, make_resource
 
 
 def test_gitlab_attributes():

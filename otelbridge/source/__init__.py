@@ -11,6 +11,11 @@ from __future__ import annotations
 #: by ``__main__`` before anything can open a file on them.
 CLOSED_AT_START: set[int] = set()
 
+#: SIGINT/SIGTERM that came before the tee's event loop could take them (start-up: imports,
+#: the fork, the wrapped command's set-up), in order; ``__main__`` binds this name to the list
+#: its first handler fills; the tee's loop acts on them once it runs.
+EARLY_SIGNALS: list[int] = []
+
 #: The stream's reader closed its end (EPIPE).
 REASON_DOWNSTREAM_CLOSED = "downstream closed"
 #: The tee's process ended without telling the decoding process (killed).

@@ -5,15 +5,15 @@ Two ways to move the bytes, same behaviour:
 * **zero-copy** (Linux, input a pipe, output a pipe or regular file): ``tee(2)`` (through
   ``ctypes``) duplicates what waits in the input pipe into a second pipe without consuming it,
   and ``os.splice`` moves the same bytes input → output inside the kernel. The second pipe is
-  the decoding process's data pipe (``feed.fd``, :mod:`otelbridge.worker`: the bytes never
-  enter this process), or, decoding in process, a private pipe read back into the reused buffer
-  for ``on_chunk``. Measured ≈ 0.8–1.0× GNU tee (``../shared/MEASURED.md``).
+  the decoding process's data pipe (``feed.fd``, :mod:`otelbridge.source.feed`: the bytes never
+  enter this process), or, with no decoding process, a private pipe read back into the reused buffer
+  for ``on_chunk``. Measured ≈ 0.8–1.0× GNU tee (bench/RESULTS.md).
 * **plain** (everything else: macOS, Windows, terminals, ``>>`` files where ``splice`` refuses
   ``O_APPEND``): ``os.readv`` into one reused 1 MiB ``bytearray`` (no allocation per chunk — the
   measured cost of a Python tee is allocation, not syscalls) and ``os.write`` before anything
   else looks at the bytes. A zero-copy tee that meets ``EINVAL`` switches to this for good.
 
-With a ``feed`` (:class:`Feed`: the decoding process's pipe, :class:`otelbridge.worker.Worker`)
+With a ``feed`` (:class:`Feed`: the decoding process's pipe, :class:`otelbridge.source.feed.DecoderFeed`)
 the chunk goes there instead of to ``on_chunk``: by ``tee(2)`` straight into ``feed.fd`` while
 the feed is :meth:`~Feed.direct` and takes it at once, else read by hand, passed through, and
 given to :meth:`Feed.chunk`, which never waits either (it queues or skips).

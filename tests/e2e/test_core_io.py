@@ -105,7 +105,7 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
             "durationMs": 40, "label": "early"}
     script = [
         [0, {**base, "subtype": "task_progress", "workflow_progress": [done]}],
-        [4.0, {**base, "subtype": "task_notification", "status": "completed"}],
+        [2.5, {**base, "subtype": "task_notification", "status": "completed"}],
     ]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(script))
@@ -113,8 +113,9 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
              sys.executable, str(EMITTER), str(path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
-        early = rx.received.wait_for(1, timeout=3.5)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="200"))  # a batch leaves 0.2 s after its first span
+        early = rx.received.wait_for(1, timeout=2.2)
         still_running = proc.poll() is None
         proc.communicate(timeout=30)
         final = rx.received.spans()

@@ -188,3 +188,19 @@ def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
     assert counts["runs_capped"] == 0
     roots = sum(line.count('"invoke_workflow ') for line in (tmp_path / "o.jsonl").read_text().splitlines())
     assert roots == 1100
+
+
+def test_replay_dash_reads_stdin():
+    """``otelbridge replay -``: the recording on stdin gives the same spans as the file."""
+    from_file, spans_file = replay([CBC])
+    with GrpcReceiver() as rx:
+        with open(CBC, "rb") as stdin:
+            from_stdin = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "-"],
+                                    stdin=stdin)
+        spans_stdin = rx.received.spans()
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert from_stdin.stdout == b""
+    rows = [sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns)
+                   for s in spans) for spans in (spans_file, spans_stdin)]
+    assert from_file.returncode == 0 and len(rows[0]) > session_span_count(CBC.read_bytes())
+    assert rows[0] == rows[1]  # the same ids, parents, names and stream times

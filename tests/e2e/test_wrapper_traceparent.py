@@ -7,7 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import EXAMPLES, clean_env, run_bridge
 from tests.receivers import GrpcReceiver, HttpReceiver
@@ -23,27 +22,23 @@ sys.exit(int(sys.argv[3]))
 CI_TRACE, CI_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 
 
-def wrap(tmp_path: Path, stream: str, exit_code: int, env: dict, receiver_cls=HttpReceiver, expect=1,
-         no_fork: bool = False):
+def wrap(tmp_path: Path, stream: str, exit_code: int, env: dict, receiver_cls=HttpReceiver, expect=1):
     child = tmp_path / "child.py"
     child.write_text(CHILD)
     seen = tmp_path / "seen.txt"
     argv = [sys.executable, str(child), str(seen), stream, str(exit_code)]
     with receiver_cls() as rx:
         protocol = "grpc" if receiver_cls is GrpcReceiver else "http/protobuf"
-        proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint, "--", *argv], env=env,
-                          no_fork=no_fork)
+        proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint, "--", *argv], env=env)
         spans = rx.received.wait_for(expect, timeout=5)
     traceparent, tracestate = seen.read_text().split("\n")
     return proc, spans, traceparent, tracestate, argv
 
 
-@pytest.mark.parametrize("no_fork", [False, True], ids=["decoding-process", "no-fork"])
-def test_traceparent_in_and_out_with_a_session(tmp_path, no_fork):
+def test_traceparent_in_and_out_with_a_session(tmp_path):
     stream = EXAMPLES / "milk-session.jsonl"
     env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci")
-    proc, spans, traceparent, tracestate, argv = wrap(tmp_path, str(stream), 0, env, GrpcReceiver,
-                                                      no_fork=no_fork)
+    proc, spans, traceparent, tracestate, argv = wrap(tmp_path, str(stream), 0, env, GrpcReceiver)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == stream.read_bytes()
     (run,) = [s for s in spans if s.name.startswith("run ")]
@@ -97,3 +92,16 @@ def test_no_traceparent_flag_ignores_the_ci_span(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert run.trace_id != CI_TRACE and run.parent_span_id == ""
     assert (tmp_path / "seen.txt").read_text().startswith(f"00-{run.trace_id}-{run.span_id}-")
+
+
+def test_an_unsampled_run_tells_the_child_so(tmp_path):
+    """The sampler says no (``always_off``): the child's ``TRACEPARENT`` names the run span with
+    the sampled flag off, and nothing is exported."""
+    stream = EXAMPLES / "milk-session.jsonl"
+    env = clean_env(OTEL_TRACES_SAMPLER="always_off")
+    proc, spans, traceparent, _, _ = wrap(tmp_path, str(stream), 0, env, expect=0)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == stream.read_bytes()
+    version, trace_id, span_id, flags = traceparent.split("-")
+    assert (version, flags, len(trace_id), len(span_id)) == ("00", "00", 32, 16)
+    assert spans == []

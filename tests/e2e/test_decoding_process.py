@@ -1,7 +1,7 @@
-"""The decoding process (otelbridge/worker.py): stages 2–5 run in a forked process fed by the
-tee's pipe. What a user relies on: the stream never depends on it (killed, it costs the traces
-only), it holds neither end of the stream, its spans are the same as in process, and where there
-is no ``fork`` the same run decodes on a thread of the tee's process."""
+"""The decoding process (otelbridge/source/feed.py, otelbridge/modes/live.py): stages 2–5 run in
+a forked process fed by the tee's pipe. What a user relies on: the stream never depends on it
+(killed, it costs the traces only), it holds neither end of the stream, and where there is no
+``fork`` the stream still passes, untraced, said once."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from otelbridge.worker import BACKLOG_LIMIT, HANDOFF_LIMIT
-from tests.conftest import NO_FORK, ROOT, clean_env, run_bridge
-from tests.e2e.test_faults import Live, skipped_snapshots_run, spans_of, workflow_lines
-from tests.receivers import GrpcReceiver
+from otelbridge.source.feed import BACKLOG_LIMIT
+from tests.conftest import ROOT, clean_env, run_bridge
+from tests.e2e.test_faults import Live, workflow_lines
 
 
 def children(pid: int) -> list[int]:
@@ -36,8 +35,8 @@ def test_the_decoding_process_is_a_child_holding_neither_end_of_the_stream():
     try:
         live.send(workflow_lines("w0", agents=1, complete=False))
         live.wait_echo(2)
-        (worker,) = children(live.proc.pid)
-        fd_dir = Path(f"/proc/{worker}/fd")
+        (decoder,) = children(live.proc.pid)
+        fd_dir = Path(f"/proc/{decoder}/fd")
         held = {os.readlink(fd) for fd in fd_dir.iterdir() if fd.exists()}
         stream_in = os.readlink(f"/proc/self/fd/{live.proc.stdin.fileno()}")
         stream_out = os.readlink(f"/proc/self/fd/{live.proc.stdout.fileno()}")
@@ -55,8 +54,8 @@ def test_killed_decoding_process_costs_the_traces_never_the_stream():
     live = Live(["--exporter", "none"])
     live.send(lines[:2])
     live.wait_echo(2)
-    (worker,) = children(live.proc.pid)
-    os.kill(worker, signal.SIGKILL)
+    (decoder,) = children(live.proc.pid)
+    os.kill(decoder, signal.SIGKILL)
     time.sleep(0.2)
     more = [b'{"type":"assistant","n":%d}\n' % i for i in range(2000)]
     live.send(lines[2:] + more)
@@ -69,32 +68,7 @@ def test_killed_decoding_process_costs_the_traces_never_the_stream():
     assert took < 5
 
 
-def test_without_fork_decoding_runs_in_process_with_the_same_spans():
-    data = b"".join(workflow_lines("nf", agents=3))
-    boot = NO_FORK
-    results = []
-    for argv in ([sys.executable, "-c", boot], [sys.executable, "-m", "otelbridge"]):
-        with GrpcReceiver() as rx:
-            proc = subprocess.run([*argv, "--protocol", "grpc", "--endpoint", rx.endpoint],
-                                  input=data, capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
-            spans = rx.received.wait_for(spans_of(3), timeout=5)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout == data
-        results.append(sorted((s.name, s.trace_id, s.span_id, s.parent_span_id, s.start_ns,
-                               s.end_ns) for s in spans if not s.name.startswith("invoke_agent claude")))
-    in_process, forked = results
-    assert len(in_process) == spans_of(3) - 1
-    assert [r[0] for r in in_process] == [r[0] for r in forked]
-    assert [r[4:] for r in in_process] == [r[4:] for r in forked]  # the stream's own times
-
-
-def test_without_fork_a_stream_faster_than_decoding_is_skipped_counted(tmp_path):
-    """In process the tee's thread never waits either: chunks the decoding thread cannot take
-    are skipped as gaps, every line still counted once."""
-    skipped_snapshots_run([sys.executable, "-c", NO_FORK], 300, 40_000_000, tmp_path)
-
-
-def stopped_worker_run(tmp_path, size: int):
+def stopped_decoder_run(tmp_path, size: int):
     """Stream ``size`` bytes of 50-agent snapshots while the decoding process is stopped
     (SIGSTOP: as busy as it can be), then let it go on. Returns (stats, seconds until every
     byte had come out while it was stopped, the stream data, Live)."""
@@ -104,8 +78,8 @@ def stopped_worker_run(tmp_path, size: int):
     live = Live(["--exporter", "none", "--stats-json", str(stats_path)])
     live.send([started])
     live.wait_echo(1)
-    (worker,) = children(live.proc.pid)
-    os.kill(worker, signal.SIGSTOP)
+    (decoder,) = children(live.proc.pid)
+    os.kill(decoder, signal.SIGSTOP)
     try:
         t = time.monotonic()
         live.proc.stdin.write(body)
@@ -113,7 +87,7 @@ def stopped_worker_run(tmp_path, size: int):
         live.wait_echo(1 + body.count(b"\n"), timeout=20)
         through = time.monotonic() - t
     finally:
-        os.kill(worker, signal.SIGCONT)
+        os.kill(decoder, signal.SIGCONT)
     live.close_and_wait()
     assert live.proc.returncode == 0, live.stderr
     assert live.output() == started + body
@@ -121,7 +95,7 @@ def stopped_worker_run(tmp_path, size: int):
 
 
 def test_a_stopped_decoding_process_never_stalls_the_stream_its_backlog_is_decoded_later(tmp_path):
-    stats, through, body, snapshot = stopped_worker_run(tmp_path, 6_000_000)
+    stats, through, body, snapshot = stopped_decoder_run(tmp_path, 6_000_000)
     lines = 1 + body.count(b"\n")
     assert through < 5  # passed while the decoding process could not take a byte
     assert stats["lines"] == lines
@@ -129,21 +103,20 @@ def test_a_stopped_decoding_process_never_stalls_the_stream_its_backlog_is_decod
 
 
 def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted(tmp_path):
-    stats, through, body, snapshot = stopped_worker_run(tmp_path, 40_000_000)
+    stats, through, body, snapshot = stopped_decoder_run(tmp_path, 40_000_000)
     lines = 1 + body.count(b"\n")
     assert through < 15
     assert stats["lines"] == lines
     assert stats["lines_decoded"] + stats["lines_not_decoded"] == lines
-    # the tee's backlog, a 1 MiB pipe and the decoding process's handoff were kept; the rest not
+    # the tee's backlog and the 1 MiB pipe were kept (+ the chunk being read); the rest not
     kept = stats["lines_decoded"] * len(snapshot)
-    assert BACKLOG_LIMIT <= kept <= BACKLOG_LIMIT + HANDOFF_LIMIT + 2 * 2**20
+    assert BACKLOG_LIMIT <= kept <= BACKLOG_LIMIT + 2 * 2**20
     assert stats["bytes_not_decoded"] == stats["lines_not_decoded"] * (len(snapshot) - 1)
 
 
-@pytest.mark.parametrize("no_fork", [False, True], ids=["decoding-process", "no-fork"])
 @pytest.mark.parametrize("size,max_line", [(20_000_000, None), (30 * 2**20, 64 * 2**20)],
                          ids=["over-max-line", "max-line-above-the-backlog"])
-def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path, no_fork, size, max_line):
+def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path, size, max_line):
     """A line longer than the tee's 8 MiB backlog read from a regular file at disk speed, then a real
     recording: the recording decodes as it does alone — the big line's bytes are skipped once
     it is over --max-line or cut, never kept in the lines' place."""
@@ -156,7 +129,7 @@ def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp
     for src in (path, recording):
         stats_path = tmp_path / f"{src.stem}.json"
         with open(src, "rb") as stdin:
-            proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin, no_fork=no_fork)
+            proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == src.read_bytes()
         results.append(json.loads(stats_path.read_text()))
@@ -172,13 +145,13 @@ def test_a_stopped_decoding_process_costs_flush_timeout_and_a_margin_not_more():
     live.send(workflow_lines("stop", agents=1, complete=False))
     live.wait_echo(2)
     time.sleep(0.5)  # set up: it said so
-    (worker,) = children(live.proc.pid)
-    os.kill(worker, signal.SIGSTOP)
+    (decoder,) = children(live.proc.pid)
+    os.kill(decoder, signal.SIGSTOP)
     try:
         took = live.close_and_wait(timeout=20)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(worker, signal.SIGCONT)
+            os.kill(decoder, signal.SIGCONT)
     err = live.stderr.decode()
     assert took < 1 + 2 + 1.5, took  # --flush-timeout + EXIT_MARGIN_S (+ slack for this machine)
     assert "did not finish in time" in err and "ended with status -9" in err
@@ -191,8 +164,8 @@ def test_a_killed_decoding_process_fails_the_run_with_fail_on_export_error(tmp_p
     lines = workflow_lines("kf", agents=1)
     live.send(lines[:2])
     live.wait_echo(2)
-    (worker,) = children(live.proc.pid)
-    os.kill(worker, signal.SIGKILL)
+    (decoder,) = children(live.proc.pid)
+    os.kill(decoder, signal.SIGKILL)
     time.sleep(0.2)
     live.send(lines[2:])
     live.close_and_wait()
@@ -223,8 +196,23 @@ def test_the_tees_process_forks_before_it_imports_any_decoding_stage(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     modules = set(seen.read_text().split("\n"))
-    assert "otelbridge.worker" in modules and "otelbridge.cli" in modules  # it did record
+    assert "otelbridge.source.feed" in modules and "otelbridge.cli" in modules  # it did record
     heavy = {"otelbridge.dialects", "otelbridge.events", "otelbridge.tracker", "otelbridge.redact",
              "otelbridge.pipeline", "otelbridge.spans", "otelbridge.export", "opentelemetry",
              "rich", "grpc"}
     assert heavy & modules == set()
+
+
+def test_without_fork_the_stream_passes_untraced_and_says_so(tmp_path):
+    """No ``fork`` (Windows) or a failed one: every byte passes, the exit status is ours, the
+    lines are counted, and one line on stderr says the stream is not traced."""
+    lines = b"".join(workflow_lines("nf", agents=1))
+    stats_path = tmp_path / "stats.json"
+    proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], lines, no_fork=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == lines
+    assert proc.stderr.count(b"passes through untraced") == 1
+    stats = json.loads(stats_path.read_text())
+    n = lines.count(b"\n")
+    assert (stats["bytes"], stats["lines"], stats["lines_not_decoded"], stats["spans_started"]) == (
+        len(lines), n, n, 0)

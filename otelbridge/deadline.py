@@ -1,0 +1,38 @@
+"""The one "finish by" of a run's end: created once, at the end of input, from
+``--flush-timeout``, and passed to each stage's close or flush (decoding, ending the spans, the
+exporters' shutdown), which each take what :meth:`Deadline.remaining` says."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """An instant on ``time.monotonic()`` (seconds). On Linux that is ``CLOCK_MONOTONIC``, one
+    clock for every process of the machine, so :attr:`at` may cross a pipe to the decoding
+    process as it is."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        """``seconds`` from now."""
+        return cls(time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        """Seconds left, never below 0."""
+        return max(0.0, self.at - time.monotonic())
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def halfway(self) -> Deadline:
+        """Half of what is left from now: decoding's share of the end (the rest is for ending
+        the spans and the flush)."""
+        now = time.monotonic()
+        return Deadline(now + max(0.0, self.at - now) / 2)
+
+    def later_by(self, seconds: float) -> Deadline:
+        return Deadline(self.at + seconds)

@@ -1,0 +1,16 @@
+"""One runner per mode, each wiring a source to a :class:`otelbridge.pipeline.Pipeline`:
+:mod:`.live` (the tee's decoding process: pipe and wrapper modes), :mod:`.replay` (recordings),
+:mod:`.follow` (a file a CLI writes)."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+def install_loop() -> None:
+    """uvloop where available (not on Windows), else the standard asyncio loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

@@ -1,0 +1,109 @@
+"""``otelbridge follow PATH``: trace what a CLI writes to PATH (``tail -F``, an offset file) until
+SIGTERM/SIGINT. Workflows still open at the stop are not exported: the offset file makes the next
+start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from ..config import Config
+from ..deadline import Deadline
+from ..events import SpanRecord
+from ..messages import say
+from ..pipeline import Pipeline, SpanSink, private_stdout
+from ..stats import Stats
+from . import install_loop
+
+
+class HoldUntilClosed:
+    """A workflow's records (those with ``workflow.task_id``) are passed to ``sink`` only when
+    its root record comes, i.e. when the run has ended. At a stop mid-workflow, :meth:`discard`
+    drops the held ones: the next start re-reads that workflow from the offset file's checkpoint
+    and exports it once, whole. Other records pass at once."""
+
+    def __init__(self, sink: SpanSink) -> None:
+        self.sink = sink
+        self.held: dict[tuple, list[SpanRecord]] = {}
+        #: stopping: the workflows ended by the stop are held too (then discarded)
+        self.stopping = False
+
+    def emit(self, rec: SpanRecord) -> None:
+        attrs = rec.attributes
+        task_id = attrs.get("workflow.task_id")
+        if task_id is None:
+            self.sink.emit(rec)
+            return
+        key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
+        if self.stopping or attrs.get("gen_ai.operation.name") != "invoke_workflow":
+            self.held.setdefault(key, []).append(rec)
+            return
+        for held in self.held.pop(key, ()):
+            self.sink.emit(held)
+        self.sink.emit(rec)
+
+    def discard(self) -> int:
+        """Drop every held record; returns how many."""
+        count = sum(len(v) for v in self.held.values())
+        self.held.clear()
+        return count
+
+
+def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
+    """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
+    regular file."""
+    from ..source.follow import TRUNCATED, Follower, offset_file
+    from ..summary import Report
+
+    private_stdout()
+    install_loop()
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        stats = Stats()
+        pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later,
+                            hold=HoldUntilClosed)
+        hold = pipeline.sink
+        assert isinstance(hold, HoldUntilClosed)
+
+        def on_chunk(buf: bytearray, n: int) -> None:
+            stats.bytes += n
+            pipeline.on_chunk(buf, n)
+
+        def on_switch(kind: str) -> None:
+            # truncated: the partial line before the cut is gone; rotated: the old file's last
+            # line, even without "\n", is complete
+            pipeline.new_lines(keep_partial=kind != TRUNCATED)
+
+        follower = Follower(
+            path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
+            poll_s=poll_s, on_switch=on_switch,
+            is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
+        )
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(signum, follower.stop)
+            except (NotImplementedError, RuntimeError):
+                pass
+        code = 0
+        try:
+            await follower.run()
+        except IsADirectoryError as exc:
+            say(str(exc))
+            code = 2
+        open_runs = pipeline.tracker.open_workflows()
+        # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
+        # workflows cut by the stop are discarded and read again from the checkpoint
+        hold.stopping = True
+        pipeline.end_stream()
+        dropped = hold.discard()
+        if open_runs:
+            say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
+                f"start reads them again ({dropped} held spans dropped)")
+        all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
+        return pipeline.report_and_exit_code(code, all_exported)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        return 130

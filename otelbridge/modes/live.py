@@ -1,0 +1,271 @@
+"""The decoding process of the live tee (pipe and wrapper modes): stages 2–5 in a process of
+their own, fed by the tee's process through the data pipe (:mod:`otelbridge.source.feed` is the
+tee's side, and says what crosses the pipes).
+
+Why a process: the tee must pass bytes at ``tee``'s speed with no added latency, while decoding,
+span building and OTLP encoding hold a Python GIL for milliseconds at a time. Here they hold
+this process's GIL only; the tee's process imports nothing of OpenTelemetry.
+
+One thread runs an event loop: the data pipe is read chunk by chunk (the control pipe after each
+read, so that a gap is known before the data after it), each chunk is decoded at once, and grace
+windows fire as timers of the same loop — the tracker is touched by that thread only. The SDK
+exports on its own thread; after each span built the decoder waits while a healthy exporter's
+queue is three quarters full (a burst is exported, not dropped), and the pipe and the tee's
+backlog absorb the wait.
+
+The end: the tee's end message carries the run's :class:`~otelbridge.deadline.Deadline`. From
+half-way to it on, what still comes is counted as not decoded (the counts add up: lines =
+decoded + not wanted + bad + overlong + not decoded) so that ending the spans and the flush get
+the rest. The process ignores SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import select
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ..config import Config
+from ..deadline import Deadline
+from ..lines import Gap
+from ..messages import say
+from ..pipeline import PaceExporters, Pipeline
+from ..source import REASON_TEE_GONE
+from ..stats import Stats
+from . import install_loop
+
+log = logging.getLogger("otelbridge")
+
+#: Bytes read from the data pipe at once (64 KiB, a few hundred lines): the half-way mark is
+#: looked at between reads, so a read decoded past it stays small next to the end's budget.
+READ_SIZE = 64 * 1024
+
+#: Said once on stderr when the first line is lost to a gap.
+BEHIND_MESSAGE = (
+    "decoding fell behind the stream; parts of it were skipped unread (counted as not decoded) "
+    "— traces may be incomplete; for recordings use `otelbridge replay`"
+)
+
+
+class Control:
+    """The decoding process's reading of the control pipe (messages: see source/feed.py)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+        #: (data-pipe offset, gap), in offset order: the tee writes them in stream order
+        self.gaps: deque[tuple[int, Gap]] = deque()
+        self.skipped = 0  # bytes of all gaps
+        self.pid: int | None = None
+        self.end: dict | None = None
+        self.eof = False
+        os.set_blocking(fd, False)
+
+    def drain(self, wait: bool = False) -> None:
+        """Read what the control pipe holds; with ``wait``, until its end."""
+        while not self.eof:
+            if wait:
+                select.select([self.fd], [], [])
+            try:
+                data = os.read(self.fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                if not wait:
+                    return
+                continue
+            if not data:
+                self.eof = True
+                break
+            self.buf += data
+            *lines, self.buf = self.buf.split(b"\n")
+            for line in lines:
+                self._apply(line)
+
+    def _apply(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if "gap" in msg:
+            offset, nbytes, newlines, ends = msg["gap"]
+            self.gaps.append((int(offset), Gap(int(nbytes), int(newlines), bool(ends))))
+            self.skipped += int(nbytes)
+        elif "pid" in msg:
+            self.pid = int(msg["pid"])
+        elif "end" in msg:
+            self.end = msg["end"]
+
+
+class LiveDecoder:
+    """Stages 2–5 for the live stream: the :class:`Pipeline` (``None`` when the set-up failed:
+    lines are then counted, nothing decoded), the gaps, and the end's half-way mark."""
+
+    def __init__(self, cfg: Config, stats: Stats,
+                 call_later: Callable[[float, Callable[[], None]], object]) -> None:
+        from ..export import configure_logging
+        from ..summary import Report
+
+        self.cfg = cfg
+        self.stats = stats
+        #: half-way to the deadline: chunks from then on are counted as not decoded, and no wait
+        #: for the exporters goes past it (at the end it moves to the deadline itself)
+        self.cut: Deadline | None = None
+        self._warned = False
+        self.pipeline: Pipeline | None = None
+        try:
+            configure_logging()
+            self.pipeline = Pipeline(
+                cfg, stats, report=Report(cfg, say), call_later=call_later,
+                last=lambda exporters: PaceExporters(exporters, lambda: self.cut))
+        except Exception as exc:
+            log.warning("cannot set up tracing, passing the stream through only: %s", exc)
+
+    def chunk(self, data: bytes) -> None:
+        if self.cut is not None and self.cut.passed():
+            self.gap(Gap.of(data))  # past half-way: counted, not decoded
+        elif self.pipeline is not None:
+            self.pipeline.on_chunk(data, len(data))
+        else:
+            self.stats.lines += data.count(b"\n")
+
+    def gap(self, gap: Gap) -> None:
+        before = self.stats.lines_not_decoded
+        if self.pipeline is not None:
+            self.pipeline.splitter.gap(gap)
+        else:
+            self.stats.lines += gap.newlines
+        # said once, and only when a line was lost (a gap inside an overlong line loses none)
+        if not self._warned and self.stats.lines_not_decoded > before:
+            self._warned = True
+            say(BEHIND_MESSAGE)
+
+    def set_pid(self, pid: int) -> None:
+        if self.pipeline is not None and self.pipeline.run is not None:
+            self.pipeline.run.pid = pid
+
+    def end(self, reason: str | None, exit_code: int, deadline: Deadline) -> int:
+        """Every open span ended (the run span with ``exit_code``), the flush by ``deadline``,
+        the report and counts: the run's exit status."""
+        from ..pipeline import counts_and_exit_code
+
+        pipeline = self.pipeline
+        if pipeline is None:
+            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, False)
+        self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
+        pipeline.exit_code = exit_code
+        pipeline.end_stream(reason)
+        return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline))
+
+
+def _give_back_memory() -> None:
+    """After the set-up: the garbage of the imports collected and the heap's free pages given
+    back to the system (glibc's ``malloc_trim``; a no-op elsewhere) — memory at rest."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
+    """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
+    from ``ctl_fd``) until its end, then end every span, flush by the deadline, report, write
+    ``{"exit": N}`` to ``result_fd`` and return N."""
+    install_loop()
+    return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd))
+
+
+async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
+    loop = asyncio.get_running_loop()
+
+    def write_result(message: dict) -> None:
+        try:
+            os.write(result_fd, json.dumps(message).encode() + b"\n")
+        except OSError:
+            pass
+
+    stats = Stats()
+    decoder = LiveDecoder(cfg, stats, loop.call_later)
+    _give_back_memory()
+    ready_at = time.monotonic()
+    write_result({"ready": decoder.pipeline.run_link() if decoder.pipeline is not None else None})
+    control = Control(ctl_fd)
+    offset = 0
+    pid_set: int | None = None
+    data_over = loop.create_future()
+
+    def read_control() -> None:
+        nonlocal pid_set
+        control.drain()
+        if control.pid is not None and control.pid != pid_set:
+            pid_set = control.pid
+            decoder.set_pid(pid_set)
+        if decoder.cut is None and control.end is not None and "deadline" in control.end:
+            decoder.cut = Deadline(float(control.end["deadline"])).halfway()
+
+    def apply(data: bytes) -> None:
+        """``data`` follows data-pipe byte ``offset``: decode it, with the gaps known up to its
+        end in their places (a gap at an offset comes before the data from that offset on)."""
+        pos, end = 0, offset + len(data)
+        while control.gaps and control.gaps[0][0] <= end:
+            at = max(control.gaps[0][0] - offset, 0)
+            if at > pos:
+                decoder.chunk(data[pos:at])
+                pos = at
+            decoder.gap(control.gaps.popleft()[1])
+        if pos < len(data):
+            decoder.chunk(data[pos:] if pos else data)
+
+    def on_data() -> None:
+        nonlocal offset
+        try:
+            data = os.read(data_fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        read_control()  # after the read: every gap before the data just read is known now
+        if not data:
+            loop.remove_reader(data_fd)
+            if not data_over.done():
+                data_over.set_result(None)
+            return
+        apply(data)
+        offset += len(data)
+
+    def on_control() -> None:
+        read_control()
+        if control.eof:
+            loop.remove_reader(ctl_fd)
+
+    loop.add_reader(data_fd, on_data)
+    loop.add_reader(ctl_fd, on_control)
+    await data_over
+    if not control.eof:
+        loop.remove_reader(ctl_fd)
+    control.drain(wait=True)
+    read_control()
+    apply(b"")  # the gaps after the last byte
+    end = control.end
+    if end is None:  # the tee's process is gone without a word (killed)
+        say("the tee's process ended unexpectedly; ending every span")
+        reason, exit_code = REASON_TEE_GONE, 128 + signal.SIGKILL
+        deadline = Deadline.after(cfg.flush_timeout_s)
+        stats.bytes = offset + control.skipped  # what it had read, as far as we know
+    else:
+        reason, exit_code = end.get("reason"), int(end.get("exit_code", 0))
+        # bytes passed through; after EPIPE the last chunk was read (and fed) but not delivered:
+        # counted as read, so that the lines never outnumber the bytes
+        stats.bytes = max(int(end.get("bytes", 0)), offset + control.skipped)
+        deadline = Deadline(float(end.get("deadline", time.monotonic() + cfg.flush_timeout_s)))
+        # the input ended while we were setting up: the set-up is not part of the flush budget
+        deadline = deadline.later_by(max(0.0, ready_at - (deadline.at - cfg.flush_timeout_s)))
+    code = decoder.end(reason, exit_code, deadline)
+    write_result({"exit": code})
+    return code

@@ -1,0 +1,113 @@
+"""The run's OpenTelemetry resource: ``service.name``, the distro, and the ``cicd.*`` / ``vcs.*``
+semantic-convention attributes of the CI system we run in (GitHub Actions, GitLab CI), read from
+its environment; ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` win over them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
+
+from . import __version__, redact
+
+
+def _github(env: Mapping[str, str]) -> dict[str, str | None]:
+    server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    repo = env.get("GITHUB_REPOSITORY")
+    run_id = env.get("GITHUB_RUN_ID")
+    run_url = None
+    if repo and run_id:
+        run_url = f"{server}/{repo}/actions/runs/{run_id}"
+        if env.get("GITHUB_RUN_ATTEMPT"):
+            run_url += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
+    ref = env.get("GITHUB_REF", "")
+    change = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else None
+    return {
+        "cicd.pipeline.name": env.get("GITHUB_WORKFLOW"),
+        "cicd.pipeline.run.id": run_id,
+        "cicd.pipeline.run.url.full": run_url,
+        "cicd.pipeline.task.name": env.get("GITHUB_JOB"),
+        "cicd.worker.name": env.get("RUNNER_NAME"),
+        "vcs.provider.name": "github",
+        "vcs.repository.url.full": f"{server}/{repo}" if repo else None,
+        "vcs.repository.name": repo.rsplit("/", 1)[-1] if repo else None,
+        "vcs.ref.head.name": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"),
+        "vcs.ref.head.revision": env.get("GITHUB_SHA"),
+        "vcs.ref.type": env.get("GITHUB_REF_TYPE"),
+        "vcs.change.id": change,
+    }
+
+
+def _gitlab(env: Mapping[str, str]) -> dict[str, str | None]:
+    return {
+        "cicd.pipeline.name": env.get("CI_PIPELINE_NAME"),
+        "cicd.pipeline.run.id": env.get("CI_PIPELINE_ID"),
+        "cicd.pipeline.run.url.full": env.get("CI_PIPELINE_URL"),
+        "cicd.pipeline.task.name": env.get("CI_JOB_NAME"),
+        "cicd.pipeline.task.run.id": env.get("CI_JOB_ID"),
+        "cicd.pipeline.task.run.url.full": env.get("CI_JOB_URL"),
+        "cicd.worker.id": env.get("CI_RUNNER_ID"),
+        "cicd.worker.name": env.get("CI_RUNNER_DESCRIPTION"),
+        "vcs.provider.name": "gitlab",
+        "vcs.repository.url.full": env.get("CI_PROJECT_URL"),
+        "vcs.repository.name": env.get("CI_PROJECT_NAME"),
+        "vcs.ref.head.name": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_REF_NAME"),
+        "vcs.ref.head.revision": env.get("CI_COMMIT_SHA"),
+        "vcs.ref.type": "tag" if env.get("CI_COMMIT_TAG") else "branch",
+        "vcs.change.id": env.get("CI_MERGE_REQUEST_IID"),
+    }
+
+
+def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``cicd.*`` / ``vcs.*`` resource attributes (OpenTelemetry semantic conventions,
+    "CICD" and "VCS" resources) of the CI system we run in, from its variables:
+
+    * GitHub Actions (``GITHUB_ACTIONS=true``): ``GITHUB_WORKFLOW``, ``GITHUB_RUN_ID``,
+      ``GITHUB_RUN_ATTEMPT``, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_JOB``,
+      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``,
+      ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
+    * GitLab CI (``GITLAB_CI=true``): ``CI_PIPELINE_NAME``, ``CI_PIPELINE_ID``, ``CI_PIPELINE_URL``,
+      ``CI_JOB_NAME``, ``CI_JOB_ID``, ``CI_JOB_URL``, ``CI_RUNNER_ID``, ``CI_RUNNER_DESCRIPTION``,
+      ``CI_PROJECT_URL``, ``CI_PROJECT_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_NAME``/
+      ``CI_COMMIT_REF_NAME``, ``CI_COMMIT_SHA``, ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``.
+
+    Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
+    """
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") == "true":
+        found = _github(env)
+    elif env.get("GITLAB_CI") == "true":
+        found = _gitlab(env)
+    else:
+        return {}
+    return {k: redact.clean(v) for k, v in found.items() if v}
+
+
+class HashOnceResource(Resource):
+    """A ``Resource`` that computes its hash once. The SDK's OTLP encoder groups spans by
+    resource, hashing the resource of every span it encodes, and ``Resource.__hash__``
+    JSON-encodes all its attributes each time (~3.6 µs a span); a resource's attributes are
+    immutable, so the first hash holds. Equality is ``Resource``'s."""
+
+    _hash: int | None = None
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = super().__hash__()
+        return self._hash
+
+
+def make_resource(env: Mapping[str, str] | None = None) -> Resource:
+    """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
+    ``service.name = otelbridge`` when neither names a service, and the CI attributes of
+    :func:`ci_resource_attributes` (``OTEL_RESOURCE_ATTRIBUTES`` wins over them); a
+    :class:`HashOnceResource`."""
+    resource = Resource.create({"telemetry.distro.name": "otelbridge",
+                                "telemetry.distro.version": __version__,
+                                **ci_resource_attributes(env)})
+    resource = resource.merge(OTELResourceDetector().detect())
+    name = resource.attributes.get(SERVICE_NAME)
+    if not name or str(name).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
+    return HashOnceResource(resource.attributes, resource.schema_url)

@@ -1,0 +1,343 @@
+"""The tee's side of the decoding process: fork it, feed it the stream, tell it the end, and take
+its exit status. (Its own side, stages 2–5: :mod:`otelbridge.modes.live`.)
+
+Between the tee and the decoder there are two buffers, both here:
+
+* the **data pipe** (1 MiB, the kernel's): the tee ``tee(2)`` s each chunk into it, zero-copy
+  and non-blocking (``source/pipe.py``);
+* the **backlog** (:data:`BACKLOG_LIMIT`, 10 MiB, this process's): when the pipe is full (the
+  decoding process is setting up, or busy encoding OTLP) the tee passes the chunk through by
+  hand and keeps a copy here, written as the pipe drains. Beyond it a chunk is only described:
+  a :class:`~otelbridge.lines.Gap` (bytes, newlines), so that the decoder counts every line it
+  never saw (``lines_not_decoded``). The tee never waits.
+
+Two more pipes carry JSON lines, no stream bytes:
+
+* **control** (tee → decoder): ``{"gap": [offset, nbytes, newlines, ends_with_newline]}`` (a gap
+  at data-pipe byte ``offset``, written before any data after it), ``{"pid": N}`` (the wrapped
+  command), ``{"end": {"reason", "exit_code", "bytes", "deadline"}}`` (``deadline``: the run's
+  :class:`~otelbridge.deadline.Deadline`, ``time.monotonic()`` seconds). The end is written at
+  the end of input, before the backlog, so that the decoder learns the deadline however far
+  behind it is;
+* **result** (decoder → tee): ``{"ready": [traceparent, under_parent] | null}`` once set up (the
+  wrapper waits for it: the child's ``TRACEPARENT`` names the run span), ``{"exit": N}`` last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+from ..deadline import Deadline
+from ..lines import Gap, LinePosition, queue_gap
+from ..messages import say
+from .pipe import CHUNK, widen_pipe
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..stats import Stats
+
+#: Bytes the tee keeps for the decoding process while its pipe is full (10 MiB); beyond, gaps.
+#: With the pipe, 11 MiB of a burst is kept for decoding: a live CLI's bursts are far smaller,
+#: and ``otelbridge replay`` decodes a recording whole.
+BACKLOG_LIMIT = 10 * 1024 * 1024
+#: Seconds the tee waits for the decoding process beyond the deadline before it stops it.
+EXIT_MARGIN_S = 2.0
+#: At most this long (seconds) the wrapper waits for the decoder's set-up (imports, exporters:
+#: no network) before it starts the command without a ``TRACEPARENT``.
+SETUP_TIMEOUT_S = 30.0
+#: Exit status of a decoding process that failed (the tee then uses its own).
+EXIT_SOFTWARE = 70
+
+
+def _gap_message(offset: int, gap: Gap) -> dict:
+    return {"gap": [offset, gap.nbytes, gap.newlines, gap.ends_with_newline]}
+
+
+class DecoderFeed:
+    """The :class:`~otelbridge.source.pipe.Feed` of the tee's ``Tee``: ``fd`` is the data
+    pipe's write end (non-blocking); what it cannot take at once waits in the backlog, written
+    whenever the pipe has room (the event loop watches it), in order with the gaps."""
+
+    def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int) -> None:
+        self.cfg = cfg
+        self.pid = pid
+        self.fd = data_w
+        self._ctl = ctl_w
+        self._res = res_r
+        self._res_buf = b""
+        self._eof = False
+        self._messages: list[dict] = []
+        self._pending: list[bytes] = []  # control messages not yet written (pipe full)
+        #: bytes written into the data pipe so far (a gap's offset)
+        self.offset = 0
+        self._backlog: deque[memoryview | Gap] = deque()
+        self._backlog_bytes = 0
+        self._watching = False
+        self._gone = False
+        #: where the chunks passed by hand are in the stream's lines (see LinePosition)
+        self._position = LinePosition(cfg.max_line)
+
+    @classmethod
+    def start(cls, cfg: Config, close_in_child: tuple[int, ...] = ()) -> DecoderFeed | None:
+        """Fork the decoding process; ``None`` where ``fork`` is missing or fails (the stream
+        then passes untraced). ``close_in_child``: fds it must not hold (the stream's output)."""
+        if not hasattr(os, "fork"):
+            return None
+        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
+        data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
+        widen_pipe(data_w, CHUNK)
+        # what the tee imported so far stays shared with the decoding process: out of reach of
+        # the garbage collector, whose passes would otherwise copy every page they touch
+        gc.freeze()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            return None
+        if pid == 0:  # the decoding process: never returns
+            # the tee decides on SIGINT/SIGTERM and tells it (a terminal's Ctrl-C reaches both)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            code = EXIT_SOFTWARE
+            try:
+                for fd in (data_w, ctl_w, res_r, *close_in_child):
+                    os.close(fd)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)  # the stream's input is the tee's alone
+                os.close(null)
+                from ..modes.live import serve
+
+                code = serve(cfg, data_r, ctl_r, res_w)
+            except BaseException as exc:  # noqa: BLE001 - nothing may escape into the tee's code
+                with contextlib.suppress(Exception):
+                    sys.stderr.write(f"otelbridge: decoding process failed: {exc!r}\n")
+                    sys.stderr.flush()
+            finally:
+                os._exit(code)
+        for fd in (data_r, ctl_r, res_w):
+            os.close(fd)
+        os.set_blocking(data_w, False)
+        os.set_blocking(ctl_w, False)
+        return cls(cfg, pid, data_w, ctl_w, res_r)
+
+    # -- control messages
+
+    def _send(self, message: dict) -> None:
+        """Queue one control message and write what the pipe takes now (never waits)."""
+        self._pending.append(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self._write_pending(wait=False)
+
+    def _write_pending(self, wait: bool) -> None:
+        while self._pending:
+            data = self._pending[0]
+            try:
+                n = os.write(self._ctl, data)
+            except BlockingIOError:
+                if not wait:
+                    return
+                select.select([], [self._ctl], [], 1.0)
+                continue
+            except InterruptedError:
+                continue
+            except OSError:  # the decoding process is gone: nothing to tell
+                self._pending.clear()
+                return
+            if n == len(data):
+                self._pending.pop(0)
+            else:
+                self._pending[0] = data[n:]
+
+    # -- the Feed
+
+    def direct(self) -> bool:
+        return not self._backlog and not self._gone
+
+    def fed(self, n: int) -> None:
+        self.offset += n
+        self._position.unseen()
+
+    def chunk(self, buf: bytearray, n: int) -> None:
+        """``buf[:n]`` passed through by hand: into the pipe what it takes now, the rest to the
+        backlog, or — past :data:`BACKLOG_LIMIT` — a gap. A chunk inside a line decoding drops
+        anyway (longer than ``--max-line``, or cut by a gap) is a gap at once: it never takes the
+        backlog's room from the lines after it. Never waits."""
+        if self._gone:
+            return
+        if self._position.undecodable(buf, n):
+            self._skip(Gap(n, 0, False))
+            return
+        start = 0
+        if not self._backlog:
+            start = self._write(memoryview(buf)[:n])
+            if start == n:
+                return
+        size = n - start
+        if self._backlog_bytes + size <= BACKLOG_LIMIT:
+            self._backlog.append(memoryview(bytes(buf[start:n])))
+            self._backlog_bytes += size
+            self._watch()
+        else:
+            self._skip(Gap.of(buf, start, n))
+
+    def _skip(self, gap: Gap) -> None:
+        """A gap after what is queued (merged with a gap queued last), or sent at once."""
+        self._position.skipped(gap)
+        if not self._backlog:
+            self._send(_gap_message(self.offset, gap))
+            return
+        self._backlog_bytes -= queue_gap(self._backlog, gap)
+        self._watch()
+
+    def _write(self, data: memoryview) -> int:
+        try:
+            n = os.write(self.fd, data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError:  # the decoding process is gone: pass through, feed nothing more
+            self._gone = True
+            self._backlog.clear()
+            say("the decoding process is gone; the stream passes on, untraced from here")
+            return len(data)
+        self.offset += n
+        return n
+
+    def _watch(self) -> None:
+        if not self._watching and self._backlog:
+            try:
+                asyncio.get_running_loop().add_writer(self.fd, self._drain)
+                self._watching = True
+            except RuntimeError:  # no loop (the end): _drain_until does it
+                pass
+
+    def _drain(self) -> bool:
+        """Write the backlog while the pipe takes it; True when it is empty."""
+        while self._backlog and not self._gone:
+            item = self._backlog[0]
+            if isinstance(item, Gap):
+                self._send(_gap_message(self.offset, item))
+                self._backlog.popleft()
+                continue
+            n = self._write(item)
+            if n == 0:
+                return False
+            self._backlog_bytes -= n
+            if n < len(item):
+                self._backlog[0] = item[n:]
+            else:
+                self._backlog.popleft()
+        if self._watching:
+            asyncio.get_running_loop().remove_writer(self.fd)
+            self._watching = False
+        return True
+
+    def _drain_until(self, deadline: Deadline) -> None:
+        """The end: write the backlog, waiting for the pipe until ``deadline``; what is left
+        then becomes gaps."""
+        if self._watching:
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().remove_writer(self.fd)
+            self._watching = False
+        while not self._drain():
+            wait = deadline.remaining()
+            if wait <= 0 or not select.select([], [self.fd], [], wait)[1]:
+                break
+        while self._backlog:
+            item = self._backlog.popleft()
+            gap = item if isinstance(item, Gap) else Gap.of(item.tobytes())
+            self._send(_gap_message(self.offset, gap))
+        self._backlog_bytes = 0
+
+    def set_pid(self, pid: int) -> None:
+        """The wrapped command's pid, for the run span."""
+        self._send({"pid": pid})
+
+    # -- results
+
+    def _read_messages(self, deadline: Deadline) -> bool:
+        """Read result messages until ``deadline``; False at EOF (then :attr:`_eof`) or time-out."""
+        if not select.select([self._res], [], [], deadline.remaining())[0]:
+            return False
+        try:
+            data = os.read(self._res, 65536)
+        except InterruptedError:
+            return True
+        if not data:
+            self._eof = True
+            return False
+        self._res_buf += data
+        *lines, self._res_buf = self._res_buf.split(b"\n")
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                self._messages.append(json.loads(line))
+        return True
+
+    def _wait_for(self, key: str, deadline: Deadline) -> tuple[bool, object]:
+        while True:
+            for msg in self._messages:
+                if key in msg:
+                    return True, msg[key]
+            if not self._read_messages(deadline):
+                return False, None
+
+    def run_link(self) -> tuple[str, bool] | None:
+        """Wait for the set-up (at most :data:`SETUP_TIMEOUT_S`): the run span's W3C
+        ``traceparent`` and whether ``TRACESTATE`` goes with it, for the wrapped command's
+        environment; ``None`` without a run span (set-up failed)."""
+        found, link = self._wait_for("ready", Deadline.after(SETUP_TIMEOUT_S))
+        return (str(link[0]), bool(link[1])) if found and link else None
+
+    def end(self, reason: str | None, exit_code: int, stats: Stats, deadline: Deadline) -> int:
+        """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
+        at the end of input), write the backlog until half-way, close the data pipe, wait for the
+        decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`, plus the set-up's time if
+        it has not said it is set up) and return the exit status it settled on (``exit_code``,
+        or 1 with ``--fail-on-export-error`` and lost spans). One that failed or hangs (then
+        killed) is said on stderr; ``exit_code`` then stands — 1 with ``--fail-on-export-error``
+        — and ``--stats-json`` gets this process's counts."""
+        self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
+                            "deadline": deadline.at}})
+        self._drain_until(deadline.halfway())
+        os.close(self.fd)
+        os.set_blocking(self._ctl, True)
+        self._write_pending(wait=True)
+        os.close(self._ctl)
+        self._read_messages(Deadline(time.monotonic()))  # has it said it is set up?
+        set_up = any("ready" in msg for msg in self._messages)
+        found, code = self._wait_for(
+            "exit", deadline.later_by(EXIT_MARGIN_S + (0.0 if set_up else SETUP_TIMEOUT_S)))
+        if not found and not self._eof:  # still running after the limit: stuck
+            say("the decoding process did not finish in time; stopping it (spans may be lost)")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        status = _reap(self.pid)  # it has said its last word (or was killed): it is exiting
+        if found and isinstance(code, int):
+            return code
+        say(f"the decoding process ended with status {status}; its counts and the spans it had "
+            "not exported are lost")
+        if self.cfg.stats_json:
+            with contextlib.suppress(OSError):
+                stats.write_json(self.cfg.stats_json)
+        if self.cfg.fail_on_export_error and exit_code == 0:
+            return 1
+        return exit_code
+
+
+def _reap(pid: int) -> int | None:
+    """Wait for ``pid``; its exit status (negative: killed by that signal), ``None`` if it was
+    not ours to wait for."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None
+    return os.waitstatus_to_exitcode(status)

@@ -1,0 +1,137 @@
+"""Signals at any moment, start-up included, and the wrapped command's own exit status.
+
+* SIGINT/SIGTERM in otelbridge's first ~150 ms: no traceback, nothing left running (neither the
+  decoding process nor the wrapped command); pipe mode exits 128 + the signal, wrapper mode with
+  the child's status once the child runs. Out of reach: a SIGINT while the interpreter itself
+  starts (importing ``site``, before any line of otelbridge runs) is CPython's to report.
+* Wrapper mode: a child that exits on its own (here from its TERM trap) gives its status to
+  otelbridge and to the run span, even while a background process it started holds its stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, clean_env
+from tests.receivers import HttpReceiver
+
+#: Seconds after the start at which the signal is sent: before Python runs our code, while it
+#: imports, around the fork, around the child's start.
+DELAYS = (0.0, 0.02, 0.04, 0.06, 0.1, 0.15)
+
+
+def tagged_processes(mark: str) -> list[int]:
+    """Pids of the processes whose environment carries ``mark`` (ours and what they started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if mark.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def none_left(mark: str, within: float = 3.0) -> bool:
+    """True once no process carries ``mark`` (the decoding process ends after its flush)."""
+    until = time.monotonic() + within
+    while tagged_processes(mark):
+        if time.monotonic() > until:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def before_our_code(err: bytes) -> bool:
+    """The signal came while CPython was still starting, before otelbridge's first line: its
+    own fatal error (importing ``site``) or a ``KeyboardInterrupt`` in frames of the
+    interpreter's import machinery alone."""
+    if b"Fatal Python error: init_import_site" in err:
+        return True
+    return b"KeyboardInterrupt" in err and b"otelbridge" not in err
+
+
+def start(args: list[str], mark: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none",
+                             "--flush-timeout", "0.5", *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=clean_env(OTELBRIDGE_TEST_MARK=mark), cwd=ROOT,
+                            start_new_session=True)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_early_signal_pipe_mode(signum):
+    for delay in DELAYS:
+        mark = uuid.uuid4().hex
+        proc = start([], mark)
+        time.sleep(delay)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=10)
+        assert none_left(mark), delay
+        if before_our_code(err):
+            continue
+        # before Python has installed any handler the signal's default action ends the process
+        assert proc.returncode in (128 + signum, -signum), (delay, proc.returncode, err)
+        assert b"Traceback" not in err, (delay, err)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_early_signal_wrapper_mode(signum):
+    """The signal goes to the whole process group, as a terminal's Ctrl-C or a CI runner's stop
+    does: the child, once its trap is set (it says ``up``), exits 7 and otelbridge with it."""
+    child = ["sh", "-c", "trap 'exit 7' INT TERM; echo up; while :; do sleep 0.05; done"]
+    for delay in DELAYS:
+        mark = uuid.uuid4().hex
+        proc = start(["--", *child], mark)
+        time.sleep(delay)
+        os.killpg(proc.pid, signum)
+        out, err = proc.communicate(timeout=10)
+        assert none_left(mark), delay
+        if before_our_code(err):
+            continue
+        assert b"Traceback" not in err, (delay, err)
+        if out == b"up\n":  # the child ran with its trap: its status is ours
+            assert proc.returncode == 7, (delay, proc.returncode, err)
+        else:  # cut before the child could say so: killed by the signal, or never started
+            assert proc.returncode in (7, 128 + signum, -signum), (delay, proc.returncode, err)
+
+
+@pytest.mark.parametrize("script,status", [
+    ("trap 'exit 99' TERM; echo up; sleep 2 2>/dev/null & wait", 99),  # exits from its trap
+    ("echo up; sleep 2 2>/dev/null & exit 0", 0),  # had exited before the signal came
+], ids=["trap", "gone-before"])
+def test_wrapper_keeps_the_childs_own_status_while_a_background_process_holds_stdout(script, status):
+    """SIGTERM to otelbridge is forwarded; the child exits on its own while its background
+    ``sleep`` still holds the pipe: otelbridge exits with the child's status at once (not held
+    until the background process ends) and the run span records it."""
+    with HttpReceiver() as rx:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--flush-timeout", "2",
+             "--", "sh", "-c", script],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+        try:
+            assert proc.stdout.readline() == b"up\n"
+            time.sleep(0.2)
+            t = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(10)
+            took = time.monotonic() - t
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        (run,) = rx.received.wait_for(1, timeout=5)
+        err = proc.stderr.read()
+    assert code == status, err
+    assert took < 1.5
+    assert run.name == "run sh"
+    assert run.attributes["process.exit.code"] == status

@@ -1,0 +1,121 @@
+"""Stages 2–5 in process (no process boundary is the point here): a :class:`Pipeline` complete
+when constructed, its span sinks (the :class:`SpanSink` seam), the export path's own accounting
+and the run's one :class:`Deadline`."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from otelbridge.config import build
+from otelbridge.deadline import Deadline
+from otelbridge.events import SpanRecord
+from otelbridge.export import CountingExporter, Exporters
+from otelbridge.pipeline import Pipeline, SpanSink
+from otelbridge.stats import Stats
+from tests.conftest import EXAMPLES, workflow_facts
+
+CBC = EXAMPLES / "cbc-workflow.jsonl"
+
+
+class Keep:
+    """A :class:`SpanSink` in front of the pipeline's own sinks: keeps every record."""
+
+    def __init__(self, sink: SpanSink) -> None:
+        self.sink = sink
+        self.records: list[SpanRecord] = []
+
+    def emit(self, rec: SpanRecord) -> None:
+        self.records.append(rec)
+        self.sink.emit(rec)
+
+
+def test_a_recording_through_the_pipeline_in_process():
+    stats = Stats()
+    cfg = build(exporter="none", protocol=None, clock="stream", deterministic_ids=True)
+    pipeline = Pipeline(cfg, stats, hold=Keep)
+    data = CBC.read_bytes()
+    for start in range(0, len(data), 4096):  # chunks that cut lines
+        chunk = data[start:start + 4096]
+        pipeline.on_chunk(chunk, len(chunk))
+    pipeline.end_stream()
+    records = pipeline.sink.records
+    started, agents, phases, _, _ = workflow_facts(CBC)
+    assert stats.lines == data.count(b"\n")
+    assert 0 < stats.lines_decoded <= stats.lines  # the rest: lines no dialect wants
+    assert (stats.lines_not_decoded, stats.bad_lines, stats.overlong_lines) == (0, 0, 0)
+    assert stats.spans_started == len(records) > 0
+    by_id = {r.span_id: r for r in records}
+    assert len(by_id) == len(records)  # no span twice
+    workflow = [r for r in records if r.attributes.get("gen_ai.operation.name") == "invoke_workflow"]
+    assert [r.attributes["workflow.task_id"] for r in workflow] == [started["task_id"]]
+    agent_spans = [r for r in records if r.attributes.get("workflow.agent.index") is not None
+                   and r.attributes.get("gen_ai.operation.name") == "invoke_agent"]
+    assert len(agent_spans) == len(agents)
+    for r in agent_spans:  # every agent under a span of its own trace
+        assert r.parent_span_id in by_id and by_id[r.parent_span_id].trace_id == r.trace_id
+        assert 0 < r.start_ns <= r.end_ns
+    assert pipeline.run is None  # no command: no run span
+
+
+def test_a_command_gets_its_run_span_at_construction():
+    cfg = build(exporter="none", protocol=None, command=("claude", "-p", "hi"))
+    pipeline = Pipeline(cfg, Stats())
+    traceparent, under_parent = pipeline.run_link()
+    assert traceparent == f"00-{pipeline.run.ref.trace_id:032x}-{pipeline.run.ref.span_id:016x}-01"
+    assert under_parent is False
+
+
+class Blocking(SpanExporter):
+    """An exporter that holds its first export until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.spans = 0
+
+    def export(self, spans):
+        self.release.wait(5)
+        self.spans += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        self.release.set()
+
+
+def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_let_go(monkeypatch):
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+    stats = Stats()
+    exporters = Exporters(build(exporter="none", protocol=None), stats)
+    blocking = Blocking()
+    from otelbridge.export import ExportPath
+
+    path = ExportPath(CountingExporter(blocking, "test"), limit=8, schedule_delay_ms=10)
+    exporters.paths.append(path)
+    exporters.provider.add_span_processor(path)
+    tracer = exporters.provider.get_tracer("t")
+    tracer.start_span("first").end()
+    until = time.monotonic() + 5
+    while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
+        time.sleep(0.01)
+    for i in range(20):
+        tracer.start_span(f"s{i}").end()
+    assert path.handed == 21
+    assert path.waiting() == 8 and path.overflowed == 20 - 8
+    blocking.release.set()
+    assert exporters.shutdown(Deadline.after(5)) is False
+    assert stats.spans_exported == blocking.spans == 1 + 8
+    assert stats.spans_dropped == 21 - 9  # built = exported + dropped
+    assert "12 of them let go by a full queue" in exporters.describe_failure()
+
+
+def test_deadline_shares_what_is_left():
+    deadline = Deadline.after(2.0)
+    assert 1.9 < deadline.remaining() <= 2.0 and not deadline.passed()
+    half = deadline.halfway()
+    assert 0.9 < half.remaining() <= 1.0 and half.at < deadline.at
+    assert Deadline(time.monotonic() - 1).remaining() == 0.0
+    assert deadline.later_by(3).at == deadline.at + 3
