@@ -93,20 +93,6 @@ def test_the_scan_sees_lazy_imports_and_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def _tracker(name: str) -> bool:
-    return name == "otelbridge.tracker" or name.startswith("otelbridge.tracker.")
-
-
-def test_no_import_cycles_outside_the_tracker():
-    graph = import_graph()
-    outside = {m: {t for t in targets if not (_tracker(m) and _tracker(t))}
-               for m, targets in graph.items()}
-    cycle = find_cycle(outside)
-    assert cycle is None, " -> ".join(cycle)
-
-
-@pytest.mark.xfail(reason="the tracker's parts import their package's __init__ (Context, "
-                          "SpanRef), which imports them: being split apart", strict=False)
 def test_no_import_cycles():
     cycle = find_cycle(import_graph())
     assert cycle is None, " -> ".join(cycle)
