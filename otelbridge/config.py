@@ -73,6 +73,8 @@ class Config:
     trace_url_template: str | None = None
     #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
     summary: str = "auto"
+    #: ``--report PATH``: the self-contained HTML page of the run (mode 0600)
+    report: str | None = None
     #: ``--export-processes``: processes that build and export spans over OTLP (0: the decoding
     #: process does); ``None``: the default of :func:`otelbridge.export_processes.default_count`
     export_processes: int | None = None

@@ -168,6 +168,8 @@ class Pipeline:
         trace_id = ctx.root_trace_id("run", " ".join(argv))
         ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
         ctx.run = ref
+        if self.report is not None:
+            self.report.on_trace(trace_id, "run")
         self.run = RunSpan(tuple(argv), ref, ctx.parent, capture_content=self.cfg.capture_content)
         return self.run
 
@@ -198,6 +200,8 @@ class Pipeline:
             "remote_parent_flags": span_ctx.trace_flags if span_ctx is not None else None,
         }
         exporters = None
+        if report is not None and report.wants_spans:
+            processes = 0  # the views read the spans on this process's provider
         if processes:
             from .export_processes import ExportProcesses
 
@@ -209,8 +213,9 @@ class Pipeline:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         pipeline = cls(cfg, stats, exporters, None, None, None, builder)  # type: ignore[arg-type]
         pipeline.report = report
-        pipeline.emit = fan_out(exporters.emit_sink(builder),
-                                report.emit if report is not None else None)
+        if report is not None:
+            report.attach(exporters.provider)
+        pipeline.emit = exporters.emit_sink(builder)
         pipeline.call_later = call_later
         pipeline.parent = parent
         pipeline.new_stream()
