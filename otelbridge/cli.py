@@ -120,6 +120,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         )
     except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    for problem in cfg.env_problems:
+        _note(problem)
     if cfg.dialects:  # imported only then: the tee's process starts sooner without them
         from . import dialects as dialect_registry
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import dialects, redact
 from .app import install_loop, say
 from .clock import Clock, StreamTimers
-from .config import Config
+from .config import Config, without
 from .events import SpanRecord
 from .handoff import BEHIND_MESSAGE, DEFAULT_LIMIT, SETUP_TIMEOUT_S, Handoff
 from .ids import Ids
@@ -190,6 +190,12 @@ class Pipeline:
         (:mod:`otelbridge.export_processes`; ``count_for(cfg)`` says how many; 0 or a failed
         fork: in this process); ``patient`` (``replay``): they wait for their exporters as
         long as those make progress."""
+        with without(cfg.ignored_env):  # values said unusable: the SDK must not read them
+            return cls._build(cfg, stats, call_later, report, processes, patient)
+
+    @classmethod
+    def _build(cls, cfg: Config, stats: Stats, call_later, report: Report | None,
+               processes: int, patient: bool) -> "Pipeline":
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -341,10 +347,10 @@ class LiveFront:
         self.handoff.start(self._on_item, self._end, setup=self._build, on_idle=self._idle)
 
     def _build(self) -> None:
-        from .export import configure_logging
-        from .summary import Report
-
         try:
+            with without(self.cfg.ignored_env):  # the SDK reads some as it is imported
+                from .export import configure_logging
+                from .summary import Report
             configure_logging()
             pipeline = Pipeline.build(self.cfg, self.stats, self._call_later, Report(self.cfg, say),
                                       processes=self.processes)
@@ -502,8 +508,11 @@ def fan_out(*sinks: Callable[[SpanRecord], None] | None) -> Callable[[SpanRecord
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 
-def _private_stdout() -> None:
-    """fd 1 and ``sys.stdout`` point at stderr: replay and follow never write to stdout."""
+def _private_stdout(cfg: Config) -> None:
+    """fd 1 and ``sys.stdout`` point at stderr: replay and follow never write to stdout (nor
+    start a process: the environment values said unusable are dropped)."""
+    for name in cfg.ignored_env:
+        os.environ.pop(name, None)
     from .export import configure_logging
 
     os.dup2(2, 1)
@@ -517,7 +526,7 @@ def _progress(total: int):
         return None
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from .summary import stderr_console
+    from .waterfall import stderr_console
 
     return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                     TimeRemainingColumn(), console=stderr_console(), transient=True,
@@ -532,9 +541,10 @@ def replay(cfg: Config, files: list) -> int:
     status: 0, 1 when a file could not be read (the others are still replayed) or when
     ``--fail-on-export-error`` and spans were lost."""
     from .source.replay import read_file
+
+    _private_stdout(cfg)
     from .summary import Report
 
-    _private_stdout()
     stats = Stats()
     from .export_processes import count_for
 
@@ -615,9 +625,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
     regular file. Workflows still open at the stop are not exported: the offset file makes the
     next start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
     from .source.follow import TRUNCATED, Follower, offset_file
+
+    _private_stdout(cfg)
     from .summary import Report
 
-    _private_stdout()
     install_loop()
 
     async def main() -> int:
