@@ -10,7 +10,7 @@ import re
 import unicodedata
 from html.parser import HTMLParser
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from otelbridge import escape, report, waterfall
@@ -97,6 +97,7 @@ class Tags(HTMLParser):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
+@example(MARK + "".join(SYNTAX + SEQUENCES + BIDI + ZERO_WIDTH + TAGS + CONTROLS) + MARK)
 def test_no_dangerous_character_is_live_in_any_output(text):
     out = views(text)
     assert MARK in out["terminal"] and MARK in out["markdown"] and MARK in out["html"]
