@@ -86,3 +86,27 @@ def test_no_views_without_ci_terminal_or_files(tmp_path):
 def test_template_without_placeholder_is_refused():
     proc = run_bridge(["--trace-url-template", "http://x/trace"], b"")
     assert proc.returncode == 2 and b"{trace_id}" in proc.stderr
+
+
+def test_replay_gives_a_deterministic_live_run_its_workflow_ids(tmp_path):
+    """What examples/github-actions.yml says: after a wrapped run with --deterministic-ids,
+    `replay` of its stream rebuilds each workflow trace with the same trace and span ids."""
+    live, again = tmp_path / "live.jsonl", tmp_path / "replay.jsonl"
+    proc = run_bridge(["--exporter", "file", "--output", str(live), "--deterministic-ids", "--",
+                       "cat", str(CBC)], env=clean_env())
+    assert proc.returncode == 0
+    stream = tmp_path / "stream.jsonl"
+    stream.write_bytes(proc.stdout)
+    replay = run_bridge(["replay", "--exporter", "file", "--output", str(again), str(stream)],
+                        env=clean_env())
+    assert replay.returncode == 0
+
+    def workflow_ids(path):
+        spans = [s for line in path.read_text().splitlines()
+                 for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+        traces = {s["traceId"] for s in spans if s["name"].startswith("invoke_workflow")}
+        return {(s["traceId"], s["spanId"], s["name"]) for s in spans if s["traceId"] in traces}
+
+    ids = workflow_ids(live)
+    assert len(ids) == 1 + len(workflow_facts(CBC)[2]) + len(workflow_facts(CBC)[1])
+    assert workflow_ids(again) == ids
