@@ -234,11 +234,17 @@ def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
             ignored.append(var)
         else:
             values[var] = value
+    # the SDK refuses a batch larger than the queue (tracing would be off for the run)
     batch, queue = values.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), values.get("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
     if batch is not None and batch > queue:
         problems.append(f"OTEL_BSP_MAX_EXPORT_BATCH_SIZE={int(batch)} is above the queue size "
-                        f"({int(queue)}); ignored, using 512 or the queue size")
+                        f"({int(queue)}); ignored, using 512")
         ignored.append("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
+        batch = None
+    if batch is None and queue < 512:
+        problems.append(f"OTEL_BSP_MAX_QUEUE_SIZE={int(queue)} is below the batch size (512); "
+                        "ignored, using 2048 (or set OTEL_BSP_MAX_EXPORT_BATCH_SIZE)")
+        ignored.append("OTEL_BSP_MAX_QUEUE_SIZE")
     return ignored
 
 

@@ -34,7 +34,7 @@ MAX_ERRORS_SHOWN = 5
 #: Width when stderr is not a terminal.
 DEFAULT_WIDTH = 100
 
-_DUR_W, _TOK_W, _COST_W, _STATUS_W = 7, 10, 8, 12
+_DUR_W, _TOK_W, _COST_W, _STATUS_W = 7, 10, 8, 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     root, facts = trace_head(trace)
     lines_ = select(trace, budget)
     labels = ["  " * l.depth + (escape.terminal(l.row.name, 80) if l.row else more_text(l)) for l in lines_]
-    name_w = max(16, min(max((len(s) for s in labels), default=16), width * 2 // 5))
+    name_w = max(16, min(max((len(s) for s in labels), default=16), width * 7 // 20))
     bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _COST_W - _STATUS_W - 5)
     t0, t1 = trace.start_ns, trace.end_ns
     span = max(t1 - t0, 1)
