@@ -311,11 +311,11 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT`` variables: each unusable one is said in
     ``problems`` and returned, to be hidden from the exporter (which then takes the next one,
     at last its default)."""
-    from .redact import endpoint as printable
-
     if flag:
         want = endpoint_problem(protocol, flag)
         if want:
+            from .redact import endpoint as printable
+
             raise ConfigError(f"--endpoint {printable(flag)!r} is not an OTLP {protocol} endpoint: use {want}")
         return []
     ignored = []
@@ -329,6 +329,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             break
         ignored.append(var)
         if problems is not None:
+            from .redact import endpoint as printable
+
             problems.append(f"{var}={printable(value)[:80]!r} is not an OTLP {protocol} endpoint "
                             f"(use {want}); ignored")
     if ignored and problems is not None:
