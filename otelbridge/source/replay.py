@@ -18,13 +18,14 @@ def read_file(
     on_progress: Callable[[int], None] | None = None,
     chunk: int = CHUNK,
 ) -> int:
-    """Feed ``path`` to ``on_chunk(buf, n)`` to its end; returns the bytes read.
+    """Feed ``path`` (``-``: stdin) to ``on_chunk(buf, n)`` to its end; returns the bytes read.
 
     Raises ``OSError`` when the file cannot be opened or read.
     """
     buf = bytearray(chunk)
     total = 0
-    with open(path, "rb", buffering=0) as fh:
+    stdin = str(path) == "-"
+    with open(0 if stdin else path, "rb", buffering=0, closefd=not stdin) as fh:
         while True:
             n = fh.readinto(buf)
             if not n:

@@ -110,3 +110,15 @@ def test_replay_gives_a_deterministic_live_run_its_workflow_ids(tmp_path):
     ids = workflow_ids(live)
     assert len(ids) == 1 + len(workflow_facts(CBC)[2]) + len(workflow_facts(CBC)[1])
     assert workflow_ids(again) == ids
+
+
+def test_replay_dash_reads_stdin(tmp_path):
+    out = tmp_path / "out"
+    data = CBC.read_bytes()
+    proc = run_bridge(["replay", "--exporter", "none", "-"], data,
+                      env=clean_env(GITHUB_OUTPUT=str(out)))
+    from_file = run_bridge(["replay", "--exporter", "none", str(CBC)],
+                           env=clean_env(GITHUB_OUTPUT=str(tmp_path / "out2")))
+    assert proc.returncode == 0 == from_file.returncode and proc.stdout == b""
+    assert b"9 decoded" in proc.stderr and b"spans 8 built" in proc.stderr
+    assert out.read_text() == (tmp_path / "out2").read_text()  # the same deterministic trace

@@ -33,7 +33,7 @@ BAD = [
 def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, tmp_path):
     marker = tmp_path / "ran"
     env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50", **variables)
-    proc = run_bridge(["--flush-timeout", "1", "--", "sh", "-c",
+    proc = run_bridge(["--flush-timeout", "0.3", "--", "sh", "-c",
                        f'cat "{CBC}"; touch "{marker}"; exit 7'], env=env, timeout=60)
     assert proc.stdout == DATA  # 0 bytes lost
     assert marker.exists()  # the wrapped command ran
