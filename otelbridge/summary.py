@@ -531,26 +531,30 @@ class Report:
         from . import waterfall
 
         if self.draw and collector.traces:
-            try:
-                waterfall.render(collector, waterfall.stderr_console(self.stream, self.env), self.template)
-            except (Exception, SystemExit) as exc:  # rich raises SystemExit when stderr's reader is gone
-                self.write(f"waterfall not drawn: {type(exc).__name__}")
-        for path, name, make in (
-            (self.step_summary_path, "GITHUB_STEP_SUMMARY", lambda: waterfall.step_summary(collector, self.template)),
-            (self.outputs_path, "GITHUB_OUTPUT", lambda: job_outputs(collector)),
-        ):
-            if path and (collector.traces or name == "GITHUB_OUTPUT"):
-                try:
-                    append_private(path, make())
-                except OSError as exc:
-                    self.write(f"cannot append to {name} {escape.terminal(path, 200)!r}: {exc.strerror}")
+            self._view("waterfall not drawn", lambda: waterfall.render(
+                collector, waterfall.stderr_console(self.stream, self.env), self.template))
+        if self.step_summary_path and collector.traces:
+            self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
+                       lambda: append_private(self.step_summary_path,
+                                              waterfall.step_summary(collector, self.template)))
+        if self.outputs_path:
+            self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
+                       lambda: append_private(self.outputs_path, job_outputs(collector)))
         if self.html_path:
             from .report import write_page
 
-            try:
-                write_page(self.html_path, collector, self.template)
-            except OSError as exc:
-                self.write(f"cannot write --report {escape.terminal(self.html_path, 200)!r}: {exc.strerror}")
+            self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
+                       lambda: write_page(self.html_path, collector, self.template))
+
+    def _view(self, failed: str, make: Callable[[], Any]) -> None:
+        """``make()`` one view; its failure is one line (rich raises ``SystemExit`` when
+        stderr's reader is gone)."""
+        try:
+            make()
+        except OSError as exc:
+            self.write(f"{failed}: {exc.strerror or exc}")
+        except (Exception, SystemExit) as exc:
+            self.write(f"{failed}: {type(exc).__name__}")
 
 
 def _isatty(stream: Any) -> bool:
