@@ -29,6 +29,9 @@ from .summary import (Collector, Line, Trace, format_cost, format_duration, more
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40
 MARKDOWN_ROWS = 60
+#: Traces drawn on stderr and in the step summary (GitHub refuses a summary over 1 MiB): the
+#: failed ones first, then the latest; the rest are counted.
+MAX_TRACES_SHOWN = 20
 #: Failed spans whose text is listed under a trace.
 MAX_ERRORS_SHOWN = 5
 #: Width when stderr is not a terminal.
@@ -141,21 +144,30 @@ def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None =
                    force_terminal=tty, highlight=False, emoji=False, markup=False, soft_wrap=False)
 
 
+def shown_traces(collector: Collector, most: int = MAX_TRACES_SHOWN) -> tuple[list[Trace], int]:
+    """(the traces to draw in their order — failed ones first, then the latest, at most
+    ``most`` — and how many others there are, dropped ones included)."""
+    traces = list(collector.traces.values())
+    order = sorted(range(len(traces)), key=lambda i: (not traces[i].totals.failed, -i))[:most]
+    return [traces[i] for i in sorted(order)], len(traces) - len(order) + collector.dropped_traces
+
+
 def render(collector: Collector, console: Console, template: str | None = None) -> int:
     """Every kept trace's waterfall, then the totals line, on ``console``; returns how many
     traces were drawn."""
     utf = (console.encoding or "").lower().replace("-", "").startswith("utf")
     glyphs = Glyphs() if utf else _ASCII
-    for trace in collector.traces.values():
+    traces, others = shown_traces(collector)
+    for trace in traces:
         console.print()
         lines = trace_lines(trace, console.width, template, glyphs)
         for line in lines[:-1]:
             console.print(line, no_wrap=True, overflow="crop", crop=True)
         console.print(lines[-1], soft_wrap=True)  # the link whole: the terminal may wrap it
-    if collector.dropped_traces:
-        console.print(Text(f"({collector.dropped_traces} earlier traces not drawn)", style="dim"))
+    if others:
+        console.print(Text(f"({others} other traces not drawn)", style="dim"))
     console.print(Text("total: " + totals_text(collector), style="bold"), soft_wrap=True)
-    return len(collector.traces)
+    return len(traces)
 
 
 def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str | None = None) -> str:
@@ -172,7 +184,8 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
     md = escape.markdown
     t = collector.totals()
     out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
-    for trace in collector.traces.values():
+    traces, others = shown_traces(collector)
+    for trace in traces:
         root, facts = trace_head(trace)
         out.append(f"#### {md(root.name if root else '?', 120)} — {md(facts)}")
         out.append("")
@@ -201,8 +214,8 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
             out.append(f"> **{md(row.name, 120)}**: {md(row.error, 500)}")
             out.append("")
         out.append("")
-    if collector.dropped_traces:
-        out.append(f"_{collector.dropped_traces} earlier traces not shown._")
+    if others:
+        out.append(f"_{others} other traces not shown._")
         out.append("")
     return "\n".join(out)
 

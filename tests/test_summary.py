@@ -185,3 +185,19 @@ def test_links_once_per_trace_without_untrusted_text():
     links = [s for s in said if s.startswith("trace")]
     assert len(links) == len(report.collector.traces) == len(set(links))
     assert all(s.split(": ")[0] in ("trace session", "trace workflow", "trace run", "trace") for s in links)
+
+
+def test_many_traces_draw_the_failed_and_the_latest():
+    collector = Collector()
+    for t in range(50):
+        row = Row(t + 1, 1, None, f"invoke_workflow w{t}", "workflow", t, t + 1)
+        if t == 3:
+            row.error, row.status = "failed", "workflow_failed"
+        collector.take(row)
+    traces, others = waterfall.shown_traces(collector)
+    names = [t.root().name for t in traces]
+    assert len(names) == waterfall.MAX_TRACES_SHOWN and others == 50 - len(names)
+    assert names[0] == "invoke_workflow w3" and names[-1] == "invoke_workflow w49"
+    assert "invoke_workflow w30" not in names and "invoke_workflow w31" in names
+    assert f"_{others} other traces not shown._" in waterfall.step_summary(collector)
+    assert f"({others} other traces not drawn)" in waterfall.render_text(collector)
