@@ -17,7 +17,9 @@ did (each model call once, sessions and turns not again on top); cost is ``resul
 which Claude Code reports cumulatively per session: the session's last value (its span's, else its
 last turn's), summed over sessions, as exact decimals of the values the stream gave.
 
-Text is escaped for where it lands (:mod:`otelbridge.escape`). Times: span times in epoch ns.
+Drawing: :mod:`otelbridge.waterfall` (stderr, step summary) and :mod:`otelbridge.report` (HTML),
+from :func:`select` (which rows of a trace are shown); text is escaped for where it lands
+(:mod:`otelbridge.escape`). Times: span times in epoch ns.
 Environment read here: ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``NO_COLOR``, ``CI``.
 """
 
@@ -500,9 +502,6 @@ class Report:
     def wants_spans(self) -> bool:
         """Whether any view is on (else :meth:`attach` adds nothing)."""
         return self.collector is not None
-
-    #: the records' sink of the older wiring: spans are read from the provider instead
-    emit = None
 
     def attach(self, provider: Any) -> None:
         """Read the finished spans of ``provider`` (a ``TracerProvider``)."""
