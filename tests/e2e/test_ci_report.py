@@ -122,3 +122,29 @@ def test_replay_dash_reads_stdin(tmp_path):
     assert proc.returncode == 0 == from_file.returncode and proc.stdout == b""
     assert b"9 decoded" in proc.stderr and b"spans 8 built" in proc.stderr
     assert out.read_text() == (tmp_path / "out2").read_text()  # the same deterministic trace
+
+
+def test_terminal_escapes_in_the_stream_never_reach_the_log(tmp_path):
+    """A task_notification status (and a workflow name, an agent label) carrying clear-screen,
+    cursor-home, window-title and bidi sequences: the log, step summary and outputs show none."""
+    hostile = "\x1b[2J\x1b[H\x1b]0;pwned\x07\u202eevil\u200b"
+    lines = []
+    for line in CBC.read_text().splitlines():
+        doc = json.loads(line)
+        if doc.get("subtype") == "task_notification":
+            doc["status"] = hostile
+        if "workflow_name" in doc:
+            doc["workflow_name"] = hostile
+        for entry in doc.get("workflow_progress") or ():
+            if entry.get("type") == "workflow_agent":
+                entry["label"] = hostile
+        lines.append(json.dumps(doc))
+    data = ("\n".join(lines) + "\n").encode()
+    step, out = tmp_path / "s.md", tmp_path / "out"
+    proc = run_bridge(["--exporter", "none", "--summary", "always", "--trace-url-template", TEMPLATE],
+                      data, env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0 and proc.stdout == data
+    err = proc.stderr.decode()
+    assert "invoke_workflow evil" in err  # the text is there, its controls are not
+    for text in (err, step.read_text(), out.read_text()):
+        assert not any(c in text for c in "\x1b\x07\u202e\u200b")
