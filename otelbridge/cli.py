@@ -67,8 +67,11 @@ def _shared(fn):
         click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE."),
         click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
                      show_default=True,
-                     help="Waterfall per workflow on stderr at exit (auto: when stderr is a "
+                     help="Waterfall per trace on stderr at exit (auto: when stderr is a "
                           "terminal or CI is set) and the GitHub step summary."),
+        click.option("--report", metavar="PATH",
+                     help="Write a self-contained HTML page of the run (waterfall, tokens, cost, "
+                          "errors, trace links) at exit, mode 0600."),
         click.option("--trace-url-template", metavar="URL",
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),
@@ -106,6 +109,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         )
     except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    for problem in cfg.env_problems:
+        _note(problem)
     if cfg.dialects:  # imported only then: the tee's process starts sooner without them
         from . import dialects as dialect_registry
 

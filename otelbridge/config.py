@@ -4,9 +4,16 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
 
 * ``OTEL_TRACES_EXPORTER`` — ``otlp``, ``console``, ``none`` (comma-separated), when no
   ``--exporter`` is given;
-* ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` — ``grpc`` or
-  ``http/protobuf`` (default ``http/protobuf``, the OTLP specification's default), when no
-  ``--protocol`` is given;
+* ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` — ``grpc``,
+  ``http/protobuf`` or ``http/json`` (default ``http/protobuf``, the OTLP specification's
+  default), when no ``--protocol`` is given;
+* checked only (:func:`check_environment`), the SDK reads them: the OTLP endpoints and
+  timeouts, ``OTEL_BSP_*`` and the span limits.
+
+The stream first, whatever the environment: a value in the environment that otelbridge or the
+SDK cannot use is one line in :attr:`Config.env_problems` (naming the variable and what is done
+instead) and, where the SDK would read it, in :attr:`Config.ignored_env` (hidden from the SDK
+while it is set up: :func:`without`); only a bad command-line flag is a :class:`ConfigError`.
 * ``TRACEPARENT`` / ``TRACESTATE`` — the W3C environment carrier, unless ``--no-traceparent``;
 * ``OTELBRIDGE_TRACE_URL`` — the trace link template, when no ``--trace-url-template``;
 * ``CI`` — set (and not ``0``/``false``): ``--summary auto`` draws the waterfall even when stderr is
@@ -22,15 +29,16 @@ Read by the SDK/exporters, not here: ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 EXPORTERS = ("otlp", "console", "file", "none")
 SUMMARY_MODES = ("auto", "always", "never")
 #: What ``{trace_id}`` in ``--trace-url-template`` is replaced with (32 lowercase hex digits).
 TRACE_ID_PLACEHOLDER = "{trace_id}"
-PROTOCOLS = ("grpc", "http/protobuf")
+PROTOCOLS = ("grpc", "http/protobuf", "http/json")
 #: Seconds a workflow's spans stay open after its terminal ``task_notification`` (late progress).
 DEFAULT_GRACE_S = 5.0
 #: Line-length cap for decoding, in bytes (8 MiB): longer lines pass through, counted, undecoded.
@@ -70,7 +78,13 @@ class Config:
     trace_url_template: str | None = None
     #: ``auto`` | ``always`` | ``never``: the waterfall on stderr and the GitHub step summary
     summary: str = "auto"
+    #: ``--report PATH``: the self-contained HTML page of the run (mode 0600)
+    report: str | None = None
     command: tuple[str, ...] = field(default_factory=tuple)
+    #: one line per environment value that cannot be used, saying what is done instead
+    env_problems: tuple[str, ...] = ()
+    #: variables the SDK must not read (their values cannot be used): see :func:`without`
+    ignored_env: tuple[str, ...] = ()
 
 
 def parse_exporters(value: str) -> tuple[str, ...]:
@@ -84,20 +98,120 @@ def parse_exporters(value: str) -> tuple[str, ...]:
     return names or ("none",)
 
 
-def resolve_protocol(flag: str | None, env: Mapping[str, str]) -> str:
-    """The OTLP protocol from ``--protocol``, else the env vars, else ``http/protobuf``."""
-    value = flag or env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get(
-        "OTEL_EXPORTER_OTLP_PROTOCOL"
-    ) or "http/protobuf"
-    value = value.strip().lower()
-    if value == "http":
-        value = "http/protobuf"
-    if value not in PROTOCOLS:
-        raise ConfigError(
-            f"OTLP protocol {value!r} is not supported: use grpc or http/protobuf "
-            "(set --protocol or OTEL_EXPORTER_OTLP_PROTOCOL)"
-        )
-    return value
+def _shown(value: str) -> str:
+    """An environment value as we quote it: one line, at most 40 characters, no secrets."""
+    from .redact import message
+
+    return repr(message(value.strip())[:40])
+
+
+def exporters_from_env(value: str, output: str | None, problems: list[str]) -> tuple[str, ...]:
+    """``OTEL_TRACES_EXPORTER``'s exporters: names otelbridge does not have (``zipkin``, ...) and
+    ``file`` without ``--output`` are left out and said in ``problems``; nothing left: ``none``."""
+    names = [p.strip().lower() for p in value.split(",") if p.strip()]
+    usable = [n for n in names if n in EXPORTERS and (n != "file" or output)]
+    dropped = [n for n in names if n not in usable]
+    result = parse_exporters(",".join(usable)) if usable else ("none",)
+    if dropped:
+        instead = ("spans are built for the reports but not exported" if result == ("none",)
+                   else f"using {','.join(result)}")
+        why = ", ".join(f"{n!r}" + (" needs --output" if n == "file" else " is not supported")
+                        for n in dropped)
+        problems.append(f"OTEL_TRACES_EXPORTER={_shown(value)}: {why} (otelbridge has "
+                        f"{', '.join(EXPORTERS)}); {instead}")
+    return result
+
+
+def resolve_protocol(flag: str | None, env: Mapping[str, str], problems: list[str] | None = None) -> str:
+    """The OTLP protocol from ``--protocol``, else ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else
+    ``OTEL_EXPORTER_OTLP_PROTOCOL``, else ``http/protobuf``. A bad flag is a
+    :class:`ConfigError`; a bad environment value is said in ``problems`` and the next one (at
+    last the default) is used."""
+    if flag:
+        value = flag.strip().lower()
+        if value not in PROTOCOLS:
+            raise ConfigError(f"--protocol {flag!r} is not supported: use {', '.join(PROTOCOLS)}")
+        return value
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        raw = env.get(var, "")
+        value = raw.strip().lower()
+        if not value:
+            continue
+        if value == "http":
+            value = "http/protobuf"
+        if value in PROTOCOLS:
+            return value
+        if problems is not None:
+            problems.append(f"{var}={_shown(raw)} is not an OTLP protocol ({', '.join(PROTOCOLS)}); "
+                            "ignored")
+    return "http/protobuf"
+
+
+#: Numeric variables the SDK reads: (name, smallest usable value, what the SDK does without it).
+NUMERIC_ENV = (
+    ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 0.001, "OTEL_EXPORTER_OTLP_TIMEOUT or 10 s"),
+    ("OTEL_EXPORTER_OTLP_TIMEOUT", 0.001, "10 s"),
+    ("OTEL_BSP_SCHEDULE_DELAY", 0, "5000 ms"),
+    ("OTEL_BSP_EXPORT_TIMEOUT", 0, "30000 ms"),
+    ("OTEL_BSP_MAX_QUEUE_SIZE", 1, "2048"),
+    ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),
+    ("OTEL_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 0, "no limit"),
+    ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", 0, "OTEL_ATTRIBUTE_COUNT_LIMIT or 128"),
+    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 0, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ("OTEL_SPAN_EVENT_COUNT_LIMIT", 0, "128"),
+    ("OTEL_SPAN_LINK_COUNT_LIMIT", 0, "128"),
+    ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+    ("OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+)
+#: Variables that must be whole numbers (the timeouts may be fractions of a second).
+_FRACTIONAL = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+
+
+def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """The :data:`NUMERIC_ENV` variables set to something that is not a number in range (the SDK
+    would refuse to set up tracing for some, log a line per export for others); each said in
+    ``problems``. Also a batch size above the queue size."""
+    ignored = []
+    values: dict[str, float] = {}
+    for var, least, default in NUMERIC_ENV:
+        raw = env.get(var)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            value = float(raw) if var in _FRACTIONAL else int(raw.strip())
+        except ValueError:
+            value = None
+        if value is None or value != value or value < least:
+            kind = "a number" if var in _FRACTIONAL else "a whole number"
+            problems.append(f"{var}={_shown(raw)} is not {kind} ≥ {least:g}; ignored, "
+                            f"using {default}")
+            ignored.append(var)
+        else:
+            values[var] = value
+    # the SDK refuses a batch larger than the queue (tracing would be off for the run)
+    batch, queue = values.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), values.get("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
+    if batch is not None and batch > queue:
+        problems.append(f"OTEL_BSP_MAX_EXPORT_BATCH_SIZE={int(batch)} is above the queue size "
+                        f"({int(queue)}); ignored, using 512")
+        ignored.append("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
+        batch = None
+    if batch is None and queue < 512:
+        problems.append(f"OTEL_BSP_MAX_QUEUE_SIZE={int(queue)} is below the batch size (512); "
+                        "ignored, using 2048 (or set OTEL_BSP_MAX_EXPORT_BATCH_SIZE)")
+        ignored.append("OTEL_BSP_MAX_QUEUE_SIZE")
+    return ignored
+
+
+@contextlib.contextmanager
+def without(names: tuple[str, ...]) -> Iterator[None]:
+    """``os.environ`` without ``names`` for the duration (the SDK's objects read the environment
+    as they are made); restored after."""
+    saved = {n: os.environ.pop(n) for n in names if n in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def ci_is_set(env: Mapping[str, str]) -> bool:
@@ -127,34 +241,58 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
     return min(flag, env_limit) if env_limit is not None else flag
 
 
-def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str]) -> None:
-    """``ConfigError`` at start, not at the first export, for an endpoint the exporter cannot
-    use: OTLP/HTTP needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``.
-    Checks ``--endpoint``, else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT``."""
+def endpoint_problem(protocol: str, value: str) -> str | None:
+    """What an OTLP ``protocol`` exporter needs and ``value`` is not (``None``: usable). OTLP/HTTP
+    needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``."""
     from urllib.parse import urlsplit
 
-    for source, value in (
-        ("--endpoint", flag),
-        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_ENDPOINT")),
-    ):
+    try:
+        parts = urlsplit(value.strip())
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname:
+        return None
+    if protocol == "grpc" and "://" not in value:
+        host, _, port = value.strip().rpartition(":")
+        if host and port.isdigit():
+            return None
+    return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
+
+
+def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
+                   problems: list[str] | None = None) -> list[str]:
+    """``--endpoint`` an endpoint the exporter cannot use: :class:`ConfigError`. The
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT`` variables: each unusable one is said in
+    ``problems`` and returned, to be hidden from the exporter (which then takes the next one,
+    at last its default)."""
+    if flag:
+        want = endpoint_problem(protocol, flag)
+        if want:
+            from .redact import endpoint as printable
+
+            raise ConfigError(f"--endpoint {printable(flag)!r} is not an OTLP {protocol} endpoint: use {want}")
+        return []
+    ignored = []
+    default = "localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        value = env.get(var)
         if not value:
             continue
-        try:
-            parts = urlsplit(value.strip())
-            port_ok = parts.port is None or parts.port > 0
-        except ValueError:
-            parts, port_ok = None, False
-        if parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname:
-            return
-        if protocol == "grpc" and "://" not in value:
-            host, _, port = value.strip().rpartition(":")
-            if host and port.isdigit():
-                return
-        from .redact import endpoint as printable
+        want = endpoint_problem(protocol, value)
+        if want is None:
+            break
+        ignored.append(var)
+        if problems is not None:
+            from .redact import endpoint as printable
 
-        want = "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
-        raise ConfigError(f"{source} {printable(value)!r} is not an OTLP {protocol} endpoint: use {want}")
+            problems.append(f"{var}={printable(value)[:80]!r} is not an OTLP {protocol} endpoint "
+                            f"(use {want}); ignored")
+    if ignored and problems is not None:
+        rest = [v for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+                if env.get(v) and v not in ignored]
+        problems[-1] += f", using {rest[0] if rest else default}"
+    return ignored
 
 
 def build(
@@ -177,7 +315,12 @@ def build(
             custom_pattern(regex)
         except PatternError as exc:
             raise ConfigError(str(exc)) from None
-    exporters = parse_exporters(exporter or env.get("OTEL_TRACES_EXPORTER") or "otlp")
+    problems: list[str] = []
+    if exporter:
+        exporters = parse_exporters(exporter)
+    else:
+        exporters = exporters_from_env(env.get("OTEL_TRACES_EXPORTER") or "otlp", flags.get("output"),
+                                       problems)
     if "file" in exporters and not flags.get("output"):
         raise ConfigError("--exporter file needs --output PATH")
     if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
@@ -192,10 +335,14 @@ def build(
     for name in ("flush_timeout_s", "grace_s"):
         if name in flags and flags[name] is not None and flags[name] < 0:
             raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
-    protocol = resolve_protocol(protocol, env)
+    protocol = resolve_protocol(protocol, env, problems)
+    ignored: list[str] = []
     if "otlp" in exporters:
-        check_endpoint(protocol, flags.get("endpoint"), env)
+        ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems)
+    ignored += check_numbers(env, problems)
     return Config(
+        env_problems=tuple(problems),
+        ignored_env=tuple(ignored),
         exporters=exporters,
         protocol=protocol,
         traceparent=env.get("TRACEPARENT") if use_traceparent else None,

@@ -49,8 +49,8 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from . import redact
-from .config import Config
+from . import __version__, redact
+from .config import Config, without
 from .deadline import Deadline
 from .resource import make_resource
 from .spans import PresetIdGenerator
@@ -204,10 +204,11 @@ def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
 
 def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string."""
+    env = {k: v for k, v in os.environ.items() if k not in cfg.ignored_env}
     return redact.endpoint(
         cfg.endpoint
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
     )
 
@@ -225,6 +226,8 @@ def import_otlp_exporter(cfg: Config) -> type:
 def otlp_exporter(cfg: Config) -> SpanExporter:
     """The OTLP exporter for ``cfg.protocol`` (``ImportError`` if its package is missing)."""
     OTLPSpanExporter = import_otlp_exporter(cfg)
+    if cfg.protocol == "http/json":
+        OTLPSpanExporter = _json_over_http(OTLPSpanExporter)
     if cfg.protocol == "grpc":
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
     url = None
@@ -233,6 +236,24 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         if not url.endswith("/v1/traces"):
             url += "/v1/traces"
     return OTLPSpanExporter(endpoint=url, session=_http_session())
+
+
+def _json_over_http(base: type) -> type:
+    """``http/json``: the SDK's OTLP/HTTP exporter (endpoint, headers, TLS, compression, timeout
+    and retries as configured) sending :func:`otlp_json` bodies as ``application/json``."""
+    encoder = msgspec.json.Encoder()
+
+    class OtlpJsonHttpExporter(base):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(headers={"Content-Type": "application/json"}, **kwargs)
+
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            if self._shutdown:
+                return SpanExportResult.FAILURE
+            result = self._client.export(encoder.encode(otlp_json(spans)))
+            return SpanExportResult.SUCCESS if result.success else SpanExportResult.FAILURE
+
+    return OtlpJsonHttpExporter
 
 
 #: The variables naming the CA file the HTTP exporter verifies the collector with.
@@ -387,6 +408,10 @@ class Exporters:
     :meth:`shutdown` writes the slowest exporter's into ``stats``."""
 
     def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
+        with without(cfg.ignored_env):  # values said unusable at start are not the SDK's to read
+            self._make(cfg, stats, resource)
+
+    def _make(self, cfg: Config, stats: Stats, resource: Resource | None) -> None:
         self.cfg = cfg
         self.stats = stats
         self.ids = PresetIdGenerator()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import dialects, redact
 from .clock import Clock, StreamTimers
-from .config import Config
+from .config import Config, without
 from .deadline import Deadline
 from .events import SpanRecord
 from .ids import Ids
@@ -191,9 +191,9 @@ class Pipeline:
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
         self.report = report
+        if report is not None:  # the views read the finished spans on the provider
+            report.attach(self.exporters.provider)
         emits = [self.builder.emit]
-        if report is not None and report.emit is not None:  # None: nothing to draw
-            emits.append(report.emit)
         if last is not None:
             emits.append(last(self.exporters).emit)
         sink: SpanSink = self.builder if len(emits) == 1 else FanOut(*emits)
@@ -213,6 +213,8 @@ class Pipeline:
         trace_id = ctx.root_trace_id("run", " ".join(argv))
         ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
         ctx.run = ref
+        if self.report is not None:
+            self.report.on_trace(trace_id, "run")
         return RunSpan(argv, ref, ctx.parent, capture_content=self.cfg.capture_content)
 
     def run_link(self) -> tuple[str, bool] | None:
@@ -321,9 +323,12 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
     return code
 
 
-def private_stdout() -> None:
+def private_stdout(cfg: Config) -> None:
     """fd 1 and ``sys.stdout`` point at stderr (``replay`` and ``follow`` never write to
-    stdout); logging set up for stderr."""
+    stdout); logging set up for stderr; the environment values said unusable are dropped before
+    the SDK is imported (it reads some at import)."""
+    for name in cfg.ignored_env:
+        os.environ.pop(name, None)
     from .export import configure_logging
 
     os.dup2(2, 1)

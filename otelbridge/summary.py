@@ -1,76 +1,68 @@
-"""What the person reading the CI log sees: trace links as traces appear, a waterfall per workflow
-trace on stderr at exit, and the GitHub Actions step summary (Markdown).
+"""What a person sees of a run, built from the finished spans as exported: trace links as traces
+begin, a waterfall per trace on stderr at exit, the GitHub Actions step summary, the job outputs
+(``GITHUB_OUTPUT``) and the ``--report`` HTML page (:mod:`otelbridge.report`).
 
-:class:`Report` is a second sink of the tracker next to the span builder: it keeps, per workflow
-trace, only what it draws (one small :class:`Bar` per workflow, phase and agent; at most
-:data:`MAX_WORKFLOWS` workflows — the oldest are forgotten first — and :data:`MAX_AGENT_ROWS`
-agents each, the rest folded into counts), so memory stays bounded however long the stream runs.
+:class:`Collector` is a ``SpanProcessor`` on the run's ``TracerProvider`` (with every exporter,
+``none`` included): it reads the ``ReadableSpan`` objects the exporters get — names, attributes and
+status descriptions already redacted by :mod:`otelbridge.spans` — so every view shows exactly what
+leaves, for every dialect and mode alike. It defines no ``on_start`` (spans are built finished;
+a live-span hook would cost every span the SDK's slow path). What it keeps is bounded: one small
+:class:`Row` per span up to :data:`MAX_ROWS` (beyond that only the structure — runs, sessions,
+turns, workflows, phases — and failed spans, the rest counted), at most :data:`MAX_TRACES`
+traces (the oldest are dropped first, their totals kept).
 
-Untrusted text (workflow names, phase titles, agent labels, error texts) is escaped for where it
-lands: :func:`terminal_text` for the waterfall and :func:`markdown_text` for the step summary,
-both from :mod:`otelbridge.redact` (no escape sequences, no Markdown, HTML, link or table-cell
-injection). Rows are ``rich.text.Text`` objects, never markup strings, so ``[red]`` in a
-label is text.
+Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input with cache read and
+creation) and output tokens, summed over the spans that carry usage and none of whose children
+did (each model call once, sessions and turns not again on top); cost is ``result.total_cost_usd``,
+which Claude Code reports cumulatively per session: the session's last value (its span's, else its
+last turn's), summed over sessions, as exact decimals of the values the stream gave.
 
-Times: the records' epoch ns; durations are shown in s/ms/min. Tokens: ``workflow.agent.tokens``
-per agent, ``workflow.usage.total_tokens`` per workflow (SPAN-MODEL.md attribute keys).
-
-Environment read here: ``GITHUB_STEP_SUMMARY`` (the file the step summary is appended to).
+Drawing: :mod:`otelbridge.waterfall` (stderr, step summary) and :mod:`otelbridge.report` (HTML),
+from :func:`select` (which rows of a trace are shown); text is escaped for where it lands
+(:mod:`otelbridge.escape`). Times: span times in epoch ns.
+Environment read here: ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``NO_COLOR``, ``CI``.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import shutil
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TextIO
-from urllib.parse import quote
+from decimal import Decimal, InvalidOperation
+from typing import Any, TextIO
 
-from rich.console import Console
-from rich.text import Text
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.trace import StatusCode
 
-from . import redact
+from . import escape
 from .config import TRACE_ID_PLACEHOLDER, Config, ci_is_set
-from .events import SpanRecord
 
-#: Workflows kept for the waterfall (the oldest are dropped first, and counted).
-MAX_WORKFLOWS = 50
-#: Agent rows drawn per workflow; further agents are folded into one "more" row.
-MAX_AGENT_ROWS = 200
-#: Error texts listed under a waterfall.
-MAX_ERRORS_SHOWN = 5
-#: Width when stderr is not a terminal.
-DEFAULT_WIDTH = 100
+#: Rows kept in all (~200 bytes each); beyond, only structural and failed spans, to twice this.
+MAX_ROWS = 20_000
+#: Traces kept for the views (the oldest are dropped first; their totals still count).
+MAX_TRACES = 200
 #: Trace ids remembered for printing each link once.
 MAX_LINKED = 10_000
+#: Spans awaiting their parent's end, remembered for the token rule (see :class:`Totals`).
+MAX_PENDING = 100_000
 
-def terminal_text(text: str | None, limit: int = 120) -> str:
-    """``text`` safe for a terminal (:func:`otelbridge.redact.terminal`: no escape sequences,
-    control characters or bidirectional overrides, secrets redacted), at most ``limit`` chars."""
-    return redact.terminal(text or "", limit)
-
-
-def markdown_text(text: str | None, limit: int = 120) -> str:
-    """``text`` safe inside a GitHub Markdown table cell (:func:`otelbridge.redact.markdown`:
-    HTML entities and Markdown punctuation escaped, so no emphasis, link, raw HTML, autolink or
-    ``|`` cell break can form)."""
-    return redact.markdown(text or "", limit)
+#: Kinds of row that give a run its shape: kept and shown before model calls and tools.
+STRUCTURAL = frozenset(("run", "workflow", "phase", "session", "turn"))
+#: Kinds whose error makes the whole run's status ``error`` (a failed tool call does not).
+DECISIVE = frozenset(("run", "workflow", "session", "turn"))
 
 
 def trace_url(template: str | None, trace_id: int) -> str | None:
-    """``template`` with ``{trace_id}`` replaced by the 32-hex-digit id (plain replacement: other
-    braces, as in Grafana Explore URLs, stay as they are), or ``None`` without a template."""
+    """``template`` with ``{trace_id}`` replaced by the 32-hex-digit id, or ``None``."""
     if not template:
         return None
     return template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}")
 
 
 def format_duration(ns: int) -> str:
-    """``1234567890`` ns → ``"1.2s"``; under a second in ms, over a minute as ``"2m03s"``."""
+    """``1234567890`` ns → ``"1.2s"``; under a second in ms, over a minute ``"2m03s"``."""
     ms = max(ns, 0) / 1e6
     if ms < 1000:
         return f"{ms:.0f}ms"
@@ -83,443 +75,488 @@ def format_duration(ns: int) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
-def format_tokens(tokens: int | None) -> str:
-    return "" if tokens is None else f"{tokens:,}"
+def format_count(n: int | None) -> str:
+    """``1234`` → ``"1.2k"``, ``12345678`` → ``"12M"``; ``None`` → ``""``."""
+    if n is None:
+        return ""
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+    return str(n)
+
+
+def format_cost(cost: Decimal | None) -> str:
+    """``Decimal("0.01234")`` → ``"$0.0123"``; ``None`` → ``""``."""
+    if cost is None:
+        return ""
+    return f"${cost:.4f}" if cost < 10 else f"${cost:.2f}"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _decimal(value: Any) -> Decimal | None:
+    """A cost as the stream wrote it: ``0.0141`` → ``Decimal("0.0141")`` (``repr`` of a float
+    is its shortest round-trip form)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        result = Decimal(repr(value))
+    except InvalidOperation:
+        return None
+    return result if result.is_finite() else None
 
 
 # --------------------------------------------------------------------------- what is kept
 
 
 @dataclass(slots=True)
-class Bar:
-    """One drawn row: a workflow, phase or agent. Times epoch ns; text already cleaned."""
-
-    kind: str
-    index: int
-    label: str
-    start_ns: int
-    end_ns: int
-    tokens: int | None = None
-    status: str = ""
-    error: str | None = None
-    cached: bool = False
-    incomplete: bool = False
-    phase_index: int | None = None
-
-
-@dataclass(slots=True)
-class Workflow:
-    """What the waterfall of one workflow run needs."""
+class Row:
+    """One finished span as the views need it. ``name``, ``error`` and ``status`` are the
+    exported (redacted, not yet escaped) texts; times epoch ns; ``cost`` the span's
+    ``result.total_cost_usd`` (cumulative per session)."""
 
     trace_id: int
-    task_id: str
-    root: Bar | None = None
-    tool_uses: int | None = None
-    phases: dict[int, Bar] = field(default_factory=dict)
-    agents: list[Bar] = field(default_factory=list)
-    more_agents: int = 0
-    more_tokens: int = 0
-    more_errors: int = 0
+    span_id: int
+    parent_id: int | None
+    name: str
+    kind: str
+    start_ns: int
+    end_ns: int
+    status: str = "ok"
+    error: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: Decimal | None = None
 
-    def agent_count(self) -> int:
-        return len(self.agents) + self.more_agents
+    @property
+    def duration_ns(self) -> int:
+        return max(self.end_ns - self.start_ns, 0)
 
 
-def _int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def kind_of(name: str, attrs: Mapping[str, Any]) -> str:
+    """``run`` | ``workflow`` | ``phase`` | ``session`` | ``turn`` | ``chat`` | ``tool`` |
+    ``agent`` | ``task`` | ``other``, from a span's name and attributes (SPAN-MODEL names)."""
+    op = attrs.get("gen_ai.operation.name")
+    if op == "invoke_workflow":
+        return "workflow"
+    if op == "chat":
+        return "chat"
+    if op == "execute_tool":
+        return "tool"
+    if name.startswith("turn "):
+        return "turn"
+    if op == "invoke_agent":
+        return "session" if "session.turns" in attrs else "agent"
+    if "workflow.phase.index" in attrs:
+        return "phase"
+    if name.startswith("run ") and ("process.exit.code" in attrs or name == "run stdin"):
+        return "run"
+    if name.startswith("task "):
+        return "task"
+    return "other"
 
 
-class Collector:
-    """Keeps what the waterfall draws from the tracker's records (a tracker ``emit`` sink)."""
+def row_of(span: ReadableSpan) -> Row:
+    """The :class:`Row` of a finished span."""
+    attrs = dict(span.attributes or ())  # one copy: the SDK mapping's get is slow
+    ctx = span.context
+    parent = span.parent
+    kind = kind_of(span.name, attrs)
+    row = Row(ctx.trace_id, ctx.span_id,
+              parent.span_id if parent is not None and not parent.is_remote else None,
+              span.name, kind, span.start_time or 0, max(span.end_time or 0, span.start_time or 0),
+              input_tokens=_int(attrs.get("gen_ai.usage.input_tokens")),
+              output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
+              total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
+              cost=_decimal(attrs.get("result.total_cost_usd")))
+    if span.status.status_code is StatusCode.ERROR:
+        row.error = span.status.description or "error"
+        row.status = str(attrs.get("error.type") or "error")
+    elif kind == "workflow" and attrs.get("workflow.status"):
+        row.status = str(attrs["workflow.status"])
+    elif attrs.get("workflow.agent.cached") is True:
+        row.status = "cached"
+    return row
 
-    def __init__(self, max_workflows: int = MAX_WORKFLOWS, max_agents: int = MAX_AGENT_ROWS) -> None:
-        self.max_workflows = max_workflows
-        self.max_agents = max_agents
-        self.workflows: OrderedDict[tuple, Workflow] = OrderedDict()
-        self.dropped = 0
+
+@dataclass
+class Totals:
+    """Input/output tokens, cost and whether anything decisive failed, over the spans taken."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: session span id → its ``result.total_cost_usd`` (the session's last value)
+    session_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
+    #: session span id → its last turn's value, for sessions whose span has none (yet)
+    turn_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
+    errors: int = 0
+    failed: bool = False
+
+    @property
+    def cost(self) -> Decimal:
+        return sum(self.session_cost.values(), Decimal(0)) + sum(
+            (v for k, v in self.turn_cost.items() if k not in self.session_cost), Decimal(0))
+
+    def add(self, other: "Totals") -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.session_cost.update(other.session_cost)
+        self.turn_cost.update(other.turn_cost)
+        self.errors += other.errors
+        self.failed |= other.failed
+
+
+@dataclass
+class Trace:
+    """The rows of one trace and its totals. ``not_kept``: spans beyond :data:`MAX_ROWS`."""
+
+    trace_id: int
+    rows: list[Row] = field(default_factory=list)
+    totals: Totals = field(default_factory=Totals)
+    not_kept: int = 0
+
+    @property
+    def start_ns(self) -> int:
+        return min((r.start_ns for r in self.rows), default=0)
+
+    @property
+    def end_ns(self) -> int:
+        return max((r.end_ns for r in self.rows), default=0)
+
+    def root(self) -> Row | None:
+        """The span without a parent in this trace that started first (the run, session or
+        workflow)."""
+        ids = {r.span_id for r in self.rows}
+        roots = [r for r in self.rows if r.parent_id is None or r.parent_id not in ids]
+        return min(roots, key=lambda r: (r.kind not in STRUCTURAL, r.start_ns), default=None)
+
+
+class Collector(SpanProcessor):
+    """The finished spans of a run, as :class:`Trace` objects (a ``SpanProcessor``: ``on_end``).
+    ``on_new_trace(trace_id)`` is called for each trace's first span. Never raises."""
+
+    def __init__(self, max_rows: int = MAX_ROWS, max_traces: int = MAX_TRACES,
+                 on_new_trace: Callable[[int], None] | None = None) -> None:
+        self.max_rows = max_rows
+        self.max_traces = max_traces
+        self.on_new_trace = on_new_trace
+        self.traces: OrderedDict[int, Trace] = OrderedDict()
+        self.rows = 0
+        self.dropped_traces = 0
+        self.dropped = Totals()
         self.errors = 0
+        #: (trace, span) ids whose some child carried (or covered) usage
+        self._covered: OrderedDict[tuple[int, int], None] = OrderedDict()
 
-    def emit(self, rec: SpanRecord) -> None:
-        """Take one record; anything but a workflow's root, phase or agent is ignored. Never
-        raises (it shares the tracker's emit with the span builder)."""
+    def on_end(self, span: ReadableSpan) -> None:
         try:
-            self._take(rec)
-        except Exception:
+            self.take(row_of(span))
+        except Exception:  # a view never costs the run anything
             self.errors += 1
 
-    def _take(self, rec: SpanRecord) -> None:
-        attrs = rec.attributes
-        task_id = attrs.get("workflow.task_id")
-        if task_id is None:
-            return
-        key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
-        wf = self.workflows.get(key)
-        if wf is None:
-            if len(self.workflows) >= self.max_workflows:
-                self.workflows.popitem(last=False)
-                self.dropped += 1
-            wf = self.workflows[key] = Workflow(rec.trace_id, str(task_id))
-        op = attrs.get("gen_ai.operation.name")
-        if op == "invoke_workflow":
-            wf.root = Bar("workflow", 0, terminal_text(rec.name.partition(" ")[2] or rec.name),
-                          rec.start_ns, rec.end_ns, _int(attrs.get("workflow.usage.total_tokens")),
-                          str(attrs.get("workflow.status", "")), terminal_text(rec.error) if rec.error else None,
-                          incomplete=attrs.get("workflow.status") == "incomplete")
-            wf.tool_uses = _int(attrs.get("workflow.usage.tool_uses"))
-        elif op == "invoke_agent" and "workflow.agent.index" in attrs:
-            if len(wf.agents) >= self.max_agents:
-                wf.more_agents += 1
-                wf.more_tokens += _int(attrs.get("workflow.agent.tokens")) or 0
-                wf.more_errors += rec.error is not None
-                return
-            cached = attrs.get("workflow.agent.cached") is True
-            incomplete = rec.error_type == "incomplete"
-            state = str(attrs.get("workflow.agent.state", ""))
-            wf.agents.append(Bar(
-                "agent", _int(attrs["workflow.agent.index"]) or 0,
-                terminal_text(attrs.get("gen_ai.agent.name") or rec.name.partition(" ")[2]),
-                rec.start_ns, rec.end_ns, _int(attrs.get("workflow.agent.tokens")),
-                "incomplete" if incomplete else state,
-                terminal_text(rec.error) if rec.error else None, cached, incomplete,
-                _int(attrs.get("workflow.phase.index")),
-            ))
-        elif "workflow.phase.index" in attrs and op is None:
-            index = _int(attrs["workflow.phase.index"]) or 0
-            wf.phases[index] = Bar("phase", index,
-                                   terminal_text(attrs.get("workflow.phase.title") or f"#{index}"),
-                                   rec.start_ns, rec.end_ns)
+    def take(self, row: Row) -> None:
+        """Account for ``row`` and keep it (within the bounds)."""
+        trace = self.traces.get(row.trace_id)
+        if trace is None:
+            if len(self.traces) >= self.max_traces:
+                _, old = self.traces.popitem(last=False)
+                self.rows -= len(old.rows)
+                self.dropped.add(old.totals)
+                self.dropped_traces += 1
+            trace = self.traces[row.trace_id] = Trace(row.trace_id)
+            if self.on_new_trace is not None:
+                self.on_new_trace(row.trace_id)
+        self._account(trace.totals, row)
+        if self.rows < self.max_rows or (
+                self.rows < 2 * self.max_rows and (row.kind in STRUCTURAL or row.error)):
+            trace.rows.append(row)
+            self.rows += 1
+        else:
+            trace.not_kept += 1
 
-    def finished(self) -> list[Workflow]:
-        """The workflows whose root was seen, oldest first."""
-        return [wf for wf in self.workflows.values() if wf.root is not None]
+    def _account(self, totals: Totals, row: Row) -> None:
+        key = (row.trace_id, row.span_id)
+        covered = self._covered.pop(key, False) is None
+        usage = row.input_tokens is not None or row.output_tokens is not None
+        if usage and not covered:
+            totals.input_tokens += row.input_tokens or 0
+            totals.output_tokens += row.output_tokens or 0
+        if (usage or covered) and row.parent_id is not None:
+            self._covered[(row.trace_id, row.parent_id)] = None
+            if len(self._covered) > MAX_PENDING:
+                self._covered.popitem(last=False)
+        if row.cost is not None:
+            if row.kind == "session":
+                totals.session_cost[key] = row.cost
+            elif row.kind == "turn" and row.parent_id is not None:
+                totals.turn_cost[(row.trace_id, row.parent_id)] = row.cost
+        if row.error:
+            totals.errors += 1
+            totals.failed |= row.kind in DECISIVE
+
+    def totals(self) -> Totals:
+        """The run's totals: every trace's, dropped ones included."""
+        out = Totals()
+        out.add(self.dropped)
+        for trace in self.traces.values():
+            out.add(trace.totals)
+        return out
+
+    def main_trace(self) -> int | None:
+        """The run's trace: the wrapper's (or ``run stdin``) run span's, else the first
+        session's, else the first workflow's, else the first trace's."""
+        for kind in ("run", "session", "workflow"):
+            found = [(r.start_ns, t.trace_id) for t in self.traces.values() for r in t.rows
+                     if r.kind == kind]
+            if found:
+                return min(found)[1]
+        return next(iter(self.traces), None)
 
 
-# --------------------------------------------------------------------------- rows
+# --------------------------------------------------------------------------- what is shown
 
 
 @dataclass(slots=True)
-class Row:
-    """A bar placed in the waterfall: depth 0 workflow, 1 phase or phase-less agent, 2 agent."""
+class Line:
+    """One shown line of a trace: a row at ``depth``, or (``row`` None) ``more`` spans not shown
+    under the line above's parent, with their tokens and errors."""
 
-    bar: Bar
     depth: int
-    status: str
-    tokens: int | None
+    row: Row | None = None
+    more: int = 0
+    more_tokens: int = 0
+    more_errors: int = 0
+    cost: Decimal | None = None
 
 
-def rows(wf: Workflow) -> list[Row]:
-    """The workflow, then phases by start (ties: index), each followed by its agents by start;
-    agents without a (known) phase are placed among the phases by their start."""
-    assert wf.root is not None
-    out = [Row(wf.root, 0, wf.root.status, wf.root.tokens
-               if wf.root.tokens is not None else sum(a.tokens or 0 for a in wf.agents))]
-    members: dict[int, list[Bar]] = {}
-    loose: list[Bar] = []
-    for agent in wf.agents:
-        if agent.phase_index is not None and agent.phase_index in wf.phases:
-            members.setdefault(agent.phase_index, []).append(agent)
-        else:
-            loose.append(agent)
-    top: list[tuple[int, int, int, Bar]] = [(p.start_ns, 0, p.index, p) for p in wf.phases.values()]
-    top += [(a.start_ns, 1, a.index, a) for a in loose]
-    for _, _, _, bar in sorted(top, key=lambda t: t[:3]):
-        if bar.kind == "agent":
-            out.append(Row(bar, 1, _agent_status(bar), bar.tokens))
+def select(trace: Trace, budget: int) -> list[Line]:
+    """The lines of ``trace`` in tree order (children by start), at most about ``budget`` rows:
+    the roots, every failed span, then structural spans (runs, sessions, turns, workflows,
+    phases), then the slowest, each with its ancestors; hidden children are folded into one
+    "… N more" line under their parent. Turn rows carry their own cost (the difference from the
+    previous turn's cumulative value)."""
+    by_id = {r.span_id: r for r in trace.rows}
+    children: dict[int | None, list[Row]] = {}
+    for r in trace.rows:
+        children.setdefault(r.parent_id if r.parent_id in by_id else None, []).append(r)
+    for kids in children.values():
+        kids.sort(key=lambda r: (r.start_ns, r.end_ns))
+    size: dict[int, int] = {}
+
+    def subtree(r: Row) -> int:
+        stack, order = [r], []
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(children.get(node.span_id, ()))
+        for node in reversed(order):
+            size[node.span_id] = 1 + sum(size[c.span_id] for c in children.get(node.span_id, ()))
+        return size[r.span_id]
+
+    for root in children.get(None, ()):
+        subtree(root)
+    keep: set[int] = set()
+    ranked = sorted(trace.rows, key=lambda r: (
+        0 if r.parent_id not in by_id else 1 if r.error else 2 if r.kind in STRUCTURAL else 3,
+        -r.duration_ns, r.start_ns))
+    for r in ranked:
+        if len(keep) >= budget:
+            break
+        node: Row | None = r
+        while node is not None and node.span_id not in keep:
+            keep.add(node.span_id)
+            node = by_id.get(node.parent_id) if node.parent_id is not None else None
+    turn_cost: dict[int, Decimal] = {}
+    for kids in children.values():
+        previous: Decimal | None = None
+        for kid in kids:
+            if kid.kind == "turn" and kid.cost is not None:
+                turn_cost[kid.span_id] = kid.cost - previous if previous is not None else kid.cost
+                previous = kid.cost
+    lines: list[Line] = []
+    stack: list[Line | tuple[Row, int]] = []
+
+    def push_children(parent_id: int | None, depth: int) -> None:
+        kids = children.get(parent_id, [])
+        hidden = [k for k in kids if k.span_id not in keep]
+        if hidden:  # popped after the shown children
+            stack.append(Line(depth, more=sum(size.get(k.span_id, 1) for k in hidden),
+                              more_tokens=sum((k.input_tokens or 0) + (k.output_tokens or 0)
+                                              for k in hidden),
+                              more_errors=sum(1 for k in hidden if k.error)))
+        stack.extend((k, depth) for k in reversed(kids) if k.span_id in keep)
+
+    push_children(None, 0)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Line):
+            lines.append(item)
             continue
-        agents = sorted(members.get(bar.index, []), key=lambda a: (a.start_ns, a.index))
-        tokens = sum(a.tokens or 0 for a in agents) if any(a.tokens is not None for a in agents) else None
-        if any(a.error and not a.incomplete for a in agents):
-            status = "error"
-        elif any(a.incomplete for a in agents):
-            status = "incomplete"
-        else:
-            status = "done" if agents else ""
-        out.append(Row(bar, 1, status, tokens))
-        out.extend(Row(a, 2, _agent_status(a), a.tokens) for a in agents)
-    return out
-
-
-def _agent_status(bar: Bar) -> str:
-    return "cached" if bar.cached else bar.status
-
-
-def _style(row: Row) -> str:
-    if row.bar.cached or row.status == "cached":
-        return "dim"
-    if row.status in ("error", "failed") or (row.bar.error and not row.bar.incomplete):
-        return "red"
-    if row.status == "incomplete" or row.bar.incomplete:
-        return "yellow"
-    if row.status == "stopped":
-        return "yellow"
-    return "green" if row.depth == 0 else "cyan"
-
-
-# --------------------------------------------------------------------------- waterfall
-
-
-@dataclass(frozen=True, slots=True)
-class Glyphs:
-    full: str = "█"
-    incomplete: str = "░"
-    point: str = "·"
-    ellipsis: str = "…"
-
-
-_ASCII = Glyphs("#", "~", ".", "...")
-
-_DUR_W, _TOK_W, _STATUS_W = 8, 11, 10
-
-
-def waterfall(wf: Workflow, width: int, template: str | None = None,
-              glyphs: Glyphs = Glyphs()) -> list[Text]:
-    """The lines of one workflow's waterfall, ``width`` columns wide.
-
-    Line 1: name, status, duration, tokens, trace id; line 2: the time axis; then one line per
-    row of :func:`rows`: label, bar (start/end columns proportional to the shared time axis; a
-    zero-length cached agent is one point), duration, tokens, status; then the totals, the error
-    texts and the trace link.
-    """
-    root = wf.root
-    assert root is not None
-    table = rows(wf)
-    name_w = max(12, min(max(len(r.bar.label) + 2 * r.depth for r in table), width // 4))
-    bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _STATUS_W - 4)
-    t0 = root.start_ns
-    span = max(root.end_ns - t0, 1)
-
-    def col(ns: int) -> int:
-        return min(max(round((ns - t0) * bar_w / span), 0), bar_w)
-
-    lines: list[Text] = []
-    head = Text()
-    head.append(f"{root.label}", style="bold")
-    head.append(f"  {root.status}", style=_style(table[0]))
-    head.append(f"  {format_duration(root.end_ns - root.start_ns)}")
-    if table[0].tokens is not None:
-        head.append(f"  {format_tokens(table[0].tokens)} tokens")
-    head.append(f"  trace {wf.trace_id:032x}", style="dim")
-    lines.append(head)
-    axis = Text(" " * name_w + " ")
-    end_label = format_duration(span)
-    axis.append("0s".ljust(bar_w - len(end_label)) + end_label, style="dim")
-    lines.append(axis)
-
-    for row in table:
-        bar = row.bar
-        line = Text()
-        label = ("  " * row.depth + bar.label)
-        if len(label) > name_w:
-            label = label[: name_w - len(glyphs.ellipsis)] + glyphs.ellipsis
-        line.append(label.ljust(name_w) + " ", style="bold" if row.depth < 2 else "")
-        c0, c1 = col(bar.start_ns), col(bar.end_ns)
-        if bar.cached or bar.end_ns <= bar.start_ns:
-            c0 = min(c0, bar_w - 1)
-            cells, glyph = 1, glyphs.point
-        else:
-            cells = max(1, c1 - c0)
-            c0 = min(c0, bar_w - cells)
-            glyph = glyphs.incomplete if (bar.incomplete or row.status == "incomplete") else glyphs.full
-        style = _style(row)
-        line.append(" " * c0)
-        line.append(glyph * cells, style=style)
-        line.append(" " * (bar_w - c0 - cells) + " ")
-        line.append(format_duration(bar.end_ns - bar.start_ns).rjust(_DUR_W) + " ")
-        tokens = format_tokens(row.tokens)
-        line.append((tokens + " tok" if tokens else "").rjust(_TOK_W) + " ")
-        line.append(row.status[:_STATUS_W], style=style)
-        lines.append(line)
-    if wf.more_agents:
-        lines.append(Text(f"  {glyphs.ellipsis} {wf.more_agents} more agents not drawn "
-                          f"({format_tokens(wf.more_tokens)} tokens, {wf.more_errors} errors)",
-                          style="dim"))
-
-    errors = sum(1 for a in wf.agents if a.error and not a.incomplete) + wf.more_errors
-    cached = sum(1 for a in wf.agents if a.cached)
-    incomplete = sum(1 for a in wf.agents if a.incomplete)
-    totals = (f"totals: {len(wf.phases)} phases, {wf.agent_count()} agents "
-              f"({errors} error, {cached} cached, {incomplete} incomplete)")
-    if table[0].tokens is not None:
-        totals += f", {format_tokens(table[0].tokens)} tokens"
-    if wf.tool_uses is not None:
-        totals += f", {wf.tool_uses} tool uses"
-    totals += f", {format_duration(root.end_ns - root.start_ns)}"
-    lines.append(Text(totals))
-    failures = [(root.label, root.error)] if root.error else []
-    failures += [(a.label, a.error) for a in wf.agents if a.error]
-    for label, error in failures[:MAX_ERRORS_SHOWN]:
-        lines.append(Text(f"  error {label}: {error}", style="red"))
-    if len(failures) > MAX_ERRORS_SHOWN:
-        lines.append(Text(f"  {len(failures) - MAX_ERRORS_SHOWN} more errors", style="red"))
-    url = trace_url(template, wf.trace_id)
-    lines.append(Text(f"trace {wf.trace_id:032x}" + (f"  {url}" if url else "")))  # never cropped
+        row, depth = item
+        lines.append(Line(depth, row, cost=turn_cost.get(row.span_id) if row.kind == "turn" else row.cost))
+        push_children(row.span_id, depth + 1)
+    if trace.not_kept:
+        lines.append(Line(0, more=trace.not_kept))
     return lines
 
 
-def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> Console:
-    """A rich console on stderr: colour only when it is a terminal (and ``NO_COLOR`` is unset),
-    width from the terminal, else :data:`DEFAULT_WIDTH`."""
-    stream = stream or sys.stderr
-    env = os.environ if env is None else env
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    width = DEFAULT_WIDTH
-    if tty:
-        try:
-            width = os.get_terminal_size(stream.fileno()).columns
-        except (OSError, ValueError, AttributeError):
-            width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-        if width <= 0:  # a pty nobody sized (some CI runners)
-            width = DEFAULT_WIDTH
-    return Console(file=stream, width=width, color_system="auto" if tty and not env.get("NO_COLOR") else None,
-                   force_terminal=tty, highlight=False, emoji=False, markup=False, soft_wrap=False)
+def tokens_text(row: Row) -> str:
+    """``"3.8k/116"`` (input with cache / output), or a workflow's total ``"7.0k"``."""
+    if row.input_tokens is not None or row.output_tokens is not None:
+        return f"{format_count(row.input_tokens or 0)}/{format_count(row.output_tokens or 0)}"
+    return format_count(row.total_tokens)
 
 
-def render(collector: Collector, console: Console, template: str | None = None) -> int:
-    """Print every finished workflow's waterfall on ``console``; returns how many were drawn."""
-    utf = (console.encoding or "").lower().replace("-", "").startswith("utf")
-    glyphs = Glyphs() if utf else _ASCII
-    drawn = collector.finished()
-    for wf in drawn:
-        console.print()
-        lines = waterfall(wf, console.width, template, glyphs)
-        for line in lines[:-1]:
-            console.print(line, no_wrap=True, overflow="crop", crop=True)
-        console.print(lines[-1], soft_wrap=True)  # the link: whole, the terminal may wrap it
-    if collector.dropped:
-        console.print(Text(f"({collector.dropped} earlier workflows not drawn)", style="dim"))
-    return len(drawn)
+def more_text(line: Line) -> str:
+    """``"… 12 more (3.4k tokens, 1 failed)"``."""
+    extra = []
+    if line.more_tokens:
+        extra.append(f"{format_count(line.more_tokens)} tokens")
+    if line.more_errors:
+        extra.append(f"{line.more_errors} failed")
+    return f"… {line.more} more" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str | None = None) -> str:
-    """The waterfalls as plain text (no colour), as a CI log shows them."""
-    buf = io.StringIO()
-    console = Console(file=buf, width=width, color_system=None, force_terminal=False,
-                      highlight=False, emoji=False, markup=False, soft_wrap=False)
-    render(collector, console, template)
-    return buf.getvalue()
+def trace_head(trace: Trace) -> tuple[Row | None, str]:
+    """(the trace's root row, its one-line facts: status, duration, tokens, cost, errors)."""
+    root = trace.root()
+    t = trace.totals
+    parts = ["error" if t.failed else "ok", format_duration(trace.end_ns - trace.start_ns)]
+    if t.input_tokens or t.output_tokens:
+        parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
+    if t.session_cost or t.turn_cost:
+        parts.append(format_cost(t.cost))
+    if t.errors:
+        parts.append(f"{t.errors} failed spans")
+    return root, " · ".join(parts)
 
 
-# --------------------------------------------------------------------------- step summary
+def totals_text(collector: Collector) -> str:
+    """One line over the whole run."""
+    t = collector.totals()
+    traces = len(collector.traces) + collector.dropped_traces
+    text = (f"{traces} trace{'s' if traces != 1 else ''}, {t.input_tokens:,} input tokens "
+            f"(with cache), {t.output_tokens:,} output tokens")
+    if t.session_cost or t.turn_cost:
+        text += f", {format_cost(t.cost)}"
+    return text + f", {t.errors} failed spans, status {'error' if t.failed else 'ok'}"
 
 
-def _md_link(url: str) -> str:
-    """``url`` safe as a Markdown link target: spaces, parentheses and angle brackets encoded."""
-    return quote(url, safe=":/?#[]@!$&'*+,;=%{}~")
+# --------------------------------------------------------------------------- job outputs
 
 
-def step_summary(collector: Collector, template: str | None = None) -> str:
-    """The GitHub Actions step summary (Markdown) of every finished workflow."""
-    out: list[str] = []
-    for wf in collector.finished():
-        root = wf.root
-        assert root is not None
-        table = rows(wf)
-        icon = "❌" if root.error else ("⚠️" if root.status in ("stopped", "incomplete") else "✅")
-        out.append(f"### {icon} otelbridge: {markdown_text(root.label)} — {markdown_text(root.status)}")
-        out.append("")
-        out.append("| span | start | duration | tokens | status |")
-        out.append("|---|---:|---:|---:|---|")
-        for row in table:
-            bar = row.bar
-            label = {0: "**workflow** ", 1: "phase " if bar.kind == "phase" else "agent ",
-                     2: "↳ agent "}[row.depth] + markdown_text(bar.label)
-            status = markdown_text(row.status)
-            if row.status in ("error", "failed") or (bar.error and not bar.incomplete):
-                status = f"❌ {status}"
-            out.append(f"| {label} | +{format_duration(bar.start_ns - root.start_ns)} | "
-                       f"{format_duration(bar.end_ns - bar.start_ns)} | "
-                       f"{format_tokens(row.tokens)} | {status} |")
-        if wf.more_agents:
-            out.append(f"| … {wf.more_agents} more agents | | | {format_tokens(wf.more_tokens)} | |")
-        out.append("")
-        errors = sum(1 for a in wf.agents if a.error and not a.incomplete) + wf.more_errors
-        line = (f"**Totals:** {len(wf.phases)} phases · {wf.agent_count()} agents · {errors} errors · "
-                f"{format_tokens(table[0].tokens) or 0} tokens · "
-                f"{format_duration(root.end_ns - root.start_ns)} · trace `{wf.trace_id:032x}`")
-        url = trace_url(template, wf.trace_id)
-        if url:
-            line += f" · [open trace]({_md_link(url)})"
-        out.append(line)
-        if root.error:
-            out.append("")
-            out.append(f"> {markdown_text(root.error, 300)}")
-        out.append("")
-    if collector.dropped:
-        out.append(f"_{collector.dropped} earlier workflows not shown._")
-        out.append("")
-    return "\n".join(out)
+def job_outputs(collector: Collector) -> str:
+    """The ``GITHUB_OUTPUT`` lines: ``trace_id``, ``input_tokens``, ``output_tokens``,
+    ``total_cost_usd`` (exact sum of the stream's values, ``0`` without any) and ``status``."""
+    t = collector.totals()
+    main = collector.main_trace()
+    cost = t.cost
+    return (f"trace_id={main:032x}\n" if main is not None else "trace_id=\n") + (
+        f"input_tokens={t.input_tokens}\noutput_tokens={t.output_tokens}\n"
+        f"total_cost_usd={cost.normalize() if cost else 0}\n"
+        f"status={'error' if t.failed else 'ok'}\n")
 
 
-def append_step_summary(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` (``GITHUB_STEP_SUMMARY``), creating it with mode 0600."""
+def append_private(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` (created with mode 0600)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text if text.endswith("\n") else text + "\n")
 
 
-# --------------------------------------------------------------------------- the report
+# --------------------------------------------------------------------------- the reports
 
 
 class Report:
-    """The reports of one run: trace links at once, waterfall and step summary at exit.
-
-    ``write(line)`` prints one line of ours on stderr (``app.say``).
-    """
+    """The views of one run: trace links at once (``write(line)`` prints one line of ours on
+    stderr), at exit the waterfall on stderr, the step summary, the job outputs and the HTML
+    page. :meth:`attach` puts its :class:`Collector` on the run's provider."""
 
     def __init__(self, cfg: Config, write: Callable[[str], None],
                  env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> None:
         env = os.environ if env is None else env
+        self.cfg = cfg
         self.template = cfg.trace_url_template
         self.write = write
         self.stream = stream
         self.env = env
-        stream_tty = _isatty(stream or sys.stderr)
         if cfg.summary == "always":
             self.draw = True
         elif cfg.summary == "never" or cfg.quiet:
             self.draw = False
         else:
-            self.draw = stream_tty or ci_is_set(env)
+            self.draw = _isatty(stream or sys.stderr) or ci_is_set(env)
         self.step_summary_path = env.get("GITHUB_STEP_SUMMARY") if cfg.summary != "never" else None
-        self.collector = Collector() if (self.draw or self.step_summary_path) else None
+        self.outputs_path = env.get("GITHUB_OUTPUT") or None
+        self.html_path = getattr(cfg, "report", None)
+        wanted = (self.draw or self.step_summary_path or self.outputs_path or self.html_path
+                  or self.template)
+        self.collector = Collector(on_new_trace=self._link) if wanted else None
         self._linked: OrderedDict[int, None] = OrderedDict()
 
     @property
-    def emit(self) -> Callable[[SpanRecord], None] | None:
-        """The record sink, or ``None`` when nothing will be drawn (no cost per record then)."""
-        return self.collector.emit if self.collector is not None else None
+    def wants_spans(self) -> bool:
+        """Whether any view is on (else :meth:`attach` adds nothing)."""
+        return self.collector is not None
+
+    def attach(self, provider: Any) -> None:
+        """Read the finished spans of ``provider`` (a ``TracerProvider``)."""
+        if self.collector is not None:
+            provider.add_span_processor(self.collector)
 
     def on_trace(self, trace_id: int, label: str) -> None:
-        """A new trace's root is known: print its link once (with a template)."""
+        """A trace begins (the tracker knows its root before any of its spans ends): its link
+        now. ``label``'s first word says what it is (``session``, ``workflow``, ``run``)."""
+        self._link(trace_id, label.partition(" ")[0])
+
+    def _link(self, trace_id: int, what: str = "") -> None:
         if not self.template or trace_id in self._linked:
             return
         self._linked[trace_id] = None
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
-        self.write(f"trace {terminal_text(label, 80)}: {trace_url(self.template, trace_id)}")
+        what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
+        self.write(f"trace{' ' + what if what else ''}: {trace_url(self.template, trace_id)}")
 
     def finish(self) -> None:
-        """At exit: the waterfalls on stderr, the step summary appended. Never raises."""
-        if self.collector is None:
+        """At exit: every view on. Never raises: a view never changes the run's outcome."""
+        collector = self.collector
+        if collector is None:
             return
-        if self.draw:
-            try:
-                render(self.collector, stderr_console(self.stream, self.env), self.template)
-            except (Exception, SystemExit) as exc:  # a report never changes the run's outcome
-                # (rich raises SystemExit(1) when stderr's reader has gone)
-                self.write(f"waterfall not drawn: {exc}")
-        if self.step_summary_path and self.collector.finished():
-            try:
-                append_step_summary(self.step_summary_path, step_summary(self.collector, self.template))
-            except OSError as exc:
-                self.write(f"cannot append to GITHUB_STEP_SUMMARY {self.step_summary_path!r}: "
-                           f"{exc.strerror}")
+        from . import waterfall
+
+        if self.draw and collector.traces:
+            self._view("waterfall not drawn", lambda: waterfall.render(
+                collector, waterfall.stderr_console(self.stream, self.env), self.template))
+        if self.step_summary_path and collector.traces:
+            self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
+                       lambda: append_private(self.step_summary_path,
+                                              waterfall.step_summary(collector, self.template)))
+        if self.outputs_path:
+            self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
+                       lambda: append_private(self.outputs_path, job_outputs(collector)))
+        if self.html_path:
+            from .report import write_page
+
+            self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
+                       lambda: write_page(self.html_path, collector, self.template))
+
+    def _view(self, failed: str, make: Callable[[], Any]) -> None:
+        """``make()`` one view; its failure is one line (rich raises ``SystemExit`` when
+        stderr's reader is gone)."""
+        try:
+            make()
+        except OSError as exc:
+            self.write(f"{failed}: {exc.strerror or exc}")
+        except (Exception, SystemExit) as exc:
+            self.write(f"{failed}: {type(exc).__name__}")
 
 
-def _isatty(stream) -> bool:
+def _isatty(stream: Any) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -146,6 +146,25 @@ class GrpcReceiver:
         self.server.stop(0)
 
 
+def otlp_json_request(body: bytes):
+    """An OTLP/JSON request body (hex ids, as the specification says) as the protobuf message
+    (protobuf's JSON mapping wants base64 ids)."""
+    import base64
+    import json
+
+    from google.protobuf import json_format
+
+    doc = json.loads(body)
+    for rs in doc.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for span in ss.get("spans", ()):
+                for item in (span, *span.get("links", ())):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if item.get(key):
+                            item[key] = base64.b64encode(bytes.fromhex(item[key])).decode()
+    return json_format.ParseDict(doc, trace_service_pb2.ExportTraceServiceRequest())
+
+
 class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
     ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so); over TLS
@@ -170,7 +189,10 @@ class HttpReceiver:
                 if delay:
                     time.sleep(delay)
                 req = trace_service_pb2.ExportTraceServiceRequest()
-                req.ParseFromString(body)
+                if self.headers.get("Content-Type") == "application/json":  # OTLP/JSON
+                    req = otlp_json_request(body)
+                else:
+                    req.ParseFromString(body)
                 received_ref.add(req, dict(self.headers))
                 payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)

@@ -49,7 +49,11 @@ def test_endpoint_checked_at_start():
     check_endpoint("grpc", "localhost:4317", {})
     with pytest.raises(ConfigError, match="http\\(s\\)://host:port$"):
         check_endpoint("http/protobuf", "localhost:4318", {})
-    # the environment is checked too, and credentials never appear in the message
-    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_ENDPOINT") as err:
-        check_endpoint("http/protobuf", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "user:secret@nohost"})
-    assert "secret" not in str(err.value)
+    # the environment is checked too: said, ignored (never fatal), credentials never shown
+    problems: list[str] = []
+    ignored = check_endpoint("http/protobuf", None,
+                             {"OTEL_EXPORTER_OTLP_ENDPOINT": "user:secret@nohost"}, problems)
+    assert ignored == ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+    (line,) = problems
+    assert line.startswith("OTEL_EXPORTER_OTLP_ENDPOINT=") and "secret" not in line
+    assert line.endswith("ignored, using http://localhost:4318")

@@ -1,263 +1,203 @@
-"""The waterfall (plain text, as a CI log shows it) and the step summary, from the tracker's real
-records of the real workflow recording and of examples/cbc-workflow.jsonl. Expected values are
-read from the recordings, never copied from our output."""
+"""The views read from the finished spans: real recordings through the real pipeline (decoder,
+tracker, span builder, provider; ``--exporter none``) into the report's span processor.
+Expected values are read from the recordings themselves, never copied from our output."""
 
 from __future__ import annotations
 
+import io
 import json
+from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
-from otelbridge import dialects, summary
-from otelbridge.clock import Clock
+from otelbridge import summary, waterfall
 from otelbridge.config import Config
-from otelbridge.ids import Ids
-from otelbridge.lines import LineSplitter
+from otelbridge.pipeline import Pipeline
 from otelbridge.stats import Stats
-from otelbridge.tracker import Context, Tracker
-from tests.conftest import EXAMPLES, WORKFLOW_PROBE, needs_fixtures, workflow_facts
+from otelbridge.summary import Collector, Report, Row
+from tests.conftest import EXAMPLES, workflow_facts
 
-MS = 1_000_000
+SESSION = EXAMPLES / "claude-code-session.jsonl"
 CBC = EXAMPLES / "cbc-workflow.jsonl"
+CAUDRA = EXAMPLES / "caudra-workflow.jsonl"
+CAUDRA_TURNS = EXAMPLES / "caudra-session-turns.jsonl"
+MILK = EXAMPLES / "milk-session.jsonl"
+TEMPLATE = "https://tempo.example/trace/{trace_id}"
 
 
-def collect(path: Path, collector: summary.Collector | None = None) -> summary.Collector:
-    """Run ``path`` through decoder and tracker (stream clock, deterministic ids) into a collector."""
-    collector = collector or summary.Collector()
-    stats = Stats()
-    tracker = Tracker(Context(emit=collector.emit, ids=Ids(True), clock=Clock("stream"), stats=stats))
-    decoder = dialects.Decoder(dialects.load(), stats)
-
-    def on_line(raw: bytes) -> None:
-        for ev in decoder.decode(raw):
-            tracker.handle(ev)
-
-    splitter = LineSplitter(decoder.markers, on_line, stats)
-    data = path.read_bytes()
-    splitter.feed(data, len(data))
-    splitter.close()
-    tracker.finish()
-    return collector
-
-
-def facts(path: Path):
-    """(agents, phases, task_updated, task_notification) of ``path``."""
-    return workflow_facts(path)[1:]
-
-
-class Parsed:
-    """A rendered waterfall cut into rows, with the bar area located from the axis line."""
-
-    def __init__(self, text: str) -> None:
-        lines = [l for l in text.splitlines() if l.strip()]
-        self.head = lines[0]
-        axis = lines[1]
-        self.bar_start = axis.index("0s")
-        self.bar_end = len(axis.rstrip())
-        self.bar_w = self.bar_end - self.bar_start
-        self.rows = []
-        for line in lines[2:]:
-            if line.startswith("totals:"):
-                self.totals = line
-                break
-            label = line[: self.bar_start].rstrip()
-            bar = line[self.bar_start:self.bar_end]
-            rest = line[self.bar_end:].split()
-            cells = [i for i, ch in enumerate(bar) if ch != " "]
-            self.rows.append({
-                "label": label.strip(), "depth": (len(label) - len(label.lstrip())) // 2,
-                "first": cells[0], "cells": len(cells), "glyphs": set(bar.strip()),
-                "rest": rest, "line": line,
-            })
-        self.tail = lines[lines.index(self.totals) + 1:]
-
-
-@needs_fixtures()
-def test_waterfall_of_the_real_recording():
-    agents, phases, updated, notified = facts(WORKFLOW_PROBE)
-    collector = collect(WORKFLOW_PROBE)
-    (wf,) = collector.finished()
-    text = summary.render_text(collector, width=100)
-    assert "\x1b" not in text  # no colour, no escapes in a CI log
-    assert all(len(line) <= 100 for line in text.splitlines()[:-1])
-    p = Parsed(text)
-
-    end = updated["patch"]["end_time"] * MS
-    start = end - notified["usage"]["duration_ms"] * MS
-    total = end - start
-    assert f"{wf.trace_id:032x}" in p.head and notified["status"] in p.head
-    assert f"{notified['usage']['total_tokens']:,} tokens" in p.head
-
-    # rows: workflow, its phase, then the agents ordered by start
-    assert [r["depth"] for r in p.rows] == [0, 1] + [2] * len(agents)
-    assert p.rows[1]["label"] == phases[0]["title"]
-    by_start = sorted(agents, key=lambda a: a["startedAt"])
-    for row, agent in zip(p.rows[2:], by_start):
-        label = agent["label"]
-        assert row["label"] == label or (row["label"].endswith("…") and label.startswith(row["label"][:-1]))
-        a_start = agent["startedAt"] * MS
-        a_dur = agent["durationMs"] * MS
-        # bar position and width proportional to the shared time axis (±1 cell of rounding)
-        assert abs(row["first"] - (a_start - start) * p.bar_w / total) <= 1
-        assert abs(row["cells"] - a_dur * p.bar_w / total) <= 1
-        assert f"{agent['tokens']:,}" in row["rest"] and row["rest"][-1] == "done"
-        assert row["glyphs"] == {"█"}
-    starts = [r["first"] for r in p.rows[2:]]
-    assert starts == sorted(starts)
-    # the workflow bar spans the whole axis; the phase spans its agents
-    assert p.rows[0]["first"] == 0 and p.rows[0]["cells"] == p.bar_w
-    phase_start = min(a["startedAt"] for a in agents) * MS
-    phase_end = max(a["startedAt"] + a["durationMs"] for a in agents) * MS
-    assert abs(p.rows[1]["cells"] - (phase_end - phase_start) * p.bar_w / total) <= 1
-    assert f"{sum(a['tokens'] for a in agents):,}" in p.rows[1]["rest"]
-    assert p.totals.startswith(f"totals: {len(phases)} phases, {len(agents)} agents (0 error, 0 cached")
-    assert f"{notified['usage']['total_tokens']:,} tokens" in p.totals
-    assert p.tail[-1] == f"trace {wf.trace_id:032x}"
-
-
-def test_waterfall_statuses_of_the_cbc_example():
-    agents, phases, updated, notified = facts(CBC)
-    collector = collect(CBC)
-    (wf,) = collector.finished()
-    template = "http://localhost:16686/trace/{trace_id}"
-    p = Parsed(summary.render_text(collector, width=120, template=template))
-    end = updated["patch"]["end_time"] * MS
-    start = end - notified["usage"]["duration_ms"] * MS
-    total = end - start
-    assert p.rows[0]["rest"][-1] == notified["status"] == "failed"
-    by_label = {r["label"]: r for r in p.rows}
-    for agent in agents:
-        row = by_label[agent["label"]]
-        if agent["state"] == "cached":
-            assert row["cells"] == 1 and row["glyphs"] == {"·"} and row["rest"][-1] == "cached"
-        else:
-            assert row["rest"][-1] == ("error" if agent["state"] == "error" else "done")
-            a_end = agent.get("endedAt") or agent["startedAt"] + agent["durationMs"]
-            assert abs(row["cells"] - (a_end - agent["startedAt"]) * MS * p.bar_w / total) <= 1
-    failed_phase = next(ph["title"] for ph in phases
-                        if any(a["state"] == "error" and a["phaseIndex"] == ph["index"] for a in agents))
-    assert by_label[failed_phase]["rest"][-1] == "error"
-    errors = sum(a["state"] == "error" for a in agents)
-    cached = sum(a["state"] == "cached" for a in agents)
-    assert f"({errors} error, {cached} cached, 0 incomplete)" in p.totals
-    assert any(notified["summary"] in line for line in p.tail)  # why it failed, in the log
-    assert p.tail[-1] == f"trace {wf.trace_id:032x}  {template.replace('{trace_id}', f'{wf.trace_id:032x}')}"
-
-
-def test_incomplete_run_is_marked():
-    lines = [l for l in CBC.read_bytes().splitlines(keepends=True)
-             if b"task_notification" not in l and b"task_updated" not in l]
-    agents, *_ = facts(CBC)
-    path = Path(__import__("tempfile").mkdtemp()) / "cut.jsonl"
-    path.write_bytes(b"".join(lines))
-    p = Parsed(summary.render_text(collect(path)))
-    assert p.rows[0]["rest"][-1] == "incomplete" and "░" in p.rows[0]["glyphs"]
-    still_running = [a for a in agents if a["state"] not in ("done", "error", "cached")]
-    marked = [r for r in p.rows if r["depth"] == 2 and r["rest"][-1] == "incomplete"]
-    assert len(marked) == len(still_running)
-
-
-def test_untrusted_text_is_escaped(tmp_path):
-    evil = "\x1b]8;;http://evil\x07c\x1b]8;;\x07\x1b[31m[b]x[/b]\u202e<i>|*a*"
-    data = CBC.read_text().replace("search-web", json.dumps(evil)[1:-1])
-    path = tmp_path / "evil.jsonl"
-    path.write_text(data)
-    collector = collect(path)
-    text = summary.render_text(collector)
-    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
-    assert "c[b]x[/b]<i>|*a*" in text  # shown as text, not taken as markup
-    md = summary.step_summary(collector)
-    assert "<i>" not in md and "\x1b" not in md
-    row = next(l for l in md.splitlines() if "x\\[" in l)
-    assert row.count(" | ") == 4  # the label's "|" did not open a new cell
-    assert r"c\[b\]x\[/b\]&lt;i&gt;\|\*a\*" in row
-
-
-def test_collector_is_bounded():
-    collector = summary.Collector(max_workflows=2, max_agents=1)
-    for _ in range(3):
-        collect(CBC, collector)  # random-free: same ids, same key → one workflow
-    assert len(collector.workflows) == 1
-    agents, *_ = facts(CBC)
-    (wf,) = collector.workflows.values()
-    assert len(wf.agents) == 1 and wf.agent_count() == 3 * len(agents)
-
-
-def test_report_writes_step_summary(tmp_path):
-    target = tmp_path / "step.md"
-    target.write_text("# before\n")
-    cfg = Config(summary="auto", trace_url_template="https://t.example/{trace_id}")
+def run(*paths: Path, env: dict | None = None, **cfg) -> tuple[Report, list[str]]:
+    """Each of ``paths`` a stream of its own into one pipeline, as ``replay`` does; the report
+    finished (waterfall into a buffer, files per ``env``). Returns (report, lines said)."""
     said: list[str] = []
-    report = summary.Report(cfg, said.append, env={"GITHUB_STEP_SUMMARY": str(target)},
-                            stream=open("/dev/null", "w"))
-    assert report.draw is False  # not a terminal and CI unset
-    collect(CBC, report.collector)
-    report.on_trace(5, "workflow x")
-    report.on_trace(5, "workflow x")
-    assert said == [f"trace workflow x: https://t.example/{5:032x}"]
+    config = Config(exporters=("none",), clock="stream", deterministic_ids=True,
+                    summary="always", **cfg)
+    report = Report(config, said.append, env=env or {}, stream=io.StringIO())
+    pipeline = Pipeline.build(config, Stats(), None, report)
+    pipeline.stream_timers = True
+    for i, path in enumerate(paths):
+        if i:
+            pipeline.end_stream()
+        pipeline.new_stream()
+        data = path.read_bytes()
+        pipeline.on_chunk(data, len(data))
+    pipeline.end_stream()
     report.finish()
-    md = target.read_text()
-    assert md.startswith("# before\n")  # appended
-    (wf,) = report.collector.finished()
-    agents, phases, updated, notified = facts(CBC)
-    assert f"[open trace](https://t.example/{wf.trace_id:032x})" in md
-    assert f"{notified['usage']['total_tokens']:,} tokens" in md
+    return report, said
+
+
+def model_calls(path: Path) -> dict[str, dict]:
+    """Claude Code's model calls by ``message.id``: the usage of its assistant lines and of its
+    streamed ``message_start``/``message_delta`` events (cumulative), the largest output."""
+    calls: dict[str, dict] = {}
+    current = None
+    for line in path.read_text().splitlines():
+        doc = json.loads(line)
+        event = doc.get("event") or {}
+        if doc.get("type") == "assistant" and doc["message"].get("usage"):
+            key, usage = doc["message"]["id"], doc["message"]["usage"]
+        elif event.get("type") == "message_start":
+            current = key = event["message"]["id"]
+            usage = event["message"]["usage"]
+        elif event.get("type") == "message_delta" and current:
+            key, usage = current, event["usage"]
+        else:
+            continue
+        if usage["output_tokens"] >= calls.get(key, {"output_tokens": -1})["output_tokens"]:
+            calls[key] = usage
+    return calls
+
+
+def last_result(path: Path) -> dict:
+    return [json.loads(l) for l in path.read_text().splitlines() if '"type":"result"' in l.replace(" ", "")][-1]
+
+
+def test_a_plain_session_gets_rows_tokens_cost_and_outputs(tmp_path):
+    out = tmp_path / "out"
+    report, _ = run(SESSION, env={"GITHUB_OUTPUT": str(out)})
+    calls = model_calls(SESSION)
+    want_in = sum(u["input_tokens"] + u.get("cache_read_input_tokens", 0)
+                  + u.get("cache_creation_input_tokens", 0) for u in calls.values())
+    want_out = sum(u["output_tokens"] for u in calls.values())
+    lines = out.read_text().splitlines()
+    (session,) = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
+    assert lines == [f"trace_id={session.trace_id:032x}", f"input_tokens={want_in}",
+                     f"output_tokens={want_out}",
+                     f"total_cost_usd={last_result(SESSION)['total_cost_usd']!r}", "status=ok"]
+    assert out.stat().st_mode & 0o777 == 0o600
+    text = report.stream.getvalue()
+    # rows named as the spans are: every model call, every turn, tools, sub-agents, the task
+    names = [r.name for r in report.collector.traces[session.trace_id].rows]
+    assert names.count("turn 1") == 1 and names.count("turn 2") == 1
+    assert sum(n.startswith("chat ") for n in names) == len(calls)
+    for name in set(names):  # at 100 columns, deep labels may end in …
+        assert name[:24] in text
+    assert f"total: 1 trace, {want_in:,} input tokens (with cache), {want_out:,} output tokens" in text
+
+
+def test_turn_cost_is_the_difference_of_the_cumulative_values():
+    report, _ = run(SESSION)
+    results = [json.loads(l) for l in SESSION.read_text().splitlines() if '"result"' in l
+               and json.loads(l).get("type") == "result"]
+    (trace,) = report.collector.traces.values()
+    lines = {l.row.name: l for l in summary.select(trace, 100) if l.row is not None}
+    first, second = (Decimal(repr(r["total_cost_usd"])) for r in results[:2])  # the 3rd repeats the 2nd
+    assert lines["turn 1"].cost == first and lines["turn 2"].cost == second - first
+    assert lines["invoke_agent claude-code"].cost == second
+
+
+def test_cost_is_summed_exactly_over_sessions(tmp_path):
+    out = tmp_path / "out"
+    run(SESSION, CAUDRA_TURNS, env={"GITHUB_OUTPUT": str(out)})
+    costs = [Decimal(repr(last_result(p)["total_cost_usd"])) for p in (SESSION, CAUDRA_TURNS)]
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert Decimal(got["total_cost_usd"]) == sum(costs)
+    assert got["total_cost_usd"] == str(sum(costs))  # no float noise (0.0201, not 0.02009…)
+
+
+def test_workflows_draw_phases_and_agents_with_their_tokens():
+    report, _ = run(CBC)
+    started, agents, phases, _, notified = workflow_facts(CBC)
+    text = report.stream.getvalue()
+    (wf,) = [t for t in report.collector.traces.values() if t.root().kind == "workflow"]
+    rows = [l.row for l in summary.select(wf, 100)]
+    assert [r.kind for r in rows].count("phase") == len(phases)
+    assert [r.kind for r in rows].count("agent") == len(agents)
+    assert wf.root().total_tokens == notified["usage"]["total_tokens"]
     for agent in agents:
-        assert summary.markdown_text(agent["label"]) in md
-    assert "❌ failed" in md and "❌ error" in md
+        assert f"invoke_agent {agent['label']}" in text
+    failed = [a for a in agents if a["state"] == "error"]
+    assert failed and all(a["error"] in text for a in failed)
 
 
-@pytest.mark.parametrize("mode,env,expected", [
-    ("auto", {}, False), ("auto", {"CI": "true"}, True), ("auto", {"CI": "false"}, False),
-    ("always", {}, True), ("never", {"CI": "true"}, False),
-])
-def test_summary_modes(mode, env, expected):
-    report = summary.Report(Config(summary=mode), lambda s: None, env=env, stream=open("/dev/null", "w"))
-    assert report.draw is expected
-    assert (report.emit is not None) is expected
+def test_step_summary_has_a_row_per_shown_span_and_the_link(tmp_path):
+    step = tmp_path / "summary.md"
+    report, _ = run(CAUDRA, env={"GITHUB_STEP_SUMMARY": str(step)}, trace_url_template=TEMPLATE)
+    md = step.read_text()
+    spans = sum(len(t.rows) for t in report.collector.traces.values())
+    assert md.count("\n| ") - len(report.collector.traces) == spans  # a header per table
+    for trace_id in report.collector.traces:
+        assert f"[open trace]({TEMPLATE.replace('{trace_id}', f'{trace_id:032x}')})" in md
 
 
-def test_collector_never_raises_on_odd_records():
-    from otelbridge.events import SpanRecord
+def test_long_sessions_fold_but_keep_the_slowest_and_the_failed():
+    collector = Collector()
+    ms = 1_000_000
+    collector.take(Row(1, 1, None, "invoke_agent claude-code", "session", 0, 10_000 * ms))
+    for i in range(500):
+        slow = 300 * ms if i == 123 else ms
+        row = Row(1, 100 + i, 1, f"turn {i + 1}", "turn", i * 10 * ms, i * 10 * ms + slow,
+                  input_tokens=10, output_tokens=1)
+        if i == 400:
+            row.error, row.status = "boom", "error_during_execution"
+        collector.take(row)
+    (trace,) = collector.traces.values()
+    lines = summary.select(trace, 40)
+    shown = [l.row.name for l in lines if l.row is not None]
+    (more,) = [l for l in lines if l.row is None]
+    assert len(shown) == 40 and "turn 124" in shown and "turn 401" in shown
+    assert more.more == 501 - 40 and more.more_tokens == 11 * more.more and more.more_errors == 0
+    text = waterfall.render_text(collector)
+    assert f"… {more.more} more" in text and "error turn 401: boom" in text
+    assert len(text.splitlines()) < 60
 
-    collector = summary.Collector()
-    odd = SpanRecord(name=None, trace_id=1, span_id=2, parent_span_id=None,  # type: ignore[arg-type]
-                     start_ns=0, end_ns=0,
-                     attributes={"workflow.task_id": "t", "gen_ai.operation.name": "invoke_workflow"})
-    collector.emit(odd)
-    assert collector.errors == 1
+
+def test_rows_beyond_the_bound_are_counted_not_kept():
+    collector = Collector(max_rows=10)
+    for i in range(30):
+        collector.take(Row(1, i + 2, 1, f"chat m{i}", "chat", i, i + 1, input_tokens=5, output_tokens=1))
+    (trace,) = collector.traces.values()
+    assert len(trace.rows) == 10 and trace.not_kept == 20
+    assert collector.totals().input_tokens == 150  # totals count every span
 
 
-def test_terminal_gets_colour_and_its_width():
-    import fcntl
-    import os
-    import pty
-    import re
-    import struct
-    import termios
+def test_every_dialect_is_drawn():
+    for path in (MILK, CAUDRA_TURNS, CAUDRA):
+        report, _ = run(path)
+        text = report.stream.getvalue()
+        for trace in report.collector.traces.values():
+            assert f"trace {trace.trace_id:032x}" in text
+            for line in summary.select(trace, waterfall.TERMINAL_ROWS):
+                if line.row is not None:
+                    assert line.row.name[:20] in text
 
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 132, 0, 0))
-    stream = os.fdopen(slave, "w", encoding="utf-8")
-    report = summary.Report(Config(), lambda s: None, env={"TERM": "xterm-256color"}, stream=stream)
-    assert report.draw is True  # auto: stderr is a terminal
-    collect(CBC, report.collector)
-    report.finish()
-    stream.flush()
-    out = b""
-    while True:
-        chunk = os.read(master, 65536)
-        out += chunk
-        if len(chunk) < 65536:
-            break
-    stream.close()
-    os.close(master)
-    text = out.decode()
-    assert "\x1b[31m" in text or "\x1b[1;31m" in text  # error red
-    assert "\x1b[2m" in text  # cached dim
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", text).replace("\r", "")
-    axis = next(line for line in plain.splitlines() if line.strip().startswith("0s"))
-    at_100 = Parsed(summary.render_text(collect(CBC), width=100))
-    # laid out for the terminal's 132 columns: the time axis got the 32 extra columns
-    assert len(axis.rstrip()) - at_100.bar_end == 132 - 100
+
+def test_links_once_per_trace_without_untrusted_text():
+    report, said = run(CAUDRA, trace_url_template=TEMPLATE)
+    links = [s for s in said if s.startswith("trace")]
+    assert len(links) == len(report.collector.traces) == len(set(links))
+    assert all(s.split(": ")[0] in ("trace session", "trace workflow", "trace run", "trace") for s in links)
+
+
+def test_many_traces_draw_the_failed_and_the_latest():
+    collector = Collector()
+    for t in range(50):
+        row = Row(t + 1, 1, None, f"invoke_workflow w{t}", "workflow", t, t + 1)
+        if t == 3:
+            row.error, row.status = "failed", "workflow_failed"
+        collector.take(row)
+    traces, others = waterfall.shown_traces(collector)
+    names = [t.root().name for t in traces]
+    assert len(names) == waterfall.MAX_TRACES_SHOWN and others == 50 - len(names)
+    assert names[0] == "invoke_workflow w3" and names[-1] == "invoke_workflow w49"
+    assert "invoke_workflow w30" not in names and "invoke_workflow w31" in names
+    assert f"_{others} other traces not shown._" in waterfall.step_summary(collector)
+    assert f"({others} other traces not drawn)" in waterfall.render_text(collector)

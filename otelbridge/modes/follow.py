@@ -55,7 +55,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
     from ..source.follow import TRUNCATED, Follower, offset_file
     from ..summary import Report
 
-    private_stdout()
+    private_stdout(cfg)
     install_loop()
 
     async def main() -> int:

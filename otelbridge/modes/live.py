@@ -107,6 +107,8 @@ class LiveDecoder:
 
     def __init__(self, cfg: Config, stats: Stats,
                  call_later: Callable[[float, Callable[[], None]], object]) -> None:
+        for name in cfg.ignored_env:  # unusable values: the SDK reads some as it is imported
+            os.environ.pop(name, None)
         from ..export import configure_logging
         from ..summary import Report
 

@@ -39,7 +39,7 @@ def replay(cfg: Config, files: list) -> int:
     or when ``--fail-on-export-error`` and spans were lost."""
     from ..summary import Report
 
-    private_stdout()
+    private_stdout(cfg)
     stats = Stats()
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), stream_timers=True,
                         last=WaitForExporters)

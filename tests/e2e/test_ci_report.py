@@ -1,51 +1,150 @@
-"""In a CI job: the trace link as soon as the trace exists, the waterfall at exit (CI set, stderr
-not a terminal: plain text), the step summary appended when GITHUB_STEP_SUMMARY is set."""
+"""In a CI job, otelbridge as a real subprocess: a trace link as soon as a trace begins, the
+waterfall at exit (CI set, stderr not a terminal: plain text), the step summary, the job
+outputs and the HTML page — for a plain Claude Code run (pipe mode, ``--exporter none``), for
+wrapper mode (the run span's trace) and with spans checked at a real OTLP receiver."""
 
 from __future__ import annotations
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge, workflow_facts
+import json
+
+from tests.conftest import EXAMPLES, clean_env, roots, run_bridge, workflow_facts
 from tests.receivers import HttpReceiver
 
+SESSION = EXAMPLES / "claude-code-session.jsonl"
 CBC = EXAMPLES / "cbc-workflow.jsonl"
 TEMPLATE = "http://localhost:16686/trace/{trace_id}"
 
 
-def test_ci_log_and_step_summary(tmp_path):
-    step = tmp_path / "summary.md"
-    data = CBC.read_bytes()
-    started, agents, phases, _, notified = workflow_facts(CBC)
-    with HttpReceiver() as rx:
-        env = clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), OTELBRIDGE_TRACE_URL=TEMPLATE)
-        proc = run_bridge(["--endpoint", rx.endpoint], data, env=env)
-        spans = rx.received.wait_for(1 + len(phases) + len(agents), timeout=5)
+def outputs(path) -> dict[str, str]:
+    lines = path.read_text().splitlines()
+    assert [l.split("=", 1)[0] for l in lines] == [
+        "trace_id", "input_tokens", "output_tokens", "total_cost_usd", "status"]
+    return dict(l.split("=", 1) for l in lines)
+
+
+def test_plain_session_pipe_mode_gets_every_view(tmp_path):
+    """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
+    Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
+    step, out, page = tmp_path / "summary.md", tmp_path / "out", tmp_path / "report.html"
+    data = SESSION.read_bytes()
+    env = clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), GITHUB_OUTPUT=str(out))
+    proc = run_bridge(["--exporter", "none", "--summary", "always", "--report", str(page),
+                       "--trace-url-template", TEMPLATE], data, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
-    (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
-    url = TEMPLATE.replace("{trace_id}", root.trace_id)
+    got = outputs(out)
+    trace_id = got["trace_id"]
+    url = TEMPLATE.replace("{trace_id}", trace_id)
     err = proc.stderr.decode()
-    assert "\x1b" not in err  # not a terminal: no colour
-    link_at = err.index(f"otelbridge: trace workflow {started['task_id']}: {url}")
-    waterfall_at = err.index(f"trace {root.trace_id}")
-    assert link_at < waterfall_at  # printed when the trace began, again in the summary
-    assert err.count(url) == 2
-    for agent in agents:
-        assert agent["label"] in err
+    assert "\x1b" not in err
+    assert err.index(f"otelbridge: trace session: {url}") < err.index(f"trace {trace_id}  {url}")
+    last = [json.loads(l) for l in data.splitlines() if b'"type":"result"' in l][-1]
+    assert got["total_cost_usd"] == repr(last["total_cost_usd"]) and got["status"] == "ok"
+    assert int(got["input_tokens"]) > 0 and int(got["output_tokens"]) > 0
+    assert f"{int(got['input_tokens']):,} input tokens" in err
+    for name in ("invoke_agent claude-code", "turn 1", "turn 2", "task local_bash"):
+        assert name in err
     md = step.read_text()
-    assert f"[open trace]({url})" in md
-    assert f"trace `{root.trace_id}`" in md
-    assert f"{notified['usage']['total_tokens']:,} tokens" in md
-    assert md.count("\n| ") == 1 + 1 + len(phases) + len(agents)  # header + workflow + rows
+    assert f"[open trace]({url})" in md and "turn 1" in md
+    html = page.read_text()
+    assert f'href="{url}"' in html and "turn 2" in html
+    assert page.stat().st_mode & 0o777 == 0o600
 
 
-def test_no_summary_without_ci_or_terminal(tmp_path):
-    proc = run_bridge([], CBC.read_bytes(), env=clean_env(OTEL_SDK_DISABLED="true"))
-    assert b"totals:" not in proc.stderr
-    proc = run_bridge(["--summary", "never"], CBC.read_bytes(),
-                      env=clean_env(CI="true", OTEL_SDK_DISABLED="true",
-                                    GITHUB_STEP_SUMMARY=str(tmp_path / "s.md")))
-    assert b"totals:" not in proc.stderr and not (tmp_path / "s.md").exists()
+def test_wrapper_mode_links_and_outputs_the_run_span(tmp_path):
+    out = tmp_path / "out"
+    data = CBC.read_bytes()
+    with HttpReceiver() as rx:
+        env = clean_env(CI="true", GITHUB_OUTPUT=str(out), OTELBRIDGE_TRACE_URL=TEMPLATE)
+        proc = run_bridge(["--endpoint", rx.endpoint, "--", "sh", "-c", f'cat "{CBC}"; exit 3'],
+                          env=env)
+        agents, phases = workflow_facts(CBC)[1:3]
+        spans = rx.received.wait_for(1 + 1 + len(phases) + len(agents), timeout=10)
+    assert proc.returncode == 3 and proc.stdout == data
+    (run,) = roots(spans, "run sh")
+    got = outputs(out)
+    assert got["trace_id"] == run.trace_id
+    assert got["status"] == "error"  # the run exited 3 and the workflow failed
+    err = proc.stderr.decode()
+    url = TEMPLATE.replace("{trace_id}", run.trace_id)
+    assert err.count(f"otelbridge: trace run: {url}") == 1  # at start, before the waterfall
+    assert err.index(f"otelbridge: trace run: {url}") < err.index("run sh  error")
+    (wf,) = roots(spans, "invoke_workflow")
+    assert f"otelbridge: trace workflow: {TEMPLATE.replace('{trace_id}', wf.trace_id)}" in err
+    for agent in agents:
+        assert f"invoke_agent {agent['label']}" in err
+
+
+def test_no_views_without_ci_terminal_or_files(tmp_path):
+    proc = run_bridge(["--exporter", "none"], CBC.read_bytes(), env=clean_env())
+    assert b"total:" not in proc.stderr
+    proc = run_bridge(["--summary", "never", "--exporter", "none"], CBC.read_bytes(),
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(tmp_path / "s.md")))
+    assert b"total:" not in proc.stderr and not (tmp_path / "s.md").exists()
 
 
 def test_template_without_placeholder_is_refused():
     proc = run_bridge(["--trace-url-template", "http://x/trace"], b"")
     assert proc.returncode == 2 and b"{trace_id}" in proc.stderr
+
+
+def test_replay_gives_a_deterministic_live_run_its_workflow_ids(tmp_path):
+    """What examples/github-actions.yml says: after a wrapped run with --deterministic-ids,
+    `replay` of its stream rebuilds each workflow trace with the same trace and span ids."""
+    live, again = tmp_path / "live.jsonl", tmp_path / "replay.jsonl"
+    proc = run_bridge(["--exporter", "file", "--output", str(live), "--deterministic-ids", "--",
+                       "cat", str(CBC)], env=clean_env())
+    assert proc.returncode == 0
+    stream = tmp_path / "stream.jsonl"
+    stream.write_bytes(proc.stdout)
+    replay = run_bridge(["replay", "--exporter", "file", "--output", str(again), str(stream)],
+                        env=clean_env())
+    assert replay.returncode == 0
+
+    def workflow_ids(path):
+        spans = [s for line in path.read_text().splitlines()
+                 for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+        traces = {s["traceId"] for s in spans if s["name"].startswith("invoke_workflow")}
+        return {(s["traceId"], s["spanId"], s["name"]) for s in spans if s["traceId"] in traces}
+
+    ids = workflow_ids(live)
+    assert len(ids) == 1 + len(workflow_facts(CBC)[2]) + len(workflow_facts(CBC)[1])
+    assert workflow_ids(again) == ids
+
+
+def test_replay_dash_reads_stdin(tmp_path):
+    out = tmp_path / "out"
+    data = CBC.read_bytes()
+    proc = run_bridge(["replay", "--exporter", "none", "-"], data,
+                      env=clean_env(GITHUB_OUTPUT=str(out)))
+    from_file = run_bridge(["replay", "--exporter", "none", str(CBC)],
+                           env=clean_env(GITHUB_OUTPUT=str(tmp_path / "out2")))
+    assert proc.returncode == 0 == from_file.returncode and proc.stdout == b""
+    assert b"9 decoded" in proc.stderr and b"spans 8 built" in proc.stderr
+    assert out.read_text() == (tmp_path / "out2").read_text()  # the same deterministic trace
+
+
+def test_terminal_escapes_in_the_stream_never_reach_the_log(tmp_path):
+    """A task_notification status (and a workflow name, an agent label) carrying clear-screen,
+    cursor-home, window-title and bidi sequences: the log, step summary and outputs show none."""
+    hostile = "\x1b[2J\x1b[H\x1b]0;pwned\x07\u202eevil\u200b"
+    lines = []
+    for line in CBC.read_text().splitlines():
+        doc = json.loads(line)
+        if doc.get("subtype") == "task_notification":
+            doc["status"] = hostile
+        if "workflow_name" in doc:
+            doc["workflow_name"] = hostile
+        for entry in doc.get("workflow_progress") or ():
+            if entry.get("type") == "workflow_agent":
+                entry["label"] = hostile
+        lines.append(json.dumps(doc))
+    data = ("\n".join(lines) + "\n").encode()
+    step, out = tmp_path / "s.md", tmp_path / "out"
+    proc = run_bridge(["--exporter", "none", "--summary", "always", "--trace-url-template", TEMPLATE],
+                      data, env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0 and proc.stdout == data
+    err = proc.stderr.decode()
+    assert "invoke_workflow evil" in err  # the text is there, its controls are not
+    for text in (err, step.read_text(), out.read_text()):
+        assert not any(c in text for c in "\x1b\x07\u202e\u200b")

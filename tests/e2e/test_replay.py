@@ -112,7 +112,8 @@ def test_unreadable_file_is_reported_and_the_rest_replayed():
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"cannot read '/proc/self/mem'" in proc.stderr
     started, _, _, _, notified = workflow_facts(CBC)
-    head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
+    head = (f"invoke_workflow {started['workflow_name'].removeprefix('path:')}  "
+            f"{'error' if notified['status'] == 'failed' else 'ok'}")
     assert head.encode() in proc.stderr  # the other file was still replayed
 
 
@@ -123,7 +124,8 @@ def test_missing_file_and_directory_are_reported_and_the_rest_replayed(tmp_path)
     assert b"cannot read" in proc.stderr and b"No such file" in proc.stderr
     assert b"Is a directory" in proc.stderr
     started, _, _, _, notified = workflow_facts(CBC)
-    head = f"{started['workflow_name'].removeprefix('path:')}  {notified['status']}"
+    head = (f"invoke_workflow {started['workflow_name'].removeprefix('path:')}  "
+            f"{'error' if notified['status'] == 'failed' else 'ok'}")
     assert head.encode() in proc.stderr  # the readable file was still replayed
 
 

@@ -1,0 +1,82 @@
+"""One escaper per medium a person reads: :func:`terminal` (the waterfall and the trace links on
+stderr), :func:`markdown` (the GitHub step summary) and :func:`html` (the ``--report`` page).
+
+Input is text already redacted (the finished spans' names, attributes and status descriptions:
+:mod:`otelbridge.spans` is the redaction boundary); these functions only make it inert where it
+lands. Every one first applies :func:`visible`: escape sequences, C0/C1 controls, line and
+paragraph separators, bidirectional controls (Trojan Source), zero-width and other format
+characters (Unicode category ``Cf``, tag characters included) cannot pass — escape sequences are
+removed, controls and separators become a space, format characters are removed — so no output
+clears a screen, sets a window title, reorders text or hides characters. Then the medium's own
+syntax is escaped. ``limit``: at most that many characters of the visible text (``…`` marks a
+cut).
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape as _html_escape
+from urllib.parse import quote
+
+#: CSI / OSC / DCS-like / two-character ESC sequences (removed whole).
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])?")
+#: C0 and C1 controls (tab included), DEL, line/paragraph separators → a space.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: Every format character (Unicode ``Cf``): soft hyphen, Arabic/Syriac marks, bidi marks,
+#: embeddings, overrides and isolates, zero-width space/joiners, word joiner, invisible
+#: operators, BOM, interlinear annotations, Egyptian/shorthand/musical format controls, tags.
+_FORMAT = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def visible(text: object, limit: int | None = None) -> str:
+    """``text`` (``None`` → ``""``, anything else through ``str``) with nothing invisible or
+    active left (see the module doc), cut to ``limit`` characters."""
+    if text is None:
+        return ""
+    text = text if isinstance(text, str) else str(text)
+    if not text.isprintable():  # fast path: printable text has no control or format character
+        text = _ESCAPES.sub("", text)
+        text = _CONTROLS.sub(" ", text)
+        text = _FORMAT.sub("", text)
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def terminal(text: object, limit: int | None = None) -> str:
+    """For a terminal: :func:`visible`. Hand the result to ``rich.text.Text`` (never to markup),
+    so ``[red]`` is text."""
+    return visible(text, limit)
+
+
+_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+#: ASCII punctuation with a meaning in GitHub-flavoured Markdown (emphasis, links, tables,
+#: headings, lists, code, math ``$``, emoji ``:x:``, mentions ``@``, autolinks ``://``).
+_MD_PUNCT = "\\`*_{}[]()#+-.!|~^$:@="
+_MD_TABLE = str.maketrans({**_MD_ENTITIES, **{c: "\\" + c for c in _MD_PUNCT}})
+
+
+def markdown(text: object, limit: int | None = None) -> str:
+    """For GitHub Markdown (a table cell or running text, not a code span): :func:`visible`,
+    then ``& < > " '`` as HTML entities and Markdown punctuation backslash-escaped: no link,
+    image, raw HTML, mention, emphasis, heading or ``|`` cell break can form."""
+    return visible(text, limit).translate(_MD_TABLE)
+
+
+def html(text: object, limit: int | None = None) -> str:
+    """For HTML text and double- or single-quoted attribute values: :func:`visible`, then
+    ``& < > " '`` as character references."""
+    return _html_escape(visible(text, limit), quote=True)
+
+
+def url(link: str | None) -> str | None:
+    """``link`` fit for an ``href`` (after :func:`html`) or a Markdown link target: an
+    ``http``/``https`` URL with spaces, quotes, angle brackets, backslashes, backticks,
+    parentheses and anything invisible percent-encoded; ``None`` for any other scheme."""
+    if not link or not re.match(r"(?i)https?://[^/?#\s]", link):
+        return None
+    return quote(link, safe=":/?#[]@!$&*+,;=%{}~-._")

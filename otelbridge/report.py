@@ -1,0 +1,132 @@
+"""``--report PATH``: one self-contained HTML page of the run, built from a
+:class:`otelbridge.summary.Collector` (the finished spans as exported).
+
+The page has inline CSS only — no script, no external asset, and a Content-Security-Policy of
+``default-src 'none'`` — so it works offline and as a CI artifact, and nothing in it can run.
+Per trace: the root span's name and facts, the trace id and link, a time axis and one row per
+shown span (:func:`otelbridge.summary.select`, :data:`HTML_ROWS` per trace): the name indented
+by depth, a bar placed on the axis (``left``/``width`` in percent of the trace's duration),
+duration, tokens in/out, cost and status; then every failed span's text in full (as
+exported: redacted). Every text goes through :func:`otelbridge.escape.html`; links only when
+``http``/``https`` (:func:`otelbridge.escape.url`). Written with mode 0600.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from . import __version__, escape
+from .summary import (Collector, Trace, format_cost, format_duration, more_text, select,
+                      tokens_text, totals_text, trace_head, trace_url)
+
+#: Rows drawn per trace (the rest folded into "… N more").
+HTML_ROWS = 2000
+
+_CSS = """
+:root{color-scheme:light dark;--ok:#2f9e6e;--err:#d33;--dim:#8a8f98;--line:#8883}
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:110rem}
+h1{font-size:1.3rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.8rem 0 .2rem}
+.facts,.id{color:var(--dim)}.id{font:12px ui-monospace,monospace}
+.row{display:grid;grid-template-columns:minmax(14rem,26%) 1fr 5rem 7rem 5.5rem 8rem;
+ gap:.6rem;align-items:center;border-bottom:1px solid var(--line);min-height:1.5rem}
+.row>span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.num{text-align:right;font-variant-numeric:tabular-nums}
+.head{color:var(--dim);font-size:12px}
+.track{position:relative;height:.9rem;background:#8881}
+.bar{position:absolute;top:0;bottom:0;min-width:2px;background:var(--ok);border-radius:2px}
+.bar.error{background:var(--err)}.bar.cached,.bar.stopped,.bar.paused{background:#c90}
+.more{color:var(--dim);font-style:italic}
+.status.error{color:var(--err);font-weight:600}
+.errors{margin:.6rem 0 0;padding-left:1.2rem}
+.errors pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0 .6rem;
+ font:12px ui-monospace,monospace}
+"""
+
+
+def _pct(value: float) -> str:
+    return f"{max(0.0, min(value, 100.0)):.3f}%"
+
+
+def trace_section(trace: Trace, template: str | None) -> list[str]:
+    """The HTML lines of one trace."""
+    h = escape.html
+    root, facts = trace_head(trace)
+    t0, t1 = trace.start_ns, trace.end_ns
+    span = max(t1 - t0, 1)
+    out = [f'<section class="trace" id="t{trace.trace_id:032x}">',
+           f"<h2>{h(root.name if root else '?')}</h2>",
+           f'<p class="facts">{h(facts)}</p>']
+    link = escape.url(trace_url(template, trace.trace_id))
+    ident = f'<span class="id">trace {trace.trace_id:032x}</span>'
+    if link:
+        ident += f' · <a href="{h(link)}" rel="noreferrer noopener">open trace</a>'
+    out.append(f"<p>{ident}</p>")
+    out.append('<div class="row head"><span>span</span><span>0s … '
+               f'{h(format_duration(span))}</span><span class="num">time</span>'
+               '<span class="num">tokens in/out</span><span class="num">cost</span><span>status</span></div>')
+    lines = select(trace, HTML_ROWS)
+    for line in lines:
+        pad = f' style="padding-left:{line.depth * 1.1:.1f}rem"'
+        row = line.row
+        if row is None:
+            out.append(f'<div class="row more"><span{pad}>{h(more_text(line))}</span>'
+                       "<span></span><span></span><span></span><span></span><span></span></div>")
+            continue
+        state = "error" if row.error else row.status if row.status in ("cached", "stopped", "paused") else "ok"
+        left = (row.start_ns - t0) * 100 / span
+        width = row.duration_ns * 100 / span
+        out.append(
+            f'<div class="row"><span{pad} title="{h(row.name)}">{h(row.name)}</span>'
+            f'<span class="track"><span class="bar {state}" style="left:{_pct(left)};'
+            f'width:{_pct(width)}"></span></span>'
+            f'<span class="num">{h(format_duration(row.duration_ns))}</span>'
+            f'<span class="num">{h(tokens_text(row))}</span>'
+            f'<span class="num">{h(format_cost(line.cost))}</span>'
+            f'<span class="status {state}">{h(row.status)}</span></div>')
+    failed = [l.row for l in lines if l.row is not None and l.row.error]
+    if failed:
+        out.append('<ul class="errors">')
+        out.extend(f"<li><b>{h(r.name)}</b><pre>{h(r.error)}</pre></li>" for r in failed)
+        out.append("</ul>")
+    out.append("</section>")
+    return out
+
+
+def page(collector: Collector, template: str | None = None) -> str:
+    """The whole HTML document."""
+    h = escape.html
+    out = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        "<title>otelbridge run report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>otelbridge run report</h1>",
+        f'<p class="facts">{h(totals_text(collector))} · written '
+        f"{h(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} by otelbridge {h(__version__)}</p>",
+    ]
+    for trace in collector.traces.values():
+        out.extend(trace_section(trace, template))
+    if collector.dropped_traces:
+        out.append(f'<p class="more">{collector.dropped_traces} earlier traces not shown.</p>')
+    if not collector.traces:
+        out.append('<p class="more">No spans were built from the stream.</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_page(path: str, collector: Collector, template: str | None = None) -> None:
+    """Write :func:`page` to ``path``, created or truncated, mode 0600. ``OSError`` as raised."""
+    data = page(collector, template).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)

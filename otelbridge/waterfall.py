@@ -1,0 +1,221 @@
+"""The waterfall on stderr (rich, plain text when not a terminal) and the GitHub step summary
+(Markdown), drawn from a :class:`otelbridge.summary.Collector`.
+
+Each trace: a head line (root span name, status, duration, tokens, cost, errors, trace id), a
+time axis, one line per shown span (:func:`otelbridge.summary.select`: label indented by depth,
+a bar on the shared time axis, duration, tokens in/out, cost, status), "… N more" lines for
+what is folded, the failed spans' texts and the trace link. Then one totals line for the run.
+Untrusted text goes through :func:`otelbridge.escape.terminal` into ``rich.text.Text`` (never
+markup) and :func:`otelbridge.escape.markdown` into the summary.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from . import escape
+from .summary import (Collector, Line, Trace, format_cost, format_duration, more_text, select,
+                      tokens_text, totals_text, trace_head, trace_url)
+
+#: Rows drawn per trace on stderr and in the step summary (the rest folded).
+TERMINAL_ROWS = 40
+MARKDOWN_ROWS = 60
+#: Traces drawn on stderr and in the step summary (GitHub refuses a summary over 1 MiB): the
+#: failed ones first, then the latest; the rest are counted.
+MAX_TRACES_SHOWN = 20
+#: Failed spans whose text is listed under a trace.
+MAX_ERRORS_SHOWN = 5
+#: Width when stderr is not a terminal.
+DEFAULT_WIDTH = 100
+
+_DUR_W, _TOK_W, _COST_W, _STATUS_W = 7, 10, 8, 16
+
+
+@dataclass(frozen=True, slots=True)
+class Glyphs:
+    full: str = "█"
+    point: str = "·"
+    ellipsis: str = "…"
+
+
+_ASCII = Glyphs("#", ".", "...")
+
+
+def _style(line: Line, depth0: bool) -> str:
+    row = line.row
+    if row is None:
+        return "dim"
+    if row.error:
+        return "red"
+    if row.status in ("cached", "stopped", "paused"):
+        return "yellow" if row.status != "cached" else "dim"
+    return "green" if depth0 else "cyan"
+
+
+def trace_lines(trace: Trace, width: int, template: str | None = None,
+                glyphs: Glyphs = Glyphs(), budget: int = TERMINAL_ROWS) -> list[Text]:
+    """The lines of one trace's waterfall, ``width`` columns wide (the last: the trace id and
+    link, never to be cropped)."""
+    root, facts = trace_head(trace)
+    lines_ = select(trace, budget)
+    labels = ["  " * l.depth + (escape.terminal(l.row.name, 80) if l.row else more_text(l)) for l in lines_]
+    name_w = max(16, min(max((len(s) for s in labels), default=16), width * 7 // 20))
+    bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _COST_W - _STATUS_W - 5)
+    t0, t1 = trace.start_ns, trace.end_ns
+    span = max(t1 - t0, 1)
+
+    def col(ns: int) -> int:
+        return min(max(round((ns - t0) * bar_w / span), 0), bar_w)
+
+    out: list[Text] = []
+    head = Text()
+    head.append(escape.terminal(root.name if root else "?", 80), style="bold")
+    head.append(f"  {facts}", style="red" if trace.totals.failed else "")
+    out.append(head)
+    end_label = format_duration(span)
+    axis = Text(" " * (name_w + 1))
+    axis.append("0s".ljust(bar_w - len(end_label)) + end_label, style="dim")
+    axis.append(" " + "time".rjust(_DUR_W) + " " + "in/out tok".rjust(_TOK_W) + " "
+                + "cost".rjust(_COST_W) + " status", style="dim")
+    out.append(axis)
+    for line, label in zip(lines_, labels):
+        text = Text()
+        if len(label) > name_w:
+            label = label[: name_w - len(glyphs.ellipsis)] + glyphs.ellipsis
+        row = line.row
+        style = _style(line, line.depth == 0)
+        if row is None:
+            text.append(label, style="dim")
+            out.append(text)
+            continue
+        text.append(label.ljust(name_w) + " ", style="bold" if line.depth == 0 else "")
+        c0, c1 = col(row.start_ns), col(row.end_ns)
+        if row.end_ns <= row.start_ns:
+            c0, cells, glyph = min(c0, bar_w - 1), 1, glyphs.point
+        else:
+            cells = max(1, c1 - c0)
+            c0, glyph = min(c0, bar_w - cells), glyphs.full
+        text.append(" " * c0)
+        text.append(glyph * cells, style=style)
+        text.append(" " * (bar_w - c0 - cells) + " ")
+        text.append(format_duration(row.duration_ns).rjust(_DUR_W) + " ")
+        text.append(tokens_text(row).rjust(_TOK_W) + " ")
+        text.append(format_cost(line.cost).rjust(_COST_W) + " ")
+        text.append(escape.terminal(row.status, _STATUS_W), style=style)
+        out.append(text)
+    failed = [l.row for l in lines_ if l.row is not None and l.row.error]
+    for row in failed[:MAX_ERRORS_SHOWN]:
+        out.append(Text(f"  error {escape.terminal(row.name, 60)}: {escape.terminal(row.error, 300)}",
+                        style="red"))
+    if len(failed) > MAX_ERRORS_SHOWN:
+        out.append(Text(f"  … {len(failed) - MAX_ERRORS_SHOWN} more failed", style="red"))
+    url = trace_url(template, trace.trace_id)
+    out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {url}" if url else "")))
+    return out
+
+
+def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> Console:
+    """A rich console on stderr: colour only on a terminal without ``NO_COLOR``; its width,
+    else :data:`DEFAULT_WIDTH`."""
+    stream = stream or sys.stderr
+    env = os.environ if env is None else env
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    width = DEFAULT_WIDTH
+    if tty:
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        if width <= 0:  # a pty nobody sized (some CI runners)
+            width = DEFAULT_WIDTH
+    return Console(file=stream, width=width, color_system="auto" if tty and not env.get("NO_COLOR") else None,
+                   force_terminal=tty, highlight=False, emoji=False, markup=False, soft_wrap=False)
+
+
+def shown_traces(collector: Collector, most: int = MAX_TRACES_SHOWN) -> tuple[list[Trace], int]:
+    """(the traces to draw in their order — failed ones first, then the latest, at most
+    ``most`` — and how many others there are, dropped ones included)."""
+    traces = list(collector.traces.values())
+    order = sorted(range(len(traces)), key=lambda i: (not traces[i].totals.failed, -i))[:most]
+    return [traces[i] for i in sorted(order)], len(traces) - len(order) + collector.dropped_traces
+
+
+def render(collector: Collector, console: Console, template: str | None = None) -> int:
+    """Every kept trace's waterfall, then the totals line, on ``console``; returns how many
+    traces were drawn."""
+    utf = (console.encoding or "").lower().replace("-", "").startswith("utf")
+    glyphs = Glyphs() if utf else _ASCII
+    traces, others = shown_traces(collector)
+    for trace in traces:
+        console.print()
+        lines = trace_lines(trace, console.width, template, glyphs)
+        for line in lines[:-1]:
+            console.print(line, no_wrap=True, overflow="crop", crop=True)
+        console.print(lines[-1], soft_wrap=True)  # the link whole: the terminal may wrap it
+    if others:
+        console.print(Text(f"({others} other traces not drawn)", style="dim"))
+    console.print(Text("total: " + totals_text(collector), style="bold"), soft_wrap=True)
+    return len(traces)
+
+
+def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str | None = None) -> str:
+    """The waterfalls as plain text, as a CI log shows them."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False, markup=False, soft_wrap=False)
+    render(collector, console, template)
+    return buf.getvalue()
+
+
+def step_summary(collector: Collector, template: str | None = None) -> str:
+    """The GitHub Actions step summary (Markdown): the totals, then per trace a table."""
+    md = escape.markdown
+    t = collector.totals()
+    out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
+    traces, others = shown_traces(collector)
+    for trace in traces:
+        root, facts = trace_head(trace)
+        out.append(f"#### {md(root.name if root else '?', 120)} — {md(facts)}")
+        out.append("")
+        out.append("| span | start | duration | tokens in/out | cost | status |")
+        out.append("|---|---:|---:|---:|---:|---|")
+        t0 = trace.start_ns
+        lines_ = select(trace, MARKDOWN_ROWS)
+        for line in lines_:
+            indent = "&nbsp;&nbsp;" * line.depth
+            row = line.row
+            if row is None:
+                out.append(f"| {indent}{md(more_text(line))} | | | | | |")
+                continue
+            status = ("❌ " if row.error else "") + md(row.status, 40)
+            out.append(f"| {indent}{md(row.name, 120)} | +{format_duration(row.start_ns - t0)} | "
+                       f"{format_duration(row.duration_ns)} | {md(tokens_text(row))} | "
+                       f"{md(format_cost(line.cost))} | {status} |")
+        out.append("")
+        line = f"trace `{trace.trace_id:032x}`"
+        link = escape.url(trace_url(template, trace.trace_id))
+        if link:
+            line += f" · [open trace]({link})"
+        out.append(line)
+        failed = [l.row for l in lines_ if l.row is not None and l.row.error]
+        for row in failed[:MAX_ERRORS_SHOWN]:
+            out.append(f"> **{md(row.name, 120)}**: {md(row.error, 500)}")
+            out.append("")
+        out.append("")
+    if others:
+        out.append(f"_{others} other traces not shown._")
+        out.append("")
+    return "\n".join(out)
+

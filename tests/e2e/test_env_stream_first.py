@@ -1,0 +1,81 @@
+"""The stream first, whatever the environment: an OTEL_* value otelbridge or the SDK cannot use
+is one stderr line naming the variable and what is done instead; every byte passes, the wrapped
+command runs and its exit status is otelbridge's. A bad command-line flag stays exit 2.
+otelbridge runs as a real subprocess; spans are checked at a real OTLP/HTTP receiver."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.receivers import HttpReceiver
+
+CBC = EXAMPLES / "cbc-workflow.jsonl"
+DATA = CBC.read_bytes()
+
+#: (variables, the words the one line about them must contain)
+BAD = [
+    ({"OTEL_TRACES_EXPORTER": "zipkin"}, ["OTEL_TRACES_EXPORTER", "zipkin", "not exported"]),
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "junk"}, ["OTEL_EXPORTER_OTLP_PROTOCOL", "junk", "ignored"]),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/xml"}, ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "ignored"]),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
+     ["OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "using http://localhost:4318"]),
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "ten"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
+    ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, ["OTEL_BSP_MAX_QUEUE_SIZE", "using 2048"]),
+    ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "0"}, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "using 512"]),
+    ({"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "abc"}, ["OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "ignored"]),
+    ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "-3"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
+]
+
+
+@pytest.mark.parametrize("variables,words", BAD, ids=[next(iter(v)) + "=" + next(iter(v.values()))
+                                                    for v, _ in BAD])
+def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, tmp_path):
+    marker = tmp_path / "ran"
+    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50", **variables)
+    proc = run_bridge(["--flush-timeout", "0.3", "--", "sh", "-c",
+                       f'cat "{CBC}"; touch "{marker}"; exit 7'], env=env, timeout=60)
+    assert proc.stdout == DATA  # 0 bytes lost
+    assert marker.exists()  # the wrapped command ran
+    assert proc.returncode == 7  # its status
+    err = proc.stderr.decode().splitlines()
+    said = [l for l in err if next(iter(variables)) in l]
+    assert len(said) == 1, err
+    assert said[0].startswith("otelbridge: ")
+    for word in words:
+        assert word in said[0]
+    assert not any("Traceback" in l or "cannot set up tracing" in l for l in err), err
+
+
+def test_a_bad_value_is_ignored_and_the_good_ones_still_export():
+    """Ignored means the SDK's default is used: spans still reach the collector."""
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, OTEL_BSP_MAX_QUEUE_SIZE="x",
+                        OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="many", OTEL_EXPORTER_OTLP_PROTOCOL="junk")
+        proc = run_bridge([], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert len(spans) == 8 and any(s.name.startswith("invoke_workflow") for s in spans)
+
+
+def test_http_json_sends_otlp_json():
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL="http/json")
+        proc = run_bridge([], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert b"http/json" not in proc.stderr  # supported: nothing to say
+    types = {v for h in rx.received.headers for k, v in h.items() if k.lower() == "content-type"}
+    assert types == {"application/json"}
+    (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    agents = [s for s in spans if s.name.startswith("invoke_agent") and s.parent_span_id]
+    assert len(root.trace_id) == 32 and all(a.trace_id == root.trace_id for a in agents)
+    assert len(spans) == 8
+
+
+@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "localhost:4318"],
+                                  ["--exporter", "zipkin"]])
+def test_a_bad_flag_stays_a_usage_error(args):
+    proc = run_bridge(args, b"", env=clean_env())
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert args[0].encode() in proc.stderr or b"zipkin" in proc.stderr

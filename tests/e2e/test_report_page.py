@@ -1,0 +1,85 @@
+"""``--report PATH`` rendered by headless Debian chromium (tests/chromium.py: DevTools protocol on
+a pipe, no script in the page): what a person would see. A row per span with its bar laid out
+on the time axis (boxes measured by the browser, pixels of the screenshot counted), hostile
+labels shown as text, nothing run. otelbridge itself runs as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.chromium import Chromium, binary, png_pixels
+from tests.conftest import EXAMPLES, clean_env, run_bridge, workflow_facts
+
+pytestmark = pytest.mark.skipif(binary() is None, reason="chromium is not installed (.ci/run installs it)")
+
+CBC = EXAMPLES / "cbc-workflow.jsonl"
+HOSTILE_LABEL = "<img src=x onerror=\"document.title='pwned'\">"
+HOSTILE_WORKFLOW = "<script>document.title='pwned'</script>"
+TEMPLATE = "http://localhost:16686/trace/{trace_id}"
+OK, ERROR = (0x2F, 0x9E, 0x6E), (0xDD, 0x33, 0x33)  # the page's bar colours
+
+
+def hostile_stream() -> bytes:
+    """The cbc workflow with its first agent's label and the workflow's name made hostile."""
+    out = []
+    for line in CBC.read_text().splitlines():
+        doc = json.loads(line)
+        for entry in doc.get("workflow_progress") or ():
+            if entry.get("type") == "workflow_agent" and entry.get("index") == 1:
+                entry["label"] = HOSTILE_LABEL
+        if "workflow_name" in doc:
+            doc["workflow_name"] = HOSTILE_WORKFLOW
+        out.append(json.dumps(doc))
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_the_page_shows_rows_laid_out_and_runs_nothing(tmp_path):
+    page = tmp_path / "report.html"
+    data = hostile_stream()
+    proc = run_bridge(["--exporter", "none", "--report", str(page), "--trace-url-template", TEMPLATE],
+                      data, env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    assert page.stat().st_mode & 0o777 == 0o600
+    source = page.read_text()
+    assert "<script" not in source and "src=" not in source.replace("src=x", "")
+    _, agents, phases, _, _ = workflow_facts(CBC)
+    with Chromium() as browser:
+        browser.open(page)
+        assert browser.query("img, script, iframe, object, embed") == []  # nothing became an element
+        (title,) = browser.query("title")
+        assert browser.html(title) == "<title>otelbridge run report</title>"  # nothing ran
+        sections = browser.query("section.trace")
+        assert len(sections) == 2  # the workflow's trace and the session's
+        bars = browser.query("section.trace .row .bar")
+        spans = 1 + len(phases) + len(agents) + 2  # workflow, phases, agents; session and turn
+        assert len(bars) == spans
+        boxes = [browser.box(b) for b in bars]
+        assert all(w >= 1 and h >= 5 for _, _, w, h in boxes)  # every bar drawn
+        labels = {browser.html(n): browser.box(n) for n in browser.query(".row > span:first-child")}
+        shown = [(html, box) for html, box in labels.items() if "onerror" in html]
+        (hostile_html, hostile_box), = shown
+        assert "&lt;img src=x onerror=" in hostile_html and hostile_box[2] > 50  # text, visible
+        assert any("&lt;script&gt;" in html for html in labels)
+        # bars are placed on the time axis: a later phase's bar starts further right
+        by_label = {}
+        for n in browser.query("section.trace .row"):
+            inner = browser.html(n)
+            for phase in phases:
+                if f">phase {phase['title']}<" in inner:
+                    by_label[phase["title"]] = browser.box(browser.call(
+                        "DOM.querySelector", nodeId=n, selector=".bar")["nodeId"])[0]
+        order = sorted(phases, key=lambda p: by_label[p["title"]])
+        assert [p["title"] for p in order] == [p["title"] for p in phases] and len(set(by_label.values())) == len(phases)
+        png = browser.screenshot()
+    width, height, rows = png_pixels(png)
+    assert width >= 1000 and height > 300
+    bpp = len(rows[0]) // width
+    colours = {}
+    for row in rows:
+        for x in range(0, len(row), bpp):
+            px = tuple(row[x:x + 3])
+            if px in (OK, ERROR):
+                colours[px] = colours.get(px, 0) + 1
+    assert colours.get(OK, 0) > 1000 and colours.get(ERROR, 0) > 500  # bars painted, failures red
