@@ -109,8 +109,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         )
     except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    for problem in cfg.env_problems:
-        _note(problem)
+    for problem in cfg.env_problems:  # one line each on stderr: stdout carries the stream alone
+        click.echo(f"otelbridge: {problem}", err=True)
     if cfg.dialects:  # imported only then: the tee's process starts sooner without them
         from . import dialects as dialect_registry
 

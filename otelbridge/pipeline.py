@@ -29,7 +29,7 @@ from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:
     from .export import Exporters
-    from .summary import Report
+    from .views import Report
 
 log = logging.getLogger("otelbridge")
 

@@ -20,24 +20,22 @@ last turn's), summed over sessions, as exact decimals of the values the stream g
 Drawing: :mod:`otelbridge.waterfall` (stderr, step summary) and :mod:`otelbridge.report` (HTML),
 from :func:`select` (which rows of a trace are shown); text is escaped for where it lands
 (:mod:`otelbridge.escape`). Times: span times in epoch ns.
-Environment read here: ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``NO_COLOR``, ``CI``.
+The views themselves, and the environment they read (``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``,
+``NO_COLOR``, ``CI``): :mod:`otelbridge.views`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, TextIO
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import StatusCode
 
-from . import escape
-from .config import TRACE_ID_PLACEHOLDER, Config, ci_is_set
+from .config import TRACE_ID_PLACEHOLDER
 
 #: Rows kept in all (~200 bytes each); beyond, only structural and failed spans, to twice this.
 MAX_ROWS = 20_000
@@ -459,105 +457,3 @@ def job_outputs(collector: Collector) -> str:
         f"input_tokens={t.input_tokens}\noutput_tokens={t.output_tokens}\n"
         f"total_cost_usd={cost.normalize() if cost else 0}\n"
         f"status={'error' if t.failed else 'ok'}\n")
-
-
-def append_private(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` (created with mode 0600)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text if text.endswith("\n") else text + "\n")
-
-
-# --------------------------------------------------------------------------- the reports
-
-
-class Report:
-    """The views of one run: trace links at once (``write(line)`` prints one line of ours on
-    stderr), at exit the waterfall on stderr, the step summary, the job outputs and the HTML
-    page. :meth:`attach` puts its :class:`Collector` on the run's provider."""
-
-    def __init__(self, cfg: Config, write: Callable[[str], None],
-                 env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> None:
-        env = os.environ if env is None else env
-        self.cfg = cfg
-        self.template = cfg.trace_url_template
-        self.write = write
-        self.stream = stream
-        self.env = env
-        if cfg.summary == "always":
-            self.draw = True
-        elif cfg.summary == "never" or cfg.quiet:
-            self.draw = False
-        else:
-            self.draw = _isatty(stream or sys.stderr) or ci_is_set(env)
-        self.step_summary_path = env.get("GITHUB_STEP_SUMMARY") if cfg.summary != "never" else None
-        self.outputs_path = env.get("GITHUB_OUTPUT") or None
-        self.html_path = getattr(cfg, "report", None)
-        wanted = (self.draw or self.step_summary_path or self.outputs_path or self.html_path
-                  or self.template)
-        self.collector = Collector(on_new_trace=self._link) if wanted else None
-        self._linked: OrderedDict[int, None] = OrderedDict()
-
-    @property
-    def wants_spans(self) -> bool:
-        """Whether any view is on (else :meth:`attach` adds nothing)."""
-        return self.collector is not None
-
-    def attach(self, provider: Any) -> None:
-        """Read the finished spans of ``provider`` (a ``TracerProvider``)."""
-        if self.collector is not None:
-            provider.add_span_processor(self.collector)
-
-    def on_trace(self, trace_id: int, label: str) -> None:
-        """A trace begins (the tracker knows its root before any of its spans ends): its link
-        now. ``label``'s first word says what it is (``session``, ``workflow``, ``run``)."""
-        self._link(trace_id, label.partition(" ")[0])
-
-    def _link(self, trace_id: int, what: str = "") -> None:
-        if not self.template or trace_id in self._linked:
-            return
-        self._linked[trace_id] = None
-        if len(self._linked) > MAX_LINKED:
-            self._linked.popitem(last=False)
-        what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
-        self.write(f"trace{' ' + what if what else ''}: {trace_url(self.template, trace_id)}")
-
-    def finish(self) -> None:
-        """At exit: every view on. Never raises: a view never changes the run's outcome."""
-        collector = self.collector
-        if collector is None:
-            return
-        from . import waterfall
-
-        if self.draw and collector.traces:
-            self._view("waterfall not drawn", lambda: waterfall.render(
-                collector, waterfall.stderr_console(self.stream, self.env), self.template))
-        if self.step_summary_path and collector.traces:
-            self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
-                       lambda: append_private(self.step_summary_path,
-                                              waterfall.step_summary(collector, self.template)))
-        if self.outputs_path:
-            self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
-                       lambda: append_private(self.outputs_path, job_outputs(collector)))
-        if self.html_path:
-            from .report import write_page
-
-            self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
-                       lambda: write_page(self.html_path, collector, self.template))
-
-    def _view(self, failed: str, make: Callable[[], Any]) -> None:
-        """``make()`` one view; its failure is one line (rich raises ``SystemExit`` when
-        stderr's reader is gone)."""
-        try:
-            make()
-        except OSError as exc:
-            self.write(f"{failed}: {exc.strerror or exc}")
-        except (Exception, SystemExit) as exc:
-            self.write(f"{failed}: {type(exc).__name__}")
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -17,7 +17,8 @@ from otelbridge import escape, report, waterfall
 from otelbridge.config import Config
 from otelbridge.pipeline import Pipeline
 from otelbridge.stats import Stats
-from otelbridge.summary import Report, job_outputs
+from otelbridge.summary import job_outputs
+from otelbridge.views import Report
 from tests.conftest import EXAMPLES
 
 STREAMS = [EXAMPLES / n for n in ("claude-code-session.jsonl", "cbc-workflow.jsonl",
@@ -65,8 +66,7 @@ def views(text: str) -> dict[str, str]:
     cfg = Config(exporters=("none",), clock="stream", deterministic_ids=True, summary="always",
                  trace_url_template="https://x.example/t/{trace_id}")
     rep = Report(cfg, lambda s: None, env={}, stream=io.StringIO())
-    pipeline = Pipeline.build(cfg, Stats(), None, rep)
-    pipeline.stream_timers = True
+    pipeline = Pipeline(cfg, Stats(), report=rep, stream_timers=True)
     for i, path in enumerate(STREAMS):
         if i:
             pipeline.end_stream()

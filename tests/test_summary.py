@@ -13,7 +13,8 @@ from otelbridge import summary, waterfall
 from otelbridge.config import Config
 from otelbridge.pipeline import Pipeline
 from otelbridge.stats import Stats
-from otelbridge.summary import Collector, Report, Row
+from otelbridge.summary import Collector, Row
+from otelbridge.views import Report
 from tests.conftest import EXAMPLES, workflow_facts
 
 SESSION = EXAMPLES / "claude-code-session.jsonl"
@@ -31,8 +32,7 @@ def run(*paths: Path, env: dict | None = None, **cfg) -> tuple[Report, list[str]
     config = Config(exporters=("none",), clock="stream", deterministic_ids=True,
                     summary="always", **cfg)
     report = Report(config, said.append, env=env or {}, stream=io.StringIO())
-    pipeline = Pipeline.build(config, Stats(), None, report)
-    pipeline.stream_timers = True
+    pipeline = Pipeline(config, Stats(), report=report, stream_timers=True)
     for i, path in enumerate(paths):
         if i:
             pipeline.end_stream()

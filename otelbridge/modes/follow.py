@@ -53,7 +53,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file."""
     from ..source.follow import TRUNCATED, Follower, offset_file
-    from ..summary import Report
+    from ..views import Report
 
     private_stdout(cfg)
     install_loop()

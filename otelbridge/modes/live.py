@@ -110,7 +110,7 @@ class LiveDecoder:
         for name in cfg.ignored_env:  # unusable values: the SDK reads some as it is imported
             os.environ.pop(name, None)
         from ..export import configure_logging
-        from ..summary import Report
+        from ..views import Report
 
         self.cfg = cfg
         self.stats = stats

@@ -24,7 +24,7 @@ def _progress(total: int):
         return None
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from ..summary import stderr_console
+    from ..waterfall import stderr_console
 
     return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                     TimeRemainingColumn(), console=stderr_console(), transient=True,
@@ -37,7 +37,7 @@ def replay(cfg: Config, files: list) -> int:
     ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``; a file ``-`` is stdin.
     Returns the exit status: 0, 1 when a file could not be read (the others are still replayed)
     or when ``--fail-on-export-error`` and spans were lost."""
-    from ..summary import Report
+    from ..views import Report
 
     private_stdout(cfg)
     stats = Stats()
