@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import dialects, redact
 from .clock import Clock, StreamTimers
-from .config import Config, without
+from .config import Config
 from .deadline import Deadline
 from .events import SpanRecord
 from .ids import Ids
@@ -114,9 +114,12 @@ def parse_traceparent(cfg: Config):
 
 @dataclass
 class RunSpan:
-    """The wrapper's ``run {basename of CMD}`` span (SPAN-MODEL.md, "wrapped process"): ids
-    allocated before the child starts (the child's ``TRACEPARENT`` names it), wall-clock times
-    in epoch ns, ``process.*`` attributes; ERROR on a non-zero exit status."""
+    """The wrapper's ``run {basename of CMD}`` span ("wrapped process"): ids allocated before the
+    child starts (the child's ``TRACEPARENT`` names it), ``process.*`` attributes (raw: the span
+    builder redacts them, and names the span from the redacted command); ERROR on a non-zero exit
+    status. Times in epoch ns: the wall clock's, widened to cover its children (:meth:`cover`);
+    when the stream is dated by its own clock (a recording piped through), the children's span
+    alone, so that the run never stretches from the recording's day to today's."""
 
     argv: tuple[str, ...]
     ref: SpanRef
@@ -125,31 +128,43 @@ class RunSpan:
     pid: int | None = None
     #: ``--capture-content``: the arguments are exported (they carry prompts: ``claude -p "..."``)
     capture_content: bool = False
+    #: (earliest start, latest end) of its children so far, epoch ns
+    children: tuple[int, int] | None = None
+
+    def cover(self, rec: SpanRecord) -> None:
+        """Note a child's times (a record whose parent is this span)."""
+        lo, hi = self.children or (rec.start_ns, rec.end_ns)
+        self.children = (min(lo, rec.start_ns), max(hi, rec.end_ns))
 
     def traceparent(self, sampled: bool) -> str:
         """The W3C ``traceparent`` of this span, for the child's environment."""
         return f"00-{self.ref.trace_id:032x}-{self.ref.span_id:016x}-{'01' if sampled else '00'}"
 
-    def record(self, exit_code: int) -> SpanRecord:
+    def record(self, exit_code: int, stream_clock: bool = False) -> SpanRecord:
+        """The span at the end; ``stream_clock``: the stream was dated by its own clock."""
         argv = self.argv[:MAX_ARGS]
         attrs: dict = {
-            "process.command": redact.clean(argv[0]),
+            "process.command": argv[0],
             "process.args_count": len(self.argv),
             "process.exit.code": exit_code,
         }
         if self.capture_content:  # a command line is content: `claude -p "<prompt>"`
-            attrs["process.command_args"] = [redact.clean(a) for a in argv]
+            attrs["process.command_args"] = list(argv)
         if self.pid is not None:
             attrs["process.pid"] = self.pid
         base = posixpath.basename(self.argv[0].replace("\\", "/").rstrip("/")) or self.argv[0]
+        start, end = self.start_ns, max(time.time_ns(), self.start_ns)
+        if self.children is not None:
+            lo, hi = self.children
+            start, end = (lo, hi) if stream_clock else (min(start, lo), max(end, hi))
         rec = SpanRecord(
-            name=redact.span_name("run", base, "command"),
+            name=f"run {base}",
             trace_id=self.ref.trace_id,
             span_id=self.ref.span_id,
             parent_span_id=self.parent.span_id if self.parent is not None else None,
             parent_remote=self.parent is not None,
-            start_ns=self.start_ns,
-            end_ns=max(time.time_ns(), self.start_ns),
+            start_ns=start,
+            end_ns=end,
             attributes=attrs,
         )
         if exit_code != 0:
@@ -203,8 +218,10 @@ class Pipeline:
         self.exit_code = 0
         self.timers: StreamTimers | None = None
         self.splitter: LineSplitter | None = None
+        self.run: RunSpan | None = None
         self.new_stream()
-        self.run: RunSpan | None = self._start_run(tuple(cfg.command)) if cfg.command else None
+        if cfg.command:
+            self.run = self._start_run(tuple(cfg.command))
 
     def _start_run(self, argv: tuple[str, ...]) -> RunSpan:
         """Allocate the wrapper's run span (before the child starts) and make it the parent of
@@ -239,7 +256,7 @@ class Pipeline:
         self.timers = StreamTimers(clock) if self._stream_timers else None
         self.tracker = Tracker(
             Context(
-                emit=self.sink.emit,
+                emit=self._emit_under_run if cfg.command else self.sink.emit,
                 ids=Ids(cfg.deterministic_ids),
                 clock=clock,
                 stats=self.stats,
@@ -253,6 +270,13 @@ class Pipeline:
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
         self.splitter = None
         self.new_lines(keep_partial=False)
+
+    def _emit_under_run(self, rec: SpanRecord) -> None:
+        """The sink, for a wrapped command: the run span learns its children's times."""
+        run = self.run
+        if run is not None and rec.parent_span_id == run.ref.span_id:
+            run.cover(rec)
+        self.sink.emit(rec)
 
     def new_lines(self, keep_partial: bool) -> None:
         """A fresh line splitter (a followed file was rotated or truncated); with
@@ -291,7 +315,7 @@ class Pipeline:
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
         if self.run is not None:
-            rec = self.run.record(self.exit_code)
+            rec = self.run.record(self.exit_code, self.tracker.ctx.clock.uses_stream)
             self.tracker.ctx.decorate_process(rec)
             self.sink.emit(rec)
 

@@ -119,3 +119,31 @@ def test_deadline_shares_what_is_left():
     assert 0.9 < half.remaining() <= 1.0 and half.at < deadline.at
     assert Deadline(time.monotonic() - 1).remaining() == 0.0
     assert deadline.later_by(3).at == deadline.at + 3
+
+
+def _run_through(command: tuple[str, ...], path, clock: str):
+    cfg = build(exporter="none", protocol=None, clock=clock, deterministic_ids=True, command=command)
+    pipeline = Pipeline(cfg, Stats(), hold=Keep)
+    data = path.read_bytes()
+    pipeline.on_chunk(data, len(data))
+    pipeline.end_stream()
+    records = pipeline.sink.records
+    (run,) = [r for r in records if r.name.startswith("run ")]
+    children = [r for r in records if r.parent_span_id == run.span_id]
+    return run, children
+
+
+def test_a_recording_piped_through_the_wrapper_dates_its_run_span_by_the_stream():
+    # examples/claude-code-session.jsonl is dated 2026-07 by its own timestamps: on the stream
+    # clock the run span is its session's span, not months from the recording to today
+    run, children = _run_through(("cat", "x.jsonl"), EXAMPLES / "claude-code-session.jsonl", "auto")
+    assert [c.name for c in children] == ["invoke_agent claude-code"]
+    (session,) = children
+    assert (run.start_ns, run.end_ns) == (session.start_ns, session.end_ns)
+    assert run.name == "run cat" and run.attributes["process.command"] == "cat"
+
+
+def test_a_run_span_on_the_wall_clock_covers_its_children():
+    run, children = _run_through(("claude",), EXAMPLES / "claude-code-session.jsonl", "wall")
+    assert children
+    assert all(run.start_ns <= c.start_ns and c.end_ns <= run.end_ns for c in children)
