@@ -566,14 +566,17 @@ def test_k8s_wrapped_job_runs_the_cli_under_otelbridge():
 
 
 def test_k8s_follow_sidecar_is_marked_until_follow_exists():
-    follow_exists = isinstance(cli.run_command, click.Group) and "follow" in cli.run_command.commands
+    follow_exists = "follow" in cli.SUBCOMMANDS
     sidecars = [(n, doc, c) for n, doc, c in otelbridge_containers() if (c.get("args") or [])[:1] == ["follow"]]
     assert len(sidecars) == 1
     name, doc, c = sidecars[0]
     assert c["restartPolicy"] == "Always"  # a native sidecar (init container)
     marked = "otelbridge/requires" in doc["metadata"].get("annotations", {})
     assert marked != follow_exists, f"{name}: the requires-follow annotation is stale or missing"
-    assert "does not exist yet" in docs_text()
+    assert ("does not exist yet" in docs_text()) != follow_exists
+    # the sidecar's flags are follow's own
+    ctx = cli.SUBCOMMANDS["follow"].make_context("follow", list(c["args"][1:]))
+    assert ctx.params["grace_s"] == 0 and ctx.params["state_dir"]
     # the agent writes where the sidecar reads
     path = c["args"][1]
     spec = doc["spec"]["template"]["spec"]
