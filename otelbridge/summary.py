@@ -73,6 +73,11 @@ def format_duration(ns: int) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def plural(n: int, noun: str) -> str:
+    """``"1 failed span"``, ``"2 failed spans"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def format_count(n: int | None) -> str:
     """``1234`` → ``"1.2k"``, ``12345678`` → ``"12M"``; ``None`` → ``""``."""
     if n is None:
@@ -429,7 +434,7 @@ def trace_head(trace: Trace) -> tuple[Row | None, str]:
     if t.session_cost or t.turn_cost:
         parts.append(format_cost(t.cost))
     if t.errors:
-        parts.append(f"{t.errors} failed spans")
+        parts.append(plural(t.errors, "failed span"))
     return root, " · ".join(parts)
 
 
@@ -441,7 +446,7 @@ def totals_text(collector: Collector) -> str:
             f"(with cache), {t.output_tokens:,} output tokens")
     if t.session_cost or t.turn_cost:
         text += f", {format_cost(t.cost)}"
-    return text + f", {t.errors} failed spans, status {'error' if t.failed else 'ok'}"
+    return text + f", {plural(t.errors, 'failed span')}, status {'error' if t.failed else 'ok'}"
 
 
 # --------------------------------------------------------------------------- job outputs
@@ -455,5 +460,5 @@ def job_outputs(collector: Collector) -> str:
     cost = t.cost
     return (f"trace_id={main:032x}\n" if main is not None else "trace_id=\n") + (
         f"input_tokens={t.input_tokens}\noutput_tokens={t.output_tokens}\n"
-        f"total_cost_usd={cost.normalize() if cost else 0}\n"
+        f"total_cost_usd={format(cost.normalize(), 'f') if cost else 0}\n"
         f"status={'error' if t.failed else 'ok'}\n")

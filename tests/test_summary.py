@@ -201,3 +201,18 @@ def test_many_traces_draw_the_failed_and_the_latest():
     assert "invoke_workflow w30" not in names and "invoke_workflow w31" in names
     assert f"_{others} other traces not shown._" in waterfall.step_summary(collector)
     assert f"({others} other traces not drawn)" in waterfall.render_text(collector)
+
+
+def test_job_output_cost_is_plain_decimal_notation(tmp_path):
+    # a session whose cumulative cost ends at 10 (a whole number) and one at 1e-07: GITHUB_OUTPUT
+    # carries positional decimals a shell or a YAML expression reads, never 1E+1 or 1E-7
+    init = '{"type":"system","subtype":"init","session_id":"%s","model":"m","timestamp":"2026-07-10T00:00:00Z"}'
+    res = ('{"type":"result","subtype":"success","is_error":false,"duration_ms":5,"num_turns":1,'
+           '"session_id":"%s","total_cost_usd":%s,"usage":{"input_tokens":1,"output_tokens":1},'
+           '"timestamp":"2026-07-10T00:00:01Z"}')
+    for cost, want in (("10", "10"), ("1e-07", "0.0000001"), ("0.1234500", "0.12345")):
+        path = tmp_path / f"s{cost}.jsonl"
+        path.write_text(init % "s1" + "\n" + res % ("s1", cost) + "\n")
+        out = tmp_path / f"out{cost}"
+        run(path, env={"GITHUB_OUTPUT": str(out)})
+        assert f"total_cost_usd={want}" in out.read_text().splitlines()
