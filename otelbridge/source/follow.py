@@ -221,6 +221,7 @@ class Follower:
                     continue
                 self.checkpoint()
                 await self._sleep()
+            await self._drain()  # stopped: what was written since the last poll is read too
         finally:
             self.checkpoint()
             self._close()

@@ -196,3 +196,19 @@ def test_a_file_that_appears_later_and_a_stop_mid_workflow_is_read_again_from_it
     assert len([s for s in spans if s.attributes.get("workflow.task_id") == "wf-late"]) == SPANS_PER_WORKFLOW
     (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
     assert root.name != "invoke_workflow workflow"  # its task_started line was read
+
+
+def test_a_stop_reads_what_was_written_since_the_last_poll(tmp_path):
+    # a sidecar is stopped right after its agent wrote its last lines: they are read and traced,
+    # not left for a poll that never comes (--poll-interval 30 s: only the stop's read sees them)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("first"))
+    session = (EXAMPLES / "claude-code-session.jsonl").read_text()
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--poll-interval", "30")
+        wait(lambda: roots(rx).get("wf-first") == 1, what="the first workflow")
+        append(log, session)
+        stop(proc)
+        wait(lambda: any(s.name == "invoke_agent claude-code" for s in rx.received.spans()),
+             what="the session written before the stop")
+    assert roots(rx) == {"wf-first": 1}
