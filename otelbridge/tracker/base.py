@@ -18,6 +18,7 @@ from ..config import DEFAULT_GRACE_S
 from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
+from .budget import StateBudget, interrupting
 
 CallLater = Callable[[float, Callable[[], None]], Any]
 
@@ -97,55 +98,70 @@ R = TypeVar("R", bound=RunBase)
 
 class RunTable(Generic[R]):
     """The open runs of one tracker part by key, and the keys of recently closed ones (events
-    for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
-    are open: when full, the oldest run that has ended and only waits out its grace window is
-    closed at once by ``close(run)`` (the part's own closing: its spans are exported); when no
-    run waits so, the new run is refused, counted once per key in ``stats.runs_capped``."""
+    for those are late: counted in ``stats.late_events_ignored``).
 
-    def __init__(self, ctx: "Context", max_open: int,
-                 close: Callable[[R], None] | None = None) -> None:
+    Every open run is charged to ``ctx.budget`` with ``weigh(run)`` (estimated bytes, see
+    :mod:`.budget`): at :meth:`create`, and again at :meth:`recharge` for each run looked up
+    with :meth:`lookup` since (the part calls it after each event). When the budget ends a run,
+    ``close(run, reason=...)`` (the part's own closing) ends it: as interrupted when it had not
+    ended yet, plainly when it only waited out its grace window (``run.timer`` set)."""
+
+    def __init__(self, ctx: "Context", close: Callable[..., None],
+                 weigh: Callable[[R], int]) -> None:
         self.ctx = ctx
-        self.max_open = max_open
         self.open: dict[tuple[str | None, str], R] = {}
         self.closed = Recent()
-        self.refused = Recent()
-        self._close_early = close
+        self._close = close
+        self._weigh = weigh
+        self._touched: dict[tuple[str | None, str], None] = {}
 
     def create(self, key: tuple[str | None, str], trace_key: str, label: str,
                make: Callable[[int], R], trace_id: int | None = None) -> R | None:
         """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
         :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
-        already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
+        already. ``ctx.on_trace(trace_id, label)`` is told."""
         if key in self.closed:
             self.ctx.stats.late_events_ignored += 1
-            return None
-        if len(self.open) >= self.max_open and not self._make_room():
-            if key not in self.refused:
-                self.refused.add(key)
-                self.ctx.stats.runs_capped += 1
             return None
         if trace_id is None:
             trace_id = self.ctx.root_trace_id(key[0], trace_key)
         run = make(trace_id)
         self.open[key] = run
+        self._touched[key] = None
         if self.ctx.on_trace is not None:
             self.ctx.on_trace(trace_id, label)
         return run
 
-    def _make_room(self) -> bool:
-        """Close the oldest run in its grace window (``run.timer`` set); False when none is."""
-        if self._close_early is None:
-            return False
-        waiting = next((run for run in self.open.values() if getattr(run, "timer", None) is not None),
-                       None)
-        if waiting is None:
-            return False
-        self._close_early(waiting)
-        return len(self.open) < self.max_open
+    def lookup(self, key: tuple[str | None, str]) -> R | None:
+        """The open run of ``key`` (``None`` if none), marked active for :meth:`recharge`."""
+        run = self.open.get(key)
+        if run is not None:
+            self._touched[key] = None
+        return run
+
+    def recharge(self) -> None:
+        """Charge each run looked up or created since the last call at its weight now, as the
+        most recently active."""
+        budget = self.ctx.budget
+        for key in self._touched:
+            run = self.open.get(key)
+            if run is not None:
+                budget.charge(("run", id(self), key), self._weigh(run),
+                              lambda reason, run=run: self._end_early(run, reason))
+        self._touched.clear()
+
+    def _end_early(self, run: R, reason: str) -> None:
+        if self.open.get(run.key) is not run:
+            return
+        if getattr(run, "timer", None) is not None:  # ended; only its grace window was left
+            self._close(run)
+            return
+        with interrupting(self.ctx, reason):
+            self._close(run, reason=reason)
 
     def close(self, run: R) -> None:
-        """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled
-        by ``run.timer.cancel()``)."""
+        """Forget ``run`` (and its budget charge) and remember its key as closed (its grace
+        timer, if any, is cancelled by ``run.timer.cancel()``)."""
         timer = getattr(run, "timer", None)
         if timer is not None:
             try:
@@ -153,7 +169,9 @@ class RunTable(Generic[R]):
             except Exception:
                 pass
         self.open.pop(run.key, None)
+        self._touched.pop(run.key, None)
         self.closed.add(run.key)
+        self.ctx.budget.release(("run", id(self), run.key))
 
 
 @dataclass(slots=True)
@@ -198,10 +216,17 @@ class Context:
     #: called with the ``run {cmd}`` record just before it is emitted (see
     #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
     process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
+    #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
+    #: not given
+    budget: StateBudget = None  # type: ignore[assignment]
     _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
     _session_events_held: int = 0
     _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = StateBudget(self.stats)
 
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
         """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new

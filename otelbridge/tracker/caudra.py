@@ -61,6 +61,7 @@ from .base import (
     span_name,
     usage_attributes,
 )
+from .budget import ITEM_BYTES, REF_BYTES, RUN_BYTES, text_bytes
 
 #: status → ``workflow.status`` for the statuses that end a run (seed 003: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
@@ -74,7 +75,6 @@ TERMINAL_STATUSES = {
 PAUSED = "paused"
 
 #: Caps that keep memory bounded by design, not by stream length.
-MAX_OPEN_RUNS = 1_000
 MAX_AGENTS_PER_RUN = 10_000
 MAX_PHASES_PER_RUN = 10_000
 MAX_LOGS_PER_RUN = 10_000
@@ -122,6 +122,13 @@ class _Run(RunBase):
     logs: dict[tuple[int, str], int | None] = field(default_factory=dict)
     agents: dict[tuple, _Agent] = field(default_factory=dict)
     events: list[SpanEvent] = field(default_factory=list)
+    #: estimated bytes of its logs' text and its agents' usage entries (the budget's weight)
+    held_chars: int = 0
+
+
+def _weigh(run: _Run) -> int:
+    return (RUN_BYTES + ITEM_BYTES * (len(run.agents) + len(run.phases) + len(run.events))
+            + REF_BYTES * len(run.logs) + text_bytes(run.name, run.error) + run.held_chars)
 
 
 def _sum_usage(usages: list[Usage]) -> Usage | None:
@@ -136,9 +143,9 @@ def _sum_usage(usages: list[Usage]) -> Usage | None:
 class CaudraTracker:
     """Caudra events → span records through ``ctx.emit``. Never raises on events."""
 
-    def __init__(self, ctx: Context, *, max_runs: int = MAX_OPEN_RUNS) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.table: RunTable[_Run] = RunTable(ctx, max_runs, close=self._close)
+        self.table: RunTable[_Run] = RunTable(ctx, close=self._close, weigh=_weigh)
         self.runs = self.table.open
         self._fired = Recent()
         self._anonymous = 0
@@ -160,6 +167,7 @@ class CaudraTracker:
         handler = self._handlers.get(type(ev))
         if handler is not None:
             handler(ev)
+            self.table.recharge()
 
     def rebase(self, shift: int) -> None:
         """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
@@ -184,7 +192,7 @@ class CaudraTracker:
 
     def _run_for(self, ev: Event, run_id: str, now: int) -> _Run | None:
         key = (ev.session_id, run_id)
-        run = self.runs.get(key)
+        run = self.table.lookup(key)
         if run is not None:
             return run
         # the ids every part agrees on (the session span links to this root by them)
@@ -266,6 +274,7 @@ class CaudraTracker:
             self.ctx.stats.events_capped += 1
             return
         run.logs[key] = revision
+        run.held_chars += text_bytes(log.message)
 
     def _agent_message(self, ev: CaudraAgentMessage) -> None:
         now = self.ctx.clock.at(ev.ts_ns)
@@ -297,6 +306,8 @@ class CaudraTracker:
         agent.tool_uses += ev.tool_uses
         if ev.usage is not None and ev.message_id:
             if ev.message_id in agent.usage or len(agent.usage) < MAX_MESSAGE_IDS:
+                if ev.message_id not in agent.usage:
+                    run.held_chars += REF_BYTES
                 agent.usage[ev.message_id] = ev.usage  # a message's lines repeat its usage
 
     def _close_if_open(self, key: tuple[str | None, str]) -> None:
