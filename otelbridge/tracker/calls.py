@@ -72,7 +72,6 @@ class CallsMixin:
                         ev.model or s.model, turn.n if turn is not None else None)
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
-            self._charge(s, "chat", mid, chat)
         chat.end_ns = max(chat.end_ns, now)
         if ev.model and not chat.model:
             chat.model = ev.model
@@ -82,9 +81,9 @@ class CallsMixin:
             chat.stop_reason = ev.stop_reason
         if ev.content:
             chat.content = ((chat.content + "\n") if chat.content else "") + ev.content
-            self._charge(s, "chat", mid, chat)
         if ev.usage is not None:
             self._merge_usage(chat, ev)
+        self._charge(s, "chat", mid, chat)  # new or active: the most recent, at its size now
         for call in ev.tool_calls:
             if call.id in s.tools:
                 continue
