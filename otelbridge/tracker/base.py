@@ -18,7 +18,7 @@ from ..config import DEFAULT_GRACE_S
 from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
-from .budget import StateBudget, interrupting
+from .budget import ITEM_BYTES, StateBudget, interrupting, text_bytes
 
 CallLater = Callable[[float, Callable[[], None]], Any]
 
@@ -222,6 +222,7 @@ class Context:
     _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
     _session_events_held: int = 0
+    _session_event_bytes: dict[str | None, int] = field(default_factory=dict)
     _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -247,24 +248,33 @@ class Context:
         :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` in all: an event for a
         session not held yet makes room by letting go of the sessions held longest (a stream of
         ever new session ids no span takes must not grow memory); an event for a held session
-        beyond the bound is refused. Both counted in ``stats.session_events_capped``."""
+        beyond the bound is refused. Both counted in ``stats.session_events_capped``. The events
+        held for a session are charged to the state budget; when it ends them they are let go
+        (counted the same way)."""
         held = self._session_events.get(session_id)
         if held is None:
             while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
-                dropped = self._session_events.pop(next(iter(self._session_events)))
-                self._session_events_held -= len(dropped)
-                self.stats.session_events_capped += len(dropped)
+                self._drop_session_events(next(iter(self._session_events)))
             held = self._session_events[session_id] = []
         if self._session_events_held >= MAX_SESSION_EVENTS:
             self.stats.session_events_capped += 1
             return
         held.append(event)
         self._session_events_held += 1
+        weight = self._session_event_bytes.get(session_id, 0) + event_bytes(event)
+        self._session_event_bytes[session_id] = weight
+        self.budget.charge(("session events", id(self), session_id), weight,
+                           lambda _reason: self._drop_session_events(session_id))
+
+    def _drop_session_events(self, session_id: str | None) -> None:
+        self.stats.session_events_capped += len(self.take_session_events(session_id))
 
     def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
         """The events held for session ``session_id`` (in arrival order), removed."""
         events = self._session_events.pop(session_id, [])
         self._session_events_held -= len(events)
+        self._session_event_bytes.pop(session_id, None)
+        self.budget.release(("session events", id(self), session_id))
         return events
 
     def rebase(self, shift: int) -> None:
@@ -308,6 +318,11 @@ class Context:
             ref = SpanRef(trace_id, self.ids.span_id(trace_id, "workflow", task_id))
             remember(self._workflows, key, ref)
         return ref
+
+
+def event_bytes(event: SpanEvent) -> int:
+    """Estimated bytes of a held span event with the raw strings it holds."""
+    return ITEM_BYTES + text_bytes(event.name, *event.attributes.values())
 
 
 def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:

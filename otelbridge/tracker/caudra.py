@@ -54,6 +54,7 @@ from .base import (
     Context,
     Recent,
     RunBase,
+    event_bytes,
     RunTable,
     interrupted_event,
     put_attributes,
@@ -152,6 +153,7 @@ class CaudraTracker:
         #: fire_id → notices that came before their firing: (session_id, event)
         self._notices: dict[str, list[tuple[str | None, SpanEvent]]] = {}
         self._notices_held = 0
+        self._notice_bytes: dict[str, int] = {}
         self._handlers: dict[type, Callable[[Any], None]] = {
             CaudraWorkflowSnapshot: self._snapshot,
             CaudraWorkflowLog: self._log_event,
@@ -182,11 +184,9 @@ class CaudraTracker:
         without its terminal event carries an ``interrupted`` event with ``otelbridge.reason``."""
         for run in list(self.runs.values()):
             self._close(run, reason=reason)
-        for notices in self._notices.values():
-            for session_id, event in notices:
+        for fire_id in list(self._notices):
+            for session_id, event in self._take_notices(fire_id):
                 self.ctx.session_event(session_id, event)
-        self._notices.clear()
-        self._notices_held = 0
 
     # ------------------------------------------------------------------ runs
 
@@ -502,8 +502,7 @@ class CaudraTracker:
             events.append(SpanEvent("deferred", ev.queued_ns or start,
                                     {"automation.deferred_until": ev.deferred_until_ns // 1_000_000}))
         if ev.fire_id:
-            waiting = self._notices.pop(ev.fire_id, [])
-            self._notices_held -= len(waiting)
+            waiting = self._take_notices(ev.fire_id)
             events.extend(event for _, event in waiting)
             self._fired.add(ev.fire_id)
         rec = SpanRecord(
@@ -535,8 +534,23 @@ class CaudraTracker:
             if pending is not None and self._notices_held < MAX_PENDING_NOTICE_EVENTS:
                 pending.append((ev.session_id, event))
                 self._notices_held += 1
+                fire_id = ev.fire_id
+                weight = self._notice_bytes[fire_id] = self._notice_bytes.get(fire_id, 0) + event_bytes(event)
+                self.ctx.budget.charge(("notices", id(self), fire_id), weight,
+                                       lambda _reason: self._drop_notices(fire_id))
                 return
         self.ctx.session_event(ev.session_id, event)
+
+    def _take_notices(self, fire_id: str) -> list[tuple[str | None, SpanEvent]]:
+        waiting = self._notices.pop(fire_id, [])
+        self._notices_held -= len(waiting)
+        self._notice_bytes.pop(fire_id, None)
+        self.ctx.budget.release(("notices", id(self), fire_id))
+        return waiting
+
+    def _drop_notices(self, fire_id: str) -> None:
+        """The state budget lets go of the notices waiting for ``fire_id`` (counted)."""
+        self.ctx.stats.session_events_capped += len(self._take_notices(fire_id))
 
     def _goal(self, ev: GoalEvent) -> None:
         attrs: dict[str, Any] = {"goal.kind": ev.kind}
