@@ -1,7 +1,8 @@
 """The session part's state: what is held per session until its spans end (all times epoch ns).
 
 Memory: strings are held as the decoder gave them (each bounded by
-:data:`otelbridge.events.MAX_HELD_CHARS`); items per session are bounded by the session part.
+:data:`otelbridge.events.MAX_HELD_CHARS`); a session and the items open in it are charged to the
+state budget (:mod:`.charges`), remembered ids are bounded per session.
 """
 
 from __future__ import annotations
