@@ -146,8 +146,9 @@ class RunTable(Generic[R]):
         for key in self._touched:
             run = self.open.get(key)
             if run is not None:
-                budget.charge(("run", id(self), key), self._weigh(run),
-                              lambda reason, run=run: self._end_early(run, reason))
+                ident, weight = ("run", id(self), key), self._weigh(run)
+                if not budget.reweigh(ident, weight):
+                    budget.charge(ident, weight, lambda reason, run=run: self._end_early(run, reason))
         self._touched.clear()
 
     def _end_early(self, run: R, reason: str) -> None:

@@ -48,7 +48,8 @@ class StateBudget:
     """Open items by key (any hashable), least recently active first, with their weights.
 
     ``charge(key, weight, end)`` opens or re-weighs ``key`` and makes it the most recently
-    active; ``touch`` only does the latter; ``release`` forgets it (the item ended on its own;
+    active (``reweigh`` the same for a key already open: False when it is not); ``touch`` only
+    makes it the most recent; ``release`` forgets it (the item ended on its own;
     unknown keys are ignored). :meth:`settle` ends items while over ``limit``. ``end`` must end
     the item (and release what it charged); it is called once, after the item left the budget.
     """
@@ -74,6 +75,15 @@ class StateBudget:
             self.used -= old[0]
         self._items[key] = (weight, end)
         self.used += weight
+
+    def reweigh(self, key: Hashable, weight: int) -> bool:
+        old = self._items.get(key)
+        if old is None:
+            return False
+        self.used += weight - old[0]
+        self._items[key] = (weight, old[1])
+        self._items.move_to_end(key)
+        return True
 
     def touch(self, key: Hashable) -> None:
         if key in self._items:

@@ -59,16 +59,18 @@ class ChargesMixin:
     sessions: dict
 
     def _charge(self, s: Session, kind: str, key: str, item: Chat | Tool | Agent | Task) -> None:
-        self.ctx.budget.charge((kind, id(self), s.sid, key), item_weight(item),
-                               lambda reason: self._end_early(s, kind, key, reason))
+        budget, ident, weight = self.ctx.budget, (kind, id(self), s.sid, key), item_weight(item)
+        if not budget.reweigh(ident, weight):
+            budget.charge(ident, weight, lambda reason: self._end_early(s, kind, key, reason))
 
     def _release(self, s: Session, kind: str, key: str | None) -> None:
         self.ctx.budget.release((kind, id(self), s.sid, key))
 
     def _charge_session(self, s: Session) -> None:
         if self.sessions.get(s.sid) is s:
-            self.ctx.budget.charge((SESSION, id(self), s.sid, None), session_weight(s),
-                                   lambda reason: self._end_early(s, SESSION, None, reason))
+            budget, ident, weight = self.ctx.budget, (SESSION, id(self), s.sid, None), session_weight(s)
+            if not budget.reweigh(ident, weight):
+                budget.charge(ident, weight, lambda reason: self._end_early(s, SESSION, None, reason))
 
     def _end_early(self, s: Session, kind: str, key: str | None, reason: str) -> None:
         """The budget ends item ``key`` of ``kind`` in ``s`` (if it is still open)."""
