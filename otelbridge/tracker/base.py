@@ -18,7 +18,7 @@ from ..config import DEFAULT_GRACE_S
 from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
-from .budget import ITEM_BYTES, StateBudget, interrupting, text_bytes
+from .budget import ITEM_BYTES, REF_BYTES, StateBudget, interrupting, text_bytes
 
 CallLater = Callable[[float, Callable[[], None]], Any]
 
@@ -44,20 +44,35 @@ def usage_attributes(usage: Usage | None) -> dict[str, int]:
     return {key: value for key, value in pairs if value is not None}
 
 
-class Recent:
-    """A set that remembers at most ``limit`` keys, forgetting the oldest first (closed runs,
-    emitted firings: enough to recognise late events without growing with the stream)."""
+#: Estimated bytes a :class:`Recent` set holds at most (ids are raw strings of up to 64 Ki
+#: characters: a count alone does not bound them).
+RECENT_BYTES = 4 * 1024 * 1024
 
-    __slots__ = ("limit", "_keys")
+
+def key_bytes(key: Hashable) -> int:
+    """Estimated bytes of a remembered key (a string, or a tuple of strings and ``None``)."""
+    return REF_BYTES + (text_bytes(*key) if isinstance(key, tuple) else text_bytes(key))
+
+
+class Recent:
+    """A set that remembers at most ``limit`` keys and :data:`RECENT_BYTES` of them (``bytes``:
+    their estimated size now), forgetting the oldest first (closed runs, emitted firings: enough
+    to recognise late events without growing with the stream)."""
+
+    __slots__ = ("limit", "bytes", "_keys")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
-        self._keys: OrderedDict[Hashable, None] = OrderedDict()
+        self.bytes = 0
+        self._keys: OrderedDict[Hashable, int] = OrderedDict()
 
     def add(self, key: Hashable) -> None:
-        self._keys[key] = None
-        while len(self._keys) > self.limit:
-            self._keys.popitem(last=False)
+        if key in self._keys:
+            return
+        size = self._keys[key] = key_bytes(key)
+        self.bytes += size
+        while len(self._keys) > self.limit or self.bytes > RECENT_BYTES:
+            self.bytes -= self._keys.popitem(last=False)[1]
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._keys

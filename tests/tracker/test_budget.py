@@ -201,3 +201,17 @@ def test_a_sessions_weight_counts_what_it_remembers():
     tracker.handle(ModelCall("s", at(20), message_id="m-last"))
     chat = ITEM_BYTES + len("m-last")
     assert ctx.budget.used - chat > before
+
+
+def test_remembered_closed_ids_are_bounded_by_their_size_too():
+    from otelbridge.tracker.base import RECENT_BYTES, REF_BYTES, Recent
+
+    recent = Recent(limit=10_000)
+    long_id = 65_536
+    for i in range(200):
+        recent.add(f"{i:05d}" + "x" * (long_id - 5))
+    fit = RECENT_BYTES // (REF_BYTES + long_id)
+    assert len(recent) == fit and recent.bytes == fit * (REF_BYTES + long_id)
+    assert f"{199:05d}" + "x" * (long_id - 5) in recent and f"{0:05d}" + "x" * (long_id - 5) not in recent
+    recent.add(("s", "t"))  # a tuple key: its strings count
+    assert recent.bytes <= RECENT_BYTES and ("s", "t") in recent
