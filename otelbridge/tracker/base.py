@@ -235,11 +235,11 @@ class Context:
     #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
     #: not given
     budget: StateBudget = None  # type: ignore[assignment]
-    _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
+    _sessions: Refs = field(default_factory=lambda: Refs())
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
     _session_events_held: int = 0
     _session_event_bytes: dict[str | None, int] = field(default_factory=dict)
-    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
+    _workflows: Refs = field(default_factory=lambda: Refs())
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -341,12 +341,49 @@ def event_bytes(event: SpanEvent) -> int:
     return ITEM_BYTES + text_bytes(event.name, *event.attributes.values())
 
 
-def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
-    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` (dicts keep
-    insertion order): a bounded map, as :class:`Recent` is a bounded set."""
+class Refs(OrderedDict):
+    """An ordered map that knows the estimated bytes of its entries (``bytes``: each key by
+    :func:`key_bytes`, plus the strings of a value that is a string or a tuple): the registries
+    :func:`remember` bounds."""
+
+    _missing = object()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+        self._sizes: dict[Any, int] = {}
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        size = key_bytes(key) + (text_bytes(*value) if isinstance(value, tuple) else text_bytes(value))
+        self.bytes += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self.bytes -= self._sizes.pop(key)
+
+    def pop(self, key: Any, default: Any = _missing) -> Any:
+        if key in self:
+            self.bytes -= self._sizes.pop(key)
+            return super().pop(key)
+        if default is Refs._missing:
+            raise KeyError(key)
+        return default
+
+    def popitem(self, last: bool = True) -> tuple[Any, Any]:
+        key, value = super().popitem(last)
+        self.bytes -= self._sizes.pop(key)
+        return key, value
+
+
+def remember(registry: Refs, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
+    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` entries or
+    :data:`RECENT_BYTES` (ids are raw strings): a bounded map, as :class:`Recent` is a bounded
+    set."""
     registry[key] = value
-    while len(registry) > cap:
-        registry.pop(next(iter(registry)))
+    while len(registry) > cap or registry.bytes > RECENT_BYTES:
+        registry.popitem(last=False)
 
 
 class Part(Protocol):

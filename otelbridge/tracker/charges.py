@@ -31,14 +31,15 @@ TASK = "task"
 
 def session_weight(s: Session) -> int:
     """Estimated bytes ``s`` holds itself (its open items are charged on their own)."""
-    refs = (len(s.tool_spans) + len(s.hints) + len(s.workflows) + len(s.agent_tasks)
-            + len(s.tool_tasks) + len(s.scope_chat))
+    refs = len(s.agent_tasks) + len(s.tool_tasks) + len(s.scope_chat)
+    remembered = (s.tool_spans.bytes + s.hints.bytes + s.workflows.bytes + s.closed_agents.bytes
+                  + s.closed_tasks.bytes)
     last = s.last
     held = text_bytes(s.sid, s.agent_name, s.model, s.version, s.cwd)
     if last is not None:
         held += text_bytes(last.terminal_reason, last.error, last.content, last.stop_reason)
     return (SESSION_BYTES + ITEM_BYTES * (len(s.waiting) + len(s.events) + 1)
-            + REF_BYTES * refs + s.closed_agents.bytes + s.closed_tasks.bytes + held)
+            + REF_BYTES * refs + remembered + held)
 
 
 def item_weight(item: Chat | Tool | Agent | Task) -> int:

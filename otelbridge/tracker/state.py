@@ -7,12 +7,11 @@ state budget (:mod:`.charges`), remembered ids are bounded per session.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import SpanEvent, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import Recent
+from .base import Recent, Refs
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -139,7 +138,7 @@ class Session:
     scope_chat: dict[str | None, str] = field(default_factory=dict)
     tools: dict[str, Tool] = field(default_factory=dict)
     #: every tool call seen: id → (span id, start ns), bounded
-    tool_spans: OrderedDict[str, tuple[int, int]] = field(default_factory=OrderedDict)
+    tool_spans: Refs = field(default_factory=Refs)
     agents: dict[str, Agent] = field(default_factory=dict)
     closed_agents: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
     agent_tasks: dict[str, str] = field(default_factory=dict)
@@ -147,6 +146,7 @@ class Session:
     #: foreground tasks that are their tool call: task id → tool use id
     tool_tasks: dict[str, str] = field(default_factory=dict)
     closed_tasks: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
-    workflows: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    hints: OrderedDict[str, tuple[str | None, str | None]] = field(default_factory=OrderedDict)
+    #: workflow task ids (→ None), tool id → (subagent_type, description) until the sub-agent shows
+    workflows: Refs = field(default_factory=Refs)
+    hints: Refs = field(default_factory=Refs)
     events: list[SpanEvent] = field(default_factory=list)

@@ -215,3 +215,17 @@ def test_remembered_closed_ids_are_bounded_by_their_size_too():
     assert f"{199:05d}" + "x" * (long_id - 5) in recent and f"{0:05d}" + "x" * (long_id - 5) not in recent
     recent.add(("s", "t"))  # a tuple key: its strings count
     assert recent.bytes <= RECENT_BYTES and ("s", "t") in recent
+
+
+def test_remembered_ids_and_hints_are_bounded_by_their_size_too():
+    from otelbridge.tracker.base import RECENT_BYTES, REF_BYTES, Refs, remember
+
+    hints = Refs()
+    remember(hints, "t1", ("Explore", "d" * 1000))
+    remember(hints, "t1", ("Explore", "d" * 10))  # replaced: counted once, at its new size
+    assert hints.bytes == REF_BYTES + 2 + len("Explore") + 10
+    assert hints.pop("t1") == ("Explore", "d" * 10) and hints.bytes == 0 and hints.pop("t1", None) is None
+    for i in range(100):
+        remember(hints, f"t{i:03d}", (None, "d" * 65_536), cap=10_000)
+    fit = RECENT_BYTES // (REF_BYTES + 4 + 65_536)
+    assert len(hints) == fit and list(hints)[0] == f"t{100 - fit:03d}" and hints.bytes <= RECENT_BYTES
