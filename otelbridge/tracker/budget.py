@@ -24,7 +24,7 @@ from ..events import SpanEvent, SpanRecord
 from ..stats import Stats
 
 #: The default limit in estimated bytes (bench/RESULTS.md "State budget").
-DEFAULT_STATE_BYTES = 32 * 1024 * 1024
+DEFAULT_STATE_BYTES = 16 * 1024 * 1024
 #: ``otelbridge.reason`` on spans the budget ended early.
 REASON_STATE_BUDGET = "state budget full"
 
