@@ -229,3 +229,21 @@ def test_remembered_ids_and_hints_are_bounded_by_their_size_too():
         remember(hints, f"t{i:03d}", (None, "d" * 65_536), cap=10_000)
     fit = RECENT_BYTES // (REF_BYTES + 4 + 65_536)
     assert len(hints) == fit and list(hints)[0] == f"t{100 - fit:03d}" and hints.bytes <= RECENT_BYTES
+
+
+def test_held_session_events_and_notices_are_let_go_oldest_first_and_counted():
+    from otelbridge.events import AutomationNotice, GoalEvent
+    from otelbridge.tracker.caudra import CaudraTracker
+
+    tracker, ctx, records, stats = make(CaudraTracker)
+    tracker.handle(GoalEvent("s1", at(0), kind="evaluation"))
+    tracker.handle(AutomationNotice("s1", at(1), automation="w", fire_id="F1", text="t" * 2000))
+    tracker.handle(GoalEvent("s2", at(2), kind="evaluation"))
+    ctx.budget.limit = ctx.budget.used  # one more event like it: the oldest (s1's) must go
+    tracker.handle(GoalEvent("s2", at(3), kind="evaluation"))
+    assert stats.session_events_capped == 1 and ctx.take_session_events("s1") == []
+    ctx.budget.limit = ctx.budget.used  # next: the notices waiting for F1
+    tracker.handle(GoalEvent("s2", at(4), kind="evaluation"))
+    assert stats.session_events_capped == 2 and tracker.parts[0]._notices == {}
+    assert [e.time_ns for e in ctx.take_session_events("s2")] == [at(2), at(3), at(4)]
+    assert stats.state_budget_ended == 0 and records == []  # let go, not spans ended

@@ -128,6 +128,7 @@ def test_session_events_for_sessions_never_seen_stay_bounded():
 
     records, stats = [], Stats()
     ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    ctx.budget.limit = 1 << 30  # the count caps alone (the state budget: test_budget.py)
     tracker = Tracker(ctx, [CaudraTracker(ctx)])
     n = MAX_SESSION_EVENTS + 5_000
     for i in range(n):
@@ -148,6 +149,7 @@ def test_notices_waiting_for_their_firing_stay_bounded():
 
     records, stats = [], Stats()
     ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    ctx.budget.limit = 1 << 30  # the count caps alone (the state budget: test_budget.py)
     part = caudra.CaudraTracker(ctx)
     tracker = Tracker(ctx, [part])
     n = caudra.MAX_PENDING_NOTICE_EVENTS + MAX_SESSION_EVENTS + 3
