@@ -41,7 +41,11 @@ End = Callable[[str], None]
 
 def text_bytes(*values: Any) -> int:
     """Estimated bytes of the strings among ``values`` (``None`` and others count 0)."""
-    return sum(len(v) for v in values if isinstance(v, str))
+    n = 0
+    for v in values:
+        if type(v) is str:
+            n += len(v)
+    return n
 
 
 class StateBudget:
@@ -122,12 +126,15 @@ def interrupting(ctx: Any, reason: str) -> Iterator[None]:
     ``interrupted`` event with ``otelbridge.reason`` at its end (unless it has one already) and
     is counted in ``ctx.stats.state_budget_ended``."""
     emit = ctx.emit
+    stats = ctx.stats
 
     def cut(rec: SpanRecord) -> None:
-        if not any(ev.name == "interrupted" and ev.attributes.get("otelbridge.reason") == reason
-                   for ev in rec.events):
+        for ev in rec.events:
+            if ev.name == "interrupted" and ev.attributes.get("otelbridge.reason") == reason:
+                break
+        else:
             rec.events.append(SpanEvent("interrupted", rec.end_ns, {"otelbridge.reason": reason}))
-        ctx.stats.state_budget_ended += 1
+        stats.state_budget_ended += 1
         emit(rec)
 
     ctx.emit = cut

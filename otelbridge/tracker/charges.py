@@ -29,28 +29,34 @@ AGENT = "agent"
 TASK = "task"
 
 
-def session_weight(s: Session) -> int:
-    """Estimated bytes ``s`` holds itself (its open items are charged on their own)."""
-    refs = len(s.agent_tasks) + len(s.tool_tasks) + len(s.scope_chat)
-    remembered = (s.tool_spans.bytes + s.hints.bytes + s.workflows.bytes + s.closed_agents.bytes
-                  + s.closed_tasks.bytes)
-    last = s.last
+def session_text(s: Session) -> int:
+    """Estimated bytes of the strings ``s`` holds itself (for ``s.text_bytes``)."""
     held = text_bytes(s.sid, s.agent_name, s.model, s.version, s.cwd)
+    last = s.last
     if last is not None:
         held += text_bytes(last.terminal_reason, last.error, last.content, last.stop_reason)
+    return held
+
+
+def session_weight(s: Session) -> int:
+    """Estimated bytes ``s`` holds itself (its open items are charged on their own)."""
     return (SESSION_BYTES + ITEM_BYTES * (len(s.waiting) + len(s.events) + 1)
-            + REF_BYTES * refs + remembered + held)
+            + REF_BYTES * (len(s.agent_tasks) + len(s.tool_tasks) + len(s.scope_chat))
+            + s.tool_spans.bytes + s.hints.bytes + s.workflows.bytes + s.closed_agents.bytes
+            + s.closed_tasks.bytes + s.text_bytes)
+
+
+_WEIGH: dict[type, Any] = {
+    Chat: lambda c: ITEM_BYTES + text_bytes(c.message_id, c.model, c.content, c.error_text),
+    Tool: lambda t: ITEM_BYTES + text_bytes(t.id, t.name, t.arguments),
+    Agent: lambda a: ITEM_BYTES + text_bytes(a.key, a.description, a.summary),
+    Task: lambda t: ITEM_BYTES + text_bytes(t.task_id, t.description),
+}
 
 
 def item_weight(item: Chat | Tool | Agent | Task) -> int:
     """Estimated bytes of one open item with the raw strings it holds."""
-    if isinstance(item, Chat):
-        return ITEM_BYTES + text_bytes(item.message_id, item.model, item.content, item.error_text)
-    if isinstance(item, Tool):
-        return ITEM_BYTES + text_bytes(item.id, item.name, item.arguments)
-    if isinstance(item, Agent):
-        return ITEM_BYTES + text_bytes(item.key, item.description, item.summary)
-    return ITEM_BYTES + text_bytes(item.task_id, item.description)
+    return _WEIGH[type(item)](item)
 
 
 class ChargesMixin:

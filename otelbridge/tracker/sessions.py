@@ -64,7 +64,7 @@ from ..events import (
 )
 from .base import Context, Recent, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
-from .charges import SESSION, ChargesMixin
+from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
@@ -249,6 +249,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.model = s.model or ev.model
         s.version = s.version or ev.version
         s.cwd = s.cwd or ev.cwd
+        s.text_bytes = session_text(s)
 
     def _on_turn_start(self, s: Session, ev: TurnStarted, now: int) -> None:
         open_turn = s.turn
@@ -334,6 +335,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.results += 1
         s.result_ns = max(now, s.result_ns or now)
         s.last = ev
+        s.text_bytes = session_text(s)
         if ev.usage is not None:
             if s.usage is None:
                 s.usage = Usage()

@@ -150,3 +150,6 @@ class Session:
     workflows: Refs = field(default_factory=Refs)
     hints: Refs = field(default_factory=Refs)
     events: list[SpanEvent] = field(default_factory=list)
+    #: estimated bytes of the strings the session holds itself (``init`` values, the last
+    #: result's text): set by :func:`~otelbridge.tracker.charges.session_text`
+    text_bytes: int = 0

@@ -137,6 +137,8 @@ class WorkflowTracker:
             self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
         elif isinstance(ev, TaskNotification):
             self._notification(ev, self.ctx.clock.at(ev.ts_ns))
+        else:
+            return
         self.table.recharge()
 
     def rebase(self, shift: int) -> None:
