@@ -107,7 +107,10 @@ class Tracker:
             return
         self._held.append(rec)
         self._held_bytes += _record_bytes(rec)
-        self.ctx.budget.charge(HELD, self._held_bytes, lambda _reason: self.ctx.clock.settle())
+        # as old as the first record held: the budget lets them go (settling the clock, nothing
+        # lost) before it ends anything opened since
+        if not self.ctx.budget.reweigh(HELD, self._held_bytes, touch=False):
+            self.ctx.budget.charge(HELD, self._held_bytes, lambda _reason: self.ctx.clock.settle())
         if len(self._held) >= MAX_HELD:
             self.ctx.clock.settle()
 

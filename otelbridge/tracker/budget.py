@@ -52,8 +52,8 @@ class StateBudget:
     """Open items by key (any hashable), least recently active first, with their weights.
 
     ``charge(key, weight, end)`` opens or re-weighs ``key`` and makes it the most recently
-    active (``reweigh`` the same for a key already open: False when it is not); ``touch`` only
-    makes it the most recent; ``release`` forgets it (the item ended on its own;
+    active (``reweigh`` the same for a key already open: False when it is not; with
+    ``touch=False`` it keeps its place); ``touch`` only makes it the most recent; ``release`` forgets it (the item ended on its own;
     unknown keys are ignored). :meth:`settle` ends items while over ``limit``. ``end`` must end
     the item (and release what it charged); it is called once, after the item left the budget.
     """
@@ -80,13 +80,14 @@ class StateBudget:
         self._items[key] = (weight, end)
         self.used += weight
 
-    def reweigh(self, key: Hashable, weight: int) -> bool:
+    def reweigh(self, key: Hashable, weight: int, *, touch: bool = True) -> bool:
         old = self._items.get(key)
         if old is None:
             return False
         self.used += weight - old[0]
         self._items[key] = (weight, old[1])
-        self._items.move_to_end(key)
+        if touch:
+            self._items.move_to_end(key)
         return True
 
     def touch(self, key: Hashable) -> None:

@@ -53,6 +53,7 @@ def test_the_budget_ends_the_least_recently_active_items_first_until_within_its_
     assert budget.used == 20 and len(budget) == 2 and budget.oldest() == "a"
     budget.charge("a", 4, lambda reason: None)  # re-weighed, not added
     assert budget.used == 14 and budget.reweigh("a", 4) and not budget.reweigh("never charged", 9)
+    assert budget.oldest() == "d" and budget.reweigh("d", 6, touch=False) and budget.oldest() == "d"
     budget.release("d")
     budget.release("never charged")
     assert budget.used == 4 and len(budget) == 1 and budget.settle() == 0
