@@ -41,6 +41,8 @@ class Stats:
     session_items_capped: int = 0
     duplicate_results: int = 0
     seq_gaps: int = 0
+    #: spans the tracker's state budget ended early (tracker/budget.py), interrupted
+    state_budget_ended: int = 0
 
     def line(self) -> str:
         """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
@@ -58,6 +60,7 @@ class Stats:
             f"{self.spans_dropped} dropped"
             + (f", {self.spans_sampled_out} sampled out" if self.spans_sampled_out else "")
             + f"; {self.late_events_ignored} late events ignored"
+            + (f"; {self.state_budget_ended} ended early (state budget)" if self.state_budget_ended else "")
             + (f"; over caps, not tracked: {caps}" if caps else "")
         )
 

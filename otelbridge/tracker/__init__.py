@@ -11,10 +11,12 @@ The work is split by what is tracked, one module each, all sharing one :class:`C
 * :mod:`.bernstein` — Bernstein stream signals on the run span (seed 004);
 * :mod:`.sessions` — sessions and turns, with :mod:`.calls` (model calls, tools) and
   :mod:`.subagents` (sub-agents, background tasks);
+* :mod:`.budget` — the one bound on what all parts hold open (:class:`StateBudget`, on the
+  context): when it is full the least recently active items are ended early;
 
 :class:`Tracker` routes every event to each part, holds finished records while the clock is
-pending (before the stream's first timestamp, SPAN-MODEL.md "Time") and ends everything at
-:meth:`Tracker.finish`.
+pending (before the stream's first timestamp, SPAN-MODEL.md "Time"), settles the budget after
+each event and ends everything at :meth:`Tracker.finish`.
 """
 
 from __future__ import annotations
@@ -41,20 +43,27 @@ from .base import (
     usage_attributes,
 )
 from .bernstein import BernsteinTracker
+from .budget import DEFAULT_STATE_BYTES, ITEM_BYTES, REASON_STATE_BUDGET, StateBudget, text_bytes
 from .caudra import CaudraTracker
 from .sessions import SessionTracker
 from .workflows import WorkflowTracker
 
 __all__ = [
-    "DEFAULT_GRACE_S", "MAX_REFS", "MAX_SESSION_EVENTS", "REASON_DOWNSTREAM_CLOSED", "CallLater",
+    "DEFAULT_GRACE_S", "DEFAULT_STATE_BYTES", "REASON_STATE_BUDGET", "StateBudget", "MAX_REFS", "MAX_SESSION_EVENTS", "REASON_DOWNSTREAM_CLOSED", "CallLater",
     "Context", "Parent", "Part", "Recent", "RunBase", "RunTable", "SpanRef", "Tracker",
     "interrupted_by", "interrupted_event", "put_attributes", "remember", "span_name",
     "usage_attributes",
 ]
 
-#: Records held while the clock is pending, at most (memory bound): beyond it the clock settles
-#: on the wall clock at once.
+#: Records held while the clock is pending, at most: beyond it (or when the state budget ends
+#: the held records as its least recently active item) the clock settles on the wall clock.
 MAX_HELD = 10_000
+#: the held records' key in the state budget
+HELD = ("held records",)
+
+
+def _record_bytes(rec: SpanRecord) -> int:
+    return ITEM_BYTES * (1 + len(rec.events)) + text_bytes(rec.name, *rec.attributes.values())
 
 
 def _shift(rec: SpanRecord, shift: int) -> None:
@@ -83,6 +92,7 @@ class Tracker:
         )
         self._sink = ctx.emit
         self._held: list[SpanRecord] = []
+        self._held_bytes = 0
         #: no 1 s check to schedule (only a live ``auto`` clock that is still pending needs one)
         self._waiting = ctx.call_later is None or ctx.clock.mode != "auto" or ctx.clock.settled
         if not ctx.clock.settled:
@@ -96,11 +106,18 @@ class Tracker:
             self._sink(rec)
             return
         self._held.append(rec)
+        self._held_bytes += _record_bytes(rec)
+        # as old as the first record held: the budget lets them go (settling the clock, nothing
+        # lost) before it ends anything opened since
+        if not self.ctx.budget.reweigh(HELD, self._held_bytes, touch=False):
+            self.ctx.budget.charge(HELD, self._held_bytes, lambda _reason: self.ctx.clock.settle())
         if len(self._held) >= MAX_HELD:
             self.ctx.clock.settle()
 
     def _release(self, shift: int) -> None:
         held, self._held = self._held, []
+        self._held_bytes = 0
+        self.ctx.budget.release(HELD)
         self.ctx.emit = self._sink
         for rec in held:
             if shift:
@@ -119,6 +136,7 @@ class Tracker:
             return
         for part in self.parts:
             part.handle(ev)
+        self.ctx.budget.settle()
 
     def finish(self, *, reason: str | None = None) -> None:
         """End every open span exactly once.

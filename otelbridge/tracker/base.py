@@ -18,6 +18,7 @@ from ..config import DEFAULT_GRACE_S
 from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
+from .budget import ITEM_BYTES, REF_BYTES, StateBudget, interrupting, text_bytes
 
 CallLater = Callable[[float, Callable[[], None]], Any]
 
@@ -43,20 +44,35 @@ def usage_attributes(usage: Usage | None) -> dict[str, int]:
     return {key: value for key, value in pairs if value is not None}
 
 
-class Recent:
-    """A set that remembers at most ``limit`` keys, forgetting the oldest first (closed runs,
-    emitted firings: enough to recognise late events without growing with the stream)."""
+#: Estimated bytes a :class:`Recent` set holds at most (ids are raw strings of up to 64 Ki
+#: characters: a count alone does not bound them).
+RECENT_BYTES = 4 * 1024 * 1024
 
-    __slots__ = ("limit", "_keys")
+
+def key_bytes(key: Hashable) -> int:
+    """Estimated bytes of a remembered key (a string, or a tuple of strings and ``None``)."""
+    return REF_BYTES + (text_bytes(*key) if isinstance(key, tuple) else text_bytes(key))
+
+
+class Recent:
+    """A set that remembers at most ``limit`` keys and :data:`RECENT_BYTES` of them (``bytes``:
+    their estimated size now), forgetting the oldest first (closed runs, emitted firings: enough
+    to recognise late events without growing with the stream)."""
+
+    __slots__ = ("limit", "bytes", "_keys")
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
-        self._keys: OrderedDict[Hashable, None] = OrderedDict()
+        self.bytes = 0
+        self._keys: OrderedDict[Hashable, int] = OrderedDict()
 
     def add(self, key: Hashable) -> None:
-        self._keys[key] = None
-        while len(self._keys) > self.limit:
-            self._keys.popitem(last=False)
+        if key in self._keys:
+            return
+        size = self._keys[key] = key_bytes(key)
+        self.bytes += size
+        while len(self._keys) > self.limit or self.bytes > RECENT_BYTES:
+            self.bytes -= self._keys.popitem(last=False)[1]
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._keys
@@ -97,55 +113,71 @@ R = TypeVar("R", bound=RunBase)
 
 class RunTable(Generic[R]):
     """The open runs of one tracker part by key, and the keys of recently closed ones (events
-    for those are late: counted in ``stats.late_events_ignored``). At most ``max_open`` runs
-    are open: when full, the oldest run that has ended and only waits out its grace window is
-    closed at once by ``close(run)`` (the part's own closing: its spans are exported); when no
-    run waits so, the new run is refused, counted once per key in ``stats.runs_capped``."""
+    for those are late: counted in ``stats.late_events_ignored``).
 
-    def __init__(self, ctx: "Context", max_open: int,
-                 close: Callable[[R], None] | None = None) -> None:
+    Every open run is charged to ``ctx.budget`` with ``weigh(run)`` (estimated bytes, see
+    :mod:`.budget`): at :meth:`create`, and again at :meth:`recharge` for each run looked up
+    with :meth:`lookup` since (the part calls it after each event). When the budget ends a run,
+    ``close(run, reason=...)`` (the part's own closing) ends it: as interrupted when it had not
+    ended yet, plainly when it only waited out its grace window (``run.timer`` set)."""
+
+    def __init__(self, ctx: "Context", close: Callable[..., None],
+                 weigh: Callable[[R], int]) -> None:
         self.ctx = ctx
-        self.max_open = max_open
         self.open: dict[tuple[str | None, str], R] = {}
         self.closed = Recent()
-        self.refused = Recent()
-        self._close_early = close
+        self._close = close
+        self._weigh = weigh
+        self._touched: dict[tuple[str | None, str], None] = {}
 
     def create(self, key: tuple[str | None, str], trace_key: str, label: str,
                make: Callable[[int], R], trace_id: int | None = None) -> R | None:
         """A new run for ``key`` made by ``make(trace_id)`` (trace id given, else from
         :meth:`Context.root_trace_id` with ``trace_key``), or ``None`` when ``key`` was closed
-        already or the table is full. ``ctx.on_trace(trace_id, label)`` is told."""
+        already. ``ctx.on_trace(trace_id, label)`` is told."""
         if key in self.closed:
             self.ctx.stats.late_events_ignored += 1
-            return None
-        if len(self.open) >= self.max_open and not self._make_room():
-            if key not in self.refused:
-                self.refused.add(key)
-                self.ctx.stats.runs_capped += 1
             return None
         if trace_id is None:
             trace_id = self.ctx.root_trace_id(key[0], trace_key)
         run = make(trace_id)
         self.open[key] = run
+        self._touched[key] = None
         if self.ctx.on_trace is not None:
             self.ctx.on_trace(trace_id, label)
         return run
 
-    def _make_room(self) -> bool:
-        """Close the oldest run in its grace window (``run.timer`` set); False when none is."""
-        if self._close_early is None:
-            return False
-        waiting = next((run for run in self.open.values() if getattr(run, "timer", None) is not None),
-                       None)
-        if waiting is None:
-            return False
-        self._close_early(waiting)
-        return len(self.open) < self.max_open
+    def lookup(self, key: tuple[str | None, str]) -> R | None:
+        """The open run of ``key`` (``None`` if none), marked active for :meth:`recharge`."""
+        run = self.open.get(key)
+        if run is not None:
+            self._touched[key] = None
+        return run
+
+    def recharge(self) -> None:
+        """Charge each run looked up or created since the last call at its weight now, as the
+        most recently active."""
+        budget = self.ctx.budget
+        for key in self._touched:
+            run = self.open.get(key)
+            if run is not None:
+                ident, weight = ("run", id(self), key), self._weigh(run)
+                if not budget.reweigh(ident, weight):
+                    budget.charge(ident, weight, lambda reason, run=run: self._end_early(run, reason))
+        self._touched.clear()
+
+    def _end_early(self, run: R, reason: str) -> None:
+        if self.open.get(run.key) is not run:
+            return
+        if getattr(run, "timer", None) is not None:  # ended; only its grace window was left
+            self._close(run)
+            return
+        with interrupting(self.ctx, reason):
+            self._close(run, reason=reason)
 
     def close(self, run: R) -> None:
-        """Forget ``run`` and remember its key as closed (its grace timer, if any, is cancelled
-        by ``run.timer.cancel()``)."""
+        """Forget ``run`` (and its budget charge) and remember its key as closed (its grace
+        timer, if any, is cancelled by ``run.timer.cancel()``)."""
         timer = getattr(run, "timer", None)
         if timer is not None:
             try:
@@ -153,7 +185,9 @@ class RunTable(Generic[R]):
             except Exception:
                 pass
         self.open.pop(run.key, None)
+        self._touched.pop(run.key, None)
         self.closed.add(run.key)
+        self.ctx.budget.release(("run", id(self), run.key))
 
 
 @dataclass(slots=True)
@@ -198,10 +232,18 @@ class Context:
     #: called with the ``run {cmd}`` record just before it is emitted (see
     #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
     process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
-    _sessions: dict[str | None, SpanRef] = field(default_factory=dict)
+    #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
+    #: not given
+    budget: StateBudget = None  # type: ignore[assignment]
+    _sessions: Refs = field(default_factory=lambda: Refs())
     _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
     _session_events_held: int = 0
-    _workflows: dict[tuple[str | None, str], SpanRef] = field(default_factory=dict)
+    _session_event_bytes: dict[str | None, int] = field(default_factory=dict)
+    _workflows: Refs = field(default_factory=lambda: Refs())
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = StateBudget(self.stats)
 
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
         """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
@@ -222,24 +264,33 @@ class Context:
         :meth:`take_session_events`. At most :data:`MAX_SESSION_EVENTS` in all: an event for a
         session not held yet makes room by letting go of the sessions held longest (a stream of
         ever new session ids no span takes must not grow memory); an event for a held session
-        beyond the bound is refused. Both counted in ``stats.session_events_capped``."""
+        beyond the bound is refused. Both counted in ``stats.session_events_capped``. The events
+        held for a session are charged to the state budget; when it ends them they are let go
+        (counted the same way)."""
         held = self._session_events.get(session_id)
         if held is None:
             while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
-                dropped = self._session_events.pop(next(iter(self._session_events)))
-                self._session_events_held -= len(dropped)
-                self.stats.session_events_capped += len(dropped)
+                self._drop_session_events(next(iter(self._session_events)))
             held = self._session_events[session_id] = []
         if self._session_events_held >= MAX_SESSION_EVENTS:
             self.stats.session_events_capped += 1
             return
         held.append(event)
         self._session_events_held += 1
+        weight = self._session_event_bytes.get(session_id, 0) + event_bytes(event)
+        self._session_event_bytes[session_id] = weight
+        self.budget.charge(("session events", id(self), session_id), weight,
+                           lambda _reason: self._drop_session_events(session_id))
+
+    def _drop_session_events(self, session_id: str | None) -> None:
+        self.stats.session_events_capped += len(self.take_session_events(session_id))
 
     def take_session_events(self, session_id: str | None) -> list[SpanEvent]:
         """The events held for session ``session_id`` (in arrival order), removed."""
         events = self._session_events.pop(session_id, [])
         self._session_events_held -= len(events)
+        self._session_event_bytes.pop(session_id, None)
+        self.budget.release(("session events", id(self), session_id))
         return events
 
     def rebase(self, shift: int) -> None:
@@ -285,12 +336,54 @@ class Context:
         return ref
 
 
-def remember(registry: dict, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
-    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` (dicts keep
-    insertion order): a bounded map, as :class:`Recent` is a bounded set."""
+def event_bytes(event: SpanEvent) -> int:
+    """Estimated bytes of a held span event with the raw strings it holds."""
+    return ITEM_BYTES + text_bytes(event.name, *event.attributes.values())
+
+
+class Refs(OrderedDict):
+    """An ordered map that knows the estimated bytes of its entries (``bytes``: each key by
+    :func:`key_bytes`, plus the strings of a value that is a string or a tuple): the registries
+    :func:`remember` bounds."""
+
+    _missing = object()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+        self._sizes: dict[Any, int] = {}
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        size = key_bytes(key) + (text_bytes(*value) if isinstance(value, tuple) else text_bytes(value))
+        self.bytes += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self.bytes -= self._sizes.pop(key)
+
+    def pop(self, key: Any, default: Any = _missing) -> Any:
+        if key in self:
+            self.bytes -= self._sizes.pop(key)
+            return super().pop(key)
+        if default is Refs._missing:
+            raise KeyError(key)
+        return default
+
+    def popitem(self, last: bool = True) -> tuple[Any, Any]:
+        key, value = super().popitem(last)
+        self.bytes -= self._sizes.pop(key)
+        return key, value
+
+
+def remember(registry: Refs, key: Any, value: Any = None, cap: int = MAX_REFS) -> None:
+    """``registry[key] = value``, forgetting the oldest entries beyond ``cap`` entries or
+    :data:`RECENT_BYTES` (ids are raw strings): a bounded map, as :class:`Recent` is a bounded
+    set."""
     registry[key] = value
-    while len(registry) > cap:
-        registry.pop(next(iter(registry)))
+    while len(registry) > cap or registry.bytes > RECENT_BYTES:
+        registry.popitem(last=False)
 
 
 class Part(Protocol):

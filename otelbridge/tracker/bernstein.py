@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import BernsteinSignal, Event, SpanEvent, SpanRecord
-from .base import Context, interrupted_event, put_attributes, shift_times
+from .base import Context, event_bytes, interrupted_event, put_attributes, shift_times
+from .budget import ITEM_BYTES, interrupting
 
 TERMINAL_KINDS = frozenset({"COMPLETED", "FAILED"})
 MISSING_TERMINAL = "MissingTerminalSignal"
@@ -47,6 +48,8 @@ class _SignalRun:
     reason: str | None = None
     session_id: str | None = None
     first_ns: int | None = None
+    #: estimated bytes held (the state budget's weight)
+    held: int = ITEM_BYTES
 
 
 class BernsteinTracker:
@@ -102,12 +105,26 @@ class BernsteinTracker:
         if len(run.events) >= MAX_SIGNALS_PER_RUN:
             self.ctx.stats.events_capped += 1
         else:
-            run.events.append(SpanEvent(f"bernstein.{ev.kind.lower()}", now, self._attributes(ev)))
+            event = SpanEvent(f"bernstein.{ev.kind.lower()}", now, self._attributes(ev))
+            run.events.append(event)
+            run.held += event_bytes(event)
+            self.ctx.budget.charge(("bernstein", id(self)), run.held, lambda reason: self._end_early(run, reason))
         if ev.kind in TERMINAL_KINDS:
             if run.terminal is None:
                 run.terminal, run.terminal_ns, run.reason = ev.kind, now, ev.reason
             else:
                 self.ctx.stats.duplicate_notifications += 1
+
+    def _end_early(self, run: _SignalRun, reason: str) -> None:
+        """The state budget ends ``run``: a ``run stdin`` span now (interrupted); the signals
+        held for the wrapper's run span are let go (counted in ``stats.events_capped``)."""
+        if run is self.pipe_run:
+            with interrupting(self.ctx, reason):
+                self._emit_pipe_run(run, self.ctx.clock.now(), reason)
+        elif run is self.process_run:
+            self.ctx.stats.events_capped += len(run.events)
+            run.events = []
+            run.held = ITEM_BYTES
 
     def _attributes(self, ev: BernsteinSignal) -> dict[str, Any]:
         attrs = put_attributes({}, (
@@ -140,6 +157,7 @@ class BernsteinTracker:
 
     def _emit_pipe_run(self, run: _SignalRun, end_ns: int, reason: str | None = None) -> None:
         self.pipe_run = None
+        self.ctx.budget.release(("bernstein", id(self)))
         self.runs_emitted += 1
         end = run.terminal_ns if run.terminal_ns is not None else end_ns
         start = run.start_ns
@@ -171,5 +189,6 @@ class BernsteinTracker:
         """Process hook (wrapper mode): the held signals' events and terminal status onto the
         ``run {cmd}`` record ``rec``. Without any signal, ``rec`` is left as it is."""
         run, self.process_run = self.process_run, None
+        self.ctx.budget.release(("bernstein", id(self)))
         if run is not None:
             self._outcome(run, rec, rec.end_ns)

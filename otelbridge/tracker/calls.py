@@ -9,7 +9,7 @@
   ERROR when ``is_error``; a foreground task that *is* the call adds its ``task.*`` attributes.
 
 A mixin of :class:`~otelbridge.tracker.sessions.SessionTracker` (it uses ``ctx``, ``_turn``,
-``_agent``, ``_span_id``, ``_common``, ``_capped``).
+``_agent``, ``_span_id``, ``_common``, ``_charge``, ``_release``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from ..events import CLIENT, ModelCall, SpanRecord, ToolResult, Usage
 from .base import remember, span_name, usage_attributes
 from .state import Chat, Session, Tool
 
-#: Open tools, calls, sub-agents, tasks per session; remembered tool span ids per session.
+#: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
+#: bounded by the state budget, :mod:`.budget`).
 MAX_ITEMS = 10_000
 
 _json = msgspec.json.Encoder()
@@ -65,8 +66,6 @@ class CallsMixin:
             current = s.scope_chat.get(scope)
             if current is not None and current in s.chats:
                 self._emit_chat(s, s.chats[current])
-            if self._capped(s.chats):
-                return
             turn = s.turn if agent is None else None
             parent = agent.span_id if agent is not None else turn.span_id  # type: ignore[union-attr]
             chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, now, now,
@@ -84,12 +83,14 @@ class CallsMixin:
             chat.content = ((chat.content + "\n") if chat.content else "") + ev.content
         if ev.usage is not None:
             self._merge_usage(chat, ev)
+        self._charge(s, "chat", mid, chat)  # new or active: the most recent, at its size now
         for call in ev.tool_calls:
-            if call.id in s.tools or self._capped(s.tools):
+            if call.id in s.tools:
                 continue
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                         call.name, call.arguments, chat.turn_n)
             s.tools[call.id] = tool
+            self._charge(s, "tool", call.id, tool)
             remember(s.tool_spans, call.id, (tool.span_id, now), cap=MAX_ITEMS)
             if call.subagent_type or call.description:
                 pending = s.agents.get(call.id)
@@ -153,6 +154,7 @@ class CallsMixin:
 
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
+        self._release(s, "chat", chat.message_id)
         if s.scope_chat.get(chat.owner) == chat.message_id:
             del s.scope_chat[chat.owner]
         attrs = self._common(s)
@@ -191,6 +193,7 @@ class CallsMixin:
 
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
                    error_type: str | None, result: str | None) -> None:
+        self._release(s, "tool", tool.id)
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "execute_tool"
         attrs["gen_ai.tool.call.id"] = tool.id

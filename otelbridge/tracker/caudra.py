@@ -54,6 +54,7 @@ from .base import (
     Context,
     Recent,
     RunBase,
+    event_bytes,
     RunTable,
     interrupted_event,
     put_attributes,
@@ -61,6 +62,7 @@ from .base import (
     span_name,
     usage_attributes,
 )
+from .budget import ITEM_BYTES, REF_BYTES, RUN_BYTES, text_bytes
 
 #: status → ``workflow.status`` for the statuses that end a run (seed 003: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
@@ -74,7 +76,6 @@ TERMINAL_STATUSES = {
 PAUSED = "paused"
 
 #: Caps that keep memory bounded by design, not by stream length.
-MAX_OPEN_RUNS = 1_000
 MAX_AGENTS_PER_RUN = 10_000
 MAX_PHASES_PER_RUN = 10_000
 MAX_LOGS_PER_RUN = 10_000
@@ -122,6 +123,13 @@ class _Run(RunBase):
     logs: dict[tuple[int, str], int | None] = field(default_factory=dict)
     agents: dict[tuple, _Agent] = field(default_factory=dict)
     events: list[SpanEvent] = field(default_factory=list)
+    #: estimated bytes of its logs' text and its agents' usage entries (the budget's weight)
+    held_chars: int = 0
+
+
+def _weigh(run: _Run) -> int:
+    return (RUN_BYTES + ITEM_BYTES * (len(run.agents) + len(run.phases) + len(run.events))
+            + REF_BYTES * len(run.logs) + text_bytes(run.name, run.error) + run.held_chars)
 
 
 def _sum_usage(usages: list[Usage]) -> Usage | None:
@@ -136,15 +144,16 @@ def _sum_usage(usages: list[Usage]) -> Usage | None:
 class CaudraTracker:
     """Caudra events → span records through ``ctx.emit``. Never raises on events."""
 
-    def __init__(self, ctx: Context, *, max_runs: int = MAX_OPEN_RUNS) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.table: RunTable[_Run] = RunTable(ctx, max_runs, close=self._close)
+        self.table: RunTable[_Run] = RunTable(ctx, close=self._close, weigh=_weigh)
         self.runs = self.table.open
         self._fired = Recent()
         self._anonymous = 0
         #: fire_id → notices that came before their firing: (session_id, event)
         self._notices: dict[str, list[tuple[str | None, SpanEvent]]] = {}
         self._notices_held = 0
+        self._notice_bytes: dict[str, int] = {}
         self._handlers: dict[type, Callable[[Any], None]] = {
             CaudraWorkflowSnapshot: self._snapshot,
             CaudraWorkflowLog: self._log_event,
@@ -160,6 +169,7 @@ class CaudraTracker:
         handler = self._handlers.get(type(ev))
         if handler is not None:
             handler(ev)
+            self.table.recharge()
 
     def rebase(self, shift: int) -> None:
         """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
@@ -174,17 +184,15 @@ class CaudraTracker:
         without its terminal event carries an ``interrupted`` event with ``otelbridge.reason``."""
         for run in list(self.runs.values()):
             self._close(run, reason=reason)
-        for notices in self._notices.values():
-            for session_id, event in notices:
+        for fire_id in list(self._notices):
+            for session_id, event in self._take_notices(fire_id):
                 self.ctx.session_event(session_id, event)
-        self._notices.clear()
-        self._notices_held = 0
 
     # ------------------------------------------------------------------ runs
 
     def _run_for(self, ev: Event, run_id: str, now: int) -> _Run | None:
         key = (ev.session_id, run_id)
-        run = self.runs.get(key)
+        run = self.table.lookup(key)
         if run is not None:
             return run
         # the ids every part agrees on (the session span links to this root by them)
@@ -266,6 +274,7 @@ class CaudraTracker:
             self.ctx.stats.events_capped += 1
             return
         run.logs[key] = revision
+        run.held_chars += text_bytes(log.message)
 
     def _agent_message(self, ev: CaudraAgentMessage) -> None:
         now = self.ctx.clock.at(ev.ts_ns)
@@ -297,6 +306,8 @@ class CaudraTracker:
         agent.tool_uses += ev.tool_uses
         if ev.usage is not None and ev.message_id:
             if ev.message_id in agent.usage or len(agent.usage) < MAX_MESSAGE_IDS:
+                if ev.message_id not in agent.usage:
+                    run.held_chars += REF_BYTES
                 agent.usage[ev.message_id] = ev.usage  # a message's lines repeat its usage
 
     def _close_if_open(self, key: tuple[str | None, str]) -> None:
@@ -491,8 +502,7 @@ class CaudraTracker:
             events.append(SpanEvent("deferred", ev.queued_ns or start,
                                     {"automation.deferred_until": ev.deferred_until_ns // 1_000_000}))
         if ev.fire_id:
-            waiting = self._notices.pop(ev.fire_id, [])
-            self._notices_held -= len(waiting)
+            waiting = self._take_notices(ev.fire_id)
             events.extend(event for _, event in waiting)
             self._fired.add(ev.fire_id)
         rec = SpanRecord(
@@ -524,8 +534,23 @@ class CaudraTracker:
             if pending is not None and self._notices_held < MAX_PENDING_NOTICE_EVENTS:
                 pending.append((ev.session_id, event))
                 self._notices_held += 1
+                fire_id = ev.fire_id
+                weight = self._notice_bytes[fire_id] = self._notice_bytes.get(fire_id, 0) + event_bytes(event)
+                self.ctx.budget.charge(("notices", id(self), fire_id), weight,
+                                       lambda _reason: self._drop_notices(fire_id))
                 return
         self.ctx.session_event(ev.session_id, event)
+
+    def _take_notices(self, fire_id: str) -> list[tuple[str | None, SpanEvent]]:
+        waiting = self._notices.pop(fire_id, [])
+        self._notices_held -= len(waiting)
+        self._notice_bytes.pop(fire_id, None)
+        self.ctx.budget.release(("notices", id(self), fire_id))
+        return waiting
+
+    def _drop_notices(self, fire_id: str) -> None:
+        """The state budget lets go of the notices waiting for ``fire_id`` (counted)."""
+        self.ctx.stats.session_events_capped += len(self._take_notices(fire_id))
 
     def _goal(self, ev: GoalEvent) -> None:
         attrs: dict[str, Any] = {"goal.kind": ev.kind}

@@ -25,10 +25,10 @@
 
 Model calls and tools: :mod:`.calls`; sub-agents and tasks: :mod:`.subagents`.
 
-Memory: a session is released when it ends (milk's final ``result``, end of input, or eviction
-of the least recently active session beyond :data:`MAX_OPEN_SESSIONS`, counted in
-``sessions_capped``); items are released when emitted and capped per session
-(``session_items_capped``).
+Memory: a session and each item open in it are charged to the state budget (:mod:`.charges`)
+and released when they end (milk's final ``result``, end of input, or the budget ending the least
+recently active item early, counted in ``state_budget_ended``); remembered ids are bounded per
+session (:data:`MAX_ITEMS`), events per session span (:data:`MAX_EVENTS`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from ..events import (
 )
 from .base import Context, Recent, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
+from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
@@ -71,7 +72,6 @@ from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsM
 __all__ = ["AGENT_TASK_TYPES", "MAX_ITEMS", "NO_RESULT", "NO_TERMINAL", "NO_TOOL_RESULT",
            "SessionTracker"]
 
-MAX_OPEN_SESSIONS = 1_000
 #: Events per session span (marks, seq gaps, exceptions) and workflow links per session.
 MAX_EVENTS = 256
 MAX_LINKS = 128
@@ -93,15 +93,11 @@ def _collapse(obj: Any, wall: int, to: int) -> None:
                 setattr(obj, name, to)
 
 
-class SessionTracker(CallsMixin, SubagentsMixin):
+class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     """Session lines → span records through ``ctx.emit``. Never raises on events."""
 
-    def __init__(
-        self, ctx: Context, *, max_sessions: int = MAX_OPEN_SESSIONS, max_items: int = MAX_ITEMS
-    ) -> None:
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.max_sessions = max_sessions
-        self.max_items = max_items
         self.sessions: OrderedDict[str | None, Session] = OrderedDict()
         self._closed = Recent(MAX_CLOSED_REMEMBERED)
         self._stream_mode = self.ctx.clock.uses_stream
@@ -120,6 +116,7 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         if now > session.last_ns:
             session.last_ns = now
         handler(self, session, ev, now)
+        self._charge_session(session)
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: end every session (and all it holds) exactly once. With a ``reason``
@@ -193,9 +190,6 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         if sid in self._closed:
             self.ctx.stats.late_events_ignored += 1
             return None
-        if len(self.sessions) >= self.max_sessions:
-            self.ctx.stats.sessions_capped += 1
-            self._close_session(next(iter(self.sessions.values())), eof=True)
         ref = self.ctx.session_ref(sid)
         session = Session(sid, ref.trace_id, ref.span_id, now, now)
         self.sessions[sid] = session
@@ -222,12 +216,6 @@ class SessionTracker(CallsMixin, SubagentsMixin):
 
     def _common(self, s: Session) -> dict[str, Any]:
         return {"gen_ai.conversation.id": s.sid} if s.sid else {}
-
-    def _capped(self, group: dict) -> bool:
-        if len(group) >= self.max_items:
-            self.ctx.stats.session_items_capped += 1
-            return True
-        return False
 
     def _event(self, s: Session, ev: SpanEvent) -> None:
         if len(s.events) < MAX_EVENTS:
@@ -261,6 +249,7 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         s.model = s.model or ev.model
         s.version = s.version or ev.version
         s.cwd = s.cwd or ev.cwd
+        s.text_bytes = session_text(s)
 
     def _on_turn_start(self, s: Session, ev: TurnStarted, now: int) -> None:
         open_turn = s.turn
@@ -346,6 +335,7 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         s.results += 1
         s.result_ns = max(now, s.result_ns or now)
         s.last = ev
+        s.text_bytes = session_text(s)
         if ev.usage is not None:
             if s.usage is None:
                 s.usage = Usage()
@@ -357,7 +347,8 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         # every workflow task is remembered (its task_* lines are not background tasks); the
         # session span links the first MAX_LINKS of them
         remember(s.workflows, ev.task_id, cap=MAX_ITEMS)
-        s.tasks.pop(ev.task_id, None)
+        if s.tasks.pop(ev.task_id, None) is not None:
+            self._release(s, "task", ev.task_id)
 
     def _on_caudra_workflow(self, s: Session, ev: CaudraWorkflowSnapshot | CaudraWorkflowLog,
                             now: int) -> None:
@@ -418,6 +409,7 @@ class SessionTracker(CallsMixin, SubagentsMixin):
         """End everything ``s`` holds, then the session span itself, exactly once."""
         self.sessions.pop(s.sid, None)
         self._closed.add(s.sid)
+        self._release(s, SESSION, None)
         end_all = s.last_ns
         for agent in list(s.agents.values()):
             done = agent.tool_done_ns is not None or agent.notified_ns is not None

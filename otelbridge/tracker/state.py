@@ -1,17 +1,17 @@
 """The session part's state: what is held per session until its spans end (all times epoch ns).
 
 Memory: strings are held as the decoder gave them (each bounded by
-:data:`otelbridge.events.MAX_HELD_CHARS`); items per session are bounded by the session part.
+:data:`otelbridge.events.MAX_HELD_CHARS`); a session and the items open in it are charged to the
+state budget (:mod:`.charges`), remembered ids are bounded per session.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import SpanEvent, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import Recent
+from .base import Recent, Refs
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -138,7 +138,7 @@ class Session:
     scope_chat: dict[str | None, str] = field(default_factory=dict)
     tools: dict[str, Tool] = field(default_factory=dict)
     #: every tool call seen: id → (span id, start ns), bounded
-    tool_spans: OrderedDict[str, tuple[int, int]] = field(default_factory=OrderedDict)
+    tool_spans: Refs = field(default_factory=Refs)
     agents: dict[str, Agent] = field(default_factory=dict)
     closed_agents: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
     agent_tasks: dict[str, str] = field(default_factory=dict)
@@ -146,6 +146,10 @@ class Session:
     #: foreground tasks that are their tool call: task id → tool use id
     tool_tasks: dict[str, str] = field(default_factory=dict)
     closed_tasks: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
-    workflows: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    hints: OrderedDict[str, tuple[str | None, str | None]] = field(default_factory=OrderedDict)
+    #: workflow task ids (→ None), tool id → (subagent_type, description) until the sub-agent shows
+    workflows: Refs = field(default_factory=Refs)
+    hints: Refs = field(default_factory=Refs)
     events: list[SpanEvent] = field(default_factory=list)
+    #: estimated bytes of the strings the session holds itself (``init`` values, the last
+    #: result's text): set by :func:`~otelbridge.tracker.charges.session_text`
+    text_bytes: int = 0

@@ -53,6 +53,8 @@ class SubagentsMixin:
         if ev.task_type in AGENT_TASK_TYPES or ev.subagent_type:
             key = ev.tool_use_id or f"task:{ev.task_id}"
             earlier = s.tasks.pop(ev.task_id, None)  # progress seen before its start
+            if earlier is not None:
+                self._release(s, "task", ev.task_id)
             agent = self._agent(s, key, earlier.first_seen_ns if earlier else now)
             if agent is None:
                 return
@@ -66,7 +68,8 @@ class SubagentsMixin:
         tool = s.tools.get(ev.tool_use_id) if ev.tool_use_id else None
         # a foreground task is its tool call (older CLIs print no flag: their tasks are background)
         if tool is not None and ev.is_backgrounded is False:
-            s.tasks.pop(ev.task_id, None)
+            if s.tasks.pop(ev.task_id, None) is not None:
+                self._release(s, "task", ev.task_id)
             s.tool_tasks[ev.task_id] = tool.id
             tool.task = put_attributes({"task.id": ev.task_id}, (
                 ("task.type", ev.task_type), ("task.description", ev.description),
@@ -183,17 +186,17 @@ class SubagentsMixin:
     def _agent(self, s: Session, key: str, now: int) -> Agent | None:
         agent = s.agents.get(key)
         if agent is not None:
+            self._charge(s, "agent", key, agent)  # active: the most recent
             return agent
         if key in s.closed_agents:
             self.ctx.stats.late_events_ignored += 1
-            return None
-        if self._capped(s.agents):
             return None
         agent = Agent(key, self._span_id(s, "subagent", key), now, now)
         hint = s.hints.pop(key, None)
         if hint is not None:
             agent.subagent_type, agent.description = hint
         s.agents[key] = agent
+        self._charge(s, "agent", key, agent)
         return agent
 
     @staticmethod
@@ -217,10 +220,11 @@ class SubagentsMixin:
     def _task(self, s: Session, task_id: str, now: int) -> Task | None:
         task = s.tasks.get(task_id)
         if task is None:
-            if task_id in s.closed_tasks or self._capped(s.tasks):
+            if task_id in s.closed_tasks:
                 return None
             task = Task(task_id, self._span_id(s, "task", task_id), now, now)
             s.tasks[task_id] = task
+        self._charge(s, "task", task_id, task)  # new or active: the most recent
         return task
 
     # ------------------------------------------------------------------ records
@@ -237,6 +241,7 @@ class SubagentsMixin:
             del s.tools[tool.id]
             self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
         s.agents.pop(agent.key, None)
+        self._release(s, "agent", agent.key)
         s.closed_agents.add(agent.key)
         if agent.task_id is not None:
             s.agent_tasks.pop(agent.task_id, None)
@@ -281,6 +286,7 @@ class SubagentsMixin:
 
     def _emit_task(self, s: Session, task: Task, now: int, summary: str | None, *, eof: bool) -> None:
         s.tasks.pop(task.task_id, None)
+        self._release(s, "task", task.task_id)
         s.closed_tasks.add(task.task_id)
         end = task.end_time_ns or now
         start = task.start_ns

@@ -34,11 +34,11 @@ from ..events import (
     WorkflowStarted,
 )
 from .base import Context, RunBase, RunTable, interrupted_event, shift_times, span_name
+from .budget import ITEM_BYTES, RUN_BYTES, text_bytes
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
 
-#: Caps that keep memory bounded by design, not by stream length.
-MAX_OPEN_RUNS = 1_000
+#: Agents per run at most (memory: open runs are bounded by the state budget, :mod:`.budget`).
 MAX_AGENTS_PER_RUN = 10_000
 
 NO_TERMINAL_AT_EOF = "no terminal state at end of input"
@@ -81,6 +81,18 @@ class _Run(RunBase):
     timer: Any = None
     phases: dict[int, _Phase] = field(default_factory=dict)
     agents: dict[int, _Agent] = field(default_factory=dict)
+    #: estimated bytes of the strings its agents hold (the state budget's weight)
+    held_chars: int = 0
+
+
+def _entry_chars(e: WorkflowAgent) -> int:
+    return text_bytes(e.agent_id, e.state, e.label, e.phase_title, e.model, e.error,
+                      e.result_preview, e.prompt_preview)
+
+
+def _weigh(run: _Run) -> int:
+    return (RUN_BYTES + ITEM_BYTES * (len(run.agents) + len(run.phases))
+            + text_bytes(run.name, run.description, run.summary) + run.held_chars)
 
 
 def workflow_display_name(raw: str | None) -> str:
@@ -101,12 +113,11 @@ class WorkflowTracker:
         self,
         ctx: Context,
         *,
-        max_runs: int = MAX_OPEN_RUNS,
         max_agents: int = MAX_AGENTS_PER_RUN,
     ) -> None:
         self.ctx = ctx
         self.max_agents = max_agents
-        self.table: RunTable[_Run] = RunTable(ctx, max_runs, close=self._close)
+        self.table: RunTable[_Run] = RunTable(ctx, close=self._close, weigh=_weigh)
         self.runs = self.table.open
         self._closed = self.table.closed
 
@@ -126,6 +137,9 @@ class WorkflowTracker:
             self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
         elif isinstance(ev, TaskNotification):
             self._notification(ev, self.ctx.clock.at(ev.ts_ns))
+        else:
+            return
+        self.table.recharge()
 
     def rebase(self, shift: int) -> None:
         """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
@@ -145,7 +159,7 @@ class WorkflowTracker:
 
     def _run_for(self, ev: Event, task_id: str, now: int, create: bool) -> _Run | None:
         key = (ev.session_id, task_id)
-        run = self.runs.get(key)
+        run = self.table.lookup(key)
         if run is not None or not create:
             return run
         ref = self.ctx.workflow_ref(ev.session_id, task_id)
@@ -175,7 +189,7 @@ class WorkflowTracker:
         run.description = ev.description or run.description
 
     def _updated(self, ev: TaskUpdated, now: int) -> None:
-        run = self.runs.get((ev.session_id, ev.task_id))
+        run = self.table.lookup((ev.session_id, ev.task_id))
         if run is None:
             if (ev.session_id, ev.task_id) in self._closed:
                 self.ctx.stats.late_events_ignored += 1
@@ -187,7 +201,7 @@ class WorkflowTracker:
 
     def _notification(self, ev: TaskNotification, now: int) -> None:
         key = (ev.session_id, ev.task_id)
-        run = self.runs.get(key)
+        run = self.table.lookup(key)
         if run is None:
             if key in self._closed:
                 self.ctx.stats.duplicate_notifications += 1
@@ -231,9 +245,11 @@ class WorkflowTracker:
                     continue
                 agent = _Agent(entry, self.ctx.ids.span_id(run.trace_id, "agent", str(entry.index)), now)
                 run.agents[entry.index] = agent
+                run.held_chars += _entry_chars(entry)
             elif agent.emitted or agent.terminal_seen_ns is not None:
                 continue  # terminal states are final
             else:
+                run.held_chars += _entry_chars(entry) - _entry_chars(agent.entry)
                 agent.entry = entry
             if entry.phase_index is not None:
                 self._phase(run, entry.phase_index, entry.phase_title, now)

@@ -1,5 +1,6 @@
-"""Memory is bounded by design, not by stream length: finished runs are released, and every cap
-counts when it is hit (runs, agents per run, remembered closed runs, the decoder's snapshot cache)."""
+"""Memory is bounded by design, not by stream length: finished runs are released, open ones are
+bounded by the state budget, and every cap counts when it is hit (agents per run, remembered
+closed runs, the decoder's snapshot cache)."""
 
 from __future__ import annotations
 
@@ -25,35 +26,41 @@ def make(**caps):
     return Tracker(ctx, [part]), part, records, stats
 
 
-def test_run_cap_counts_and_drops_new_runs_only():
-    tracker, part, records, stats = make(max_runs=2)
+def test_open_runs_are_bounded_by_the_state_budget_not_a_count():
+    """Four never-ending runs under a budget that holds two: the two least recently active are
+    ended early (interrupted, their spans counted), the two latest stay open."""
+    tracker, part, records, stats = make()
+    tracker.ctx.budget.limit = 2 * wf.RUN_BYTES + 100
     for task in ("a", "b", "c", "d"):
         tracker.handle(WorkflowStarted("s", T0, task_id=task))
-    assert sorted(k[1] for k in part.runs) == ["a", "b"]
-    assert stats.runs_capped == 2
+    assert sorted(k[1] for k in part.runs) == ["c", "d"]
+    assert [r.attributes["workflow.task_id"] for r in records] == ["a", "b"]
+    assert all(r.events[-1].attributes == {"otelbridge.reason": "state budget full"} for r in records)
+    assert stats.state_budget_ended == 2 and stats.runs_capped == 0
     tracker.finish()
-    assert len(records) == 2  # the two tracked roots, nothing of the capped ones
+    assert len(records) == 4
 
 
-def test_a_full_table_closes_the_oldest_run_in_its_grace_window_to_make_room():
-    """Runs that ended and only wait out their grace window do not hold a new run out: the
-    oldest of them is closed at once (its spans exported) and the new run is tracked."""
+def test_a_run_in_its_grace_window_is_closed_plainly_when_the_budget_needs_room():
+    """A run that ended and only waits out its grace window is closed at once (its spans
+    exported as they would be, not interrupted, not counted) when it is the least recently
+    active."""
     records, stats = [], Stats()
     ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats,
                   call_later=Timers(), grace_s=5.0)
-    part = wf.WorkflowTracker(ctx, max_runs=2)
+    part = wf.WorkflowTracker(ctx)
     tracker = Tracker(ctx, [part])
+    ctx.budget.limit = 2 * wf.RUN_BYTES + 100
     for task in ("a", "b"):
         tracker.handle(WorkflowStarted("s", T0, task_id=task))
-    tracker.handle(TaskNotification("s", T0 + 1, task_id="a", status="completed"))  # a: in grace
-    tracker.handle(WorkflowStarted("s", T0 + 2, task_id="c"))
-    assert sorted(k[1] for k in part.runs) == ["b", "c"]
-    assert [r.attributes["workflow.task_id"] for r in records] == ["a"]  # a ended early, exported
-    assert stats.runs_capped == 0
-    # no run waits in its grace window: the next one is refused, counted once however often seen
-    for _ in range(3):
-        tracker.handle(WorkflowStarted("s", T0 + 3, task_id="d"))
-    assert sorted(k[1] for k in part.runs) == ["b", "c"] and stats.runs_capped == 1
+    tracker.handle(TaskNotification("s", T0 + 1, task_id="b", status="completed"))  # b: in grace
+    tracker.handle(WorkflowStarted("s", T0 + 2, task_id="a"))  # a: active again
+    tracker.handle(WorkflowStarted("s", T0 + 3, task_id="c"))
+    assert sorted(k[1] for k in part.runs) == ["a", "c"]
+    (root,) = records
+    assert root.attributes["workflow.task_id"] == "b"
+    assert root.attributes["workflow.status"] == "completed" and root.events == []
+    assert stats.state_budget_ended == 0
 
 
 def test_agent_cap_per_run_counts():
@@ -121,6 +128,7 @@ def test_session_events_for_sessions_never_seen_stay_bounded():
 
     records, stats = [], Stats()
     ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    ctx.budget.limit = 1 << 30  # the count caps alone (the state budget: test_budget.py)
     tracker = Tracker(ctx, [CaudraTracker(ctx)])
     n = MAX_SESSION_EVENTS + 5_000
     for i in range(n):
@@ -141,6 +149,7 @@ def test_notices_waiting_for_their_firing_stay_bounded():
 
     records, stats = [], Stats()
     ctx = Context(emit=records.append, ids=Ids(False), clock=Clock("stream"), stats=stats)
+    ctx.budget.limit = 1 << 30  # the count caps alone (the state budget: test_budget.py)
     part = caudra.CaudraTracker(ctx)
     tracker = Tracker(ctx, [part])
     n = caudra.MAX_PENDING_NOTICE_EVENTS + MAX_SESSION_EVENTS + 3

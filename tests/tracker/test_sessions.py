@@ -347,17 +347,6 @@ def test_clock_switch_to_stream_moves_earlier_times():
         assert at(0) <= rec.start_ns <= rec.end_ns <= at(100), rec.name
 
 
-def test_caps_evict_the_oldest_session_and_count():
-    run = Run()
-    run.tracker.max_sessions = 2
-    for i in range(3):
-        run.feed(ModelCall(f"s{i}", at(i), message_id=f"m{i}"))
-    assert run.stats.sessions_capped == 1
-    assert [r.attributes.get("gen_ai.conversation.id") for r in run.named("invoke_agent claude-code")] == ["s0"]
-    run.finish()
-    assert len(run.named("invoke_agent claude-code")) == 3
-
-
 def test_tracker_runs_the_session_part_by_default():
     records = []
     ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream", wall=lambda: T0), stats=Stats())
