@@ -30,14 +30,12 @@ class Stats:
     spans_sampled_out: int = 0
     late_events_ignored: int = 0
     duplicate_notifications: int = 0
-    runs_capped: int = 0
     agents_capped: int = 0
     session_events_capped: int = 0
     events_capped: int = 0
     session_events_unclaimed: int = 0
     bernstein_runs_without_terminal: int = 0
     # sessions (tracker/sessions.py)
-    sessions_capped: int = 0
     session_items_capped: int = 0
     duplicate_results: int = 0
     seq_gaps: int = 0
@@ -48,8 +46,7 @@ class Stats:
         """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
         caps = ", ".join(
             f"{count} {what}" for count, what in (
-                (self.runs_capped, "runs"), (self.agents_capped, "agents"),
-                (self.sessions_capped, "sessions"), (self.session_items_capped, "session items"),
+                (self.agents_capped, "agents"), (self.session_items_capped, "session items"),
                 (self.session_events_capped + self.events_capped, "events"),
             ) if count
         )

@@ -187,7 +187,7 @@ def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
                        "--summary", "never", "--stats-json", str(stats), str(long)])
     assert proc.returncode == 0, proc.stderr
     counts = json.loads(stats.read_text())
-    assert counts["runs_capped"] == 0
+    assert counts["state_budget_ended"] == 0
     roots = sum(line.count('"invoke_workflow ') for line in (tmp_path / "o.jsonl").read_text().splitlines())
     assert roots == 1100
 

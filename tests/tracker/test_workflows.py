@@ -273,6 +273,6 @@ def test_caps_are_counted(cap):
     part.handle(progress("a", [agent(1, "start", T0), agent(2, "start", T0)]))
     part.handle(progress("b", [agent(1, "start", T0)]))
     part.finish()
-    assert stats.agents_capped == 1 and stats.runs_capped == 0
+    assert stats.agents_capped == 1
     assert sum(r.name.startswith("invoke_workflow") for r in records) == 2
     assert sum(r.name.startswith("invoke_agent") for r in records) == 2
