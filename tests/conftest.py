@@ -54,6 +54,27 @@ def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None =
     )
 
 
+def export_in_process(data: bytes, endpoint: str, *, chunk: int = 65536, **flags):
+    """``data`` through stages 2–5 in this process (a :class:`~otelbridge.pipeline.Pipeline`,
+    fed in ``chunk``-byte pieces that cut lines, as the decoding process is fed), its spans sent
+    by the real OTLP/HTTP exporter to ``endpoint`` and flushed (10 s at most). ``flags``: as
+    :func:`otelbridge.config.build` takes them (``deterministic_ids=True``, ...). For tests of
+    what the spans are, where no process boundary is the point. Returns (Stats, all exported)."""
+    from otelbridge.config import build
+    from otelbridge.deadline import Deadline
+    from otelbridge.pipeline import Pipeline
+    from otelbridge.stats import Stats
+
+    stats = Stats()
+    cfg = build(exporter="otlp", protocol="http/protobuf", env=clean_env(), endpoint=endpoint, **flags)
+    pipeline = Pipeline(cfg, stats)
+    for start in range(0, len(data), chunk):
+        piece = data[start:start + chunk]
+        pipeline.on_chunk(piece, len(piece))
+    pipeline.end_stream()
+    return stats, pipeline.exporters.shutdown(Deadline.after(10))
+
+
 def workflow_facts(path: Path):
     """What a recorded workflow stream itself says: (task_started, the last snapshot's agents,
     its phases, task_updated, task_notification) — the last snapshot is authoritative."""
