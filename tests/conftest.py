@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background by a non-interactive shell (``cmd &``, CI scripts) has
+# SIGINT ignored, and an ignored signal stays ignored across exec: every otelbridge, ``sh`` trap
+# and wrapped child the tests start would ignore a Ctrl-C. Start them as a terminal would.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
