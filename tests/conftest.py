@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background by a non-interactive shell (``cmd &``, CI scripts) has
+# SIGINT ignored, and an ignored signal stays ignored across exec: every otelbridge, ``sh`` trap
+# and wrapped child the tests start would ignore a Ctrl-C. Start them as a terminal would.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -52,6 +59,27 @@ def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None =
         timeout=timeout,
         cwd=ROOT,
     )
+
+
+def export_in_process(data: bytes, endpoint: str, *, chunk: int = 65536, **flags):
+    """``data`` through stages 2–5 in this process (a :class:`~otelbridge.pipeline.Pipeline`,
+    fed in ``chunk``-byte pieces that cut lines, as the decoding process is fed), its spans sent
+    by the real OTLP/HTTP exporter to ``endpoint`` and flushed (10 s at most). ``flags``: as
+    :func:`otelbridge.config.build` takes them (``deterministic_ids=True``, ...). For tests of
+    what the spans are, where no process boundary is the point. Returns (Stats, all exported)."""
+    from otelbridge.config import build
+    from otelbridge.deadline import Deadline
+    from otelbridge.pipeline import Pipeline
+    from otelbridge.stats import Stats
+
+    stats = Stats()
+    cfg = build(exporter="otlp", protocol="http/protobuf", env=clean_env(), endpoint=endpoint, **flags)
+    pipeline = Pipeline(cfg, stats)
+    for start in range(0, len(data), chunk):
+        piece = data[start:start + chunk]
+        pipeline.on_chunk(piece, len(piece))
+    pipeline.end_stream()
+    return stats, pipeline.exporters.shutdown(Deadline.after(10))
 
 
 def workflow_facts(path: Path):

@@ -211,7 +211,9 @@ class HttpReceiver:
         if ssl_context is not None:
             self.server.socket = ssl_context.wrap_socket(self.server.socket, server_side=True)
             self.endpoint = f"https://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # a short poll: ``shutdown()`` waits for the loop's next poll (0.5 s by default, per use)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
+                                       daemon=True)
 
     def __enter__(self) -> "HttpReceiver":
         self.thread.start()

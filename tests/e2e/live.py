@@ -6,22 +6,28 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import Callable
 
 from tests.conftest import ROOT, clean_env
 
 
-def feed_live(args: list[str], parts: list[tuple[float, bytes]], close_after_s: float):
-    """Run ``python -m otelbridge ARGS``; write each ``(at_s, data)`` of ``parts`` at ``at_s``
-    seconds after the start; close stdin at ``close_after_s``. Returns (returncode, stdout,
-    stderr). Bounded: the process must end within 30 s."""
+def feed_live(args: list[str], parts: list[tuple[float | Callable[[], object], bytes]], close_after_s: float):
+    """Run ``python -m otelbridge ARGS``; write each ``(at, data)`` of ``parts`` at ``at`` seconds
+    after the start, or, when ``at`` is a callable, once ``at()`` has returned (a condition the
+    test waits for, e.g. spans at a receiver, so the order does not depend on machine load);
+    close stdin at ``close_after_s`` (or right after the last part, whichever is later).
+    Returns (returncode, stdout, stderr). Bounded: the process must end within 30 s."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "otelbridge", *args],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT,
     )
     started = time.monotonic()
     try:
-        for at_s, data in [*parts, (close_after_s, b"")]:
-            time.sleep(max(0.0, at_s - (time.monotonic() - started)))
+        for at, data in [*parts, (close_after_s, b"")]:
+            if callable(at):
+                at()
+            else:
+                time.sleep(max(0.0, at - (time.monotonic() - started)))
             proc.stdin.write(data)
             proc.stdin.flush()
         out, err = proc.communicate(timeout=30)  # closes stdin: end of input

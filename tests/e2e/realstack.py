@@ -2,8 +2,10 @@
 ``collector-config/build.sh`` into ``.tools/bin``, started on free 127.0.0.1 ports.
 
 - :func:`require_binaries`: the binaries, or a failure in CI (``CI`` set) / a skip elsewhere.
-- :class:`Service`: one started binary, its log in a file, stopped (terminate, then kill) by
-  its owner; ``wait_http`` polls an URL with a deadline.
+- :class:`Service`: one started binary, its log in a file; ``wait_http`` polls an URL with a
+  deadline; :func:`ready` waits for several started together, :func:`stop_all` ends several
+  at once (terminate, then kill after :data:`STOP_WAIT` s: a test never waits out a graceful
+  shutdown).
 - :func:`start_collector`: ``otelcol-otelbridge --config FILE --config OVERRIDE``: the real file,
   with only its listening addresses moved onto free ports (and what a test names) by a second
   file that the collector merges over it.
@@ -40,6 +42,9 @@ CONF = ROOT / "collector-config"
 #: otelbridge as installed beside the running interpreter (the venv's, or CI's).
 OTELBRIDGE = Path(sys.executable).parent / "otelbridge"
 START_TIMEOUT = 30.0
+#: Seconds a stopped service gets to exit after SIGTERM before SIGKILL: the tests read what they
+#: need before stopping; the collector and Jaeger spend up to ~10 s draining at shutdown.
+STOP_WAIT = 1.0
 
 
 def require_binaries(*binaries: Path) -> None:
@@ -69,8 +74,9 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
 class Service:
     """A started binary; output to ``log``; ``stop()`` ends it (and is safe to repeat)."""
 
-    def __init__(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.name, self.log = name, log
+    def __init__(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None,
+                 ready_url: str = "") -> None:
+        self.name, self.log, self.ready_url = name, log, ready_url
         self._out = open(log, "wb")
         self.proc = subprocess.Popen(argv, stdout=self._out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env={**os.environ, **(env or {})}, cwd=ROOT)
@@ -95,14 +101,30 @@ class Service:
         return self.log.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self._out.close()
+        stop_all([self])
+
+
+def ready(*services: Service) -> None:
+    """Each of ``services`` (started together, so their start-ups overlap) answers its ready URL."""
+    for svc in services:
+        svc.wait_http(svc.ready_url)
+
+
+def stop_all(services: list[Service]) -> None:
+    """SIGTERM to every one of ``services`` still running, SIGKILL to those not gone within
+    :data:`STOP_WAIT` s; safe to repeat."""
+    running = [svc for svc in services if svc.proc.poll() is None]
+    for svc in running:
+        svc.proc.terminate()
+    deadline = time.monotonic() + STOP_WAIT
+    for svc in running:
+        try:
+            svc.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            svc.proc.kill()
+            svc.proc.wait(timeout=10)
+    for svc in services:
+        svc._out.close()
 
 
 def startup_warnings(svc: Service) -> list[str]:
@@ -148,22 +170,26 @@ def listening_override(cfg: dict) -> tuple[dict, dict[str, int]]:
 
 
 def start_collector(config: Path, workdir: Path, name: str, *, env: dict[str, str] | None = None,
-                    changes: dict | None = None) -> tuple[Service, dict[str, int]]:
+                    changes: dict | None = None, wait: bool = True) -> tuple[Service, dict[str, int]]:
     """``config`` (a collector-config/otelcol*.yaml) merged with a file that moves its listening
     addresses to free ports and applies ``changes`` (a partial config: what a test must set).
-    Returns the ready service (its health_check answers) and its ports."""
+    Returns the service, ready (its health_check answers) unless ``wait`` is false (then
+    :func:`ready` it), and its ports."""
     override, ports = listening_override(yaml.safe_load(config.read_text()))
     override = deep_merge(override, changes or {})
     extra = workdir / f"{name}.override.yaml"
     extra.write_text(yaml.safe_dump(override))
-    svc = Service(name, [str(COLLECTOR), f"--config={config}", f"--config={extra}"], workdir / f"{name}.log", env)
-    svc.wait_http(f"http://127.0.0.1:{ports['health']}/")
+    svc = Service(name, [str(COLLECTOR), f"--config={config}", f"--config={extra}"], workdir / f"{name}.log", env,
+                  ready_url=f"http://127.0.0.1:{ports['health']}/")
+    if wait:
+        ready(svc)
     return svc, ports
 
 
-def start_jaeger(workdir: Path) -> tuple[Service, dict[str, int]]:
+def start_jaeger(workdir: Path, wait: bool = True) -> tuple[Service, dict[str, int]]:
     """Jaeger v2 with collector-config/jaeger.yaml; its addresses set through the environment
-    variables that file reads. Ports: grpc, http (OTLP), query (HTTP API), query_grpc, metrics."""
+    variables that file reads. Ports: grpc, http (OTLP), query (HTTP API), query_grpc, metrics.
+    Ready unless ``wait`` is false (then :func:`ready` it)."""
     ports = {k: free_port() for k in ("grpc", "http", "query", "query_grpc", "metrics")}
     env = {
         "JAEGER_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{ports['grpc']}",
@@ -173,8 +199,10 @@ def start_jaeger(workdir: Path) -> tuple[Service, dict[str, int]]:
         "JAEGER_METRICS_HOST": "127.0.0.1",
         "JAEGER_METRICS_PORT": str(ports["metrics"]),
     }
-    svc = Service("jaeger", [str(JAEGER), f"--config={CONF / 'jaeger.yaml'}"], workdir / "jaeger.log", env)
-    svc.wait_http(f"http://127.0.0.1:{ports['query']}/api/services")
+    svc = Service("jaeger", [str(JAEGER), f"--config={CONF / 'jaeger.yaml'}"], workdir / "jaeger.log", env,
+                  ready_url=f"http://127.0.0.1:{ports['query']}/api/services")
+    if wait:
+        ready(svc)
     return svc, ports
 
 

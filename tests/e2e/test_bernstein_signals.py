@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace
+from tests.conftest import session_name, EXAMPLES, clean_env, export_in_process, run_bridge, session_span_count, spans_of_trace
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 SIGNALS = EXAMPLES / "bernstein-signals.txt"
@@ -40,6 +40,16 @@ def export(data: bytes, *args: str, expect: int, env: dict | None = None, receiv
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data  # every byte through, unchanged
     return proc, spans
+
+
+def decode_here(data: bytes, *, expect: int, **flags):
+    """``data``'s spans through the pipeline in this process (which dialects decode what: no
+    process boundary is the point), at a real OTLP receiver."""
+    with HttpReceiver() as rx:
+        stats, all_exported = export_in_process(data, rx.endpoint, **flags)
+        spans = rx.received.spans()
+    assert all_exported and stats.spans_exported == stats.spans_started == len(spans) == expect
+    return spans
 
 
 def test_example_signals_on_run_stdin():
@@ -116,8 +126,7 @@ def test_mixed_stream_and_dialect_restriction(dialects, want_run, want_workflow)
     n_session = session_span_count(b"\n".join(cbc))
     assert n_session == 2  # the session span and its one turn (one result, no model calls)
     expect = (1 if want_run else 0) + (n_workflow + n_session if want_workflow else 0)
-    args = [a for d in dialects for a in ("--dialect", d)]
-    proc, spans = export(data, "--deterministic-ids", *args, expect=expect)
+    spans = decode_here(data, expect=expect, deterministic_ids=True, dialects=dialects)
     assert len(spans) == expect
     runs = [s for s in spans if s.name == "run stdin"]
     workflow = spans_of_trace(spans, "invoke_workflow ") if want_workflow else []
@@ -142,8 +151,8 @@ def test_mixed_stream_and_dialect_restriction(dialects, want_run, want_workflow)
         assert root.links == [(agent.trace_id, agent.span_id)] and agent.links == [(root.trace_id, root.span_id)]
         # the interleaved plain lines change nothing of the workflow and session traces: same as
         # the cbc lines alone
-        _, alone = export(b"\n".join(cbc) + b"\n", "--deterministic-ids", "--dialect", "claude_code",
-                          expect=n_workflow + n_session)
+        alone = decode_here(b"\n".join(cbc) + b"\n", expect=n_workflow + n_session, deterministic_ids=True,
+                            dialects=("claude_code",))
         key = lambda s: (s.span_id, s.name, s.parent_span_id, s.start_ns, s.end_ns, s.status_code)  # noqa: E731
         assert sorted(map(key, workflow + session)) == sorted(map(key, alone))
 

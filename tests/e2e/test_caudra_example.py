@@ -193,8 +193,11 @@ def _workflow_line(event: dict) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
-@pytest.mark.parametrize("grace_s, late_at_s, lands", [(3.0, 0.3, True), (0.2, 1.2, False)])
-def test_caudra_grace_window_in_real_time(grace_s, late_at_s, lands):
+@pytest.mark.parametrize("lands", [True, False])
+def test_caudra_grace_window_in_real_time(lands):
+    """The late log lands while the window is open (a long one, cut short by the end of input);
+    once it has closed in real time (0.2 s; its spans reached the receiver, whatever the
+    machine's load) it is ignored and counted."""
     t = 1_790_000_000
     history = [{"title": "build", "started_at": t}]
     done = b"".join([
@@ -205,9 +208,12 @@ def test_caudra_grace_window_in_real_time(grace_s, late_at_s, lands):
     ])
     late = _workflow_line({"kind": "log", "run_id": 42, "at": t + 6, "message": "artifacts uploaded", "revision": 3})
     with GrpcReceiver() as rx:
+        def window_closed():
+            assert len(rx.received.wait_for(2, timeout=25)) == 2, "the run never closed"
+
         code, out, err = feed_live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
-                                    "--grace-period", str(grace_s)], [(0.0, done), (late_at_s, late)],
-                                   late_at_s + 0.3)
+                                    "--grace-period", "60" if lands else "0.2"],
+                                   [(0.0, done), (0.1 if lands else window_closed, late)], 0.0)
         spans = rx.received.wait_for(2, timeout=5)
     assert code == 0, err
     assert out == done + late

@@ -105,7 +105,8 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
             "durationMs": 40, "label": "early"}
     script = [
         [0, {**base, "subtype": "task_progress", "workflow_progress": [done]}],
-        [2.5, {**base, "subtype": "task_notification", "status": "completed"}],
+        # the workflow ends only once the test has seen the agent at the receiver
+        [f"wait:{tmp_path / 'gate'}", {**base, "subtype": "task_notification", "status": "completed"}],
     ]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(script))
@@ -115,8 +116,11 @@ def test_terminal_agent_exported_while_workflow_runs(tmp_path):
              sys.executable, str(EMITTER), str(path)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=clean_env(OTEL_BSP_SCHEDULE_DELAY="200"))  # a batch leaves 0.2 s after its first span
-        early = rx.received.wait_for(1, timeout=2.2)
-        still_running = proc.poll() is None
+        try:
+            early = rx.received.wait_for(1, timeout=20)
+            still_running = proc.poll() is None
+        finally:
+            (tmp_path / "gate").touch()
         proc.communicate(timeout=30)
         final = rx.received.spans()
     assert still_running

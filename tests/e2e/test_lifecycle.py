@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
-from tests.conftest import run_bridge, spans_of_trace
+from tests.conftest import clean_env, run_bridge, spans_of_trace
 from tests.receivers import HttpReceiver
 
 EMITTER = Path(__file__).with_name("emitter.py")
@@ -30,15 +31,29 @@ def snapshot(*agents):
         {"type": "workflow_phase", "index": 1, "title": "Work"}, *agents])
 
 
-def run_script(tmp_path, script, grace):
+def run_script(tmp_path, script, grace, open_gate_at: int | None = None):
+    """otelbridge wrapping the emitter playing ``script``; with ``open_gate_at``, the script's
+    ``"wait:GATE"`` line (see :func:`gate`) is released once that many spans have reached the
+    receiver. Returns (the completed process, the spans received, --stats-json)."""
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
     stats = tmp_path / "stats.json"
     with HttpReceiver() as rx:
+        if open_gate_at is not None:
+            def release():
+                rx.received.wait_for(open_gate_at, timeout=30)
+                gate(tmp_path).touch()
+
+            threading.Thread(target=release, daemon=True).start()
         proc = run_bridge(["--endpoint", rx.endpoint, "--grace-period", str(grace),
-                           "--stats-json", str(stats), "--", sys.executable, str(EMITTER), str(path)])
+                           "--stats-json", str(stats), "--", sys.executable, str(EMITTER), str(path)],
+                          env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))  # spans leave 0.1 s after they end
         spans = rx.received.spans()
     return proc, spans, json.loads(stats.read_text())
+
+
+def gate(tmp_path) -> Path:
+    return tmp_path / "gate"
 
 
 def run_and_session(everything, root):
@@ -66,15 +81,16 @@ def test_interrupt_path_late_error_flips_land_within_grace(tmp_path):
         [0.05, sys_line("task_updated", patch={"status": "killed", "end_time": "$NOW"})],
         [0, sys_line("task_notification", status="stopped", summary="stopped by user")],
         # cbc superset: agents wind down after the notification (inside the 1.5 s window)
-        [0.2, snapshot(agent(1, "error", error="subagent aborted: user cancel", endedAt="$NOW"),
+        [0.1, snapshot(agent(1, "error", error="subagent aborted: user cancel", endedAt="$NOW"),
                        agent(2, "start"), agent(3, "start"))],
-        [0.2, snapshot(agent(1, "error", error="subagent aborted: user cancel", endedAt="$NOW"),
+        [0.1, snapshot(agent(1, "error", error="subagent aborted: user cancel", endedAt="$NOW"),
                        agent(2, "error", error="subagent aborted: user cancel", endedAt="$NOW"),
                        agent(3, "start"))],
-        # after the window closed: counted, not applied
-        [2.5, snapshot(agent(1, "error"), agent(2, "error"), agent(3, "error", error="too late"))],
+        # after the window closed (its 5 spans were exported): counted, not applied
+        [f"wait:{gate(tmp_path)}",
+         snapshot(agent(1, "error"), agent(2, "error"), agent(3, "error", error="too late"))],
     ]
-    proc, everything, stats = run_script(tmp_path, script, grace=1.5)
+    proc, everything, stats = run_script(tmp_path, script, grace=1.5, open_gate_at=5)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(b"\n") == len(script)
     spans = spans_of_trace(everything, "invoke_workflow ")

@@ -89,8 +89,7 @@ def stack(tmp_path_factory):
             yield {"jaeger": jaeger, "jaeger_ports": jports, "collector": collector, "ports": ports,
                    "tempo": tempo}
         finally:
-            for svc in reversed(started):
-                svc.stop()
+            realstack.stop_all(started)
 
 
 def test_collector_and_jaeger_start_without_warnings(stack):

@@ -83,9 +83,11 @@ def scale(tmp_path_factory):
                     CONF / "otelcol-gateway.yaml", work, name,
                     env={"OTELBRIDGE_JAEGER_ENDPOINT": f"127.0.0.1:{jports['grpc']}",
                          "OTELBRIDGE_TEMPO_ENDPOINT": f"127.0.0.1:{tempo.port}"},
-                    changes={"processors": {"tail_sampling": {"decision_wait": f"{DECISION_WAIT_S}s"}}})
+                    changes={"processors": {"tail_sampling": {"decision_wait": f"{DECISION_WAIT_S}s"}}},
+                    wait=False)
                 started.append(svc)
                 gateways.append((svc, ports, tempo))
+            realstack.ready(*(svc for svc, _, _ in gateways))  # the two start side by side
             static = {"hostnames": [f"127.0.0.1:{ports['grpc']}" for _, ports, _ in gateways]}
             agent, aports = realstack.start_collector(
                 CONF / "otelcol-agent-lb.yaml", work, "agent",
@@ -102,8 +104,7 @@ def scale(tmp_path_factory):
                 assert proc.returncode == 0, proc.stderr
             yield {"reference": reference, "gateways": gateways, "jaeger_ports": jports, "agent": agent}
         finally:
-            for svc in reversed(started):
-                svc.stop()
+            realstack.stop_all(started)
 
 
 def own_counts(telemetry_port: int) -> dict[str, float]:

@@ -1,5 +1,7 @@
-"""End to end on every Claude Code and milk recording and on our own examples: otelbridge as a
-subprocess, spans at a real OTLP receiver, expectations derived from each file's own lines."""
+"""Every Claude Code and milk recording and our own examples through the pipeline in process (no
+process boundary is the point: the stream's bytes of every recording are checked through a real
+process in test_conformance), spans at a real OTLP receiver, expectations derived from each
+file's own lines."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import session_name, EXAMPLES, FIXTURES, run_bridge
+from tests.conftest import session_name, EXAMPLES, FIXTURES, export_in_process
 from tests.receivers import HttpReceiver
 
 MS = 1_000_000
@@ -93,14 +95,16 @@ class Facts:
         return total_in, total_out
 
 
-def export(path: Path, *args: str):
+def export(path: Path, **flags):
+    """The spans of ``path`` at a real OTLP receiver; every span built exported, none dropped."""
     data = path.read_bytes()
     with HttpReceiver() as rx:
-        proc = run_bridge(["--endpoint", rx.endpoint, *args], data)
-        spans = rx.received.wait_for(1, timeout=5)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == data
-    assert f" {len(spans)} exported, 0 dropped".encode() in proc.stderr
+        stats, all_exported = export_in_process(data, rx.endpoint, **flags)
+        spans = rx.received.spans()
+    assert all_exported
+    assert stats.lines == data.count(b"\n")
+    assert len(spans) == stats.spans_exported == stats.spans_started > 0
+    assert stats.spans_dropped == 0
     return spans
 
 
@@ -241,7 +245,7 @@ def test_milk_times_from_ts_and_session_events(path: Path):
 def test_background_task_and_local_agent_merge_in_example():
     path = EXAMPLES / "claude-code-session.jsonl"
     lines = docs(path)
-    spans = export(path, "--deterministic-ids")
+    spans = export(path, deterministic_ids=True)
     (session,) = [s for s in spans if s.parent_span_id == ""]
     started = {d["task_id"]: d for d in lines if d.get("subtype") == "task_started"}
     # the local_agent task is the Explore sub-agent's span (one span), not a task span
