@@ -154,9 +154,11 @@ def rate(middle: list[str], path: Path, seconds: float, bps: float = 200_000, wr
     """Cores used by ``middle`` (and its children) on a paced stream, from 2 s in to the end."""
     src = subprocess.Popen([PY, "-c", PACED, str(bps), str(writes), str(seconds + 2), str(path)],
                            stdout=subprocess.PIPE)
-    mid = subprocess.Popen(middle, stdin=src.stdout, stdout=subprocess.DEVNULL,
+    mid = subprocess.Popen(middle, stdin=src.stdout, stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, env=env or bench.ENV, cwd=cwd or ROOT)
+    sink = subprocess.Popen(["cat"], stdin=mid.stdout, stdout=subprocess.DEVNULL)  # a pipe, as in use
     src.stdout.close()
+    mid.stdout.close()
     time.sleep(2.0)
     pids = bench._tree(mid.pid)
     c0, t0 = _cpu_ticks(pids), time.monotonic()
@@ -165,6 +167,7 @@ def rate(middle: list[str], path: Path, seconds: float, bps: float = 200_000, wr
     c1, t1 = _cpu_ticks(pids), time.monotonic()
     src.wait()
     mid.wait()
+    sink.wait()
     return (c1 - c0) / TICK / (t1 - t0)
 
 

@@ -46,6 +46,14 @@ log = logging.getLogger("otelbridge")
 #: looked at between reads, so a read decoded past it stays small next to the end's budget.
 READ_SIZE = 64 * 1024
 
+#: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for
+#: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
+#: once; only the decoding waits). A burst fills every read and is never paused: at most
+#: SMALL_READ bytes wait in the 1 MiB pipe.
+SMALL_READ = 16 * 1024
+#: Seconds reading pauses after a small read (the end of input resumes it at once).
+PAUSE_S = 0.05
+
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
     "decoding fell behind the stream; parts of it were skipped unread (counted as not decoded) "
@@ -226,8 +234,17 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         if pos < len(data):
             decoder.chunk(data[pos:] if pos else data)
 
+    paused: asyncio.TimerHandle | None = None
+
+    def resume() -> None:
+        nonlocal paused
+        if paused is not None:
+            paused.cancel()
+            paused = None
+            loop.add_reader(data_fd, on_data)
+
     def on_data() -> None:
-        nonlocal offset
+        nonlocal offset, paused
         try:
             data = os.read(data_fd, READ_SIZE)
         except (BlockingIOError, InterruptedError):
@@ -240,9 +257,14 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             return
         apply(data)
         offset += len(data)
+        if len(data) < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
+            loop.remove_reader(data_fd)
+            paused = loop.call_later(PAUSE_S, resume)
 
     def on_control() -> None:
         read_control()
+        if control.end is not None:  # the end: what is left is read at once
+            resume()
         if control.eof:
             loop.remove_reader(ctl_fd)
 
