@@ -42,9 +42,10 @@ from . import install_loop
 
 log = logging.getLogger("otelbridge")
 
-#: Bytes read from the data pipe at once (64 KiB, a few hundred lines): the half-way mark is
-#: looked at between reads, so a read decoded past it stays small next to the end's budget.
-READ_SIZE = 64 * 1024
+#: Bytes read from the data pipe at once (128 KiB, a few hundred lines, into one reused buffer:
+#: a new bytes object a read is what costs): the half-way mark is looked at between reads, so a
+#: read decoded past it stays small next to the end's budget.
+READ_SIZE = 128 * 1024
 
 #: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for
 #: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
@@ -135,13 +136,14 @@ class LiveDecoder:
         except Exception as exc:
             log.warning("cannot set up tracing, passing the stream through only: %s", exc)
 
-    def chunk(self, data: bytes) -> None:
+    def chunk(self, data: bytes | bytearray, n: int) -> None:
+        """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
         if self.cut is not None and self.cut.passed():
-            self.gap(Gap.of(data))  # past half-way: counted, not decoded
+            self.gap(Gap.of(data, 0, n))  # past half-way: counted, not decoded
         elif self.pipeline is not None:
-            self.pipeline.on_chunk(data, len(data))
+            self.pipeline.on_chunk(data, n)
         else:
-            self.stats.lines += data.count(b"\n")
+            self.stats.lines += data.count(b"\n", 0, n)
 
     def gap(self, gap: Gap) -> None:
         before = self.stats.lines_not_decoded
@@ -221,18 +223,20 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         if decoder.cut is None and control.end is not None and "deadline" in control.end:
             decoder.cut = Deadline(float(control.end["deadline"])).halfway()
 
-    def apply(data: bytes) -> None:
-        """``data`` follows data-pipe byte ``offset``: decode it, with the gaps known up to its
-        end in their places (a gap at an offset comes before the data from that offset on)."""
-        pos, end = 0, offset + len(data)
+    buf = bytearray(READ_SIZE)
+
+    def apply(data: bytes | bytearray, n: int) -> None:
+        """``data[:n]`` follows data-pipe byte ``offset``: decode it, with the gaps known up to
+        its end in their places (a gap at an offset comes before the data from that offset on)."""
+        pos, end = 0, offset + n
         while control.gaps and control.gaps[0][0] <= end:
             at = max(control.gaps[0][0] - offset, 0)
             if at > pos:
-                decoder.chunk(data[pos:at])
+                decoder.chunk(data[pos:at], at - pos)
                 pos = at
             decoder.gap(control.gaps.popleft()[1])
-        if pos < len(data):
-            decoder.chunk(data[pos:] if pos else data)
+        if pos < n:
+            decoder.chunk(data[pos:n], n - pos) if pos else decoder.chunk(data, n)
 
     paused: asyncio.TimerHandle | None = None
 
@@ -246,18 +250,18 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     def on_data() -> None:
         nonlocal offset, paused
         try:
-            data = os.read(data_fd, READ_SIZE)
+            n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
             return
         read_control()  # after the read: every gap before the data just read is known now
-        if not data:
+        if not n:
             loop.remove_reader(data_fd)
             if not data_over.done():
                 data_over.set_result(None)
             return
-        apply(data)
-        offset += len(data)
-        if len(data) < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
+        apply(buf, n)
+        offset += n
+        if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
             loop.remove_reader(data_fd)
             paused = loop.call_later(PAUSE_S, resume)
 
@@ -275,7 +279,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         loop.remove_reader(ctl_fd)
     control.drain(wait=True)
     read_control()
-    apply(b"")  # the gaps after the last byte
+    apply(b"", 0)  # the gaps after the last byte
     end = control.end
     if end is None:  # the tee's process is gone without a word (killed)
         say("the tee's process ended unexpectedly; ending every span")
