@@ -47,13 +47,15 @@ log = logging.getLogger("otelbridge")
 #: read decoded past it stays small next to the end's budget.
 READ_SIZE = 128 * 1024
 
-#: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for
+#: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for up to
 #: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
-#: once; only the decoding waits). A burst fills every read and is never paused: at most
-#: SMALL_READ bytes wait in the 1 MiB pipe.
+#: once; only the decoding waits). A burst fills every read and is never paused.
 SMALL_READ = 16 * 1024
-#: Seconds reading pauses after a small read (the end of input resumes it at once).
+#: Seconds reading pauses after a small read at most (the end of input resumes it at once) ...
 PAUSE_S = 0.05
+#: ... and no longer than the stream's recent rate takes to bring this many bytes (a fraction
+#: of the 1 MiB pipe: a pause never makes the tee keep a backlog).
+PAUSE_BYTES = 128 * 1024
 
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
@@ -239,6 +241,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             decoder.chunk(data[pos:n], n - pos) if pos else decoder.chunk(data, n)
 
     paused: asyncio.TimerHandle | None = None
+    since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
 
     def resume() -> None:
         nonlocal paused
@@ -248,7 +251,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             loop.add_reader(data_fd, on_data)
 
     def on_data() -> None:
-        nonlocal offset, paused
+        nonlocal offset, paused, since, since_bytes
         try:
             n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
@@ -261,9 +264,13 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             return
         apply(buf, n)
         offset += n
+        since_bytes += n
         if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
+            now = time.monotonic()
+            rate = since_bytes / max(now - since, 1e-3)
+            since, since_bytes = now, 0
             loop.remove_reader(data_fd)
-            paused = loop.call_later(PAUSE_S, resume)
+            paused = loop.call_later(min(PAUSE_S, PAUSE_BYTES / rate), resume)
 
     def on_control() -> None:
         read_control()
