@@ -24,7 +24,7 @@ def _progress(total: int):
         return None
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
-    from ..summary import stderr_console
+    from ..waterfall import stderr_console
 
     return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                     TimeRemainingColumn(), console=stderr_console(), transient=True,
