@@ -57,6 +57,10 @@ def _ensure_std_fds() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the command itself: its first bytes pass while the rest is imported
+        from .source import early
+
+        source.EARLY_TEE = early.start(args)
     if args and args[0] in ("replay", "follow"):  # cli.SUBCOMMANDS: their signals are their own
         if EARLY_SIGNALS:
             os._exit(128 + EARLY_SIGNALS[0])

@@ -75,6 +75,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
     and return the exit status."""
     loop = asyncio.get_running_loop()
     stats = Stats()
+    stats.bytes = feed.passed_early if feed is not None else 0
 
     def end(reason: str | None, code: int) -> int:
         # the run's one deadline, from the end of input: decoding, ending spans, the flush
@@ -229,12 +230,17 @@ def run(cfg: Config) -> int:
 
 
 def _run(cfg: Config) -> int:
+    from . import source
+
+    early, source.EARLY_TEE = source.EARLY_TEE, None
+    if early is not None:  # the tee takes over fd 1 from here
+        early.stop()
     stream_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     from .source.feed import DecoderFeed
 
-    feed = DecoderFeed.start(cfg, close_in_child=(stream_fd,))  # before any thread or loop
+    feed = DecoderFeed.start(cfg, close_in_child=(stream_fd,), early=early)  # before any thread or loop
     if feed is None:
         say("cannot start the decoding process; the stream passes through untraced")
     install_loop()

@@ -21,6 +21,7 @@ import click
 from . import __version__, config
 from .clock import MODES
 from .config import DEFAULT_GRACE_S, DEFAULT_MAX_LINE
+from .messages import say
 
 _SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _EPILOG = ("Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
@@ -109,8 +110,8 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
         )
     except config.ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    for problem in cfg.env_problems:  # one line each on stderr: stdout carries the stream alone
-        click.echo(f"otelbridge: {problem}", err=True)
+    for problem in cfg.env_problems:
+        say(problem)
     if cfg.dialects:  # imported only then: the tee's process starts sooner without them
         from . import dialects as dialect_registry
 

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     ConsoleSpanExporter,
@@ -415,9 +415,11 @@ class Exporters:
         self.cfg = cfg
         self.stats = stats
         self.ids = PresetIdGenerator()
+        #: the span limits the provider applies (``OTEL_SPAN_*``, ``OTEL_ATTRIBUTE_*``)
+        self.limits = SpanLimits()
         self.provider = TracerProvider(
             resource=resource if resource is not None else make_resource(), id_generator=self.ids,
-            shutdown_on_exit=False,
+            span_limits=self.limits, shutdown_on_exit=False,
         )
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)

@@ -201,6 +201,7 @@ class Pipeline:
             self.exporters.provider, self.exporters.ids, stats,
             trace_state=span_ctx.trace_state if span_ctx is not None else None,
             remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
+            limits=self.exporters.limits,
         )
         self._remote_flags = span_ctx.trace_flags if span_ctx is not None else None
         if span_ctx is not None and not span_ctx.trace_flags.sampled:

@@ -1,23 +1,25 @@
-"""otelbridge.spans: records → spans without ``Tracer.start_span``, keeping what that path gave
+"""otelbridge.spans: records → spans without ``Tracer.start_span``, keeping what that path gives
 (sampler once per trace, span limits from the environment, OTEL_SDK_DISABLED, resource, scope,
 ids, parents, links, events, status, kind, int-ns times), checked at the SDK's in-memory
-exporter; and the built spans encode to exactly the OTLP bytes the SDK path gives."""
+exporter; and the built spans encode to exactly the OTLP bytes the SDK's own path gives
+(:func:`sdk_path`, the reference)."""
 
 from __future__ import annotations
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
+from opentelemetry import trace
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode
 from opentelemetry.trace.span import TraceFlags, TraceState
 
 from otelbridge import __version__
 from otelbridge.events import CLIENT, SpanEvent, SpanLink, SpanRecord
-from otelbridge.spans import PresetIdGenerator, SpanBuilder
+from otelbridge.spans import PresetIdGenerator, SpanBuilder, redacted
 from otelbridge.stats import Stats
 
 T0 = 1_783_647_395_000_000_000
@@ -34,8 +36,7 @@ def _no_otel_env(monkeypatch):
 
 
 class LiveSpanProcessor(SpanProcessor):
-    """A processor that wants the live span (overrides ``on_start``): the builder must then go
-    through ``Tracer.start_span``, the SDK's own path."""
+    """A processor with an ``on_start``: built spans never start, so it is never called."""
 
     def __init__(self) -> None:
         self.started = 0
@@ -56,20 +57,50 @@ class CountingSampler(Sampler):
         return "counting"
 
 
-def pipeline(*, live: bool = False, sampler: Sampler | None = None, resource: Resource | None = None,
-             **builder_args):
-    """A provider with an in-memory exporter (and, with ``live``, a processor that forces the
-    SDK path), and a builder on it."""
+def pipeline(*, sampler: Sampler | None = None, resource: Resource | None = None, **builder_args):
+    """A provider with an in-memory exporter, and a builder on it."""
     ids = PresetIdGenerator()
     provider = TracerProvider(id_generator=ids, sampler=sampler, resource=resource, shutdown_on_exit=False)
     memory = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
-    live_processor = None
-    if live:
-        live_processor = LiveSpanProcessor()
-        provider.add_span_processor(live_processor)
     stats = Stats()
-    return SpanBuilder(provider, ids, stats, **builder_args), memory, stats, live_processor
+    return SpanBuilder(provider, ids, stats, **builder_args), memory, stats
+
+
+def sdk_path(records, *, remote_parent_flags=None, trace_state=None):
+    """The reference: each record, redacted, through the SDK's own ``Tracer.start_span`` …
+    ``Span.end`` (ids preset), to an in-memory exporter."""
+    ids = PresetIdGenerator()
+    provider = TracerProvider(id_generator=ids, shutdown_on_exit=False)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("otelbridge", __version__)
+    flags = remote_parent_flags or TraceFlags(TraceFlags.SAMPLED)
+    for rec in map(redacted, records):
+        context = trace.set_span_in_context(trace.INVALID_SPAN)
+        if rec.parent_span_id is not None:
+            context = trace.set_span_in_context(NonRecordingSpan(SpanContext(
+                rec.trace_id, rec.parent_span_id, is_remote=rec.parent_remote, trace_flags=flags,
+                trace_state=trace_state or TraceState())))
+        start = max(0, min(int(rec.start_ns) if not isinstance(rec.start_ns, str) else 0, 2**63 - 1))
+        end = rec.end_ns if not isinstance(rec.end_ns, str) else 0
+        end = max(max(0, min(int(end), 2**63 - 1)), start)
+        ids.preset(rec.trace_id, rec.span_id)
+        span = tracer.start_span(
+            rec.name, context=context, kind=SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL,
+            attributes=rec.attributes, start_time=start,
+            links=[Link(SpanContext(l.trace_id, l.span_id, is_remote=False,
+                                    trace_flags=TraceFlags(TraceFlags.SAMPLED)), l.attributes)
+                   for l in rec.links])
+        ids.clear()
+        for ev in rec.events:
+            span.add_event(ev.name, ev.attributes, timestamp=max(int(ev.time_ns), start))
+        if rec.error is not None:
+            if rec.error_type:
+                span.set_attribute("error.type", rec.error_type)
+            span.set_status(Status(StatusCode.ERROR, rec.error))
+        span.end(end_time=end)
+    return memory.get_finished_spans()
 
 
 def family(trace_id: int = 0xABC, agents: int = 3) -> list[SpanRecord]:
@@ -122,19 +153,14 @@ def test_built_spans_encode_exactly_as_the_sdk_path(monkeypatch, env, remote):
     if remote is not None:  # roots under a remote parent (TRACEPARENT), its trace state carried
         records[-1].parent_span_id, records[-1].parent_remote = 0x77, True
         records[-6].parent_span_id, records[-6].parent_remote = 0x77, True
-    got = {}
-    for live in (False, True):
-        builder, memory, stats, live_processor = pipeline(
-            live=live, remote_parent_flags=remote,
-            trace_state=TraceState([("vendor", "x")]) if remote is not None else None)
-        for rec in records:
-            builder.emit(rec)
-        assert stats.spans_started == len(records)
-        assert (live_processor.started if live else len(records)) == len(records)  # the SDK path ran
-        spans = memory.get_finished_spans()
-        got[live] = spans
-        assert len(spans) == len(records)
-    built, sdk = got[False], got[True]
+    state = TraceState([("vendor", "x")]) if remote is not None else None
+    builder, memory, stats = pipeline(remote_parent_flags=remote, trace_state=state)
+    for rec in records:
+        builder.emit(rec)
+    assert stats.spans_started == len(records)
+    built = memory.get_finished_spans()
+    sdk = sdk_path(records, remote_parent_flags=remote, trace_state=state)
+    assert len(built) == len(sdk) == len(records)
     assert otlp(built) == otlp(sdk)
     # what OTLP does not carry: flags, remote-ness, drop counts of the SDK's bounded containers
     for a, b in zip(sorted(built, key=lambda s: s.context.span_id), sorted(sdk, key=lambda s: s.context.span_id)):
@@ -150,7 +176,7 @@ def test_built_spans_encode_exactly_as_the_sdk_path(monkeypatch, env, remote):
 
 
 def test_ids_parents_kind_links_events_status_and_times():
-    builder, memory, _, _ = pipeline()
+    builder, memory, _ = pipeline()
     records = family()
     for rec in records:
         builder.emit(rec)
@@ -178,7 +204,7 @@ def test_ids_parents_kind_links_events_status_and_times():
 
 
 def test_times_are_int_ns_with_end_not_before_start():
-    builder, memory, _, _ = pipeline()
+    builder, memory, _ = pipeline()
     for rec in odd_times():
         builder.emit(rec)
     spans = {s.name: s for s in memory.get_finished_spans()}
@@ -206,7 +232,7 @@ def test_span_limits_from_the_environment(monkeypatch):
     for i in range(4):
         rec.events.append(SpanEvent(f"e{i}", T0 + i, {"a": "xyz", "b": "w"}))
     rec.links += [SpanLink(0x7, 0x8 + i, {"why": "because", "n": i}) for i in range(3)]
-    builder, memory, _, _ = pipeline()
+    builder, memory, _ = pipeline()
     builder.emit(rec)
     (span,) = memory.get_finished_spans()
     kept = list(attrs)[-3:]  # the oldest are dropped first
@@ -220,7 +246,7 @@ def test_span_limits_from_the_environment(monkeypatch):
 
 def test_sdk_disabled_builds_nothing(monkeypatch):
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
-    builder, memory, stats, _ = pipeline()
+    builder, memory, stats = pipeline()
     for rec in family():
         builder.emit(rec)
     assert memory.get_finished_spans() == ()
@@ -229,7 +255,7 @@ def test_sdk_disabled_builds_nothing(monkeypatch):
 
 def test_resource_and_instrumentation_scope():
     resource = Resource({"service.name": "svc", "deployment.environment.name": "ci"})
-    builder, memory, _, _ = pipeline(resource=resource)
+    builder, memory, _ = pipeline(resource=resource)
     builder.emit(family()[-1])
     (span,) = memory.get_finished_spans()
     assert span.resource is resource
@@ -238,7 +264,7 @@ def test_resource_and_instrumentation_scope():
 
 def test_sampler_is_asked_once_per_trace_and_kind_of_parent():
     sampler = CountingSampler(ParentBased(ALWAYS_ON))
-    builder, memory, _, _ = pipeline(sampler=sampler)
+    builder, memory, _ = pipeline(sampler=sampler)
     for rec in family(0xA, agents=50):
         builder.emit(rec)
     one_trace = sampler.calls
@@ -249,10 +275,9 @@ def test_sampler_is_asked_once_per_trace_and_kind_of_parent():
     assert len(memory.get_finished_spans()) == 2 * (50 + 2)
 
 
-@pytest.mark.parametrize("live", [False, True], ids=["built", "sdk-path"])
-def test_ratio_sampler_keeps_or_drops_whole_traces(live):
+def test_ratio_sampler_keeps_or_drops_whole_traces():
     ratio = TraceIdRatioBased(0.5)
-    builder, memory, stats, _ = pipeline(sampler=ParentBased(ratio), live=live)
+    builder, memory, stats = pipeline(sampler=ParentBased(ratio))
     kept_trace = (1 << 100) | 1                     # low 64 bits under the ratio's bound
     dropped_trace = (1 << 100) | (ratio.bound + 1)  # over it
     for trace_id in (kept_trace, dropped_trace):
@@ -268,7 +293,7 @@ def test_ratio_sampler_keeps_or_drops_whole_traces(live):
                                              (TraceFlags(TraceFlags.DEFAULT), False)])
 def test_remote_parent_decides_and_its_trace_state_is_carried(flags, exported):
     state = TraceState([("vendor", "abc")])
-    builder, memory, stats, _ = pipeline(remote_parent_flags=flags, trace_state=state)
+    builder, memory, stats = pipeline(remote_parent_flags=flags, trace_state=state)
     records = family(0xFEED, agents=2)
     records[-1].parent_span_id, records[-1].parent_remote = 0x77, True
     for rec in records:
@@ -284,13 +309,16 @@ def test_remote_parent_decides_and_its_trace_state_is_carried(flags, exported):
     assert all(s.context.trace_state == state for s in spans)
 
 
-def test_a_processor_added_later_that_wants_live_spans_gets_them():
-    builder, memory, _, _ = pipeline()
+def test_a_processor_added_later_gets_the_built_spans_and_is_never_started():
+    builder, memory, _ = pipeline()
     builder.emit(family()[0])
     live = LiveSpanProcessor()
+    ended = []
+    live.on_end = ended.append
     builder.provider.add_span_processor(live)
     builder.emit(family()[1])
-    assert live.started == 1 and len(memory.get_finished_spans()) == 2
+    assert live.started == 0 and [s.name for s in ended] == ["invoke_agent agent 1"]
+    assert len(memory.get_finished_spans()) == 2
 
 
 def test_a_span_the_sampler_drops_reaches_no_processor():
@@ -301,7 +329,7 @@ def test_a_span_the_sampler_drops_reaches_no_processor():
             ended.append(span.name)
 
     ratio = TraceIdRatioBased(0.5)
-    builder, memory, _, _ = pipeline(sampler=ParentBased(ratio))
+    builder, memory, _ = pipeline(sampler=ParentBased(ratio))
     builder.provider.add_span_processor(Ends())
     for rec in family((1 << 64) - 1, agents=3) + family(7, agents=3):  # dropped, then kept
         builder.emit(rec)

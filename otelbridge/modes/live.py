@@ -42,9 +42,20 @@ from . import install_loop
 
 log = logging.getLogger("otelbridge")
 
-#: Bytes read from the data pipe at once (64 KiB, a few hundred lines): the half-way mark is
-#: looked at between reads, so a read decoded past it stays small next to the end's budget.
-READ_SIZE = 64 * 1024
+#: Bytes read from the data pipe at once (128 KiB, a few hundred lines, into one reused buffer:
+#: a new bytes object a read is what costs): the half-way mark is looked at between reads, so a
+#: read decoded past it stays small next to the end's budget.
+READ_SIZE = 128 * 1024
+
+#: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for up to
+#: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
+#: once; only the decoding waits). A burst fills every read and is never paused.
+SMALL_READ = 16 * 1024
+#: Seconds reading pauses after a small read at most (the end of input resumes it at once) ...
+PAUSE_S = 0.05
+#: ... and no longer than the stream's recent rate takes to bring this many bytes (a fraction
+#: of the 1 MiB pipe: a pause never makes the tee keep a backlog).
+PAUSE_BYTES = 128 * 1024
 
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
@@ -127,13 +138,14 @@ class LiveDecoder:
         except Exception as exc:
             log.warning("cannot set up tracing, passing the stream through only: %s", exc)
 
-    def chunk(self, data: bytes) -> None:
+    def chunk(self, data: bytes | bytearray, n: int) -> None:
+        """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
         if self.cut is not None and self.cut.passed():
-            self.gap(Gap.of(data))  # past half-way: counted, not decoded
+            self.gap(Gap.of(data, 0, n))  # past half-way: counted, not decoded
         elif self.pipeline is not None:
-            self.pipeline.on_chunk(data, len(data))
+            self.pipeline.on_chunk(data, n)
         else:
-            self.stats.lines += data.count(b"\n")
+            self.stats.lines += data.count(b"\n", 0, n)
 
     def gap(self, gap: Gap) -> None:
         before = self.stats.lines_not_decoded
@@ -213,36 +225,57 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         if decoder.cut is None and control.end is not None and "deadline" in control.end:
             decoder.cut = Deadline(float(control.end["deadline"])).halfway()
 
-    def apply(data: bytes) -> None:
-        """``data`` follows data-pipe byte ``offset``: decode it, with the gaps known up to its
-        end in their places (a gap at an offset comes before the data from that offset on)."""
-        pos, end = 0, offset + len(data)
+    buf = bytearray(READ_SIZE)
+
+    def apply(data: bytes | bytearray, n: int) -> None:
+        """``data[:n]`` follows data-pipe byte ``offset``: decode it, with the gaps known up to
+        its end in their places (a gap at an offset comes before the data from that offset on)."""
+        pos, end = 0, offset + n
         while control.gaps and control.gaps[0][0] <= end:
             at = max(control.gaps[0][0] - offset, 0)
             if at > pos:
-                decoder.chunk(data[pos:at])
+                decoder.chunk(data[pos:at], at - pos)
                 pos = at
             decoder.gap(control.gaps.popleft()[1])
-        if pos < len(data):
-            decoder.chunk(data[pos:] if pos else data)
+        if pos < n:
+            decoder.chunk(data[pos:n], n - pos) if pos else decoder.chunk(data, n)
+
+    paused: asyncio.TimerHandle | None = None
+    since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
+
+    def resume() -> None:
+        nonlocal paused
+        if paused is not None:
+            paused.cancel()
+            paused = None
+            loop.add_reader(data_fd, on_data)
 
     def on_data() -> None:
-        nonlocal offset
+        nonlocal offset, paused, since, since_bytes
         try:
-            data = os.read(data_fd, READ_SIZE)
+            n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
             return
         read_control()  # after the read: every gap before the data just read is known now
-        if not data:
+        if not n:
             loop.remove_reader(data_fd)
             if not data_over.done():
                 data_over.set_result(None)
             return
-        apply(data)
-        offset += len(data)
+        apply(buf, n)
+        offset += n
+        since_bytes += n
+        if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
+            now = time.monotonic()
+            rate = since_bytes / max(now - since, 1e-3)
+            since, since_bytes = now, 0
+            loop.remove_reader(data_fd)
+            paused = loop.call_later(min(PAUSE_S, PAUSE_BYTES / rate), resume)
 
     def on_control() -> None:
         read_control()
+        if control.end is not None:  # the end: what is left is read at once
+            resume()
         if control.eof:
             loop.remove_reader(ctl_fd)
 
@@ -253,7 +286,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         loop.remove_reader(ctl_fd)
     control.drain(wait=True)
     read_control()
-    apply(b"")  # the gaps after the last byte
+    apply(b"", 0)  # the gaps after the last byte
     end = control.end
     if end is None:  # the tee's process is gone without a word (killed)
         say("the tee's process ended unexpectedly; ending every span")

@@ -16,6 +16,10 @@ CLOSED_AT_START: set[int] = set()
 #: its first handler fills; the tee's loop acts on them once it runs.
 EARLY_SIGNALS: list[int] = []
 
+#: The tee's first bytes, passed while the rest was imported (:mod:`.early`), or ``None``; set
+#: by ``__main__``, stopped by the tee before it forks.
+EARLY_TEE = None
+
 #: The stream's reader closed its end (EPIPE).
 REASON_DOWNSTREAM_CLOSED = "downstream closed"
 #: The tee's process ended without telling the decoding process (killed).

@@ -45,6 +45,7 @@ from .pipe import CHUNK, widen_pipe
 if TYPE_CHECKING:
     from ..config import Config
     from ..stats import Stats
+    from .early import EarlyTee
 
 #: Bytes the tee keeps for the decoding process while its pipe is full (10 MiB); beyond, gaps.
 #: With the pipe, 11 MiB of a burst is kept for decoding: a live CLI's bursts are far smaller,
@@ -86,14 +87,20 @@ class DecoderFeed:
         self._gone = False
         #: where the chunks passed by hand are in the stream's lines (see LinePosition)
         self._position = LinePosition(cfg.max_line)
+        #: bytes passed before the tee took over, already in the data pipe (:mod:`.early`)
+        self.passed_early = 0
 
     @classmethod
-    def start(cls, cfg: Config, close_in_child: tuple[int, ...] = ()) -> DecoderFeed | None:
+    def start(cls, cfg: Config, close_in_child: tuple[int, ...] = (),
+              early: EarlyTee | None = None) -> DecoderFeed | None:
         """Fork the decoding process; ``None`` where ``fork`` is missing or fails (the stream
-        then passes untraced). ``close_in_child``: fds it must not hold (the stream's output)."""
+        then passes untraced). ``close_in_child``: fds it must not hold (the stream's output).
+        ``early``: the stopped :class:`~otelbridge.source.early.EarlyTee` whose pipe, holding
+        the bytes it passed, becomes the data pipe."""
         if not hasattr(os, "fork"):
             return None
-        fds = [*os.pipe(), *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
+        data = (early.data_r, early.data_w) if early is not None else os.pipe()
+        fds = [*data, *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
         widen_pipe(data_w, CHUNK)
         # what the tee imported so far stays shared with the decoding process: out of reach of
@@ -129,7 +136,11 @@ class DecoderFeed:
             os.close(fd)
         os.set_blocking(data_w, False)
         os.set_blocking(ctl_w, False)
-        return cls(cfg, pid, data_w, ctl_w, res_r)
+        feed = cls(cfg, pid, data_w, ctl_w, res_r)
+        if early is not None and early.passed:
+            feed.fed(early.passed)
+            feed.passed_early = early.passed
+        return feed
 
     # -- control messages
 

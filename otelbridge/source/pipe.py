@@ -314,6 +314,8 @@ class Tee:
     async def _run_polled(self) -> str:
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
+        if self._stopped:  # stopped before it ran (a signal during start-up)
+            return STOPPED
 
         def end(result: str) -> None:
             if not self._done.done():

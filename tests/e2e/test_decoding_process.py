@@ -30,12 +30,28 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def decoding_process(pid: int, within_s: float = 30.0) -> int:
+    """The one child of the tee ``pid`` once its event loop runs (its fds are then its own:
+    the first lines may pass before the tee forks it, and the fork is not yet the set-up)."""
+    until = time.monotonic() + within_s
+    while time.monotonic() < until:
+        found = children(pid)
+        if found:
+            with contextlib.suppress(OSError):
+                fds = {os.readlink(fd) for fd in Path(f"/proc/{found[0]}/fd").iterdir()}
+                if "anon_inode:[eventpoll]" in fds:
+                    break
+        time.sleep(0.01)
+    (decoder,) = found
+    return decoder
+
+
 def test_the_decoding_process_is_a_child_holding_neither_end_of_the_stream():
     live = Live(["--exporter", "none"])
     try:
         live.send(workflow_lines("w0", agents=1, complete=False))
         live.wait_echo(2)
-        (decoder,) = children(live.proc.pid)
+        decoder = decoding_process(live.proc.pid)
         fd_dir = Path(f"/proc/{decoder}/fd")
         held = {os.readlink(fd) for fd in fd_dir.iterdir() if fd.exists()}
         stream_in = os.readlink(f"/proc/self/fd/{live.proc.stdin.fileno()}")
@@ -54,7 +70,7 @@ def test_killed_decoding_process_costs_the_traces_never_the_stream():
     live = Live(["--exporter", "none"])
     live.send(lines[:2])
     live.wait_echo(2)
-    (decoder,) = children(live.proc.pid)
+    decoder = decoding_process(live.proc.pid)
     os.kill(decoder, signal.SIGKILL)
     time.sleep(0.2)
     more = [b'{"type":"assistant","n":%d}\n' % i for i in range(2000)]
@@ -78,7 +94,7 @@ def stopped_decoder_run(tmp_path, size: int):
     live = Live(["--exporter", "none", "--stats-json", str(stats_path)])
     live.send([started])
     live.wait_echo(1)
-    (decoder,) = children(live.proc.pid)
+    decoder = decoding_process(live.proc.pid)
     os.kill(decoder, signal.SIGSTOP)
     try:
         t = time.monotonic()
@@ -145,7 +161,7 @@ def test_a_stopped_decoding_process_costs_flush_timeout_and_a_margin_not_more():
     live.send(workflow_lines("stop", agents=1, complete=False))
     live.wait_echo(2)
     time.sleep(0.5)  # set up: it said so
-    (decoder,) = children(live.proc.pid)
+    decoder = decoding_process(live.proc.pid)
     os.kill(decoder, signal.SIGSTOP)
     try:
         took = live.close_and_wait(timeout=20)
@@ -164,7 +180,7 @@ def test_a_killed_decoding_process_fails_the_run_with_fail_on_export_error(tmp_p
     lines = workflow_lines("kf", agents=1)
     live.send(lines[:2])
     live.wait_echo(2)
-    (decoder,) = children(live.proc.pid)
+    decoder = decoding_process(live.proc.pid)
     os.kill(decoder, signal.SIGKILL)
     time.sleep(0.2)
     live.send(lines[2:])

@@ -1,0 +1,330 @@
+"""The speed rows (bench/RESULTS.md, "Speed"): what tracing costs, as ratios in one run.
+
+    .venv/bin/python bench/speed.py all [--runs 3] [--tree /tmp/before]
+
+* ``trace``   — ``otelbridge replay --exporter none`` (every line decoded, every span built) on the
+  bench mix and on a workflow-heavy stream, against :mod:`bench.decode_ref` (decodes every line
+  with orjson, nothing else). CPU seconds (user + sys, ``wait4``) and wall; ratio = reference /
+  otelbridge. The ``built`` span count is printed so that two trees can be compared.
+* ``rate``    — a live stream of 200 KB/s in 200 writes/s through otelbridge exporting OTLP/gRPC to
+  a local receiver: CPU of the tee's process and the decoding process summed (``/proc/PID/stat``
+  from 2 s after the start to the stream's end: the set-up is not counted), in cores; GNU tee
+  in the same run.
+* ``startup`` — first line through, and exit on empty input (wall, ms), otelbridge with
+  ``--exporter none`` and with OTLP/gRPC, GNU tee in the same run.
+* ``export``  — CPU µs per span sent over OTLP/gRPC (all of otelbridge's processes): replay of the
+  workflow stream to a local receiver minus the same replay with ``--exporter none``, per span;
+  the SDK's encoder (``encode_spans`` + ``SerializeToString``) on the same spans in process
+  alone for the floor.
+* ``live``    — the live tee, ``--exporter none``, fed the mix at a paced rate (MB/s): lines
+  skipped (``lines_not_decoded``); the highest rate of ``--live-rates`` with none skipped.
+
+``--tree DIR`` runs otelbridge from another source tree (``git archive REV | tar -x -C DIR``):
+a before in the same run, alternated with the worktree (the "after"). Run by hand, never in the
+tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import run as bench  # noqa: E402
+from bench import streams  # noqa: E402
+
+PY = sys.executable
+DECODE_REF = [PY, str(ROOT / "bench" / "decode_ref.py")]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _env(tree: Path | None) -> dict:
+    env = dict(bench.ENV)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def _cwd(tree: Path | None) -> Path:
+    return tree if tree is not None else ROOT
+
+
+def timed_cpu(argv: list[str], *, env: dict | None = None, cwd: Path | None = None,
+              stdin=subprocess.DEVNULL) -> tuple[float, float]:
+    """Run ``argv`` to its end: (wall s, CPU s of it and every child it waited for)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env or bench.ENV, cwd=cwd or ROOT)
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv}: exit status {proc.returncode}")
+    return wall, ru.ru_utime + ru.ru_stime
+
+
+def workflow_heavy(directory: Path) -> Path:
+    """1,000 workflows of 50 agents (52,001 spans), made by bench/run.py."""
+    path = directory / "workflows-1000x50.jsonl"
+    if not path.exists():
+        bench.workflow_stream(path, 1000, 50)
+    return path
+
+
+def _replay(path: Path, tree: Path | None, extra: list[str] = ()) -> tuple[float, float, int]:
+    with tempfile.NamedTemporaryFile(suffix=".json") as st:
+        wall, cpu = timed_cpu([PY, "-m", "otelbridge", "replay", "-q", "--stats-json", st.name,
+                               *extra, str(path)], env=_env(tree), cwd=_cwd(tree))
+        built = json.loads(Path(st.name).read_text()).get("spans_started")
+    return wall, cpu, built
+
+
+def trace(paths: list[Path], runs: int, trees: dict[str, Path | None]) -> list[dict]:
+    rows = []
+    for path in paths:
+        ref_w, ref_c = [], []
+        got: dict[str, dict] = {name: {"wall": [], "cpu": [], "built": None} for name in trees}
+        for _ in range(runs):
+            w, c = timed_cpu(DECODE_REF + [str(path)])
+            ref_w.append(w)
+            ref_c.append(c)
+            for name, tree in trees.items():
+                w, c, built = _replay(path, tree, ["--exporter", "none"])
+                got[name]["wall"].append(w)
+                got[name]["cpu"].append(c)
+                got[name]["built"] = built
+        row = {"stream": path.name, "MB": path.stat().st_size / 1e6,
+               "ref_cpu_s": statistics.median(ref_c), "ref_wall_s": statistics.median(ref_w)}
+        for name, g in got.items():
+            cpu, wall = statistics.median(g["cpu"]), statistics.median(g["wall"])
+            row[name] = {"cpu_s": cpu, "wall_s": wall, "built": g["built"],
+                         "ratio_cpu": row["ref_cpu_s"] / cpu, "ratio_wall": row["ref_wall_s"] / wall,
+                         "MBps": row["MB"] / wall}
+        rows.append(row)
+        print(row, file=sys.stderr)
+    return rows
+
+
+# --------------------------------------------------------------------------- live rate
+
+PACED = textwrap.dedent("""
+    import os, sys, time
+    rate, writes, seconds, path = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+    data = open(path, "rb").read()
+    per = int(rate / writes)
+    pos, t0, n = 0, time.monotonic(), 0
+    while time.monotonic() - t0 < seconds:
+        end = data.find(b"\\n", pos + per)
+        end = len(data) if end < 0 else end + 1
+        if pos >= len(data):
+            pos, end = 0, data.find(b"\\n", per) + 1
+        os.write(1, data[pos:end])
+        pos = end
+        n += 1
+        delay = t0 + n / writes - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+""")
+
+
+def _cpu_ticks(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except OSError:
+            pass
+    return total
+
+
+def rate(middle: list[str], path: Path, seconds: float, bps: float = 200_000, writes: int = 200,
+         env: dict | None = None, cwd: Path | None = None) -> float:
+    """Cores used by ``middle`` (and its children) on a paced stream, from 2 s in to the end."""
+    src = subprocess.Popen([PY, "-c", PACED, str(bps), str(writes), str(seconds + 2), str(path)],
+                           stdout=subprocess.PIPE)
+    mid = subprocess.Popen(middle, stdin=src.stdout, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, env=env or bench.ENV, cwd=cwd or ROOT)
+    sink = subprocess.Popen(["cat"], stdin=mid.stdout, stdout=subprocess.DEVNULL)  # a pipe, as in use
+    src.stdout.close()
+    mid.stdout.close()
+    time.sleep(2.0)
+    pids = bench._tree(mid.pid)
+    c0, t0 = _cpu_ticks(pids), time.monotonic()
+    time.sleep(seconds - 0.2)
+    pids = bench._tree(mid.pid)
+    c1, t1 = _cpu_ticks(pids), time.monotonic()
+    src.wait()
+    mid.wait()
+    sink.wait()
+    return (c1 - c0) / TICK / (t1 - t0)
+
+
+def rates(path: Path, runs: int, seconds: float, trees: dict[str, Path | None]) -> dict:
+    out: dict[str, list[float]] = {"tee": []}
+    with bench.Receiver() as rx:
+        for _ in range(runs):
+            out["tee"].append(rate(["tee", "/dev/null"], path, seconds))
+            for name, tree in trees.items():
+                argv = [PY, "-m", "otelbridge", "-q", "--protocol", "grpc", "--endpoint", rx.endpoint]
+                out.setdefault(name, []).append(rate(argv, path, seconds, env=_env(tree), cwd=_cwd(tree)))
+    row = {k: statistics.median(v) for k, v in out.items()} | {"runs": out}
+    print(row, file=sys.stderr)
+    return row
+
+
+# --------------------------------------------------------------------------- start-up
+
+def _startup(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
+    proc.stdin.write(b'{"type":"stream_event"}\n')
+    proc.stdin.flush()
+    proc.stdout.readline()
+    first = time.perf_counter() - t
+    proc.stdin.close()
+    proc.wait()
+    t = time.perf_counter()
+    subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd=cwd)
+    return first, time.perf_counter() - t
+
+
+def startup(runs: int, trees: dict[str, Path | None]) -> dict:
+    out: dict[str, dict[str, list[float]]] = {}
+    with bench.Receiver() as rx:
+        cases = {"tee": (["tee", "/dev/null"], None)}
+        for name, tree in trees.items():
+            cases[f"{name} none"] = ([PY, "-m", "otelbridge", "-q", "--exporter", "none"], tree)
+            cases[f"{name} otlp"] = ([PY, "-m", "otelbridge", "-q", "--protocol", "grpc",
+                                      "--endpoint", rx.endpoint], tree)
+        for _ in range(runs):
+            for case, (argv, tree) in cases.items():
+                first, empty = _startup(argv, _env(tree), _cwd(tree))
+                out.setdefault(case, {"first_ms": [], "empty_ms": []})
+                out[case]["first_ms"].append(first * 1e3)
+                out[case]["empty_ms"].append(empty * 1e3)
+    row = {case: {k: statistics.median(v) for k, v in d.items()} for case, d in out.items()}
+    print(row, file=sys.stderr)
+    return row
+
+
+# --------------------------------------------------------------------------- export cost
+
+ENCODER_FLOOR = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, sys.argv[2])
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from otelbridge.config import Config
+    from otelbridge.pipeline import Pipeline
+    from otelbridge.stats import Stats
+    import otelbridge.export as export
+    mem = InMemorySpanExporter()
+    cfg = Config(exporters=("none",), clock="stream", deterministic_ids=True)
+    p = Pipeline(cfg, Stats())
+    p.exporters.provider.add_span_processor(SimpleSpanProcessor(mem))
+    data = open(sys.argv[1], "rb").read()
+    p.on_chunk(data, len(data)); p.end_stream()
+    spans = list(mem.get_finished_spans())
+    t = time.process_time()
+    for i in range(0, len(spans), 512):
+        encode_spans(spans[i:i + 512]).SerializeToString()
+    print((time.process_time() - t) / len(spans) * 1e6, len(spans))
+""")
+
+
+def export_cost(path: Path, runs: int, trees: dict[str, Path | None]) -> dict:
+    out: dict[str, dict] = {}
+    with bench.Receiver() as rx:
+        for _ in range(runs):
+            for name, tree in trees.items():
+                _, none_cpu, built = _replay(path, tree, ["--exporter", "none"])
+                _, otlp_cpu, _ = _replay(path, tree, ["--protocol", "grpc", "--endpoint", rx.endpoint])
+                d = out.setdefault(name, {"us_per_span": [], "built": built})
+                d["us_per_span"].append((otlp_cpu - none_cpu) / built * 1e6)
+    floor = subprocess.run([PY, "-c", ENCODER_FLOOR, str(path), str(ROOT)], capture_output=True,
+                           text=True, env=bench.ENV, cwd=ROOT)
+    row = {name: {"us_per_span": statistics.median(d["us_per_span"]), "runs": d["us_per_span"],
+                  "built": d["built"]} for name, d in out.items()}
+    row["encoder_floor_us"] = float(floor.stdout.split()[0]) if floor.returncode == 0 else floor.stderr[-300:]
+    print(row, file=sys.stderr)
+    return row
+
+
+# --------------------------------------------------------------------------- live, no skip
+
+def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0) -> list[dict]:
+    """The live tee on the mix at each rate: lines not decoded."""
+    rows = []
+    for r in mbps:
+        with tempfile.NamedTemporaryFile(suffix=".json") as st:
+            writes = 1000
+            src = subprocess.Popen([PY, "-c", PACED, str(r * 1e6), str(writes), str(seconds), str(path)],
+                                   stdout=subprocess.PIPE)
+            mid = subprocess.Popen([PY, "-m", "otelbridge", "-q", "--exporter", "none", "--stats-json",
+                                    st.name], stdin=src.stdout, stdout=subprocess.DEVNULL,
+                                   env=_env(tree), cwd=_cwd(tree))
+            src.stdout.close()
+            src.wait()
+            mid.wait()
+            s = json.loads(Path(st.name).read_text())
+        row = {"MBps_offered": r, "MBps_sent": s["bytes"] / seconds / 1e6, "lines": s["lines"],
+               "not_decoded": s["lines_not_decoded"]}
+        rows.append(row)
+        print(row, file=sys.stderr)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("all", "trace", "rate", "startup", "export", "live"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--dir", default="/tmp/otelbridge-bench")
+    ap.add_argument("--tree", help="a before: another source tree, alternated with this one")
+    ap.add_argument("--seconds", type=float, default=20.0, help="rate: measured seconds")
+    ap.add_argument("--live-rates", default="50,100,150,200")
+    ap.add_argument("--mix-mb", type=int, default=200)
+    ap.add_argument("--json", help="also write the raw results here")
+    args = ap.parse_args()
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    trees: dict[str, Path | None] = {}
+    if args.tree:
+        trees["before"] = Path(args.tree).resolve()
+    trees["after"] = None
+    mix = directory / ("mix.jsonl" if args.mix_mb == 200 else f"mix-{args.mix_mb}.jsonl")
+    if not mix.exists():
+        streams.write("mix", str(mix), mb=args.mix_mb)
+    wf = workflow_heavy(directory)
+    results: dict = {}
+    if args.what in ("all", "trace"):
+        results["trace"] = trace([mix, wf], args.runs, trees)
+    if args.what in ("all", "startup"):
+        results["startup"] = startup(max(args.runs, 5), trees)
+    if args.what in ("all", "rate"):
+        results["rate"] = rates(mix, args.runs, args.seconds, trees)
+    if args.what in ("all", "export"):
+        results["export"] = export_cost(wf, args.runs, trees)
+    if args.what in ("all", "live"):
+        results["live"] = {name: live(mix, [float(x) for x in args.live_rates.split(",")], tree)
+                           for name, tree in trees.items()}
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
