@@ -12,8 +12,13 @@ turns, workflows, phases — and failed spans, the rest counted), at most :data:
 traces (the oldest are dropped first, their totals kept).
 
 Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input with cache read and
-creation) and output tokens, summed over the spans that carry usage and none of whose children
-did (each model call once, sessions and turns not again on top); cost is ``result.total_cost_usd``,
+creation) and output tokens. A session span whose usage is the CLI's own total
+(``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
+is the authority for its conversation (``gen_ai.conversation.id`` in its trace): it replaces what
+that conversation's model calls added, and later ones add nothing. Elsewhere usage is summed over
+the spans that carry it and none of whose children did (each model call once, sessions and turns
+not again on top): a model call's lines carry partial usage (the first streamed snapshot's
+``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
 which Claude Code reports cumulatively per session: the session's last value (its span's, else its
 last turn's), summed over sessions, as exact decimals of the values the stream gave.
 
@@ -100,6 +105,10 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _decimal(value: Any) -> Decimal | None:
     """A cost as the stream wrote it: ``0.0141`` → ``Decimal("0.0141")`` (``repr`` of a float
     is its shortest round-trip form)."""
@@ -134,6 +143,9 @@ class Row:
     output_tokens: int | None = None
     total_tokens: int | None = None
     cost: Decimal | None = None
+    #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
+    conversation: str | None = None
+    authority: bool = False
 
     @property
     def duration_ns(self) -> int:
@@ -175,7 +187,9 @@ def row_of(span: ReadableSpan) -> Row:
               input_tokens=_int(attrs.get("gen_ai.usage.input_tokens")),
               output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
               total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
-              cost=_decimal(attrs.get("result.total_cost_usd")))
+              cost=_decimal(attrs.get("result.total_cost_usd")),
+              conversation=_str(attrs.get("gen_ai.conversation.id")),
+              authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage")
     if span.status.status_code is StatusCode.ERROR:
         row.error = span.status.description or "error"
         row.status = str(attrs.get("error.type") or "error")
@@ -254,6 +268,10 @@ class Collector(SpanProcessor):
         self.errors = 0
         #: (trace, span) ids whose some child carried (or covered) usage
         self._covered: OrderedDict[tuple[int, int], None] = OrderedDict()
+        #: (trace, conversation) → (input, output) its spans added so far, until its session
+        #: span brings the authoritative total; conversations that brought one
+        self._counted: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
+        self._settled: OrderedDict[tuple[int, str | None], None] = OrderedDict()
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
@@ -285,13 +303,20 @@ class Collector(SpanProcessor):
         key = (row.trace_id, row.span_id)
         covered = self._covered.pop(key, False) is None
         usage = row.input_tokens is not None or row.output_tokens is not None
-        if usage and not covered:
+        conv = (row.trace_id, row.conversation)
+        if row.authority:
+            got_in, got_out = self._counted.pop(conv, (0, 0))
+            totals.input_tokens += (row.input_tokens or 0) - got_in
+            totals.output_tokens += (row.output_tokens or 0) - got_out
+            _bounded(self._settled, conv, None)
+        elif usage and not covered and conv not in self._settled:
+            got_in, got_out = self._counted.pop(conv, (0, 0))
+            _bounded(self._counted, conv, (got_in + (row.input_tokens or 0),
+                                           got_out + (row.output_tokens or 0)))
             totals.input_tokens += row.input_tokens or 0
             totals.output_tokens += row.output_tokens or 0
         if (usage or covered) and row.parent_id is not None:
-            self._covered[(row.trace_id, row.parent_id)] = None
-            if len(self._covered) > MAX_PENDING:
-                self._covered.popitem(last=False)
+            _bounded(self._covered, (row.trace_id, row.parent_id), None)
         if row.cost is not None:
             if row.kind == "session":
                 totals.session_cost[key] = row.cost
@@ -318,6 +343,13 @@ class Collector(SpanProcessor):
             if found:
                 return min(found)[1]
         return next(iter(self.traces), None)
+
+
+def _bounded(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """``table[key] = value``, the oldest entry dropped beyond :data:`MAX_PENDING`."""
+    table[key] = value
+    if len(table) > MAX_PENDING:
+        table.popitem(last=False)
 
 
 # --------------------------------------------------------------------------- what is shown

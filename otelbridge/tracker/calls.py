@@ -73,6 +73,7 @@ class CallsMixin:
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
         chat.end_ns = max(chat.end_ns, now)
+        chat.mark = s.model_results
         if ev.model and not chat.model:
             chat.model = ev.model
         if ev.api_error:
@@ -169,6 +170,10 @@ class CallsMixin:
         if chat.stop_reason:
             attrs["gen_ai.response.finish_reasons"] = [chat.stop_reason]
         usage_attrs(attrs, chat.usage)
+        if chat.mark == s.model_results:  # no modelUsage since its last line: not yet covered
+            if s.tail_mark != s.model_results:
+                s.tail, s.tail_mark = Usage(), s.model_results
+            s.tail.add(chat.usage)
         if self.ctx.capture_content and chat.content:
             attrs["gen_ai.output.messages"] = _json.encode(
                 [{"role": "assistant", "parts": [{"type": "text", "content": chat.content}]}]

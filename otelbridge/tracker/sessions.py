@@ -12,7 +12,10 @@
   its start + ``duration_ms`` when its result comes, else, at the session's end, at the next
   turn's start with ``turn.result`` = false. Only the turn open at end of input is ERROR
   ``incomplete``;
-* usage: a turn carries its result's usage, the session the sum over its results; Claude Code's
+* usage: a turn carries its result's usage; the session its total: the latest ``modelUsage``
+  summed over models (cumulative: every model call so far, sub-agents' and the CLI's own side
+  calls included; ``session.usage.source`` = ``modelUsage``) plus the model calls whose last
+  line came after it, else the sum over its results' ``usage``; Claude Code's
   ``total_cost_usd`` is cumulative: a turn's ``turn.cost_usd`` is the difference from the
   previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
   ``subtype``;
@@ -340,6 +343,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             if s.usage is None:
                 s.usage = Usage()
             s.usage.add(ev.usage)
+        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
+            s.model_total = Usage()
+            for usage in ev.model_usage.values():
+                s.model_total.add(usage)
+            s.model_results += 1
         if ev.final:
             self._close_session(s, eof=False)
 
@@ -469,7 +477,14 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 if usage.cost_usd is not None:
                     ev_attrs["cost_usd"] = usage.cost_usd
                 events.append(SpanEvent("model_usage", s.result_ns or end, ev_attrs))
-        usage_attrs(attrs, s.usage)
+        total = s.usage
+        if s.model_total is not None:
+            total = Usage()
+            total.add(s.model_total)
+            if s.tail_mark == s.model_results:
+                total.add(s.tail)
+            attrs["session.usage.source"] = "modelUsage"
+        usage_attrs(attrs, total)
         links = []
         for task_id in itertools.islice(s.workflows, MAX_LINKS):
             ref = self.ctx.workflow_ref(s.sid, task_id)

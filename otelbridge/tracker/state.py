@@ -36,6 +36,8 @@ class Chat:
     #: ``error`` of an API-error message (``<synthetic>`` / ``is_api_error_message``)
     error_type: str | None = None
     error_text: str | None = None
+    #: the session's ``model_results`` at the call's last line (a later ``modelUsage`` covers it)
+    mark: int = 0
 
 
 @dataclass(slots=True)
@@ -132,6 +134,12 @@ class Session:
     result_ns: int | None = None
     results: int = 0
     usage: Usage | None = None
+    #: the latest non-empty ``modelUsage`` summed over models (the CLI's cumulative total),
+    #: how many results carried one, and the usage of calls whose last line came after it
+    model_total: Usage | None = None
+    model_results: int = 0
+    tail: Usage = field(default_factory=Usage)
+    tail_mark: int = 0
     last: TurnResult | None = None
     last_seq: int | None = None
     chats: dict[str, Chat] = field(default_factory=dict)
