@@ -85,3 +85,29 @@ def test_a_model_call_carries_the_largest_usage_its_lines_showed():
     chats = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "chat"]
     assert len(chats) == len(best)
     assert sorted(r.output_tokens for r in chats) == sorted(best.values())
+
+
+ERROR_TURN = CC / "error-turn-invalid-model-2.1.206.jsonl"
+UNSAMPLED = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("how", ["traceparent", "always_off"])
+def test_views_read_spans_the_sampler_drops(how, tmp_path, monkeypatch):
+    # the failed session's result (is_error) and the session span's trace id must reach the
+    # outputs and the step summary even when no span is sampled for export
+    cfg = {}
+    if how == "traceparent":
+        cfg["traceparent"] = UNSAMPLED
+    else:
+        monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    out, step = tmp_path / "out", tmp_path / "step"
+    report, _ = run(ERROR_TURN, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)}, **cfg)
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    result = [d for d in docs(ERROR_TURN) if d.get("type") == "result"][-1]
+    assert result["is_error"] is True and got["status"] == "error"
+    (session,) = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
+    assert session.parent_id is None and session.error
+    want_trace = UNSAMPLED.split("-")[1] if how == "traceparent" else f"{session.trace_id:032x}"
+    assert got["trace_id"] == want_trace == f"{session.trace_id:032x}"
+    assert "turn 1" in step.read_text()
