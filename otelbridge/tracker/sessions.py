@@ -387,7 +387,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             span_id=turn.span_id,
             parent_span_id=s.span_id,
             start_ns=start,
-            end_ns=max(end, start),
+            end_ns=max(end, start, turn.child_end_ns),  # its calls lie inside it
             attributes=attrs,
         )
 
@@ -429,11 +429,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self.ctx.emit(rec)
             s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.waiting = []
-        for chat in list(s.chats.values()):
-            self._emit_chat(s, chat)
         for tool in list(s.tools.values()):
             del s.tools[tool.id]
             self._emit_tool(s, tool, end_all, NO_TOOL_RESULT, "incomplete", None)
+        for chat in list(s.chats.values()):  # after their tools: a call ends no earlier
+            self._emit_chat(s, chat)
         for task in list(s.tasks.values()):
             self._emit_task(s, task, end_all, None, eof=True)
         # a stream that showed only background tasks or workflows of a session is not an error
@@ -445,7 +445,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self.ctx.emit(self._session_record(s, end, incomplete))
 
     def _end_open_turn(self, s: Session) -> None:
-        """A turn that never got its result: ends at its last line, ERROR ``incomplete``."""
+        """A turn that never got its result: ends at its last line (no earlier than its
+        calls), ERROR ``incomplete``."""
         turn = s.turn
         if turn is None:
             return
@@ -455,7 +456,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         rec.attributes["turn.result"] = False
         rec.error, rec.error_type = NO_RESULT, "incomplete"
         self.ctx.emit(rec)
-        s.child_end_ns = max(s.child_end_ns, turn.last_ns)
+        s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.turn = None
 
     def _session_record(self, s: Session, end: int, incomplete: bool) -> SpanRecord:

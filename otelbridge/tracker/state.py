@@ -38,6 +38,8 @@ class Chat:
     error_text: str | None = None
     #: the session's ``model_results`` at the call's last line (a later ``modelUsage`` covers it)
     mark: int = 0
+    #: the latest end of its tool calls so far (it ends no earlier)
+    child_end_ns: int = 0
 
 
 @dataclass(slots=True)
@@ -54,6 +56,8 @@ class Tool:
     arguments: str | None
     turn_n: int | None = None
     task: dict[str, Any] | None = None
+    #: the ``message.id`` of the model call that asked for it
+    message_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -110,6 +114,8 @@ class Turn:
     closed_ns: int | None = None
     #: the model of the ``init`` that opened it (turns after the first)
     model: str | None = None
+    #: the latest end of its model and tool calls so far (it ends no earlier)
+    child_end_ns: int = 0
 
 
 @dataclass(slots=True)

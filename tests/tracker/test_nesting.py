@@ -1,0 +1,54 @@
+"""Every recording, every span: a child lies inside its parent (SPAN-MODEL.md "Time"), except
+background work (a ``task`` span or sub-agent under its ``execute_tool`` span), which may end
+after it. Decoder and tracker in-process; the records as the tracker emits them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, fixture_files
+from tests.tracker.recording import RECORDINGS, Run
+
+ALL = [*fixture_files(), *sorted(RECORDINGS.glob("*.jsonl")), *sorted(EXAMPLES.glob("*.jsonl"))]
+
+
+def outside(run: Run) -> list[str]:
+    by_id = {(r.trace_id, r.span_id): r for r in run.records}
+    bad = []
+    for rec in run.records:
+        parent = by_id.get((rec.trace_id, rec.parent_span_id))
+        if parent is None or rec.parent_remote:
+            continue
+        background = parent.attributes.get("gen_ai.operation.name") == "execute_tool" and (
+            rec.name.startswith("task ") or rec.attributes.get("gen_ai.operation.name") == "invoke_agent")
+        if rec.start_ns < parent.start_ns or (rec.end_ns > parent.end_ns and not background):
+            bad.append(f"{rec.name} [{rec.start_ns}, {rec.end_ns}] outside {parent.name} "
+                       f"[{parent.start_ns}, {parent.end_ns}]")
+    return bad
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_children_lie_inside_their_parents(path: Path):
+    run = Run(path)
+    assert all(r.start_ns <= r.end_ns for r in run.records)
+    assert outside(run) == []
+
+
+def test_a_turn_cut_mid_call_covers_its_calls(tmp_path):
+    # the example's first 20 lines: turn 1's sonnet call (msg_main_1, lines 2-4) asks for Bash and two
+    # Agent calls; the sub-agents' lines run to line 20 (timestamp 1.2 s after line 3), no result
+    source = EXAMPLES / "claude-code-session.jsonl"
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(source.read_bytes().splitlines(keepends=True)[:20]))
+    run = Run(cut)
+    turn = run.one("turn 1")
+    assert turn.error == "stream ended before result"
+    tools = [r for r in run.records if r.parent_span_id is not None
+             and r.attributes.get("gen_ai.operation.name") == "execute_tool"]
+    latest = max(r.end_ns for r in tools)
+    assert latest > turn.start_ns  # the calls ran: the turn is not zero-length
+    (chat,) = [r for r in run.named("chat claude-sonnet-4-6")]
+    assert turn.end_ns >= chat.end_ns >= max(r.end_ns for r in tools if r.parent_span_id == chat.span_id)
+    assert turn.end_ns == latest
