@@ -18,7 +18,9 @@
   line came after it, else the sum over its results' ``usage``; Claude Code's
   ``total_cost_usd`` is cumulative: a turn's ``turn.cost_usd`` is the difference from the
   previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
-  ``subtype``;
+  ``subtype``, described by its ``errors``/``error``, else its ``result`` text (the CLI's error
+  report), else its ``subtype`` or ``terminal_reason`` other than ``success``, else
+  ``result is_error``;
 * a later ``init`` that changes the model or CLI version adds a ``session.changed`` event with
   the new values, a changed ``cwd`` ``session.cwd_changed`` (a path is not exported); the session
   span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``;
@@ -408,9 +410,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
 
     @staticmethod
     def _result_error(rec: SpanRecord, ev: TurnResult) -> None:
-        if ev.is_error:
+        if ev.is_error:  # the text says what failed: never "success"
             kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
-            rec.error = ev.error or ev.terminal_reason or ev.subtype or "result is_error"
+            rec.error = ev.error or ev.content or kind or "result is_error"
             rec.error_type = kind or "result_error"
 
     def _close_session(self, s: Session, *, eof: bool) -> None:

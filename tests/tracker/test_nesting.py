@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, fixture_files
+from tests.conftest import EXAMPLES, FIXTURES, fixture_files
 from tests.tracker.recording import RECORDINGS, Run
 
 ALL = [*fixture_files(), *sorted(RECORDINGS.glob("*.jsonl")), *sorted(EXAMPLES.glob("*.jsonl"))]
@@ -52,3 +52,18 @@ def test_a_turn_cut_mid_call_covers_its_calls(tmp_path):
     (chat,) = [r for r in run.named("chat claude-sonnet-4-6")]
     assert turn.end_ns >= chat.end_ns >= max(r.end_ns for r in tools if r.parent_span_id == chat.span_id)
     assert turn.end_ns == latest
+
+
+EDGE = FIXTURES / "edge"
+
+
+def test_an_error_result_saying_success_is_not_described_as_success(tmp_path):
+    # result-success-but-is-error.jsonl line 1: subtype "success", is_error true, no text
+    run = Run(EDGE / "result-success-but-is-error.jsonl")
+    for rec in (run.one("turn 1"), run.one("invoke_agent claude-code")):
+        assert rec.error == "result is_error" and rec.error_type == "result_error"
+    # the same line with a result text: that text describes the failure
+    with_text = tmp_path / "r.jsonl"
+    with_text.write_text('{"type":"result","subtype":"success","session_id":"sess-1","is_error":true,'
+                         '"result":"API Error: 529 overloaded"}\n')
+    assert Run(with_text).one("turn 1").error == "API Error: 529 overloaded"
