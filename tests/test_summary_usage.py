@@ -111,3 +111,30 @@ def test_views_read_spans_the_sampler_drops(how, tmp_path, monkeypatch):
     want_trace = UNSAMPLED.split("-")[1] if how == "traceparent" else f"{session.trace_id:032x}"
     assert got["trace_id"] == want_trace == f"{session.trace_id:032x}"
     assert "turn 1" in step.read_text()
+
+
+MILK = FIXTURES / "milk"
+
+
+def milk_input(usage: dict) -> int:
+    return usage["input_tokens"] + usage["cache_read"] + usage["cache_creation"]
+
+
+@needs_fixtures()
+def test_milk_input_counts_the_cache_and_model_usage_alone_counts(tmp_path):
+    # basic_turn.jsonl line 7: usage 1234 in + 8000 cache_read + 200 cache_creation, 567 out
+    path = MILK / "basic_turn.jsonl"
+    (result,) = [d for d in docs(path) if d.get("type") == "result"]
+    report, _ = run(path)
+    rows = {r.kind: r for t in report.collector.traces.values() for r in t.rows}
+    assert rows["turn"].input_tokens == milk_input(result["usage"]) == 9434
+    assert rows["session"].input_tokens == milk_input(result["usage"])
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (9434, result["usage"]["output_tokens"])
+    # interrupted_result.jsonl line 4: no usage, model_usage 500/20: the session's total
+    path = MILK / "interrupted_result.jsonl"
+    (result,) = [d for d in docs(path) if d.get("type") == "result"]
+    (usage,) = result["model_usage"].values()
+    report, _ = run(path)
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (milk_input(usage), usage["output_tokens"]) == (500, 20)
