@@ -315,10 +315,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end = start + duration if duration is not None else (turn.closed_ns or turn.last_ns)
         else:
             start, end = turn.start_ns, now
-            if duration is not None:
-                start = min(start, now - duration)
-            if s.result_ns is not None:  # turns follow each other: never before the last result
-                start = max(start, min(s.result_ns, turn.start_ns))
+            if duration is not None:  # it lasted duration_ms at least, even if that overlaps
+                start = min(start, now - duration)  # the previous turn's end
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
         for agent in list(s.agents.values()):

@@ -67,3 +67,17 @@ def test_an_error_result_saying_success_is_not_described_as_success(tmp_path):
     with_text.write_text('{"type":"result","subtype":"success","session_id":"sess-1","is_error":true,'
                          '"result":"API Error: 529 overloaded"}\n')
     assert Run(with_text).one("turn 1").error == "API Error: 529 overloaded"
+
+
+def test_a_turn_lasts_at_least_its_results_duration():
+    # workflow-probe-2.1.206.jsonl: line 33 (turn 1's result, duration_ms 4839) and line 50
+    # (turn 2's, duration_ms 1590); turn 2 may then start before turn 1's end
+    from tests.conftest import WORKFLOW_PROBE
+    from tests.tracker.recording import MS, lines
+
+    doc = lines(WORKFLOW_PROBE)
+    run = Run(WORKFLOW_PROBE)
+    for name, n in (("turn 1", 33), ("turn 2", 50)):
+        turn = run.one(name)
+        assert turn.end_ns - turn.start_ns >= doc[n]["duration_ms"] * MS
+    assert run.one("turn 2").end_ns - run.one("turn 2").start_ns == 1590 * MS
