@@ -151,6 +151,7 @@ class SubagentsMixin:
         task.status = ev.status or task.status or "completed"
         task.usage = ev.usage or task.usage
         task.tool_use_id = task.tool_use_id or ev.tool_use_id
+        task.task_type = task.task_type or ev.task_type
         self._emit_task(s, task, now, ev.summary, eof=False)
 
     def _tool_answered(self, s: Session, tool) -> None:

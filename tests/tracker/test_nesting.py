@@ -4,6 +4,7 @@ after it. Decoder and tracker in-process; the records as the tracker emits them.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,19 @@ def test_a_turn_lasts_at_least_its_results_duration():
         turn = run.one(name)
         assert turn.end_ns - turn.start_ns >= doc[n]["duration_ms"] * MS
     assert run.one("turn 2").end_ns - run.one("turn 2").start_ns == 1590 * MS
+
+
+def test_a_notification_for_a_task_never_started_is_named_by_its_task_type(tmp_path):
+    # the resume recording's line 1 (a task of the previous process) with the task_type a
+    # notification may carry: the span is named by it (SPAN-MODEL.md "Tasks")
+    source = RECORDINGS / "claudecli-go-task-notification-resume-2.1.280.jsonl"
+    raw = source.read_text().splitlines(keepends=True)
+    doc = json.loads(raw[0])
+    doc["task_type"] = "local_bash"
+    path = tmp_path / "typed.jsonl"
+    path.write_text(json.dumps(doc) + "\n" + "".join(raw[1:]))
+    (note,) = Run(path).attr("task.id", doc["task_id"])
+    assert note.name == "task local_bash" and note.attributes["task.type"] == "local_bash"
+    assert note.start_ns == note.end_ns
+    (plain,) = Run(source).attr("task.id", doc["task_id"])  # without it: "task notification"
+    assert plain.name == "task notification" and "task.type" not in plain.attributes
