@@ -137,6 +137,7 @@ class TaskNotification(Event):
     tool_use_id: str | None = None
     summary: str | None = None
     usage: TaskUsage | None = None
+    task_type: str | None = None
 
 
 # ---------------------------------------------------------------- Caudra (seed 003)

@@ -205,14 +205,13 @@ class Pipeline:
         )
         self._remote_flags = span_ctx.trace_flags if span_ctx is not None else None
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
-            say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be recorded")
+            say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be exported")
         self.report = report
-        if report is not None:  # the views read the finished spans on the provider
-            report.attach(self.exporters.provider)
-        emits = [self.builder.emit]
+        # the views read every record ahead of the builder, sampled or not
+        emits = [report.sink(self.builder) if report is not None else self.builder.emit]
         if last is not None:
             emits.append(last(self.exporters).emit)
-        sink: SpanSink = self.builder if len(emits) == 1 else FanOut(*emits)
+        sink: SpanSink = self.builder if emits == [self.builder.emit] else FanOut(*emits)
         self.sink: SpanSink = hold(sink) if hold is not None else sink
         self._call_later = call_later
         self._stream_timers = stream_timers

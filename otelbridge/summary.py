@@ -2,18 +2,23 @@
 begin, a waterfall per trace on stderr at exit, the GitHub Actions step summary, the job outputs
 (``GITHUB_OUTPUT``) and the ``--report`` HTML page (:mod:`otelbridge.report`).
 
-:class:`Collector` is a ``SpanProcessor`` on the run's ``TracerProvider`` (with every exporter,
-``none`` included): it reads the ``ReadableSpan`` objects the exporters get — names, attributes and
-status descriptions already redacted by :mod:`otelbridge.spans` — so every view shows exactly what
-leaves, for every dialect and mode alike. It defines no ``on_start`` (spans are built finished;
-a live-span hook would cost every span the SDK's slow path). What it keeps is bounded: one small
+:class:`Collector` is a span sink ahead of the span builder (:meth:`otelbridge.views.Report.sink`):
+it reads every finished record as :func:`otelbridge.spans.redacted` returned it — names, attributes
+and status descriptions redacted, the very record the builder then builds — so every view shows
+what leaves, for every dialect and mode alike, and sees every span the run built, whether the
+sampler keeps it or not (the views are the run's own, not an export). What it keeps is bounded: one small
 :class:`Row` per span up to :data:`MAX_ROWS` (beyond that only the structure — runs, sessions,
 turns, workflows, phases — and failed spans, the rest counted), at most :data:`MAX_TRACES`
 traces (the oldest are dropped first, their totals kept).
 
 Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input with cache read and
-creation) and output tokens, summed over the spans that carry usage and none of whose children
-did (each model call once, sessions and turns not again on top); cost is ``result.total_cost_usd``,
+creation) and output tokens. A session span whose usage is the CLI's own total
+(``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
+is the authority for its conversation (``gen_ai.conversation.id`` in its trace): it replaces what
+that conversation's model calls added, and later ones add nothing. Elsewhere usage is summed over
+the spans that carry it and none of whose children did (each model call once, sessions and turns
+not again on top): a model call's lines carry partial usage (the first streamed snapshot's
+``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
 which Claude Code reports cumulatively per session: the session's last value (its span's, else its
 last turn's), summed over sessions, as exact decimals of the values the stream gave.
 
@@ -32,10 +37,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-from opentelemetry.trace import StatusCode
-
 from .config import TRACE_ID_PLACEHOLDER
+from .events import SpanRecord
 
 #: Rows kept in all (~200 bytes each); beyond, only structural and failed spans, to twice this.
 MAX_ROWS = 20_000
@@ -100,6 +103,10 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _decimal(value: Any) -> Decimal | None:
     """A cost as the stream wrote it: ``0.0141`` → ``Decimal("0.0141")`` (``repr`` of a float
     is its shortest round-trip form)."""
@@ -134,6 +141,9 @@ class Row:
     output_tokens: int | None = None
     total_tokens: int | None = None
     cost: Decimal | None = None
+    #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
+    conversation: str | None = None
+    authority: bool = False
 
     @property
     def duration_ns(self) -> int:
@@ -163,22 +173,23 @@ def kind_of(name: str, attrs: Mapping[str, Any]) -> str:
     return "other"
 
 
-def row_of(span: ReadableSpan) -> Row:
-    """The :class:`Row` of a finished span."""
-    attrs = dict(span.attributes or ())  # one copy: the SDK mapping's get is slow
-    ctx = span.context
-    parent = span.parent
-    kind = kind_of(span.name, attrs)
-    row = Row(ctx.trace_id, ctx.span_id,
-              parent.span_id if parent is not None and not parent.is_remote else None,
-              span.name, kind, span.start_time or 0, max(span.end_time or 0, span.start_time or 0),
+def row_of(rec: SpanRecord) -> Row:
+    """The :class:`Row` of a finished (redacted) span record."""
+    attrs = rec.attributes
+    kind = kind_of(rec.name, attrs)
+    start = rec.start_ns if isinstance(rec.start_ns, int) else 0
+    row = Row(rec.trace_id, rec.span_id,
+              rec.parent_span_id if not rec.parent_remote else None,
+              rec.name, kind, start, max(rec.end_ns if isinstance(rec.end_ns, int) else 0, start),
               input_tokens=_int(attrs.get("gen_ai.usage.input_tokens")),
               output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
               total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
-              cost=_decimal(attrs.get("result.total_cost_usd")))
-    if span.status.status_code is StatusCode.ERROR:
-        row.error = span.status.description or "error"
-        row.status = str(attrs.get("error.type") or "error")
+              cost=_decimal(attrs.get("result.total_cost_usd")),
+              conversation=_str(attrs.get("gen_ai.conversation.id")),
+              authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage")
+    if rec.error is not None:
+        row.error = rec.error or "error"
+        row.status = str(rec.error_type or attrs.get("error.type") or "error")
     elif kind == "workflow" and attrs.get("workflow.status"):
         row.status = str(attrs["workflow.status"])
     elif attrs.get("workflow.agent.cached") is True:
@@ -238,9 +249,10 @@ class Trace:
         return min(roots, key=lambda r: (r.kind not in STRUCTURAL, r.start_ns), default=None)
 
 
-class Collector(SpanProcessor):
-    """The finished spans of a run, as :class:`Trace` objects (a ``SpanProcessor``: ``on_end``).
-    ``on_new_trace(trace_id)`` is called for each trace's first span. Never raises."""
+class Collector:
+    """The finished spans of a run, as :class:`Trace` objects (a span sink: ``emit`` takes each
+    redacted record). ``on_new_trace(trace_id)`` is called for each trace's first span. Never
+    raises."""
 
     def __init__(self, max_rows: int = MAX_ROWS, max_traces: int = MAX_TRACES,
                  on_new_trace: Callable[[int], None] | None = None) -> None:
@@ -254,10 +266,14 @@ class Collector(SpanProcessor):
         self.errors = 0
         #: (trace, span) ids whose some child carried (or covered) usage
         self._covered: OrderedDict[tuple[int, int], None] = OrderedDict()
+        #: (trace, conversation) → (input, output) its spans added so far, until its session
+        #: span brings the authoritative total; conversations that brought one
+        self._counted: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
+        self._settled: OrderedDict[tuple[int, str | None], None] = OrderedDict()
 
-    def on_end(self, span: ReadableSpan) -> None:
+    def emit(self, rec: SpanRecord) -> None:
         try:
-            self.take(row_of(span))
+            self.take(row_of(rec))
         except Exception:  # a view never costs the run anything
             self.errors += 1
 
@@ -285,13 +301,20 @@ class Collector(SpanProcessor):
         key = (row.trace_id, row.span_id)
         covered = self._covered.pop(key, False) is None
         usage = row.input_tokens is not None or row.output_tokens is not None
-        if usage and not covered:
+        conv = (row.trace_id, row.conversation)
+        if row.authority:
+            got_in, got_out = self._counted.pop(conv, (0, 0))
+            totals.input_tokens += (row.input_tokens or 0) - got_in
+            totals.output_tokens += (row.output_tokens or 0) - got_out
+            _bounded(self._settled, conv, None)
+        elif usage and not covered and conv not in self._settled:
+            got_in, got_out = self._counted.pop(conv, (0, 0))
+            _bounded(self._counted, conv, (got_in + (row.input_tokens or 0),
+                                           got_out + (row.output_tokens or 0)))
             totals.input_tokens += row.input_tokens or 0
             totals.output_tokens += row.output_tokens or 0
         if (usage or covered) and row.parent_id is not None:
-            self._covered[(row.trace_id, row.parent_id)] = None
-            if len(self._covered) > MAX_PENDING:
-                self._covered.popitem(last=False)
+            _bounded(self._covered, (row.trace_id, row.parent_id), None)
         if row.cost is not None:
             if row.kind == "session":
                 totals.session_cost[key] = row.cost
@@ -318,6 +341,13 @@ class Collector(SpanProcessor):
             if found:
                 return min(found)[1]
         return next(iter(self.traces), None)
+
+
+def _bounded(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """``table[key] = value``, the oldest entry dropped beyond :data:`MAX_PENDING`."""
+    table[key] = value
+    if len(table) > MAX_PENDING:
+        table.popitem(last=False)
 
 
 # --------------------------------------------------------------------------- what is shown

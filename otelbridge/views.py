@@ -1,5 +1,5 @@
 """The views of one run, built from the finished spans (:class:`otelbridge.summary.Collector`
-on the run's provider): trace links at once, and at exit the waterfall on stderr
+ahead of the span builder, :meth:`Report.sink`): trace links at once, and at exit the waterfall on stderr
 (:mod:`otelbridge.waterfall`), the GitHub step summary, the job outputs (``GITHUB_OUTPUT``) and the
 HTML page (:mod:`otelbridge.report`). A view that fails is one line on stderr, never the run's
 outcome."""
@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 from . import escape
 from .config import Config, ci_is_set
+from .events import SpanRecord
+from .spans import redacted
 from .summary import MAX_LINKED, Collector, job_outputs, trace_url
 
 
@@ -29,7 +31,7 @@ def append_private(path: str, text: str) -> None:
 class Report:
     """The views of one run: trace links at once (``write(line)`` prints one line of ours on
     stderr), at exit the waterfall on stderr, the step summary, the job outputs and the HTML
-    page. :meth:`attach` puts its :class:`Collector` on the run's provider."""
+    page. :meth:`sink` puts its :class:`Collector` ahead of the span builder."""
 
     def __init__(self, cfg: Config, write: Callable[[str], None],
                  env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> None:
@@ -55,13 +57,28 @@ class Report:
 
     @property
     def wants_spans(self) -> bool:
-        """Whether any view is on (else :meth:`attach` adds nothing)."""
+        """Whether any view is on (else :meth:`sink` adds nothing)."""
         return self.collector is not None
 
-    def attach(self, provider: Any) -> None:
-        """Read the finished spans of ``provider`` (a ``TracerProvider``)."""
-        if self.collector is not None:
-            provider.add_span_processor(self.collector)
+    def sink(self, builder: Any) -> Callable[[SpanRecord], None]:
+        """The ``emit`` that feeds ``builder`` (a :class:`~otelbridge.spans.SpanBuilder`): each
+        record redacted once, read by the views, then built. The views read every span built,
+        before the sampler decides (an unsampled ``TRACEPARENT`` or ``always_off`` sampler drops
+        spans from the export, never from the run's own summary and outputs)."""
+        collector = self.collector
+        if collector is None:
+            return builder.emit
+
+        def emit(rec: SpanRecord) -> None:
+            try:
+                rec = redacted(rec)
+            except Exception:  # the builder says why, and builds nothing
+                builder.emit(rec)
+                return
+            collector.emit(rec)
+            builder.emit_redacted(rec)
+
+        return emit
 
     def on_trace(self, trace_id: int, label: str) -> None:
         """A trace begins (the tracker knows its root before any of its spans ends): its link

@@ -444,6 +444,7 @@ class ClaudeCode:
                     summary=as_str(doc.get("summary")),
                     usage=task_usage(doc.get("usage")),
                     tool_use_id=_sid(doc.get("tool_use_id")),
+                    task_type=as_str(doc.get("task_type")),
                 )
             ]
         return []

@@ -16,8 +16,9 @@ Events:
 * ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
   ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
   (the tracker finds tools by ``tool_use_id`` only);
-* ``result`` (exactly one, last: ``final``) → :class:`TurnResult` with ``usage`` as given (not
-  Anthropic-shaped: ``cache_read``/``cache_creation``), ``model_usage`` per model; its
+* ``result`` (exactly one, last: ``final``) → :class:`TurnResult` with ``usage`` and
+  ``model_usage`` per model (``cache_read``/``cache_creation``, which ``input_tokens`` leaves
+  out: ``gen_ai.usage.input_tokens`` adds them); its
   ``route_history`` → one ``route_history`` mark. ``usage`` may be absent (``interrupted``).
 * ``system/task_*`` are the Claude Code family: the ``claude_code`` dialect decodes them.
 
@@ -93,6 +94,11 @@ class Milk:
             out.extend(parse_user(doc, line))
         elif kind == "result":
             result = parse_result(doc, line, final=True)
+            # milk's input_tokens leaves the cache out (basic_turn: input 1234, cache_read 8000):
+            # GenAI's input_tokens adds cache_read and cache_creation, as for Anthropic's shape
+            for usage in (result.usage, *result.model_usage.values()):
+                if usage is not None:
+                    usage.anthropic = True
             history = doc.get("route_history")
             if isinstance(history, list) and history:
                 targets = [

@@ -2,7 +2,7 @@
 
 * a model call groups the lines of one ``message.id``; a ``message_delta`` belongs to the open
   call of its scope (``parent_tool_use_id``) and carries the final usage; a call ends at its last
-  line and is emitted when the next call of its scope starts, or its turn / sub-agent ends;
+  line, or its latest tool's end when later (its tools are emitted first), and is emitted when the next call of its scope starts, or its turn / sub-agent ends;
 * an API-error message (``<synthetic>`` / ``is_api_error_message``) is a ``chat`` span named by
   the session's model, ERROR, ``error.type`` = its ``error`` value;
 * a tool call runs from its ``tool_use`` to the ``tool_result`` of that id (found by id only),
@@ -73,6 +73,7 @@ class CallsMixin:
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
         chat.end_ns = max(chat.end_ns, now)
+        chat.mark = s.model_results
         if ev.model and not chat.model:
             chat.model = ev.model
         if ev.api_error:
@@ -88,7 +89,7 @@ class CallsMixin:
             if call.id in s.tools:
                 continue
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
-                        call.name, call.arguments, chat.turn_n)
+                        call.name, call.arguments, chat.turn_n, message_id=mid)
             s.tools[call.id] = tool
             self._charge(s, "tool", call.id, tool)
             remember(s.tool_spans, call.id, (tool.span_id, now), cap=MAX_ITEMS)
@@ -146,11 +147,18 @@ class CallsMixin:
     def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:
         """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,
         ERROR ``incomplete`` with ``error``)."""
-        for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
-            self._emit_chat(s, chat)
         for tool in [t for t in s.tools.values() if t.owner is None and t.turn_n == turn_n]:
             del s.tools[tool.id]
             self._emit_tool(s, tool, end, error, "incomplete", None)
+        for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
+            self._emit_chat(s, chat)
+
+    @staticmethod
+    def _covers(s: Session, turn_n: int | None, end: int) -> None:
+        """Turn ``turn_n`` (open or waiting for its result) ends no earlier than ``end``."""
+        for turn in (s.turn, *s.waiting):
+            if turn is not None and turn.n == turn_n:
+                turn.child_end_ns = max(turn.child_end_ns, end)
 
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
@@ -169,6 +177,10 @@ class CallsMixin:
         if chat.stop_reason:
             attrs["gen_ai.response.finish_reasons"] = [chat.stop_reason]
         usage_attrs(attrs, chat.usage)
+        if chat.mark == s.model_results:  # no modelUsage since its last line: not yet covered
+            if s.tail_mark != s.model_results:
+                s.tail, s.tail_mark = Usage(), s.model_results
+            s.tail.add(chat.usage)
         if self.ctx.capture_content and chat.content:
             attrs["gen_ai.output.messages"] = _json.encode(
                 [{"role": "assistant", "parts": [{"type": "text", "content": chat.content}]}]
@@ -177,13 +189,16 @@ class CallsMixin:
             agent = s.agents.get(chat.owner)
             if agent is not None:
                 agent.usage.add(chat.usage)
+        end = max(chat.end_ns, chat.child_end_ns, chat.start_ns)  # its tools lie inside it
+        if chat.owner is None:
+            self._covers(s, chat.turn_n, end)
         rec = SpanRecord(
             name=span_name("chat", chat.model, "model"),
             trace_id=s.trace_id,
             span_id=chat.span_id,
             parent_span_id=chat.parent_span_id,
             start_ns=chat.start_ns,
-            end_ns=max(chat.end_ns, chat.start_ns),
+            end_ns=end,
             attributes=attrs,
             kind=CLIENT,
         )
@@ -194,6 +209,12 @@ class CallsMixin:
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
                    error_type: str | None, result: str | None) -> None:
         self._release(s, "tool", tool.id)
+        end = max(end, tool.start_ns)
+        chat = s.chats.get(tool.message_id) if tool.message_id is not None else None
+        if chat is not None:
+            chat.child_end_ns = max(chat.child_end_ns, end)
+        if tool.owner is None:
+            self._covers(s, tool.turn_n, end)
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "execute_tool"
         attrs["gen_ai.tool.call.id"] = tool.id

@@ -12,10 +12,15 @@
   its start + ``duration_ms`` when its result comes, else, at the session's end, at the next
   turn's start with ``turn.result`` = false. Only the turn open at end of input is ERROR
   ``incomplete``;
-* usage: a turn carries its result's usage, the session the sum over its results; Claude Code's
+* usage: a turn carries its result's usage; the session its total: the latest ``modelUsage``
+  summed over models (cumulative: every model call so far, sub-agents' and the CLI's own side
+  calls included; ``session.usage.source`` = ``modelUsage``) plus the model calls whose last
+  line came after it, else the sum over its results' ``usage``; Claude Code's
   ``total_cost_usd`` is cumulative: a turn's ``turn.cost_usd`` is the difference from the
   previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
-  ``subtype``;
+  ``subtype``, described by its ``errors``/``error``, else its ``result`` text (the CLI's error
+  report), else its ``subtype`` or ``terminal_reason`` other than ``success``, else
+  ``result is_error``;
 * a later ``init`` that changes the model or CLI version adds a ``session.changed`` event with
   the new values, a changed ``cwd`` ``session.cwd_changed`` (a path is not exported); the session
   span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``;
@@ -310,10 +315,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end = start + duration if duration is not None else (turn.closed_ns or turn.last_ns)
         else:
             start, end = turn.start_ns, now
-            if duration is not None:
-                start = min(start, now - duration)
-            if s.result_ns is not None:  # turns follow each other: never before the last result
-                start = max(start, min(s.result_ns, turn.start_ns))
+            if duration is not None:  # it lasted duration_ms at least, even if that overlaps
+                start = min(start, now - duration)  # the previous turn's end
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
         for agent in list(s.agents.values()):
@@ -340,6 +343,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             if s.usage is None:
                 s.usage = Usage()
             s.usage.add(ev.usage)
+        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
+            s.model_total = Usage()
+            for usage in ev.model_usage.values():
+                s.model_total.add(usage)
+            s.model_results += 1
         if ev.final:
             self._close_session(s, eof=False)
 
@@ -379,7 +387,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             span_id=turn.span_id,
             parent_span_id=s.span_id,
             start_ns=start,
-            end_ns=max(end, start),
+            end_ns=max(end, start, turn.child_end_ns),  # its calls lie inside it
             attributes=attrs,
         )
 
@@ -400,9 +408,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
 
     @staticmethod
     def _result_error(rec: SpanRecord, ev: TurnResult) -> None:
-        if ev.is_error:
+        if ev.is_error:  # the text says what failed: never "success"
             kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
-            rec.error = ev.error or ev.terminal_reason or ev.subtype or "result is_error"
+            rec.error = ev.error or ev.content or kind or "result is_error"
             rec.error_type = kind or "result_error"
 
     def _close_session(self, s: Session, *, eof: bool) -> None:
@@ -421,11 +429,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self.ctx.emit(rec)
             s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.waiting = []
-        for chat in list(s.chats.values()):
-            self._emit_chat(s, chat)
         for tool in list(s.tools.values()):
             del s.tools[tool.id]
             self._emit_tool(s, tool, end_all, NO_TOOL_RESULT, "incomplete", None)
+        for chat in list(s.chats.values()):  # after their tools: a call ends no earlier
+            self._emit_chat(s, chat)
         for task in list(s.tasks.values()):
             self._emit_task(s, task, end_all, None, eof=True)
         # a stream that showed only background tasks or workflows of a session is not an error
@@ -437,7 +445,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self.ctx.emit(self._session_record(s, end, incomplete))
 
     def _end_open_turn(self, s: Session) -> None:
-        """A turn that never got its result: ends at its last line, ERROR ``incomplete``."""
+        """A turn that never got its result: ends at its last line (no earlier than its
+        calls), ERROR ``incomplete``."""
         turn = s.turn
         if turn is None:
             return
@@ -447,7 +456,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         rec.attributes["turn.result"] = False
         rec.error, rec.error_type = NO_RESULT, "incomplete"
         self.ctx.emit(rec)
-        s.child_end_ns = max(s.child_end_ns, turn.last_ns)
+        s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.turn = None
 
     def _session_record(self, s: Session, end: int, incomplete: bool) -> SpanRecord:
@@ -469,7 +478,14 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 if usage.cost_usd is not None:
                     ev_attrs["cost_usd"] = usage.cost_usd
                 events.append(SpanEvent("model_usage", s.result_ns or end, ev_attrs))
-        usage_attrs(attrs, s.usage)
+        total = s.usage
+        if s.model_total is not None:
+            total = Usage()
+            total.add(s.model_total)
+            if s.tail_mark == s.model_results:
+                total.add(s.tail)
+            attrs["session.usage.source"] = "modelUsage"
+        usage_attrs(attrs, total)
         links = []
         for task_id in itertools.islice(s.workflows, MAX_LINKS):
             ref = self.ctx.workflow_ref(s.sid, task_id)

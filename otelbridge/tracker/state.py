@@ -36,6 +36,10 @@ class Chat:
     #: ``error`` of an API-error message (``<synthetic>`` / ``is_api_error_message``)
     error_type: str | None = None
     error_text: str | None = None
+    #: the session's ``model_results`` at the call's last line (a later ``modelUsage`` covers it)
+    mark: int = 0
+    #: the latest end of its tool calls so far (it ends no earlier)
+    child_end_ns: int = 0
 
 
 @dataclass(slots=True)
@@ -52,6 +56,8 @@ class Tool:
     arguments: str | None
     turn_n: int | None = None
     task: dict[str, Any] | None = None
+    #: the ``message.id`` of the model call that asked for it
+    message_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -108,6 +114,8 @@ class Turn:
     closed_ns: int | None = None
     #: the model of the ``init`` that opened it (turns after the first)
     model: str | None = None
+    #: the latest end of its model and tool calls so far (it ends no earlier)
+    child_end_ns: int = 0
 
 
 @dataclass(slots=True)
@@ -132,6 +140,12 @@ class Session:
     result_ns: int | None = None
     results: int = 0
     usage: Usage | None = None
+    #: the latest non-empty ``modelUsage`` summed over models (the CLI's cumulative total),
+    #: how many results carried one, and the usage of calls whose last line came after it
+    model_total: Usage | None = None
+    model_results: int = 0
+    tail: Usage = field(default_factory=Usage)
+    tail_mark: int = 0
     last: TurnResult | None = None
     last_seq: int | None = None
     chats: dict[str, Chat] = field(default_factory=dict)

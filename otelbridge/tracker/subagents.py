@@ -151,6 +151,7 @@ class SubagentsMixin:
         task.status = ev.status or task.status or "completed"
         task.usage = ev.usage or task.usage
         task.tool_use_id = task.tool_use_id or ev.tool_use_id
+        task.task_type = task.task_type or ev.task_type
         self._emit_task(s, task, now, ev.summary, eof=False)
 
     def _tool_answered(self, s: Session, tool) -> None:
@@ -231,8 +232,6 @@ class SubagentsMixin:
 
     def _emit_agent(self, s: Session, agent: Agent, eof_error: str | None) -> None:
         """End a sub-agent: its open calls and tools first, then its own span."""
-        for chat in [c for c in s.chats.values() if c.owner == agent.key]:
-            self._emit_chat(s, chat)
         end = agent.last_ns
         for t in (agent.tool_done_ns, agent.notified_ns, agent.end_time_ns):
             if t is not None:
@@ -240,6 +239,8 @@ class SubagentsMixin:
         for tool in [t for t in s.tools.values() if t.owner == agent.key]:
             del s.tools[tool.id]
             self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
+        for chat in [c for c in s.chats.values() if c.owner == agent.key]:  # after their tools
+            self._emit_chat(s, chat)
         s.agents.pop(agent.key, None)
         self._release(s, "agent", agent.key)
         s.closed_agents.add(agent.key)

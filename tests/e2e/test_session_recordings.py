@@ -82,15 +82,23 @@ class Facts:
         self.errors &= set(self.tools)
 
     def session_usage(self) -> tuple[int, int]:
-        """(gen_ai input, output) summed over the results: Anthropic shape counts the cache."""
+        """(gen_ai input, output) of the session: the last non-empty ``modelUsage`` (milk
+        ``model_usage``) summed over models, else summed over the results' ``usage``; input
+        counts the cache (Claude Code's and milk's ``input_tokens`` leave it out)."""
+        with_models = [r.get("modelUsage") or r.get("model_usage") for r in self.results
+                       if r.get("modelUsage") or r.get("model_usage")]
+        if with_models:
+            rows = [{"input_tokens": u.get("inputTokens", u.get("input_tokens", 0)),
+                     "cache_read": u.get("cacheReadInputTokens", u.get("cache_read", 0)),
+                     "cache_creation": u.get("cacheCreationInputTokens", u.get("cache_creation", 0)),
+                     "output_tokens": u.get("outputTokens", u.get("output_tokens", 0))}
+                    for u in with_models[-1].values()]
+        else:
+            rows = [r.get("usage") or {} for r in self.results]
         total_in = total_out = 0
-        for r in self.results:
-            u = r.get("usage") or {}
-            if "cache_read_input_tokens" in u or "cache_creation_input_tokens" in u:
-                total_in += u.get("input_tokens", 0) + u.get("cache_read_input_tokens", 0) + u.get(
-                    "cache_creation_input_tokens", 0)
-            else:
-                total_in += u.get("input_tokens", 0)
+        for u in rows:
+            total_in += (u.get("input_tokens", 0) + u.get("cache_read_input_tokens", u.get("cache_read", 0))
+                         + u.get("cache_creation_input_tokens", u.get("cache_creation", 0)))
             total_out += u.get("output_tokens", 0)
         return total_in, total_out
 
@@ -143,8 +151,8 @@ def test_session_tree(path: Path):
     assert (session.status_code == 2) is (last.get("is_error") is True)
     assert session.attributes.get("result.subtype") == last.get("subtype")
 
-    # usage: the session's equals the results' (input including the cache when Anthropic-shaped)
-    if any(r.get("usage") for r in facts.results):
+    # usage: the session's is the CLI's own total (input including the cache)
+    if any(r.get("usage") or r.get("modelUsage") or r.get("model_usage") for r in facts.results):
         want_in, want_out = facts.session_usage()
         assert session.attributes["gen_ai.usage.input_tokens"] == want_in
         assert session.attributes["gen_ai.usage.output_tokens"] == want_out

@@ -195,8 +195,10 @@ def test_resumed_session_lines_before_the_first_timestamp_and_a_stale_notificati
     t1, t2 = run.one("turn 1"), run.one("turn 2")
     assert t1.end_ns == first and t1.start_ns == first - L[3]["duration_ms"] * MS
     assert t1.attributes["turn.result_index"] == L[3]["result_index"] == 0
-    # line 4 opens turn 2; its result (line 8) comes at the stream clock (line 7's time)
-    assert t2.start_ns == first and t2.end_ns == iso_ns(L[7]["timestamp"])
+    # line 4 opens turn 2; its result (line 8) comes at the stream clock (line 7's time), and
+    # the turn starts no later than that − its duration_ms
+    end = iso_ns(L[7]["timestamp"])
+    assert t2.end_ns == end and t2.start_ns == min(first, end - L[8]["duration_ms"] * MS)
     assert t2.attributes["turn.result_index"] == 1
     assert t2.attributes["gen_ai.usage.reasoning.output_tokens"] == \
         L[8]["usage"]["output_tokens_details"]["thinking_tokens"]

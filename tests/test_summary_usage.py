@@ -1,0 +1,140 @@
+"""Token totals against the recordings' own numbers: a session's last ``result.modelUsage`` (the
+CLI's cumulative total, every model) is the authority; model calls count only where no such total
+covers them. Real recordings through the real pipeline (``--exporter none``) into the views."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, needs_fixtures
+from tests.test_summary import run
+
+CC = FIXTURES / "claude-code"
+#: recordings whose assistant lines carry partial usage (the first streamed snapshot's output)
+PARTIAL = ["claudecli-go-basic-thinking-2.1.68.jsonl", "subagent-explore-2.1.178.jsonl",
+           "task-tool-2.1.6.jsonl", "claudecli-go-agent-subagent-2.1.87.jsonl",
+           "workflow-probe-2.1.206.jsonl", "claudecli-go-workflow-phased-2.1.270.jsonl"]
+
+
+def docs(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out
+
+
+def model_usage_total(path: Path) -> tuple[int, int]:
+    """(input with cache, output) summed over the models of the last result's ``modelUsage``."""
+    last = [d for d in docs(path) if d.get("type") == "result" and d.get("modelUsage")][-1]
+    usage = last["modelUsage"].values()
+    return (sum(u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"]
+                for u in usage), sum(u["outputTokens"] for u in usage))
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", PARTIAL)
+def test_totals_outputs_and_session_row_are_the_cli_total(name, tmp_path):
+    path = CC / name
+    want_in, want_out = model_usage_total(path)
+    out, step = tmp_path / "out", tmp_path / "step"
+    report, _ = run(path, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)})
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == (want_in, want_out)
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (want_in, want_out)
+    (session,) = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
+    assert (session.input_tokens, session.output_tokens) == (want_in, want_out)
+    assert f"{want_in:,} in / {want_out:,} out tokens" in step.read_text()
+    assert f"{want_out:,} output tokens" in report.stream.getvalue()
+
+
+@needs_fixtures()
+def test_a_result_without_model_usage_leaves_the_model_calls_counted(tmp_path):
+    # interrupt-2.1.276: the interrupted turn's result has empty modelUsage and zero usage,
+    # its assistant lines showed the tokens actually spent
+    path = CC / "interrupt-2.1.276.jsonl"
+    last: dict[str, dict] = {}
+    for d in docs(path):
+        if d.get("type") == "assistant" and d["message"].get("usage"):
+            last[d["message"]["id"]] = d["message"]["usage"]
+    want_in = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+                  for u in last.values())
+    report, _ = run(path)
+    totals = report.collector.totals()
+    assert want_in > 0 and totals.input_tokens == want_in
+    assert totals.output_tokens == sum(u["output_tokens"] for u in last.values())
+
+
+@needs_fixtures()
+def test_a_model_call_carries_the_largest_usage_its_lines_showed():
+    path = CC / "subagent-explore-2.1.178.jsonl"
+    best: dict[str, int] = {}
+    for d in docs(path):
+        if d.get("type") == "assistant" and d["message"].get("usage"):
+            mid = d["message"]["id"]
+            best[mid] = max(best.get(mid, -1), d["message"]["usage"]["output_tokens"])
+    report, _ = run(path)
+    chats = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "chat"]
+    assert len(chats) == len(best)
+    assert sorted(r.output_tokens for r in chats) == sorted(best.values())
+
+
+ERROR_TURN = CC / "error-turn-invalid-model-2.1.206.jsonl"
+UNSAMPLED = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("how", ["traceparent", "always_off"])
+def test_views_read_spans_the_sampler_drops(how, tmp_path, monkeypatch):
+    # the failed session's result (is_error) and the session span's trace id must reach the
+    # outputs and the step summary even when no span is sampled for export
+    cfg = {}
+    if how == "traceparent":
+        cfg["traceparent"] = UNSAMPLED
+    else:
+        monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    out, step = tmp_path / "out", tmp_path / "step"
+    report, _ = run(ERROR_TURN, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)}, **cfg)
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    result = [d for d in docs(ERROR_TURN) if d.get("type") == "result"][-1]
+    assert result["is_error"] is True and got["status"] == "error"
+    (session,) = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
+    assert session.parent_id is None and session.error
+    want_trace = UNSAMPLED.split("-")[1] if how == "traceparent" else f"{session.trace_id:032x}"
+    assert got["trace_id"] == want_trace == f"{session.trace_id:032x}"
+    assert "turn 1" in step.read_text()
+
+
+MILK = FIXTURES / "milk"
+
+
+def milk_input(usage: dict) -> int:
+    return usage["input_tokens"] + usage["cache_read"] + usage["cache_creation"]
+
+
+@needs_fixtures()
+def test_milk_input_counts_the_cache_and_model_usage_alone_counts(tmp_path):
+    # basic_turn.jsonl line 7: usage 1234 in + 8000 cache_read + 200 cache_creation, 567 out
+    path = MILK / "basic_turn.jsonl"
+    (result,) = [d for d in docs(path) if d.get("type") == "result"]
+    report, _ = run(path)
+    rows = {r.kind: r for t in report.collector.traces.values() for r in t.rows}
+    assert rows["turn"].input_tokens == milk_input(result["usage"]) == 9434
+    assert rows["session"].input_tokens == milk_input(result["usage"])
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (9434, result["usage"]["output_tokens"])
+    # interrupted_result.jsonl line 4: no usage, model_usage 500/20: the session's total
+    path = MILK / "interrupted_result.jsonl"
+    (result,) = [d for d in docs(path) if d.get("type") == "result"]
+    (usage,) = result["model_usage"].values()
+    report, _ = run(path)
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (milk_input(usage), usage["output_tokens"]) == (500, 20)
