@@ -2,7 +2,7 @@
 
 * ``mix``   — a realistic Claude Code stream-json session: ``stream_event`` text deltas,
   ``assistant`` and ``user`` (tool result) lines, and workflows whose ``task_progress`` snapshots
-  carry 1–50 agents, closed by ``task_updated`` + ``task_notification`` (seed 000 §5). Default
+  carry 1–50 agents, closed by ``task_updated`` + ``task_notification`` (the cbc workflow protocol §5). Default
   200 MB.
 * ``long``  — one line of 100 MB (a huge tool result), newline-terminated.
 * ``tiny``  — 10⁶ lines of about 60 bytes.

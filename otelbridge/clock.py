@@ -1,4 +1,4 @@
-"""The clock that dates lines without a timestamp of their own (SPAN-MODEL.md, "Time").
+"""The clock that dates lines without a timestamp of their own (docs/span-model.md, "Time").
 
 Modes (``--clock``):
 

@@ -45,12 +45,12 @@ class Event:
 @dataclass(slots=True)
 class StreamTime(Event):
     """A line that carries its own timestamp (``ts_ns``) but nothing a dialect models: it only
-    moves the stream clock (SPAN-MODEL.md "Time")."""
+    moves the stream clock (docs/span-model.md, "Time")."""
 
 
 @dataclass(slots=True)
 class WorkflowPhase:
-    """A ``workflow_phase`` timeline entry (seed 000 §5.2): ``{type, index, title}``."""
+    """A ``workflow_phase`` timeline entry (the cbc workflow protocol §5.2): ``{type, index, title}``."""
 
     index: int
     title: str | None
@@ -58,7 +58,7 @@ class WorkflowPhase:
 
 @dataclass(slots=True)
 class WorkflowAgent:
-    """A ``workflow_agent`` timeline entry (seed 000 §5.2), with real Claude Code's extra fields.
+    """A ``workflow_agent`` timeline entry (the cbc workflow protocol §5.2), with real Claude Code's extra fields.
 
     Times are epoch ns (converted from the wire's epoch ms); ``duration_ms`` stays in ms.
     """
@@ -94,7 +94,7 @@ class TaskUsage:
 
 @dataclass(slots=True)
 class WorkflowStarted(Event):
-    """``system/task_started`` with ``task_type: "local_workflow"`` (seed 000 §5.1)."""
+    """``system/task_started`` with ``task_type: "local_workflow"`` (the cbc workflow protocol §5.1)."""
 
     task_id: str = ""
     tool_use_id: str | None = None
@@ -106,7 +106,7 @@ class WorkflowStarted(Event):
 @dataclass(slots=True)
 class WorkflowProgress(Event):
     """``system/task_progress`` carrying ``workflow_progress[]`` — an authoritative snapshot
-    (seed 000 §5.2, §6). Unknown entry types are already dropped by the decoder."""
+    (the cbc workflow protocol §5.2, §6). Unknown entry types are already dropped by the decoder."""
 
     task_id: str = ""
     tool_use_id: str | None = None
@@ -120,7 +120,7 @@ class WorkflowProgress(Event):
 
 @dataclass(slots=True)
 class TaskUpdated(Event):
-    """``system/task_updated`` (seed 000 §5.3): ``patch.status``, ``patch.end_time`` (ms → ns)."""
+    """``system/task_updated`` (the cbc workflow protocol §5.3): ``patch.status``, ``patch.end_time`` (ms → ns)."""
 
     task_id: str = ""
     status: str | None = None
@@ -129,7 +129,7 @@ class TaskUpdated(Event):
 
 @dataclass(slots=True)
 class TaskNotification(Event):
-    """``system/task_notification`` (seed 000 §5.4): the terminal signal of a task."""
+    """``system/task_notification`` (the cbc workflow protocol §5.4): the terminal signal of a task."""
 
     task_id: str = ""
     status: str | None = None
@@ -140,7 +140,7 @@ class TaskNotification(Event):
     task_type: str | None = None
 
 
-# ---------------------------------------------------------------- Caudra (seed 003)
+# ---------------------------------------------------------------- Caudra (Caudra's headless-mode documentation)
 
 
 @dataclass(slots=True)
@@ -161,7 +161,7 @@ class CaudraLog:
 
 @dataclass(slots=True)
 class CaudraWorkflowSnapshot(Event):
-    """``system/workflow`` with ``event.kind: "snapshot"`` (seed 003 "Run events"): the run's
+    """``system/workflow`` with ``event.kind: "snapshot"`` (Caudra's headless-mode documentation "Run events"): the run's
     whole state. ``run_id`` is always a string (the wire sends a string or an integer);
     ``epoch`` is the envelope's ``workflow_epoch``."""
 
@@ -191,7 +191,7 @@ class CaudraWorkflowLog(Event):
 class CaudraAgentMessage(Event):
     """An ``assistant``/``user`` line of an agent a Caudra workflow launched: it carries
     ``workflow_run_id``, ``workflow_epoch``, ``workflow_call_key`` and ``workflow_phase`` beside
-    ``parent_tool_use_id`` (seed 003 "Run events", last paragraph)."""
+    ``parent_tool_use_id`` (Caudra's headless-mode documentation "Run events", last paragraph)."""
 
     run_id: str = ""
     epoch: int | None = None
@@ -207,7 +207,7 @@ class CaudraAgentMessage(Event):
 
 @dataclass(slots=True)
 class AutomationFired(Event):
-    """``system/automation_fired`` (seed 003 "Firings and notices"): one ended firing. Times are
+    """``system/automation_fired`` (Caudra's headless-mode documentation "Firings and notices"): one ended firing. Times are
     epoch ns converted from the wire's epoch ms (``queued_at`` is the only one never null)."""
 
     fire_id: str | None = None
@@ -247,7 +247,7 @@ class AutomationNotice(Event):
 
 @dataclass(slots=True)
 class GoalEvent(Event):
-    """``system/goal`` (seed 003 "Goal events"): ``kind`` (open set: ``evaluating``,
+    """``system/goal`` (Caudra's headless-mode documentation "Goal events"): ``kind`` (open set: ``evaluating``,
     ``evaluation``, ``finished``, ``loop_cap``, ...) and the fields beside it that otelbridge
     exports, by their wire names (numbers, bools and short strings only; ``usage`` apart)."""
 
@@ -256,12 +256,12 @@ class GoalEvent(Event):
     usage: Usage | None = None
 
 
-# -------------------------------------------------------------- Bernstein (seed 004)
+# -------------------------------------------------------------- Bernstein (the Bernstein stream-signal protocol)
 
 
 @dataclass(slots=True)
 class BernsteinSignal(Event):
-    """A ``BERNSTEIN:<KIND>[ <json-object>]`` line (seed 004 "Grammar"), with the payload fields
+    """A ``BERNSTEIN:<KIND>[ <json-object>]`` line (the Bernstein stream-signal protocol "Grammar"), with the payload fields
     of its kind (``None`` when absent or of the wrong type)."""
 
     kind: str = ""
@@ -276,7 +276,7 @@ class BernsteinSignal(Event):
 
 # --------------------------------------------------------------------------- session events
 #
-# One CLI run (a *session*) as Claude Code stream-json and milk (seed 002, ADR-0050) show it:
+# One CLI run (a *session*) as Claude Code stream-json and milk (milk's stream-json contract, ADR-0050) show it:
 # ``system/init`` … ``result``, model calls (``assistant`` lines by ``message.id``), tool calls
 # (``tool_use`` … ``tool_result``), sub-agents (lines with ``parent_tool_use_id``), background
 # tasks (``system/task_*`` other than workflows). Decoded by ``dialects/claude_code.py`` and
@@ -290,7 +290,7 @@ class Usage:
     ``anthropic`` is true for the Anthropic shape (``cache_read_input_tokens`` /
     ``cache_creation_input_tokens``, or ``modelUsage``'s camelCase), where ``input_tokens``
     excludes the cache: :meth:`gen_ai_input_tokens` then adds both cache counts
-    (SPAN-MODEL.md, "Attribute keys"). Other shapes (milk's ``cache_read``/``cache_creation``)
+    (docs/span-model.md, "Attribute keys"). Other shapes (milk's ``cache_read``/``cache_creation``)
     are taken as given. ``cost_usd`` is a per-model cost (``modelUsage.costUSD``), if any.
     """
 
@@ -389,7 +389,7 @@ class ToolResult(Event):
     """A ``tool_result`` block of a ``user`` line: it ends the tool call ``tool_use_id``.
 
     ``parent_tool_use_id`` is the line's; it is *not* used to find the tool (milk puts the
-    answered tool's own id there, seed 002 / issue 4). ``content`` only with capture on.
+    answered tool's own id there, milk's stream-json contract, ADR-0050). ``content`` only with capture on.
     """
 
     tool_use_id: str = ""
@@ -408,7 +408,7 @@ class UserMessage(Event):
 
 @dataclass(slots=True)
 class TurnResult(Event):
-    """A ``result`` line: ends the current turn (SPAN-MODEL.md "turn").
+    """A ``result`` line: ends the current turn (docs/span-model.md, "turn").
 
     ``usage`` is the turn's (Claude Code reports per query; milk's one result covers the run);
     ``model_usage`` per model (Claude Code ``modelUsage`` camelCase, milk ``model_usage``
@@ -431,7 +431,7 @@ class TurnResult(Event):
     uuid: str | None = None
     content: str | None = None
     final: bool = False
-    #: Caudra (seed 003, "Background tasks"): ``run.run_id`` of the run this result ends, and
+    #: Caudra (Caudra's headless-mode documentation, "Background tasks"): ``run.run_id`` of the run this result ends, and
     #: ``background_active`` (active managed tasks)
     run_id: str | None = None
     background_active: int | None = None
@@ -441,7 +441,7 @@ class TurnResult(Event):
 
 @dataclass(slots=True)
 class TurnStarted(Event):
-    """Caudra ``system/turn_start`` (seed 003, "Background tasks"): a parent run begins.
+    """Caudra ``system/turn_start`` (Caudra's headless-mode documentation, "Background tasks"): a parent run begins.
     ``run_id`` (an integer on the wire, kept as a string), ``automatic`` and the number of
     ``task_event_ids`` / ``workflow_events`` / ``automation_events`` it started with."""
 
@@ -479,7 +479,7 @@ class TaskProgress(Event):
 
 @dataclass(slots=True)
 class LineSeq(Event):
-    """milk's envelope ``seq`` (monotonic per run, seed 002 §1): the tracker turns a gap or a
+    """milk's envelope ``seq`` (monotonic per run, milk's stream-json contract, ADR-0050 §1): the tracker turns a gap or a
     step back into a ``seq_gap`` event on the session span."""
 
     seq: int = 0

@@ -1,4 +1,4 @@
-"""Trace and span ids for the tracker: random, or deterministic (SPAN-MODEL.md, last section).
+"""Trace and span ids for the tracker: random, or deterministic (docs/span-model.md, last section).
 
 Deterministic rule (``--deterministic-ids``, always in ``replay``):
 

@@ -59,7 +59,7 @@ def ms_to_ns(value: Any) -> int | None:
 
 def s_to_ns(value: Any) -> int | None:
     """Epoch **seconds** (int, float or numeric string; Caudra ``phase_history[].started_at`` and
-    ``logs[].at``, seed 003 "Run events") → epoch nanoseconds, or ``None``.
+    ``logs[].at``, Caudra's headless-mode documentation "Run events") → epoch nanoseconds, or ``None``.
 
     Fractions of a second are kept; values outside 2000–2100 are rejected (so an epoch in ms
     given where seconds belong is absent rather than a date in the year 56000).

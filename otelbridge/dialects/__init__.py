@@ -17,7 +17,7 @@ A dialect is a module exposing ``DIALECT``, an object with:
   is valid JSON but may still fail to decode (a number out of range: ``1e999``), which makes
   that element unreadable, not the line bad. Lines under :data:`RAW_LISTS_MIN` bytes are
   decoded in full all the same, so a dialect reads both shapes. Used for ``workflow_progress``
-  snapshots, which repeat mostly unchanged entries (seed 000 §6).
+  snapshots, which repeat mostly unchanged entries (the cbc workflow protocol §6).
 
 Several dialects may contribute events for one line. No OpenTelemetry here.
 """
@@ -110,7 +110,7 @@ class Decoder:
         sid = doc.get("session_id")
         if isinstance(sid, str) and sid:
             self.session_id = as_str(sid)
-        ts = doc.get("ts")  # milk (seed 002 §1)
+        ts = doc.get("ts")  # milk (its stream-json contract, ADR-0050 §1)
         if ts is None:
             ts = doc.get("timestamp")  # wrapper envelopes (ISO) and epoch-ms stamps
         if ts is None:
@@ -124,7 +124,7 @@ class Decoder:
                 self.stats.bad_lines += 1
         if not events and info.ts_ns is not None:
             # a line no dialect models still shows the time (a wrapper's envelope lines): the
-            # stream clock is "the latest timestamp the stream has shown" (SPAN-MODEL.md)
+            # stream clock is "the latest timestamp the stream has shown" (docs/span-model.md)
             events.append(StreamTime(info.session_id, info.ts_ns))
         return events
 

@@ -52,7 +52,7 @@ def parse_usage(value: Any) -> Usage | None:
     an object. The Anthropic shape (``cache_read_input_tokens``, ``cache_creation_input_tokens``:
     Claude Code, cbc, Caudra) sets ``anthropic`` and reads ``output_tokens_details.
     thinking_tokens`` and ``cache_creation.ephemeral_5m/1h_input_tokens``; milk's
-    ``cache_read``/``cache_creation`` (seed 002 §2) are taken as given."""
+    ``cache_read``/``cache_creation`` (milk's stream-json contract, ADR-0050 §2) are taken as given."""
     if not isinstance(value, dict):
         return None
     get = value.get

@@ -1,7 +1,7 @@
 """Bernstein adapter stream signals: ``BERNSTEIN:<KIND>[ <json-object>]`` lines in any CLI's
 stdout, mixed with plain output.
 
-Source: seed 004 ("Adapter stream-signal protocol"), sections "Grammar" and "Canonical kinds".
+Source: the Bernstein adapter stream-signal protocol, sections "Grammar" and "Canonical kinds".
 The grammar is applied exactly: the line starts with the literal, case-sensitive
 ``BERNSTEIN:``; the kind is one of the canonical ALL-CAPS kinds (:data:`KINDS`); then either
 the end of the line or **one** space and a JSON **object** (never an array, scalar or ``null``).
@@ -23,7 +23,7 @@ from .base import LineInfo
 
 PREFIX = b"BERNSTEIN:"
 
-#: The canonical kinds (seed 004 "Canonical kinds"); COMPLETED and FAILED are terminal.
+#: The canonical kinds (the Bernstein stream-signal protocol "Canonical kinds"); COMPLETED and FAILED are terminal.
 KINDS = frozenset({"COMPLETED", "FAILED", "QUESTION", "PLAN_DRAFT", "PLAN_READY", "BLOCKED"})
 TERMINAL_KINDS = frozenset({"COMPLETED", "FAILED"})
 

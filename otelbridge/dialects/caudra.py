@@ -1,7 +1,7 @@
 """Caudra stream-json (``caudra --print --input-format stream-json``): workflows, automations
 and goals.
 
-Source: seed 003 (Caudra "Headless Mode"), sections "Run events", "Firings and notices" and
+Source: Caudra's "Headless Mode" documentation, sections "Run events", "Firings and notices" and
 "Goal events". Caudra's ``assistant``/``user``/``result`` lines are Claude Code shaped and belong
 to the session decoder; this dialect reads what only Caudra prints:
 
@@ -47,7 +47,7 @@ from .base import LineInfo, parse_usage
 #: the protocol; the cap keeps a hostile snapshot from costing unbounded memory).
 MAX_ENTRIES = 10_000
 
-#: ``goal`` fields exported, by wire name (seed 003 "Goal events" table); all scalars.
+#: ``goal`` fields exported, by wire name (Caudra's headless-mode documentation "Goal events" table); all scalars.
 GOAL_FIELDS = (
     "verdict",
     "reason",

@@ -1,6 +1,6 @@
 """Claude Code / CodeBuddy (``cbc``) stream-json: sessions and the ``system/task_*`` family.
 
-Source: seed 000 (cbc workflow stdio protocol, aligned with Claude Code 2.1.220), §5.1–§5.4:
+Source: the cbc workflow stdio protocol (aligned with Claude Code 2.1.220), §5.1–§5.4:
 
 * ``system/task_started`` with ``task_type: "local_workflow"`` → :class:`WorkflowStarted`
 * ``system/task_progress`` with a ``workflow_progress`` array → :class:`WorkflowProgress`
@@ -8,7 +8,7 @@ Source: seed 000 (cbc workflow stdio protocol, aligned with Claude Code 2.1.220)
 * ``system/task_updated`` → :class:`TaskUpdated` (``patch.status``, ``patch.end_time`` epoch ms)
 * ``system/task_notification`` → :class:`TaskNotification` (``completed|failed|stopped``)
 
-Session lines (Claude Code stream-json as real recordings show it; SPAN-MODEL.md "session"):
+Session lines (Claude Code stream-json as real recordings show it; docs/span-model.md "session"):
 
 * ``system/init`` → :class:`SessionStarted` (``model``, ``claude_code_version``, ``cwd``); current
   Claude Code prints one at the start of every turn
@@ -18,7 +18,7 @@ Session lines (Claude Code stream-json as real recordings show it; SPAN-MODEL.md
 * ``user`` → :class:`ToolResult` per ``tool_result`` block, else :class:`UserMessage`
 * ``result`` → :class:`TurnResult` (``result_index``; Caudra adds ``run.run_id``,
   ``background_active``)
-* Caudra's ``system/turn_start`` (seed 003, "Background tasks") → :class:`TurnStarted`; Caudra
+* Caudra's ``system/turn_start`` (Caudra's headless-mode documentation, "Background tasks") → :class:`TurnStarted`; Caudra
   is a Claude Code drop-in, so its session lines are this family
 * ``task_started`` / ``task_progress`` of non-workflow tasks → :class:`TaskStarted` (with
   ``owned_by_subagent``, ``is_backgrounded``) / :class:`TaskProgress`
@@ -64,7 +64,7 @@ from .claude_code_workflow import _EntryCache, progress, task_usage
 #: Content blocks per message, models per ``modelUsage`` read at most (memory bounds on counts).
 MAX_BLOCKS = 1_000
 MAX_MODELS = 100
-#: Task types that are sub-agents (seed 000 §5.1: other tasks keep "Agent", "Bash", ...).
+#: Task types that are sub-agents (the cbc workflow protocol §5.1: other tasks keep "Agent", "Bash", ...).
 AGENT_TASK_TYPES = frozenset({"local_agent", "Agent"})
 #: The model name Claude Code gives its own text for a failed API call.
 SYNTHETIC_MODEL = "<synthetic>"
@@ -313,7 +313,7 @@ def parse_turn_start(doc: dict[str, Any], line: LineInfo) -> TurnStarted:
 
 
 def is_milk(doc: dict[str, Any]) -> bool:
-    """True for a line with milk's envelope (an integer ``seq``, seed 002 §1)."""
+    """True for a line with milk's envelope (an integer ``seq``, milk's stream-json contract, ADR-0050 §1)."""
     seq = doc.get("seq")
     return isinstance(seq, int) and not isinstance(seq, bool)
 
@@ -339,7 +339,7 @@ class ClaudeCode:
         kind = doc.get("type")
         if kind != "system":
             if is_milk(doc) or "workflow_run_id" in doc:
-                # milk lines are milk.py's; Caudra workflow agents' lines (seed 003) are
+                # milk lines are milk.py's; Caudra workflow agents' lines (Caudra's headless-mode documentation) are
                 # caudra.py's agent spans under their phase, not session sub-agents
                 return []
             if kind == "assistant":

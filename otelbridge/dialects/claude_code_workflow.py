@@ -1,4 +1,4 @@
-"""Claude Code's ``workflow_progress`` snapshots (seed 000 §5.2, §6) → :class:`WorkflowProgress`.
+"""Claude Code's ``workflow_progress`` snapshots (the cbc workflow protocol §5.2, §6) → :class:`WorkflowProgress`.
 
 Real Claude Code agents also carry ``durationMs``, ``model``, ``attempt``, ``toolCalls``,
 ``queuedAt`` and ``lastProgressAt``; all are read. A queued agent has no ``agentId`` yet (it is
@@ -83,7 +83,7 @@ _PHASE, _AGENT, _NEWEST = itemgetter(0), itemgetter(1), itemgetter(2)
 class _EntryCache:
     """The previous snapshot's entries per task: ``entry JSON text → decoded entry``.
 
-    ``task_progress`` repeats every agent in every snapshot (seed 000 §6: snapshot replacement),
+    ``task_progress`` repeats every agent in every snapshot (the cbc workflow protocol §6: snapshot replacement),
     and most entries are unchanged from one snapshot to the next (finished agents, above all).
     The decoder hands ``workflow_progress`` over undecoded (``raw_lists``): an entry whose bytes
     equal one of the previous snapshot's reuses its decoded :class:`WorkflowAgent` without

@@ -1,4 +1,4 @@
-"""milk batch stream-json (seed 002: milk ADR-0050, the §6 catalog and §8.3 conventions).
+"""milk batch stream-json (milk's stream-json contract, ADR-0050: the §6 catalog and §8.3 conventions).
 
 A milk line is a JSON object with the envelope ``type``, ``session_id``, ``seq`` (monotonic per
 run), optional ``ts`` (RFC 3339 with ms: the time of the event it stamps, read by the decoder
@@ -22,7 +22,7 @@ Events:
   ``route_history`` → one ``route_history`` mark. ``usage`` may be absent (``interrupted``).
 * ``system/task_*`` are the Claude Code family: the ``claude_code`` dialect decodes them.
 
-Open sets: unknown types, subtypes, fields and enum values are ignored (seed 002 §2–§3).
+Open sets: unknown types, subtypes, fields and enum values are ignored (milk's stream-json contract, ADR-0050 §2–§3).
 Marker: ``"seq"`` — every milk line has it, so milk lines are all decoded (needed to see gaps).
 """
 

@@ -5,17 +5,17 @@ OpenTelemetry here, and no redaction: strings are carried raw (the span builder 
 The work is split by what is tracked, one module each, all sharing one :class:`Context`
 (:mod:`.base`, the leaf every part imports):
 
-* :mod:`.workflows` — workflow runs, their phases and agents (seed 000);
+* :mod:`.workflows` — workflow runs, their phases and agents (the cbc workflow protocol);
 * :mod:`.caudra` — Caudra workflow runs, phases and agents, automation firings, goal and
-  notice events (seed 003);
-* :mod:`.bernstein` — Bernstein stream signals on the run span (seed 004);
+  notice events (Caudra's headless-mode documentation);
+* :mod:`.bernstein` — Bernstein stream signals on the run span (the Bernstein stream-signal protocol);
 * :mod:`.sessions` — sessions and turns, with :mod:`.calls` (model calls, tools) and
   :mod:`.subagents` (sub-agents, background tasks);
 * :mod:`.budget` — the one bound on what all parts hold open (:class:`StateBudget`, on the
   context): when it is full the least recently active items are ended early;
 
 :class:`Tracker` routes every event to each part, holds finished records while the clock is
-pending (before the stream's first timestamp, SPAN-MODEL.md "Time"), settles the budget after
+pending (before the stream's first timestamp, docs/span-model.md "Time"), settles the budget after
 each event and ends everything at :meth:`Tracker.finish`.
 """
 

@@ -30,7 +30,7 @@ MAX_SESSION_EVENTS = 10_000
 
 
 def usage_attributes(usage: Usage | None) -> dict[str, int]:
-    """``gen_ai.usage.*`` of ``usage`` by SPAN-MODEL.md: for the Anthropic shape
+    """``gen_ai.usage.*`` of ``usage`` by docs/span-model.md: for the Anthropic shape
     ``gen_ai.usage.input_tokens`` = input + cache read + cache creation (other shapes as given);
     the cache parts also under their own keys. Absent fields are left out."""
     if usage is None:

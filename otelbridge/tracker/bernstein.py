@@ -1,7 +1,7 @@
 """Bernstein stream signals → the run span's events and terminal status.
 
-Source: seed 004 ("Adapter stream-signal protocol"), "Canonical kinds" and the conformance note
-on ``MissingTerminalSignal``; span names by SPAN-MODEL.md (``run {cmd}``, ``run stdin``).
+Source: the Bernstein stream-signal protocol ("Adapter stream-signal protocol"), "Canonical kinds" and the conformance note
+on ``MissingTerminalSignal``; span names by docs/span-model.md (``run {cmd}``, ``run stdin``).
 
 * Every signal is a span event ``bernstein.<kind>`` (``bernstein.completed``,
   ``bernstein.question``, ...) at the line's time, with the payload fields under

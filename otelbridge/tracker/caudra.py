@@ -1,7 +1,7 @@
 """Caudra workflow runs, automation firings, goal events and notices → span records.
 
-Source: seed 003 (Caudra "Headless Mode"): "Run events", "Firings and notices", "Goal events",
-"Restart and resume"; span names and keys by SPAN-MODEL.md.
+Source: Caudra's headless-mode documentation (Caudra "Headless Mode"): "Run events", "Firings and notices", "Goal events",
+"Restart and resume"; span names and keys by docs/span-model.md.
 
 Workflow runs (``system/workflow``):
 
@@ -64,7 +64,7 @@ from .base import (
 )
 from .budget import ITEM_BYTES, REF_BYTES, RUN_BYTES, text_bytes
 
-#: status → ``workflow.status`` for the statuses that end a run (seed 003: "completed" and
+#: status → ``workflow.status`` for the statuses that end a run (Caudra's headless-mode documentation: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
 TERMINAL_STATUSES = {
     "completed": "completed",

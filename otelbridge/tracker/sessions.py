@@ -1,4 +1,4 @@
-"""Sessions and turns → span records (SPAN-MODEL.md "Spans", "Turns"; milk: seed 002).
+"""Sessions and turns → span records (docs/span-model.md, "Spans", "Turns"; milk: milk's stream-json contract, ADR-0050).
 
 * a **session** (``invoke_agent {agent}``) runs from its first line to its last ``result`` (at
   end of input at the latest); its parent is the wrapper's run span, else ``TRACEPARENT``, else
@@ -82,7 +82,7 @@ MAX_EVENTS = 256
 MAX_LINKS = 128
 
 #: Session name when the stream never said (no ``system/init``: only Claude Code streams lack
-#: one in practice; milk's init is always first, seed 002 §1).
+#: one in practice; milk's init is always first, milk's stream-json contract, ADR-0050 §1).
 DEFAULT_AGENT = "claude-code"
 NO_RESULT = "stream ended before result"
 NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
@@ -373,7 +373,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if turn.model:
             attrs["gen_ai.request.model"] = turn.model
         ev = turn.started
-        if ev is not None:  # Caudra turn_start fields (seed 003)
+        if ev is not None:  # Caudra turn_start fields (Caudra's headless-mode documentation)
             put_attributes(attrs, (
                 ("turn.run_id", ev.run_id),
                 ("turn.automatic", ev.automatic),

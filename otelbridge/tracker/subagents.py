@@ -5,7 +5,7 @@
   it is done (its tool answered, or its task notified), so lines after the notification still
   land; it ends at the latest of its own lines, its tools' results, its tool's result and the
   task's ``end_time``/notification;
-* other tasks (SPAN-MODEL.md "Tasks"): a task whose tool call is in the stream runs under that
+* other tasks (docs/span-model.md, "Tasks"): a task whose tool call is in the stream runs under that
   ``execute_tool`` span, starting no earlier than it — except a foreground task
   (``is_backgrounded: false``; a sub-agent's own Bash, ``owned_by_subagent``, and since 2.1.280 the main
   agent's too) whose tool is still open: that task *is* the tool call, its ``task.*`` attributes

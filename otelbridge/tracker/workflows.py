@@ -1,6 +1,6 @@
 """Workflow runs, their phases and agents → span records.
 
-Rules (SPAN-MODEL.md "Time" and "Identity and hazards"; seed 000 §5–§6):
+Rules (docs/span-model.md, "Time" and "Identity and hazards"; the cbc workflow protocol §5–§6):
 
 * a run is keyed by ``(session_id, task_id)``; phases and agents by their ``index`` in the run;
 * ``task_progress.workflow_progress`` is an authoritative snapshot; a terminal agent state
@@ -97,7 +97,7 @@ def _weigh(run: _Run) -> int:
 
 def workflow_display_name(raw: str | None) -> str:
     """The span-name part of ``workflow_name``: the basename after ``path:`` (cbc's form for a
-    script started by path, seed 000 §5.1), else the name itself."""
+    script started by path, the cbc workflow protocol §5.1), else the name itself."""
     if not raw:
         return "workflow"
     if raw.startswith("path:"):
