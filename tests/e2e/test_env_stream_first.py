@@ -25,6 +25,14 @@ BAD = [
     ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "0"}, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "using 512"]),
     ({"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "abc"}, ["OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "ignored"]),
     ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "-3"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
+    ({"OTELBRIDGE_TRACE_URL": "https://grafana.example/explore"},
+     ["OTELBRIDGE_TRACE_URL", "{trace_id}", "no trace links"]),
+    ({"OTEL_TRACES_SAMPLER": "bogus"}, ["OTEL_TRACES_SAMPLER", "bogus", "using parentbased_always_on"]),
+    ({"OTEL_TRACES_SAMPLER_ARG": "2", "OTEL_TRACES_SAMPLER": "traceidratio"},
+     ["OTEL_TRACES_SAMPLER_ARG", "'2'", "from 0 to 1", "using parentbased_always_on"]),
+    ({"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"},
+     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "≥ 1", "ignored"]),
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
 ]
 
 
@@ -44,6 +52,8 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     assert said[0].startswith("otelbridge: ")
     for word in words:
         assert word in said[0]
+    # nothing else: the SDK's own messages about the value ("Couldn't recognize sampler", ...)
+    assert all(l.startswith("otelbridge: ") for l in err), err
     assert not any("Traceback" in l or "cannot set up tracing" in l for l in err), err
 
 
