@@ -298,6 +298,24 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
 
+def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) -> list[str]:
+    """One line when the gRPC exporter will connect to ``value`` (given by ``where``) with TLS
+    because it has no scheme: the OTLP exporter specification has a scheme-less gRPC endpoint
+    use TLS unless ``OTEL_EXPORTER_OTLP_TRACES_INSECURE``/``OTEL_EXPORTER_OTLP_INSECURE`` is
+    ``true`` — a plaintext collector then sees only failed handshakes."""
+    if protocol != "grpc" or "://" in value:
+        return []
+    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    if (insecure or "").strip().lower() == "true":
+        return []
+    from .redact import endpoint as printable
+
+    shown = printable(value.strip())[:80]
+    return [f"{where}{shown!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
+            f"is not true); for a plaintext collector use http://{shown} or set "
+            "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
+
+
 def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
                    problems: list[str] | None = None) -> list[str]:
     """``--endpoint`` an endpoint the exporter cannot use: :class:`ConfigError`. The
@@ -310,6 +328,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             from .redact import endpoint as printable
 
             raise ConfigError(f"--endpoint {printable(flag)!r} is not an OTLP {protocol} endpoint: use {want}")
+        if problems is not None:
+            problems += tls_notice(protocol, "--endpoint ", flag, env)
         return []
     ignored = []
     default = "localhost:4317" if protocol == "grpc" else "http://localhost:4318"
@@ -319,6 +339,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             continue
         want = endpoint_problem(protocol, value)
         if want is None:
+            if problems is not None:
+                problems += tls_notice(protocol, f"{var}=", value, env)
             break
         ignored.append(var)
         if problems is not None:

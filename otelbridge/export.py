@@ -217,6 +217,9 @@ def import_otlp_exporter(cfg: Config) -> type:
     """The ``OTLPSpanExporter`` class for ``cfg.protocol`` (``ImportError`` if its package is
     missing); importing it costs ~0.2 s (gRPC)."""
     if cfg.protocol == "grpc":
+        # gRPC C-core's own log lines (unprefixed, several per failed handshake) stay off our
+        # stderr: the exporter says each failure itself. Read as grpc is imported.
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

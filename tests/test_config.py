@@ -91,3 +91,16 @@ def test_sampler_values_the_sdk_cannot_use_are_hidden(env, ignored):
 def test_export_timeout_range(value, usable):
     cfg = config.build(exporter="none", protocol=None, env={"OTEL_EXPORTER_OTLP_TIMEOUT": value})
     assert (cfg.ignored_env == ()) is usable
+
+
+def test_scheme_less_grpc_endpoint_is_said_to_use_tls():
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"}
+    (line,) = config.build(exporter="otlp", protocol="grpc", env=env).env_problems
+    assert line.startswith("OTEL_EXPORTER_OTLP_ENDPOINT='collector:4317' has no scheme")
+    (line,) = config.build(exporter="otlp", protocol="grpc", env={}, endpoint="c:4317").env_problems
+    assert line.startswith("--endpoint 'c:4317' has no scheme")
+    for quiet in ({**env, "OTEL_EXPORTER_OTLP_INSECURE": "TRUE"},
+                  {**env, "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "true"},
+                  {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector:4317"}, {}):
+        assert config.build(exporter="otlp", protocol="grpc", env=quiet).env_problems == ()
+    assert config.build(exporter="otlp", protocol="http/protobuf", env={}).env_problems == ()

@@ -89,3 +89,26 @@ def test_a_bad_flag_stays_a_usage_error(args):
     proc = run_bridge(args, b"", env=clean_env())
     assert proc.returncode == 2 and proc.stdout == b""
     assert args[0].encode() in proc.stderr or b"zipkin" in proc.stderr
+
+
+def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
+    """The OTLP exporter spec: a scheme-less gRPC endpoint uses TLS unless
+    OTEL_EXPORTER_OTLP_INSECURE=true. Against a plaintext collector that is said in one line, and
+    gRPC C-core's own handshake log lines (unprefixed) never reach stderr."""
+    from tests.receivers import GrpcReceiver
+
+    with GrpcReceiver() as rx:
+        hostport = rx.endpoint.split("://", 1)[1]
+        base = dict(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=hostport)
+        tls = run_bridge(["--flush-timeout", "0.5"], DATA, env=clean_env(**base))
+        plain = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base))
+        spans = rx.received.wait_for(8, timeout=10)
+    assert tls.returncode == 0 and tls.stdout == DATA
+    err = tls.stderr.decode().splitlines()
+    assert all(l.startswith("otelbridge: ") for l in err), err  # no "I1201 ... ssl_transport"
+    (said,) = [l for l in err if "has no scheme" in l]
+    assert f"OTEL_EXPORTER_OTLP_ENDPOINT='{hostport}'" in said and "TLS" in said
+    assert f"http://{hostport}" in said
+    # insecure as asked: nothing said, every span delivered
+    assert plain.returncode == 0 and b"has no scheme" not in plain.stderr
+    assert len(spans) == 8
