@@ -15,7 +15,8 @@ each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"va
 every key naming a password, secret, token, credential, signature, cookie or API/access/private
 key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
 ``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line; ``--password X`` and friends; ``Authorization``,
+``key: value`` to the end of its line; ``--password X`` and friends (also as two arguments of a
+command line: :func:`names_a_secret`); ``Authorization``,
 ``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
 tokens; e-mail addresses (IDN and ``%40``-encoded).
 """
@@ -177,6 +178,20 @@ def _key_value(key: str) -> str:
 #: fast as trying every word at every position.
 _SECRET_KEY = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                r"(?![a-z])" + _ABOUT + r"[\w.-]*")
+
+#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
+#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
+#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
+SECRET_FLAG = re.compile(r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY)
+_NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
+
+
+def names_a_secret(arg: str) -> bool:
+    """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
+    secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
+    return (arg[:1] == "-" and SECRET_FLAG.fullmatch(arg) is not None
+            and _NOT_A_VALUE.fullmatch(arg) is None)
+
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
