@@ -18,7 +18,8 @@ key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_aut
 ``key: value`` to the end of its line; ``--password X`` and friends (also as two arguments of a
 command line: :func:`names_a_secret`); ``Authorization``,
 ``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
-tokens; e-mail addresses (IDN and ``%40``-encoded).
+tokens; e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements;
+YAML values on the next line(s).
 """
 
 from __future__ import annotations
@@ -220,6 +221,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
     ),
     Pattern.of("gitlab_token", ("glpat-",), r"glpat-[\w-]{20,}"),
+    Pattern.of("twilio_key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b"),
     Pattern.of("google_api_key", ("aiza",), r"\bAIza[\w-]{35}"),
     Pattern.of("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
     Pattern.of("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}"),
@@ -245,6 +247,24 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                requires=(":", "=")),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"), requires=(":", "=")),
+    # <password>x</password>, <ns:apiKey id="1">x</ns:apiKey>: the element's text
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?P<keep><(?:[\w.-]+:)?[\w.-]*?" + _SECRET_KEY + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
+        requires=("</",),
+    ),
+    # YAML with the value on the next line(s), more indented (also a block scalar's | or >);
+    # not a nested mapping or list (``credentials:`` then ``  user: x``), whose keys are seen
+    # one by one below
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?m)(?P<keep>^[ \t]*(?:- )?[\"']?[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        r"\r?\n(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$))(?!- )"
+        r"[^\r\n]+(?:\r?\n(?P=indent)[^\r\n]+)*",
+        requires=(":",),
+    ),
     # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
