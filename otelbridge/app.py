@@ -179,7 +179,9 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         os.close(stream_fd)
     except OSError:
         pass
-    if outcome == pipe.EPIPE:
+    if outcome == pipe.WRITE_ERROR:  # a full disk, an I/O error: said, exit 1, as cat and tee
+        say(f"cannot write the stream to stdout: {tee.write_error.strerror}; the rest of it is lost")
+    if outcome in (pipe.EPIPE, pipe.WRITE_ERROR):
         # stop reading: the writer (our stdin's, or the child) sees the closed pipe as it would
         # without us — EPIPE/SIGPIPE at its next write
         os.close(fd_in)
@@ -197,9 +199,11 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         code = EXIT_EPIPE
     else:
         code = 0
+    if outcome == pipe.WRITE_ERROR and code == 0:
+        code = 1
     if got_signal:
         reason = interrupted_by(got_signal[0])
-    elif outcome == pipe.EPIPE:
+    elif outcome in (pipe.EPIPE, pipe.WRITE_ERROR):
         reason = REASON_DOWNSTREAM_CLOSED
     else:
         reason = None
