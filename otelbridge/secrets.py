@@ -194,6 +194,10 @@ def names_a_secret(arg: str) -> bool:
             and _NOT_A_VALUE.fullmatch(arg) is None)
 
 
+#: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
+_NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
+_LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
@@ -254,15 +258,15 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep><(?:[\w.-]+:)?[\w.-]*?" + _SECRET_KEY + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=("</",),
     ),
-    # YAML with the value on the next line(s), more indented (also a block scalar's | or >);
-    # not a nested mapping or list (``credentials:`` then ``  user: x``), whose keys are seen
-    # one by one below
+    # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
+    # in plain text or JSON-escaped (``\\n``, ``\\\\n``); not a nested mapping or list (``credentials:``
+    # then ``  user: x``), whose keys are seen one by one below
     Pattern.of(
         "secret",
         ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
-        r"(?m)(?P<keep>^[ \t]*(?:- )?[\"']?[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
-        r"\r?\n(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$))(?!- )"
-        r"[^\r\n]+(?:\r?\n(?P=indent)[^\r\n]+)*",
+        r"(?P<keep>(?<![\w.-])[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
+        + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=(":",),
     ),
     # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...

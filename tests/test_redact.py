@@ -402,3 +402,13 @@ def test_a_flag_naming_a_secret_redacts_the_argument_after_it():
     # a tuple as a list; --no-default-redaction leaves it to the custom patterns
     assert Redactor().attributes({"a": ("--token", "T0k")})["a"] == ["--token", "[REDACTED:secret]"]
     assert Redactor.build(defaults=False).attributes({"a": ["--token", "T0k"]})["a"] == ["--token", "T0k"]
+
+
+@pytest.mark.parametrize("text", [
+    "credentials:\n  username: deploy\n  region: us-east-1",  # a nested mapping: its own keys
+    "tokens:\n  - input\n  - output",  # a list, and not a secret's key
+    '{"usage": "max_tokens:\\n  4096"}',
+    "password:\nnext: 1",  # not indented: no value of the key
+])
+def test_yaml_next_line_rule_leaves_mappings_and_lists_alone(text):
+    assert redact.current().redact(text) == text
