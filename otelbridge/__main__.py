@@ -7,8 +7,8 @@ Dispatch is explicit: a first argument ``replay`` or ``follow`` selects that com
 
 from __future__ import annotations
 
-# First of all, with the C module (``signal`` runs Python code to build its enums): SIGINT and
-# SIGTERM are recorded, not acted on, until the tee's event loop takes them over and acts on them
+# First of all, with the C module (``signal`` runs Python code to build its enums): SIGINT,
+# SIGTERM and SIGHUP are recorded, not acted on, until the tee's event loop takes them over and acts on them
 # as on any signal — no ``KeyboardInterrupt`` traceback from an import, no death between the fork
 # and the loop that would leave the decoding process or the wrapped command behind.
 import _signal
@@ -22,6 +22,7 @@ def _record(signum: int, _frame: object) -> None:
 
 _signal.signal(_signal.SIGINT, _record)
 _signal.signal(_signal.SIGTERM, _record)
+_signal.signal(_signal.SIGHUP, _record)  # a closed terminal or ``kill -HUP``: as SIGTERM
 
 import os  # noqa: E402
 import signal  # noqa: E402
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
             os._exit(128 + EARLY_SIGNALS[0])
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     _ensure_std_fds()
     from .cli import SUBCOMMANDS, run_command
 

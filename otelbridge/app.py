@@ -31,6 +31,10 @@ EXIT_EPIPE = 128 + signal.SIGPIPE
 #: Seconds the wrapped command's last output still passes after it exited on a signal, or after
 #: a repeated signal while it still runs.
 CHILD_GONE_DRAIN_S = 0.2
+#: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
+#: a wrapped command but SIGINT (a terminal's Ctrl-C reaches its process group itself). SIGQUIT
+#: keeps its default (core dump): the way out of a wedged process.
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
 
@@ -126,8 +130,8 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         if proc is None:
             tee.stop()
             return
-        # Ctrl-C at a terminal already reached the child's process group: forward only TERM
-        if signum == signal.SIGTERM and proc.returncode is None:
+        # Ctrl-C at a terminal already reached the child's process group: forward TERM and HUP
+        if signum != signal.SIGINT and proc.returncode is None:
             proc.send_signal(signum)
         if repeated:
             # a second signal is never ignored: whether or not the child has gone, what it
@@ -155,7 +159,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         exited.cancel()
         return None
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in HANDLED_SIGNALS:
         try:
             loop.add_signal_handler(signum, on_signal, signum)
         except (NotImplementedError, RuntimeError):
@@ -176,7 +180,9 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         os.close(stream_fd)
     except OSError:
         pass
-    if outcome == pipe.EPIPE:
+    if outcome == pipe.WRITE_ERROR:  # a full disk, an I/O error: said, exit 1, as cat and tee
+        say(f"cannot write the stream to stdout: {tee.write_error.strerror}; the rest of it is lost")
+    if outcome in (pipe.EPIPE, pipe.WRITE_ERROR):
         # stop reading: the writer (our stdin's, or the child) sees the closed pipe as it would
         # without us — EPIPE/SIGPIPE at its next write
         os.close(fd_in)
@@ -194,15 +200,17 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         code = EXIT_EPIPE
     else:
         code = 0
+    if outcome == pipe.WRITE_ERROR and code == 0:
+        code = 1
     if got_signal:
         reason = interrupted_by(got_signal[0])
-    elif outcome == pipe.EPIPE:
+    elif outcome in (pipe.EPIPE, pipe.WRITE_ERROR):
         reason = REASON_DOWNSTREAM_CLOSED
     else:
         reason = None
 
     # a second Ctrl-C from here on changes nothing: the flush below is bounded anyway
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in HANDLED_SIGNALS:
         try:
             loop.add_signal_handler(signum, lambda: None)
         except (NotImplementedError, RuntimeError):
@@ -249,6 +257,6 @@ def _run(cfg: Config) -> int:
     except KeyboardInterrupt:
         return 130
     finally:  # the run is over: a signal from here to the exit changes nothing
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in HANDLED_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
 

@@ -8,7 +8,7 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
   ``http/protobuf`` or ``http/json`` (default ``http/protobuf``, the OTLP specification's
   default), when no ``--protocol`` is given;
 * checked only (:func:`check_environment`), the SDK reads them: the OTLP endpoints and
-  timeouts, ``OTEL_BSP_*`` and the span limits.
+  timeouts, ``OTEL_BSP_*``, the span limits and ``OTEL_TRACES_SAMPLER``/``_ARG``.
 
 The stream first, whatever the environment: a value in the environment that otelbridge or the
 SDK cannot use is one line in :attr:`Config.env_problems` (naming the variable and what is done
@@ -156,9 +156,10 @@ NUMERIC_ENV = (
     ("OTEL_BSP_MAX_QUEUE_SIZE", 1, "2048"),
     ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),
     ("OTEL_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
-    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 0, "no limit"),
+    # a length limit of 0 would blank every string (--max-attribute-length 0 is refused alike)
+    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "no limit"),
     ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", 0, "OTEL_ATTRIBUTE_COUNT_LIMIT or 128"),
-    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 0, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
     ("OTEL_SPAN_EVENT_COUNT_LIMIT", 0, "128"),
     ("OTEL_SPAN_LINK_COUNT_LIMIT", 0, "128"),
     ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
@@ -166,6 +167,9 @@ NUMERIC_ENV = (
 )
 #: Variables that must be whole numbers (the timeouts may be fractions of a second).
 _FRACTIONAL = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+#: The longest export timeout, in seconds (a day): far longer ones overflow the exporters'
+#: deadlines (``time() + timeout`` past ``time_t``: every export fails).
+MAX_TIMEOUT_S = 86400.0
 
 
 def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
@@ -182,9 +186,11 @@ def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
             value = float(raw) if var in _FRACTIONAL else int(raw.strip())
         except ValueError:
             value = None
-        if value is None or value != value or value < least:
+        most = MAX_TIMEOUT_S if var in _FRACTIONAL else None
+        if value is None or value != value or value < least or (most and value > most):
             kind = "a number" if var in _FRACTIONAL else "a whole number"
-            problems.append(f"{var}={_shown(raw)} is not {kind} ≥ {least:g}; ignored, "
+            bound = f"from {least:g} to {most:g}" if most else f"≥ {least:g}"
+            problems.append(f"{var}={_shown(raw)} is not {kind} {bound}; ignored, "
                             f"using {default}")
             ignored.append(var)
         else:
@@ -201,6 +207,38 @@ def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
                         "ignored, using 2048 (or set OTEL_BSP_MAX_EXPORT_BATCH_SIZE)")
         ignored.append("OTEL_BSP_MAX_QUEUE_SIZE")
     return ignored
+
+
+#: ``OTEL_TRACES_SAMPLER`` values the SDK knows; the ratio ones read ``OTEL_TRACES_SAMPLER_ARG``.
+SAMPLERS = ("always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
+            "traceidratio", "parentbased_traceidratio")
+_DEFAULT_SAMPLER = "parentbased_always_on (every trace sampled unless its parent was not)"
+
+
+def check_sampler(env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """``OTEL_TRACES_SAMPLER`` naming no sampler, or a ratio sampler whose
+    ``OTEL_TRACES_SAMPLER_ARG`` is not a number from 0 to 1: said in ``problems``; the variables
+    returned, to be hidden from the SDK (which then samples as by default)."""
+    raw = env.get("OTEL_TRACES_SAMPLER", "")
+    name = raw.strip().lower()
+    if not name:
+        return []
+    if name not in SAMPLERS:
+        problems.append(f"OTEL_TRACES_SAMPLER={_shown(raw)} is not a sampler ({', '.join(SAMPLERS)}); "
+                        f"ignored, using {_DEFAULT_SAMPLER}")
+        return ["OTEL_TRACES_SAMPLER"]
+    arg = env.get("OTEL_TRACES_SAMPLER_ARG")
+    if not name.endswith("traceidratio") or arg is None or not arg.strip():
+        return []  # an absent ratio is the SDK's 1.0
+    try:
+        ratio = float(arg)
+    except ValueError:
+        ratio = None
+    if ratio is not None and 0.0 <= ratio <= 1.0:
+        return []
+    problems.append(f"OTEL_TRACES_SAMPLER_ARG={_shown(arg)} is not a ratio from 0 to 1 (for "
+                    f"{name}); ignored with OTEL_TRACES_SAMPLER, using {_DEFAULT_SAMPLER}")
+    return ["OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"]
 
 
 @contextlib.contextmanager
@@ -225,14 +263,14 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
     lowered to ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`` (else ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)
     when that is set smaller; without the flag the env value replaces the default. An env value
     that is not a positive integer is ignored, as the SDK ignores it."""
-    raw = env.get("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT") or env.get(
-        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"
-    )
-    try:
-        env_limit = int(raw) if raw else None
-    except ValueError:
-        env_limit = None
-    if env_limit is not None and env_limit < 1:
+    env_limit = None
+    for var in ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"):
+        try:
+            env_limit = int(env.get(var) or "")
+        except ValueError:
+            continue
+        if env_limit >= 1:
+            break
         env_limit = None
     if flag is None:
         return env_limit if env_limit is not None else 256
@@ -260,6 +298,24 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
 
+def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) -> list[str]:
+    """One line when the gRPC exporter will connect to ``value`` (given by ``where``) with TLS
+    because it has no scheme: the OTLP exporter specification has a scheme-less gRPC endpoint
+    use TLS unless ``OTEL_EXPORTER_OTLP_TRACES_INSECURE``/``OTEL_EXPORTER_OTLP_INSECURE`` is
+    ``true`` — a plaintext collector then sees only failed handshakes."""
+    if protocol != "grpc" or "://" in value:
+        return []
+    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    if (insecure or "").strip().lower() == "true":
+        return []
+    from .redact import endpoint as printable
+
+    shown = printable(value.strip())[:80]
+    return [f"{where}{shown!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
+            f"is not true); for a plaintext collector use http://{shown} or set "
+            "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
+
+
 def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
                    problems: list[str] | None = None) -> list[str]:
     """``--endpoint`` an endpoint the exporter cannot use: :class:`ConfigError`. The
@@ -272,6 +328,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             from .redact import endpoint as printable
 
             raise ConfigError(f"--endpoint {printable(flag)!r} is not an OTLP {protocol} endpoint: use {want}")
+        if problems is not None:
+            problems += tls_notice(protocol, "--endpoint ", flag, env)
         return []
     ignored = []
     default = "localhost:4317" if protocol == "grpc" else "http://localhost:4318"
@@ -281,6 +339,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             continue
         want = endpoint_problem(protocol, value)
         if want is None:
+            if problems is not None:
+                problems += tls_notice(protocol, f"{var}=", value, env)
             break
         ignored.append(var)
         if problems is not None:
@@ -325,11 +385,13 @@ def build(
         raise ConfigError("--exporter file needs --output PATH")
     if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         raise ConfigError("--output cannot be stdout (it carries the stream alone): give a file path")
+    if trace_url_template is not None and TRACE_ID_PLACEHOLDER not in trace_url_template:
+        raise ConfigError(f"--trace-url-template needs the {TRACE_ID_PLACEHOLDER} placeholder")
     template = trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None
     if template is not None and TRACE_ID_PLACEHOLDER not in template:
-        raise ConfigError(
-            f"--trace-url-template / OTELBRIDGE_TRACE_URL needs the {TRACE_ID_PLACEHOLDER} placeholder"
-        )
+        problems.append(f"OTELBRIDGE_TRACE_URL={_shown(template)} has no {TRACE_ID_PLACEHOLDER} "
+                        "placeholder; ignored, no trace links")
+        template = None
     if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
         raise ConfigError(f"--summary must be one of {', '.join(SUMMARY_MODES)}")
     for name in ("flush_timeout_s", "grace_s"):
@@ -340,6 +402,7 @@ def build(
     if "otlp" in exporters:
         ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems)
     ignored += check_numbers(env, problems)
+    ignored += check_sampler(env, problems)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),

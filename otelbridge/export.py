@@ -141,8 +141,11 @@ class _OnceFilter(logging.Filter):
                 self.suppressed += 1
                 return False
             msg = record.getMessage().splitlines()[0] if record.getMessage() else ""
-            if len(msg) > 300:  # cut at a word, not inside one
-                msg = msg[:300].rsplit(" ", 1)[0] + " …"
+            # cut at a word, not inside one; long enough for gRPC's TLS failures to end in
+            # their reason (CERTIFICATE_VERIFY_FAILED, WRONG_VERSION_NUMBER): gRPC C-core's own
+            # log lines, which also name it, are off (import_otlp_exporter)
+            if len(msg) > 500:
+                msg = msg[:500].rsplit(" ", 1)[0] + " …"
             record.msg, record.args = msg + " (further export messages suppressed)", None
             record.exc_info = record.exc_text = None
         return True
@@ -217,6 +220,9 @@ def import_otlp_exporter(cfg: Config) -> type:
     """The ``OTLPSpanExporter`` class for ``cfg.protocol`` (``ImportError`` if its package is
     missing); importing it costs ~0.2 s (gRPC)."""
     if cfg.protocol == "grpc":
+        # gRPC C-core's own log lines (unprefixed, several per failed handshake) stay off our
+        # stderr: the exporter says each failure itself. Read as grpc is imported.
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

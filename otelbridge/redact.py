@@ -42,7 +42,7 @@ from itertools import islice
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern
+from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern, names_a_secret
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
 
@@ -106,6 +106,8 @@ def home(text: str, lowered: str | None = None) -> str:
 SCAN_MAX_CHARS = 256 << 10
 #: What :meth:`Redactor.clean` gives for a string it did not scan.
 DROPPED = "[REDACTED:too_long]"
+#: What stands for the value of a flag naming a secret (``--token X``) in a sequence.
+FLAG_VALUE = "[REDACTED:secret]"
 #: The scan cache: at most this many strings, of at most this many characters in all (keys
 #: and results), least recently used forgotten first; longer strings than
 #: :data:`MEMO_MAX_CHARS` are scanned each time.
@@ -163,8 +165,12 @@ class Redactor:
     #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
     _keys: set[str] = field(default_factory=set, compare=False, hash=False, repr=False)
 
+    #: the default patterns apply: so does the flag rule of sequences (:func:`_flag_values`)
+    _flags: bool = field(default=True, compare=False, hash=False, repr=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_needles", Needles(self.patterns))
+        object.__setattr__(self, "_flags", set(DEFAULT_PATTERNS) <= set(self.patterns))
 
 
     @classmethod
@@ -252,7 +258,8 @@ class Redactor:
                     value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
-                                     for v in value) if v != ""]
+                                     for v in (_flag_values(value) if self._flags else value))
+                         if v != ""]
             if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
                 if safe_key == key and len(keys) < MEMO_ENTRIES:
@@ -260,6 +267,20 @@ class Redactor:
                 key = safe_key
             out[key] = value
         return out
+
+
+def _flag_values(args: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
+    """``args`` (a command line, or any sequence) with the argument after a flag that names a
+    secret (``--password X``, ``--api-key X``: :func:`~otelbridge.secrets.names_a_secret`)
+    replaced by a marker, unless it is a flag itself; each element alone cannot tell."""
+    hits = [i + 1 for i, a in enumerate(args[:-1]) if isinstance(a, str) and names_a_secret(a)]
+    if not hits:
+        return args
+    out = list(args)
+    for i in hits:
+        if isinstance(out[i], str) and not out[i].startswith("-"):
+            out[i] = FLAG_VALUE
+    return out
 
 
 _current = Redactor()

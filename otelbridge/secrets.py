@@ -15,9 +15,11 @@ each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"va
 every key naming a password, secret, token, credential, signature, cookie or API/access/private
 key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
 ``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line; ``--password X`` and friends; ``Authorization``,
+``key: value`` to the end of its line; ``--password X`` and friends (also as two arguments of a
+command line: :func:`names_a_secret`); ``Authorization``,
 ``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
-tokens; e-mail addresses (IDN and ``%40``-encoded).
+tokens; e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements;
+YAML values on the next line(s).
 """
 
 from __future__ import annotations
@@ -178,6 +180,24 @@ def _key_value(key: str) -> str:
 _SECRET_KEY = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                r"(?![a-z])" + _ABOUT + r"[\w.-]*")
 
+#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
+#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
+#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
+SECRET_FLAG = re.compile(r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY)
+_NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
+
+
+def names_a_secret(arg: str) -> bool:
+    """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
+    secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
+    return (arg[:1] == "-" and SECRET_FLAG.fullmatch(arg) is not None
+            and _NOT_A_VALUE.fullmatch(arg) is None)
+
+
+#: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
+_NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
+_LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
@@ -205,6 +225,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
     ),
     Pattern.of("gitlab_token", ("glpat-",), r"glpat-[\w-]{20,}"),
+    Pattern.of("twilio_key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b"),
     Pattern.of("google_api_key", ("aiza",), r"\bAIza[\w-]{35}"),
     Pattern.of("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
     Pattern.of("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}"),
@@ -230,6 +251,24 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                requires=(":", "=")),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"), requires=(":", "=")),
+    # <password>x</password>, <ns:apiKey id="1">x</ns:apiKey>: the element's text
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?P<keep><(?:[\w.-]+:)?[\w.-]*?" + _SECRET_KEY + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
+        requires=("</",),
+    ),
+    # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
+    # in plain text or JSON-escaped (``\\n``, ``\\\\n``); not a nested mapping or list (``credentials:``
+    # then ``  user: x``), whose keys are seen one by one below
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?P<keep>(?<![\w.-])[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
+        + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
+        requires=(":",),
+    ),
     # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",

@@ -6,7 +6,6 @@ import json
 from dataclasses import asdict, dataclass
 
 
-
 @dataclass(slots=True)
 class Stats:
     """Everything otelbridge counts. All counts are plain ints; ``bytes`` is the passthrough total."""
@@ -42,6 +41,19 @@ class Stats:
     #: spans the tracker's state budget ended early (tracker/budget.py), interrupted
     state_budget_ended: int = 0
 
+    @property
+    def lines_not_wanted(self) -> int:
+        """Lines looked at that no dialect wants (no dialect's marker in them, or a raw dialect
+        claimed them for nothing): what is left of ``lines`` after decoded, bad, overlong and
+        not decoded — every line counted in ``lines`` is exactly one of the five. (A line a
+        dialect failed on after it decoded also counts as bad; never below 0.)"""
+        return max(0, self.lines - self.lines_decoded - self.bad_lines - self.overlong_lines
+                   - self.lines_not_decoded)
+
+    def as_dict(self) -> dict[str, int]:
+        """Every counter by name, ``lines_not_wanted`` included (``--stats-json``)."""
+        return {**asdict(self), "lines_not_wanted": self.lines_not_wanted}
+
     def line(self) -> str:
         """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
         caps = ", ".join(
@@ -52,6 +64,7 @@ class Stats:
         )
         return (
             f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
+            f"{self.lines_not_wanted} not wanted, "
             f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} "
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
             f"{self.spans_dropped} dropped"
@@ -67,5 +80,5 @@ class Stats:
         from .redact import open_private
 
         with open_private(path) as fh:
-            json.dump(asdict(self), fh, indent=1, sort_keys=True)
+            json.dump(self.as_dict(), fh, indent=1, sort_keys=True)
             fh.write("\n")

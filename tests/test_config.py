@@ -18,6 +18,7 @@ from otelbridge import config
     (None, {"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "50", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "9"}, 50),
     (None, {"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "lots"}, 256),
     (None, {"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"}, 256),
+    (None, {"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "9"}, 9),
 ])
 def test_max_attribute_length(flag, env, expected):
     assert config.resolve_max_attribute_length(flag, env) == expected
@@ -57,3 +58,49 @@ def test_endpoint_checked_at_start():
     (line,) = problems
     assert line.startswith("OTEL_EXPORTER_OTLP_ENDPOINT=") and "secret" not in line
     assert line.endswith("ignored, using http://localhost:4318")
+
+
+def test_trace_url_from_the_flag_is_checked_from_the_environment_said():
+    with pytest.raises(config.ConfigError, match="--trace-url-template needs"):
+        config.build(exporter="none", protocol=None, env={}, trace_url_template="https://x/y")
+    cfg = config.build(exporter="none", protocol=None, env={"OTELBRIDGE_TRACE_URL": "https://x/y"})
+    assert cfg.trace_url_template is None
+    (line,) = cfg.env_problems
+    assert line.startswith("OTELBRIDGE_TRACE_URL='https://x/y' has no {trace_id}")
+
+
+@pytest.mark.parametrize("env,ignored", [
+    ({"OTEL_TRACES_SAMPLER": "always_off"}, ()),
+    ({"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"}, ()),
+    ({"OTEL_TRACES_SAMPLER": "traceidratio"}, ()),
+    ({"OTEL_TRACES_SAMPLER": "Bogus"}, ("OTEL_TRACES_SAMPLER",)),
+    ({"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "nan"},
+     ("OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG")),
+    ({"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "-0.1"},
+     ("OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG")),
+    ({"OTEL_TRACES_SAMPLER": "always_on", "OTEL_TRACES_SAMPLER_ARG": "2"}, ()),  # not read
+])
+def test_sampler_values_the_sdk_cannot_use_are_hidden(env, ignored):
+    cfg = config.build(exporter="none", protocol=None, env=env)
+    assert cfg.ignored_env == ignored
+    assert len(cfg.env_problems) == (1 if ignored else 0)
+
+
+@pytest.mark.parametrize("value,usable", [("0.5", True), ("86400", True), ("86401", False),
+                                          ("1e400", False), ("inf", False), ("0", False)])
+def test_export_timeout_range(value, usable):
+    cfg = config.build(exporter="none", protocol=None, env={"OTEL_EXPORTER_OTLP_TIMEOUT": value})
+    assert (cfg.ignored_env == ()) is usable
+
+
+def test_scheme_less_grpc_endpoint_is_said_to_use_tls():
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"}
+    (line,) = config.build(exporter="otlp", protocol="grpc", env=env).env_problems
+    assert line.startswith("OTEL_EXPORTER_OTLP_ENDPOINT='collector:4317' has no scheme")
+    (line,) = config.build(exporter="otlp", protocol="grpc", env={}, endpoint="c:4317").env_problems
+    assert line.startswith("--endpoint 'c:4317' has no scheme")
+    for quiet in ({**env, "OTEL_EXPORTER_OTLP_INSECURE": "TRUE"},
+                  {**env, "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "true"},
+                  {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector:4317"}, {}):
+        assert config.build(exporter="otlp", protocol="grpc", env=quiet).env_problems == ()
+    assert config.build(exporter="otlp", protocol="http/protobuf", env={}).env_problems == ()

@@ -386,3 +386,29 @@ def test_corpus_negatives_and_real_recordings_stay_intact():
     for kept in ("msg_01XFDUDYJgAACzvnptvVoYEL", "toolu_01A09q90qw90lq917835lq9",
                  "4e3453f9-129a-4da9-bc25-a287453d58d9", "claude-sonnet-4-5-20250929", "/tmp/work/src/main.py"):
         assert redact.clean(kept) == kept
+
+
+def test_a_flag_naming_a_secret_redacts_the_argument_after_it():
+    """process.command_args: each element alone cannot tell ``--token X``'s X is a secret."""
+    args = ["true", "--password=EqPass111", "--token", "TokSep222", "--api-key", "KeySep333",
+            "--client-secret", "CsSep555", "--password", "Hunter2Sup3r", "--dbPassword", "Db444",
+            "-p", "summarise the repo", "--max-tokens", "512", "--token-file", "/run/tok",
+            "--no-password", "kept", "--password-stdin", "kept2", "--token", "--verbose"]
+    out = Redactor().attributes({"process.command_args": args})["process.command_args"]
+    for secret in ("EqPass111", "TokSep222", "KeySep333", "CsSep555", "Hunter2Sup3r", "Db444"):
+        assert secret not in repr(out)
+    assert out[3] == out[5] == out[7] == out[9] == out[11] == "[REDACTED:secret]"
+    assert out[12:] == args[12:]  # -p PROMPT, about-flags, boolean flags, a flag after a flag
+    # a tuple as a list; --no-default-redaction leaves it to the custom patterns
+    assert Redactor().attributes({"a": ("--token", "T0k")})["a"] == ["--token", "[REDACTED:secret]"]
+    assert Redactor.build(defaults=False).attributes({"a": ["--token", "T0k"]})["a"] == ["--token", "T0k"]
+
+
+@pytest.mark.parametrize("text", [
+    "credentials:\n  username: deploy\n  region: us-east-1",  # a nested mapping: its own keys
+    "tokens:\n  - input\n  - output",  # a list, and not a secret's key
+    '{"usage": "max_tokens:\\n  4096"}',
+    "password:\nnext: 1",  # not indented: no value of the key
+])
+def test_yaml_next_line_rule_leaves_mappings_and_lists_alone(text):
+    assert redact.current().redact(text) == text

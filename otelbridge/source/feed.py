@@ -116,6 +116,7 @@ class DecoderFeed:
             # the tee decides on SIGINT/SIGTERM and tells it (a terminal's Ctrl-C reaches both)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
             code = EXIT_SOFTWARE
             try:
                 for fd in (data_w, ctl_w, res_r, *close_in_child):

@@ -45,6 +45,9 @@ _F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 #: How the tee ended.
 EOF, EPIPE, STOPPED, READ_ERROR = "eof", "epipe", "stopped", "read-error"
+#: The output refused the stream for another reason than a gone reader (ENOSPC, EIO, EFBIG):
+#: :attr:`Tee.write_error` says which.
+WRITE_ERROR = "write-error"
 #: A step's result while the output is full (zero-copy path): wait until it is writable.
 WAIT = "wait"
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
@@ -141,7 +144,7 @@ class Tee:
     a ``feed``, hands the same bytes to it (see the module doc).
 
     :meth:`run` returns one of :data:`EOF`, :data:`EPIPE` (``fd_out``'s reader is gone),
-    :data:`STOPPED` (:meth:`stop` was called) or :data:`READ_ERROR`. ``on_chunk`` must not raise
+    :data:`STOPPED` (:meth:`stop` was called), :data:`READ_ERROR` or :data:`WRITE_ERROR`. ``on_chunk`` must not raise
     (the caller guards it); the passthrough never depends on it. ``zero_copy``: ``None`` picks
     the zero-copy path where :func:`zero_copy_possible`, ``False`` forces plain read/write.
     ``mode`` tells which path ran (``"zero-copy"`` or ``"plain"``).
@@ -170,6 +173,15 @@ class Tee:
         self._hand = True  # the current chunk is in ``buf`` (not only in the feed's pipe)
         self._done: asyncio.Future[str] | None = None
         self._stopped = False
+        #: why the output refused the stream, when :meth:`run` returned :data:`WRITE_ERROR`
+        self.write_error: OSError | None = None
+
+    def _write_failed(self, exc: OSError) -> str:
+        """:data:`EPIPE` when the reader is gone, else :data:`WRITE_ERROR` (kept)."""
+        if exc.errno == errno.EPIPE:
+            return EPIPE
+        self.write_error = exc
+        return WRITE_ERROR
 
     def stop(self) -> None:
         """End the copy after the current chunk."""
@@ -191,8 +203,8 @@ class Tee:
             return EOF
         try:
             write_all(self.fd_out, self.view[:n])
-        except OSError:  # BrokenPipeError, and any other reason the output is gone
-            return EPIPE
+        except OSError as exc:  # BrokenPipeError, a full disk, ...
+            return self._write_failed(exc)
         self.stats.bytes += n
         self.on_chunk(self.buf, n)
         return None
@@ -276,7 +288,7 @@ class Tee:
                         return WAIT
         except OSError as exc:
             if exc.errno != errno.EINVAL:
-                return EPIPE
+                return self._write_failed(exc)
             # splice refuses this output (an O_APPEND file, say): finish by hand, then go plain
             done = n - self._left
             while self._left:
@@ -286,8 +298,8 @@ class Tee:
                 self._left -= step
             try:
                 write_all(self.fd_out, self.view[done:n])
-            except OSError:
-                return EPIPE
+            except OSError as exc:
+                return self._write_failed(exc)
             self._close_copy()
         self.stats.bytes += n
         if self._hand:  # read into buf (else tee(2) put it into the feed's pipe already)

@@ -51,6 +51,26 @@ def test_a_closed_stdout_or_stdin_is_said_and_exits_1_as_cat_does():
         capture_output=True, env=clean_env(), timeout=60).stderr.decode()
 
 
+def test_a_full_disk_is_said_and_exits_1_as_cat_does():
+    """stdout on /dev/full (ENOSPC): not a closed pipe (no 141, nothing said) — one stderr line
+    with the error, exit status 1, in pipe mode (file and pipe input) and wrapper mode."""
+    runs = (["--exporter", "none"], ["--exporter", "none", "--", "cat", str(EXAMPLE)])
+    with open("/dev/full", "wb") as full:
+        for args in runs:
+            with open(EXAMPLE, "rb") as fin:
+                proc = subprocess.run([sys.executable, "-m", "otelbridge", *args], stdin=fin,
+                                      stdout=full, stderr=subprocess.PIPE, env=clean_env(), timeout=60)
+            err = proc.stderr.decode().splitlines()
+            assert proc.returncode == 1, (args, err)
+            assert [l for l in err if "cannot write" in l] == [
+                "otelbridge: cannot write the stream to stdout: No space left on device; "
+                "the rest of it is lost"], err
+        proc = subprocess.run(["sh", "-c", f"cat {EXAMPLE} | {sys.executable} -m otelbridge "
+                                           "--exporter none"],
+                              stdout=full, stderr=subprocess.PIPE, env=clean_env(), timeout=60)
+    assert proc.returncode == 1 and b"No space left on device" in proc.stderr, proc.stderr
+
+
 def test_sampler_always_off_exports_nothing_but_passes_through():
     data = EXAMPLE.read_bytes()
     with HttpReceiver() as rx:

@@ -25,6 +25,14 @@ BAD = [
     ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "0"}, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "using 512"]),
     ({"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "abc"}, ["OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "ignored"]),
     ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "-3"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
+    ({"OTELBRIDGE_TRACE_URL": "https://grafana.example/explore"},
+     ["OTELBRIDGE_TRACE_URL", "{trace_id}", "no trace links"]),
+    ({"OTEL_TRACES_SAMPLER": "bogus"}, ["OTEL_TRACES_SAMPLER", "bogus", "using parentbased_always_on"]),
+    ({"OTEL_TRACES_SAMPLER_ARG": "2", "OTEL_TRACES_SAMPLER": "traceidratio"},
+     ["OTEL_TRACES_SAMPLER_ARG", "'2'", "from 0 to 1", "using parentbased_always_on"]),
+    ({"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"},
+     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "≥ 1", "ignored"]),
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
 ]
 
 
@@ -44,6 +52,8 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     assert said[0].startswith("otelbridge: ")
     for word in words:
         assert word in said[0]
+    # nothing else: the SDK's own messages about the value ("Couldn't recognize sampler", ...)
+    assert all(l.startswith("otelbridge: ") for l in err), err
     assert not any("Traceback" in l or "cannot set up tracing" in l for l in err), err
 
 
@@ -79,3 +89,26 @@ def test_a_bad_flag_stays_a_usage_error(args):
     proc = run_bridge(args, b"", env=clean_env())
     assert proc.returncode == 2 and proc.stdout == b""
     assert args[0].encode() in proc.stderr or b"zipkin" in proc.stderr
+
+
+def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
+    """The OTLP exporter spec: a scheme-less gRPC endpoint uses TLS unless
+    OTEL_EXPORTER_OTLP_INSECURE=true. Against a plaintext collector that is said in one line, and
+    gRPC C-core's own handshake log lines (unprefixed) never reach stderr."""
+    from tests.receivers import GrpcReceiver
+
+    with GrpcReceiver() as rx:
+        hostport = rx.endpoint.split("://", 1)[1]
+        base = dict(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=hostport)
+        tls = run_bridge(["--flush-timeout", "0.5"], DATA, env=clean_env(**base))
+        plain = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base))
+        spans = rx.received.wait_for(8, timeout=10)
+    assert tls.returncode == 0 and tls.stdout == DATA
+    err = tls.stderr.decode().splitlines()
+    assert all(l.startswith("otelbridge: ") for l in err), err  # no "I1201 ... ssl_transport"
+    (said,) = [l for l in err if "has no scheme" in l]
+    assert f"OTEL_EXPORTER_OTLP_ENDPOINT='{hostport}'" in said and "TLS" in said
+    assert f"http://{hostport}" in said
+    # insecure as asked: nothing said, every span delivered
+    assert plain.returncode == 0 and b"has no scheme" not in plain.stderr
+    assert len(spans) == 8

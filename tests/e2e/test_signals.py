@@ -135,3 +135,34 @@ def test_wrapper_keeps_the_childs_own_status_while_a_background_process_holds_st
     assert took < 1.5
     assert run.name == "run sh"
     assert run.attributes["process.exit.code"] == status
+
+
+def test_sighup_is_handled_as_sigterm_in_both_modes():
+    """``kill -HUP`` (a closed terminal, a supervisor's reload) to otelbridge alone: wrapper mode
+    forwards it and returns the child's status — the child is not left running, reparented;
+    pipe mode ends its spans as interrupted, flushes, and exits 128 + SIGHUP."""
+    mark = uuid.uuid4().hex
+    wrapper = start(["--", "sh", "-c", "echo up; exec sleep 45"], mark)
+    assert wrapper.stdout.readline() == b"up\n"
+    wrapper.send_signal(signal.SIGHUP)
+    _, err = wrapper.communicate(timeout=10)
+    assert wrapper.returncode == 128 + signal.SIGHUP, err  # the child's: killed by the HUP
+    assert b"ended unexpectedly" not in err, err
+    assert none_left(mark), "the wrapped sleep was left running"
+
+    line = b'{"type":"system","subtype":"init","session_id":"s-hup","model":"m","tools":[]}\n'
+    with HttpReceiver() as rx:
+        pipe = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--flush-timeout", "2"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=clean_env(), cwd=ROOT)
+        pipe.stdin.write(line)
+        pipe.stdin.flush()
+        assert pipe.stdout.readline() == line
+        pipe.send_signal(signal.SIGHUP)
+        _, err = pipe.communicate(timeout=10)
+        spans = rx.received.wait_for(1, timeout=5)
+    assert pipe.returncode == 128 + signal.SIGHUP, err
+    assert b"ended unexpectedly" not in err, err
+    reasons = {e[2].get("otelbridge.reason") for s in spans for e in s.events if e[0] == "interrupted"}
+    assert reasons == {"interrupted by SIGHUP"}, spans
