@@ -1,6 +1,6 @@
 """What may leave: every string otelbridge exports, shows or writes passes through here.
 
-The stream carries secrets and untrusted text (seed 000 §9: the reply to ``initialize`` holds
+The stream carries secrets and untrusted text (the cbc workflow protocol §9: the reply to ``initialize`` holds
 ``account.token``, a JWT, the enterprise id and the user's email; ``workflow_name``, ``label`` and
 ``resultPreview`` may hold user input or model output). Traces travel to backends many people
 read, so every exported string is, in this order:
@@ -57,7 +57,7 @@ _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\
 
 #: Default cap for exported strings, in characters.
 DEFAULT_MAX_LENGTH = 256
-#: Cap for span names, in characters (issue 8: real agent labels are the prompt's first words).
+#: Cap for span names, in characters (real agent labels are the first words of their prompt).
 SPAN_NAME_MAX = 64
 #: Cap for one line of ours on stderr, in characters.
 MESSAGE_MAX = 1000
