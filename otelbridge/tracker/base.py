@@ -408,6 +408,14 @@ def interrupted_event(at_ns: int, reason: str) -> SpanEvent:
     return SpanEvent("interrupted", at_ns, {"otelbridge.reason": reason})
 
 
+def shift_all(objs: Iterable[Any], shift: int) -> None:
+    """:func:`shift_times` over ``objs`` (a part's open runs), each object once."""
+    if shift:
+        seen: set[int] = set()
+        for obj in objs:
+            shift_times(obj, shift, seen)
+
+
 def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
     """Move every ``*_ns`` integer of ``obj`` (a slots dataclass), and of the dataclasses it
     holds in attributes, lists and dict values, by ``shift`` ns, each object once. The clock

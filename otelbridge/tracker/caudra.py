@@ -58,7 +58,7 @@ from .base import (
     RunTable,
     interrupted_event,
     put_attributes,
-    shift_times,
+    shift_all,
     span_name,
     usage_attributes,
 )
@@ -173,10 +173,7 @@ class CaudraTracker:
 
     def rebase(self, shift: int) -> None:
         """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
-        if shift:
-            seen: set[int] = set()
-            for run in self.runs.values():
-                shift_times(run, shift, seen)
+        shift_all(self.runs.values(), shift)
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: every run closes now (grace windows cut short); notices whose firing

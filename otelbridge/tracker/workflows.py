@@ -33,7 +33,7 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from .base import Context, RunBase, RunTable, interrupted_event, shift_times, span_name
+from .base import Context, RunBase, RunTable, interrupted_event, shift_all, span_name
 from .budget import ITEM_BYTES, RUN_BYTES, text_bytes
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
@@ -143,10 +143,7 @@ class WorkflowTracker:
 
     def rebase(self, shift: int) -> None:
         """The clock settled: times its open runs took from the anchor move by ``shift`` ns."""
-        if shift:
-            seen: set[int] = set()
-            for run in self.runs.values():
-                shift_times(run, shift, seen)
+        shift_all(self.runs.values(), shift)
 
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: close every run now (grace windows cut short). With a ``reason`` (the
