@@ -58,6 +58,10 @@ from .stats import Stats
 
 log = logging.getLogger("otelbridge")
 
+#: the sampled bit of a span's trace flags (an int test: the flags' ``sampled`` property costs
+#: a call per span and processor)
+_SAMPLED = 0x01
+
 
 class CountingExporter(SpanExporter):
     """Delegates to ``inner`` and counts spans whose export was confirmed (``exported``) or
@@ -117,7 +121,7 @@ class _EndCounter(SpanProcessor):
         self.ended = 0
 
     def on_end(self, span: ReadableSpan) -> None:
-        if span.context.trace_flags.sampled:  # a recorded, unsampled span is not exported
+        if span.context.trace_flags & _SAMPLED:  # a recorded, unsampled span is not exported
             self.ended += 1
 
 
@@ -393,7 +397,7 @@ class ExportPath(SpanProcessor):
         return max(0, self.handed - self.overflowed - self.exporter.exported - self.exporter.failed)
 
     def on_end(self, span: ReadableSpan) -> None:
-        if not span.context.trace_flags.sampled:  # never exported
+        if not span.context.trace_flags & _SAMPLED:  # never exported
             return
         if self.waiting() >= self.limit:
             self.overflowed += 1
@@ -453,31 +457,36 @@ class Exporters:
             self.provider.add_span_processor(path)
 
     def pace(self, deadline: Deadline | None = None, limit_s: float = 0.2,
-             high: float = 0.75) -> None:
+             high: float = 0.75) -> int:
         """Pace the live span producer (the decoding process — never the tee) so that a burst
         is exported rather than dropped: while a *healthy* exporter has more than ``high`` of
         its queue waiting, wait, at most ``limit_s`` and never past ``deadline``. An exporter
         that failed last time or is stuck (:meth:`CountingExporter.healthy`) is never waited
-        for: what does not fit is dropped and counted."""
+        for: what does not fit is dropped and counted. Returns how many more spans can be
+        handed in before any queue can pass ``high`` (each span adds at most one to a queue):
+        until then the producer need not call again."""
         until = time.monotonic() + limit_s
         if deadline is not None:
             until = min(until, deadline.at)
         while any(p.waiting() > high * p.limit and p.exporter.healthy() for p in self.paths):
             if time.monotonic() >= until:
-                return
+                return 0
             time.sleep(0.002)
+        return max(0, min((int(high * p.limit) - p.waiting() for p in self.paths), default=1 << 30))
 
     def pending(self) -> int:
         """Spans the slowest exporter has not settled yet (waiting or being exported)."""
         return max((p.unsettled() for p in self.paths), default=0)
 
-    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> None:
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> int:
         """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
         pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
-        (a dead collector: then go on; what does not fit is dropped and counted)."""
+        (a dead collector: then go on; what does not fit is dropped and counted). Returns how
+        many more spans can be handed in before more than ``high`` can be pending (each span
+        adds at most one): until then the producer need not call again."""
         pending = self.pending()
         if pending <= high:
-            return
+            return high - pending
         stalled_at = time.monotonic() + stall_s
         while pending > low and time.monotonic() < stalled_at:
             time.sleep(0.002)
@@ -485,6 +494,7 @@ class Exporters:
             if now < pending:
                 stalled_at = time.monotonic() + stall_s
             pending = now
+        return max(0, high - pending)
 
     def shutdown(self, deadline: Deadline) -> bool:
         """Flush and shut down by ``deadline``; fill the export counts in ``stats``.

@@ -57,13 +57,18 @@ class FanOut:
 
 class WaitForExporters:
     """A sink last in line for producers that can wait (``replay``): after each record, room in
-    the exporters' queues (:meth:`Exporters.wait_for_room`)."""
+    the exporters' queues (:meth:`Exporters.wait_for_room`; asked again only when the room it
+    gave is used up, a record being at most one span)."""
 
     def __init__(self, exporters: Exporters) -> None:
         self.exporters = exporters
+        self.room = 0
 
     def emit(self, rec: SpanRecord) -> None:
-        self.exporters.wait_for_room()
+        if self.room > 0:
+            self.room -= 1
+        else:
+            self.room = self.exporters.wait_for_room()
 
 
 class PaceExporters:
@@ -74,9 +79,13 @@ class PaceExporters:
     def __init__(self, exporters: Exporters, deadline: Callable[[], Deadline | None]) -> None:
         self.exporters = exporters
         self.deadline = deadline
+        self.room = 0
 
     def emit(self, rec: SpanRecord) -> None:
-        self.exporters.pace(self.deadline())
+        if self.room > 0:  # (see :meth:`Exporters.pace`: asked again when the room is used up)
+            self.room -= 1
+        else:
+            self.room = self.exporters.pace(self.deadline())
 
 
 def install_redaction(cfg: Config) -> None:
@@ -209,7 +218,7 @@ class Pipeline:
         self.report = report
         # the views read every record ahead of the builder, sampled or not
         emits = [report.sink(self.builder) if report is not None else self.builder.emit]
-        if last is not None:
+        if last is not None and self.exporters.paths:  # (nothing to wait for without exporters)
             emits.append(last(self.exporters).emit)
         sink: SpanSink = self.builder if emits == [self.builder.emit] else FanOut(*emits)
         self.sink: SpanSink = hold(sink) if hold is not None else sink

@@ -67,7 +67,8 @@ except ImportError:  # pragma: no cover
 
 log = logging.getLogger("otelbridge")
 
-_KINDS = {"INTERNAL": SpanKind.INTERNAL, "CLIENT": SpanKind.CLIENT}
+_KINDS = {"INTERNAL": SpanKind.INTERNAL, CLIENT: SpanKind.CLIENT}
+_INTERNAL = SpanKind.INTERNAL
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _UNSAMPLED = TraceFlags(TraceFlags.DEFAULT)
 _RANDOM = getattr(TraceFlags, "RANDOM_TRACE_ID", 0)
@@ -114,21 +115,17 @@ def redacted(rec: SpanRecord, safe: redact.Redactor | None = None) -> SpanRecord
     ``error`` becomes :data:`otelbridge.redact.DROPPED`). Ids, times and numbers as they are.
     Idempotent; ``rec`` is not changed."""
     safe = safe or redact.current()
+    attributes = safe.attributes
+    error, error_type = rec.error, rec.error_type
     return SpanRecord(
-        name=_name(rec, safe),
-        trace_id=rec.trace_id,
-        span_id=rec.span_id,
-        parent_span_id=rec.parent_span_id,
-        start_ns=rec.start_ns,
-        end_ns=rec.end_ns,
-        attributes=safe.attributes(rec.attributes),
-        kind=rec.kind,
-        parent_remote=rec.parent_remote,
-        error=None if rec.error is None else safe.clean(rec.error),
-        error_type=safe.clean(rec.error_type, redact.SPAN_NAME_MAX) if rec.error_type else rec.error_type,
-        events=[SpanEvent(safe.name(ev.name), ev.time_ns, safe.attributes(ev.attributes))
-                for ev in rec.events],
-        links=[SpanLink(l.trace_id, l.span_id, safe.attributes(l.attributes)) for l in rec.links],
+        _name(rec, safe), rec.trace_id, rec.span_id, rec.parent_span_id, rec.start_ns,
+        rec.end_ns, attributes(rec.attributes), rec.kind, rec.parent_remote,
+        None if error is None else safe.clean(error),
+        safe.clean(error_type, redact.SPAN_NAME_MAX) if error_type else error_type,
+        [SpanEvent(safe.name(ev.name), ev.time_ns, attributes(ev.attributes))
+         for ev in rec.events] if rec.events else [],
+        [SpanLink(l.trace_id, l.span_id, attributes(l.attributes)) for l in rec.links]
+        if rec.links else [],
     )
 
 
@@ -213,22 +210,26 @@ class BuiltSpan(ReadableSpan):
                             ).to_json(indent)
 
 
+#: the value types ``BoundedAttributes`` keeps as they are
+_PLAIN_TYPES = frozenset({str, bool, int, float})
+_STR_ONLY = frozenset({str})
+
+
 def _plain(attrs: dict, max_count: int | None, max_len: int | None) -> bool:
     """Whether ``attrs`` is what ``BoundedAttributes`` would hold unchanged: at most
     ``max_count`` items, non-empty ``str`` keys, ``str`` values of at most ``max_len``
-    characters, ``bool``/``int``/``float`` values."""
+    characters, ``bool``/``int``/``float`` values. (Set passes over ``map``: no Python-level
+    loop per attribute.)"""
     if max_count is not None and len(attrs) > max_count:
         return False
-    for key, value in attrs.items():
-        t = type(value)
-        if t is str:
-            if max_len is not None and len(value) > max_len:
-                return False
-        elif t is not int and t is not bool and t is not float:
-            return False
-        if type(key) is not str or not key:
-            return False
-    return True
+    values = attrs.values()
+    types = set(map(type, values))
+    if not types <= _PLAIN_TYPES:
+        return False
+    if max_len is not None and str in types and max(
+            len(v) for v in values if type(v) is str) > max_len:
+        return False
+    return not attrs or ("" not in attrs and set(map(type, attrs)) == _STR_ONLY)
 
 
 class SpanBuilder:
@@ -258,13 +259,16 @@ class SpanBuilder:
         self.remote_parent_flags = remote_parent_flags
         #: trace id → the flags its spans' parent contexts carry (the trace's decision)
         self._flags: dict[int, TraceFlags] = {}
-        #: (trace id, kind of parent) → (recording, flags, trace state) from the sampler
-        self._decisions: dict[tuple[int, int], tuple[bool, TraceFlags, TraceState | None]] = {}
+        #: (trace id, kind of parent) → (recording, flags, trace state, exported) from the sampler
+        self._decisions: dict[tuple[int, int], tuple[bool, TraceFlags, TraceState | None, bool]] = {}
         #: OTEL_SDK_DISABLED (a no-op tracer) or another SDK's tracer: no spans built here
         self._sdk = isinstance(self.tracer, SdkTracer)
         self._limits = limits or SpanLimits()
         self._random = bool(_RANDOM) and ids.is_trace_id_random()
-        self._last_parent: tuple[Any, SpanContext | None] = (None, None)
+        #: the last (trace id, parent span id, remote) → (parent context, what ``_decide`` said):
+        #: siblings come one after another
+        self._last: tuple[Any, Any] = (None, None)
+        self._on_end = self.tracer.span_processor.on_end if self._sdk else None
 
     # ------------------------------------------------------------------ sampling
 
@@ -282,9 +286,10 @@ class SpanBuilder:
         return flags
 
     def _decide(self, rec: SpanRecord, parent: SpanContext | None, name: str,
-                kind: SpanKind) -> tuple[bool, TraceFlags, TraceState | None]:
+                kind: SpanKind) -> tuple[bool, TraceFlags, TraceState | None, bool]:
         """What ``Tracer.start_span`` would decide for a span of ``rec``'s trace under
-        ``parent``: recorded or not, its trace flags and trace state — asked of the provider's
+        ``parent``: recorded or not, its trace flags, trace state and whether it is exported
+        (recorded and sampled) — asked of the provider's
         sampler once per trace and kind of parent."""
         which = _ROOT if parent is None else _REMOTE if parent.is_remote else _LOCAL
         key = (rec.trace_id, which)
@@ -296,12 +301,14 @@ class SpanBuilder:
             random = self._random if parent is None else bool(parent.trace_flags & _RANDOM)
             if random:
                 flags |= _RANDOM
-            decided = (result.decision.is_recording(), TraceFlags(flags), result.trace_state)
+            recording, flags = result.decision.is_recording(), TraceFlags(flags)
+            decided = (recording, flags, result.trace_state, recording and flags.sampled)
             self._decisions[key] = decided
         return decided
 
     def _forget(self, trace_id: int) -> None:
         self._flags.pop(trace_id, None)
+        self._last = (None, None)
         for which in (_ROOT, _LOCAL, _REMOTE):
             self._decisions.pop((trace_id, which), None)
 
@@ -330,34 +337,33 @@ class SpanBuilder:
             self._forget(rec.trace_id)
 
     def _parent(self, rec: SpanRecord) -> SpanContext | None:
-        """The parent's context (``None`` for a root); the last one is reused, as siblings
-        come one after another."""
+        """The parent's context (``None`` for a root)."""
         if rec.parent_span_id is None:
             return None
-        flags = self._trace_flags(rec)
-        key = (rec.trace_id, rec.parent_span_id, rec.parent_remote, flags)
-        if self._last_parent[0] == key:
-            return self._last_parent[1]
-        parent: SpanContext | None = SpanContext(
+        parent = SpanContext(
             trace_id=rec.trace_id,
             span_id=rec.parent_span_id,
             is_remote=rec.parent_remote,
-            trace_flags=flags,
+            trace_flags=self._trace_flags(rec),
             trace_state=self.trace_state,
         )
-        if not parent.is_valid:
-            parent = None
-        self._last_parent = (key, parent)
-        return parent
+        return parent if parent.is_valid else None
 
     def _build(self, rec: SpanRecord) -> None:
         """``rec`` (redacted) as a :class:`BuiltSpan` within the span limits, to the
         processors."""
         name = rec.name
-        kind = _KINDS.get(rec.kind, SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL)
-        parent = self._parent(rec)
-        recording, flags, trace_state = self._decide(rec, parent, name, kind)
-        if not (recording and flags.sampled):
+        kind = _KINDS.get(rec.kind, _INTERNAL)
+        key = (rec.trace_id, rec.parent_span_id, rec.parent_remote)
+        last_key, last = self._last
+        if last_key == key:
+            parent, (recording, flags, trace_state, exported) = last
+        else:
+            parent = self._parent(rec)
+            decided = self._decide(rec, parent, name, kind)
+            self._last = (key, (parent, decided))
+            recording, flags, trace_state, exported = decided
+        if not exported:
             self.stats.spans_sampled_out += 1
             if not recording:
                 return
@@ -409,4 +415,4 @@ class SpanBuilder:
             parent, self.tracer.resource, attributes, events, links, kind, status, start, end,
             _SCOPE, (dropped_attributes, dropped_events, dropped_links),
         )
-        self.tracer.span_processor.on_end(span)
+        self._on_end(span)
