@@ -12,8 +12,9 @@ here or in the tracker: the span builder redacts every string whole, then caps i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .wire import (  # noqa: F401  (the decoders' coercions, re-exported)
     MAX_EPOCH_MS,
@@ -29,8 +30,7 @@ from .wire import (  # noqa: F401  (the decoders' coercions, re-exported)
 # --------------------------------------------------------------------------- events in
 
 
-@dataclass(slots=True)
-class Event:
+class Event(msgspec.Struct):
     """Base of every decoded event.
 
     ``session_id`` is the stream's session (``session_id`` of the line, else the latest one the
@@ -42,22 +42,19 @@ class Event:
     ts_ns: int | None
 
 
-@dataclass(slots=True)
 class StreamTime(Event):
     """A line that carries its own timestamp (``ts_ns``) but nothing a dialect models: it only
     moves the stream clock (docs/span-model.md, "Time")."""
 
 
-@dataclass(slots=True)
-class WorkflowPhase:
+class WorkflowPhase(msgspec.Struct):
     """A ``workflow_phase`` timeline entry (the cbc workflow protocol §5.2): ``{type, index, title}``."""
 
     index: int
     title: str | None
 
 
-@dataclass(slots=True)
-class WorkflowAgent:
+class WorkflowAgent(msgspec.Struct):
     """A ``workflow_agent`` timeline entry (the cbc workflow protocol §5.2), with real Claude Code's extra fields.
 
     Times are epoch ns (converted from the wire's epoch ms); ``duration_ms`` stays in ms.
@@ -83,8 +80,7 @@ class WorkflowAgent:
     prompt_preview: str | None = None
 
 
-@dataclass(slots=True)
-class TaskUsage:
+class TaskUsage(msgspec.Struct):
     """``usage`` of ``task_progress``/``task_notification``: tokens, tool uses, duration in ms."""
 
     total_tokens: int | None = None
@@ -92,7 +88,6 @@ class TaskUsage:
     duration_ms: int | None = None
 
 
-@dataclass(slots=True)
 class WorkflowStarted(Event):
     """``system/task_started`` with ``task_type: "local_workflow"`` (the cbc workflow protocol §5.1)."""
 
@@ -103,7 +98,6 @@ class WorkflowStarted(Event):
     prompt: str | None = None
 
 
-@dataclass(slots=True)
 class WorkflowProgress(Event):
     """``system/task_progress`` carrying ``workflow_progress[]`` — an authoritative snapshot
     (the cbc workflow protocol §5.2, §6). Unknown entry types are already dropped by the decoder."""
@@ -112,13 +106,12 @@ class WorkflowProgress(Event):
     tool_use_id: str | None = None
     description: str | None = None
     usage: TaskUsage | None = None
-    phases: list[WorkflowPhase] = field(default_factory=list)
-    agents: list[WorkflowAgent] = field(default_factory=list)
+    phases: list[WorkflowPhase] = msgspec.field(default_factory=list)
+    agents: list[WorkflowAgent] = msgspec.field(default_factory=list)
     #: the newest epoch-ns instant inside the snapshot (``lastProgressAt`` and friends)
     newest_ns: int | None = None
 
 
-@dataclass(slots=True)
 class TaskUpdated(Event):
     """``system/task_updated`` (the cbc workflow protocol §5.3): ``patch.status``, ``patch.end_time`` (ms → ns)."""
 
@@ -127,7 +120,6 @@ class TaskUpdated(Event):
     end_time_ns: int | None = None
 
 
-@dataclass(slots=True)
 class TaskNotification(Event):
     """``system/task_notification`` (the cbc workflow protocol §5.4): the terminal signal of a task."""
 
@@ -143,23 +135,20 @@ class TaskNotification(Event):
 # ---------------------------------------------------------------- Caudra (Caudra's headless-mode documentation)
 
 
-@dataclass(slots=True)
-class CaudraPhase:
+class CaudraPhase(msgspec.Struct):
     """A ``phase_history`` entry: the phase ``title`` and its ``started_at`` (s → epoch ns)."""
 
     title: str | None
     started_ns: int | None
 
 
-@dataclass(slots=True)
-class CaudraLog:
+class CaudraLog(msgspec.Struct):
     """One line of run output: ``at`` (s → epoch ns, ``None`` when absent) and ``message``."""
 
     at_ns: int | None
     message: str
 
 
-@dataclass(slots=True)
 class CaudraWorkflowSnapshot(Event):
     """``system/workflow`` with ``event.kind: "snapshot"`` (Caudra's headless-mode documentation "Run events"): the run's
     whole state. ``run_id`` is always a string (the wire sends a string or an integer);
@@ -172,11 +161,10 @@ class CaudraWorkflowSnapshot(Event):
     name: str | None = None
     error: str | None = None
     epoch: int | None = None
-    phase_history: list[CaudraPhase] = field(default_factory=list)
-    logs: list[CaudraLog] = field(default_factory=list)
+    phase_history: list[CaudraPhase] = msgspec.field(default_factory=list)
+    logs: list[CaudraLog] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
 class CaudraWorkflowLog(Event):
     """``system/workflow`` with ``event.kind: "log"``: one line (``at``, ``message``,
     ``revision``)."""
@@ -187,7 +175,6 @@ class CaudraWorkflowLog(Event):
     log: CaudraLog | None = None
 
 
-@dataclass(slots=True)
 class CaudraAgentMessage(Event):
     """An ``assistant``/``user`` line of an agent a Caudra workflow launched: it carries
     ``workflow_run_id``, ``workflow_epoch``, ``workflow_call_key`` and ``workflow_phase`` beside
@@ -205,7 +192,6 @@ class CaudraAgentMessage(Event):
     tool_uses: int = 0
 
 
-@dataclass(slots=True)
 class AutomationFired(Event):
     """``system/automation_fired`` (Caudra's headless-mode documentation "Firings and notices"): one ended firing. Times are
     epoch ns converted from the wire's epoch ms (``queued_at`` is the only one never null)."""
@@ -235,7 +221,6 @@ class AutomationFired(Event):
     absorbed: str | None = None
 
 
-@dataclass(slots=True)
 class AutomationNotice(Event):
     """``system/automation_notice``: ``text`` for the client to show, from firing ``fire_id``
     (absent when an arming failed)."""
@@ -245,21 +230,19 @@ class AutomationNotice(Event):
     text: str | None = None
 
 
-@dataclass(slots=True)
 class GoalEvent(Event):
     """``system/goal`` (Caudra's headless-mode documentation "Goal events"): ``kind`` (open set: ``evaluating``,
     ``evaluation``, ``finished``, ``loop_cap``, ...) and the fields beside it that otelbridge
     exports, by their wire names (numbers, bools and short strings only; ``usage`` apart)."""
 
     kind: str = ""
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = msgspec.field(default_factory=dict)
     usage: Usage | None = None
 
 
 # -------------------------------------------------------------- Bernstein (the Bernstein stream-signal protocol)
 
 
-@dataclass(slots=True)
 class BernsteinSignal(Event):
     """A ``BERNSTEIN:<KIND>[ <json-object>]`` line (the Bernstein stream-signal protocol "Grammar"), with the payload fields
     of its kind (``None`` when absent or of the wrong type)."""
@@ -283,8 +266,7 @@ class BernsteinSignal(Event):
 # ``dialects/milk.py``; tracked by ``tracker/sessions.py``.
 
 
-@dataclass(slots=True)
-class Usage:
+class Usage(msgspec.Struct):
     """Token counts of one model call, turn, session or model (``None`` = not given).
 
     ``anthropic`` is true for the Anthropic shape (``cache_read_input_tokens`` /
@@ -331,8 +313,7 @@ COUNTS = ("input_tokens", "output_tokens", "cache_read", "cache_creation", "reas
           "cache_creation_5m", "cache_creation_1h")
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct):
     """A ``tool_use`` content block: ``id``, ``name``, ``arguments`` (its ``input`` as JSON
     text, exported only with content capture on); for an Agent/Task tool, the ``subagent_type``
     and ``description`` of the sub-agent it starts."""
@@ -344,7 +325,6 @@ class ToolCall:
     description: str | None = None
 
 
-@dataclass(slots=True)
 class SessionStarted(Event):
     """``system/init``: the session's agent (span name), provider, model, CLI version, ``cwd``.
 
@@ -359,7 +339,6 @@ class SessionStarted(Event):
     cwd: str | None = None
 
 
-@dataclass(slots=True)
 class ModelCall(Event):
     """One line about a model call: a ``stream_event`` ``message_start`` (``phase="start"``), an
     ``assistant`` line (``"line"``, one per content block in Claude Code) or a ``message_delta``
@@ -376,7 +355,7 @@ class ModelCall(Event):
     usage: Usage | None = None
     usage_final: bool = False
     stop_reason: str | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
     content: str | None = None
     #: an API-error message (``model: "<synthetic>"`` or ``is_api_error_message``): its
     #: ``error`` value (``invalid_request``, ...) and text; ``model`` is then ``None``
@@ -384,7 +363,6 @@ class ModelCall(Event):
     api_error_text: str | None = None
 
 
-@dataclass(slots=True)
 class ToolResult(Event):
     """A ``tool_result`` block of a ``user`` line: it ends the tool call ``tool_use_id``.
 
@@ -398,7 +376,6 @@ class ToolResult(Event):
     parent_tool_use_id: str | None = None
 
 
-@dataclass(slots=True)
 class UserMessage(Event):
     """A ``user`` line without tool results: a prompt. Top-level (``parent_tool_use_id`` None)
     it opens a turn; nested, it is the prompt a sub-agent starts with."""
@@ -406,7 +383,6 @@ class UserMessage(Event):
     parent_tool_use_id: str | None = None
 
 
-@dataclass(slots=True)
 class TurnResult(Event):
     """A ``result`` line: ends the current turn (docs/span-model.md, "turn").
 
@@ -426,7 +402,7 @@ class TurnResult(Event):
     terminal_reason: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
-    model_usage: dict[str, Usage] = field(default_factory=dict)
+    model_usage: dict[str, Usage] = msgspec.field(default_factory=dict)
     error: str | None = None
     uuid: str | None = None
     content: str | None = None
@@ -439,7 +415,6 @@ class TurnResult(Event):
     result_index: int | None = None
 
 
-@dataclass(slots=True)
 class TurnStarted(Event):
     """Caudra ``system/turn_start`` (Caudra's headless-mode documentation, "Background tasks"): a parent run begins.
     ``run_id`` (an integer on the wire, kept as a string), ``automatic`` and the number of
@@ -452,7 +427,6 @@ class TurnStarted(Event):
     automation_events: int | None = None
 
 
-@dataclass(slots=True)
 class TaskStarted(Event):
     """``system/task_started`` of a background task that is not a workflow (``task_type``
     ``local_agent``/``Agent``: a sub-agent; ``Bash``, ``PowerShell``, ...: a ``task`` span)."""
@@ -466,7 +440,6 @@ class TaskStarted(Event):
     is_backgrounded: bool | None = None
 
 
-@dataclass(slots=True)
 class TaskProgress(Event):
     """``system/task_progress`` without ``workflow_progress`` (a non-workflow task)."""
 
@@ -477,7 +450,6 @@ class TaskProgress(Event):
     last_tool_name: str | None = None
 
 
-@dataclass(slots=True)
 class LineSeq(Event):
     """milk's envelope ``seq`` (monotonic per run, milk's stream-json contract, ADR-0050 §1): the tracker turns a gap or a
     step back into a ``seq_gap`` event on the session span."""
@@ -485,18 +457,16 @@ class LineSeq(Event):
     seq: int = 0
 
 
-@dataclass(slots=True)
 class SessionMark(Event):
     """A span event on the session span: ``name`` and raw attributes (strings are cleaned by
     the tracker). milk: ``route``, ``agent_switch``, ``route_history``, ``warning``.
     ``model`` set means the session's current model changes (``agent_switch``)."""
 
     name: str = ""
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = msgspec.field(default_factory=dict)
     model: str | None = None
 
 
-@dataclass(slots=True)
 class SessionError(Event):
     """An error the stream reports outside a result (milk ``system/error``): an ``exception``
     event on the session span (``exception.message``, ``exception.type``)."""
@@ -512,26 +482,23 @@ INTERNAL = "INTERNAL"
 CLIENT = "CLIENT"
 
 
-@dataclass(slots=True)
-class SpanEvent:
+class SpanEvent(msgspec.Struct):
     """A span event: name, time (epoch ns), attributes."""
 
     name: str
     time_ns: int
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class SpanLink:
+class SpanLink(msgspec.Struct):
     """A link to another span by ids (ints, as OpenTelemetry's ``SpanContext`` holds them)."""
 
     trace_id: int
     span_id: int
-    attributes: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class SpanRecord:
+class SpanRecord(msgspec.Struct):
     """One finished span, fully decided by the tracker; the span builder only converts it.
 
     ``parent_span_id`` is ``None`` for a root; ``parent_remote`` is true when the parent lives in
@@ -550,5 +517,5 @@ class SpanRecord:
     parent_remote: bool = False
     error: str | None = None
     error_type: str | None = None
-    events: list[SpanEvent] = field(default_factory=list)
-    links: list[SpanLink] = field(default_factory=list)
+    events: list[SpanEvent] = msgspec.field(default_factory=list)
+    links: list[SpanLink] = msgspec.field(default_factory=list)

@@ -55,11 +55,15 @@ class Ids:
     """Allocates ids. ``deterministic`` switches from random (``os.urandom``) to the sha256
     rule."""
 
-    __slots__ = ("deterministic", "_rand")
+    __slots__ = ("deterministic", "_rand", "_trace", "_prefix")
 
     def __init__(self, deterministic: bool = False) -> None:
         self.deterministic = deterministic
         self._rand = _URANDOM if not deterministic else None
+        #: the last trace's id and the sha256 state of ``"{trace_id:032x}/"`` (a trace's span
+        #: ids come together: each then hashes only its ``kind/key``)
+        self._trace = -1
+        self._prefix = hashlib.sha256()
 
     def trace_id(self, session_id: str | None, task_id: str | None = None) -> int:
         """A trace id for a workflow run (``task_id`` given) or a session."""
@@ -73,5 +77,8 @@ class Ids:
         (its identity within the trace) in trace ``trace_id``."""
         if self._rand is not None:
             return self._rand.nonzero(8)
-        seed = f"{trace_id:032x}/{kind}/{key}"
-        return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big") or 1
+        if trace_id != self._trace:
+            self._trace, self._prefix = trace_id, hashlib.sha256(f"{trace_id:032x}/".encode())
+        h = self._prefix.copy()
+        h.update(f"{kind}/{key}".encode())
+        return int.from_bytes(h.digest()[:8], "big") or 1

@@ -44,6 +44,17 @@ def test_deterministic_ids_follow_the_rule():
     assert Ids(True).span_id(tid, "agent", "3") == sid
 
 
+def test_deterministic_span_ids_follow_the_rule_across_interleaved_traces():
+    """Each span id hashes its own trace id, also when traces alternate (zero included)."""
+    ids = Ids(deterministic=True)
+    calls = [(0, "agent", "1"), (7, "phase", "1"), (7, "agent", "12"), (0, "agent", "1"),
+             (2**128 - 1, "workflow", "wf"), (7, "agent", "12")]
+    got = [ids.span_id(*call) for call in calls]
+    assert got == [int.from_bytes(hashlib.sha256(f"{t:032x}/{k}/{key}".encode()).digest()[:8], "big")
+                   for t, k, key in calls]
+    assert got[0] == got[3] and got[2] == got[5] and len(set(got)) == 4
+
+
 def test_random_ids_differ_and_are_nonzero():
     ids = Ids()
     values = {ids.trace_id("s", "t") for _ in range(50)}

@@ -3,15 +3,15 @@ usage parsing. A leaf: dialect modules import from here, never from the package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
+
+import msgspec
 
 from ..events import Event, Usage, as_int, ms_to_ns
 
 
-@dataclass(slots=True)
-class LineInfo:
+class LineInfo(msgspec.Struct):
     """What every dialect may use of a line besides its own fields: the session id (the line's,
     else the latest the stream showed) and the line's own timestamp in epoch ns, if any."""
 

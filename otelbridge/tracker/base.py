@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
+
+import msgspec
 
 from ..clock import Clock
 from ..config import DEFAULT_GRACE_S
@@ -97,8 +98,7 @@ def span_name(prefix: str, text: str | None, fallback: str) -> str:
     return f"{prefix} {body or fallback}"
 
 
-@dataclass(slots=True)
-class RunBase:
+class RunBase(msgspec.Struct):
     """What every tracked run (a root span) has: its key, session, ids and first-seen time."""
 
     key: tuple[str | None, str]
@@ -190,24 +190,21 @@ class RunTable(Generic[R]):
         self.ctx.budget.release(("run", id(self), run.key))
 
 
-@dataclass(slots=True)
-class Parent:
+class Parent(msgspec.Struct):
     """A remote parent span (``TRACEPARENT``): its trace id and span id, as ints."""
 
     trace_id: int
     span_id: int
 
 
-@dataclass(slots=True)
-class SpanRef:
+class SpanRef(msgspec.Struct):
     """Where a span is (or will be): trace id and span id, allocated before the span ends."""
 
     trace_id: int
     span_id: int
 
 
-@dataclass
-class Context:
+class Context(msgspec.Struct):
     """What every part of the tracker shares.
 
     ``emit`` receives each finished record (the span builder, the summary, tests);
@@ -231,15 +228,15 @@ class Context:
     run: SpanRef | None = None
     #: called with the ``run {cmd}`` record just before it is emitted (see
     #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
-    process_hooks: list[Callable[[SpanRecord], None]] = field(default_factory=list)
+    process_hooks: list[Callable[[SpanRecord], None]] = msgspec.field(default_factory=list)
     #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
     #: not given
     budget: StateBudget = None  # type: ignore[assignment]
-    _sessions: Refs = field(default_factory=lambda: Refs())
-    _session_events: dict[str | None, list[SpanEvent]] = field(default_factory=dict)
+    _sessions: Refs = msgspec.field(default_factory=lambda: Refs())
+    _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
     _session_events_held: int = 0
-    _session_event_bytes: dict[str | None, int] = field(default_factory=dict)
-    _workflows: Refs = field(default_factory=lambda: Refs())
+    _session_event_bytes: dict[str | None, int] = msgspec.field(default_factory=dict)
+    _workflows: Refs = msgspec.field(default_factory=lambda: Refs())
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -417,8 +414,9 @@ def shift_all(objs: Iterable[Any], shift: int) -> None:
 
 
 def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
-    """Move every ``*_ns`` integer of ``obj`` (a slots dataclass), and of the dataclasses it
-    holds in attributes, lists and dict values, by ``shift`` ns, each object once. The clock
+    """Move every ``*_ns`` integer of ``obj`` (a ``msgspec.Struct``: the fields its own class
+    declares, its ``__slots__``), and of the structs it holds in attributes, lists and dict
+    values, by ``shift`` ns, each object once. The clock
     settled on the stream (``Part.rebase``): times taken from its anchor move with it."""
     if seen is None:
         seen = set()
@@ -438,5 +436,5 @@ def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
             for item in value:
                 if hasattr(type(item), "__slots__"):
                     shift_times(item, shift, seen)
-        elif hasattr(type(value), "__dataclass_fields__"):
+        elif hasattr(type(value), "__struct_fields__"):
             shift_times(value, shift, seen)

@@ -26,8 +26,9 @@ Where the signals go:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..events import BernsteinSignal, Event, SpanEvent, SpanRecord
 from .base import Context, event_bytes, interrupted_event, put_attributes, shift_times
@@ -39,10 +40,9 @@ MISSING_TERMINAL = "MissingTerminalSignal"
 MAX_SIGNALS_PER_RUN = 10_000
 
 
-@dataclass(slots=True)
-class _SignalRun:
+class _SignalRun(msgspec.Struct):
     start_ns: int
-    events: list[SpanEvent] = field(default_factory=list)
+    events: list[SpanEvent] = msgspec.field(default_factory=list)
     terminal: str | None = None
     terminal_ns: int | None = None
     reason: str | None = None

@@ -29,7 +29,7 @@ DEFAULT_STATE_BYTES = 16 * 1024 * 1024
 REASON_STATE_BUDGET = "state budget full"
 
 #: Estimated resident bytes of one open item of each kind, before its held strings (a slots
-#: dataclass, its ids, the dict and registry entries that point to it, its budget entry).
+#: struct, its ids, the dict and registry entries that point to it, its budget entry).
 SESSION_BYTES = 4_096
 RUN_BYTES = 2_048
 ITEM_BYTES = 1_024
@@ -41,6 +41,10 @@ End = Callable[[str], None]
 
 def text_bytes(*values: Any) -> int:
     """Estimated bytes of the strings among ``values`` (``None`` and others count 0)."""
+    try:  # strings and ``None``, the common case: one C-level pass
+        return len("".join(filter(None, values)))
+    except TypeError:
+        pass
     n = 0
     for v in values:
         if type(v) is str:

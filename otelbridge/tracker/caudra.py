@@ -33,8 +33,9 @@ session event; ``goal`` → a ``goal.{kind}`` session event. Session events go t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..events import (
     AutomationFired,
@@ -93,8 +94,7 @@ def workflow_key(run_id: str) -> str:
     return f"caudra:{run_id}"
 
 
-@dataclass(slots=True)
-class _Agent:
+class _Agent(msgspec.Struct):
     key: tuple[int | None, str | None, str | None]
     span_id: int
     first_ns: int
@@ -105,10 +105,9 @@ class _Agent:
     parent_tool_use_id: str | None
     model: str | None = None
     tool_uses: int = 0
-    usage: dict[str, Usage] = field(default_factory=dict)
+    usage: dict[str, Usage] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
 class _Run(RunBase):
     run_id: str
     name: str | None = None
@@ -119,10 +118,10 @@ class _Run(RunBase):
     terminal_ns: int | None = None
     timer: Any = None
     #: (title, started_ns) → first time seen (the start when ``started_at`` is missing)
-    phases: dict[tuple[str | None, int | None], int] = field(default_factory=dict)
-    logs: dict[tuple[int, str], int | None] = field(default_factory=dict)
-    agents: dict[tuple, _Agent] = field(default_factory=dict)
-    events: list[SpanEvent] = field(default_factory=list)
+    phases: dict[tuple[str | None, int | None], int] = msgspec.field(default_factory=dict)
+    logs: dict[tuple[int, str], int | None] = msgspec.field(default_factory=dict)
+    agents: dict[tuple, _Agent] = msgspec.field(default_factory=dict)
+    events: list[SpanEvent] = msgspec.field(default_factory=list)
     #: estimated bytes of its logs' text and its agents' usage entries (the budget's weight)
     held_chars: int = 0
 

@@ -7,8 +7,9 @@ state budget (:mod:`.charges`), remembered ids are bounded per session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..events import SpanEvent, TaskUsage, TurnResult, TurnStarted, Usage
 from .base import Recent, Refs
@@ -17,8 +18,7 @@ from .base import Recent, Refs
 MAX_CLOSED_REMEMBERED = 10_000
 
 
-@dataclass(slots=True)
-class Chat:
+class Chat(msgspec.Struct):
     """An open model call (``chat {model}``); ``turn_n`` is its turn's number (top level)."""
 
     message_id: str
@@ -29,7 +29,7 @@ class Chat:
     end_ns: int
     model: str | None
     turn_n: int | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     final: bool = False
     stop_reason: str | None = None
     content: str | None = None
@@ -42,8 +42,7 @@ class Chat:
     child_end_ns: int = 0
 
 
-@dataclass(slots=True)
-class Tool:
+class Tool(msgspec.Struct):
     """An open tool call (``execute_tool {name}``); ``task`` holds the ``task.*`` attributes of
     a foreground task that *is* this call (``owned_by_subagent``)."""
 
@@ -60,8 +59,7 @@ class Tool:
     message_id: str | None = None
 
 
-@dataclass(slots=True)
-class Agent:
+class Agent(msgspec.Struct):
     """A sub-agent (``invoke_agent {subagent_type}``) keyed by its tool use id."""
 
     key: str
@@ -77,11 +75,10 @@ class Agent:
     tool_done_ns: int | None = None
     notified_ns: int | None = None
     end_time_ns: int | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
 
 
-@dataclass(slots=True)
-class Task:
+class Task(msgspec.Struct):
     """A background task (``task {task_type}``)."""
 
     task_id: str
@@ -101,8 +98,7 @@ class Task:
     parent_span_id: int | None = None
 
 
-@dataclass(slots=True)
-class Turn:
+class Turn(msgspec.Struct):
     """A turn (``turn {n}``). ``closed_ns``: when the next ``init`` closed it before its
     result came (it then waits for its result until the session ends)."""
 
@@ -118,8 +114,7 @@ class Turn:
     child_end_ns: int = 0
 
 
-@dataclass(slots=True)
-class Session:
+class Session(msgspec.Struct):
     """One session: its span ids, what ``init`` said, its turns and everything open in it."""
 
     sid: str | None
@@ -134,7 +129,7 @@ class Session:
     cwd: str | None = None
     turn: Turn | None = None
     #: turns closed by the next ``init`` with no result yet, oldest first
-    waiting: list[Turn] = field(default_factory=list)
+    waiting: list[Turn] = msgspec.field(default_factory=list)
     turn_count: int = 0
     child_end_ns: int = 0
     result_ns: int | None = None
@@ -144,26 +139,26 @@ class Session:
     #: how many results carried one, and the usage of calls whose last line came after it
     model_total: Usage | None = None
     model_results: int = 0
-    tail: Usage = field(default_factory=Usage)
+    tail: Usage = msgspec.field(default_factory=Usage)
     tail_mark: int = 0
     last: TurnResult | None = None
     last_seq: int | None = None
-    chats: dict[str, Chat] = field(default_factory=dict)
-    scope_chat: dict[str | None, str] = field(default_factory=dict)
-    tools: dict[str, Tool] = field(default_factory=dict)
+    chats: dict[str, Chat] = msgspec.field(default_factory=dict)
+    scope_chat: dict[str | None, str] = msgspec.field(default_factory=dict)
+    tools: dict[str, Tool] = msgspec.field(default_factory=dict)
     #: every tool call seen: id → (span id, start ns), bounded
-    tool_spans: Refs = field(default_factory=Refs)
-    agents: dict[str, Agent] = field(default_factory=dict)
-    closed_agents: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
-    agent_tasks: dict[str, str] = field(default_factory=dict)
-    tasks: dict[str, Task] = field(default_factory=dict)
+    tool_spans: Refs = msgspec.field(default_factory=Refs)
+    agents: dict[str, Agent] = msgspec.field(default_factory=dict)
+    closed_agents: Recent = msgspec.field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
+    agent_tasks: dict[str, str] = msgspec.field(default_factory=dict)
+    tasks: dict[str, Task] = msgspec.field(default_factory=dict)
     #: foreground tasks that are their tool call: task id → tool use id
-    tool_tasks: dict[str, str] = field(default_factory=dict)
-    closed_tasks: Recent = field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
+    tool_tasks: dict[str, str] = msgspec.field(default_factory=dict)
+    closed_tasks: Recent = msgspec.field(default_factory=lambda: Recent(MAX_CLOSED_REMEMBERED))
     #: workflow task ids (→ None), tool id → (subagent_type, description) until the sub-agent shows
-    workflows: Refs = field(default_factory=Refs)
-    hints: Refs = field(default_factory=Refs)
-    events: list[SpanEvent] = field(default_factory=list)
+    workflows: Refs = msgspec.field(default_factory=Refs)
+    hints: Refs = msgspec.field(default_factory=Refs)
+    events: list[SpanEvent] = msgspec.field(default_factory=list)
     #: estimated bytes of the strings the session holds itself (``init`` values, the last
     #: result's text): set by :func:`~otelbridge.tracker.charges.session_text`
     text_bytes: int = 0

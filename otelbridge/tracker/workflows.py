@@ -18,8 +18,9 @@ Rules (docs/span-model.md, "Time" and "Identity and hazards"; the cbc workflow p
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..events import (
     Event,
@@ -45,19 +46,19 @@ NO_TERMINAL_AT_EOF = "no terminal state at end of input"
 NO_TERMINAL_AT_RUN_END = "no terminal state when the workflow ended"
 RUN_INCOMPLETE = "stream ended before task_notification"
 
-@dataclass(slots=True)
-class _Phase:
+class _Phase(msgspec.Struct):
     index: int
     span_id: int
     title: str | None
     first_seen_ns: int
 
 
-@dataclass(slots=True)
-class _Agent:
+class _Agent(msgspec.Struct):
     entry: WorkflowAgent
     span_id: int
     first_seen_ns: int
+    #: estimated bytes of its entry's strings (:func:`_entry_chars`)
+    chars: int = 0
     terminal_seen_ns: int | None = None
     vanished: bool = False
     start_ns: int = 0
@@ -65,7 +66,6 @@ class _Agent:
     emitted: bool = False
 
 
-@dataclass(slots=True)
 class _Run(RunBase):
     task_id: str
     started_ns: int | None = None
@@ -79,10 +79,19 @@ class _Run(RunBase):
     summary: str | None = None
     notified_ns: int | None = None
     timer: Any = None
-    phases: dict[int, _Phase] = field(default_factory=dict)
-    agents: dict[int, _Agent] = field(default_factory=dict)
+    phases: dict[int, _Phase] = msgspec.field(default_factory=dict)
+    agents: dict[int, _Agent] = msgspec.field(default_factory=dict)
     #: estimated bytes of the strings its agents hold (the state budget's weight)
     held_chars: int = 0
+    #: the attributes every span of the run carries (:func:`_common`)
+    common: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+def _common(task_id: str, session_id: str | None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"workflow.task_id": task_id}
+    if session_id:
+        attrs["gen_ai.conversation.id"] = session_id
+    return attrs
 
 
 def _entry_chars(e: WorkflowAgent) -> int:
@@ -171,6 +180,7 @@ class WorkflowTracker:
                 trace_id=trace_id,
                 span_id=ref.span_id,
                 first_seen_ns=now,
+                common=_common(task_id, ev.session_id),
             ),
             trace_id=ref.trace_id,
         )
@@ -232,31 +242,41 @@ class WorkflowTracker:
             phase = self._phase(run, ph.index, ph.title, now)
             if ph.title:
                 phase.title = ph.title
-        seen = set()
+        agents, phases = run.agents, run.phases
+        seen: set[int] = set()
+        see = seen.add
         for entry in ev.agents:
-            seen.add(entry.index)
-            agent = run.agents.get(entry.index)
+            index = entry.index
+            see(index)
+            agent = agents.get(index)
             if agent is None:
-                if len(run.agents) >= self.max_agents:
+                if len(agents) >= self.max_agents:
                     self.ctx.stats.agents_capped += 1
                     continue
-                agent = _Agent(entry, self.ctx.ids.span_id(run.trace_id, "agent", str(entry.index)), now)
-                run.agents[entry.index] = agent
-                run.held_chars += _entry_chars(entry)
+                chars = _entry_chars(entry)
+                agent = _Agent(entry, self.ctx.ids.span_id(run.trace_id, "agent", str(index)), now,
+                               chars)
+                agents[index] = agent
+                run.held_chars += chars
             elif agent.emitted or agent.terminal_seen_ns is not None:
                 continue  # terminal states are final
             else:
-                run.held_chars += _entry_chars(entry) - _entry_chars(agent.entry)
-                agent.entry = entry
-            if entry.phase_index is not None:
-                self._phase(run, entry.phase_index, entry.phase_title, now)
+                chars = _entry_chars(entry)
+                run.held_chars += chars - agent.chars
+                agent.entry, agent.chars = entry, chars
+            phase_index = entry.phase_index
+            if phase_index is not None:
+                phase = phases.get(phase_index)
+                if phase is None or (not phase.title and entry.phase_title):
+                    self._phase(run, phase_index, entry.phase_title, now)
             if entry.state in TERMINAL_AGENT_STATES:
                 agent.terminal_seen_ns = now
                 self._emit_agent(run, agent, end_fallback=now)
-        for index, agent in run.agents.items():
-            if index not in seen and not agent.emitted:
-                agent.vanished = True
-                self._emit_agent(run, agent, end_fallback=now, force_end=now)
+        if agents.keys() - seen:  # (one set pass when none is missing, the common case)
+            for index, agent in agents.items():
+                if index not in seen and not agent.emitted:
+                    agent.vanished = True
+                    self._emit_agent(run, agent, end_fallback=now, force_end=now)
 
     def _phase(self, run: _Run, index: int, title: str | None, now: int) -> _Phase:
         phase = run.phases.get(index)
@@ -270,10 +290,7 @@ class WorkflowTracker:
     # ------------------------------------------------------------------ records
 
     def _common(self, run: _Run) -> dict[str, Any]:
-        attrs: dict[str, Any] = {"workflow.task_id": run.task_id}
-        if run.session_id:
-            attrs["gen_ai.conversation.id"] = run.session_id
-        return attrs
+        return dict(run.common)
 
     def _emit_agent(
         self,
@@ -287,28 +304,27 @@ class WorkflowTracker:
         reason: str | None = None,
     ) -> None:
         e = agent.entry
-        start = e.started_ns or e.queued_ns or agent.first_seen_ns
-        cached = e.state == "cached"
+        started, state, index, label = e.started_ns, e.state, e.index, e.label
+        start = started or e.queued_ns or agent.first_seen_ns
+        cached = state == "cached"
         if force_end is not None:
             end = force_end
         elif cached:
             end = start
         elif e.ended_ns is not None:
             end = e.ended_ns
-        elif e.started_ns is not None and e.duration_ms is not None:
-            end = e.started_ns + e.duration_ms * 1_000_000
+        elif started is not None and e.duration_ms is not None:
+            end = started + e.duration_ms * 1_000_000
         else:
             end = end_fallback
-        end = max(end, start)
+        if end < start:
+            end = start
         agent.start_ns, agent.end_ns, agent.emitted = start, end, True
-        attrs = self._common(run)
-        attrs["gen_ai.operation.name"] = "invoke_agent"
-        attrs["workflow.agent.index"] = e.index
-        attrs["workflow.agent.state"] = e.state or "unknown"
-        attrs["workflow.agent.cached"] = cached
-        attrs["workflow.agent.vanished"] = agent.vanished
-        if e.label:
-            attrs["gen_ai.agent.name"] = e.label
+        attrs = {**run.common, "gen_ai.operation.name": "invoke_agent",
+                 "workflow.agent.index": index, "workflow.agent.state": state or "unknown",
+                 "workflow.agent.cached": cached, "workflow.agent.vanished": agent.vanished}
+        if label:
+            attrs["gen_ai.agent.name"] = label
         if e.agent_id:
             attrs["gen_ai.agent.id"] = e.agent_id
         if e.model:
@@ -319,6 +335,7 @@ class WorkflowTracker:
             attrs["workflow.agent.tool_calls"] = e.tool_calls
         if e.attempt is not None:
             attrs["workflow.agent.attempt"] = e.attempt
+        phase = run.phases.get(e.phase_index)  # (no phase: ``None``, never a key)
         if e.phase_index is not None:
             attrs["workflow.phase.index"] = e.phase_index
         if self.ctx.capture_content:
@@ -327,17 +344,8 @@ class WorkflowTracker:
             if e.result_preview:
                 attrs["workflow.agent.result_preview"] = e.result_preview
         rec = SpanRecord(
-            name=span_name("invoke_agent", e.label or e.agent_id, f"#{e.index}"),
-            trace_id=run.trace_id,
-            span_id=agent.span_id,
-            parent_span_id=(
-                run.phases[e.phase_index].span_id
-                if e.phase_index is not None and e.phase_index in run.phases
-                else run.span_id
-            ),
-            start_ns=start,
-            end_ns=end,
-            attributes=attrs,
+            span_name("invoke_agent", label or e.agent_id, f"#{index}"), run.trace_id,
+            agent.span_id, run.span_id if phase is None else phase.span_id, start, end, attrs,
         )
         if e.state == "error":
             rec.error = e.error or "agent error"
