@@ -4,6 +4,10 @@ Dialect decoders (``otelbridge.dialects``) turn stream lines into the *events* b
 (``otelbridge.tracker``) turns events into :class:`SpanRecord` values; the span builder
 (``otelbridge.spans``) turns records into OpenTelemetry spans. Nothing here imports OpenTelemetry.
 
+Classes made ``gc=False`` are leaves made by the thousand (one or two per span): they hold
+strings, numbers and lists or dicts of those, never a reference back, so they cannot be part of
+a reference cycle and the cyclic collector need not track them.
+
 Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTelemetry's unit).
 The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns` (``wire.py``),
 which also rejects values that cannot be a real time. Strings are carried raw (no redaction
@@ -47,14 +51,14 @@ class StreamTime(Event):
     moves the stream clock (docs/span-model.md, "Time")."""
 
 
-class WorkflowPhase(msgspec.Struct):
+class WorkflowPhase(msgspec.Struct, gc=False):
     """A ``workflow_phase`` timeline entry (the cbc workflow protocol §5.2): ``{type, index, title}``."""
 
     index: int
     title: str | None
 
 
-class WorkflowAgent(msgspec.Struct):
+class WorkflowAgent(msgspec.Struct, gc=False):
     """A ``workflow_agent`` timeline entry (the cbc workflow protocol §5.2), with real Claude Code's extra fields.
 
     Times are epoch ns (converted from the wire's epoch ms); ``duration_ms`` stays in ms.
@@ -80,7 +84,7 @@ class WorkflowAgent(msgspec.Struct):
     prompt_preview: str | None = None
 
 
-class TaskUsage(msgspec.Struct):
+class TaskUsage(msgspec.Struct, gc=False):
     """``usage`` of ``task_progress``/``task_notification``: tokens, tool uses, duration in ms."""
 
     total_tokens: int | None = None
@@ -482,7 +486,7 @@ INTERNAL = "INTERNAL"
 CLIENT = "CLIENT"
 
 
-class SpanEvent(msgspec.Struct):
+class SpanEvent(msgspec.Struct, gc=False):
     """A span event: name, time (epoch ns), attributes."""
 
     name: str
@@ -490,7 +494,7 @@ class SpanEvent(msgspec.Struct):
     attributes: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class SpanLink(msgspec.Struct):
+class SpanLink(msgspec.Struct, gc=False):
     """A link to another span by ids (ints, as OpenTelemetry's ``SpanContext`` holds them)."""
 
     trace_id: int
@@ -498,7 +502,7 @@ class SpanLink(msgspec.Struct):
     attributes: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class SpanRecord(msgspec.Struct):
+class SpanRecord(msgspec.Struct, gc=False):
     """One finished span, fully decided by the tracker; the span builder only converts it.
 
     ``parent_span_id`` is ``None`` for a root; ``parent_remote`` is true when the parent lives in
