@@ -269,6 +269,7 @@ class SpanBuilder:
         #: siblings come one after another
         self._last: tuple[Any, Any] = (None, None)
         self._on_end = self.tracer.span_processor.on_end if self._sdk else None
+        self._resource = self.tracer.resource if self._sdk else None
 
     # ------------------------------------------------------------------ sampling
 
@@ -412,7 +413,7 @@ class SpanBuilder:
         span = BuiltSpan(
             name,
             SpanContext(rec.trace_id, rec.span_id, False, flags, trace_state),
-            parent, self.tracer.resource, attributes, events, links, kind, status, start, end,
+            parent, self._resource, attributes, events, links, kind, status, start, end,
             _SCOPE, (dropped_attributes, dropped_events, dropped_links),
         )
         self._on_end(span)

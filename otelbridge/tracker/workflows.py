@@ -260,7 +260,7 @@ class WorkflowTracker:
                 run.held_chars += chars
             elif agent.emitted or agent.terminal_seen_ns is not None:
                 continue  # terminal states are final
-            else:
+            elif entry is not agent.entry:  # (the decoder hands an unchanged entry over as is)
                 chars = _entry_chars(entry)
                 run.held_chars += chars - agent.chars
                 agent.entry, agent.chars = entry, chars
