@@ -399,7 +399,7 @@ class ExportPath(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         if not span.context.trace_flags & _SAMPLED:  # never exported
             return
-        if self.waiting() >= self.limit:
+        if self.handed - self.exporter.taken - self.overflowed >= self.limit:  # waiting()
             self.overflowed += 1
         self.handed += 1
         self._batch.on_end(span)
