@@ -256,6 +256,8 @@ class Redactor:
                     continue
                 if len(value) > limit:
                     value = _cap(value, limit)
+            elif type(value) in _NUMBERS:  # as they are (the sequence test costs more)
+                pass
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
                                      for v in (_flag_values(value) if self._flags else value))
@@ -267,6 +269,9 @@ class Redactor:
                 key = safe_key
             out[key] = value
         return out
+
+
+_NUMBERS = frozenset({int, bool, float})
 
 
 def _flag_values(args: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
