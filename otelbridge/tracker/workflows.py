@@ -384,23 +384,32 @@ class WorkflowTracker:
                 self._emit_agent(run, agent, end_fallback=base_end, force_end=base_end,
                                  error=NO_TERMINAL_AT_RUN_END)
 
-        # phases: earliest agent start .. latest agent end; agent-less ones to the next phase
-        by_phase: dict[int, list[_Agent]] = {}
+        # phases: earliest agent start .. latest agent end; agent-less ones to the next phase.
+        # One walk over the agents: each phase's bounds, the run's latest end, the earliest start
+        bounds: dict[int, list[int]] = {}
+        run_end, earliest = base_end, None
         for agent in run.agents.values():
-            if agent.entry.phase_index is not None:
-                by_phase.setdefault(agent.entry.phase_index, []).append(agent)
-        latest_child = max((a.end_ns for a in run.agents.values()), default=base_end)
-        run_end = max(base_end, latest_child)
-        spans: list[tuple[_Phase, int, int]] = []
+            start, end = agent.start_ns, agent.end_ns
+            if end > run_end:
+                run_end = end
+            if earliest is None or start < earliest:
+                earliest = start
+            index = agent.entry.phase_index
+            if index is not None:
+                b = bounds.get(index)
+                if b is None:
+                    bounds[index] = [start, end]
+                else:
+                    if start < b[0]:
+                        b[0] = start
+                    if end > b[1]:
+                        b[1] = end
+        spans: list[tuple[_Phase, int, int | None]] = []
         for index in sorted(run.phases):
             phase = run.phases[index]
-            members = by_phase.get(index)
-            if members:
-                start = min(a.start_ns for a in members)
-                end = max(a.end_ns for a in members)
-            else:
-                start, end = phase.first_seen_ns, None  # settled below
-            spans.append((phase, start, end))
+            b = bounds.get(index)
+            spans.append((phase, b[0], b[1]) if b is not None
+                         else (phase, phase.first_seen_ns, None))  # (its end settled below)
         settled = []
         for i, (phase, start, end) in enumerate(spans):
             if end is None:
@@ -416,7 +425,9 @@ class WorkflowTracker:
             root_start = run.end_time_ns - duration * 1_000_000
         else:
             root_start = run.started_ns if run.started_ns is not None else run.first_seen_ns
-        child_starts = [a.start_ns for a in run.agents.values()] + [s for _, s, _ in settled]
+        child_starts = [s for _, s, _ in settled]
+        if earliest is not None:
+            child_starts.append(earliest)
         if child_starts:
             root_start = min(root_start, min(child_starts))
         root_end = max([run_end, root_start] + [e for _, _, e in settled])
