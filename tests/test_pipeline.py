@@ -112,6 +112,43 @@ def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_l
     assert "12 of them let go by a full queue" in exporters.describe_failure()
 
 
+def test_the_exporters_say_how_many_spans_fit_before_they_must_be_asked_again(monkeypatch):
+    """``wait_for_room`` and ``pace`` return the room left (each span adds at most one to a
+    queue); the replay and live sinks ask again only when it is used up."""
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+    exporters = Exporters(build(exporter="none", protocol=None), Stats())
+    assert exporters.wait_for_room() == 1024 and exporters.pace() >= 1024  # no exporter
+    blocking = Blocking()
+    from otelbridge.export import ExportPath
+    from otelbridge.pipeline import PaceExporters, WaitForExporters
+
+    path = ExportPath(CountingExporter(blocking, "test"), limit=8, schedule_delay_ms=10)
+    exporters.paths.append(path)
+    exporters.provider.add_span_processor(path)
+    tracer = exporters.provider.get_tracer("t")
+    tracer.start_span("first").end()
+    until = time.monotonic() + 5
+    while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
+        time.sleep(0.01)
+    for i in range(5):
+        tracer.start_span(f"s{i}").end()
+    assert exporters.pending() == 6 and path.waiting() == 5
+    assert exporters.wait_for_room(high=10) == 4
+    assert exporters.pace(high=0.75) == 6 - 5  # 6 of 8 may wait
+    rec = SpanRecord("x", 1, 2, None, 1, 2, {})
+    replay, live = WaitForExporters(exporters), PaceExporters(exporters, lambda: None)
+    replay.emit(rec)
+    live.emit(rec)
+    assert (replay.room, live.room) == (1024 - 6, 1)
+    replay.emit(rec)
+    live.emit(rec)
+    live.emit(rec)  # the room used up: asked again (nothing was added, so the same room)
+    assert (replay.room, live.room) == (1024 - 7, 1)
+    blocking.release.set()
+    exporters.shutdown(Deadline.after(5))
+
+
 def test_deadline_shares_what_is_left():
     deadline = Deadline.after(2.0)
     assert 1.9 < deadline.remaining() <= 2.0 and not deadline.passed()

@@ -334,3 +334,25 @@ def test_a_span_the_sampler_drops_reaches_no_processor():
     for rec in family((1 << 64) - 1, agents=3) + family(7, agents=3):  # dropped, then kept
         builder.emit(rec)
     assert len(ended) == len(memory.get_finished_spans()) == 3 + 2
+
+
+@pytest.mark.parametrize("attrs, plain", [
+    ({}, True),
+    ({"a": "x", "n": 1, "f": 2.5}, True),
+    ({"b": True, "c": "x" * 10}, True),
+    ({"a": "x" * 11}, False),  # longer than the limit
+    ({"a": [1, 2]}, False),  # a sequence: BoundedAttributes makes it a tuple
+    ({"": "x"}, False),
+    ({5: "x"}, False),
+    ({"a": None}, False),
+    ({f"k{i}": i for i in range(4)}, False),  # more than the limit's count
+])
+def test_plain_attributes_are_exactly_those_bounded_attributes_keep_unchanged(attrs, plain):
+    from opentelemetry.attributes import BoundedAttributes
+
+    from otelbridge.spans import _plain
+
+    assert _plain(attrs, 3, 10) is plain
+    if plain:
+        bounded = BoundedAttributes(3, attrs, immutable=True, max_value_len=10)
+        assert dict(bounded) == attrs and bounded.dropped == 0
