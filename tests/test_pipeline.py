@@ -84,15 +84,13 @@ class Blocking(SpanExporter):
         self.release.set()
 
 
-def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_let_go(monkeypatch):
-    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8")
-    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
-    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
-    stats = Stats()
-    exporters = Exporters(build(exporter="none", protocol=None), stats)
-    blocking = Blocking()
+def held_path(exporters: Exporters, then: int):
+    """A :class:`Blocking` exporter's path (a queue of 8) added to ``exporters``: one span
+    taken for an export that is held, then ``then`` more spans ended. Returns (the exporter,
+    the path)."""
     from otelbridge.export import ExportPath
 
+    blocking = Blocking()
     path = ExportPath(CountingExporter(blocking, "test"), limit=8, schedule_delay_ms=10)
     exporters.paths.append(path)
     exporters.provider.add_span_processor(path)
@@ -101,8 +99,18 @@ def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_l
     until = time.monotonic() + 5
     while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
         time.sleep(0.01)
-    for i in range(20):
+    for i in range(then):
         tracer.start_span(f"s{i}").end()
+    return blocking, path
+
+
+def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_let_go(monkeypatch):
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+    stats = Stats()
+    exporters = Exporters(build(exporter="none", protocol=None), stats)
+    blocking, path = held_path(exporters, then=20)
     assert path.handed == 21
     assert path.waiting() == 8 and path.overflowed == 20 - 8
     blocking.release.set()
@@ -117,22 +125,11 @@ def test_the_exporters_say_how_many_spans_fit_before_they_must_be_asked_again(mo
     queue); the replay and live sinks ask again only when it is used up."""
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
-    exporters = Exporters(build(exporter="none", protocol=None), Stats())
-    assert exporters.wait_for_room() == 1024 and exporters.pace() >= 1024  # no exporter
-    blocking = Blocking()
-    from otelbridge.export import ExportPath
     from otelbridge.pipeline import PaceExporters, WaitForExporters
 
-    path = ExportPath(CountingExporter(blocking, "test"), limit=8, schedule_delay_ms=10)
-    exporters.paths.append(path)
-    exporters.provider.add_span_processor(path)
-    tracer = exporters.provider.get_tracer("t")
-    tracer.start_span("first").end()
-    until = time.monotonic() + 5
-    while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
-        time.sleep(0.01)
-    for i in range(5):
-        tracer.start_span(f"s{i}").end()
+    exporters = Exporters(build(exporter="none", protocol=None), Stats())
+    assert exporters.wait_for_room() == 1024 and exporters.pace() >= 1024  # no exporter
+    blocking, path = held_path(exporters, then=5)
     assert exporters.pending() == 6 and path.waiting() == 5
     assert exporters.wait_for_room(high=10) == 4
     assert exporters.pace(high=0.75) == 6 - 5  # 6 of 8 may wait
