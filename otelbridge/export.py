@@ -58,10 +58,6 @@ from .stats import Stats
 
 log = logging.getLogger("otelbridge")
 
-#: the sampled bit of a span's trace flags (an int test: the flags' ``sampled`` property costs
-#: a call per span and processor)
-_SAMPLED = 0x01
-
 
 class CountingExporter(SpanExporter):
     """Delegates to ``inner`` and counts spans whose export was confirmed (``exported``) or
@@ -112,6 +108,11 @@ class CountingExporter(SpanExporter):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
+
+
+#: the sampled bit of a span's trace flags (an int test: the flags' ``sampled`` property costs
+#: a call per span and processor)
+_SAMPLED = 0x01
 
 
 class _EndCounter(SpanProcessor):
