@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from .messages import say
+
+if TYPE_CHECKING:
+    from .config import Config
+
+#: The exit status ``--fail-on-export-error`` turns a 0 into when spans were lost.
+EXIT_EXPORT_FAILED = 1
 
 
 @dataclass(slots=True)
@@ -82,3 +91,22 @@ class Stats:
         with open_private(path) as fh:
             json.dump(self.as_dict(), fh, indent=1, sort_keys=True)
             fh.write("\n")
+
+
+def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
+                         all_exported: bool) -> int:
+    """The counts line and ``problem`` (lost spans) on stderr unless ``--quiet``,
+    ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
+    were lost)."""
+    if not cfg.quiet:
+        say(stats.line()[len("otelbridge: "):])
+        if problem:
+            say(problem)
+    if cfg.stats_json:
+        try:
+            stats.write_json(cfg.stats_json)
+        except OSError as exc:
+            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
+    if cfg.fail_on_export_error and not all_exported and code == 0:
+        code = EXIT_EXPORT_FAILED
+    return code
