@@ -299,23 +299,36 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
 
     paused: asyncio.TimerHandle | None = None
     since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
+    reading = False  # the data pipe is watched by the loop (not while paused)
+
+    def watch(on: bool) -> None:
+        nonlocal reading
+        if on != reading:
+            if on:
+                loop.add_reader(data_fd, on_data)
+            else:
+                loop.remove_reader(data_fd)
+            reading = on
 
     def resume() -> None:
+        """The pause is over (or the end came): read what came meanwhile now, without a round
+        trip through the loop's watch (at a trickle, something has come)."""
         nonlocal paused
         if paused is not None:
             paused.cancel()
             paused = None
-            loop.add_reader(data_fd, on_data)
+            on_data()
 
     def on_data() -> None:
         nonlocal offset, paused, since, since_bytes
         try:
             n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
+            watch(True)  # nothing yet: woken when something comes
             return
         read_control()  # after the read: every gap before the data just read is known now
         if not n:
-            loop.remove_reader(data_fd)
+            watch(False)
             if not data_over.done():
                 data_over.set_result(None)
             return
@@ -326,8 +339,10 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
             now = time.monotonic()
             rate = since_bytes / max(now - since, 1e-3)
             since, since_bytes = now, 0
-            loop.remove_reader(data_fd)
+            watch(False)
             paused = loop.call_later(min(PAUSE_S, PAUSE_BYTES / rate), resume)
+        else:
+            watch(True)
 
     def on_control() -> None:
         read_control()
@@ -336,7 +351,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         if control.eof:
             loop.remove_reader(ctl_fd)
 
-    loop.add_reader(data_fd, on_data)
+    watch(True)
     loop.add_reader(ctl_fd, on_control)
     await data_over
     if not control.eof:
