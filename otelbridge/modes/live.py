@@ -224,6 +224,10 @@ class LiveDecoder:
         return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline))
 
 
+#: Seconds after the set-up that its garbage is collected (:func:`_give_back_memory`).
+REST_AFTER_S = 1.0
+
+
 def _give_back_memory() -> None:
     """After the set-up: the garbage of the imports collected and the heap's free pages given
     back to the system (glibc's ``malloc_trim``; a no-op elsewhere) — memory at rest."""
@@ -261,9 +265,9 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
 
     def on_ready(pipeline: Pipeline | None) -> None:
         nonlocal ready_at
-        _give_back_memory()
         ready_at = time.monotonic()
         write_result({"ready": pipeline.run_link() if pipeline is not None else None})
+        loop.call_later(REST_AFTER_S, _give_back_memory)  # a run over by then never pays it
 
     decoder = LiveDecoder(cfg, stats, loop.call_later, on_ready)
     if not input_over or cfg.command:
