@@ -11,7 +11,10 @@
   from 2 s after the start to the stream's end: the set-up is not counted), in cores; GNU tee
   in the same run.
 * ``startup`` — first line through, and exit on empty input (wall, ms), otelbridge with
-  ``--exporter none`` and with OTLP/gRPC, GNU tee in the same run.
+  ``--exporter none`` and with OTLP/gRPC, GNU tee in the same run. Each tree's ``otelbridge``
+  is byte-compiled first, as an installed package is (pip compiles at install); with
+  ``--no-bytecode`` its ``__pycache__`` is removed and none is written (``PYTHONDONTWRITEBYTECODE``):
+  every run compiles the modules it imports, as an editable install does under that variable.
 * ``export``  — CPU µs per span sent over OTLP/gRPC (all of otelbridge's processes): replay of the
   workflow stream to a local receiver minus the same replay with ``--exporter none``, per span;
   the SDK's encoder (``encode_spans`` + ``SerializeToString``) on the same spans in process
@@ -200,7 +203,22 @@ def _startup(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
     return first, time.perf_counter() - t
 
 
-def startup(runs: int, trees: dict[str, Path | None]) -> dict:
+def _bytecode(trees: dict[str, Path | None], cached: bool) -> None:
+    """Each tree's ``otelbridge`` byte-compiled (``cached``) or without any ``__pycache__``."""
+    import compileall
+    import shutil
+
+    for tree in trees.values():
+        package = _cwd(tree) / "otelbridge"
+        if cached:
+            compileall.compile_dir(package, quiet=1)
+        else:
+            for cache in package.rglob("__pycache__"):
+                shutil.rmtree(cache)
+
+
+def startup(runs: int, trees: dict[str, Path | None], bytecode: bool = True) -> dict:
+    _bytecode(trees, bytecode)
     out: dict[str, dict[str, list[float]]] = {}
     with bench.Receiver() as rx:
         cases = {"tee": (["tee", "/dev/null"], None)}
@@ -210,7 +228,8 @@ def startup(runs: int, trees: dict[str, Path | None]) -> dict:
                                       "--endpoint", rx.endpoint], tree)
         for _ in range(runs):
             for case, (argv, tree) in cases.items():
-                first, empty = _startup(argv, _env(tree), _cwd(tree))
+                env = _env(tree) | ({} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
+                first, empty = _startup(argv, env, _cwd(tree))
                 out.setdefault(case, {"first_ms": [], "empty_ms": []})
                 out[case]["first_ms"].append(first * 1e3)
                 out[case]["empty_ms"].append(empty * 1e3)
@@ -298,6 +317,8 @@ def main() -> None:
     ap.add_argument("--live-rates", default="50,100,150,200")
     ap.add_argument("--mix-mb", type=int, default=200)
     ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="startup: no byte-compiled otelbridge (every run compiles its modules)")
     args = ap.parse_args()
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -313,7 +334,7 @@ def main() -> None:
     if args.what in ("all", "trace"):
         results["trace"] = trace([mix, wf], args.runs, trees)
     if args.what in ("all", "startup"):
-        results["startup"] = startup(max(args.runs, 5), trees)
+        results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode)
     if args.what in ("all", "rate"):
         results["rate"] = rates(mix, args.runs, args.seconds, trees)
     if args.what in ("all", "export"):

@@ -68,7 +68,7 @@ def warn_console_exporters(env: dict[str, str]) -> None:
 
 def _untraced(cfg: Config, stats: Stats, code: int) -> int:
     """The end without a decoding process: the counts of what passed, the exit status."""
-    from .pipeline import counts_and_exit_code
+    from .stats import counts_and_exit_code
 
     return counts_and_exit_code(cfg, stats, None, code, False)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from .stats import Stats
 
@@ -29,15 +28,29 @@ from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
 _NL = b"\n"
 
 
-@dataclass(frozen=True, slots=True)
 class Gap:
     """A part of the stream that was passed through but not handed to decoding (the decoding side
     was behind: ``source/feed.py``): ``nbytes`` bytes holding ``newlines`` ``\\n``,
-    the last of them its final byte when ``ends_with_newline``."""
+    the last of them its final byte when ``ends_with_newline``. Immutable."""
 
-    nbytes: int
-    newlines: int
-    ends_with_newline: bool
+    __slots__ = ("nbytes", "newlines", "ends_with_newline")
+
+    def __init__(self, nbytes: int, newlines: int, ends_with_newline: bool) -> None:
+        self.nbytes = nbytes
+        self.newlines = newlines
+        self.ends_with_newline = ends_with_newline
+
+    def _key(self) -> tuple[int, int, bool]:
+        return self.nbytes, self.newlines, self.ends_with_newline
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Gap) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Gap{self._key()!r}"
 
     @classmethod
     def of(cls, buf: bytes | bytearray, start: int = 0, end: int | None = None) -> "Gap":

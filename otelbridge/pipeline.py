@@ -24,7 +24,7 @@ from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
 from .messages import say
-from .stats import Stats
+from .stats import EXIT_EXPORT_FAILED, Stats, counts_and_exit_code  # noqa: F401 - the runners' import
 from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("otelbridge")
 
-EXIT_EXPORT_FAILED = 1
 MAX_ARGS = 64
 
 
@@ -335,25 +334,6 @@ class Pipeline:
             self.report.finish()
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
                                     code, all_exported)
-
-
-def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
-                         all_exported: bool) -> int:
-    """The counts line and ``problem`` (lost spans) on stderr unless ``--quiet``,
-    ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
-    were lost)."""
-    if not cfg.quiet:
-        say(stats.line()[len("otelbridge: "):])
-        if problem:
-            say(problem)
-    if cfg.stats_json:
-        try:
-            stats.write_json(cfg.stats_json)
-        except OSError as exc:
-            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
-    if cfg.fail_on_export_error and not all_exported and code == 0:
-        code = EXIT_EXPORT_FAILED
-    return code
 
 
 def private_stdout(cfg: Config) -> None:

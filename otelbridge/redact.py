@@ -37,7 +37,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -148,30 +147,27 @@ class _Memo:
         self.chars += size
 
 
-@dataclass(frozen=True, slots=True)
 class Redactor:
-    """One configuration of what may leave. Immutable; build with :meth:`build`.
+    """One configuration of what may leave; treat as immutable, build with :meth:`build`.
 
     ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters).
     """
 
-    patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS
-    max_length: int = DEFAULT_MAX_LENGTH
-    #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
-    _memo: _Memo = field(default_factory=_Memo, compare=False, hash=False, repr=False)
-    #: which patterns can match a text, in one pass (:class:`otelbridge.secrets.Needles`)
-    _needles: Needles = field(default=None, compare=False, hash=False, repr=False)  # type: ignore[assignment]
+    __slots__ = ("patterns", "max_length", "_memo", "_needles", "_keys", "_flags")
 
-    #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
-    _keys: set[str] = field(default_factory=set, compare=False, hash=False, repr=False)
-
-    #: the default patterns apply: so does the flag rule of sequences (:func:`_flag_values`)
-    _flags: bool = field(default=True, compare=False, hash=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_needles", Needles(self.patterns))
-        object.__setattr__(self, "_flags", set(DEFAULT_PATTERNS) <= set(self.patterns))
-
+    def __init__(self, patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS,
+                 max_length: int = DEFAULT_MAX_LENGTH) -> None:
+        self.patterns = patterns
+        self.max_length = max_length
+        #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
+        self._memo = _Memo()
+        #: which patterns can match a text, in one pass (:class:`otelbridge.secrets.Needles`),
+        #: made at the first scan
+        self._needles: Needles | None = None
+        #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
+        self._keys: set[str] = set()
+        #: the default patterns apply: so does the flag rule of sequences (:func:`_flag_values`)
+        self._flags = set(DEFAULT_PATTERNS) <= set(patterns)
 
     @classmethod
     def build(
@@ -192,7 +188,10 @@ class Redactor:
         ``~``; no sanitising, no cap, no length bound (use :meth:`scan`)."""
         lowered = text.lower()
         patterns = self.patterns
-        for i in self._needles.wanted(text, lowered):
+        needles = self._needles
+        if needles is None:
+            needles = self._needles = Needles(patterns)
+        for i in needles.wanted(text, lowered):
             text = patterns[i].sub(text)
         return home(text, lowered)
 

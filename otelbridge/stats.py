@@ -3,43 +3,67 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from .messages import say
+
+if TYPE_CHECKING:
+    from .config import Config
+
+#: The exit status ``--fail-on-export-error`` turns a 0 into when spans were lost.
+EXIT_EXPORT_FAILED = 1
 
 
-@dataclass(slots=True)
 class Stats:
-    """Everything otelbridge counts. All counts are plain ints; ``bytes`` is the passthrough total."""
+    """Everything otelbridge counts. All counts are plain ints (0 unless given by name);
+    ``bytes`` is the passthrough total."""
 
-    bytes: int = 0
-    lines: int = 0
-    lines_decoded: int = 0
+    bytes: int
+    lines: int
+    lines_decoded: int
     #: lines the live tee skipped (a gap: decoding had fallen behind; source/feed.py) —
     #: every line a skipped part touches, whether or not a dialect would have wanted it (the tee
     #: does not look inside what it skips); their bytes were passed through all the same.
     #: ``lines`` = lines looked at (decoded, unwanted, bad, overlong) + ``lines_not_decoded``
-    lines_not_decoded: int = 0
-    bytes_not_decoded: int = 0
-    bad_lines: int = 0
-    overlong_lines: int = 0
-    spans_started: int = 0
-    spans_exported: int = 0
-    spans_dropped: int = 0
+    lines_not_decoded: int
+    bytes_not_decoded: int
+    bad_lines: int
+    overlong_lines: int
+    spans_started: int
+    spans_exported: int
+    spans_dropped: int
     #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
     #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
-    spans_sampled_out: int = 0
-    late_events_ignored: int = 0
-    duplicate_notifications: int = 0
-    agents_capped: int = 0
-    session_events_capped: int = 0
-    events_capped: int = 0
-    session_events_unclaimed: int = 0
-    bernstein_runs_without_terminal: int = 0
+    spans_sampled_out: int
+    late_events_ignored: int
+    duplicate_notifications: int
+    agents_capped: int
+    session_events_capped: int
+    events_capped: int
+    session_events_unclaimed: int
+    bernstein_runs_without_terminal: int
     # sessions (tracker/sessions.py)
-    session_items_capped: int = 0
-    duplicate_results: int = 0
-    seq_gaps: int = 0
+    session_items_capped: int
+    duplicate_results: int
+    seq_gaps: int
     #: spans the tracker's state budget ended early (tracker/budget.py), interrupted
-    state_budget_ended: int = 0
+    state_budget_ended: int
+
+    __slots__ = tuple(__annotations__)
+
+    def __init__(self, **counts: int) -> None:
+        for name in self.__slots__:
+            setattr(self, name, counts.pop(name, 0))
+        if counts:
+            raise TypeError(f"Stats has no counter {next(iter(counts))!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stats) and other.as_dict() == self.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Stats({', '.join(f'{k}={v}' for k, v in self.as_dict().items() if v)})"
 
     @property
     def lines_not_wanted(self) -> int:
@@ -52,7 +76,8 @@ class Stats:
 
     def as_dict(self) -> dict[str, int]:
         """Every counter by name, ``lines_not_wanted`` included (``--stats-json``)."""
-        return {**asdict(self), "lines_not_wanted": self.lines_not_wanted}
+        return {**{name: getattr(self, name) for name in self.__slots__},
+                "lines_not_wanted": self.lines_not_wanted}
 
     def line(self) -> str:
         """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
@@ -82,3 +107,22 @@ class Stats:
         with open_private(path) as fh:
             json.dump(self.as_dict(), fh, indent=1, sort_keys=True)
             fh.write("\n")
+
+
+def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
+                         all_exported: bool) -> int:
+    """The counts line and ``problem`` (lost spans) on stderr unless ``--quiet``,
+    ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
+    were lost)."""
+    if not cfg.quiet:
+        say(stats.line()[len("otelbridge: "):])
+        if problem:
+            say(problem)
+    if cfg.stats_json:
+        try:
+            stats.write_json(cfg.stats_json)
+        except OSError as exc:
+            say(f"cannot write --stats-json {cfg.stats_json!r}: {exc.strerror}")
+    if cfg.fail_on_export_error and not all_exported and code == 0:
+        code = EXIT_EXPORT_FAILED
+    return code

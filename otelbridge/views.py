@@ -10,13 +10,12 @@ import os
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from . import escape
 from .config import Config, ci_is_set
-from .events import SpanRecord
-from .spans import redacted
-from .summary import MAX_LINKED, Collector, job_outputs, trace_url
+
+if TYPE_CHECKING:
+    from .events import SpanRecord
 
 
 def append_private(path: str, text: str) -> None:
@@ -52,7 +51,11 @@ class Report:
         self.html_path = getattr(cfg, "report", None)
         wanted = (self.draw or self.step_summary_path or self.outputs_path or self.html_path
                   or self.template)
-        self.collector = Collector(on_new_trace=self._link) if wanted else None
+        self.collector = None
+        if wanted:  # the views' modules are imported only then
+            from .summary import Collector
+
+            self.collector = Collector(on_new_trace=self._link)
         self._linked: OrderedDict[int, None] = OrderedDict()
 
     @property
@@ -68,6 +71,7 @@ class Report:
         collector = self.collector
         if collector is None:
             return builder.emit
+        from .spans import redacted
 
         def emit(rec: SpanRecord) -> None:
             try:
@@ -88,6 +92,9 @@ class Report:
     def _link(self, trace_id: int, what: str = "") -> None:
         if not self.template or trace_id in self._linked:
             return
+        from . import escape
+        from .summary import MAX_LINKED, trace_url
+
         self._linked[trace_id] = None
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
@@ -99,7 +106,8 @@ class Report:
         collector = self.collector
         if collector is None:
             return
-        from . import waterfall
+        from . import escape, waterfall
+        from .summary import job_outputs
 
         if self.draw and collector.traces:
             self._view("waterfall not drawn", lambda: waterfall.render(

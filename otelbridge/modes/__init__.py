@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
+try:  # imported with the tee, before the fork: the decoding process shares it, imports it not again
+    import uvloop
+except ImportError:  # not on Windows
+    uvloop = None
+
 
 def install_loop() -> None:
     """uvloop where available (not on Windows), else the standard asyncio loop."""
-    try:
-        import uvloop
-    except ImportError:
-        return
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    if uvloop is not None:
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

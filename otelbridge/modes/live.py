@@ -29,16 +29,19 @@ import select
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from ..config import Config
+from ..config import NUMERIC_ENV, Config
 from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say
-from ..pipeline import PaceExporters, Pipeline
 from ..source import REASON_TEE_GONE
-from ..stats import Stats
+from ..stats import Stats, counts_and_exit_code
 from . import install_loop
+
+if TYPE_CHECKING:
+    from ..pipeline import Pipeline
 
 log = logging.getLogger("otelbridge")
 
@@ -112,42 +115,83 @@ class Control:
             self.end = msg["end"]
 
 
+#: ``OTEL_*`` variables the set-up never speaks about (:mod:`otelbridge.config` checks them in the
+#: tee's process, or the SDK takes any value): any other one set (headers, certificates, the
+#: resource, ...) is read, and possibly said unusable, as the exporters are made.
+CHECKED_ENV = frozenset({
+    "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
+    *(f"OTEL_EXPORTER_OTLP{kind}_{name}" for kind in ("", "_TRACES")
+      for name in ("ENDPOINT", "PROTOCOL", "INSECURE", "TIMEOUT")),
+    *(name for name, _, _ in NUMERIC_ENV),
+})
+
+
+def silent_setup(cfg: Config, env: Mapping[str, str]) -> bool:
+    """True when setting up stages 2–5 for a run with no input would say and write nothing but
+    what :func:`~otelbridge.stats.counts_and_exit_code` does: no wrapped command (its run span),
+    no ``file`` exporter (it creates ``--output``), the default redaction (else a warning), no
+    ``TRACEPARENT`` (checked), no HTML page or job outputs (written for an empty run too), no
+    ``OTEL_*`` variable beyond :data:`CHECKED_ENV`."""
+    return (not cfg.command and "file" not in cfg.exporters and cfg.default_redaction
+            and not cfg.traceparent and not cfg.report and not env.get("GITHUB_OUTPUT")
+            and not any(k.startswith("OTEL_") and k not in CHECKED_ENV for k in env))
+
+
 class LiveDecoder:
-    """Stages 2–5 for the live stream: the :class:`Pipeline` (``None`` when the set-up failed:
-    lines are then counted, nothing decoded), the gaps, and the end's half-way mark."""
+    """Stages 2–5 for the live stream: the :class:`Pipeline` (``None`` until :meth:`set_up`, or
+    when the set-up failed: lines are then counted, nothing decoded), the gaps, and the end's
+    half-way mark. The first chunk or gap sets it up if :meth:`set_up` was not called;
+    ``on_ready(pipeline)`` is called once it is."""
 
     def __init__(self, cfg: Config, stats: Stats,
-                 call_later: Callable[[float, Callable[[], None]], object]) -> None:
-        for name in cfg.ignored_env:  # unusable values: the SDK reads some as it is imported
-            os.environ.pop(name, None)
-        from ..export import configure_logging
-        from ..views import Report
-
+                 call_later: Callable[[float, Callable[[], None]], object],
+                 on_ready: Callable[[Pipeline | None], None] = lambda _: None) -> None:
         self.cfg = cfg
         self.stats = stats
+        self._call_later = call_later
+        self._on_ready = on_ready
         #: half-way to the deadline: chunks from then on are counted as not decoded, and no wait
         #: for the exporters goes past it (at the end it moves to the deadline itself)
         self.cut: Deadline | None = None
         self._warned = False
+        self.ready = False
         self.pipeline: Pipeline | None = None
+
+    def set_up(self) -> None:
+        """Build the pipeline (once): imports, redaction, the exporters, the run span. A
+        failure is one line on stderr; the lines are then counted only."""
+        if self.ready:
+            return
+        self.ready = True
+        cfg = self.cfg
+        for name in cfg.ignored_env:  # unusable values: the SDK reads some as it is imported
+            os.environ.pop(name, None)
+        from ..export import configure_logging
+        from ..pipeline import PaceExporters, Pipeline
+        from ..views import Report
+
         try:
             configure_logging()
             self.pipeline = Pipeline(
-                cfg, stats, report=Report(cfg, say), call_later=call_later,
+                cfg, self.stats, report=Report(cfg, say), call_later=self._call_later,
                 last=lambda exporters: PaceExporters(exporters, lambda: self.cut))
         except Exception as exc:
             log.warning("cannot set up tracing, passing the stream through only: %s", exc)
+        self._on_ready(self.pipeline)
 
     def chunk(self, data: bytes | bytearray, n: int) -> None:
         """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
         if self.cut is not None and self.cut.passed():
             self.gap(Gap.of(data, 0, n))  # past half-way: counted, not decoded
-        elif self.pipeline is not None:
+            return
+        self.set_up()
+        if self.pipeline is not None:
             self.pipeline.on_chunk(data, n)
         else:
             self.stats.lines += data.count(b"\n", 0, n)
 
     def gap(self, gap: Gap) -> None:
+        self.set_up()
         before = self.stats.lines_not_decoded
         if self.pipeline is not None:
             self.pipeline.splitter.gap(gap)
@@ -162,18 +206,26 @@ class LiveDecoder:
         if self.pipeline is not None and self.pipeline.run is not None:
             self.pipeline.run.pid = pid
 
+    def settle(self) -> None:
+        """The input is over: set up if nothing did yet, unless the set-up would be silent
+        (:func:`silent_setup`) — then the end of a run with no input is the counts line alone."""
+        if not silent_setup(self.cfg, os.environ):
+            self.set_up()
+
     def end(self, reason: str | None, exit_code: int, deadline: Deadline) -> int:
         """Every open span ended (the run span with ``exit_code``), the flush by ``deadline``,
         the report and counts: the run's exit status."""
-        from ..pipeline import counts_and_exit_code
-
         pipeline = self.pipeline
-        if pipeline is None:
-            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, False)
+        if pipeline is None:  # the set-up failed, or nothing came (settle)
+            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready)
         self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
         pipeline.exit_code = exit_code
         pipeline.end_stream(reason)
         return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline))
+
+
+#: Seconds after the set-up that its garbage is collected (:func:`_give_back_memory`).
+REST_AFTER_S = 1.0
 
 
 def _give_back_memory() -> None:
@@ -189,15 +241,17 @@ def _give_back_memory() -> None:
         pass
 
 
-def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
+def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool = False) -> int:
     """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
     from ``ctl_fd``) until its end, then end every span, flush by the deadline, report, write
-    ``{"exit": N}`` to ``result_fd`` and return N."""
+    ``{"exit": N}`` to ``result_fd`` and return N. It sets up at once, writing ``{"ready": ...}``
+    (the wrapper waits for it), unless ``input_over`` (the tee's input held nothing and had
+    ended when it forked): then at the first byte, or at the end (:meth:`LiveDecoder.settle`)."""
     install_loop()
-    return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd))
+    return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd, input_over))
 
 
-async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
+async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool) -> int:
     loop = asyncio.get_running_loop()
 
     def write_result(message: dict) -> None:
@@ -207,10 +261,17 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             pass
 
     stats = Stats()
-    decoder = LiveDecoder(cfg, stats, loop.call_later)
-    _give_back_memory()
     ready_at = time.monotonic()
-    write_result({"ready": decoder.pipeline.run_link() if decoder.pipeline is not None else None})
+
+    def on_ready(pipeline: Pipeline | None) -> None:
+        nonlocal ready_at
+        ready_at = time.monotonic()
+        write_result({"ready": pipeline.run_link() if pipeline is not None else None})
+        loop.call_later(REST_AFTER_S, _give_back_memory)  # a run over by then never pays it
+
+    decoder = LiveDecoder(cfg, stats, loop.call_later, on_ready)
+    if not input_over or cfg.command:
+        decoder.set_up()
     control = Control(ctl_fd)
     offset = 0
     pid_set: int | None = None
@@ -242,23 +303,36 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
 
     paused: asyncio.TimerHandle | None = None
     since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
+    reading = False  # the data pipe is watched by the loop (not while paused)
+
+    def watch(on: bool) -> None:
+        nonlocal reading
+        if on != reading:
+            if on:
+                loop.add_reader(data_fd, on_data)
+            else:
+                loop.remove_reader(data_fd)
+            reading = on
 
     def resume() -> None:
+        """The pause is over (or the end came): read what came meanwhile now, without a round
+        trip through the loop's watch (at a trickle, something has come)."""
         nonlocal paused
         if paused is not None:
             paused.cancel()
             paused = None
-            loop.add_reader(data_fd, on_data)
+            on_data()
 
     def on_data() -> None:
         nonlocal offset, paused, since, since_bytes
         try:
             n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
+            watch(True)  # nothing yet: woken when something comes
             return
         read_control()  # after the read: every gap before the data just read is known now
         if not n:
-            loop.remove_reader(data_fd)
+            watch(False)
             if not data_over.done():
                 data_over.set_result(None)
             return
@@ -269,8 +343,10 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
             now = time.monotonic()
             rate = since_bytes / max(now - since, 1e-3)
             since, since_bytes = now, 0
-            loop.remove_reader(data_fd)
+            watch(False)
             paused = loop.call_later(min(PAUSE_S, PAUSE_BYTES / rate), resume)
+        else:
+            watch(True)
 
     def on_control() -> None:
         read_control()
@@ -279,7 +355,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
         if control.eof:
             loop.remove_reader(ctl_fd)
 
-    loop.add_reader(data_fd, on_data)
+    watch(True)
     loop.add_reader(ctl_fd, on_control)
     await data_over
     if not control.eof:
@@ -287,6 +363,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int) -> int:
     control.drain(wait=True)
     read_control()
     apply(b"", 0)  # the gaps after the last byte
+    decoder.settle()
     end = control.end
     if end is None:  # the tee's process is gone without a word (killed)
         say("the tee's process ended unexpectedly; ending every span")

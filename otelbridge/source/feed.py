@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from ..deadline import Deadline
 from ..lines import Gap, LinePosition, queue_gap
 from ..messages import say
-from .pipe import CHUNK, widen_pipe
+from .pipe import CHUNK, input_over, widen_pipe
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -99,6 +99,8 @@ class DecoderFeed:
         the bytes it passed, becomes the data pipe."""
         if not hasattr(os, "fork"):
             return None
+        # stdin already over with nothing in it: the decoding process sets up only if it must
+        over = not cfg.command and (early is None or not early.passed) and input_over(0)
         data = (early.data_r, early.data_w) if early is not None else os.pipe()
         fds = [*data, *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
@@ -126,7 +128,7 @@ class DecoderFeed:
                 os.close(null)
                 from ..modes.live import serve
 
-                code = serve(cfg, data_r, ctl_r, res_w)
+                code = serve(cfg, data_r, ctl_r, res_w, over)
             except BaseException as exc:  # noqa: BLE001 - nothing may escape into the tee's code
                 with contextlib.suppress(Exception):
                     sys.stderr.write(f"otelbridge: decoding process failed: {exc!r}\n")

@@ -72,6 +72,26 @@ def _is(fd: int, *tests: Callable[[int], bool]) -> bool:
     return any(t(mode) for t in tests)
 
 
+def input_over(fd: int) -> bool:
+    """True when reading ``fd`` can only meet its end, now: ``/dev/null``, a regular file read
+    to its size, a pipe whose writers are gone with nothing left in it (``POLLHUP`` without
+    ``POLLIN``). Anything else (a terminal, a socket, a pipe still open) may bring bytes: False."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISCHR(st.st_mode):
+            return st.st_rdev == os.stat(os.devnull).st_rdev
+        if stat.S_ISREG(st.st_mode):
+            return st.st_size <= os.lseek(fd, 0, os.SEEK_CUR)
+        if stat.S_ISFIFO(st.st_mode):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            events = poller.poll(0)
+            return bool(events) and events[0][1] & (select.POLLIN | select.POLLHUP) == select.POLLHUP
+    except (OSError, AttributeError):  # no poll (Windows), an fd that cannot seek
+        pass
+    return False
+
+
 def widen_pipe(fd: int, size: int = CHUNK) -> None:
     """Best effort: raise a pipe's capacity (fewer, larger reads and writes). Linux only."""
     try:

@@ -223,3 +223,32 @@ def test_a_stuck_reader_does_not_hold_the_loop():
     assert bytes(drained) == data[: len(drained)]  # what passed is exact
     os.close(in_r)
     writer.join(5)
+
+
+def test_input_over_is_true_only_where_reading_can_meet_nothing_but_the_end(tmp_path):
+    """The decoding process sets up at once unless the tee's stdin is over: a wrong True would
+    only delay its set-up, a wrong False costs the start-up it saves."""
+    with open(os.devnull, "rb") as null:
+        assert pipe.input_over(null.fileno())
+    empty, full = tmp_path / "empty", tmp_path / "full"
+    empty.write_bytes(b"")
+    full.write_bytes(b"x\n")
+    with open(empty, "rb") as fh:
+        assert pipe.input_over(fh.fileno())
+    with open(full, "rb") as fh:
+        assert not pipe.input_over(fh.fileno())
+        fh.read()
+        assert pipe.input_over(fh.fileno())  # read to its size
+    r, w = os.pipe()
+    try:
+        assert not pipe.input_over(r)  # a writer may still write
+        os.write(w, b"x\n")
+        os.close(w)
+        w = -1
+        assert not pipe.input_over(r)  # ended, but bytes are waiting
+        os.read(r, 10)
+        assert pipe.input_over(r)
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)

@@ -1,0 +1,93 @@
+"""A run whose input is over before the tee forks (``< /dev/null``, an empty pipe or file): the
+decoding process sets up only when the set-up has something to say or write
+(``modes/live.py``: ``silent_setup``); the counts line, ``--stats-json`` and every set-up
+problem are what a full set-up gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, clean_env, run_bridge
+
+COUNTS = (b"otelbridge: 0 bytes, 0 lines, 0 decoded, 0 not wanted, 0 not decoded (behind), "
+          b"0 bad, 0 overlong; spans 0 built, 0 exported, 0 dropped")
+DEAD = "http://127.0.0.1:9"  # nothing listens: an export would fail
+
+
+def plain_env(**extra: str) -> dict[str, str]:
+    """:func:`clean_env` without a CI runner's ``GITHUB_*`` files (job outputs are written for an
+    empty run too: a set-up that speaks)."""
+    return {k: v for k, v in clean_env(**extra).items() if not k.startswith("GITHUB_")}
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "pipe"])
+@pytest.mark.parametrize("exporter", [["--exporter", "none"], ["--protocol", "grpc", "--endpoint", DEAD]])
+def test_an_empty_run_says_its_counts_and_writes_its_stats(tmp_path, stdin, exporter):
+    stats_path = tmp_path / "stats.json"
+    args = [*exporter, "--fail-on-export-error", "--stats-json", str(stats_path)]
+    if stdin == "devnull":
+        proc = run_bridge(args, stdin=subprocess.DEVNULL, env=plain_env())
+    else:
+        proc = run_bridge(args, b"", env=plain_env())
+    assert proc.returncode == 0, proc.stderr  # nothing to export: nothing lost
+    assert proc.stdout == b""
+    assert proc.stderr.splitlines() == [COUNTS + b"; 0 late events ignored"]
+    stats = json.loads(stats_path.read_text())
+    assert (stats["bytes"], stats["lines"], stats["spans_started"], stats["lines_not_wanted"]) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("args, env, said", [
+    (["--exporter", "file", "--output", "/nonexistent-dir/traces.jsonl"], {},
+     b"cannot open --output '/nonexistent-dir/traces.jsonl': No such file or directory"),
+    (["--protocol", "grpc", "--endpoint", "https://127.0.0.1:9"],
+     {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent-ca.pem"}, b"/nonexistent-ca.pem"),
+    (["--exporter", "none", "--no-default-redaction"], {}, b"warning: --no-default-redaction"),
+    (["--exporter", "none"], {"TRACEPARENT": "00-not-a-traceparent"}, b"TRACEPARENT is not a valid"),
+])
+def test_an_empty_run_still_says_a_set_up_problem(args, env, said):
+    proc = run_bridge(args, stdin=subprocess.DEVNULL, env=plain_env(**env))
+    assert proc.returncode == 0, proc.stderr
+    assert said in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(COUNTS)
+
+
+def test_an_empty_run_writes_its_job_outputs(tmp_path):
+    outputs = tmp_path / "github_output"
+    proc = run_bridge(["--exporter", "none"], stdin=subprocess.DEVNULL,
+                      env=clean_env(GITHUB_OUTPUT=str(outputs)))
+    assert proc.returncode == 0, proc.stderr
+    assert outputs.read_text().splitlines() == [
+        "trace_id=", "input_tokens=0", "output_tokens=0", "total_cost_usd=0", "status=ok"]
+
+
+SEEN = """
+import os, sys
+out, real_exit = sys.argv[1], os._exit
+def _exit(code):
+    if os.getpid() != TEE:  # the decoding process: what it imported
+        open(out, "w").write("\\n".join(sorted(sys.modules)))
+    real_exit(code)
+TEE = os.getpid()
+os._exit = _exit
+from otelbridge.__main__ import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("data, set_up", [(b"", False), (b'{"type":"system"}\n', True)])
+def test_the_decoding_process_sets_up_only_for_input(tmp_path, data, set_up):
+    seen = tmp_path / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", SEEN, str(seen), "--protocol", "grpc",
+                           "--endpoint", DEAD, "-q", "--flush-timeout", "0"],
+                          input=data, capture_output=True, env=plain_env(), cwd=ROOT, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == data
+    modules = set(seen.read_text().split("\n"))
+    assert "otelbridge.modes.live" in modules  # it did record
+    stages = {"otelbridge.pipeline", "otelbridge.tracker", "opentelemetry.sdk.trace",
+              "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"}
+    assert (stages & modules) == (stages if set_up else set())
