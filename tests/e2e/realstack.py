@@ -13,7 +13,8 @@
 - :func:`jaeger_spans` / :func:`wait_for_trace`: a trace read back through Jaeger's query API
   (api_v3, OTLP JSON), as :class:`tests.receivers.Span` rows (ids hex, times in ns).
 - :func:`prometheus_samples`: a Prometheus text exposition as (name, labels, value) rows.
-- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess.
+- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess;
+  :func:`run_otelbridge_together`: several such runs side by side.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -44,7 +46,7 @@ OTELBRIDGE = Path(sys.executable).parent / "otelbridge"
 START_TIMEOUT = 30.0
 #: Seconds a stopped service gets to exit after SIGTERM before SIGKILL: the tests read what they
 #: need before stopping; the collector and Jaeger spend up to ~10 s draining at shutdown.
-STOP_WAIT = 1.0
+STOP_WAIT = 0.2
 
 
 def require_binaries(*binaries: Path) -> None:
@@ -305,3 +307,10 @@ def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subproc
     caller's OTEL_*/OTELBRIDGE_* variables."""
     return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(),
                           timeout=timeout, cwd=ROOT)
+
+
+def run_otelbridge_together(runs: list[tuple[list[str], bytes]]) -> list[subprocess.CompletedProcess]:
+    """:func:`run_otelbridge` for each (args, data) of ``runs``, all started at once (the runs
+    are independent: each has its own input and endpoint); results in the order of ``runs``."""
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        return list(pool.map(lambda run: run_otelbridge(*run), runs))
