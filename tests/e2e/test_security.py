@@ -307,8 +307,9 @@ def test_tls_export_needs_the_ca(tmp_path, protocol):
 
         before = len(rx.received.requests)
         # a timeout longer than the first retry's backoff, so the SDK logs the cause before
-        # giving up (with a shorter one it says only "timeout"); --flush-timeout still bounds it
-        bad = run_bridge(args, data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3"))
+        # giving up (with a shorter one it says only "timeout"); --flush-timeout still bounds
+        # it: a short one, the first refused attempt has said why by then
+        bad = run_bridge(args[:-1] + ["0.5"], data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3"))
         assert len(rx.received.requests) == before  # nothing got through without the CA
     assert bad.returncode == 0
     assert bad.stdout == data
@@ -380,7 +381,7 @@ def test_headers_never_printed_when_export_fails(protocol):
     else:  # credentials and a query in the URL are not printed either
         endpoint = f"http://user:{TOKEN}x@127.0.0.1:{port}/?api_key={TOKEN}y"
     data = CORPUS.read_bytes()
-    proc = run_bridge(["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", "2"], data,
+    proc = run_bridge(["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", "0.5"], data,
                       env=header_env())
     assert proc.returncode == 0 and proc.stdout == data
     err = proc.stderr.decode()
