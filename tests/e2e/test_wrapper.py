@@ -109,7 +109,7 @@ def test_dead_collector_bounded_exit_stream_intact(protocol, collector):
         port = hole.getsockname()[1]
     else:
         port = _closed_port()
-    flush = 1.0
+    flush = 0.5
     try:
         proc = subprocess.Popen(
             [*BRIDGE, "--protocol", protocol, "--endpoint", f"http://127.0.0.1:{port}",
