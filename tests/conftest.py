@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import signal
@@ -18,6 +19,14 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hundreds of tests start otelbridge as a subprocess. Compiled once here, its modules load from
+# __pycache__ as an installed package's do, instead of being compiled again by every process
+# (PYTHONDONTWRITEBYTECODE keeps each from saving its work): ~0.1 s of CPU per start. The same
+# for this run's rewritten test modules (pytest saves them unless bytecode writing is off).
+# Both caches are Python's own, checked against the sources' times; .gitignore leaves them out.
+compileall.compile_dir(ROOT / "otelbridge", quiet=1)
+sys.dont_write_bytecode = False
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 EXAMPLES = ROOT / "examples"
 WORKFLOW_PROBE = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
