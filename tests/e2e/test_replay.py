@@ -159,16 +159,16 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 
 def test_replay_never_outruns_the_exporter(tmp_path):
-    """900 workflows with the same times all close at the end of the file: 5400 spans in a burst,
+    """500 workflows with the same times all close at the end of the file: 3000 spans in a burst,
     more than the processor's 2048-span queue. Replay waits for the exporter: none is dropped."""
     text = CBC.read_text()
     many = tmp_path / "many.jsonl"
-    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(900)))
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(500)))
     proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
     assert proc.returncode == 0, proc.stderr
     # the copies share one session: its span and one turn per copy's result
-    expected = 900 * 6 + session_span_count(many.read_bytes())
-    assert expected == 900 * 6 + 1 + 900
+    expected = 500 * 6 + session_span_count(many.read_bytes())
+    assert expected == 500 * 6 + 1 + 500
     assert len(spans) == expected and f"{expected} exported, 0 dropped".encode() in proc.stderr
 
 

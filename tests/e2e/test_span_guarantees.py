@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
@@ -53,9 +54,11 @@ def export(**env: str) -> list:
 
 
 def test_ratio_sampler_attribute_limit_scope_and_resource_at_the_receiver():
-    unlimited = export()
-    limited = export(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.5",
-                     OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="5", OTEL_SERVICE_NAME="limits-test")
+    with ThreadPoolExecutor(2) as pool:  # two independent runs, side by side
+        unlimited = pool.submit(export)
+        limited = pool.submit(export, OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.5",
+                              OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="5", OTEL_SERVICE_NAME="limits-test")
+        unlimited, limited = unlimited.result(), limited.result()
 
     # every workflow arrives without a sampler; with one, exactly the traces its rule keeps, whole
     bound = TraceIdRatioBased(0.5).bound
