@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,14 @@ def run_bridge(args: list[str], data: bytes | None = None, *, env: dict | None =
         timeout=timeout,
         cwd=ROOT,
     )
+
+
+def side_by_side(*calls):
+    """Each of ``calls`` (zero-argument callables: independent runs, e.g. of :func:`run_bridge`,
+    each with its own input, receiver and files) started at once in a thread of its own; their
+    results in the order of ``calls``. For tests that assert no time."""
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return [f.result() for f in [pool.submit(call) for call in calls]]
 
 
 def export_in_process(data: bytes, endpoint: str, *, chunk: int = 65536, **flags):

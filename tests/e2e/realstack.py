@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -28,13 +29,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, clean_env
+from tests.conftest import ROOT, clean_env, side_by_side
 from tests.receivers import Span
 
 BIN = ROOT / ".tools" / "bin"
@@ -312,5 +312,4 @@ def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subproc
 def run_otelbridge_together(runs: list[tuple[list[str], bytes]]) -> list[subprocess.CompletedProcess]:
     """:func:`run_otelbridge` for each (args, data) of ``runs``, all started at once (the runs
     are independent: each has its own input and endpoint); results in the order of ``runs``."""
-    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        return list(pool.map(lambda run: run_otelbridge(*run), runs))
+    return side_by_side(*(functools.partial(run_otelbridge, *run) for run in runs))

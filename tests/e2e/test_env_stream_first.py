@@ -5,11 +5,9 @@ otelbridge runs as a real subprocess; spans are checked at a real OTLP/HTTP rece
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, clean_env, run_bridge, side_by_side
 from tests.receivers import HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -106,10 +104,9 @@ def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
     with GrpcReceiver() as rx:
         hostport = rx.endpoint.split("://", 1)[1]
         base = dict(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=hostport)
-        with ThreadPoolExecutor(2) as pool:  # two independent runs, side by side
-            tls = pool.submit(run_bridge, ["--flush-timeout", "0.5"], DATA, env=clean_env(**base))
-            plain = pool.submit(run_bridge, [], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base))
-            tls, plain = tls.result(), plain.result()
+        tls, plain = side_by_side(
+            lambda: run_bridge(["--flush-timeout", "0.5"], DATA, env=clean_env(**base)),
+            lambda: run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base)))
         spans = rx.received.wait_for(8, timeout=10)
     assert tls.returncode == 0 and tls.stdout == DATA
     err = tls.stderr.decode().splitlines()

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.conftest import (session_name, EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
-                            workflow_facts)
+                            side_by_side, workflow_facts)
 from tests.receivers import GrpcReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -46,8 +46,7 @@ def replay(files, *extra, delay: float = 0.0):
 
 def test_replay_twice_gives_the_same_ids(tmp_path):
     files = [CBC] + ([WORKFLOW_PROBE] if WORKFLOW_PROBE.is_file() else [])
-    first, spans1 = replay(files)
-    second, spans2 = replay(files)
+    (first, spans1), (second, spans2) = side_by_side(lambda: replay(files), lambda: replay(files))
     for proc in (first, second):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == b""  # replay is not a tee
@@ -194,12 +193,12 @@ def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
 
 def test_replay_dash_reads_stdin():
     """``otelbridge replay -``: the recording on stdin gives the same spans as the file."""
-    from_file, spans_file = replay([CBC])
-    with GrpcReceiver() as rx:
-        with open(CBC, "rb") as stdin:
-            from_stdin = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "-"],
-                                    stdin=stdin)
-        spans_stdin = rx.received.spans()
+    def from_stdin():
+        with GrpcReceiver() as rx, open(CBC, "rb") as stdin:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "-"], stdin=stdin)
+            return proc, rx.received.spans()
+
+    (from_file, spans_file), (from_stdin, spans_stdin) = side_by_side(lambda: replay([CBC]), from_stdin)
     assert from_stdin.returncode == 0, from_stdin.stderr
     assert from_stdin.stdout == b""
     rows = [sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns)
