@@ -221,7 +221,7 @@ def run_live_workflows(endpoint: str, protocol: str, flush: float, tasks: list[s
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_collector_refused(protocol):
     port = free_port()  # nobody listens: connection refused
-    flush = 0.5
+    flush = 1.0  # half of it for decoding what came before the end, however late its set-up
     live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", protocol, flush, ["r1", "r2"])
     assert live.proc.returncode == 0
     assert live.output() == b"".join(l for _, l in live.sent)
