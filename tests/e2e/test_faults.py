@@ -515,7 +515,7 @@ def test_wrapper_forwards_sigterm_then_ends_spans(tmp_path):
 def test_wrapper_does_not_forward_sigint(tmp_path):
     """SIGINT sent to otelbridge alone does not reach the child (no second copy)."""
     lines = workflow_lines("wi", agents=1, complete=True)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.6)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8)
     try:
         time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
@@ -534,7 +534,7 @@ def test_terminal_ctrl_c_reaches_the_child_once(tmp_path):
     """A terminal's Ctrl-C signals the whole foreground process group: the child gets it from
     there, exactly once."""
     lines = workflow_lines("pg", agents=1, complete=False)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.6, start_new_session=True)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8, start_new_session=True)
     try:
         time.sleep(0.2)
         os.killpg(proc.pid, signal.SIGINT)
