@@ -20,6 +20,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+EXAMPLES = ROOT / "examples"
+WORKFLOW_PROBE = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
 
 # Hundreds of tests start otelbridge as a subprocess. Compiled once here, its modules load from
 # __pycache__ as an installed package's do, instead of being compiled again by every process
@@ -28,9 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # Both caches are Python's own, checked against the sources' times; .gitignore leaves them out.
 compileall.compile_dir(ROOT / "otelbridge", quiet=1)
 sys.dont_write_bytecode = False
-FIXTURES = ROOT.parent / "shared" / "fixtures"
-EXAMPLES = ROOT / "examples"
-WORKFLOW_PROBE = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
 
 
 def fixture_files() -> list[Path]:

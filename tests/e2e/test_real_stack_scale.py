@@ -5,9 +5,10 @@ What the test changes in the real files (through a second, merged config file): 
 addresses on free 127.0.0.1 ports; the agent's resolver is ``static`` with the two gateways'
 addresses (compose resolves a DNS name to the replicas); the gateways decide after 1 s instead of
 300 s, and the agent's and gateways' batches leave after 0.2 s instead of 1 s (a trace's spans
-reach its gateway well within the decision wait either way). Each gateway's second exporter (Tempo in compose) goes to a test receiver of its own, so
-the test sees which gateway exported which span; each gateway's own telemetry says how many spans
-it accepted before sampling and how many traces its sampler decided and kept.
+reach its gateway well within the decision wait either way). Each gateway's second exporter
+(Tempo in compose) goes to a test receiver of its own, so the test sees which gateway exported
+which span; each gateway's own telemetry says how many spans it accepted before sampling and how
+many traces its sampler decided and kept.
 
 Input: the workflow example (a failed run: kept by ``keep_errors``) and a stream made here of
 20 workflows, every other one failing (kept) and the rest healthy (kept only by
