@@ -277,7 +277,7 @@ def wait_for_trace(query_port: int, trace_id: str, count: int, timeout: float = 
         spans = jaeger_spans(query_port, trace_id)
         if len(spans) >= count:
             break
-        time.sleep(0.25)
+        time.sleep(0.1)
     return spans
 
 
