@@ -16,10 +16,13 @@ def feed_live(args: list[str], parts: list[tuple[float | Callable[[], object], b
     after the start, or, when ``at`` is a callable, once ``at()`` has returned (a condition the
     test waits for, e.g. spans at a receiver, so the order does not depend on machine load);
     close stdin at ``close_after_s`` (or right after the last part, whichever is later).
+    Spans leave 0.1 s after they end (``OTEL_BSP_SCHEDULE_DELAY``, not the 1 s default), so a
+    condition waiting for them at a receiver waits no longer than that.
     Returns (returncode, stdout, stderr). Bounded: the process must end within 30 s."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "otelbridge", *args],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"), cwd=ROOT,
     )
     started = time.monotonic()
     try:

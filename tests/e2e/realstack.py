@@ -13,11 +13,13 @@
 - :func:`jaeger_spans` / :func:`wait_for_trace`: a trace read back through Jaeger's query API
   (api_v3, OTLP JSON), as :class:`tests.receivers.Span` rows (ids hex, times in ns).
 - :func:`prometheus_samples`: a Prometheus text exposition as (name, labels, value) rows.
-- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess.
+- :func:`run_otelbridge`: the installed ``otelbridge`` (beside ``sys.executable``) as a subprocess;
+  :func:`run_otelbridge_together`: several such runs side by side.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -32,7 +34,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, clean_env
+from tests.conftest import ROOT, clean_env, side_by_side
 from tests.receivers import Span
 
 BIN = ROOT / ".tools" / "bin"
@@ -44,7 +46,7 @@ OTELBRIDGE = Path(sys.executable).parent / "otelbridge"
 START_TIMEOUT = 30.0
 #: Seconds a stopped service gets to exit after SIGTERM before SIGKILL: the tests read what they
 #: need before stopping; the collector and Jaeger spend up to ~10 s draining at shutdown.
-STOP_WAIT = 1.0
+STOP_WAIT = 0.2
 
 
 def require_binaries(*binaries: Path) -> None:
@@ -275,7 +277,7 @@ def wait_for_trace(query_port: int, trace_id: str, count: int, timeout: float = 
         spans = jaeger_spans(query_port, trace_id)
         if len(spans) >= count:
             break
-        time.sleep(0.25)
+        time.sleep(0.1)
     return spans
 
 
@@ -305,3 +307,9 @@ def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subproc
     caller's OTEL_*/OTELBRIDGE_* variables."""
     return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(),
                           timeout=timeout, cwd=ROOT)
+
+
+def run_otelbridge_together(runs: list[tuple[list[str], bytes]]) -> list[subprocess.CompletedProcess]:
+    """:func:`run_otelbridge` for each (args, data) of ``runs``, all started at once (the runs
+    are independent: each has its own input and endpoint); results in the order of ``runs``."""
+    return side_by_side(*(functools.partial(run_otelbridge, *run) for run in runs))

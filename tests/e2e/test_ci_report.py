@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import EXAMPLES, clean_env, roots, run_bridge, workflow_facts
+from tests.conftest import EXAMPLES, clean_env, roots, run_bridge, side_by_side, workflow_facts
 from tests.receivers import HttpReceiver
 
 SESSION = EXAMPLES / "claude-code-session.jsonl"
@@ -76,11 +76,12 @@ def test_wrapper_mode_links_and_outputs_the_run_span(tmp_path):
 
 
 def test_no_views_without_ci_terminal_or_files(tmp_path):
-    proc = run_bridge(["--exporter", "none"], CBC.read_bytes(), env=clean_env())
-    assert b"total:" not in proc.stderr
-    proc = run_bridge(["--summary", "never", "--exporter", "none"], CBC.read_bytes(),
-                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(tmp_path / "s.md")))
-    assert b"total:" not in proc.stderr and not (tmp_path / "s.md").exists()
+    plain, never = side_by_side(
+        lambda: run_bridge(["--exporter", "none"], CBC.read_bytes(), env=clean_env()),
+        lambda: run_bridge(["--summary", "never", "--exporter", "none"], CBC.read_bytes(),
+                           env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(tmp_path / "s.md"))))
+    assert b"total:" not in plain.stderr
+    assert b"total:" not in never.stderr and not (tmp_path / "s.md").exists()
 
 
 def test_template_without_placeholder_is_refused():
@@ -115,10 +116,10 @@ def test_replay_gives_a_deterministic_live_run_its_workflow_ids(tmp_path):
 def test_replay_dash_reads_stdin(tmp_path):
     out = tmp_path / "out"
     data = CBC.read_bytes()
-    proc = run_bridge(["replay", "--exporter", "none", "-"], data,
-                      env=clean_env(GITHUB_OUTPUT=str(out)))
-    from_file = run_bridge(["replay", "--exporter", "none", str(CBC)],
-                           env=clean_env(GITHUB_OUTPUT=str(tmp_path / "out2")))
+    proc, from_file = side_by_side(
+        lambda: run_bridge(["replay", "--exporter", "none", "-"], data, env=clean_env(GITHUB_OUTPUT=str(out))),
+        lambda: run_bridge(["replay", "--exporter", "none", str(CBC)],
+                           env=clean_env(GITHUB_OUTPUT=str(tmp_path / "out2"))))
     assert proc.returncode == 0 == from_file.returncode and proc.stdout == b""
     assert b"9 decoded" in proc.stderr and b"spans 8 built" in proc.stderr
     assert out.read_text() == (tmp_path / "out2").read_text()  # the same deterministic trace

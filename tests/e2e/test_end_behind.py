@@ -25,16 +25,20 @@ from collections import Counter
 from tests.e2e.test_faults import Live, stats_line, workflow_lines, workflow_spans
 from tests.receivers import GrpcReceiver
 
-FLUSH_S = 2.0
+#: --flush-timeout of the burst: the open workflows' spans, ended at the end, queue behind the
+#: burst's and need the second half of it to reach the receiver.
+BURST_FLUSH_S = 2.0
+#: --flush-timeout of the live stream (nothing waits behind it at the end but what was in flight).
+LIVE_FLUSH_S = 1.0
 #: Workflows of 10 agents in the burst (~4.3 MB, 8,000 lines): several times what decoding
-#: applies in its share of FLUSH_S, paced by a receiver taking 0.1 s a request (the SDK's
+#: applies in its share of BURST_FLUSH_S, paced by a receiver taking 0.1 s a request (the SDK's
 #: batches of 512 spans then leave at ~5,000 spans/s), within what the tee keeps for decoding
 #: (11 MiB).
 BURST = 2000
 #: The live stream: this many workflows of 10 agents every 0.1 s (24,000 spans/s offered; the
 #: decoding process exports ~11,000/s) for LIVE_S seconds.
 LIVE_PER_TICK = 200
-LIVE_S = 2.5
+LIVE_S = 1.5
 OPEN = 3
 
 STATS_LINE = re.compile(
@@ -47,18 +51,19 @@ STATS_LINE = re.compile(
 )
 
 
-def start(rx: GrpcReceiver, stats_path) -> Live:
+def start(rx: GrpcReceiver, stats_path, flush: float) -> Live:
     # no grace window: a completed workflow ends at its notification, so what the end itself
     # has to end and flush is the open workflows (and what was in flight), not the burst's tail
     return Live(["--protocol", "grpc", "--endpoint", rx.endpoint, "--grace-period", "0",
-                 "--flush-timeout", str(FLUSH_S), "--stats-json", str(stats_path)])
+                 "--flush-timeout", str(flush), "--stats-json", str(stats_path)])
 
 
-def check_end(live: Live, took: float, stats: dict, sent: list[bytes], received: list) -> None:
-    """What every end behind must give (see the module doc)."""
+def check_end(live: Live, took: float, stats: dict, sent: list[bytes], received: list,
+              flush: float) -> None:
+    """What every end behind must give (see the module doc), ``flush``: --flush-timeout."""
     assert live.proc.returncode == 0, live.stderr
     assert live.output() == b"".join(sent)
-    assert took <= FLUSH_S + 1.0, took
+    assert took <= flush + 1.0, took
 
     line = stats_line(live.stderr)
     printed = {k: int(v) for k, v in STATS_LINE.search(line).groupdict().items()}
@@ -84,7 +89,7 @@ def test_a_burst_decoding_cannot_catch_up_with(tmp_path):
     first = workflow_lines("first", agents=2)
     burst = [line for i in range(BURST) for line in workflow_lines(f"b{i}", agents=10)]
     with GrpcReceiver(delay=0.1) as rx:
-        live = start(rx, stats_path)
+        live = start(rx, stats_path, BURST_FLUSH_S)
         try:
             live.send(opened + first)
             got = rx.received.wait_for(workflow_spans(2), timeout=10)
@@ -96,7 +101,8 @@ def test_a_burst_decoding_cannot_catch_up_with(tmp_path):
                 live.proc.kill()
         time.sleep(0.3)  # a request the receiver is still answering
         received = rx.received.spans()
-    check_end(live, took, json.loads(stats_path.read_text()), opened + first + burst, received)
+    check_end(live, took, json.loads(stats_path.read_text()), opened + first + burst, received,
+              BURST_FLUSH_S)
 
     per_open = Counter(s.attributes.get("workflow.task_id") for s in received
                        if str(s.attributes.get("workflow.task_id")).startswith("open"))
@@ -110,7 +116,7 @@ def test_a_live_stream_faster_than_decoding(tmp_path):
     stats_path = tmp_path / "stats.json"
     sent: list[bytes] = []
     with GrpcReceiver(delay=0.05) as rx:
-        live = start(rx, stats_path)
+        live = start(rx, stats_path, LIVE_FLUSH_S)
         try:
             began = time.monotonic()
             tick = 0
@@ -128,4 +134,4 @@ def test_a_live_stream_faster_than_decoding(tmp_path):
                 live.proc.kill()
         time.sleep(0.2)
         received = rx.received.spans()
-    check_end(live, took, json.loads(stats_path.read_text()), sent, received)
+    check_end(live, took, json.loads(stats_path.read_text()), sent, received, LIVE_FLUSH_S)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, clean_env, run_bridge, side_by_side
 from tests.receivers import HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -40,9 +40,13 @@ BAD = [
                                                     for v, _ in BAD])
 def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, tmp_path):
     marker = tmp_path / "ran"
-    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50", **variables)
-    proc = run_bridge(["--flush-timeout", "0.3", "--", "sh", "-c",
-                       f'cat "{CBC}"; touch "{marker}"; exit 7'], env=env, timeout=60)
+    with HttpReceiver() as rx:
+        # a collector that answers (unless the endpoint is the variable under test): the end
+        # is not spent retrying a refused export
+        env = clean_env(**{"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint,
+                           **variables})
+        proc = run_bridge(["--flush-timeout", "0.3", "--", "sh", "-c",
+                           f'cat "{CBC}"; touch "{marker}"; exit 7'], env=env, timeout=60)
     assert proc.stdout == DATA  # 0 bytes lost
     assert marker.exists()  # the wrapped command ran
     assert proc.returncode == 7  # its status
@@ -100,8 +104,9 @@ def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
     with GrpcReceiver() as rx:
         hostport = rx.endpoint.split("://", 1)[1]
         base = dict(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=hostport)
-        tls = run_bridge(["--flush-timeout", "0.5"], DATA, env=clean_env(**base))
-        plain = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base))
+        tls, plain = side_by_side(
+            lambda: run_bridge(["--flush-timeout", "0.5"], DATA, env=clean_env(**base)),
+            lambda: run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base)))
         spans = rx.received.wait_for(8, timeout=10)
     assert tls.returncode == 0 and tls.stdout == DATA
     err = tls.stderr.decode().splitlines()

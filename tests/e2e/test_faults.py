@@ -142,8 +142,14 @@ HOSTILE = {
 }
 
 
+#: Hostile inputs that still carry one whole workflow (CRLF, a BOM, no final newline): its lines
+#: are still understood.
+STILL_DECODE = ("crlf", "bom", "no-trailing-newline")
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_bytes_pass_through_identical(name, tmp_path):
+    """Every byte passes untouched; the inputs of :data:`STILL_DECODE` are still decoded."""
     data = HOSTILE[name]
     stats_path = tmp_path / "stats.json"
     proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], data, timeout=30)
@@ -153,15 +159,7 @@ def test_hostile_bytes_pass_through_identical(name, tmp_path):
     assert stats["bytes"] == len(data)
     assert stats["lines"] == len(data.split(b"\n")) - (1 if data.endswith(b"\n") else 0)
     assert b"Traceback" not in proc.stderr
-
-
-def test_crlf_bom_and_missing_newline_still_decode(tmp_path):
-    """The bytes are untouched and the workflow lines are still understood."""
-    for name in ("crlf", "bom", "no-trailing-newline"):
-        stats_path = tmp_path / f"{name}.json"
-        proc = run_bridge(["--exporter", "none", "--stats-json", str(stats_path)], HOSTILE[name])
-        stats = json.loads(stats_path.read_text())
-        assert proc.stdout == HOSTILE[name]
+    if name in STILL_DECODE:
         assert stats["lines_decoded"] == 4, name
         assert stats["spans_started"] == spans_of(2), name
 
@@ -223,11 +221,12 @@ def run_live_workflows(endpoint: str, protocol: str, flush: float, tasks: list[s
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_collector_refused(protocol):
     port = free_port()  # nobody listens: connection refused
-    live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", protocol, 1.0, ["r1", "r2"])
+    flush = 1.0  # half of it for decoding what came before the end, however late its set-up
+    live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", protocol, flush, ["r1", "r2"])
     assert live.proc.returncode == 0
     assert live.output() == b"".join(l for _, l in live.sent)
     assert live.max_echo_delay() < 1.0
-    assert took <= 1.0 + 1.0
+    assert took <= flush + 1.0
     # --stats-json carries what issue 5 lists, as plain ints
     for key in ("bytes", "lines", "lines_decoded", "bad_lines", "spans_exported", "spans_dropped",
                 "late_events_ignored"):
@@ -274,8 +273,10 @@ def test_collector_blackholed_overflow_counted():
     assert stats["spans_dropped"] == stats["spans_started"]  # queue overflow counted, not lost
 
 
-def test_collector_slow_answers_after_2s():
-    with HttpReceiver(delay=2.0) as rx:
+def test_collector_slow_answers_after_1s():
+    """A collector answering each export after 1 s (well within OTEL_EXPORTER_OTLP_TIMEOUT):
+    stdout flows, spans are exported, the exit stays within --flush-timeout + 1 s."""
+    with HttpReceiver(delay=1.0) as rx:
         live, took, stats, _ = run_live_workflows(rx.endpoint, "http/protobuf", 5.0, ["s1", "s2", "s3"],
                                                   env_extra={"OTEL_EXPORTER_OTLP_TIMEOUT": "10"})
         time.sleep(0.2)
@@ -301,13 +302,14 @@ def test_collector_flapping_up_down_up():
             spans = rx1.received.wait_for(workflow_spans(2), timeout=5)
             assert len(spans) == workflow_spans(2)
             rx1.__exit__(None, None, None)
-        elif i == 1:  # second workflow while down; the collector comes back
-            time.sleep(1.5)
+        elif i == 1:  # second workflow while down (its export, 0.1 s after it, fails); back
+            time.sleep(0.6)
             rx2 = HttpReceiver(port=port).__enter__()
 
     try:
         live, took, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", "http/protobuf", 5.0,
-                                                  ["f1", "f2", "f3"], between=between)
+                                                  ["f1", "f2", "f3"], between=between,
+                                                  env_extra={"OTEL_BSP_SCHEDULE_DELAY": "100"})
         time.sleep(0.2)
         later = rx2.received.spans() if rx2 else []
     finally:
@@ -448,7 +450,7 @@ def _write_until_broken(stdin) -> None:
 
 
 def test_second_ctrl_c_does_not_lose_spans():
-    with HttpReceiver(delay=1.0) as rx:  # the flush is still running when the second one comes
+    with HttpReceiver(delay=0.6) as rx:  # the flush is still running when the second one comes
         live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "5"])
         live.send(workflow_lines("cc", agents=3, complete=False))
         live.wait_echo(2)
@@ -513,7 +515,7 @@ def test_wrapper_forwards_sigterm_then_ends_spans(tmp_path):
 def test_wrapper_does_not_forward_sigint(tmp_path):
     """SIGINT sent to otelbridge alone does not reach the child (no second copy)."""
     lines = workflow_lines("wi", agents=1, complete=True)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=1.0)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8)
     try:
         time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
@@ -532,7 +534,7 @@ def test_terminal_ctrl_c_reaches_the_child_once(tmp_path):
     """A terminal's Ctrl-C signals the whole foreground process group: the child gets it from
     there, exactly once."""
     lines = workflow_lines("pg", agents=1, complete=False)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=1.5, start_new_session=True)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8, start_new_session=True)
     try:
         time.sleep(0.2)
         os.killpg(proc.pid, signal.SIGINT)

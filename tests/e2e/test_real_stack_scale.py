@@ -3,10 +3,12 @@
 
 What the test changes in the real files (through a second, merged config file): listening
 addresses on free 127.0.0.1 ports; the agent's resolver is ``static`` with the two gateways'
-addresses (compose resolves a DNS name to the replicas); the gateways decide after 2 s instead of
-300 s. Each gateway's second exporter (Tempo in compose) goes to a test receiver of its own, so
-the test sees which gateway exported which span; each gateway's own telemetry says how many spans
-it accepted before sampling and how many traces its sampler decided and kept.
+addresses (compose resolves a DNS name to the replicas); the gateways decide after 1 s instead of
+300 s, and the agent's and gateways' batches leave after 0.2 s instead of 1 s (a trace's spans
+reach its gateway well within the decision wait either way). Each gateway's second exporter
+(Tempo in compose) goes to a test receiver of its own, so the test sees which gateway exported
+which span; each gateway's own telemetry says how many spans it accepted before sampling and how
+many traces its sampler decided and kept.
 
 Input: the workflow example (a failed run: kept by ``keep_errors``) and a stream made here of
 20 workflows, every other one failing (kept) and the rest healthy (kept only by
@@ -24,12 +26,14 @@ import yaml
 
 from tests.conftest import EXAMPLES
 from tests.e2e import realstack
-from tests.e2e.realstack import CONF, jaeger_spans, run_otelbridge
+from tests.e2e.realstack import CONF, jaeger_spans, run_otelbridge_together
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
 RUNS = 20
-DECISION_WAIT_S = 2
+DECISION_WAIT_S = 1
+#: The agent's and gateways' batch timeout here (their files: 1 s).
+BATCH_TIMEOUT = "200ms"
 
 
 def workflows_stream(runs: int) -> bytes:
@@ -83,7 +87,8 @@ def scale(tmp_path_factory):
                     CONF / "otelcol-gateway.yaml", work, name,
                     env={"OTELBRIDGE_JAEGER_ENDPOINT": f"127.0.0.1:{jports['grpc']}",
                          "OTELBRIDGE_TEMPO_ENDPOINT": f"127.0.0.1:{tempo.port}"},
-                    changes={"processors": {"tail_sampling": {"decision_wait": f"{DECISION_WAIT_S}s"}}},
+                    changes={"processors": {"tail_sampling": {"decision_wait": f"{DECISION_WAIT_S}s"},
+                                            "batch": {"timeout": BATCH_TIMEOUT}}},
                     wait=False)
                 started.append(svc)
                 gateways.append((svc, ports, tempo))
@@ -91,17 +96,19 @@ def scale(tmp_path_factory):
             static = {"hostnames": [f"127.0.0.1:{ports['grpc']}" for _, ports, _ in gateways]}
             agent, aports = realstack.start_collector(
                 CONF / "otelcol-agent-lb.yaml", work, "agent",
-                changes={"exporters": {"load_balancing": {"resolver": {"dns": None, "static": static}}}})
+                changes={"exporters": {"load_balancing": {"resolver": {"dns": None, "static": static}}},
+                         "processors": {"batch": {"timeout": BATCH_TIMEOUT}}})
             started.append(agent)
-            reference = []
-            for data in (EXAMPLE.read_bytes(), workflows_stream(RUNS)):
-                with HttpReceiver() as rx:
-                    ref = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf", "--endpoint", rx.endpoint], data)
-                    assert ref.returncode == 0, ref.stderr
-                    reference += rx.received.spans()
-                proc = run_otelbridge(["--deterministic-ids", "--protocol", "http/protobuf",
-                                       "--endpoint", f"http://127.0.0.1:{aports['http']}"], data)
-                assert proc.returncode == 0, proc.stderr
+            # each stream twice, all four runs side by side: to a test receiver (the reference
+            # spans; deterministic ids make them the ones the agent gets) and to the agent
+            streams = (EXAMPLE.read_bytes(), workflows_stream(RUNS))
+            args = ["--deterministic-ids", "--protocol", "http/protobuf", "--endpoint"]
+            with HttpReceiver() as rx:
+                runs = [(args + [endpoint], data) for data in streams
+                        for endpoint in (rx.endpoint, f"http://127.0.0.1:{aports['http']}")]
+                for proc in run_otelbridge_together(runs):
+                    assert proc.returncode == 0, proc.stderr
+                reference = rx.received.spans()
             yield {"reference": reference, "gateways": gateways, "jaeger_ports": jports, "agent": agent}
         finally:
             realstack.stop_all(started)

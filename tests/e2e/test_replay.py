@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.conftest import (session_name, EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
-                            workflow_facts)
+                            side_by_side, workflow_facts)
 from tests.receivers import GrpcReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -46,8 +46,7 @@ def replay(files, *extra, delay: float = 0.0):
 
 def test_replay_twice_gives_the_same_ids(tmp_path):
     files = [CBC] + ([WORKFLOW_PROBE] if WORKFLOW_PROBE.is_file() else [])
-    first, spans1 = replay(files)
-    second, spans2 = replay(files)
+    (first, spans1), (second, spans2) = side_by_side(lambda: replay(files), lambda: replay(files))
     for proc in (first, second):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == b""  # replay is not a tee
@@ -159,16 +158,16 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 
 def test_replay_never_outruns_the_exporter(tmp_path):
-    """900 workflows with the same times all close at the end of the file: 5400 spans in a burst,
+    """500 workflows with the same times all close at the end of the file: 3000 spans in a burst,
     more than the processor's 2048-span queue. Replay waits for the exporter: none is dropped."""
     text = CBC.read_text()
     many = tmp_path / "many.jsonl"
-    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(900)))
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(500)))
     proc, spans = replay([many], "--summary", "never", delay=0.05)  # a slow collector
     assert proc.returncode == 0, proc.stderr
     # the copies share one session: its span and one turn per copy's result
-    expected = 900 * 6 + session_span_count(many.read_bytes())
-    assert expected == 900 * 6 + 1 + 900
+    expected = 500 * 6 + session_span_count(many.read_bytes())
+    assert expected == 500 * 6 + 1 + 500
     assert len(spans) == expected and f"{expected} exported, 0 dropped".encode() in proc.stderr
 
 
@@ -194,12 +193,12 @@ def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
 
 def test_replay_dash_reads_stdin():
     """``otelbridge replay -``: the recording on stdin gives the same spans as the file."""
-    from_file, spans_file = replay([CBC])
-    with GrpcReceiver() as rx:
-        with open(CBC, "rb") as stdin:
-            from_stdin = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "-"],
-                                    stdin=stdin)
-        spans_stdin = rx.received.spans()
+    def from_stdin():
+        with GrpcReceiver() as rx, open(CBC, "rb") as stdin:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "-"], stdin=stdin)
+            return proc, rx.received.spans()
+
+    (from_file, spans_file), (from_stdin, spans_stdin) = side_by_side(lambda: replay([CBC]), from_stdin)
     assert from_stdin.returncode == 0, from_stdin.stderr
     assert from_stdin.stdout == b""
     rows = [sorted((s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns, s.end_ns)

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.conftest import session_name, ROOT, clean_env, run_bridge, session_span_count, workflow_spans
+from tests.conftest import session_name, ROOT, clean_env, run_bridge, session_span_count, side_by_side, workflow_spans
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CORPUS = ROOT / "tests" / "data" / "secrets-corpus.jsonl"
@@ -293,28 +293,31 @@ def test_tls_export_needs_the_ca(tmp_path, protocol):
     _, _, other_ca, _ = self_signed(tmp_path, "unrelated")
     data = CORPUS.read_bytes()
     count = expected_spans(data)
-    with tls_receiver(protocol, *server) as rx:
-        assert rx.endpoint.startswith("https://")
-        args = ["--protocol", protocol, "--endpoint", rx.endpoint, "--flush-timeout", "2"]
-        # an unrelated CA bundle in REQUESTS_CA_BUNDLE must not override the configured CA
-        ok = run_bridge(args, data, env=clean_env(
-            OTEL_EXPORTER_OTLP_CERTIFICATE=str(server[2]), REQUESTS_CA_BUNDLE=str(other_ca), **FAIL_FAST))
+    # the run with the CA and the one without, side by side, each to a receiver of its own
+    with tls_receiver(protocol, *server) as rx, tls_receiver(protocol, *server) as rx_bad:
+        assert rx.endpoint.startswith("https://") and rx_bad.endpoint.startswith("https://")
+
+        def args(endpoint):
+            return ["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", "2"]
+
+        ok, bad = side_by_side(
+            # an unrelated CA bundle in REQUESTS_CA_BUNDLE must not override the configured CA
+            lambda: run_bridge(args(rx.endpoint), data, env=clean_env(
+                OTEL_EXPORTER_OTLP_CERTIFICATE=str(server[2]), REQUESTS_CA_BUNDLE=str(other_ca), **FAIL_FAST)),
+            # a timeout longer than the first retry's backoff, so the SDK logs the cause before
+            # giving up (with a shorter one it says only "timeout"); --flush-timeout still bounds it
+            lambda: run_bridge(args(rx_bad.endpoint), data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3")))
         spans = rx.received.wait_for(count, timeout=5)
         assert ok.returncode == 0, ok.stderr
         assert ok.stdout == data
         assert len(spans) == count
         assert f"{count} exported, 0 dropped".encode() in ok.stderr
-
-        before = len(rx.received.requests)
-        # a timeout longer than the first retry's backoff, so the SDK logs the cause before
-        # giving up (with a shorter one it says only "timeout"); --flush-timeout still bounds it
-        bad = run_bridge(args, data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3"))
-        assert len(rx.received.requests) == before  # nothing got through without the CA
+        assert rx_bad.received.requests == []  # nothing got through without the CA
     assert bad.returncode == 0
     assert bad.stdout == data
     err = bad.stderr.decode()
     assert f"0 exported, {count} dropped" in err
-    assert f"export incomplete ({rx.endpoint}: {count} of {count} not confirmed)" in err
+    assert f"export incomplete ({rx_bad.endpoint}: {count} of {count} not confirmed)" in err
     assert "CERTIFICATE_VERIFY_FAILED" in err  # the reason is named
     assert "Traceback" not in err
 
@@ -324,15 +327,20 @@ def test_grpc_client_certificate_is_sent(tmp_path):
     client_cert, _, client_cert_path, client_key_path = self_signed(tmp_path, "client")
     data = CORPUS.read_bytes()
     count = expected_spans(data)
-    with tls_receiver("grpc", *server, client_ca=client_cert) as rx:
-        args = ["--protocol", "grpc", "--endpoint", rx.endpoint, "--flush-timeout", "2"]
+    # with the client certificate and without, side by side, each to a receiver of its own
+    with tls_receiver("grpc", *server, client_ca=client_cert) as rx, \
+            tls_receiver("grpc", *server, client_ca=client_cert) as rx_refused:
+        def args(endpoint):
+            return ["--protocol", "grpc", "--endpoint", endpoint, "--flush-timeout", "2"]
+
         base = {"OTEL_EXPORTER_OTLP_CERTIFICATE": str(server[2]), **FAIL_FAST}
-        ok = run_bridge(args, data, env=clean_env(
-            OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=str(client_cert_path),
-            OTEL_EXPORTER_OTLP_CLIENT_KEY=str(client_key_path), **base))
+        ok, refused = side_by_side(
+            lambda: run_bridge(args(rx.endpoint), data, env=clean_env(
+                OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=str(client_cert_path),
+                OTEL_EXPORTER_OTLP_CLIENT_KEY=str(client_key_path), **base)),
+            lambda: run_bridge(args(rx_refused.endpoint), data, env=clean_env(**base)))
         assert len(rx.received.wait_for(count, timeout=5)) == count
-        refused = run_bridge(args, data, env=clean_env(**base))
-        assert len(rx.received.spans()) == count
+        assert rx_refused.received.spans() == []
     assert f"{count} exported, 0 dropped".encode() in ok.stderr, ok.stderr
     assert f"0 exported, {count} dropped".encode() in refused.stderr
     assert refused.returncode == 0 and refused.stdout == data
@@ -467,12 +475,15 @@ def test_forms_corpus_through_a_real_run_leaves_no_secret(tmp_path):
     exported = [s for span in spans for s in all_strings(span)]
     from_file = [s for line in out.read_text().splitlines() for s in _walk_strings(json.loads(line), [])]
     assert len(from_file) > len(exported) // 2
+    # one search per secret: in every string at once (NUL is in no secret, so no match spans
+    # two strings); the strings holding it are listed only when there is one
+    everywhere = "\0".join(exported + from_file)
     leaks = {}
     for form in POSITIVES:
         for secret in form["secrets"]:
-            found = [s for s in exported + from_file if secret in s]
-            if found or secret.encode() in raw:
-                leaks[form["form"]] = (secret, found[:1])
+            assert "\0" not in secret
+            if secret in everywhere or secret.encode() in raw:
+                leaks[form["form"]] = (secret, [s for s in exported + from_file if secret in s][:1])
     assert leaks == {}
     # the content was exported (redacted), not dropped: arguments, results, messages
     tools = by_name(spans, "execute_tool")

@@ -3,7 +3,8 @@
 * SIGINT/SIGTERM in otelbridge's first ~150 ms: no traceback, nothing left running (neither the
   decoding process nor the wrapped command); pipe mode exits 128 + the signal, wrapper mode with
   the child's status once the child runs. Out of reach: a SIGINT while the interpreter itself
-  starts (importing ``site``, before any line of otelbridge runs) is CPython's to report.
+  starts (importing ``site``), or in otelbridge's lines before the one that installs its SIGINT
+  handler (nothing can catch it yet), is CPython's to report.
 * Wrapper mode: a child that exits on its own (here from its TERM trap) gives its status to
   otelbridge and to the run span, even while a background process it started holds its stdout.
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,13 +54,27 @@ def none_left(mark: str, within: float = 3.0) -> bool:
     return True
 
 
+#: ``otelbridge/__main__.py``'s line that installs its SIGINT handler: a ``KeyboardInterrupt``
+#: raised at it or before it came before anything could catch it.
+FIRST_HANDLER_LINE = 1 + ROOT.joinpath("otelbridge", "__main__.py").read_text().splitlines().index(
+    "_signal.signal(_signal.SIGINT, _record)")
+
+
 def before_our_code(err: bytes) -> bool:
-    """The signal came while CPython was still starting, before otelbridge's first line: its
-    own fatal error (importing ``site``) or a ``KeyboardInterrupt`` in frames of the
-    interpreter's import machinery alone."""
+    """The signal came before otelbridge could catch it: while CPython was still starting (its
+    own fatal error importing ``site``, or a ``KeyboardInterrupt`` in frames of the
+    interpreter's import machinery alone), or in otelbridge's package or ``__main__`` before
+    :data:`FIRST_HANDLER_LINE` had run."""
     if b"Fatal Python error: init_import_site" in err:
         return True
-    return b"KeyboardInterrupt" in err and b"otelbridge" not in err
+    if b"KeyboardInterrupt" not in err:
+        return False
+    frames = re.findall(rb'File "([^"]*)", line (\d+)', err)
+    if not frames or b"otelbridge" not in err:
+        return True
+    path, line = frames[-1]
+    return path.endswith(b"otelbridge/__init__.py") or (
+        path.endswith(b"otelbridge/__main__.py") and int(line) <= FIRST_HANDLER_LINE)
 
 
 def start(args: list[str], mark: str) -> subprocess.Popen:

@@ -11,7 +11,7 @@ import json
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
 from otelbridge import __version__
-from tests.conftest import clean_env, run_bridge
+from tests.conftest import clean_env, run_bridge, side_by_side
 from tests.receivers import GrpcReceiver
 
 SESSION = "guarantees"
@@ -53,9 +53,9 @@ def export(**env: str) -> list:
 
 
 def test_ratio_sampler_attribute_limit_scope_and_resource_at_the_receiver():
-    unlimited = export()
-    limited = export(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.5",
-                     OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="5", OTEL_SERVICE_NAME="limits-test")
+    unlimited, limited = side_by_side(
+        export, lambda: export(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.5",
+                               OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="5", OTEL_SERVICE_NAME="limits-test"))
 
     # every workflow arrives without a sampler; with one, exactly the traces its rule keeps, whole
     bound = TraceIdRatioBased(0.5).bound

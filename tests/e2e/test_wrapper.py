@@ -109,7 +109,7 @@ def test_dead_collector_bounded_exit_stream_intact(protocol, collector):
         port = hole.getsockname()[1]
     else:
         port = _closed_port()
-    flush = 1.0
+    flush = 0.5
     try:
         proc = subprocess.Popen(
             [*BRIDGE, "--protocol", protocol, "--endpoint", f"http://127.0.0.1:{port}",
@@ -140,7 +140,7 @@ def test_dead_collector_bounded_exit_stream_intact(protocol, collector):
 
 def test_fail_on_export_error_opt_in():
     port = _closed_port()
-    proc = run_bridge(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "0.5",
+    proc = run_bridge(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "0.2",
                        "--fail-on-export-error", "--", sys.executable, "-c",
                        "print('{\"type\":\"system\",\"subtype\":\"task_progress\",\"task_id\":\"t\","
                        "\"workflow_progress\":[]}')"])
