@@ -20,10 +20,6 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
-# The otelbridge processes the tests start read its bytecode, as an installed package's (pip
-# byte-compiles at install); under PYTHONDONTWRITEBYTECODE each would compile every module again
-# (~0.1 s of CPU a run, hundreds of runs).
-compileall.compile_dir(ROOT / "otelbridge", quiet=1)
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 EXAMPLES = ROOT / "examples"
 WORKFLOW_PROBE = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
