@@ -414,8 +414,8 @@ def shift_all(objs: Iterable[Any], shift: int) -> None:
 
 
 def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
-    """Move every ``*_ns`` integer of ``obj`` (a ``msgspec.Struct``: the fields its own class
-    declares, its ``__slots__``), and of the structs it holds in attributes, lists and dict
+    """Move every ``*_ns`` integer of ``obj`` (a ``msgspec.Struct``: all its fields; another
+    object: its class's ``__slots__``), and of the structs it holds in attributes, lists and dict
     values, by ``shift`` ns, each object once. The clock
     settled on the stream (``Part.rebase``): times taken from its anchor move with it."""
     if seen is None:
@@ -423,7 +423,8 @@ def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
     if id(obj) in seen:
         return
     seen.add(id(obj))
-    for name in getattr(type(obj), "__slots__", ()):
+    # every field, inherited ones too (a subclass's ``__slots__`` holds only its own)
+    for name in getattr(type(obj), "__struct_fields__", None) or getattr(type(obj), "__slots__", ()):
         value = getattr(obj, name, None)
         if name.endswith("_ns"):
             if isinstance(value, int) and not isinstance(value, bool) and value:

@@ -276,3 +276,15 @@ def test_caps_are_counted(cap):
     assert stats.agents_capped == 1
     assert sum(r.name.startswith("invoke_workflow") for r in records) == 2
     assert sum(r.name.startswith("invoke_agent") for r in records) == 2
+
+
+def test_a_settling_clock_moves_every_time_of_an_open_run_inherited_fields_too():
+    from otelbridge.tracker.base import shift_all
+    from otelbridge.tracker.workflows import _Phase, _Run
+
+    run = _Run(key=(None, "w"), session_id=None, trace_id=1, span_id=2, first_seen_ns=1_000,
+               task_id="w", started_ns=2_000)
+    run.phases[1] = _Phase(index=1, span_id=3, title=None, first_seen_ns=3_000)
+    shift_all([run], 500)
+    assert (run.first_seen_ns, run.started_ns, run.phases[1].first_seen_ns) == (1_500, 2_500, 3_500)
+    assert run.notified_ns is None and run.trace_id == 1  # unset times and other ints stay
