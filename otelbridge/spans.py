@@ -331,6 +331,8 @@ class SpanBuilder:
         try:
             if self._sdk:
                 self._build(rec)
+            else:
+                self.stats.spans_sdk_disabled += 1
             self.stats.spans_started += 1
         except Exception as exc:  # the SDK must never take the tee down
             log.warning("span not built: %s", type(exc).__name__)  # its text may quote raw values

@@ -35,6 +35,9 @@ class Stats:
     #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
     #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
     spans_sampled_out: int
+    #: spans built while ``OTEL_SDK_DISABLED=true`` (the reports show them; none is exported):
+    #: with them, ``spans_started`` = exported + dropped + sampled out + SDK disabled
+    spans_sdk_disabled: int
     late_events_ignored: int
     duplicate_notifications: int
     agents_capped: int
@@ -94,6 +97,8 @@ class Stats:
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
             f"{self.spans_dropped} dropped"
             + (f", {self.spans_sampled_out} sampled out" if self.spans_sampled_out else "")
+            + (f", {self.spans_sdk_disabled} not exported (OTEL_SDK_DISABLED)"
+               if self.spans_sdk_disabled else "")
             + f"; {self.late_events_ignored} late events ignored"
             + (f"; {self.state_budget_ended} ended early (state budget)" if self.state_budget_ended else "")
             + (f"; over caps, not tracked: {caps}" if caps else "")

@@ -3,6 +3,8 @@ receiver (gRPC and HTTP), stdout byte-identical to stdin."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge, workflow_facts
@@ -120,6 +122,10 @@ def test_sdk_disabled_exports_nothing_and_passes_through():
         assert proc.returncode == 0
         assert proc.stdout == data
         assert rx.received.spans() == []
+    # the counts add up: every span built is said to be held back by OTEL_SDK_DISABLED
+    stderr = proc.stderr.decode()
+    built = int(re.search(r"spans (\d+) built", stderr).group(1))
+    assert built > 0 and f", {built} not exported (OTEL_SDK_DISABLED)" in stderr
 
 
 def test_traceparent_in_puts_workflow_under_ci_span():
