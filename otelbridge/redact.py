@@ -239,6 +239,33 @@ class Redactor:
         most :data:`SPAN_NAME_MAX` characters. Idempotent on :meth:`span_name` output."""
         return _cap(self.scrub(text), SPAN_NAME_MAX)
 
+    def json_text(self, text: str, limit: int) -> str | None:
+        """A JSON document's text (:data:`JSON_ATTRIBUTES`) as it may leave: every string in
+        it sanitised and redacted on its whole length (one too long to scan left out), then the
+        longest strings cut (ending in ``…``) until the whole, encoded again, is at most
+        ``limit`` characters; ``None`` when even its structure is longer. Text that is not
+        JSON is treated as any string (:meth:`clean`)."""
+        import msgspec
+
+        try:
+            doc = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            scanned = self.scan(text)
+            return None if scanned is None else _cap(scanned, limit)
+        doc = _json_strings(doc, self.scan)
+        out = msgspec.json.encode(doc).decode()
+        for _ in range(8):  # each round cuts the longest string by what is over
+            over = len(out) - limit
+            if over <= 0:
+                return out
+            longest = max(_strings_of(doc), key=len, default="")
+            if not longest:
+                return None
+            keep = max(len(longest) - over - 1, 0)
+            doc = _json_strings(doc, lambda s, t=longest: _cap(s, keep + 1) if s is t else s)
+            out = msgspec.json.encode(doc).decode()
+        return out if len(out) <= limit else None
+
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
         in a sequence value — sanitised and redacted on its whole length, then capped at
@@ -249,7 +276,11 @@ class Redactor:
             return out
         scan, limit, keys, known = self.scan, self.max_length, self._keys, self._memo.items
         for key, value in attrs.items():
-            if isinstance(value, str):
+            if key in JSON_ATTRIBUTES and isinstance(value, str):
+                value = self.json_text(value, limit)
+                if value is None:
+                    continue
+            elif isinstance(value, str):
                 value = known.get(value) or scan(value)
                 if value is None:
                     continue
@@ -271,6 +302,35 @@ class Redactor:
 
 
 _NUMBERS = frozenset({int, bool, float})
+#: Attributes whose value is a JSON document (the GenAI conventions' message lists): redacted
+#: and cut string by string inside it, so that what leaves is still JSON.
+JSON_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages",
+                             "gen_ai.system_instructions"})
+
+
+def _json_strings(doc: Any, fix: Any) -> Any:
+    """``doc`` (decoded JSON) with every string ``s`` replaced by ``fix(s)`` (``None``: left
+    out of its list or object)."""
+    if isinstance(doc, str):
+        return fix(doc)
+    if isinstance(doc, list):
+        return [v for v in (_json_strings(x, fix) for x in doc) if v is not None]
+    if isinstance(doc, dict):
+        return {k: v for k, v in ((k, _json_strings(x, fix)) for k, x in doc.items())
+                if v is not None}
+    return doc
+
+
+def _strings_of(doc: Any) -> Iterable[str]:
+    """Every string value in a decoded JSON document (keys aside)."""
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, list):
+        for x in doc:
+            yield from _strings_of(x)
+    elif isinstance(doc, dict):
+        for x in doc.values():
+            yield from _strings_of(x)
 
 
 def _flag_values(args: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:

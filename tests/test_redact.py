@@ -412,3 +412,28 @@ def test_a_flag_naming_a_secret_redacts_the_argument_after_it():
 ])
 def test_yaml_next_line_rule_leaves_mappings_and_lists_alone(text):
     assert redact.current().redact(text) == text
+
+
+def test_message_lists_stay_json_redacted_and_cut_inside():
+    import msgspec
+
+    safe = Redactor.build(max_length=120)
+    text = "deploy with sk-ant-api03-" + "A" * 95 + " then " + "word " * 60
+    value = msgspec.json.encode(
+        [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]).decode()
+    out = safe.attributes({"gen_ai.output.messages": value, "other": value})
+    doc = json.loads(out["gen_ai.output.messages"])  # still JSON, however long the content was
+    assert len(out["gen_ai.output.messages"]) <= 120
+    (message,) = doc
+    assert message["role"] == "assistant" and message["parts"][0]["type"] == "text"
+    content = message["parts"][0]["content"]
+    assert content.startswith("deploy with [REDACTED:anthropic_key] then word") and content.endswith("…")
+    assert "sk-ant" not in out["gen_ai.output.messages"]
+    # any other attribute is cut as a string, whatever it holds
+    assert len(out["other"]) == 120 and out["other"].endswith("…")
+    # the boundary is idempotent: a second pass leaves the document as it is
+    assert safe.attributes(out)["gen_ai.output.messages"] == out["gen_ai.output.messages"]
+    # a structure longer than the limit itself is left out; text that is not JSON is a string
+    assert "gen_ai.output.messages" not in Redactor.build(max_length=20).attributes(
+        {"gen_ai.output.messages": value})
+    assert safe.attributes({"gen_ai.input.messages": "not json " * 30})["gen_ai.input.messages"].endswith("…")
