@@ -25,7 +25,10 @@ def children(pid: int) -> list[int]:
     """The direct children of ``pid`` (Linux /proc)."""
     out = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
+        try:  # a thread (the early tee's) may end between the listing and the read
+            text = (task / "children").read_text().split()
+        except FileNotFoundError:
+            continue
         out += [int(p) for p in text]
     return out
 
