@@ -149,7 +149,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
 
     async def child_status() -> int | None:
         """The child's exit status once it has exited, or ``None`` when a repeated signal
-        gave up on it first (it keeps running, its stdout's reader gone)."""
+        gave up on it first (it is then killed, with what it started)."""
         exited = asyncio.ensure_future(proc.wait())
         gave_up = asyncio.ensure_future(given_up.wait())
         await asyncio.wait((exited, gave_up), return_when=asyncio.FIRST_COMPLETED)
@@ -189,6 +189,11 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         fd_in = -1
     if proc is not None:
         status = await child_status()
+        if status is None and proc.kill_tree():
+            # a second signal gave up on a command that ignored the first: it does not outlive
+            # the run (nor do the processes it started)
+            say(f"the wrapped command ignored {signal.Signals(got_signal[0]).name}; killed it "
+                f"(pid {proc.pid}) and what it started")
         if fd_in >= 0:
             os.close(fd_in)
         # the child's own status whenever it exited, even if a signal stopped the tee (a

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,20 @@ class Child:
         except ProcessLookupError:
             pass
 
+    def kill_tree(self) -> int:
+        """SIGKILL the child, if it still runs, and the processes it started that are still
+        its descendants (Linux ``/proc``; elsewhere the child alone): how many were killed."""
+        if self.returncode is not None:
+            return 0
+        killed = 0
+        for pid in [self.pid, *_descendants(self.pid)]:  # listed before any dies and is reparented
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        return killed
+
     async def wait(self) -> int:
         """The child's return code, once it has exited (it is reaped here)."""
         return await asyncio.shield(self._exited)
@@ -94,6 +109,25 @@ class Child:
             loop.call_soon_threadsafe(self._done, returncode)
         except RuntimeError:  # the loop has closed: nobody waits any more
             pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s descendants, read from ``/proc/PID/task/*/children`` (``[]`` where it is
+    missing)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                kids = [int(p) for p in fh.read().split()]
+        except OSError:  # the thread or the process ended meanwhile
+            continue
+        for kid in kids:
+            out += [kid, *_descendants(kid)]
+    return out
 
 
 async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,

@@ -237,10 +237,21 @@ STUBBORN = textwrap.dedent("""
     import os, signal, sys, time
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    open(sys.argv[2], "w").write(str(os.getpid()))
+    import subprocess
+    grandchild = subprocess.Popen(["sleep", "30"], stdout=subprocess.DEVNULL)
+    open(sys.argv[2], "w").write(f"{os.getpid()} {grandchild.pid}")
     sys.stdout.buffer.write(open(sys.argv[1], "rb").read()); sys.stdout.flush()
     time.sleep(30)
 """)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie (killed, not yet reaped by its new parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -268,14 +279,22 @@ def test_second_signal_ends_run_while_child_ignores_it(signum, tmp_path):
             with pytest.raises(subprocess.TimeoutExpired):  # the first: the child decides
                 proc.wait(timeout=0.5)
             proc.send_signal(signum)
-            proc.wait(timeout=15)  # the child holds our stderr: not read to its end here
+            proc.wait(timeout=15)
             assert proc.stdout.read() == b""
             spans = rx.received.wait_for(spans_of(2) + 1, timeout=5)
         finally:
             proc.kill()
             proc.wait()
-            os.kill(int(pidfile.read_text()), signal.SIGKILL)
-    assert proc.returncode == 128 + signum, (tmp_path / "stderr").read_text()
+        child, grandchild = (int(p) for p in pidfile.read_text().split())
+        # the child that ignored both signals does not outlive the run, nor what it started
+        alive = [pid for pid in (child, grandchild) if _running(pid)]
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+    stderr = (tmp_path / "stderr").read_text()
+    assert alive == [], stderr
+    assert proc.returncode == 128 + signum, stderr
+    name = signal.Signals(signum).name
+    assert f"the wrapped command ignored {name}; killed it (pid {child})" in stderr
     assert len(spans) == spans_of(2) + 1  # the workflow's, the session's, the run's
     reason = f"interrupted by {signal.Signals(signum).name}"
     assert sorted(_interrupted(spans)) == sorted(
