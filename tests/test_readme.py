@@ -102,3 +102,21 @@ def test_doc_links_resolve():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
             if not target.startswith(("http://", "https://")):
                 assert (base / target).exists(), (name, target)
+
+
+def test_the_replay_example_prints_what_the_readme_shows():
+    """The "exactly this" block: its command run as written (deterministic ids) prints the
+    block's lines on stderr, the waterfall and counts as a user sees them."""
+    import subprocess
+    import sys
+
+    block = README.split("```console\n", 1)[1].split("\n```", 1)[0].splitlines()
+    command = []
+    while block and (block[0].startswith("$ ") or command and command[-1].endswith("\\")):
+        command.append(block.pop(0).removeprefix("$ "))
+    argv = shlex.split(" ".join(c.removesuffix("\\") for c in command))
+    assert argv[:2] == [".venv/bin/otelbridge", "replay"]
+    proc = subprocess.run([sys.executable, "-m", "otelbridge", *argv[1:]], cwd=ROOT,
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == block
