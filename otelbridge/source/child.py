@@ -111,6 +111,15 @@ class Child:
             pass
 
 
+def _hint(name: str) -> str:
+    """For a command that looks like a recording (a file, or a ``.json``/``.jsonl``/``.txt``
+    name): how to trace one instead of running it."""
+    if os.path.isfile(name) or name.endswith((".json", ".jsonl", ".txt")):
+        return (f" (to trace a recording: otelbridge replay {name}, or otelbridge < {name}; "
+                "a command to wrap goes after --)")
+    return ""
+
+
 def _descendants(pid: int) -> list[int]:
     """``pid``'s descendants, read from ``/proc/PID/task/*/children`` (``[]`` where it is
     missing)."""
@@ -146,10 +155,10 @@ async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
         )
     except FileNotFoundError:
         os.close(read_fd)
-        raise ChildError(f"cannot run {argv[0]!r}: command not found", 127) from None
+        raise ChildError(f"cannot run {argv[0]!r}: command not found{_hint(argv[0])}", 127) from None
     except PermissionError:
         os.close(read_fd)
-        raise ChildError(f"cannot run {argv[0]!r}: permission denied", 126) from None
+        raise ChildError(f"cannot run {argv[0]!r}: permission denied{_hint(argv[0])}", 126) from None
     except OSError as exc:
         os.close(read_fd)
         raise ChildError(f"cannot run {argv[0]!r}: {exc.strerror}", 126) from None

@@ -36,6 +36,15 @@ def test_missing_command_is_127_with_one_line():
     assert proc.returncode == 127
     assert b"command not found" in proc.stderr
     assert proc.stdout == b""
+    assert b"replay" not in proc.stderr  # no hint for what is not a recording
+
+
+def test_a_recording_given_as_the_command_gets_a_hint():
+    proc = run_bridge(["--exporter", "none", "examples/cbc-workflow.jsonl"])  # not executable
+    assert proc.returncode == 126 and proc.stdout == b""
+    assert (b"cannot run 'examples/cbc-workflow.jsonl': permission denied (to trace a recording: "
+            b"otelbridge replay examples/cbc-workflow.jsonl, or otelbridge < examples/cbc-workflow.jsonl"
+            in proc.stderr)
 
 
 CHILD = textwrap.dedent("""
