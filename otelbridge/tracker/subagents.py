@@ -302,10 +302,9 @@ class SubagentsMixin:
         put_attributes(attrs, (
             ("task.type", task.task_type), ("task.tool_use_id", task.tool_use_id),
             ("task.description", task.description),
+            ("task.owned_by_subagent", task.owned_by_subagent),
+            ("task.is_backgrounded", task.is_backgrounded),
         ))
-        if task.parent_span_id is None:
-            put_attributes(attrs, (("task.owned_by_subagent", task.owned_by_subagent),
-                                   ("task.is_backgrounded", task.is_backgrounded)))
         attrs["task.status"] = task.status or "incomplete"
         task_usage_attrs(attrs, task.usage)
         name = span_name("task", task.task_type, "notification" if never_started else "task")

@@ -86,6 +86,8 @@ def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
     (tool,) = run.attr("gen_ai.tool.call.id", L[6]["tool_use_id"])
     assert L[6]["is_backgrounded"] is True
     assert task.name == "task local_bash" and task.parent_span_id == tool.span_id
+    assert task.attributes["task.is_backgrounded"] is True  # why it outlives its tool call
+    assert "task.owned_by_subagent" not in task.attributes  # the stream did not say
     assert task.start_ns >= tool.start_ns == iso_ns(L[4]["timestamp"])
     assert tool.end_ns == iso_ns(L[7]["timestamp"])  # the tool answers at launch (line 7) ...
     assert task.end_ns == L[12]["patch"]["end_time"] * MS  # ... the task ends at end_time (line 12)
