@@ -102,11 +102,11 @@ def parse_exporters(value: str) -> tuple[str, ...]:
     return names or ("none",)
 
 
-def _shown(value: str) -> str:
-    """An environment value as we quote it: one line, at most 40 characters, no secrets."""
+def _shown(value: str, limit: int = 40) -> str:
+    """An environment value as we quote it: one line, at most ``limit`` characters, no secrets."""
     from .redact import message
 
-    return repr(message(value.strip())[:40])
+    return repr(message(value.strip())[:limit])
 
 
 def exporters_from_env(value: str, output: str | None, problems: list[str],
@@ -436,7 +436,7 @@ def check_tls_files(env: Mapping[str, str], problems: list[str]) -> bool:
             why = "does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror.lower()
         if why is not None:
             ok = False
-            problems.append(f"{var}={_shown(path)}: the {what} file {why}")
+            problems.append(f"{var}={_shown(path, 200)}: the {what} file {why}")
     return ok
 
 
