@@ -7,8 +7,10 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
 * ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` — ``grpc``,
   ``http/protobuf`` or ``http/json`` (default ``http/protobuf``, the OTLP specification's
   default), when no ``--protocol`` is given;
-* checked only (:func:`check_environment`), the SDK reads them: the OTLP endpoints and
-  timeouts, ``OTEL_BSP_*``, the span limits and ``OTEL_TRACES_SAMPLER``/``_ARG``.
+* checked only, the SDK reads them: the OTLP endpoints, timeouts and compressions,
+  ``OTEL_BSP_*``, the span limits and ``OTEL_TRACES_SAMPLER``/``_ARG``; the TLS files
+  (``_CERTIFICATE``, ``_CLIENT_CERTIFICATE``, ``_CLIENT_KEY``) when the exporter uses TLS: one
+  that cannot be read leaves the ``otlp`` exporter out (:attr:`Config.exporters_left_out`).
 
 The stream first, whatever the environment: a value in the environment that otelbridge or the
 SDK cannot use is one line in :attr:`Config.env_problems` (naming the variable and what is done

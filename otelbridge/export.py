@@ -13,6 +13,11 @@
   ``json_format``; the ids ``json_format`` writes as base64 are rewritten as hex.
 * ``none`` — spans are built (so counts and summaries work) but not exported.
 
+An exporter that cannot be made (a file that cannot be opened, a value the SDK refuses) is one
+line on stderr and left out (:attr:`Exporters.left_out`): the others, or none, go on, and spans
+are still built for the reports. Spans no exporter took because there is none are counted as
+``spans_not_exported`` with the reason (``exporter none``, ``no usable exporter``).
+
 The resource: :mod:`otelbridge.resource` (``cicd.*`` and ``vcs.*`` attributes in CI).
 
 Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
@@ -416,7 +421,8 @@ class Exporters:
     """Owns the provider and one :class:`ExportPath` per configured exporter for one run.
 
     Counts: ``ended`` (sampled spans handed to the exporters) = exported + dropped, per exporter;
-    :meth:`shutdown` writes the slowest exporter's into ``stats``."""
+    :meth:`shutdown` writes the slowest exporter's into ``stats`` — or, with no exporter,
+    ``ended`` as ``spans_not_exported`` (its reason is set as the exporters are made)."""
 
     def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
         with without(cfg.ignored_env):  # values said unusable at start are not the SDK's to read
