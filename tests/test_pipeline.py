@@ -242,3 +242,30 @@ def test_an_exporter_that_cannot_be_set_up_leaves_the_others_exporting(tmp_path)
     assert pipeline.exporters.left_out == ["file"]
     assert pipeline.exporters.describe_failure() == (
         "export incomplete (file not set up: 18 of 18 not exported)")
+
+
+def test_a_live_decoder_whose_set_up_fails_counts_its_lines_as_not_decoded(monkeypatch):
+    """A set-up that raises is a bug (an exporter that cannot be made is left out instead): the
+    stream's lines are then counted as not decoded, never as not wanted, and the run is one
+    whose spans were lost. The failing Pipeline stands in for that bug."""
+    import otelbridge.export
+    import otelbridge.pipeline
+    from otelbridge.modes.live import LiveDecoder
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(otelbridge.pipeline, "Pipeline", broken)
+    monkeypatch.setattr(otelbridge.export, "configure_logging", lambda: None)
+    stats = Stats()
+    cfg = build(exporter="none", protocol=None, fail_on_export_error=True)
+    decoder = LiveDecoder(cfg, stats, call_later=lambda delay, fn: None)
+    data = SESSION.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    decoder.chunk(data, half)
+    decoder.chunk(data[half:], len(data) - half)
+    assert decoder.pipeline is None
+    assert stats.lines == stats.lines_not_decoded == data.count(b"\n") == 34
+    assert stats.bytes_not_decoded == len(data) - 34
+    assert (stats.lines_decoded, stats.lines_not_wanted, stats.spans_started) == (0, 0, 0)
+    assert decoder.end(None, 0, Deadline.after(1)) == 1  # --fail-on-export-error: nothing exported

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, ROOT, clean_env, run_bridge
 from tests.receivers import GrpcReceiver
 
 SESSION = EXAMPLES / "claude-code-session.jsonl"
@@ -149,4 +153,27 @@ def test_replay_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
         "otlp exporter is left out, spans are built for the reports but not exported"]
     stats = json.loads(stats_path.read_text())
     assert (stats["spans_started"], stats["spans_not_exported"]) == (SPANS, SPANS)
+    assert "invoke_agent claude-code" in report.read_text()
+
+
+def test_follow_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
+    log, state, report = tmp_path / "agent.jsonl", tmp_path / "state", tmp_path / "report.html"
+    log.write_bytes(DATA)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbridge", "follow", str(log), "--from-start", "--state-dir", str(state),
+         "--poll-interval", "0.05", "--protocol", "grpc", "--endpoint", DEAD_TLS, "--report", str(report),
+         "--fail-on-export-error"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        env=clean_env(OTEL_EXPORTER_OTLP_CERTIFICATE="/tmp"))
+    until = time.monotonic() + 20
+    while not (state.is_dir() and any(state.iterdir())) and time.monotonic() < until:
+        time.sleep(0.05)  # the offset file: the file was read
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    lines = err.decode().splitlines()
+    assert proc.returncode == 1, lines  # --fail-on-export-error: no span reached an exporter
+    assert [l for l in lines if "OTEL_EXPORTER_OTLP_CERTIFICATE" in l] == [
+        "otelbridge: OTEL_EXPORTER_OTLP_CERTIFICATE='/tmp': the CA certificate file is a directory; the "
+        "otlp exporter is left out, spans are built for the reports but not exported"]
+    assert f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported (no usable exporter);" in lines[-1]
     assert "invoke_agent claude-code" in report.read_text()
