@@ -122,7 +122,7 @@ CHECKED_ENV = frozenset({
     "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
     *(f"OTEL_EXPORTER_OTLP{kind}_{name}" for kind in ("", "_TRACES")
       for name in ("ENDPOINT", "PROTOCOL", "INSECURE", "TIMEOUT", "COMPRESSION",
-                   *(kind for kind, _ in TLS_FILES))),
+                   *(tls for tls, _ in TLS_FILES))),
     *(name for name, _, _ in NUMERIC_ENV),
 })
 
