@@ -7,8 +7,10 @@ Environment read here (the SDK and the OTLP exporters read the rest themselves):
 * ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` — ``grpc``,
   ``http/protobuf`` or ``http/json`` (default ``http/protobuf``, the OTLP specification's
   default), when no ``--protocol`` is given;
-* checked only (:func:`check_environment`), the SDK reads them: the OTLP endpoints and
-  timeouts, ``OTEL_BSP_*``, the span limits and ``OTEL_TRACES_SAMPLER``/``_ARG``.
+* checked only, the SDK reads them: the OTLP endpoints, timeouts and compressions,
+  ``OTEL_BSP_*``, the span limits and ``OTEL_TRACES_SAMPLER``/``_ARG``; the TLS files
+  (``_CERTIFICATE``, ``_CLIENT_CERTIFICATE``, ``_CLIENT_KEY``) when the exporter uses TLS: one
+  that cannot be read leaves the ``otlp`` exporter out (:attr:`Config.exporters_left_out`).
 
 The stream first, whatever the environment: a value in the environment that otelbridge or the
 SDK cannot use is one line in :attr:`Config.env_problems` (naming the variable and what is done
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -85,6 +88,9 @@ class Config:
     env_problems: tuple[str, ...] = ()
     #: variables the SDK must not read (their values cannot be used): see :func:`without`
     ignored_env: tuple[str, ...] = ()
+    #: exporters asked for that cannot be used (said in :attr:`env_problems`): not in
+    #: :attr:`exporters`, and their spans are not exported (``--fail-on-export-error``)
+    exporters_left_out: tuple[str, ...] = ()
 
 
 def parse_exporters(value: str) -> tuple[str, ...]:
@@ -98,20 +104,24 @@ def parse_exporters(value: str) -> tuple[str, ...]:
     return names or ("none",)
 
 
-def _shown(value: str) -> str:
-    """An environment value as we quote it: one line, at most 40 characters, no secrets."""
+def _shown(value: str, limit: int = 40) -> str:
+    """An environment value as we quote it: one line, at most ``limit`` characters, no secrets."""
     from .redact import message
 
-    return repr(message(value.strip())[:40])
+    return repr(message(value.strip())[:limit])
 
 
-def exporters_from_env(value: str, output: str | None, problems: list[str]) -> tuple[str, ...]:
+def exporters_from_env(value: str, output: str | None, problems: list[str],
+                       left_out: list[str] | None = None) -> tuple[str, ...]:
     """``OTEL_TRACES_EXPORTER``'s exporters: names otelbridge does not have (``zipkin``, ...) and
-    ``file`` without ``--output`` are left out and said in ``problems``; nothing left: ``none``."""
+    ``file`` without ``--output`` are left out (added to ``left_out``) and said in ``problems``;
+    nothing left: ``none``."""
     names = [p.strip().lower() for p in value.split(",") if p.strip()]
     usable = [n for n in names if n in EXPORTERS and (n != "file" or output)]
     dropped = [n for n in names if n not in usable]
     result = parse_exporters(",".join(usable)) if usable else ("none",)
+    if left_out is not None:
+        left_out += dropped
     if dropped:
         instead = ("spans are built for the reports but not exported" if result == ("none",)
                    else f"using {','.join(result)}")
@@ -355,6 +365,83 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
     return ignored
 
 
+#: Compressions the OTLP exporters take, by protocol (the gRPC exporter refuses to be made with
+#: any other value, ``none`` included; the HTTP one logs every other value at each start).
+COMPRESSIONS = {"grpc": ("gzip",), "http/protobuf": ("none", "gzip", "deflate"),
+                "http/json": ("none", "gzip", "deflate")}
+_COMPRESSION_ENV = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+
+
+def check_compression(protocol: str, env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """The ``OTEL_EXPORTER_OTLP[_TRACES]_COMPRESSION`` values the ``protocol`` exporter cannot
+    take, to be hidden from it: each said in ``problems`` (with what is used instead), except
+    ``none`` or an empty value over gRPC, which mean what hiding them gives (no compression)."""
+    usable = COMPRESSIONS[protocol]
+    ignored = []
+    for var in _COMPRESSION_ENV:
+        raw = env.get(var)
+        if raw is None or raw.strip().lower() in usable:
+            continue
+        ignored.append(var)
+        if raw.strip().lower() in ("", "none"):
+            continue
+        rest = [v for v in _COMPRESSION_ENV if v != var and v not in ignored
+                and (env.get(v) or "").strip().lower() in usable]
+        problems.append(f"{var}={_shown(raw)} is not an OTLP {protocol} compression "
+                        f"({', '.join(usable)}); ignored, "
+                        + (f"using {rest[0]}" if rest else "no compression"))
+    return ignored
+
+
+#: The TLS files the OTLP exporters read, each first from its ``_TRACES_`` variable.
+TLS_FILES = (("CERTIFICATE", "CA certificate"), ("CLIENT_CERTIFICATE", "client certificate"),
+             ("CLIENT_KEY", "client key"))
+
+
+def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: list[str]) -> bool:
+    """Whether the OTLP exporter will connect with TLS (and so read the TLS files): an
+    ``https://`` endpoint; over gRPC also one without ``http://`` unless
+    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true``, or an ``http://`` one when it is set to
+    something else (the exporters' own rules). ``ignored``: endpoint variables hidden from it."""
+    endpoint = flag or next((env[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                               "OTEL_EXPORTER_OTLP_ENDPOINT")
+                             if env.get(v) and v not in ignored), "")
+    scheme = endpoint.strip().split("://", 1)[0].lower() if "://" in endpoint else ""
+    if scheme == "https":
+        return True
+    if protocol != "grpc":
+        return False
+    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    if insecure is not None:
+        return insecure.strip().lower() != "true"
+    return bool(endpoint) and scheme != "http"
+
+
+def check_tls_files(env: Mapping[str, str], problems: list[str]) -> bool:
+    """The TLS files of ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``, ``_CLIENT_CERTIFICATE`` and
+    ``_CLIENT_KEY`` (each the ``_TRACES_`` one when set, as the exporters read them): one that is
+    missing, not a regular file or unreadable is said in ``problems``. False when one is (the
+    OTLP exporter cannot connect: it is left out)."""
+    ok = True
+    for kind, what in TLS_FILES:
+        var = next((v for v in (f"OTEL_EXPORTER_OTLP_TRACES_{kind}", f"OTEL_EXPORTER_OTLP_{kind}")
+                    if env.get(v)), None)
+        if var is None:
+            continue
+        path = env[var]
+        try:
+            st = os.stat(path)
+            why = (None if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
+                   else "is a directory" if stat.S_ISDIR(st.st_mode)
+                   else "is not a regular file" if not stat.S_ISREG(st.st_mode) else "is not readable")
+        except OSError as exc:
+            why = "does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror.lower()
+        if why is not None:
+            ok = False
+            problems.append(f"{var}={_shown(path, 200)}: the {what} file {why}")
+    return ok
+
+
 def build(
     *,
     exporter: str | None,
@@ -376,11 +463,12 @@ def build(
         except PatternError as exc:
             raise ConfigError(str(exc)) from None
     problems: list[str] = []
+    left_out: list[str] = []
     if exporter:
         exporters = parse_exporters(exporter)
     else:
         exporters = exporters_from_env(env.get("OTEL_TRACES_EXPORTER") or "otlp", flags.get("output"),
-                                       problems)
+                                       problems, left_out)
     if "file" in exporters and not flags.get("output"):
         raise ConfigError("--exporter file needs --output PATH")
     if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
@@ -401,12 +489,20 @@ def build(
     ignored: list[str] = []
     if "otlp" in exporters:
         ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems)
+        ignored += check_compression(protocol, env, problems)
+        if uses_tls(protocol, flags.get("endpoint"), env, ignored) and not check_tls_files(env, problems):
+            exporters = tuple(n for n in exporters if n != "otlp") or ("none",)
+            left_out.append("otlp")
+            problems[-1] += "; the otlp exporter is left out, " + (
+                f"using {','.join(exporters)}" if exporters != ("none",)
+                else "spans are built for the reports but not exported")
     ignored += check_numbers(env, problems)
     ignored += check_sampler(env, problems)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),
         exporters=exporters,
+        exporters_left_out=tuple(left_out),
         protocol=protocol,
         traceparent=env.get("TRACEPARENT") if use_traceparent else None,
         tracestate=env.get("TRACESTATE") if use_traceparent else None,

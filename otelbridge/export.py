@@ -13,6 +13,11 @@
   ``json_format``; the ids ``json_format`` writes as base64 are rewritten as hex.
 * ``none`` — spans are built (so counts and summaries work) but not exported.
 
+An exporter that cannot be made (a file that cannot be opened, a value the SDK refuses) is one
+line on stderr and left out (:attr:`Exporters.left_out`): the others, or none, go on, and spans
+are still built for the reports. Spans no exporter took because there is none are counted as
+``spans_not_exported`` with the reason (``exporter none``, ``no usable exporter``).
+
 The resource: :mod:`otelbridge.resource` (``cicd.*`` and ``vcs.*`` attributes in CI).
 
 Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
@@ -54,7 +59,7 @@ from .config import Config, without
 from .deadline import Deadline
 from .resource import make_resource
 from .spans import PresetIdGenerator
-from .stats import Stats
+from .stats import EXPORTER_NONE, NO_USABLE_EXPORTER, Stats
 
 log = logging.getLogger("otelbridge")
 
@@ -416,7 +421,8 @@ class Exporters:
     """Owns the provider and one :class:`ExportPath` per configured exporter for one run.
 
     Counts: ``ended`` (sampled spans handed to the exporters) = exported + dropped, per exporter;
-    :meth:`shutdown` writes the slowest exporter's into ``stats``."""
+    :meth:`shutdown` writes the slowest exporter's into ``stats`` — or, with no exporter,
+    ``ended`` as ``spans_not_exported`` (its reason is set as the exporters are made)."""
 
     def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
         with without(cfg.ignored_env):  # values said unusable at start are not the SDK's to read
@@ -435,27 +441,42 @@ class Exporters:
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)
         self.paths: list[ExportPath] = []
+        #: exporters asked for that could not be made (the start said why)
+        self.left_out: list[str] = list(cfg.exporters_left_out)
         delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
         limit = queue_size()
         for name in cfg.exporters:
             if name == "none":
                 continue
-            if name == "otlp":
-                exp = CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
-            elif name == "console":
-                exp = CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console")
-            elif name == "file":
-                try:
-                    exp = CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
-                except OSError as exc:  # the stream still passes; one actionable line
-                    log.error("cannot open --output %r: %s; spans are not written to a file",
-                              cfg.output, exc.strerror)
-                    continue
-            else:  # config already rejected it
+            try:
+                exp = self._exporter(name, cfg)
+            except Exception as exc:  # the stream and the reports go on; this exporter is out
+                self.left_out.append(name)
+                what = (f"open --output {cfg.output!r}" if name == "file" else f"set up the {name} exporter")
+                others = [n for n in cfg.exporters if n not in self.left_out and n != "none"]
+                log.error("cannot %s: %s; %s", what,
+                          exc.strerror if isinstance(exc, OSError) and exc.strerror else exc,
+                          f"it is left out, using {','.join(others)}" if others else
+                          "spans are built for the reports but not exported")
                 continue
             path = ExportPath(exp, limit, delay)
             self.paths.append(path)
             self.provider.add_span_processor(path)
+        stats.not_exported_reason = None if self.paths else (
+            NO_USABLE_EXPORTER if self.left_out else EXPORTER_NONE)
+
+    @staticmethod
+    def _exporter(name: str, cfg: Config) -> CountingExporter:
+        """The exporter ``name`` (``otlp``, ``console``, ``file``), counted. Raises what making it
+        raises (``OSError`` for a file that cannot be opened, the SDK's errors for a value it
+        refuses)."""
+        if name == "otlp":
+            return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
+        if name == "console":
+            return CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console")
+        if name == "file":
+            return CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
+        raise ValueError(f"unknown exporter {name!r}")
 
     def pace(self, deadline: Deadline | None = None, limit_s: float = 0.2,
              high: float = 0.75) -> int:
@@ -511,19 +532,22 @@ class Exporters:
 
         threading.Thread(target=_run, name="otelbridge-shutdown", daemon=True).start()
         done.wait(deadline.remaining())
-        if not self.paths:
-            self.stats.spans_exported = 0
-            self.stats.spans_dropped = 0
-            return True
-        exported = min(p.exporter.exported for p in self.paths)
-        self.stats.spans_exported = exported
-        self.stats.spans_dropped = max(self.counter.ended - exported, 0)
-        return self.stats.spans_dropped == 0
+        ended = self.counter.ended
+        if not self.paths:  # sampled spans handed to no exporter: there is none
+            self.stats.spans_exported = self.stats.spans_dropped = 0
+            self.stats.spans_not_exported += ended
+        else:
+            exported = min(p.exporter.exported for p in self.paths)
+            self.stats.spans_exported = exported
+            self.stats.spans_dropped = max(ended - exported, 0)
+        # an exporter asked for and left out confirmed none of them
+        return self.stats.spans_dropped == 0 and not (self.left_out and ended)
 
     def describe_failure(self) -> str | None:
         """One line naming the exporters that lost spans, or ``None``."""
         ended = self.counter.ended
-        parts = []
+        parts = [f"{name} not set up: {ended} of {ended} not exported"
+                 for name in self.left_out if ended and self.paths]
         for p in self.paths:
             if p.exporter.exported < ended:
                 part = f"{p.exporter.label}: {ended - p.exporter.exported} of {ended} not confirmed"

@@ -56,7 +56,7 @@ from collections.abc import Callable
 
 from . import __version__, redact
 from .events import CLIENT, SpanEvent, SpanLink, SpanRecord
-from .stats import Stats
+from .stats import SDK_DISABLED, Stats
 from .tracker.workflows import workflow_display_name
 
 try:  # the SDK's rule for which links a span keeps (older SDKs keep every link)
@@ -263,6 +263,8 @@ class SpanBuilder:
         self._decisions: dict[tuple[int, int], tuple[bool, TraceFlags, TraceState | None, bool]] = {}
         #: OTEL_SDK_DISABLED (a no-op tracer) or another SDK's tracer: no spans built here
         self._sdk = isinstance(self.tracer, SdkTracer)
+        if not self._sdk:
+            stats.not_exported_reason = SDK_DISABLED
         self._limits = limits or SpanLimits()
         self._random = bool(_RANDOM) and ids.is_trace_id_random()
         #: the last (trace id, parent span id, remote) → (parent context, what ``_decide`` said):
@@ -332,7 +334,7 @@ class SpanBuilder:
             if self._sdk:
                 self._build(rec)
             else:
-                self.stats.spans_sdk_disabled += 1
+                self.stats.spans_not_exported += 1
             self.stats.spans_started += 1
         except Exception as exc:  # the SDK must never take the tee down
             log.warning("span not built: %s", type(exc).__name__)  # its text may quote raw values

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
 #: The exit status ``--fail-on-export-error`` turns a 0 into when spans were lost.
 EXIT_EXPORT_FAILED = 1
 
+#: Why built spans went to no exporter (:attr:`Stats.not_exported_reason`): the SDK is off, none
+#: was asked for (``--exporter none``), or none asked for could be set up (the start said why).
+SDK_DISABLED, EXPORTER_NONE, NO_USABLE_EXPORTER = ("OTEL_SDK_DISABLED", "exporter none",
+                                                   "no usable exporter")
+
 
 class Stats:
     """Everything otelbridge counts. All counts are plain ints (0 unless given by name);
@@ -35,9 +40,9 @@ class Stats:
     #: spans built but not exported by the sampler's decision (``OTEL_TRACES_SAMPLER``, an
     #: unsampled ``TRACEPARENT``): ``spans_started`` = exported + dropped + sampled out
     spans_sampled_out: int
-    #: spans built while ``OTEL_SDK_DISABLED=true`` (the reports show them; none is exported):
-    #: with them, ``spans_started`` = exported + dropped + sampled out + SDK disabled
-    spans_sdk_disabled: int
+    #: spans built (the reports show them) that no exporter took because there is none, for
+    #: :attr:`not_exported_reason`: ``spans_started`` = exported + dropped + sampled out + these
+    spans_not_exported: int
     late_events_ignored: int
     duplicate_notifications: int
     agents_capped: int
@@ -52,11 +57,14 @@ class Stats:
     #: spans the tracker's state budget ended early (tracker/budget.py), interrupted
     state_budget_ended: int
 
-    __slots__ = tuple(__annotations__)
+    COUNTERS = tuple(__annotations__)
+    __slots__ = (*COUNTERS, "not_exported_reason")
 
     def __init__(self, **counts: int) -> None:
-        for name in self.__slots__:
+        for name in self.COUNTERS:
             setattr(self, name, counts.pop(name, 0))
+        #: why there is no exporter (one of :data:`NO_EXPORTER`), said with ``spans_not_exported``
+        self.not_exported_reason: str | None = None
         if counts:
             raise TypeError(f"Stats has no counter {next(iter(counts))!r}")
 
@@ -77,10 +85,13 @@ class Stats:
         return max(0, self.lines - self.lines_decoded - self.bad_lines - self.overlong_lines
                    - self.lines_not_decoded)
 
-    def as_dict(self) -> dict[str, int]:
-        """Every counter by name, ``lines_not_wanted`` included (``--stats-json``)."""
-        return {**{name: getattr(self, name) for name in self.__slots__},
-                "lines_not_wanted": self.lines_not_wanted}
+    def as_dict(self) -> dict[str, int | str | None]:
+        """Every counter by name, ``lines_not_wanted`` included, and
+        ``spans_not_exported_reason`` (``None`` when no span was left unexported) (``--stats-json``)."""
+        return {**{name: getattr(self, name) for name in self.COUNTERS},
+                "lines_not_wanted": self.lines_not_wanted,
+                "spans_not_exported_reason":
+                    self.not_exported_reason if self.spans_not_exported else None}
 
     def line(self) -> str:
         """The one-line human summary for stderr; the caps that were hit, if any, at its end."""
@@ -97,8 +108,8 @@ class Stats:
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "
             f"{self.spans_dropped} dropped"
             + (f", {self.spans_sampled_out} sampled out" if self.spans_sampled_out else "")
-            + (f", {self.spans_sdk_disabled} not exported (OTEL_SDK_DISABLED)"
-               if self.spans_sdk_disabled else "")
+            + (f", {self.spans_not_exported} not exported ({self.not_exported_reason})"
+               if self.spans_not_exported else "")
             + f"; {self.late_events_ignored} late events ignored"
             + (f"; {self.state_budget_ended} ended early (state budget)" if self.state_budget_ended else "")
             + (f"; over caps, not tracked: {caps}" if caps else "")

@@ -104,3 +104,100 @@ def test_scheme_less_grpc_endpoint_is_said_to_use_tls():
                   {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector:4317"}, {}):
         assert config.build(exporter="otlp", protocol="grpc", env=quiet).env_problems == ()
     assert config.build(exporter="otlp", protocol="http/protobuf", env={}).env_problems == ()
+
+
+def _build(env, *, exporter=None, protocol=None, **flags):
+    return config.build(exporter=exporter, protocol=protocol, env=env, **flags)
+
+
+@pytest.mark.parametrize("protocol,value,said,ignored", [
+    ("grpc", "bogus", "(gzip); ignored, no compression", True),
+    ("grpc", "deflate", "(gzip); ignored, no compression", True),  # the gRPC exporter refuses it
+    ("grpc", "none", None, True),  # what hiding it gives; the gRPC exporter refuses the word
+    ("grpc", "gzip", None, False),
+    ("http/protobuf", "bogus", "(none, gzip, deflate); ignored, no compression", True),
+    ("http/protobuf", "deflate", None, False),
+])
+def test_compression_the_exporter_cannot_take_is_said_and_hidden(protocol, value, said, ignored):
+    cfg = _build({"OTEL_EXPORTER_OTLP_COMPRESSION": value}, protocol=protocol)
+    assert ("OTEL_EXPORTER_OTLP_COMPRESSION" in cfg.ignored_env) is ignored
+    if said is None:
+        assert cfg.env_problems == ()
+    else:
+        (line,) = cfg.env_problems
+        assert line.startswith(f"OTEL_EXPORTER_OTLP_COMPRESSION={value!r} is not an OTLP {protocol} ")
+        assert line.endswith(said)
+    assert cfg.exporters == ("otlp",) and cfg.exporters_left_out == ()
+
+
+def test_a_bad_traces_compression_falls_back_to_the_general_one():
+    cfg = _build({"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd",
+                  "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, protocol="grpc")
+    assert cfg.ignored_env == ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",)
+    assert cfg.env_problems[0].endswith("ignored, using OTEL_EXPORTER_OTLP_COMPRESSION")
+
+
+@pytest.mark.parametrize("variable,what", [
+    ("OTEL_EXPORTER_OTLP_CERTIFICATE", "CA certificate"),
+    ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "CA certificate"),
+    ("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "client certificate"),
+    ("OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", "client key"),
+])
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_a_tls_file_that_is_missing_or_a_directory_leaves_the_otlp_exporter_out(
+        variable, what, protocol, tmp_path):
+    for path, why in ((str(tmp_path / "nope.pem"), "does not exist"), (str(tmp_path), "is a directory")):
+        cfg = _build({variable: path}, protocol=protocol, endpoint="https://collector.example:4317")
+        (line,) = cfg.env_problems
+        assert line == (f"{variable}={path!r}: the {what} file {why}; the otlp exporter is left "
+                        "out, spans are built for the reports but not exported")
+        assert cfg.exporters == ("none",) and cfg.exporters_left_out == ("otlp",)
+
+
+def test_a_bad_tls_file_leaves_the_other_exporters_in(tmp_path):
+    cfg = _build({"OTEL_EXPORTER_OTLP_CERTIFICATE": str(tmp_path / "ca.pem")}, exporter="otlp,file",
+                 output=str(tmp_path / "t.jsonl"), endpoint="https://collector.example")
+    assert cfg.exporters == ("file",) and cfg.exporters_left_out == ("otlp",)
+    assert cfg.env_problems[0].endswith("the otlp exporter is left out, using file")
+
+
+def test_the_tls_file_read_is_the_traces_one_when_set(tmp_path):
+    good = tmp_path / "ca.pem"
+    good.write_text("-----BEGIN CERTIFICATE-----\n")
+    env = {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": str(good),
+           "OTEL_EXPORTER_OTLP_CERTIFICATE": str(tmp_path / "unused.pem")}
+    cfg = _build(env, endpoint="https://collector.example")
+    assert cfg.env_problems == () and cfg.exporters == ("otlp",)
+    env = {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": str(tmp_path / "missing.pem"),
+           "OTEL_EXPORTER_OTLP_CERTIFICATE": str(good)}
+    (line,) = _build(env, endpoint="https://collector.example").env_problems
+    assert line.startswith("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE=")
+
+
+@pytest.mark.parametrize("protocol,endpoint,env,checked", [
+    ("http/protobuf", "http://collector.example:4318", {}, False),  # plaintext: no TLS file read
+    ("http/protobuf", None, {}, False),  # the default endpoint is plaintext
+    ("grpc", "http://collector.example:4317", {}, False),
+    ("grpc", "collector.example:4317", {}, True),  # no scheme: TLS (the OTLP specification)
+    ("grpc", "collector.example:4317", {"OTEL_EXPORTER_OTLP_INSECURE": "true"}, False),
+    ("grpc", "http://collector.example:4317", {"OTEL_EXPORTER_OTLP_INSECURE": "false"}, True),
+    ("grpc", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector.example"}, True),
+])
+def test_tls_files_are_checked_only_when_the_exporter_uses_tls(protocol, endpoint, env, checked):
+    env = {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem", **env}
+    cfg = _build(env, protocol=protocol, endpoint=endpoint)
+    assert (cfg.exporters_left_out == ("otlp",)) is checked
+    assert any("OTEL_EXPORTER_OTLP_CERTIFICATE=" in p for p in cfg.env_problems) is checked
+
+
+def test_tls_files_are_not_checked_without_the_otlp_exporter():
+    cfg = _build({"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, exporter="none",
+                 endpoint="https://collector.example")
+    assert cfg.env_problems == () and cfg.exporters_left_out == ()
+
+
+def test_exporters_the_environment_names_but_otelbridge_lacks_are_left_out():
+    cfg = _build({"OTEL_TRACES_EXPORTER": "zipkin,console,file"})
+    assert cfg.exporters == ("console",) and cfg.exporters_left_out == ("zipkin", "file")
+    cfg = _build({"OTEL_TRACES_EXPORTER": "none"})
+    assert cfg.exporters == ("none",) and cfg.exporters_left_out == ()

@@ -5,6 +5,8 @@ and the run's one :class:`Deadline`."""
 from __future__ import annotations
 
 import threading
+
+import pytest
 import time
 
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -181,3 +183,89 @@ def test_a_run_span_on_the_wall_clock_covers_its_children():
     run, children = _run_through(("claude",), EXAMPLES / "claude-code-session.jsonl", "wall")
     assert children
     assert all(run.start_ns <= c.start_ns and c.end_ns <= run.end_ns for c in children)
+
+
+SESSION = EXAMPLES / "claude-code-session.jsonl"
+
+
+def _through(cfg, stats: Stats) -> tuple[Pipeline, bool]:
+    """SESSION through a pipeline made from ``cfg``; (the pipeline, what the shutdown said)."""
+    pipeline = Pipeline(cfg, stats, hold=Keep)
+    data = SESSION.read_bytes()
+    pipeline.on_chunk(data, len(data))
+    pipeline.end_stream()
+    return pipeline, pipeline.exporters.shutdown(Deadline.after(5))
+
+
+@pytest.mark.parametrize("flags,env,reason,all_exported", [
+    ({"exporter": "none"}, {}, "exporter none", True),
+    ({"exporter": None}, {"OTEL_TRACES_EXPORTER": "zipkin"}, "no usable exporter", False),
+    ({"exporter": "file", "output": "/nonexistent-dir/traces.jsonl"}, {}, "no usable exporter", False),
+])
+def test_spans_no_exporter_took_are_counted_with_the_reason(flags, env, reason, all_exported):
+    stats = Stats()
+    cfg = build(protocol=None, env=env, clock="stream", deterministic_ids=True, **flags)
+    pipeline, ok = _through(cfg, stats)
+    built = len(pipeline.sink.records)
+    assert built == stats.spans_started == 18  # the reports see every span
+    assert (stats.spans_exported, stats.spans_dropped, stats.spans_sampled_out) == (0, 0, 0)
+    assert stats.spans_not_exported == built and stats.not_exported_reason == reason
+    assert ok is all_exported  # an exporter asked for and left out loses the run's spans
+    assert stats.as_dict()["spans_not_exported_reason"] == reason
+    assert f"spans 18 built, 0 exported, 0 dropped, 18 not exported ({reason});" in stats.line()
+
+
+def test_spans_sampled_out_are_not_counted_again_as_not_exported(monkeypatch):
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")  # read as the provider is made
+    stats = Stats()
+    cfg = build(exporter="none", protocol=None, clock="stream", deterministic_ids=True)
+    _, ok = _through(cfg, stats)
+    assert ok
+    assert stats.spans_started == stats.spans_sampled_out == 18
+    assert stats.spans_not_exported == 0 and stats.as_dict()["spans_not_exported_reason"] is None
+    assert ", 18 sampled out; " in stats.line() and "not exported" not in stats.line()
+
+
+def test_an_exporter_that_cannot_be_set_up_leaves_the_others_exporting(tmp_path):
+    from tests.receivers import HttpReceiver
+
+    stats = Stats()
+    with HttpReceiver() as rx:
+        cfg = build(exporter="otlp,file", protocol="http/protobuf", env={}, endpoint=rx.endpoint,
+                    output=str(tmp_path / "missing-dir" / "traces.jsonl"), clock="stream",
+                    deterministic_ids=True)
+        pipeline, ok = _through(cfg, stats)
+        received = rx.received.spans()
+    assert len(received) == stats.spans_started == stats.spans_exported == 18
+    assert (stats.spans_dropped, stats.spans_not_exported) == (0, 0)
+    assert not ok  # the file got none of them
+    assert pipeline.exporters.left_out == ["file"]
+    assert pipeline.exporters.describe_failure() == (
+        "export incomplete (file not set up: 18 of 18 not exported)")
+
+
+def test_a_live_decoder_whose_set_up_fails_counts_its_lines_as_not_decoded(monkeypatch):
+    """A set-up that raises is a bug (an exporter that cannot be made is left out instead): the
+    stream's lines are then counted as not decoded, never as not wanted, and the run is one
+    whose spans were lost. The failing Pipeline stands in for that bug."""
+    import otelbridge.export
+    import otelbridge.pipeline
+    from otelbridge.modes.live import LiveDecoder
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(otelbridge.pipeline, "Pipeline", broken)
+    monkeypatch.setattr(otelbridge.export, "configure_logging", lambda: None)
+    stats = Stats()
+    cfg = build(exporter="none", protocol=None, fail_on_export_error=True)
+    decoder = LiveDecoder(cfg, stats, call_later=lambda delay, fn: None)
+    data = SESSION.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    decoder.chunk(data, half)
+    decoder.chunk(data[half:], len(data) - half)
+    assert decoder.pipeline is None
+    assert stats.lines == stats.lines_not_decoded == data.count(b"\n") == 34
+    assert stats.bytes_not_decoded == len(data) - 34
+    assert (stats.lines_decoded, stats.lines_not_wanted, stats.spans_started) == (0, 0, 0)
+    assert decoder.end(None, 0, Deadline.after(1)) == 1  # --fail-on-export-error: nothing exported

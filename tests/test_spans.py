@@ -251,7 +251,8 @@ def test_sdk_disabled_builds_nothing(monkeypatch):
         builder.emit(rec)
     assert memory.get_finished_spans() == ()
     assert stats.spans_started == len(family())  # counted as built, as the SDK path counted them
-    assert stats.spans_sdk_disabled == len(family()) and stats.spans_exported == stats.spans_dropped == 0
+    assert stats.spans_not_exported == len(family()) and stats.spans_exported == stats.spans_dropped == 0
+    assert stats.not_exported_reason == "OTEL_SDK_DISABLED"
 
 
 def test_resource_and_instrumentation_scope():

@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ..config import NUMERIC_ENV, Config
+from ..config import NUMERIC_ENV, TLS_FILES, Config
 from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say
@@ -121,7 +121,8 @@ class Control:
 CHECKED_ENV = frozenset({
     "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
     *(f"OTEL_EXPORTER_OTLP{kind}_{name}" for kind in ("", "_TRACES")
-      for name in ("ENDPOINT", "PROTOCOL", "INSECURE", "TIMEOUT")),
+      for name in ("ENDPOINT", "PROTOCOL", "INSECURE", "TIMEOUT", "COMPRESSION",
+                   *(tls for tls, _ in TLS_FILES))),
     *(name for name, _, _ in NUMERIC_ENV),
 })
 
@@ -175,8 +176,10 @@ class LiveDecoder:
             self.pipeline = Pipeline(
                 cfg, self.stats, report=Report(cfg, say), call_later=self._call_later,
                 last=lambda exporters: PaceExporters(exporters, lambda: self.cut))
-        except Exception as exc:
-            log.warning("cannot set up tracing, passing the stream through only: %s", exc)
+        except Exception as exc:  # a bug: an exporter that cannot be made is left out by Exporters
+            log.warning("cannot set up tracing, passing the stream through only (its lines "
+                        "counted as not decoded): %s", exc)
+            self._warned = True  # not behind: the line above says why nothing is decoded
         self._on_ready(self.pipeline)
 
     def chunk(self, data: bytes | bytearray, n: int) -> None:
@@ -188,7 +191,7 @@ class LiveDecoder:
         if self.pipeline is not None:
             self.pipeline.on_chunk(data, n)
         else:
-            self.stats.lines += data.count(b"\n", 0, n)
+            self._undecoded(Gap.of(data, 0, n))
 
     def gap(self, gap: Gap) -> None:
         self.set_up()
@@ -196,11 +199,17 @@ class LiveDecoder:
         if self.pipeline is not None:
             self.pipeline.splitter.gap(gap)
         else:
-            self.stats.lines += gap.newlines
+            self._undecoded(gap)
         # said once, and only when a line was lost (a gap inside an overlong line loses none)
         if not self._warned and self.stats.lines_not_decoded > before:
             self._warned = True
             say(BEHIND_MESSAGE)
+
+    def _undecoded(self, gap: Gap) -> None:
+        """Without a pipeline (its set-up failed): ``gap``'s lines counted as not decoded."""
+        self.stats.lines += gap.newlines
+        self.stats.lines_not_decoded += gap.newlines
+        self.stats.bytes_not_decoded += gap.nbytes - gap.newlines
 
     def set_pid(self, pid: int) -> None:
         if self.pipeline is not None and self.pipeline.run is not None:

@@ -33,6 +33,8 @@ BAD = [
     ({"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"},
      ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "≥ 1", "ignored"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
+    ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
+     ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
 ]
 
 

@@ -1,0 +1,179 @@
+"""An exporter that cannot be set up (a TLS file missing or a directory, a compression it
+refuses, an ``--output`` that cannot be opened, an exporter otelbridge lacks) is one line on
+stderr naming what is wrong; only that exporter is out: every byte passes, the stream is decoded,
+spans are built for the waterfall, ``--report`` and the job outputs, and the counts say where
+they went (``N not exported (REASON)``). ``--fail-on-export-error`` gives 1 when spans built to be
+exported reached no exporter asked for. otelbridge runs as a real subprocess; spans are checked
+at real OTLP receivers and in the files written."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT, clean_env, run_bridge
+from tests.receivers import GrpcReceiver
+
+SESSION = EXAMPLES / "claude-code-session.jsonl"
+DATA = SESSION.read_bytes()
+#: spans SESSION gives (the README's waterfall)
+SPANS = 18
+DEAD_TLS = "https://127.0.0.1:9"
+
+
+def plain_env(tmp_path, **extra: str) -> dict[str, str]:
+    """:func:`clean_env` with this test's own ``GITHUB_OUTPUT`` (no runner's step summary)."""
+    env = {k: v for k, v in clean_env(**extra).items() if not k.startswith("GITHUB_")}
+    env["GITHUB_OUTPUT"] = str(tmp_path / "github_output")
+    return env
+
+
+def run_with_reports(tmp_path, args: list[str], env: dict[str, str], data: bytes = DATA):
+    """otelbridge ARGS with ``--report``, ``--stats-json``, ``--fail-on-export-error`` and
+    ``GITHUB_OUTPUT``; (process, stderr lines, stats, report text, job outputs)."""
+    report, stats = tmp_path / "report.html", tmp_path / "stats.json"
+    proc = run_bridge([*args, "--flush-timeout", "1", "--fail-on-export-error", "--report", str(report),
+                       "--stats-json", str(stats)], data, env=env)
+    outputs = dict(l.split("=", 1) for l in (tmp_path / "github_output").read_text().splitlines())
+    return (proc, proc.stderr.decode().splitlines(), json.loads(stats.read_text()),
+            report.read_text(), outputs)
+
+
+BROKEN = [  # (args, env, the variable or flag named, the words of its line)
+    (["--protocol", "grpc", "--endpoint", DEAD_TLS], {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/tmp"},
+     "OTEL_EXPORTER_OTLP_CERTIFICATE", ["'/tmp'", "CA certificate file is a directory"]),
+    (["--endpoint", DEAD_TLS], {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "/nonexistent/ca.pem"},
+     "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", ["'/nonexistent/ca.pem'", "does not exist"]),
+    (["--protocol", "grpc", "--endpoint", DEAD_TLS], {"OTEL_EXPORTER_OTLP_CLIENT_KEY": "/nonexistent/k"},
+     "OTEL_EXPORTER_OTLP_CLIENT_KEY", ["client key file does not exist"]),
+    (["--exporter", "file", "--output", "/nonexistent/x"], {},
+     "--output", ["cannot open --output '/nonexistent/x': No such file or directory"]),
+    ([], {"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER", ["'zipkin' is not supported"]),
+]
+
+
+@pytest.mark.parametrize("args,env,named,words", BROKEN, ids=[b[2] for b in BROKEN])
+def test_an_exporter_that_cannot_be_set_up_is_out_and_the_reports_are_still_built(
+        tmp_path, args, env, named, words):
+    proc, err, stats, report, outputs = run_with_reports(tmp_path, args, plain_env(tmp_path, **env))
+    assert proc.stdout == DATA
+    assert proc.returncode == 1, err  # --fail-on-export-error: no span reached an exporter asked for
+    said = [l for l in err if named in l]
+    assert len(said) == 1, err
+    for word in words:
+        assert word in said[0]
+    assert said[0].endswith("spans are built for the reports but not exported"), said
+    assert not any("cannot set up tracing" in l for l in err), err
+    # decoded and built, and the counts say where the spans went
+    counts = next(l for l in err if " bytes, " in l)
+    assert (f"{len(DATA)} bytes, 34 lines, 33 decoded, 1 not wanted, 0 not decoded (behind), 0 bad, "
+            f"0 overlong; spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported "
+            "(no usable exporter); ") in counts
+    assert (stats["lines_decoded"], stats["spans_started"], stats["spans_not_exported"]) == (33, SPANS, SPANS)
+    assert stats["spans_not_exported_reason"] == "no usable exporter"
+    assert stats["spans_exported"] == stats["spans_dropped"] == stats["spans_sampled_out"] == 0
+    # the reports: the HTML page and the job outputs of the session
+    assert re.fullmatch(r"[0-9a-f]{32}", outputs["trace_id"]) and outputs["trace_id"] in report
+    assert "invoke_agent claude-code" in report and outputs["total_cost_usd"] == "0.0141"
+
+
+def test_exporter_none_is_counted_as_asked_and_is_no_failure(tmp_path):
+    proc, err, stats, report, outputs = run_with_reports(tmp_path, ["--exporter", "none"],
+                                                         plain_env(tmp_path))
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert err[-1].endswith(f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported "
+                            "(exporter none); 0 late events ignored")
+    assert (stats["spans_not_exported"], stats["spans_not_exported_reason"]) == (SPANS, "exporter none")
+    assert outputs["trace_id"] in report
+
+
+def test_a_tls_file_left_out_leaves_the_file_exporter_writing(tmp_path):
+    traces = tmp_path / "traces.jsonl"
+    env = plain_env(tmp_path, OTEL_EXPORTER_OTLP_CERTIFICATE=str(tmp_path / "ca.pem"))
+    proc, err, stats, _, _ = run_with_reports(
+        tmp_path, ["--exporter", "otlp,file", "--output", str(traces), "--endpoint", DEAD_TLS], env)
+    assert proc.stdout == DATA
+    said = [l for l in err if "OTEL_EXPORTER_OTLP_CERTIFICATE" in l]
+    assert len(said) == 1 and said[0].endswith("the otlp exporter is left out, using file"), err
+    written = [s for line in traces.read_text().splitlines()
+               for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    assert len(written) == stats["spans_exported"] == stats["spans_started"] == SPANS
+    assert (stats["spans_dropped"], stats["spans_not_exported"]) == (0, 0)
+    # the file has them all; the otlp exporter asked for has none: said, and exit 1
+    assert "otelbridge: export incomplete (otlp not set up: 18 of 18 not exported)" in err
+    assert proc.returncode == 1
+
+
+def test_a_compression_the_grpc_exporter_refuses_is_ignored_and_spans_arrive(tmp_path):
+    with GrpcReceiver() as rx:
+        env = plain_env(tmp_path, OTEL_EXPORTER_OTLP_COMPRESSION="bogus", OTEL_BSP_SCHEDULE_DELAY="50")
+        proc, err, stats, _, _ = run_with_reports(tmp_path, ["--protocol", "grpc", "--endpoint", rx.endpoint],
+                                                  env)
+        received = rx.received.spans()
+    assert proc.returncode == 0 and proc.stdout == DATA, err
+    assert [l for l in err if "COMPRESSION" in l] == [
+        "otelbridge: OTEL_EXPORTER_OTLP_COMPRESSION='bogus' is not an OTLP grpc compression (gzip); "
+        "ignored, no compression"]
+    assert len(received) == stats["spans_exported"] == SPANS
+    assert "invoke_agent claude-code" in {s.name for s in received}
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+@pytest.mark.parametrize("variable", ["OTEL_EXPORTER_OTLP_CERTIFICATE",
+                                      "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE"])
+def test_a_missing_tls_file_is_said_once_at_start_even_without_input(protocol, variable):
+    env = {k: v for k, v in clean_env(**{variable: "/nope"}).items() if not k.startswith("GITHUB_")}
+    proc = run_bridge(["--protocol", protocol, "--endpoint", DEAD_TLS, "--flush-timeout", "1"],
+                      b"", env=env)
+    assert proc.returncode == 0 and proc.stdout == b""
+    err = proc.stderr.decode().splitlines()
+    assert len(err) == 2, err  # that line and the counts: nothing of the SDK's
+    what = "CA certificate" if variable.endswith("_CERTIFICATE") and "CLIENT" not in variable \
+        else "client certificate"
+    assert err[0] == (f"otelbridge: {variable}='/nope': the {what} file does not exist; the otlp "
+                      "exporter is left out, spans are built for the reports but not exported")
+    assert err[1].startswith("otelbridge: 0 bytes, 0 lines")
+
+
+def test_replay_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
+    report, stats_path = tmp_path / "report.html", tmp_path / "stats.json"
+    env = clean_env(OTEL_EXPORTER_OTLP_CERTIFICATE="/tmp")
+    proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", DEAD_TLS, "--report", str(report),
+                       "--stats-json", str(stats_path), str(SESSION)], env=env)
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr.decode().splitlines()
+    assert [l for l in err if "OTEL_EXPORTER_OTLP_CERTIFICATE" in l] == [
+        "otelbridge: OTEL_EXPORTER_OTLP_CERTIFICATE='/tmp': the CA certificate file is a directory; the "
+        "otlp exporter is left out, spans are built for the reports but not exported"]
+    stats = json.loads(stats_path.read_text())
+    assert (stats["spans_started"], stats["spans_not_exported"]) == (SPANS, SPANS)
+    assert "invoke_agent claude-code" in report.read_text()
+
+
+def test_follow_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
+    log, state, report = tmp_path / "agent.jsonl", tmp_path / "state", tmp_path / "report.html"
+    log.write_bytes(DATA)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbridge", "follow", str(log), "--from-start", "--state-dir", str(state),
+         "--poll-interval", "0.05", "--protocol", "grpc", "--endpoint", DEAD_TLS, "--report", str(report),
+         "--fail-on-export-error"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        env=clean_env(OTEL_EXPORTER_OTLP_CERTIFICATE="/tmp"))
+    until = time.monotonic() + 20
+    while not (state.is_dir() and any(state.iterdir())) and time.monotonic() < until:
+        time.sleep(0.05)  # the offset file: the file was read
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    lines = err.decode().splitlines()
+    assert proc.returncode == 1, lines  # --fail-on-export-error: no span reached an exporter
+    assert [l for l in lines if "OTEL_EXPORTER_OTLP_CERTIFICATE" in l] == [
+        "otelbridge: OTEL_EXPORTER_OTLP_CERTIFICATE='/tmp': the CA certificate file is a directory; the "
+        "otlp exporter is left out, spans are built for the reports but not exported"]
+    assert f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported (no usable exporter);" in lines[-1]
+    assert "invoke_agent claude-code" in report.read_text()
