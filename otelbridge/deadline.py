@@ -5,26 +5,16 @@ exporters' shutdown), which each take what :meth:`Deadline.remaining` says."""
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 
-class Deadline:
+class Deadline(NamedTuple):
     """An instant on ``time.monotonic()`` (seconds). On Linux that is ``CLOCK_MONOTONIC``, one
     clock for every process of the machine, so :attr:`at` may cross a pipe to the decoding
-    process as it is. Immutable."""
+    process as it is. (A ``NamedTuple``: immutable, and made far faster at import than a
+    dataclass.)"""
 
-    __slots__ = ("at",)
-
-    def __init__(self, at: float) -> None:
-        self.at = at
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Deadline) and other.at == self.at
-
-    def __hash__(self) -> int:
-        return hash(self.at)
-
-    def __repr__(self) -> str:
-        return f"Deadline(at={self.at!r})"
+    at: float
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:

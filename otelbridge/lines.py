@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from .stats import Stats
 
@@ -28,29 +29,15 @@ from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
 _NL = b"\n"
 
 
-class Gap:
+class Gap(NamedTuple):
     """A part of the stream that was passed through but not handed to decoding (the decoding side
     was behind: ``source/feed.py``): ``nbytes`` bytes holding ``newlines`` ``\\n``,
-    the last of them its final byte when ``ends_with_newline``. Immutable."""
+    the last of them its final byte when ``ends_with_newline``. (A ``NamedTuple``: immutable,
+    and made far faster at import than a dataclass.)"""
 
-    __slots__ = ("nbytes", "newlines", "ends_with_newline")
-
-    def __init__(self, nbytes: int, newlines: int, ends_with_newline: bool) -> None:
-        self.nbytes = nbytes
-        self.newlines = newlines
-        self.ends_with_newline = ends_with_newline
-
-    def _key(self) -> tuple[int, int, bool]:
-        return self.nbytes, self.newlines, self.ends_with_newline
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Gap) and other._key() == self._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"Gap{self._key()!r}"
+    nbytes: int
+    newlines: int
+    ends_with_newline: bool
 
     @classmethod
     def of(cls, buf: bytes | bytearray, start: int = 0, end: int | None = None) -> "Gap":

@@ -24,7 +24,7 @@ from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
 from .messages import say
-from .stats import EXIT_EXPORT_FAILED, Stats, counts_and_exit_code  # noqa: F401 - the runners' import
+from .stats import Stats, counts_and_exit_code
 from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ class Stats:
     def __init__(self, **counts: int) -> None:
         for name in self.COUNTERS:
             setattr(self, name, counts.pop(name, 0))
-        #: why there is no exporter (one of :data:`NO_EXPORTER`), said with ``spans_not_exported``
+        #: why there is no exporter (:data:`SDK_DISABLED`, :data:`EXPORTER_NONE` or :data:`NO_USABLE_EXPORTER`), said with ``spans_not_exported``
         self.not_exported_reason: str | None = None
         if counts:
             raise TypeError(f"Stats has no counter {next(iter(counts))!r}")
