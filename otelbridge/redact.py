@@ -258,11 +258,13 @@ class Redactor:
             over = len(out) - limit
             if over <= 0:
                 return out
-            longest = max(_strings_of(doc), key=len, default="")
-            if not longest:
+            strings: list[str] = []
+            _json_strings(doc, lambda s: strings.append(s) or s)
+            longest = max(strings, key=len, default="")
+            if len(longest) <= 1:
                 return None
-            keep = max(len(longest) - over - 1, 0)
-            doc = _json_strings(doc, lambda s, t=longest: _cap(s, keep + 1) if s is t else s)
+            size = max(len(longest) - over, 1)
+            doc = _json_strings(doc, lambda s, t=longest: _cap(s, size) if s is t else s)
             out = msgspec.json.encode(doc).decode()
         return out if len(out) <= limit else None
 
@@ -319,18 +321,6 @@ def _json_strings(doc: Any, fix: Any) -> Any:
         return {k: v for k, v in ((k, _json_strings(x, fix)) for k, x in doc.items())
                 if v is not None}
     return doc
-
-
-def _strings_of(doc: Any) -> Iterable[str]:
-    """Every string value in a decoded JSON document (keys aside)."""
-    if isinstance(doc, str):
-        yield doc
-    elif isinstance(doc, list):
-        for x in doc:
-            yield from _strings_of(x)
-    elif isinstance(doc, dict):
-        for x in doc.values():
-            yield from _strings_of(x)
 
 
 def _flag_values(args: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
