@@ -417,12 +417,12 @@ def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: l
     return bool(endpoint) and scheme != "http"
 
 
-def check_tls_files(env: Mapping[str, str], problems: list[str]) -> bool:
-    """The TLS files of ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``, ``_CLIENT_CERTIFICATE`` and
-    ``_CLIENT_KEY`` (each the ``_TRACES_`` one when set, as the exporters read them): one that is
-    missing, not a regular file or unreadable is said in ``problems``. False when one is (the
-    OTLP exporter cannot connect: it is left out)."""
-    ok = True
+def tls_file_problems(env: Mapping[str, str]) -> list[str]:
+    """What is wrong with the TLS files of ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``,
+    ``_CLIENT_CERTIFICATE`` and ``_CLIENT_KEY`` (each the ``_TRACES_`` one when set, as the
+    exporters read them): one phrase per file that is missing, not a regular file or
+    unreadable; empty when all can be read."""
+    found = []
     for kind, what in TLS_FILES:
         var = next((v for v in (f"OTEL_EXPORTER_OTLP_TRACES_{kind}", f"OTEL_EXPORTER_OTLP_{kind}")
                     if env.get(v)), None)
@@ -437,9 +437,8 @@ def check_tls_files(env: Mapping[str, str], problems: list[str]) -> bool:
         except OSError as exc:
             why = "does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror.lower()
         if why is not None:
-            ok = False
-            problems.append(f"{var}={_shown(path, 200)}: the {what} file {why}")
-    return ok
+            found.append(f"{var}={_shown(path, 200)}: the {what} file {why}")
+    return found
 
 
 def build(
@@ -490,12 +489,13 @@ def build(
     if "otlp" in exporters:
         ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems)
         ignored += check_compression(protocol, env, problems)
-        if uses_tls(protocol, flags.get("endpoint"), env, ignored) and not check_tls_files(env, problems):
+        tls = tls_file_problems(env) if uses_tls(protocol, flags.get("endpoint"), env, ignored) else []
+        if tls:  # the OTLP exporter could not connect: one line says which files and what follows
             exporters = tuple(n for n in exporters if n != "otlp") or ("none",)
             left_out.append("otlp")
-            problems[-1] += "; the otlp exporter is left out, " + (
+            problems.append("; ".join(tls) + "; the otlp exporter is left out, " + (
                 f"using {','.join(exporters)}" if exporters != ("none",)
-                else "spans are built for the reports but not exported")
+                else "spans are built for the reports but not exported"))
     ignored += check_numbers(env, problems)
     ignored += check_sampler(env, problems)
     return Config(

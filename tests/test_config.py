@@ -161,6 +161,16 @@ def test_a_bad_tls_file_leaves_the_other_exporters_in(tmp_path):
     assert cfg.env_problems[0].endswith("the otlp exporter is left out, using file")
 
 
+def test_several_bad_tls_files_are_one_line(tmp_path):
+    ca, key = str(tmp_path / "ca.pem"), str(tmp_path)
+    cfg = _build({"OTEL_EXPORTER_OTLP_CERTIFICATE": ca, "OTEL_EXPORTER_OTLP_CLIENT_KEY": key},
+                 endpoint="https://collector.example")
+    assert cfg.env_problems == (
+        f"OTEL_EXPORTER_OTLP_CERTIFICATE={ca!r}: the CA certificate file does not exist; "
+        f"OTEL_EXPORTER_OTLP_CLIENT_KEY={key!r}: the client key file is a directory; the otlp "
+        "exporter is left out, spans are built for the reports but not exported",)
+
+
 def test_the_tls_file_read_is_the_traces_one_when_set(tmp_path):
     good = tmp_path / "ca.pem"
     good.write_text("-----BEGIN CERTIFICATE-----\n")
