@@ -25,7 +25,6 @@ Two more pipes carry JSON lines, no stream bytes:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import json
@@ -67,7 +66,7 @@ def _gap_message(offset: int, gap: Gap) -> dict:
 class DecoderFeed:
     """The :class:`~otelbridge.source.pipe.Feed` of the tee's ``Tee``: ``fd`` is the data
     pipe's write end (non-blocking); what it cannot take at once waits in the backlog, written
-    whenever the pipe has room (the event loop watches it), in order with the gaps."""
+    whenever the pipe has room (the tee watches it: :meth:`backlogged`), in order with the gaps."""
 
     def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int) -> None:
         self.cfg = cfg
@@ -83,7 +82,6 @@ class DecoderFeed:
         self.offset = 0
         self._backlog: deque[memoryview | Gap] = deque()
         self._backlog_bytes = 0
-        self._watching = False
         self._gone = False
         #: where the chunks passed by hand are in the stream's lines (see LinePosition)
         self._position = LinePosition(cfg.max_line)
@@ -200,7 +198,6 @@ class DecoderFeed:
         if self._backlog_bytes + size <= BACKLOG_LIMIT:
             self._backlog.append(memoryview(bytes(buf[start:n])))
             self._backlog_bytes += size
-            self._watch()
         else:
             self._skip(Gap.of(buf, start, n))
 
@@ -211,7 +208,6 @@ class DecoderFeed:
             self._send(_gap_message(self.offset, gap))
             return
         self._backlog_bytes -= queue_gap(self._backlog, gap)
-        self._watch()
 
     def _write(self, data: memoryview) -> int:
         try:
@@ -226,15 +222,10 @@ class DecoderFeed:
         self.offset += n
         return n
 
-    def _watch(self) -> None:
-        if not self._watching and self._backlog:
-            try:
-                asyncio.get_running_loop().add_writer(self.fd, self._drain)
-                self._watching = True
-            except RuntimeError:  # no loop (the end): _drain_until does it
-                pass
+    def backlogged(self) -> bool:
+        return bool(self._backlog) and not self._gone
 
-    def _drain(self) -> bool:
+    def drain(self) -> bool:
         """Write the backlog while the pipe takes it; True when it is empty."""
         while self._backlog and not self._gone:
             item = self._backlog[0]
@@ -250,19 +241,12 @@ class DecoderFeed:
                 self._backlog[0] = item[n:]
             else:
                 self._backlog.popleft()
-        if self._watching:
-            asyncio.get_running_loop().remove_writer(self.fd)
-            self._watching = False
         return True
 
     def _drain_until(self, deadline: Deadline) -> None:
         """The end: write the backlog, waiting for the pipe until ``deadline``; what is left
         then becomes gaps."""
-        if self._watching:
-            with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().remove_writer(self.fd)
-            self._watching = False
-        while not self._drain():
+        while not self.drain():
             wait = deadline.remaining()
             if wait <= 0 or not select.select([], [self.fd], [], wait)[1]:
                 break

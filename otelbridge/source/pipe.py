@@ -18,10 +18,12 @@ the chunk goes there instead of to ``on_chunk``: by ``tee(2)`` straight into ``f
 the feed is :meth:`~Feed.direct` and takes it at once, else read by hand, passed through, and
 given to :meth:`Feed.chunk`, which never waits either (it queues or skips).
 
-Pipes, sockets and terminals are watched with the event loop's ``add_reader``; a regular file or
-a character device such as ``/dev/null`` (which epoll refuses, and which uvloop's
-``connect_read_pipe`` aborts the process on) is read in a plain loop that yields to the event
-loop between chunks.
+The copy runs on a thread of its own (:meth:`Tee.run`): it waits in ``poll`` for the input
+(pipes, sockets, terminals; a regular file or a character device such as ``/dev/null``, which
+``poll`` reports always ready, is read in a plain loop), for the output's room while a chunk
+waits for it, for the feed's room while the feed keeps a backlog, and for :meth:`Tee.stop`. A
+write then costs the wake-up and the copy's own system calls; the event loop, on the main
+thread, keeps signals and the wrapped command.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import select
 import stat
 import sys
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -51,8 +54,6 @@ WRITE_ERROR = "write-error"
 #: A step's result while the output is full (zero-copy path): wait until it is writable.
 WAIT = "wait"
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
-#: Seconds a full output is waited for in place before the wait moves to the event loop.
-BRIEF_WAIT_S = 0.05
 
 
 def pollable(fd: int) -> bool:
@@ -125,12 +126,14 @@ def _load_tee() -> Callable[[int, int, int, int], int] | None:
         fn = ctypes.CDLL(None, use_errno=True).tee
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint]
+    # no argtypes: the fds pass as C ints, the length and flags as the ctypes values made once
+    # below (checking argtypes on every call is most of a call's cost)
     fn.restype = ctypes.c_ssize_t
     return fn
 
 
 _TEE = _load_tee()
+_TEE_NONBLOCK, _TEE_BLOCK = ctypes.c_uint(_NONBLOCK), ctypes.c_uint(0)
 
 
 def zero_copy_possible(fd_in: int, fd_out: int) -> bool:
@@ -157,6 +160,12 @@ class Feed(Protocol):
 
     def chunk(self, buf: bytearray, n: int) -> None:
         """``buf[:n]`` was passed through by hand: take it without waiting."""
+
+    def backlogged(self) -> bool:
+        """True while chunks wait for room in :attr:`fd` (the tee then watches it)."""
+
+    def drain(self) -> None:
+        """Write into :attr:`fd` what waits, as far as it takes it now."""
 
 
 class Tee:
@@ -191,7 +200,7 @@ class Tee:
         self.mode = "plain"
         self._copy: tuple[int, int] | None = None  # (read fd, write fd) of the private pipe
         self._hand = True  # the current chunk is in ``buf`` (not only in the feed's pipe)
-        self._done: asyncio.Future[str] | None = None
+        self._wake: tuple[int, int] | None = None  # (read, write): stop() wakes the copy's poll
         self._stopped = False
         #: why the output refused the stream, when :meth:`run` returned :data:`WRITE_ERROR`
         self.write_error: OSError | None = None
@@ -204,10 +213,13 @@ class Tee:
         return WRITE_ERROR
 
     def stop(self) -> None:
-        """End the copy after the current chunk."""
+        """End the copy after the current chunk (called on the event loop's thread)."""
         self._stopped = True
-        if self._done is not None and not self._done.done():
-            self._done.set_result(STOPPED)
+        if self._wake is not None:
+            try:
+                os.write(self._wake[1], b"x")
+            except OSError:  # the copy has ended and closed it
+                pass
 
     # -- plain read/write
 
@@ -238,7 +250,7 @@ class Tee:
             cap = fcntl.fcntl(w, _F_GETPIPE_SZ)
         except OSError:
             cap = 65536
-        self._span = min(cap, len(self.buf))
+        self._span = ctypes.c_size_t(min(cap, len(self.buf)))  # converted once, not per call
         self._copy = (r, w)
         self.mode = "zero-copy"
 
@@ -253,7 +265,7 @@ class Tee:
         copy_r, copy_w = self._copy  # type: ignore[misc]
         feed = self.feed
         if feed is not None and feed.direct():  # straight into the decoding process's pipe
-            n = _TEE(self.fd_in, feed.fd, self._span, _NONBLOCK)  # type: ignore[misc]
+            n = _TEE(self.fd_in, feed.fd, self._span, _TEE_NONBLOCK)  # type: ignore[misc]
             if n > 0:
                 feed.fed(n)
                 self._chunk = self._left = n
@@ -269,7 +281,7 @@ class Tee:
                 return self._step_plain()
             # EAGAIN: the feed is full (the input is readable); EPIPE: its reader is gone —
             # the private copy below hands the chunk to feed.chunk, which decides
-        n = _TEE(self.fd_in, copy_w, self._span, 0)  # type: ignore[misc]
+        n = _TEE(self.fd_in, copy_w, self._span, _TEE_BLOCK)  # type: ignore[misc]
         if n < 0:
             err = ctypes.get_errno()
             if err in (errno.EAGAIN, errno.EINTR):
@@ -292,8 +304,8 @@ class Tee:
 
     def _push(self) -> str | None:
         """Splice the rest of the current chunk to the output without blocking: :data:`WAIT`
-        when the output is full (the caller watches it and calls again), so a stuck reader never
-        holds the event loop, and a signal still ends the run."""
+        when the output is full (the caller waits for its room and calls again), so a stuck
+        reader never keeps :meth:`stop` from ending the run."""
         n = self._chunk
         try:
             while self._left:
@@ -302,10 +314,7 @@ class Tee:
                 except InterruptedError:
                     pass
                 except BlockingIOError:
-                    # a reader that is merely slower is waited for here (cheaper than a round
-                    # trip through the loop); one that stays stuck hands the wait to the loop
-                    if not select.select([], [self.fd_out], [], BRIEF_WAIT_S)[1]:
-                        return WAIT
+                    return WAIT
         except OSError as exc:
             if exc.errno != errno.EINVAL:
                 return self._write_failed(exc)
@@ -332,56 +341,98 @@ class Tee:
         return self._step_plain() if self._copy is None else self._step_zero_copy()
 
     async def run(self) -> str:
+        """Copy until the end (see the class doc for the result), on a thread of its own: the
+        event loop stays free for signals and the wrapped command, and each write costs one
+        ``poll`` and the copy's own system calls, not a pass through the loop."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str] = loop.create_future()
+
+        def settle(result: str | None, exc: BaseException | None) -> None:
+            if exc is not None:
+                done.set_exception(exc)
+            else:
+                done.set_result(result)  # type: ignore[arg-type]
+
+        def copy() -> None:
+            try:
+                result, exc = self._copy_all(), None
+            except BaseException as err:  # noqa: BLE001 - raised again by run, on the loop
+                result, exc = None, err
+            loop.call_soon_threadsafe(settle, result, exc)
+
+        self._wake = os.pipe()
+        try:
+            threading.Thread(target=copy, name="otelbridge-tee", daemon=True).start()
+            return await done
+        finally:
+            for fd in self._wake:
+                os.close(fd)
+            self._wake = None
+
+    def _copy_all(self) -> str:
         widen_pipe(self.fd_in)
         widen_pipe(self.fd_out)
         try:
-            if pollable(self.fd_in):
-                if self.zero_copy is not False and zero_copy_possible(self.fd_in, self.fd_out):
-                    self._open_copy()
-                return await self._run_polled()
-            return await self._run_plain()
+            if not pollable(self.fd_in):  # a regular file or /dev/null: never waits
+                while not self._stopped:
+                    result = self._step_plain()
+                    if result is not None:
+                        return result
+                return STOPPED
+            if self.zero_copy is not False and zero_copy_possible(self.fd_in, self.fd_out):
+                self._open_copy()
+            return self._copy_polled()
         finally:
             self._close_copy()
 
-    async def _run_polled(self) -> str:
-        loop = asyncio.get_running_loop()
-        self._done = loop.create_future()
-        if self._stopped:  # stopped before it ran (a signal during start-up)
+    def _copy_polled(self) -> str:
+        """Wait for the input (or, while a chunk waits for room, the output), the feed's room
+        while it keeps a backlog, and :meth:`stop`; copy; again. The usual round (only the
+        input ready) runs the fewest steps: at a CLI's pace each round starts with cold caches."""
+        feed = self.feed
+        fd_in, stop_r = self.fd_in, self._wake[0]  # type: ignore[index]
+        poller = select.poll()
+        poller.register(stop_r, select.POLLIN)
+        poller.register(fd_in, select.POLLIN)
+        poll, step = poller.poll, self._step
+        if self._stopped:  # stopped before the copy began
             return STOPPED
-
-        def end(result: str) -> None:
-            if not self._done.done():
-                self._done.set_result(result)
-
-        def readable() -> None:
-            result = self._step()
-            if result == WAIT:  # output full: watch it instead of the input until it drains
-                loop.remove_reader(self.fd_in)
-                loop.add_writer(self.fd_out, writable)
-            elif result is not None:
-                end(result)
-
-        def writable() -> None:
-            result = self._push()
-            if result == WAIT:
-                return
-            loop.remove_writer(self.fd_out)
-            if result is None:
-                loop.add_reader(self.fd_in, readable)
+        waiting = False  # the current chunk waits for the output's room
+        feeding = False  # feed.fd is watched: its backlog waits for room
+        while True:
+            ready = poll()
+            if len(ready) == 1 and ready[0][0] == fd_in:
+                result = step()
+                if result is None and not self._hand:
+                    continue
             else:
-                end(result)
-
-        loop.add_reader(self.fd_in, readable)
-        try:
-            return await self._done
-        finally:
-            loop.remove_reader(self.fd_in)
-            loop.remove_writer(self.fd_out)
-
-    async def _run_plain(self) -> str:
-        while not self._stopped:
-            result = self._step_plain()
-            if result is not None:
+                fds = [fd for fd, _ in ready]
+                if stop_r in fds:
+                    return STOPPED
+                if feeding and feed.fd in fds:  # type: ignore[union-attr]
+                    feed.drain()  # type: ignore[union-attr]
+                if waiting and self.fd_out in fds:
+                    result = self._push()
+                elif not waiting and fd_in in fds:
+                    result = step()
+                else:
+                    result = None
+            if self._stopped:
+                return STOPPED
+            if result == WAIT:
+                if not waiting:
+                    poller.unregister(fd_in)
+                    poller.register(self.fd_out, select.POLLOUT)
+                    waiting = True
+            elif result is not None:
                 return result
-            await asyncio.sleep(0)
-        return STOPPED
+            elif waiting:
+                poller.unregister(self.fd_out)
+                poller.register(fd_in, select.POLLIN)
+                waiting = False
+            if feed is not None and feed.backlogged() != feeding:
+                feeding = not feeding
+                if feeding:
+                    poller.register(feed.fd, select.POLLOUT)
+                else:
+                    poller.unregister(feed.fd)
