@@ -57,6 +57,14 @@ def plain_tee(args: list[str]) -> bool:
     return i == len(args)
 
 
+def pipe_room(fd: int, size: int) -> int:
+    """Bytes the pipe ``fd`` (of capacity ``size``) takes now without blocking: whole free
+    pages, less one kept spare for a partly read first page. Raises ``OSError`` (no
+    ``FIONREAD``)."""
+    unread = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+    return max(0, (size - unread) // PAGE - 2) * PAGE
+
+
 def _fifo(fd: int) -> bool:
     try:
         return stat.S_ISFIFO(os.fstat(fd).st_mode)
@@ -83,19 +91,13 @@ class EarlyTee:
         self._done.acquire()
         _thread.start_new_thread(self._run, ())
 
-    def _room(self) -> int:
-        """Bytes stdout's pipe takes now without blocking (whole free pages, one kept spare
-        for a partly read first page): a stuck reader never holds this thread, so
-        :meth:`stop` never waits on it."""
-        unread = int.from_bytes(fcntl.ioctl(1, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
-        return max(0, (self._out_size - unread) // PAGE - 2) * PAGE
 
     def _run(self) -> None:
         buf = bytearray(READ)
         view = memoryview(buf)
         try:
             while self.passed + READ <= self.limit:
-                room = self._room()
+                room = pipe_room(1, self._out_size)  # a stuck reader never holds this thread
                 if not room:  # stdout is full: wait for its reader (or for stop)
                     if self._stop_r in select.select([self._stop_r], [1], [])[0]:
                         return

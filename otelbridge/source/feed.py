@@ -234,6 +234,8 @@ class DecoderFeed:
                 self._backlog.popleft()
                 continue
             n = self._write(item)
+            if self._gone:  # the decoding process is gone: nothing more to write
+                break
             if n == 0:
                 return False
             self._backlog_bytes -= n

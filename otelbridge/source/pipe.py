@@ -18,12 +18,14 @@ the chunk goes there instead of to ``on_chunk``: by ``tee(2)`` straight into ``f
 the feed is :meth:`~Feed.direct` and takes it at once, else read by hand, passed through, and
 given to :meth:`Feed.chunk`, which never waits either (it queues or skips).
 
-The copy runs on a thread of its own (:meth:`Tee.run`): it waits in ``poll`` for the input
-(pipes, sockets, terminals; a regular file or a character device such as ``/dev/null``, which
-``poll`` reports always ready, is read in a plain loop), for the output's room while a chunk
-waits for it, for the feed's room while the feed keeps a backlog, and for :meth:`Tee.stop`. A
-write then costs the wake-up and the copy's own system calls; the event loop, on the main
-thread, keeps signals and the wrapped command.
+The copy runs on a thread of its own (:meth:`Tee.run`): it waits in ``poll`` for the input (a
+regular file or ``/dev/null`` is always ready), for the output's room while a chunk waits for
+it, for the feed's room while the feed keeps a backlog, and for :meth:`Tee.stop`. A write then
+costs the wake-up and the copy's own system calls; the event loop, on the main thread, keeps
+signals and the wrapped command. No write into a pipe blocks (``splice`` is non-blocking, a
+plain read takes no more than the output pipe has room for), so a stuck reader never keeps
+:meth:`Tee.stop` from ending the run; a socket or a terminal as the output can still hold a
+plain write.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..stats import Stats
+from .early import pipe_room
 
 CHUNK = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -54,15 +57,6 @@ WRITE_ERROR = "write-error"
 #: A step's result while the output is full (zero-copy path): wait until it is writable.
 WAIT = "wait"
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
-
-
-def pollable(fd: int) -> bool:
-    """True when ``fd`` is a FIFO, socket or terminal (the loop can watch it)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def _is(fd: int, *tests: Callable[[int], bool]) -> bool:
@@ -200,6 +194,8 @@ class Tee:
         self.mode = "plain"
         self._copy: tuple[int, int] | None = None  # (read fd, write fd) of the private pipe
         self._hand = True  # the current chunk is in ``buf`` (not only in the feed's pipe)
+        self._left = 0  # bytes of the current chunk not yet spliced to the output
+        self._out_size = 0  # the output pipe's capacity (plain path), 0 when not a pipe
         self._wake: tuple[int, int] | None = None  # (read, write): stop() wakes the copy's poll
         self._stopped = False
         #: why the output refused the stream, when :meth:`run` returned :data:`WRITE_ERROR`
@@ -224,9 +220,20 @@ class Tee:
     # -- plain read/write
 
     def _step_plain(self) -> str | None:
-        """Read, write and hand on one chunk; a result string ends the copy."""
+        """Read, write and hand on one chunk; a result string ends the copy. Into a pipe, no
+        more is read than it takes now, so that the write never blocks: :data:`WAIT` while
+        it is full (the caller waits for its room and calls again)."""
+        view = self.view
+        if self._out_size:
+            try:
+                room = pipe_room(self.fd_out, self._out_size)
+            except OSError:
+                room = len(view)
+            if not room:
+                return WAIT
+            view = view[:room]
         try:
-            n = os.readv(self.fd_in, [self.buf])
+            n = os.readv(self.fd_in, [view])
         except (BlockingIOError, InterruptedError):
             return None
         except OSError:
@@ -372,13 +379,12 @@ class Tee:
     def _copy_all(self) -> str:
         widen_pipe(self.fd_in)
         widen_pipe(self.fd_out)
+        if _is(self.fd_out, stat.S_ISFIFO):
+            try:
+                self._out_size = fcntl.fcntl(self.fd_out, _F_GETPIPE_SZ)
+            except OSError:  # no F_GETPIPE_SZ: plain writes may block
+                pass
         try:
-            if not pollable(self.fd_in):  # a regular file or /dev/null: never waits
-                while not self._stopped:
-                    result = self._step_plain()
-                    if result is not None:
-                        return result
-                return STOPPED
             if self.zero_copy is not False and zero_copy_possible(self.fd_in, self.fd_out):
                 self._open_copy()
             return self._copy_polled()
@@ -411,12 +417,13 @@ class Tee:
                     return STOPPED
                 if feeding and feed.fd in fds:  # type: ignore[union-attr]
                     feed.drain()  # type: ignore[union-attr]
-                if waiting and self.fd_out in fds:
-                    result = self._push()
-                elif not waiting and fd_in in fds:
-                    result = step()
+                if waiting:  # a chunk spliced in part (zero-copy), or none read yet (plain)
+                    if self.fd_out not in fds:
+                        result = WAIT
+                    else:
+                        result = self._push() if self._left else step()
                 else:
-                    result = None
+                    result = step() if fd_in in fds else None
             if self._stopped:
                 return STOPPED
             if result == WAIT:

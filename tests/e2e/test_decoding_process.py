@@ -235,3 +235,65 @@ def test_without_fork_the_stream_passes_untraced_and_says_so(tmp_path):
     n = lines.count(b"\n")
     assert (stats["bytes"], stats["lines"], stats["lines_not_decoded"], stats["spans_started"]) == (
         len(lines), n, n, 0)
+
+
+SLOW_READER = (
+    "import os, sys, time\n"
+    "out = open(sys.argv[1], 'wb')\n"
+    "while data := os.read(0, 262144):\n"
+    "    out.write(data)\n"
+    "    time.sleep(0.002)\n"
+)
+
+
+def slow_reader_run(tmp_path, data: bytes, kill_decoder_after_s: float | None = None):
+    """``otelbridge --exporter none -- cat FILE`` (``data``) into a reader that takes 256 KiB
+    every 2 ms, so that chunks wait for the output while the decoding process keeps a backlog;
+    with ``kill_decoder_after_s``, the decoding process is killed then. Returns (exit status,
+    what the reader got, stats, stderr)."""
+    src, out, stats = tmp_path / "in.jsonl", tmp_path / "out", tmp_path / "stats.json"
+    src.write_bytes(data)
+    reader = subprocess.Popen([sys.executable, "-c", SLOW_READER, str(out)], stdin=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none", "--stats-json",
+                             str(stats), "--", "cat", str(src)], stdout=reader.stdin,
+                            stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+    reader.stdin.close()
+    if kill_decoder_after_s is not None:
+        decoder = decoding_process(proc.pid)
+        time.sleep(kill_decoder_after_s)
+        os.kill(decoder, signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    reader.wait(30)
+    got = out.read_bytes()
+    return proc.returncode, got, json.loads(stats.read_text()) if stats.exists() else None, err.decode()
+
+
+def repeated_recording(times: int) -> bytes:
+    from tests.conftest import FIXTURES
+
+    path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    if not path.is_file():
+        pytest.skip("../shared/fixtures not present")
+    return path.read_bytes() * times
+
+
+def test_a_slow_reader_and_a_backlog_together_lose_no_byte_and_count_every_line(tmp_path):
+    """The output makes chunks wait while the data pipe is full: a chunk waiting for the output
+    is finished before the next is read — every byte counted once, every line decoded or counted
+    as not decoded, none torn into bad lines."""
+    data = repeated_recording(100)  # 21 MB, 7,800 lines
+    code, got, stats, err = slow_reader_run(tmp_path, data)
+    assert code == 0, err
+    assert got == data
+    lines = data.count(b"\n")
+    assert (stats["bytes"], stats["lines"], stats["bad_lines"]) == (len(data), lines, 0)
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == lines
+
+
+def test_a_decoding_process_killed_while_a_backlog_is_kept_costs_the_traces_only(tmp_path):
+    data = repeated_recording(200)  # 42 MB
+    code, got, stats, err = slow_reader_run(tmp_path, data, kill_decoder_after_s=0.3)
+    assert code == 0, err
+    assert got == data
+    assert "Traceback" not in err
+    assert "decoding process" in err

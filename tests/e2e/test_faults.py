@@ -440,6 +440,31 @@ def test_sigterm_while_the_reader_is_stuck():
     assert ("invoke_workflow wf-stuck", "interrupted by SIGTERM") in interrupted_events(spans)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe room is read on Linux")
+def test_sigterm_while_the_reader_is_stuck_and_stdin_is_a_file(tmp_path):
+    """stdin a regular file (the plain read/write path), stdout a pipe nobody reads: the tee
+    never blocks in a write, so SIGTERM ends the run at once, as it would GNU tee."""
+    recording = tmp_path / "big.jsonl"
+    recording.write_bytes(b'{"type":"assistant","n":1}\n' * 400_000)  # ~10 MB: far past any pipe
+    with recording.open("rb") as stdin:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none"],
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=clean_env(), cwd=ROOT)
+    try:
+        assert proc.stdout.read(1000)  # the stream flows; from now on nobody reads it
+        time.sleep(0.5)  # the output pipe fills up
+        proc.send_signal(signal.SIGTERM)
+        t = time.monotonic()
+        code = proc.wait(10)
+        took = time.monotonic() - t
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert code == 128 + signal.SIGTERM
+    assert took < 5  # not held until a reader reads: nobody ever does
+
+
 def _write_until_broken(stdin) -> None:
     try:
         for _ in range(100_000):  # bounded: ~100 MB at most
