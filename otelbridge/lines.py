@@ -13,6 +13,7 @@ already passed through in full).
 
 from __future__ import annotations
 
+import io
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
@@ -27,6 +28,22 @@ except ImportError:  # pragma: no cover - depends on the platform
 from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
 
 _NL = b"\n"
+#: Average line length (bytes) above which :func:`count_lines` counts by lines rather than by
+#: bytes: where ``BytesIO.readlines`` overtakes ``bytes.count`` (measured: 5× slower at 20-byte
+#: lines, 3× faster at the ~400-byte lines of a stream-json stream, 5× at 2 KB).
+LONG_LINE_BYTES = 128
+
+
+def count_lines(buf: bytes | bytearray, n: int, long_lines: bool) -> int:
+    """The ``\\n`` in ``buf[:n]``. ``bytes.count`` tests every byte (~8 instructions a byte);
+    with ``long_lines`` they are found by ``BytesIO.readlines``, which jumps from one to the next
+    with ``memchr`` (its copy of the chunk and the lines it makes cost less where lines are
+    long)."""
+    if not long_lines:
+        return buf.count(_NL, 0, n)
+    with memoryview(buf) as view, view[:n] as part:  # released: the tee reuses its buffer
+        lines = io.BytesIO(part).readlines()
+    return len(lines) - (1 if lines and lines[-1][-1:] != _NL else 0)
 
 
 class Gap(NamedTuple):
@@ -188,7 +205,7 @@ class LineSplitter:
     """
 
     __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_broken",
-                 "_scanner")
+                 "_scanner", "_long_lines")
 
     def __init__(
         self,
@@ -206,6 +223,8 @@ class LineSplitter:
         self._overlong = False
         #: bytes so far of a line cut by a :class:`Gap` (``None``: the current line is whole)
         self._broken: int | None = None
+        #: the last chunk's lines were long on average (how :func:`count_lines` counts the next)
+        self._long_lines = False
 
     def feed(self, buf: bytes | bytearray, n: int) -> None:
         """Take ``buf[0:n]``: count its lines and offer the complete, marked ones."""
@@ -213,7 +232,9 @@ class LineSplitter:
         if first < 0:
             self._hold(buf, 0, n)
             return
-        self._stats.lines += buf.count(_NL, 0, n)
+        lines = count_lines(buf, n, self._long_lines)
+        self._long_lines = n > LONG_LINE_BYTES * lines
+        self._stats.lines += lines
         start = 0
         if self._pending or self._overlong or self._broken is not None:
             self._hold(buf, 0, first)

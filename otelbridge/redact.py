@@ -278,18 +278,20 @@ class Redactor:
             return out
         scan, limit, keys, known = self.scan, self.max_length, self._keys, self._memo.items
         for key, value in attrs.items():
-            if key in JSON_ATTRIBUTES and isinstance(value, str):
-                value = self.json_text(value, limit)
-                if value is None:
-                    continue
-            elif isinstance(value, str):
-                value = known.get(value) or scan(value)
-                if value is None:
-                    continue
-                if len(value) > limit:
-                    value = _cap(value, limit)
-            elif type(value) in _NUMBERS:  # as they are (the sequence test costs more)
+            kind = type(value)  # exact types first: one test for the common values
+            if kind in _NUMBERS:
                 pass
+            elif kind is str or isinstance(value, str):
+                if key in JSON_ATTRIBUTES:
+                    value = self.json_text(value, limit)
+                    if value is None:
+                        continue
+                else:
+                    value = known.get(value) or scan(value)
+                    if value is None:
+                        continue
+                    if len(value) > limit:
+                        value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
                                      for v in (_flag_values(value) if self._flags else value))

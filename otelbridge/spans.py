@@ -53,6 +53,7 @@ from opentelemetry.trace.span import TraceFlags, TraceState
 
 import posixpath
 from collections.abc import Callable
+from operator import length_hint
 
 from . import __version__, redact
 from .events import CLIENT, SpanEvent, SpanLink, SpanRecord
@@ -218,18 +219,18 @@ _STR_ONLY = frozenset({str})
 def _plain(attrs: dict, max_count: int | None, max_len: int | None) -> bool:
     """Whether ``attrs`` is what ``BoundedAttributes`` would hold unchanged: at most
     ``max_count`` items, non-empty ``str`` keys, ``str`` values of at most ``max_len``
-    characters, ``bool``/``int``/``float`` values. (Set passes over ``map``: no Python-level
-    loop per attribute.)"""
+    characters, ``bool``/``int``/``float`` values. (C-level passes over ``map``, no Python-level
+    loop per attribute: ``length_hint`` is a string's length and 0 for a number.)"""
     if max_count is not None and len(attrs) > max_count:
         return False
+    if not attrs:
+        return True
     values = attrs.values()
-    types = set(map(type, values))
-    if not types <= _PLAIN_TYPES:
+    if not _PLAIN_TYPES.issuperset(map(type, values)):
         return False
-    if max_len is not None and str in types and max(
-            len(v) for v in values if type(v) is str) > max_len:
+    if max_len is not None and max(map(length_hint, values)) > max_len:
         return False
-    return not attrs or ("" not in attrs and set(map(type, attrs)) == _STR_ONLY)
+    return "" not in attrs and _STR_ONLY.issuperset(map(type, attrs))
 
 
 class SpanBuilder:

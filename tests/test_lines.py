@@ -127,3 +127,25 @@ def _lines(buf: bytes, start: int, last: int):
         end = buf.index(b"\n", pos)
         yield pos, end
         pos = end + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(buf=st.binary(max_size=300).map(lambda b: b.replace(b"a", b"\n")), data=st.data())
+def test_count_lines_counts_newlines_either_way(buf, data):
+    n = data.draw(st.integers(min_value=0, max_value=len(buf)))
+    held = bytearray(buf + b"tail\n")  # a reused buffer: only buf[:n] counts
+    for long_lines in (False, True):
+        assert lines.count_lines(held, n, long_lines) == buf[:n].count(b"\n")
+    held += b"more"  # no view of it is left behind (the tee resizes its buffer)
+
+
+def test_the_splitter_counts_every_line_whatever_their_length():
+    stats = Stats()
+    splitter = LineSplitter([b"subtype"], lambda line: None, stats)
+    long = b'{"x":"' + b"y" * 500 + b'"}\n'
+    chunks = [long * 100, b"ok\n" * 1000, long * 3 + b"cut", b"\n" * 7, b"short\n" * 50]
+    for chunk in chunks:
+        buf = bytearray(chunk) + bytearray(64)  # a chunk in a larger buffer
+        splitter.feed(buf, len(chunk))
+    splitter.close()
+    assert stats.lines == sum(c.count(b"\n") for c in chunks)

@@ -437,3 +437,41 @@ def test_message_lists_stay_json_redacted_and_cut_inside():
     assert "gen_ai.output.messages" not in Redactor.build(max_length=20).attributes(
         {"gen_ai.output.messages": value})
     assert safe.attributes({"gen_ai.input.messages": "not json " * 30})["gen_ai.input.messages"].endswith("…")
+
+
+# --------------------------------------------------------------------------- pre-tests
+
+def _without_pre_tests(pattern):
+    from otelbridge.secrets import Pattern
+
+    return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires)
+
+
+PRE_TESTED = [p for p in redact.DEFAULT_PATTERNS if p._pre_source is not None]
+#: keys spelt with what ``re`` folds to an ASCII letter in any case (Kelvin sign, long s, dotless
+#: i), keys on the next line, escaped quotes, and near misses
+CASE_FOLDS = [
+    "api_\u212aey: hunter2", "\u017fecret=abc123", "PA\u017f\u017fWORD = x y", "my_tokens: 12",
+    "password:\n  hunter2", "token:\\n    abc", "{\\\"clientSecret\\\": \\\"s3\\\"}", "auth  :  x",
+    "token workflow: export", "sig.v2-x='q r'", "\u0130D_TOKEN=1", "dsn:\r\n  postgres://u:p@h",
+]
+
+
+def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
+    assert len(PRE_TESTED) == 2  # the two key patterns (key: value, and YAML's next line)
+    texts = [f["text"] for f in FORMS] + CASE_FOLDS
+    for pattern in PRE_TESTED:
+        plain = _without_pre_tests(pattern)
+        changed = 0
+        for text in texts:
+            assert pattern.sub(text) == plain.sub(text), (pattern, text)
+            changed += plain.sub(text) != text
+        assert changed >= 5  # the corpus does exercise the pattern
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aKkSsTtPpoewrdn_-.:=\"' \t\n\\/\u212a\u017f\u0131xy1")),
+               max_size=40))
+def test_a_pattern_s_pre_test_agrees_on_generated_text(text):
+    for pattern in PRE_TESTED:
+        assert pattern.sub(text) == _without_pre_tests(pattern).sub(text)

@@ -343,6 +343,8 @@ def test_a_span_the_sampler_drops_reaches_no_processor():
     ({"a": "x", "n": 1, "f": 2.5}, True),
     ({"b": True, "c": "x" * 10}, True),
     ({"a": "x" * 11}, False),  # longer than the limit
+    ({"n": 10**20, "s": "x"}, True),  # a number is never cut, however many digits
+    ({"a": type("S", (str,), {})("x")}, False),  # not exactly str: BoundedAttributes decides
     ({"a": [1, 2]}, False),  # a sequence: BoundedAttributes makes it a tuple
     ({"": "x"}, False),
     ({5: "x"}, False),
