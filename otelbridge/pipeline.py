@@ -190,13 +190,15 @@ class Pipeline:
     ``stream_timers``: they run on the stream's own clock instead (``replay``). ``last``: the
     sink after the builder and report, made from the exporters (:class:`WaitForExporters`,
     :class:`PaceExporters`). ``hold``: wraps the sinks (``follow`` holds a workflow's records
-    until it ends)."""
+    until it ends). ``wall``: the clock's wall time, epoch ns (live: when the bytes being decoded
+    passed the tee, :class:`~otelbridge.source.arrivals.ArrivalClock`)."""
 
     def __init__(self, cfg: Config, stats: Stats, *, report: Report | None = None,
                  call_later: Callable[[float, Callable[[], None]], Any] | None = None,
                  stream_timers: bool = False,
                  last: Callable[[Exporters], SpanSink] | None = None,
-                 hold: Callable[[SpanSink], SpanSink] | None = None) -> None:
+                 hold: Callable[[SpanSink], SpanSink] | None = None,
+                 wall: Callable[[], int] = time.time_ns) -> None:
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -223,6 +225,7 @@ class Pipeline:
         self.sink: SpanSink = hold(sink) if hold is not None else sink
         self._call_later = call_later
         self._stream_timers = stream_timers
+        self._wall = wall
         self.exit_code = 0
         self.timers: StreamTimers | None = None
         self.splitter: LineSplitter | None = None
@@ -260,7 +263,7 @@ class Pipeline:
         """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
         same exporters and report (``replay`` calls it once per file)."""
         cfg = self.cfg
-        clock = Clock(cfg.clock)
+        clock = Clock(cfg.clock, wall=self._wall)
         self.timers = StreamTimers(clock) if self._stream_timers else None
         self.tracker = Tracker(
             Context(

@@ -37,6 +37,7 @@ from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say
 from ..source import REASON_TEE_GONE
+from ..source.arrivals import ArrivalClock, Arrivals
 from ..stats import Stats, counts_and_exit_code
 from . import install_loop
 
@@ -52,10 +53,12 @@ READ_SIZE = 128 * 1024
 
 #: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for up to
 #: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
-#: once; only the decoding waits). A burst fills every read and is never paused.
+#: once; only the decoding waits, and its lines keep the times they passed the tee at:
+#: :mod:`otelbridge.source.arrivals`). A burst fills every read and is never paused.
 SMALL_READ = 16 * 1024
-#: Seconds reading pauses after a small read at most (the end of input resumes it at once) ...
-PAUSE_S = 0.05
+#: Seconds reading pauses after a small read at most (the end of input resumes it at once):
+#: spans leave at most this much later ...
+PAUSE_S = 0.25
 #: ... and no longer than the stream's recent rate takes to bring this many bytes (a fraction
 #: of the 1 MiB pipe: a pause never makes the tee keep a backlog).
 PAUSE_BYTES = 128 * 1024
@@ -146,11 +149,14 @@ class LiveDecoder:
 
     def __init__(self, cfg: Config, stats: Stats,
                  call_later: Callable[[float, Callable[[], None]], object],
-                 on_ready: Callable[[Pipeline | None], None] = lambda _: None) -> None:
+                 on_ready: Callable[[Pipeline | None], None] = lambda _: None,
+                 clock: ArrivalClock | None = None) -> None:
         self.cfg = cfg
         self.stats = stats
         self._call_later = call_later
         self._on_ready = on_ready
+        #: the wall clock of the pipeline's :class:`~otelbridge.clock.Clock`
+        self.clock = clock if clock is not None else ArrivalClock()
         #: half-way to the deadline: chunks from then on are counted as not decoded, and no wait
         #: for the exporters goes past it (at the end it moves to the deadline itself)
         self.cut: Deadline | None = None
@@ -175,7 +181,7 @@ class LiveDecoder:
             configure_logging()
             self.pipeline = Pipeline(
                 cfg, self.stats, report=Report(cfg, say), call_later=self._call_later,
-                last=lambda exporters: PaceExporters(exporters, lambda: self.cut))
+                last=lambda exporters: PaceExporters(exporters, lambda: self.cut), wall=self.clock)
         except Exception as exc:  # a bug: an exporter that cannot be made is left out by Exporters
             log.warning("cannot set up tracing, passing the stream through only (its lines "
                         "counted as not decoded): %s", exc)
@@ -250,17 +256,20 @@ def _give_back_memory() -> None:
         pass
 
 
-def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool = False) -> int:
+def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool = False,
+          arrivals: Arrivals | None = None) -> int:
     """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
-    from ``ctl_fd``) until its end, then end every span, flush by the deadline, report, write
-    ``{"exit": N}`` to ``result_fd`` and return N. It sets up at once, writing ``{"ready": ...}``
-    (the wrapper waits for it), unless ``input_over`` (the tee's input held nothing and had
-    ended when it forked): then at the first byte, or at the end (:meth:`LiveDecoder.settle`)."""
+    from ``ctl_fd``; when each byte passed the tee from ``arrivals``) until its end, then end
+    every span, flush by the deadline, report, write ``{"exit": N}`` to ``result_fd`` and return
+    N. It sets up at once, writing ``{"ready": ...}`` (the wrapper waits for it), unless
+    ``input_over`` (the tee's input held nothing and had ended when it forked): then at the
+    first byte, or at the end (:meth:`LiveDecoder.settle`)."""
     install_loop()
-    return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd, input_over))
+    return asyncio.run(_serve(cfg, data_fd, ctl_fd, result_fd, input_over, arrivals))
 
 
-async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool) -> int:
+async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool,
+                 arrivals: Arrivals | None) -> int:
     loop = asyncio.get_running_loop()
 
     def write_result(message: dict) -> None:
@@ -278,7 +287,8 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         write_result({"ready": pipeline.run_link() if pipeline is not None else None})
         loop.call_later(REST_AFTER_S, _give_back_memory)  # a run over by then never pays it
 
-    decoder = LiveDecoder(cfg, stats, loop.call_later, on_ready)
+    clock = ArrivalClock()
+    decoder = LiveDecoder(cfg, stats, loop.call_later, on_ready, clock)
     if not input_over or cfg.command:
         decoder.set_up()
     control = Control(ctl_fd)
@@ -298,17 +308,28 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
     buf = bytearray(READ_SIZE)
 
     def apply(data: bytes | bytearray, n: int) -> None:
-        """``data[:n]`` follows data-pipe byte ``offset``: decode it, with the gaps known up to
-        its end in their places (a gap at an offset comes before the data from that offset on)."""
-        pos, end = 0, offset + n
+        """``data[:n]`` follows data-pipe byte ``offset``: decode it piece by piece, each dated by
+        when it passed the tee, with the gaps known up to its end in their places (a gap at an
+        offset comes before the data from that offset on)."""
+        pos = 0
+        pieces = arrivals.pieces(offset, offset + n) if arrivals is not None and n else ((offset + n, None),)
+        for piece_end, passed_ns in pieces:
+            clock.at = passed_ns
+            pos = take(data, pos, piece_end - offset)
+        clock.at = None
+
+    def take(data: bytes | bytearray, pos: int, upto: int) -> int:
+        """Decode ``data[pos:upto]`` and the gaps up to its end; returns ``upto``."""
+        end = offset + upto
         while control.gaps and control.gaps[0][0] <= end:
             at = max(control.gaps[0][0] - offset, 0)
             if at > pos:
                 decoder.chunk(data[pos:at], at - pos)
                 pos = at
             decoder.gap(control.gaps.popleft()[1])
-        if pos < n:
-            decoder.chunk(data[pos:n], n - pos) if pos else decoder.chunk(data, n)
+        if pos < upto:
+            decoder.chunk(data[pos:upto], upto - pos) if pos else decoder.chunk(data, upto)
+        return upto
 
     paused: asyncio.TimerHandle | None = None
     since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began

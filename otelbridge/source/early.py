@@ -22,6 +22,7 @@ import select
 import stat
 import sys
 import termios
+import time
 
 #: The tee's options that take a value (``--opt VALUE``), as ``otelbridge.cli`` defines them.
 VALUE_OPTIONS = frozenset({
@@ -86,6 +87,8 @@ class EarlyTee:
         self.limit = min(LIMIT, capacity - READ)
         self._out_size = fcntl.fcntl(1, F_GETPIPE_SZ)  # OSError: no early tee
         self.passed = 0
+        #: when the first chunk passed (epoch ns), if one did
+        self.first_ns: int | None = None
         self._stop_r, self._stop_w = os.pipe()
         self._done = _thread.allocate_lock()
         self._done.acquire()
@@ -107,6 +110,8 @@ class EarlyTee:
                 n = os.readv(0, [view[:min(room, READ)]])
                 if n <= 0:
                     return  # the end of input: the tee meets it too
+                if not self.passed:
+                    self.first_ns = time.time_ns()
                 for fd in (1, self.data_w):  # the stream first; neither can block
                     chunk = view[:n]
                     while chunk:

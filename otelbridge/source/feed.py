@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from ..deadline import Deadline
 from ..lines import Gap, LinePosition, queue_gap
 from ..messages import say
+from .arrivals import Arrivals
 from .pipe import CHUNK, input_over, widen_pipe
 
 if TYPE_CHECKING:
@@ -68,8 +69,11 @@ class DecoderFeed:
     pipe's write end (non-blocking); what it cannot take at once waits in the backlog, written
     whenever the pipe has room (the tee watches it: :meth:`backlogged`), in order with the gaps."""
 
-    def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int) -> None:
+    def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int,
+                 arrivals: Arrivals | None = None) -> None:
         self.cfg = cfg
+        #: when each chunk passed, for the decoding process's clock
+        self._arrivals = arrivals if arrivals is not None else Arrivals()
         self.pid = pid
         self.fd = data_w
         self._ctl = ctl_w
@@ -99,6 +103,9 @@ class DecoderFeed:
             return None
         # stdin already over with nothing in it: the decoding process sets up only if it must
         over = not cfg.command and (early is None or not early.passed) and input_over(0)
+        arrivals = Arrivals()  # shared with the decoding process: made before the fork
+        if early is not None and early.passed:
+            arrivals.passed(0, early.first_ns)
         data = (early.data_r, early.data_w) if early is not None else os.pipe()
         fds = [*data, *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds
@@ -126,7 +133,7 @@ class DecoderFeed:
                 os.close(null)
                 from ..modes.live import serve
 
-                code = serve(cfg, data_r, ctl_r, res_w, over)
+                code = serve(cfg, data_r, ctl_r, res_w, over, arrivals)
             except BaseException as exc:  # noqa: BLE001 - nothing may escape into the tee's code
                 with contextlib.suppress(Exception):
                     sys.stderr.write(f"otelbridge: decoding process failed: {exc!r}\n")
@@ -137,7 +144,7 @@ class DecoderFeed:
             os.close(fd)
         os.set_blocking(data_w, False)
         os.set_blocking(ctl_w, False)
-        feed = cls(cfg, pid, data_w, ctl_w, res_r)
+        feed = cls(cfg, pid, data_w, ctl_w, res_r, arrivals)
         if early is not None and early.passed:
             feed.fed(early.passed)
             feed.passed_early = early.passed
@@ -175,6 +182,9 @@ class DecoderFeed:
     def direct(self) -> bool:
         return not self._backlog and not self._gone
 
+    def passing(self) -> None:
+        self._arrivals.passed(self.offset)
+
     def fed(self, n: int) -> None:
         self.offset += n
         self._position.unseen()
@@ -189,6 +199,7 @@ class DecoderFeed:
         if self._position.undecodable(buf, n):
             self._skip(Gap(n, 0, False))
             return
+        self._arrivals.passed(self.offset + self._backlog_bytes)  # where its bytes will be
         start = 0
         if not self._backlog:
             start = self._write(memoryview(buf)[:n])

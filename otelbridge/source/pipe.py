@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..stats import Stats
-from .early import pipe_room
+from .early import PAGE, pipe_room
 
 CHUNK = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -149,6 +149,9 @@ class Feed(Protocol):
     def direct(self) -> bool:
         """True when the next chunk may go straight into :attr:`fd` (nothing queued before it)."""
 
+    def passing(self) -> None:
+        """The next chunk passes now and goes straight into :attr:`fd` (said before it does)."""
+
     def fed(self, n: int) -> None:
         """``n`` more bytes went into :attr:`fd` by ``tee(2)``."""
 
@@ -219,10 +222,11 @@ class Tee:
 
     # -- plain read/write
 
-    def _step_plain(self) -> str | None:
+    def _step_plain(self, writable: bool = False) -> str | None:
         """Read, write and hand on one chunk; a result string ends the copy. Into a pipe, no
         more is read than it takes now, so that the write never blocks: :data:`WAIT` while
-        it is full (the caller waits for its room and calls again)."""
+        it is full (the caller waits for its room and calls again with ``writable``: ``poll``
+        saw a free page)."""
         view = self.view
         if self._out_size:
             try:
@@ -230,7 +234,9 @@ class Tee:
             except OSError:
                 room = len(view)
             if not room:
-                return WAIT
+                if not writable:
+                    return WAIT
+                room = PAGE  # a page fits in the free one poll saw (pipe_room keeps a margin)
             view = view[:room]
         try:
             n = os.readv(self.fd_in, [view])
@@ -272,6 +278,7 @@ class Tee:
         copy_r, copy_w = self._copy  # type: ignore[misc]
         feed = self.feed
         if feed is not None and feed.direct():  # straight into the decoding process's pipe
+            feed.passing()
             n = _TEE(self.fd_in, feed.fd, self._span, _TEE_NONBLOCK)  # type: ignore[misc]
             if n > 0:
                 feed.fed(n)
@@ -421,7 +428,7 @@ class Tee:
                     if self.fd_out not in fds:
                         result = WAIT
                     else:
-                        result = self._push() if self._left else step()
+                        result = self._push() if self._left else self._step_plain(writable=True)
                 else:
                     result = step() if fd_in in fds else None
             if self._stopped:

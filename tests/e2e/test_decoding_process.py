@@ -297,3 +297,43 @@ def test_a_decoding_process_killed_while_a_backlog_is_kept_costs_the_traces_only
     assert got == data
     assert "Traceback" not in err
     assert "decoding process" in err
+
+
+def test_a_line_is_dated_when_it_passed_not_when_decoding_reached_it():
+    """``--clock wall`` dates a line without a timestamp of its own by when it passed the tee:
+    while the decoding process is stopped (as if far behind), the lines that pass still get the
+    times they passed at, not the time decoding reached them a second later."""
+    from tests.receivers import HttpReceiver
+
+    init = b'{"type":"system","subtype":"init","session_id":"s1","model":"claude-opus-4-8","tools":[]}\n'
+    reply = (b'{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"claude-opus-4-8",'
+             b'"role":"assistant","content":[{"type":"text","text":"hi"}],'
+             b'"usage":{"input_tokens":5,"output_tokens":7}}}\n')
+    result = (b'{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":1,'
+              b'"result":"ok","usage":{"input_tokens":5,"output_tokens":7}}\n')
+    with HttpReceiver() as rx:
+        live = Live(["--clock", "wall", "--endpoint", rx.endpoint],
+                    env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
+        live.send([init])
+        live.wait_echo(1)
+        decoder = decoding_process(live.proc.pid)
+        os.kill(decoder, signal.SIGSTOP)
+        try:
+            reply_ns = time.time_ns()
+            live.send([reply])
+            time.sleep(0.4)
+            result_ns = time.time_ns()
+            live.send([result])
+            live.wait_echo(3)
+            time.sleep(1.0)  # decoding reaches both lines at least a second after they passed
+        finally:
+            os.kill(decoder, signal.SIGCONT)
+        live.close_and_wait()
+        spans = rx.received.wait_for(3, timeout=10)
+    assert live.proc.returncode == 0, live.stderr
+    by_name = {s.name: s for s in spans}
+    chat, agent = by_name["chat claude-opus-4-8"], by_name["invoke_agent agent"]
+    # passed right after the times taken before sending (a pipe and a poll away), far less
+    # than the second the stopped decoding process added
+    assert 0 <= chat.start_ns - reply_ns < 200_000_000
+    assert 0 <= agent.end_ns - result_ns < 200_000_000
