@@ -19,6 +19,9 @@ import time
 
 #: Records kept: a reader more than half of them behind loses the oldest.
 SLOTS = 4096
+#: Chunks that passed within this long of a piece's first (10 ms, in ns) join that piece, dated
+#: by the latest of them: a burst is decoded in a few pieces, not one per write.
+MERGE_NS = 10_000_000
 _RECORD = struct.Struct("=QQ")  # data-pipe offset, epoch ns
 _COUNT = struct.Struct("=Q")  # records written so far, at the head
 
@@ -49,9 +52,9 @@ class Arrivals:
 
     def pieces(self, start: int, end: int) -> list[tuple[int, int | None]]:
         """The data-pipe bytes ``[start, end)``, read (so their records are written), as
-        ``(piece end, ns)`` in order: the bytes of each piece passed at ``ns`` (epoch ns;
-        ``None``: no record says when — before the first one, or lost to a reader more than
-        :data:`SLOTS` chunks behind)."""
+        ``(piece end, ns)`` in order: the bytes of each piece passed at ``ns`` (epoch ns) or at
+        most :data:`MERGE_NS` before it; ``None``: no record says when (before the first one,
+        or lost to a reader far behind)."""
         mem, first = self._mem, self._next
         written = _COUNT.unpack_from(mem, 0)[0]
         if written - first > SLOTS // 2:  # far behind: the oldest may be being overwritten
@@ -70,10 +73,16 @@ class Arrivals:
         self._next = i
         out: list[tuple[int, int | None]] = []
         at, ns = self._current
+        first = ns  # when the current piece's first chunk passed
         for offset, next_ns in records:
-            if offset > start and offset > at:
+            if offset <= start or offset <= at:  # the piece's own record (or one taken again)
+                ns = first = next_ns
+            elif ns is not None and next_ns is not None and next_ns - first <= MERGE_NS:
+                ns = next_ns  # the same piece, dated by its latest chunk
+            else:
                 out.append((offset, ns))
-            at, ns = max(offset, at), next_ns
+                ns = first = next_ns
+            at = max(offset, at)
         self._current = (at, ns)
         out.append((end, ns))
         return out
