@@ -59,9 +59,12 @@ SMALL_READ = 16 * 1024
 #: Seconds reading pauses after a small read at most (the end of input resumes it at once):
 #: spans leave at most this much later ...
 PAUSE_S = 0.25
-#: ... and no longer than the stream's recent rate takes to bring this many bytes (a fraction
-#: of the 1 MiB pipe: a pause never makes the tee keep a backlog).
+#: ... no longer than the stream's recent rate takes to bring this many bytes (a fraction
+#: of the 1 MiB pipe: a pause never makes the tee keep a backlog) ...
 PAUSE_BYTES = 128 * 1024
+#: ... nor this many chunks: each ``tee(2)`` chunk, however small, takes one of the pipe's 256
+#: slots, so that many tiny writes fill it long before its bytes do.
+PAUSE_CHUNKS = 64
 
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
@@ -333,6 +336,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
 
     paused: asyncio.TimerHandle | None = None
     since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
+    since_chunks = arrivals.chunks() if arrivals is not None else 0
     reading = False  # the data pipe is watched by the loop (not while paused)
 
     def watch(on: bool) -> None:
@@ -354,7 +358,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
             on_data()
 
     def on_data() -> None:
-        nonlocal offset, paused, since, since_bytes
+        nonlocal offset, paused, since, since_bytes, since_chunks
         try:
             n = os.readv(data_fd, [buf])
         except (BlockingIOError, InterruptedError):
@@ -371,10 +375,16 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         since_bytes += n
         if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
             now = time.monotonic()
-            rate = since_bytes / max(now - since, 1e-3)
+            took = max(now - since, 1e-3)
+            pause = min(PAUSE_S, PAUSE_BYTES * took / since_bytes)
+            if arrivals is not None:
+                chunks = arrivals.chunks()
+                if chunks > since_chunks:
+                    pause = min(pause, PAUSE_CHUNKS * took / (chunks - since_chunks))
+                since_chunks = chunks
             since, since_bytes = now, 0
             watch(False)
-            paused = loop.call_later(min(PAUSE_S, PAUSE_BYTES / rate), resume)
+            paused = loop.call_later(pause, resume)
         else:
             watch(True)
 

@@ -3,12 +3,12 @@ of its own is dated by when it passed through, not by when decoding reached it (
 at a trickle and falls behind in a burst).
 
 :class:`Arrivals` is a ring of :data:`SLOTS` records in memory shared across the fork: the tee
-writes one per chunk, ``(offset, ns)`` — the chunk starts at this byte of the data pipe and
-passed at this epoch-ns time — always before the chunk's bytes go into the data pipe. The
-decoding process reads the records of the bytes it has read: the data pipe's write and read are
-system calls, which order the record before the bytes for the reader. One writer, one reader;
-a reader more than half the ring behind skips to the newer half (the writer may be overwriting
-the older), and the bytes it skipped records of are dated when decoded.
+writes ``(offset, ns)`` — the chunk starting at this byte of the data pipe passed at this epoch-ns
+time — for a chunk at least :data:`RECORD_EVERY_NS` after the last record, always before the
+chunk's bytes go into the data pipe, and counts every chunk. The decoding process reads the
+records of the bytes it has read: the data pipe's write and read are system calls, which order
+the record before the bytes for the reader. One writer, one reader; a reader more than the ring
+behind dates the bytes whose records it lost when it decodes them.
 """
 
 from __future__ import annotations
@@ -17,23 +17,29 @@ import mmap
 import struct
 import time
 
-#: Records kept: a reader more than half of them behind loses the oldest.
+#: Records kept: at most one each :data:`RECORD_EVERY_NS`, so a reader can be this many times
+#: 5 ms behind (20 s) and still date every line.
 SLOTS = 4096
+#: A chunk that passed within this long (5 ms, in ns) of the last record takes that record's time
+#: (at most that much early): a stream of tiny writes fills the ring no faster than a slow one.
+RECORD_EVERY_NS = 5_000_000
 #: Chunks that passed within this long of a piece's first (10 ms, in ns) join that piece, dated
 #: by the latest of them: a burst is decoded in a few pieces, not one per write.
 MERGE_NS = 10_000_000
 _RECORD = struct.Struct("=QQ")  # data-pipe offset, epoch ns
-_COUNT = struct.Struct("=Q")  # records written so far, at the head
+_HEAD = struct.Struct("=QQ")  # records written, chunks passed
 
 
 class Arrivals:
     """The shared ring (make it before the fork; both processes then hold it)."""
 
-    __slots__ = ("_mem", "_written", "_next", "_current")
+    __slots__ = ("_mem", "_written", "_chunks", "_last_ns", "_next", "_current")
 
     def __init__(self) -> None:
-        self._mem = mmap.mmap(-1, _COUNT.size + SLOTS * _RECORD.size)  # shared, anonymous
-        self._written = 0  # the writer's count
+        self._mem = mmap.mmap(-1, _HEAD.size + SLOTS * _RECORD.size)  # shared, anonymous
+        self._written = 0  # the writer's count of records
+        self._chunks = 0  # the writer's count of chunks
+        self._last_ns = -RECORD_EVERY_NS  # the writer's last record's time
         self._next = 0  # the reader's next record
         self._current: tuple[int, int | None] = (0, None)  # the reader's last record
 
@@ -42,33 +48,40 @@ class Arrivals:
     def passed(self, offset: int, ns: int | None = None) -> None:
         """The chunk starting at data-pipe byte ``offset`` passed the tee at ``ns`` (epoch ns;
         now). Call it before the chunk goes into the data pipe."""
-        i = self._written
-        _RECORD.pack_into(self._mem, _COUNT.size + (i % SLOTS) * _RECORD.size,
-                          offset, time.time_ns() if ns is None else ns)
-        self._written = i + 1
-        _COUNT.pack_into(self._mem, 0, i + 1)
+        if ns is None:
+            ns = time.time_ns()
+        self._chunks += 1
+        if ns - self._last_ns >= RECORD_EVERY_NS:
+            i = self._written
+            _RECORD.pack_into(self._mem, _HEAD.size + (i % SLOTS) * _RECORD.size, offset, ns)
+            self._written, self._last_ns = i + 1, ns
+        _HEAD.pack_into(self._mem, 0, self._written, self._chunks)
 
     # -- the decoding process
 
+    def chunks(self) -> int:
+        """Chunks the tee has passed so far (each takes at least one slot of the data pipe)."""
+        return _HEAD.unpack_from(self._mem, 0)[1]
+
     def pieces(self, start: int, end: int) -> list[tuple[int, int | None]]:
         """The data-pipe bytes ``[start, end)``, read (so their records are written), as
-        ``(piece end, ns)`` in order: the bytes of each piece passed at ``ns`` (epoch ns) or at
-        most :data:`MERGE_NS` before it; ``None``: no record says when (before the first one,
-        or lost to a reader far behind)."""
-        mem, first = self._mem, self._next
-        written = _COUNT.unpack_from(mem, 0)[0]
-        if written - first > SLOTS // 2:  # far behind: the oldest may be being overwritten
-            first = written - SLOTS // 2
+        ``(piece end, ns)`` in order: the bytes of each piece passed at ``ns`` (epoch ns), at
+        most :data:`MERGE_NS` before it or :data:`RECORD_EVERY_NS` after; ``None``: no record
+        says when (before the first one, or lost to a reader more than the ring behind)."""
+        mem = self._mem
+        written = _HEAD.unpack_from(mem, 0)[0]
+        first = max(self._next, written - SLOTS + 64)  # the oldest may be being overwritten
+        if first > self._next:
             self._current = (start, None)
         records = []
         i = first
         while i < written:
-            offset, ns = _RECORD.unpack_from(mem, _COUNT.size + (i % SLOTS) * _RECORD.size)
+            offset, ns = _RECORD.unpack_from(mem, _HEAD.size + (i % SLOTS) * _RECORD.size)
             if offset >= end:  # a later read's
                 break
             records.append((offset, ns))
             i += 1
-        if _COUNT.unpack_from(mem, 0)[0] - first >= SLOTS:  # overwritten while read
+        if _HEAD.unpack_from(mem, 0)[0] - first >= SLOTS:  # overwritten while read
             records, self._current = [], (start, None)
         self._next = i
         out: list[tuple[int, int | None]] = []

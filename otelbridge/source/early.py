@@ -87,8 +87,9 @@ class EarlyTee:
         self.limit = min(LIMIT, capacity - READ)
         self._out_size = fcntl.fcntl(1, F_GETPIPE_SZ)  # OSError: no early tee
         self.passed = 0
-        #: when the first chunk passed (epoch ns), if one did
-        self.first_ns: int | None = None
+        #: (offset, epoch ns) of chunks as they passed, one each 5 ms at most (for the decoding
+        #: process's clock: :mod:`otelbridge.source.arrivals`)
+        self.marks: list[tuple[int, int]] = []
         self._stop_r, self._stop_w = os.pipe()
         self._done = _thread.allocate_lock()
         self._done.acquire()
@@ -110,8 +111,9 @@ class EarlyTee:
                 n = os.readv(0, [view[:min(room, READ)]])
                 if n <= 0:
                     return  # the end of input: the tee meets it too
-                if not self.passed:
-                    self.first_ns = time.time_ns()
+                now = time.time_ns()
+                if not self.marks or now - self.marks[-1][1] >= 5_000_000:
+                    self.marks.append((self.passed, now))
                 for fd in (1, self.data_w):  # the stream first; neither can block
                     chunk = view[:n]
                     while chunk:

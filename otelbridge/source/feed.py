@@ -104,8 +104,8 @@ class DecoderFeed:
         # stdin already over with nothing in it: the decoding process sets up only if it must
         over = not cfg.command and (early is None or not early.passed) and input_over(0)
         arrivals = Arrivals()  # shared with the decoding process: made before the fork
-        if early is not None and early.passed:
-            arrivals.passed(0, early.first_ns)
+        for offset, ns in early.marks if early is not None else ():
+            arrivals.passed(offset, ns)
         data = (early.data_r, early.data_w) if early is not None else os.pipe()
         fds = [*data, *os.pipe(), *os.pipe()]  # non-inheritable: never the wrapped command's
         data_r, data_w, ctl_r, ctl_w, res_r, res_w = fds

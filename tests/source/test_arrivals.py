@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from otelbridge.source.arrivals import MERGE_NS, SLOTS, ArrivalClock, Arrivals
+from otelbridge.source.arrivals import MERGE_NS, RECORD_EVERY_NS, SLOTS, ArrivalClock, Arrivals
 
 
 MS = 1_000_000
@@ -22,22 +22,24 @@ def test_pieces_follow_the_chunks_and_carry_the_last_time_over():
     assert ring.pieces(250, 400) == [(300, 200 * MS), (400, 300 * MS)]
 
 
-def test_chunks_within_merge_ns_of_a_piece_s_first_join_it_dated_by_the_latest():
+def test_chunks_join_a_record_within_5_ms_and_a_piece_within_10_ms_dated_by_the_latest():
     ring = Arrivals()
     for i, at_ms in enumerate((100, 101, 105, 110, 111, 130)):  # a burst, then a later write
         ring.passed(i * 10, at_ms * MS)
-    assert MERGE_NS == 10 * MS
-    # 100..110 ms: one piece, dated 110 (never earlier than a byte in it passed); 111: the next
-    assert ring.pieces(0, 60) == [(40, 110 * MS), (50, 111 * MS), (60, 130 * MS)]
+    assert (RECORD_EVERY_NS, MERGE_NS) == (5 * MS, 10 * MS)
+    assert ring.chunks() == 6  # every chunk counted; 101 and 111 were not recorded
+    # 100..110 ms: one piece, dated 110 (the bytes of the chunk at 111 take 110: 1 ms early)
+    assert ring.pieces(0, 60) == [(50, 110 * MS), (60, 130 * MS)]
 
 
-def test_a_chunk_recorded_twice_at_one_offset_takes_the_later_time():
+def test_a_chunk_recorded_twice_at_one_offset_keeps_one_time():
     """The tee records a chunk before tee(2), and again when the pipe was full and the chunk went
     by hand to the same offset."""
     ring = Arrivals()
     ring.passed(0, 5 * MS)
     ring.passed(0, 7 * MS)
-    assert ring.pieces(0, 10) == [(10, 7 * MS)]
+    ring.passed(0, 12 * MS)
+    assert ring.pieces(0, 10) == [(10, 12 * MS)]
 
 
 def test_a_reader_far_behind_dates_what_it_lost_as_unknown():
