@@ -26,6 +26,9 @@ RECORD_EVERY_NS = 5_000_000
 #: Chunks that passed within this long of a piece's first (10 ms, in ns) join that piece, dated
 #: by the latest of them: a burst is decoded in a few pieces, not one per write.
 MERGE_NS = 10_000_000
+#: Far behind, the reader starts this many records short of the ring's length: room for the
+#: writer to go on while it reads.
+_SPARE = 64
 _RECORD = struct.Struct("=QQ")  # data-pipe offset, epoch ns
 _HEAD = struct.Struct("=QQ")  # records written, chunks passed
 
@@ -70,31 +73,31 @@ class Arrivals:
         says when (before the first one, or lost to a reader more than the ring behind)."""
         mem = self._mem
         written = _HEAD.unpack_from(mem, 0)[0]
-        first = max(self._next, written - SLOTS + 64)  # the oldest may be being overwritten
-        if first > self._next:
+        oldest = max(self._next, written - SLOTS + _SPARE)  # older ones may be being overwritten
+        if oldest > self._next:
             self._current = (start, None)
         records = []
-        i = first
+        i = oldest
         while i < written:
             offset, ns = _RECORD.unpack_from(mem, _HEAD.size + (i % SLOTS) * _RECORD.size)
             if offset >= end:  # a later read's
                 break
             records.append((offset, ns))
             i += 1
-        if _HEAD.unpack_from(mem, 0)[0] - first >= SLOTS:  # overwritten while read
+        if _HEAD.unpack_from(mem, 0)[0] - oldest >= SLOTS:  # overwritten while read
             records, self._current = [], (start, None)
         self._next = i
         out: list[tuple[int, int | None]] = []
         at, ns = self._current
-        first = ns  # when the current piece's first chunk passed
+        began = ns  # when the current piece's first chunk passed
         for offset, next_ns in records:
             if offset <= start or offset <= at:  # the piece's own record (or one taken again)
-                ns = first = next_ns
-            elif ns is not None and next_ns is not None and next_ns - first <= MERGE_NS:
+                ns = began = next_ns
+            elif ns is not None and next_ns is not None and next_ns - began <= MERGE_NS:
                 ns = next_ns  # the same piece, dated by its latest chunk
             else:
                 out.append((offset, ns))
-                ns = first = next_ns
+                ns = began = next_ns
             at = max(offset, at)
         self._current = (at, ns)
         out.append((end, ns))
