@@ -259,8 +259,8 @@ def _give_back_memory() -> None:
         pass
 
 
-def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool = False,
-          arrivals: Arrivals | None = None) -> int:
+def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool,
+          arrivals: Arrivals) -> int:
     """The decoding process's body: decode what comes on ``data_fd`` (gaps, the pid and the end
     from ``ctl_fd``; when each byte passed the tee from ``arrivals``) until its end, then end
     every span, flush by the deadline, report, write ``{"exit": N}`` to ``result_fd`` and return
@@ -272,7 +272,7 @@ def serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bo
 
 
 async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_over: bool,
-                 arrivals: Arrivals | None) -> int:
+                 arrivals: Arrivals) -> int:
     loop = asyncio.get_running_loop()
 
     def write_result(message: dict) -> None:
@@ -315,7 +315,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         when it passed the tee, with the gaps known up to its end in their places (a gap at an
         offset comes before the data from that offset on)."""
         pos = 0
-        pieces = arrivals.pieces(offset, offset + n) if arrivals is not None and n else ((offset + n, None),)
+        pieces = arrivals.pieces(offset, offset + n) if n else ((offset, None),)
         for piece_end, passed_ns in pieces:
             clock.at = passed_ns
             pos = take(data, pos, piece_end - offset)
@@ -336,7 +336,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
 
     paused: asyncio.TimerHandle | None = None
     since, since_bytes = time.monotonic(), 0  # the stream's rate since the last pause began
-    since_chunks = arrivals.chunks() if arrivals is not None else 0
+    since_chunks = arrivals.chunks()
     reading = False  # the data pipe is watched by the loop (not while paused)
 
     def watch(on: bool) -> None:
@@ -376,13 +376,10 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
             now = time.monotonic()
             took = max(now - since, 1e-3)
-            pause = min(PAUSE_S, PAUSE_BYTES * took / since_bytes)
-            if arrivals is not None:
-                chunks = arrivals.chunks()
-                if chunks > since_chunks:
-                    pause = min(pause, PAUSE_CHUNKS * took / (chunks - since_chunks))
-                since_chunks = chunks
-            since, since_bytes = now, 0
+            chunks = arrivals.chunks()
+            pause = min(PAUSE_S, PAUSE_BYTES * took / since_bytes,
+                        PAUSE_CHUNKS * took / max(chunks - since_chunks, 1))
+            since, since_bytes, since_chunks = now, 0, chunks
             watch(False)
             paused = loop.call_later(pause, resume)
         else:

@@ -39,6 +39,9 @@ FLAG_OPTIONS = frozenset({
 LIMIT = 512 * 1024
 READ = 64 * 1024
 PAGE = 4096
+#: At most one mark of when a chunk passed each 5 ms (in ns): the decoding process's clock keeps
+#: no finer record (``source/arrivals.py``), and a burst of tiny writes keeps a short list.
+MARK_EVERY_NS = 5_000_000
 F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
@@ -112,7 +115,7 @@ class EarlyTee:
                 if n <= 0:
                     return  # the end of input: the tee meets it too
                 now = time.time_ns()
-                if not self.marks or now - self.marks[-1][1] >= 5_000_000:
+                if not self.marks or now - self.marks[-1][1] >= MARK_EVERY_NS:
                     self.marks.append((self.passed, now))
                 for fd in (1, self.data_w):  # the stream first; neither can block
                     chunk = view[:n]

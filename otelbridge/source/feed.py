@@ -70,10 +70,10 @@ class DecoderFeed:
     whenever the pipe has room (the tee watches it: :meth:`backlogged`), in order with the gaps."""
 
     def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int,
-                 arrivals: Arrivals | None = None) -> None:
+                 arrivals: Arrivals) -> None:
         self.cfg = cfg
         #: when each chunk passed, for the decoding process's clock
-        self._arrivals = arrivals if arrivals is not None else Arrivals()
+        self._arrivals = arrivals
         self.pid = pid
         self.fd = data_w
         self._ctl = ctl_w

@@ -49,6 +49,18 @@ def decoding_process(pid: int, within_s: float = 30.0) -> int:
     return decoder
 
 
+@contextlib.contextmanager
+def stopped(pid: int):
+    """The process ``pid`` stopped (SIGSTOP: as busy as it can be) for the block, then let go on
+    (it may have been killed meanwhile)."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
 def test_the_decoding_process_is_a_child_holding_neither_end_of_the_stream():
     live = Live(["--exporter", "none"])
     try:
@@ -97,16 +109,12 @@ def stopped_decoder_run(tmp_path, size: int):
     live = Live(["--exporter", "none", "--stats-json", str(stats_path)])
     live.send([started])
     live.wait_echo(1)
-    decoder = decoding_process(live.proc.pid)
-    os.kill(decoder, signal.SIGSTOP)
-    try:
+    with stopped(decoding_process(live.proc.pid)):
         t = time.monotonic()
         live.proc.stdin.write(body)
         live.proc.stdin.flush()
         live.wait_echo(1 + body.count(b"\n"), timeout=20)
         through = time.monotonic() - t
-    finally:
-        os.kill(decoder, signal.SIGCONT)
     live.close_and_wait()
     assert live.proc.returncode == 0, live.stderr
     assert live.output() == started + body
@@ -164,13 +172,8 @@ def test_a_stopped_decoding_process_costs_flush_timeout_and_a_margin_not_more():
     live.send(workflow_lines("stop", agents=1, complete=False))
     live.wait_echo(2)
     time.sleep(0.5)  # set up: it said so
-    decoder = decoding_process(live.proc.pid)
-    os.kill(decoder, signal.SIGSTOP)
-    try:
+    with stopped(decoding_process(live.proc.pid)):
         took = live.close_and_wait(timeout=20)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(decoder, signal.SIGCONT)
     err = live.stderr.decode()
     assert took < 0.3 + 2 + 1.5, took  # --flush-timeout + EXIT_MARGIN_S (+ slack for this machine)
     assert "did not finish in time" in err and "ended with status -9" in err
@@ -316,20 +319,18 @@ def test_a_line_is_dated_when_it_passed_not_when_decoding_reached_it():
                     env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
         live.send([init])
         live.wait_echo(1)
-        decoder = decoding_process(live.proc.pid)
-        os.kill(decoder, signal.SIGSTOP)
-        try:
+        with stopped(decoding_process(live.proc.pid)):
             reply_ns = time.time_ns()
             live.send([reply])
-            for _ in range(3000):  # more writes than the record ring holds records
+            # thousands of chunks: far more than the data pipe has slots, and than the ring
+            # would hold at a record a chunk
+            for _ in range(3000):
                 live.send([b'{"type":"rate_limit_event"}\n'])
                 time.sleep(0.0002)
             result_ns = time.time_ns()
             live.send([result])
             live.wait_echo(3003)
             time.sleep(1.0)  # decoding reaches the lines at least a second after they passed
-        finally:
-            os.kill(decoder, signal.SIGCONT)
         live.close_and_wait()
         spans = rx.received.wait_for(3, timeout=10)
     assert live.proc.returncode == 0, live.stderr
