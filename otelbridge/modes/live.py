@@ -54,7 +54,9 @@ READ_SIZE = 128 * 1024
 #: A read smaller than this (a live CLI's trickle, not a burst) pauses reading for up to
 #: :data:`PAUSE_S`: one wake-up then takes what many writes brought (the tee writes each at
 #: once; only the decoding waits, and its lines keep the times they passed the tee at:
-#: :mod:`otelbridge.source.arrivals`). A burst fills every read and is never paused.
+#: :mod:`otelbridge.source.arrivals`). So does a read after a pause that did not fill the
+#: buffer: what the pause brought is the trickle's, and reading at once would only catch the
+#: next write alone. A burst fills every read and is never paused.
 SMALL_READ = 16 * 1024
 #: Seconds reading pauses after a small read at most (the end of input resumes it at once):
 #: spans leave at most this much later ...
@@ -355,9 +357,9 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         if paused is not None:
             paused.cancel()
             paused = None
-            on_data()
+            on_data(after_pause=True)
 
-    def on_data() -> None:
+    def on_data(after_pause: bool = False) -> None:
         nonlocal offset, paused, since, since_bytes, since_chunks
         try:
             n = os.readv(data_fd, [buf])
@@ -373,7 +375,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         apply(buf, n)
         offset += n
         since_bytes += n
-        if n < SMALL_READ and control.end is None:  # a trickle: fewer wake-ups
+        if control.end is None and (n < SMALL_READ or (after_pause and n < len(buf))):
             now = time.monotonic()
             took = max(now - since, 1e-3)
             chunks = arrivals.chunks()
