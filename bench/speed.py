@@ -15,6 +15,8 @@
   is byte-compiled first, as an installed package is (pip compiles at install); with
   ``--no-bytecode`` its ``__pycache__`` is removed and none is written (``PYTHONDONTWRITEBYTECODE``):
   every run compiles the modules it imports, as an editable install does under that variable.
+  With ``--installed`` each tree is installed from a wheel into a fresh venv and run by its
+  console script, as a user runs it (the editable install's finder costs ~10 ms at every start).
 * ``export``  — CPU µs per span sent over OTLP/gRPC (all of otelbridge's processes): replay of the
   workflow stream to a local receiver minus the same replay with ``--exporter none``, per span;
   the SDK's encoder (``encode_spans`` + ``SerializeToString``) on the same spans in process
@@ -217,19 +219,51 @@ def _bytecode(trees: dict[str, Path | None], cached: bool) -> None:
                 shutil.rmtree(cache)
 
 
-def startup(runs: int, trees: dict[str, Path | None], bytecode: bool = True) -> dict:
+def installed(name: str, tree: Path | None, directory: Path) -> Path:
+    """The tree's otelbridge installed as a user installs it: a wheel (built by pip) into a fresh
+    venv in ``directory``, byte-compiled by pip, its dependencies found in this interpreter's
+    environment (a ``.pth`` line: no editable finder, nothing imported at start). Returns the
+    venv's ``otelbridge`` console script."""
+    import shutil
+    import sysconfig
+
+    venv = directory / f"installed-{name}"
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([PY, "-m", "venv", str(venv)], check=True)
+    wheels = venv / "wheels"
+    subprocess.run([PY, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(_cwd(tree))],
+                   check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    *map(str, wheels.glob("otelbridge-*.whl"))], check=True)
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "otelbridge-bench-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    return venv / "bin" / "otelbridge"
+
+
+def startup(runs: int, trees: dict[str, Path | None], bytecode: bool = True,
+            install_in: Path | None = None) -> dict:
+    """First line through and exit on empty input, ms. With ``install_in``, each tree is
+    :func:`installed` there and run by its console script; else by ``python -m otelbridge`` from
+    its source (this venv's ``site`` runs the editable install's finder at every start)."""
     _bytecode(trees, bytecode)
     out: dict[str, dict[str, list[float]]] = {}
     with bench.Receiver() as rx:
-        cases = {"tee": (["tee", "/dev/null"], None)}
+        cases: dict[str, tuple[list[str], Path | None, bool]] = {"tee": (["tee", "/dev/null"], None, False)}
         for name, tree in trees.items():
-            cases[f"{name} none"] = ([PY, "-m", "otelbridge", "-q", "--exporter", "none"], tree)
-            cases[f"{name} otlp"] = ([PY, "-m", "otelbridge", "-q", "--protocol", "grpc",
-                                      "--endpoint", rx.endpoint], tree)
+            if install_in is not None:
+                command, source = [str(installed(name, tree, install_in))], False
+            else:
+                command, source = [PY, "-m", "otelbridge"], True
+            cases[f"{name} none"] = (command + ["-q", "--exporter", "none"], tree, source)
+            cases[f"{name} otlp"] = (command + ["-q", "--protocol", "grpc", "--endpoint", rx.endpoint],
+                                     tree, source)
         for _ in range(runs):
-            for case, (argv, tree) in cases.items():
-                env = _env(tree) | ({} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
-                first, empty = _startup(argv, env, _cwd(tree))
+            for case, (argv, tree, source) in cases.items():
+                env = (_env(tree) if source else dict(bench.ENV)) | (
+                    {} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
+                first, empty = _startup(argv, env, _cwd(tree) if source else install_in or ROOT)
                 out.setdefault(case, {"first_ms": [], "empty_ms": []})
                 out[case]["first_ms"].append(first * 1e3)
                 out[case]["empty_ms"].append(empty * 1e3)
@@ -319,6 +353,9 @@ def main() -> None:
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--no-bytecode", action="store_true",
                     help="startup: no byte-compiled otelbridge (every run compiles its modules)")
+    ap.add_argument("--installed", action="store_true",
+                    help="startup: each tree installed from a wheel into a fresh venv, run by its "
+                         "console script (as users run it)")
     args = ap.parse_args()
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -334,7 +371,8 @@ def main() -> None:
     if args.what in ("all", "trace"):
         results["trace"] = trace([mix, wf], args.runs, trees)
     if args.what in ("all", "startup"):
-        results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode)
+        results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
+                                     directory if args.installed else None)
     if args.what in ("all", "rate"):
         results["rate"] = rates(mix, args.runs, args.seconds, trees)
     if args.what in ("all", "export"):
