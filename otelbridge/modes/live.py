@@ -58,8 +58,9 @@ READ_SIZE = 128 * 1024
 #: buffer: what the pause brought is the trickle's, and reading at once would only catch the
 #: next write alone. A burst fills every read and is never paused.
 SMALL_READ = 16 * 1024
-#: Seconds reading pauses after a small read at most (the end of input resumes it at once):
-#: spans leave at most this much later ...
+#: Seconds reading pauses after a small read at most (the end of input resumes it at once, and
+#: so does a burst: the tee says when the data pipe was full): spans leave at most this much
+#: later ...
 PAUSE_S = 0.25
 #: ... no longer than the stream's recent rate takes to bring this many bytes (a fraction
 #: of the 1 MiB pipe: a pause never makes the tee keep a backlog) ...
@@ -86,6 +87,7 @@ class Control:
         self.skipped = 0  # bytes of all gaps
         self.pid: int | None = None
         self.end: dict | None = None
+        self.full = False  # the data pipe was full (a backlog began) since this was cleared
         self.eof = False
         os.set_blocking(fd, False)
 
@@ -121,6 +123,8 @@ class Control:
             self.pid = int(msg["pid"])
         elif "end" in msg:
             self.end = msg["end"]
+        elif "full" in msg:
+            self.full = True
 
 
 #: ``OTEL_*`` variables the set-up never speaks about (:mod:`otelbridge.config` checks them in the
@@ -375,7 +379,9 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
         apply(buf, n)
         offset += n
         since_bytes += n
-        if control.end is None and (n < SMALL_READ or (after_pause and n < len(buf))):
+        burst, control.full = control.full, False
+        if control.end is None and not burst and (
+                n < SMALL_READ or (after_pause and n < len(buf))):
             now = time.monotonic()
             took = max(now - since, 1e-3)
             chunks = arrivals.chunks()
@@ -389,7 +395,8 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
 
     def on_control() -> None:
         read_control()
-        if control.end is not None:  # the end: what is left is read at once
+        if control.end is not None or control.full:  # the end, or a burst: read at once
+            control.full = False
             resume()
         if control.eof:
             loop.remove_reader(ctl_fd)

@@ -15,7 +15,9 @@ Two more pipes carry JSON lines, no stream bytes:
 
 * **control** (tee → decoder): ``{"gap": [offset, nbytes, newlines, ends_with_newline]}`` (a gap
   at data-pipe byte ``offset``, written before any data after it), ``{"pid": N}`` (the wrapped
-  command), ``{"end": {"reason", "exit_code", "bytes", "deadline"}}`` (``deadline``: the run's
+  command), ``{"full": true}`` (the data pipe was full and a backlog began: a decoder pausing
+  at a trickle reads at once, before a burst outgrows the backlog),
+  ``{"end": {"reason", "exit_code", "bytes", "deadline"}}`` (``deadline``: the run's
   :class:`~otelbridge.deadline.Deadline`, ``time.monotonic()`` seconds). The end is written at
   the end of input, before the backlog, so that the decoder learns the deadline however far
   behind it is;
@@ -58,6 +60,10 @@ EXIT_MARGIN_S = 2.0
 SETUP_TIMEOUT_S = 30.0
 #: Exit status of a decoding process that failed (the tee then uses its own).
 EXIT_SOFTWARE = 70
+
+
+#: Said on the control pipe as a backlog begins.
+FULL_MESSAGE = {"full": True}
 
 
 def _gap_message(offset: int, gap: Gap) -> dict:
@@ -207,6 +213,8 @@ class DecoderFeed:
                 return
         size = n - start
         if self._backlog_bytes + size <= BACKLOG_LIMIT:
+            if not self._backlog:
+                self._send(FULL_MESSAGE)
             self._backlog.append(memoryview(bytes(buf[start:n])))
             self._backlog_bytes += size
         else:
