@@ -22,7 +22,8 @@
   the SDK's encoder (``encode_spans`` + ``SerializeToString``) on the same spans in process
   alone for the floor.
 * ``live``    — the live tee, ``--exporter none``, fed the mix at a paced rate (MB/s): lines
-  skipped (``lines_not_decoded``); the highest rate of ``--live-rates`` with none skipped.
+  skipped (``lines_not_decoded``); the highest rate of ``--live-rates`` with none skipped. Each
+  rate twice: from otelbridge's first instant, and after a 1 s lead-in (set up, as in a run).
 
 ``--tree DIR`` runs otelbridge from another source tree (``git archive REV | tar -x -C DIR``):
 a before in the same run, alternated with the worktree (the "after"). Run by hand, never in the
@@ -126,6 +127,7 @@ PACED = textwrap.dedent("""
     import os, sys, time
     rate, writes, seconds, path = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     data = open(path, "rb").read()
+    time.sleep(float(sys.argv[5]) if len(sys.argv) > 5 else 0.0)  # a lead-in: nothing written
     per = int(rate / writes)
     pos, t0, n = 0, time.monotonic(), 0
     while time.monotonic() - t0 < seconds:
@@ -319,14 +321,17 @@ def export_cost(path: Path, runs: int, trees: dict[str, Path | None]) -> dict:
 
 # --------------------------------------------------------------------------- live, no skip
 
-def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0) -> list[dict]:
-    """The live tee on the mix at each rate: lines not decoded."""
+def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0,
+         lead_in_s: float = 0.0) -> list[dict]:
+    """The live tee on the mix at each rate: lines not decoded. With ``lead_in_s``, the stream
+    begins that long after otelbridge starts (its decoding process set up, as in a CLI's run);
+    without, at full rate from the first byte (the set-up's ~0.1 s is then a burst to keep)."""
     rows = []
     for r in mbps:
         with tempfile.NamedTemporaryFile(suffix=".json") as st:
             writes = 1000
-            src = subprocess.Popen([PY, "-c", PACED, str(r * 1e6), str(writes), str(seconds), str(path)],
-                                   stdout=subprocess.PIPE)
+            src = subprocess.Popen([PY, "-c", PACED, str(r * 1e6), str(writes), str(seconds), str(path),
+                                    str(lead_in_s)], stdout=subprocess.PIPE)
             mid = subprocess.Popen([PY, "-m", "otelbridge", "-q", "--exporter", "none", "--stats-json",
                                     st.name], stdin=src.stdout, stdout=subprocess.DEVNULL,
                                    env=_env(tree), cwd=_cwd(tree))
@@ -334,8 +339,8 @@ def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0)
             src.wait()
             mid.wait()
             s = json.loads(Path(st.name).read_text())
-        row = {"MBps_offered": r, "MBps_sent": s["bytes"] / seconds / 1e6, "lines": s["lines"],
-               "not_decoded": s["lines_not_decoded"]}
+        row = {"MBps_offered": r, "lead_in_s": lead_in_s, "MBps_sent": s["bytes"] / seconds / 1e6,
+               "lines": s["lines"], "not_decoded": s["lines_not_decoded"]}
         rows.append(row)
         print(row, file=sys.stderr)
     return rows
@@ -378,7 +383,8 @@ def main() -> None:
     if args.what in ("all", "export"):
         results["export"] = export_cost(wf, args.runs, trees)
     if args.what in ("all", "live"):
-        results["live"] = {name: live(mix, [float(x) for x in args.live_rates.split(",")], tree)
+        rates_ = [float(x) for x in args.live_rates.split(",")]
+        results["live"] = {name: live(mix, rates_, tree) + live(mix, rates_, tree, lead_in_s=1.0)
                            for name, tree in trees.items()}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
