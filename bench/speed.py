@@ -19,8 +19,9 @@
   console script, as a user runs it (the editable install's finder costs ~10 ms at every start).
 * ``export``  — CPU µs per span sent over OTLP/gRPC (all of otelbridge's processes): replay of the
   workflow stream to a local receiver minus the same replay with ``--exporter none``, per span;
-  the SDK's encoder (``encode_spans`` + ``SerializeToString``) on the same spans in process
-  alone for the floor.
+  the floors, on the same spans in one process: the SDK's encoder alone (``encode_spans`` +
+  ``SerializeToString``), and the SDK's gRPC exporter's ``export`` in batches of 512 (the
+  encoder, gRPC's call and its threads) — what is left above it is otelbridge's.
 * ``live``    — the live tee, ``--exporter none``, fed the mix at a paced rate (MB/s): lines
   skipped (``lines_not_decoded``); the highest rate of ``--live-rates`` with none skipped. Each
   rate twice: from otelbridge's first instant, and after a 1 s lead-in (set up, as in a run).
@@ -297,7 +298,14 @@ ENCODER_FLOOR = textwrap.dedent("""
     t = time.process_time()
     for i in range(0, len(spans), 512):
         encode_spans(spans[i:i + 512]).SerializeToString()
-    print((time.process_time() - t) / len(spans) * 1e6, len(spans))
+    encoder = (time.process_time() - t) / len(spans) * 1e6
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    exporter = OTLPSpanExporter(endpoint=sys.argv[3], insecure=True)
+    exporter.export(spans[:8])  # the channel connected
+    t = time.process_time()  # this process's every thread: gRPC's own included
+    for i in range(0, len(spans), 512):
+        exporter.export(spans[i:i + 512])
+    print(encoder, (time.process_time() - t) / len(spans) * 1e6, len(spans))
 """)
 
 
@@ -310,11 +318,15 @@ def export_cost(path: Path, runs: int, trees: dict[str, Path | None]) -> dict:
                 _, otlp_cpu, _ = _replay(path, tree, ["--protocol", "grpc", "--endpoint", rx.endpoint])
                 d = out.setdefault(name, {"us_per_span": [], "built": built})
                 d["us_per_span"].append((otlp_cpu - none_cpu) / built * 1e6)
-    floor = subprocess.run([PY, "-c", ENCODER_FLOOR, str(path), str(ROOT)], capture_output=True,
-                           text=True, env=bench.ENV, cwd=ROOT)
+        floor = subprocess.run([PY, "-c", ENCODER_FLOOR, str(path), str(ROOT), rx.endpoint],
+                               capture_output=True, text=True, env=bench.ENV, cwd=ROOT)
     row = {name: {"us_per_span": statistics.median(d["us_per_span"]), "runs": d["us_per_span"],
                   "built": d["built"]} for name, d in out.items()}
-    row["encoder_floor_us"] = float(floor.stdout.split()[0]) if floor.returncode == 0 else floor.stderr[-300:]
+    if floor.returncode == 0:
+        encoder, exporter, _ = floor.stdout.split()
+        row["encoder_floor_us"], row["sdk_exporter_floor_us"] = float(encoder), float(exporter)
+    else:
+        row["floor_error"] = floor.stderr[-300:]
     print(row, file=sys.stderr)
     return row
 
