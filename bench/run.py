@@ -359,6 +359,59 @@ def workflow_stream(path: Path, workflows: int, agents: int = 50) -> None:
                 fh.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
 
 
+def workflow_snapshot_stream(path: Path, workflows: int, agents: int = 50, wave: int = 10) -> None:
+    """Workflows of ``agents`` agents as Claude Code's workflow tool emits them (the shape of
+    the recording ``claudecli-go-workflow-phased-2.1.270.jsonl``): snapshot replacement — every
+    ``task_progress`` repeats every agent so far — one snapshot per agent's start, progress and
+    end; agents run ``wave`` at a time, one phase a wave; entries carry prompt and result
+    previews as real ones do."""
+    epoch = streams.EPOCH_MS
+    prompt = ("Read the files under src/ that the plan names, then run the focused tests with "
+              "`pytest -q tests/unit` (timeout 300000 ms, in the foreground) and report each "
+              "failure with its file, line and the assertion that failed. Nothing else.")
+    with open(path, "wb") as fh:
+        def write(doc: dict) -> None:
+            fh.write(json.dumps(doc, separators=(",", ":")).encode() + b"\n")
+
+        for w in range(workflows):
+            t0 = epoch + w * 600_000
+            base = {"type": "system", "task_id": f"w{w}", "session_id": "snapshots",
+                    "tool_use_id": f"toolu_w{w}"}
+            write({**base, "subtype": "task_started", "task_type": "local_workflow",
+                   "workflow_name": "review", "description": "Review: checks"})
+            phases = [{"type": "workflow_phase", "index": p + 1, "title": f"Wave {p + 1}"}
+                      for p in range((agents + wave - 1) // wave)]
+            shown: list[dict] = []
+            for first in range(0, agents, wave):
+                batch = []
+                for i in range(first + 1, min(first + wave, agents) + 1):
+                    start = t0 + i * 1_000
+                    agent = {"type": "workflow_agent", "index": i, "label": f"check-{i}",
+                             "phaseIndex": first // wave + 1, "phaseTitle": f"Wave {first // wave + 1}",
+                             "agentId": f"a{w:04x}{i:012x}", "model": "claude-opus-5[1m]",
+                             "state": "start", "startedAt": start, "queuedAt": start - 3,
+                             "attempt": 1, "promptPreview": f"{prompt} (part {i})", "promptFramed": False}
+                    shown.append(agent)
+                    batch.append(agent)
+                    write({**base, "subtype": "task_progress", "description": f"Start: check-{i}",
+                           "workflow_progress": phases[:first // wave + 1] + shown})
+                for step, key in ((0, "progress"), (1, "done")):
+                    for agent in batch:
+                        agent.update(state=key, lastProgressAt=agent["startedAt"] + 40_000 + step * 20_000,
+                                     lastToolName="Bash", lastToolSummary="pytest -q tests/unit",
+                                     toolCalls=2 + step, tokens=20_000 + 9_000 * step)
+                        if key == "done":
+                            agent.update(durationMs=60_000, resultPreview=f"4 failures in part {agent['index']}")
+                        write({**base, "subtype": "task_progress", "description": f"{key}: {agent['label']}",
+                               "usage": {"total_tokens": 30_000 * agent["index"], "tool_uses": 3 * agent["index"],
+                                         "duration_ms": agent["lastProgressAt"] - t0},
+                               "workflow_progress": phases[:first // wave + 1] + shown})
+            end = t0 + agents * 1_000 + 120_000
+            write({**base, "subtype": "task_updated", "patch": {"status": "completed", "end_time": end}})
+            write({**base, "subtype": "task_notification", "status": "completed",
+                   "usage": {"duration_ms": end - t0}})
+
+
 def spans_end_to_end(directory: Path, workflows: int = 1000, agents: int = 50,
                      extra: list[str] | None = None) -> dict:
     """Agent spans/s from a stream through otelbridge (``extra``: more flags) to a local gRPC

@@ -3,8 +3,10 @@
     .venv/bin/python bench/speed.py all [--runs 3] [--tree /tmp/before]
 
 * ``trace``   — ``otelbridge replay --exporter none`` (every line decoded, every span built) on the
-  bench mix and on a workflow-heavy stream, against :mod:`bench.decode_ref` (decodes every line
-  with orjson, nothing else). CPU seconds (user + sys, ``wait4``) and wall; ratio = reference /
+  bench mix and on two workflow-heavy streams — one snapshot of 50 finished agents a workflow
+  (the fewest bytes a span: the worst case), and workflows as Claude Code emits them (every
+  snapshot repeats every agent) — against :mod:`bench.decode_ref` (decodes every line with
+  orjson, nothing else). CPU seconds (user + sys, ``wait4``) and wall; ratio = reference /
   otelbridge. The ``built`` span count is printed so that two trees can be compared.
 * ``rate``    — a live stream of 200 KB/s in 200 writes/s through otelbridge exporting OTLP/gRPC to
   a local receiver: CPU of the tee's process and the decoding process summed (``/proc/PID/stat``
@@ -85,6 +87,15 @@ def workflow_heavy(directory: Path) -> Path:
     path = directory / "workflows-1000x50.jsonl"
     if not path.exists():
         bench.workflow_stream(path, 1000, 50)
+    return path
+
+
+def workflow_snapshots(directory: Path) -> Path:
+    """30 workflows of 50 agents as Claude Code emits them: every ``task_progress`` repeats every
+    agent so far (86 MB, 1,681 spans), made by bench/run.py."""
+    path = directory / "workflow-snapshots-30x50.jsonl"
+    if not path.exists():
+        bench.workflow_snapshot_stream(path, 30, 50)
     return path
 
 
@@ -386,7 +397,7 @@ def main() -> None:
     wf = workflow_heavy(directory)
     results: dict = {}
     if args.what in ("all", "trace"):
-        results["trace"] = trace([mix, wf], args.runs, trees)
+        results["trace"] = trace([mix, wf, workflow_snapshots(directory)], args.runs, trees)
     if args.what in ("all", "startup"):
         results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
                                      directory if args.installed else None)
