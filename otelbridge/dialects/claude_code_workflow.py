@@ -8,7 +8,7 @@ keyed by its ``index``). Wrong types are dropped field by field (``tokens: "12"`
 
 from __future__ import annotations
 
-from operator import itemgetter
+from operator import eq, itemgetter
 from typing import Annotated, Any
 
 import msgspec
@@ -81,27 +81,32 @@ _PHASE, _AGENT, _NEWEST = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class _EntryCache:
-    """The previous snapshot's entries per task: ``entry JSON text → decoded entry``.
+    """The previous snapshot's entries per task, in order: (their JSON texts, decoded).
 
-    ``task_progress`` repeats every agent in every snapshot (the cbc workflow protocol §6: snapshot replacement),
-    and most entries are unchanged from one snapshot to the next (finished agents, above all).
-    The decoder hands ``workflow_progress`` over undecoded (``raw_lists``): an entry whose bytes
-    equal one of the previous snapshot's reuses its decoded :class:`WorkflowAgent` without
-    decoding its JSON at all, so a snapshot costs what changed in it, not its size. Bounded:
-    :data:`MAX_CACHED_TASKS` tasks of at most :data:`MAX_CACHED_ENTRIES` entries.
+    ``task_progress`` repeats every agent in every snapshot (the cbc workflow protocol §6:
+    snapshot replacement), in the same order, and most entries are unchanged from one snapshot
+    to the next (finished agents, above all). The decoder hands ``workflow_progress`` over
+    undecoded (``raw_lists``): an entry whose bytes equal the previous snapshot's entry at the
+    same place reuses its decoded :class:`WorkflowAgent` — one comparison, no hash, no copy —
+    so a snapshot costs what changed in it, not its size; an entry that changed or moved (one
+    inserted before it) is decoded again, and its text copied (a view would keep its whole
+    line). Bounded: :data:`MAX_CACHED_TASKS` tasks of at most :data:`MAX_CACHED_ENTRIES`
+    entries.
     """
 
     def __init__(self) -> None:
-        self._tasks: dict[str, dict[bytes, Entry]] = {}
+        self._tasks: dict[str, tuple[list[msgspec.Raw], list[Entry]]] = {}
 
-    def agents(self, task_id: str) -> tuple[dict[bytes, Entry], dict[bytes, Entry]]:
-        """(previous entries of ``task_id``, a new dict to fill with this snapshot's)."""
-        prev = self._tasks.pop(task_id, None) or {}
-        fresh: dict[bytes, Entry] = {}
-        self._tasks[task_id] = fresh
+    def previous(self, task_id: str) -> tuple[list[msgspec.Raw], list[Entry]]:
+        """The last snapshot of ``task_id`` that :meth:`keep` was given (both lists empty: none)."""
+        return self._tasks.pop(task_id, None) or ([], [])
+
+    def keep(self, task_id: str, raw: list[msgspec.Raw], decoded: list[Entry]) -> None:
+        """Remember ``task_id``'s snapshot (its first :data:`MAX_CACHED_ENTRIES` entries), the
+        least recently given task out past :data:`MAX_CACHED_TASKS`."""
+        self._tasks[task_id] = (raw[:MAX_CACHED_ENTRIES], decoded[:MAX_CACHED_ENTRIES])
         if len(self._tasks) > MAX_CACHED_TASKS:
             del self._tasks[next(iter(self._tasks))]
-        return prev, fresh
 
 
 # Typed shapes of the two entry kinds, for the common case of well-typed fields. A value of
@@ -189,10 +194,13 @@ def _entry(entry: Any) -> Entry:
     return _NOTHING
 
 
+def _kept(same: bool, item: Any) -> Any:
+    return item if same else None
+
+
 def progress(
     doc: dict[str, Any], line: LineInfo, task_id: str, entries: list, cache: _EntryCache
 ) -> WorkflowProgress:
-    prev, fresh = cache.agents(task_id)
     ev = WorkflowProgress(
         line.session_id,
         line.ts_ns,
@@ -203,12 +211,16 @@ def progress(
     )
     entries = entries[:MAX_ENTRIES]
     if entries and type(entries[0]) is msgspec.Raw:  # the decoder's raw_lists (all Raw)
-        keys = list(map(bytes, entries))
-        decoded = list(map(prev.get, keys))
+        before, known = cache.previous(task_id)
+        # unchanged at its place (C-level passes: the comparison of each pair, what it keeps)
+        same = list(map(eq, entries, before))
+        new = [None] * (len(entries) - len(same))
+        decoded, texts = list(map(_kept, same, known)) + new, list(map(_kept, same, before)) + new
         if None in decoded:  # decode what changed since the previous snapshot
             for i in [i for i, entry in enumerate(decoded) if entry is None]:
-                decoded[i] = _raw_entry(keys[i])
-        fresh.update(zip(keys[:MAX_CACHED_ENTRIES], decoded))
+                text = bytes(entries[i])
+                decoded[i], texts[i] = _raw_entry(text), msgspec.Raw(text)
+        cache.keep(task_id, texts, decoded)
     else:  # decoded values (a caller that did not go through the Decoder)
         decoded = list(map(_entry, entries))
     # C-level passes (phases, agents and epoch-ns times are never falsy; None is)

@@ -91,7 +91,8 @@ def test_snapshot_cache_is_bounded(monkeypatch):
     cache = decoder.json_dialects[0]._entries
     for n in range(claude_code_workflow.MAX_CACHED_TASKS + 50):
         line = json.dumps({"type": "system", "subtype": "task_progress", "task_id": f"t{n}",
-                           "workflow_progress": [{"type": "workflow_agent", "index": 1, "state": "start"}]})
+                           "workflow_progress": [{"type": "workflow_agent", "index": 1, "state": "start"}],
+                           "description": "d" * dialects.RAW_LISTS_MIN})  # read by difference
         assert len(decoder.decode(line.encode())) == 1
     assert len(cache._tasks) == claude_code_workflow.MAX_CACHED_TASKS
     big = json.dumps({"type": "system", "subtype": "task_progress", "task_id": "big", "workflow_progress": [
@@ -99,7 +100,8 @@ def test_snapshot_cache_is_bounded(monkeypatch):
         for i in range(claude_code_workflow.MAX_CACHED_ENTRIES + 500)]})
     (ev,) = decoder.decode(big.encode())
     assert len(ev.agents) == claude_code_workflow.MAX_CACHED_ENTRIES + 500  # all decoded
-    assert len(cache._tasks["big"]) == claude_code_workflow.MAX_CACHED_ENTRIES  # not all remembered
+    raw, decoded = cache._tasks["big"]
+    assert len(raw) == len(decoded) == claude_code_workflow.MAX_CACHED_ENTRIES  # not all remembered
 
 
 def test_unchanged_entries_decode_once_changed_ones_again():
