@@ -73,7 +73,9 @@ def _gap_message(offset: int, gap: Gap) -> dict:
 class DecoderFeed:
     """The :class:`~otelbridge.source.pipe.Feed` of the tee's ``Tee``: ``fd`` is the data
     pipe's write end (non-blocking); what it cannot take at once waits in the backlog, written
-    whenever the pipe has room (the tee watches it: :meth:`backlogged`), in order with the gaps."""
+    whenever the pipe has room (the tee watches it: :meth:`waiting_on`), in order with the gaps.
+    No data goes into the data pipe while a control message waits for the control pipe's room:
+    a gap is known to the decoder before any data after it, however far behind it is."""
 
     def __init__(self, cfg: Config, pid: int, data_w: int, ctl_w: int, res_r: int,
                  arrivals: Arrivals) -> None:
@@ -186,7 +188,7 @@ class DecoderFeed:
     # -- the Feed
 
     def direct(self) -> bool:
-        return not self._backlog and not self._gone
+        return not self._backlog and not self._pending and not self._gone
 
     def passing(self) -> None:
         self._arrivals.passed(self.offset)
@@ -207,7 +209,7 @@ class DecoderFeed:
             return
         self._arrivals.passed(self.offset + self._backlog_bytes)  # where its bytes will be
         start = 0
-        if not self._backlog:
+        if not self._backlog and not self._pending:
             start = self._write(memoryview(buf)[:n])
             if start == n:
                 return
@@ -241,12 +243,18 @@ class DecoderFeed:
         self.offset += n
         return n
 
-    def backlogged(self) -> bool:
-        return bool(self._backlog) and not self._gone
+    def waiting_on(self) -> int | None:
+        if self._gone:
+            return None
+        if self._pending:
+            return self._ctl
+        return self.fd if self._backlog else None
 
     def drain(self) -> bool:
-        """Write the backlog while the pipe takes it; True when it is empty."""
-        while self._backlog and not self._gone:
+        """Write the waiting control messages, then the backlog, while the pipes take them;
+        True when nothing waits."""
+        self._write_pending(wait=False)
+        while self._backlog and not self._gone and not self._pending:
             item = self._backlog[0]
             if isinstance(item, Gap):
                 self._send(_gap_message(self.offset, item))
@@ -262,14 +270,14 @@ class DecoderFeed:
                 self._backlog[0] = item[n:]
             else:
                 self._backlog.popleft()
-        return True
+        return not self._pending and (not self._backlog or self._gone)
 
     def _drain_until(self, deadline: Deadline) -> None:
-        """The end: write the backlog, waiting for the pipe until ``deadline``; what is left
+        """The end: write the backlog, waiting for the pipes until ``deadline``; what is left
         then becomes gaps."""
         while not self.drain():
-            wait = deadline.remaining()
-            if wait <= 0 or not select.select([], [self.fd], [], wait)[1]:
+            wait, fd = deadline.remaining(), self.waiting_on()
+            if fd is None or wait <= 0 or not select.select([], [fd], [], wait)[1]:
                 break
         while self._backlog:
             item = self._backlog.popleft()

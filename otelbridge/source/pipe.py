@@ -158,11 +158,12 @@ class Feed(Protocol):
     def chunk(self, buf: bytearray, n: int) -> None:
         """``buf[:n]`` was passed through by hand: take it without waiting."""
 
-    def backlogged(self) -> bool:
-        """True while chunks wait for room in :attr:`fd` (the tee then watches it)."""
+    def waiting_on(self) -> int | None:
+        """The pipe whose room what waits needs (the tee then watches it for room); ``None``
+        when nothing waits."""
 
     def drain(self) -> None:
-        """Write into :attr:`fd` what waits, as far as it takes it now."""
+        """Write what waits, as far as the pipes take it now."""
 
 
 class Tee:
@@ -411,7 +412,7 @@ class Tee:
         if self._stopped:  # stopped before the copy began
             return STOPPED
         waiting = False  # the current chunk waits for the output's room
-        feeding = False  # feed.fd is watched: its backlog waits for room
+        feeding: int | None = None  # the feed's pipe watched for room: what it holds waits
         while True:
             ready = poll()
             if len(ready) == 1 and ready[0][0] == fd_in:
@@ -422,7 +423,7 @@ class Tee:
                 fds = [fd for fd, _ in ready]
                 if stop_r in fds:
                     return STOPPED
-                if feeding and feed.fd in fds:  # type: ignore[union-attr]
+                if feeding is not None and feeding in fds:
                     feed.drain()  # type: ignore[union-attr]
                 if waiting:  # a chunk spliced in part (zero-copy), or none read yet (plain)
                     if self.fd_out not in fds:
@@ -444,9 +445,9 @@ class Tee:
                 poller.unregister(self.fd_out)
                 poller.register(fd_in, select.POLLIN)
                 waiting = False
-            if feed is not None and feed.backlogged() != feeding:
-                feeding = not feeding
-                if feeding:
-                    poller.register(feed.fd, select.POLLOUT)
-                else:
-                    poller.unregister(feed.fd)
+            if feed is not None and feed.waiting_on() != feeding:
+                if feeding is not None:
+                    poller.unregister(feeding)
+                feeding = feed.waiting_on()
+                if feeding is not None:
+                    poller.register(feeding, select.POLLOUT)

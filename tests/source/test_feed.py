@@ -14,6 +14,7 @@ from otelbridge.deadline import Deadline
 from otelbridge.modes import live
 from otelbridge.source.feed import BACKLOG_LIMIT, DecoderFeed
 from otelbridge.stats import Stats
+from tests.conftest import ROOT
 
 LINE = b'{"type":"system","subtype":"init","session_id":"s","model":"claude-opus-4-8"}\n'
 
@@ -56,11 +57,11 @@ def test_a_burst_while_decoding_pauses_at_a_trickle_is_read_at_once(monkeypatch,
         burst = bytearray(LINE * (3 * 1024 * 1024 // len(LINE)))  # 3 MiB: more than the pipe
         assert len(burst) < BACKLOG_LIMIT
         feed.chunk(burst, len(burst))
-        assert feed.backlogged()
+        assert feed.waiting_on() == feed.fd
 
         def drained() -> bool:
             feed.drain()  # what the tee does whenever the pipe has room
-            return not feed.backlogged() and queued(feed.fd) == 0
+            return feed.waiting_on() is None and queued(feed.fd) == 0
 
         assert wait_until(drained, 20.0)
         stats.bytes = 2 * len(LINE) + len(burst)
@@ -70,3 +71,63 @@ def test_a_burst_while_decoding_pauses_at_a_trickle_is_read_at_once(monkeypatch,
     counts = json.loads(stats_path.read_text())
     lines = 2 + len(burst) // len(LINE)
     assert (counts["lines"], counts["lines_decoded"], counts["lines_not_decoded"]) == (lines, lines, 0)
+
+
+def fed_with_gaps(tmp_path, name: str, stop: bool) -> dict:
+    """A line over ``--max-line`` fed in 2 KiB chunks (each then a gap of its own: thousands of
+    control messages, more than the control pipe holds) and a real recording after it, the
+    decoding process stopped meanwhile if ``stop``; its counts."""
+    import os
+    import signal
+
+    recording = (ROOT / "examples" / "cbc-workflow.jsonl").read_bytes()
+    big = b'{"type":"system","subtype":"task_progress","d":"' + b"a" * 8_000_000 + b'"}\n'
+    stats_path = tmp_path / f"{name}.json"
+    feed = DecoderFeed.start(Config(exporters=("none",), max_line=100_000,
+                                    stats_json=str(stats_path)))
+    assert feed is not None
+    stats = Stats()
+    try:
+        first = bytearray(LINE)
+        feed.chunk(first, len(first))
+        assert wait_until(lambda: queued(feed.fd) == 0, 30.0)  # read: set up
+        if stop:
+            os.kill(feed.pid, signal.SIGSTOP)
+        try:
+            for i in range(0, len(big), 2048):
+                part = bytearray(big[i:i + 2048])
+                feed.chunk(part, len(part))
+            if stop:  # the premise: control messages wait for the control pipe's room
+                assert feed.waiting_on() not in (None, feed.fd)
+            after = bytearray(recording)
+            feed.chunk(after, len(after))
+        finally:
+            if stop:
+                os.kill(feed.pid, signal.SIGCONT)
+        # what the data pipe holds is read (and so decoded) before anything more is written
+        assert wait_until(lambda: queued(feed.fd) == 0, 20.0)
+        time.sleep(0.3)
+
+        def drained() -> bool:
+            feed.drain()  # what the tee does whenever the pipe it waits on has room
+            return feed.waiting_on() is None
+
+        assert wait_until(drained, 20.0)
+        stats.bytes = len(LINE) + len(big) + len(recording)
+    finally:
+        code = feed.end(None, 0, stats, Deadline.after(5.0))
+    assert code == 0
+    return json.loads(stats_path.read_text())
+
+
+def test_gaps_are_told_before_the_data_after_them_however_many(tmp_path):
+    """The decoding process applies each gap where it lies: data never overtakes a gap still
+    waiting for the control pipe's room, so the recording after the overlong line decodes
+    as it does when nothing was stopped."""
+    stopped, at_once = fed_with_gaps(tmp_path, "stopped", True), fed_with_gaps(tmp_path, "at-once", False)
+    lines = 2 + (ROOT / "examples" / "cbc-workflow.jsonl").read_bytes().count(b"\n")
+    for counts in (stopped, at_once):
+        assert (counts["lines"], counts["overlong_lines"], counts["lines_not_decoded"]) == (lines, 1, 0)
+    for key in ("lines_decoded", "lines_not_wanted", "spans_started"):
+        assert stopped[key] == at_once[key], key
+    assert at_once["spans_started"] > 0
