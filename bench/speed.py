@@ -245,7 +245,10 @@ def installed(name: str, tree: Path | None, directory: Path) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([PY, "-m", "venv", str(venv)], check=True)
     wheels = venv / "wheels"
-    subprocess.run([PY, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(_cwd(tree))],
+    source = venv / "source"  # a copy: setuptools writes build/ into the tree it builds
+    shutil.copytree(_cwd(tree), source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".tools", "build", "__pycache__", "*.egg-info", "tests", "bench"))
+    subprocess.run([PY, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
                    check=True)
     python = venv / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
@@ -356,11 +359,14 @@ def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0,
             src = subprocess.Popen([PY, "-c", PACED, str(r * 1e6), str(writes), str(seconds), str(path),
                                     str(lead_in_s)], stdout=subprocess.PIPE)
             mid = subprocess.Popen([PY, "-m", "otelbridge", "-q", "--exporter", "none", "--stats-json",
-                                    st.name], stdin=src.stdout, stdout=subprocess.DEVNULL,
+                                    st.name], stdin=src.stdout, stdout=subprocess.PIPE,
                                    env=_env(tree), cwd=_cwd(tree))
+            sink = subprocess.Popen(["cat"], stdin=mid.stdout, stdout=subprocess.DEVNULL)  # as in use
             src.stdout.close()
+            mid.stdout.close()
             src.wait()
             mid.wait()
+            sink.wait()
             s = json.loads(Path(st.name).read_text())
         row = {"MBps_offered": r, "lead_in_s": lead_in_s, "MBps_sent": s["bytes"] / seconds / 1e6,
                "lines": s["lines"], "not_decoded": s["lines_not_decoded"]}
@@ -372,7 +378,7 @@ def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("all", "trace", "rate", "startup", "export", "live"))
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=3, help="runs of each row (startup: at least 5)")
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--tree", help="a before: another source tree, alternated with this one")
     ap.add_argument("--seconds", type=float, default=20.0, help="rate: measured seconds")
@@ -391,23 +397,27 @@ def main() -> None:
     if args.tree:
         trees["before"] = Path(args.tree).resolve()
     trees["after"] = None
-    mix = directory / ("mix.jsonl" if args.mix_mb == 200 else f"mix-{args.mix_mb}.jsonl")
-    if not mix.exists():
-        streams.write("mix", str(mix), mb=args.mix_mb)
-    wf = workflow_heavy(directory)
+    def mix() -> Path:
+        path = directory / ("mix.jsonl" if args.mix_mb == 200 else f"mix-{args.mix_mb}.jsonl")
+        if not path.exists():
+            streams.write("mix", str(path), mb=args.mix_mb)
+        return path
+
     results: dict = {}
     if args.what in ("all", "trace"):
-        results["trace"] = trace([mix, wf, workflow_snapshots(directory)], args.runs, trees)
+        results["trace"] = trace([mix(), workflow_heavy(directory), workflow_snapshots(directory)],
+                                 args.runs, trees)
     if args.what in ("all", "startup"):
-        results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
-                                     directory if args.installed else None)
+        with tempfile.TemporaryDirectory(dir=directory) as venvs:  # this run's own
+            results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
+                                         Path(venvs) if args.installed else None)
     if args.what in ("all", "rate"):
-        results["rate"] = rates(mix, args.runs, args.seconds, trees)
+        results["rate"] = rates(mix(), args.runs, args.seconds, trees)
     if args.what in ("all", "export"):
-        results["export"] = export_cost(wf, args.runs, trees)
+        results["export"] = export_cost(workflow_heavy(directory), args.runs, trees)
     if args.what in ("all", "live"):
         rates_ = [float(x) for x in args.live_rates.split(",")]
-        results["live"] = {name: live(mix, rates_, tree) + live(mix, rates_, tree, lead_in_s=1.0)
+        results["live"] = {name: live(mix(), rates_, tree) + live(mix(), rates_, tree, lead_in_s=1.0)
                            for name, tree in trees.items()}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
