@@ -131,11 +131,11 @@ def _lines(buf: bytes, start: int, last: int):
 
 @settings(max_examples=300, deadline=None)
 @given(buf=st.binary(max_size=300).map(lambda b: b.replace(b"a", b"\n")), data=st.data())
-def test_count_lines_counts_newlines_either_way(buf, data):
+def test_count_lines_counts_newlines_every_way(buf, data):
     n = data.draw(st.integers(min_value=0, max_value=len(buf)))
     held = bytearray(buf + b"tail\n")  # a reused buffer: only buf[:n] counts
-    for long_lines in (False, True):
-        assert lines.count_lines(held, n, long_lines) == buf[:n].count(b"\n")
+    for average in (0, lines.LONG_LINE_BYTES, lines.VERY_LONG_LINE_BYTES):  # each way of counting
+        assert lines.count_lines(held, n, average) == buf[:n].count(b"\n")
     held += b"more"  # no view of it is left behind (the tee resizes its buffer)
 
 
