@@ -89,7 +89,7 @@ class DecoderFeed:
         self._res_buf = b""
         self._eof = False
         self._messages: list[dict] = []
-        self._pending: list[bytes] = []  # control messages not yet written (pipe full)
+        self._pending: deque[bytes] = deque()  # control messages not yet written (pipe full)
         #: bytes written into the data pipe so far (a gap's offset)
         self.offset = 0
         self._backlog: deque[memoryview | Gap] = deque()
@@ -163,17 +163,21 @@ class DecoderFeed:
     def _send(self, message: dict) -> None:
         """Queue one control message and write what the pipe takes now (never waits)."""
         self._pending.append(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-        self._write_pending(wait=False)
+        self._write_pending()
 
-    def _write_pending(self, wait: bool) -> None:
+    def _write_pending(self, until: Deadline | None = None) -> None:
+        """Write the waiting control messages while the pipe takes them; with ``until``,
+        waiting for its room until then (a decoding process that reads nothing more is killed
+        after it anyway)."""
         while self._pending:
             data = self._pending[0]
             try:
                 n = os.write(self._ctl, data)
             except BlockingIOError:
-                if not wait:
+                wait = until.remaining() if until is not None else 0.0
+                if wait <= 0:
                     return
-                select.select([], [self._ctl], [], 1.0)
+                select.select([], [self._ctl], [], min(wait, 1.0))
                 continue
             except InterruptedError:
                 continue
@@ -181,7 +185,7 @@ class DecoderFeed:
                 self._pending.clear()
                 return
             if n == len(data):
-                self._pending.pop(0)
+                self._pending.popleft()
             else:
                 self._pending[0] = data[n:]
 
@@ -223,9 +227,10 @@ class DecoderFeed:
             self._skip(Gap.of(buf, start, n))
 
     def _skip(self, gap: Gap) -> None:
-        """A gap after what is queued (merged with a gap queued last), or sent at once."""
+        """A gap after what is queued (merged with a gap queued last: while control messages
+        wait, gaps after them are one), or sent at once."""
         self._position.skipped(gap)
-        if not self._backlog:
+        if not self._backlog and not self._pending:
             self._send(_gap_message(self.offset, gap))
             return
         self._backlog_bytes -= queue_gap(self._backlog, gap)
@@ -253,7 +258,7 @@ class DecoderFeed:
     def drain(self) -> bool:
         """Write the waiting control messages, then the backlog, while the pipes take them;
         True when nothing waits."""
-        self._write_pending(wait=False)
+        self._write_pending()
         while self._backlog and not self._gone and not self._pending:
             item = self._backlog[0]
             if isinstance(item, Gap):
@@ -336,8 +341,7 @@ class DecoderFeed:
                             "deadline": deadline.at}})
         self._drain_until(deadline.halfway())
         os.close(self.fd)
-        os.set_blocking(self._ctl, True)
-        self._write_pending(wait=True)
+        self._write_pending(until=deadline.later_by(EXIT_MARGIN_S))
         os.close(self._ctl)
         self._read_messages(Deadline(time.monotonic()))  # has it said it is set up?
         set_up = any("ready" in msg for msg in self._messages)

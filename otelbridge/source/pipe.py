@@ -252,6 +252,7 @@ class Tee:
         except OSError as exc:  # BrokenPipeError, a full disk, ...
             return self._write_failed(exc)
         self.stats.bytes += n
+        self._hand = True  # (also after a fall back from zero-copy: the feed is watched)
         self.on_chunk(self.buf, n)
         return None
 

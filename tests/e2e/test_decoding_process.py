@@ -167,6 +167,40 @@ def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp
     assert with_big["spans_started"] == alone["spans_started"] > 0
 
 
+def test_stdout_opened_for_appending_still_feeds_decoding_after_a_backlog(tmp_path):
+    """``>> log``: splice refuses an O_APPEND file, so the tee goes on by plain reads and writes;
+    a backlog kept while decoding is busy (here: stopped) is still written as the data pipe
+    drains, so the lines after it are decoded while the stream goes on, not skipped."""
+    from tests.receivers import HttpReceiver
+
+    out = tmp_path / "out.jsonl"
+    filler = b'{"type":"stream_event","event":{"type":"ping"},"pad":"' + b"x" * 200 + b'"}\n'
+    burst = filler * (3 * 2**20 // len(filler))  # 3 MiB: more than the data pipe holds
+    lines = workflow_lines("ap", agents=1)
+    with HttpReceiver() as rx, open(out, "ab") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "-q", "--endpoint", rx.endpoint],
+            stdin=subprocess.PIPE, stdout=sink, stderr=subprocess.PIPE, cwd=ROOT,
+            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
+        try:
+            proc.stdin.write(filler)
+            proc.stdin.flush()
+            decoder = decoding_process(proc.pid)
+            time.sleep(0.5)  # set up
+            with stopped(decoder):
+                proc.stdin.write(burst)
+                proc.stdin.flush()
+                time.sleep(0.5)  # passed: the data pipe full, the rest kept in the backlog
+            proc.stdin.write(b"".join(lines))
+            proc.stdin.flush()
+            spans = rx.received.wait_for(1, timeout=20)  # while the stream goes on
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+    assert any(s.name == "invoke_agent ap-agent-1" for s in spans), [s.name for s in spans]
+    assert out.read_bytes() == filler + burst + b"".join(lines)
+
+
 def test_a_stopped_decoding_process_costs_flush_timeout_and_a_margin_not_more():
     live = Live(["--exporter", "none", "--flush-timeout", "0.3"])
     live.send(workflow_lines("stop", agents=1, complete=False))

@@ -131,3 +131,36 @@ def test_gaps_are_told_before_the_data_after_them_however_many(tmp_path):
     for key in ("lines_decoded", "lines_not_wanted", "spans_started"):
         assert stopped[key] == at_once[key], key
     assert at_once["spans_started"] > 0
+
+
+def test_a_flood_of_gaps_while_decoding_is_stopped_costs_one_message_and_a_bounded_end(tmp_path):
+    """300,000 chunks of a line over ``--max-line`` while the decoding process is stopped: once
+    the control pipe is full the gaps wait as one, so the tee holds no queue of messages, and
+    an end that the stopped process cannot read still ends by its deadline (the process is
+    then stopped for good), with the tee's counts."""
+    import os
+    import signal
+
+    stats_path = tmp_path / "stats.json"
+    feed = DecoderFeed.start(Config(exporters=("none",), max_line=1000, stats_json=str(stats_path)))
+    assert feed is not None
+    first = bytearray(LINE)
+    feed.chunk(first, len(first))
+    assert wait_until(lambda: queued(feed.fd) == 0, 30.0)
+    time.sleep(0.5)  # set up (it says so: the end then waits for it no longer than the deadline)
+    os.kill(feed.pid, signal.SIGSTOP)
+    piece = bytearray(b"L" * 8)
+    began = time.process_time()
+    for _ in range(300_000):
+        feed.chunk(piece, len(piece))
+    took = time.process_time() - began
+    assert feed.waiting_on() not in (None, feed.fd)  # the control pipe is full
+    stats = Stats()
+    stats.bytes = len(LINE) + 8 * 300_000
+    ended = time.monotonic()
+    code = feed.end(None, 0, stats, Deadline.after(1.0))  # the decoding process still stopped
+    ended = time.monotonic() - ended
+    assert code == 0
+    assert ended < 1.0 + 2.0 + 3.0  # the deadline + EXIT_MARGIN_S, and slack for this machine
+    assert took < 30.0  # (a queue of messages grew with every gap and was written one by one)
+
