@@ -8,6 +8,8 @@ keyed by its ``index``). Wrong types are dropped field by field (``tokens: "12"`
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
 from operator import eq, itemgetter
 from typing import Annotated, Any
 
@@ -72,6 +74,9 @@ def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
 #: together at most 16,000 remembered entries, whatever the stream sends.
 MAX_CACHED_TASKS = 16
 MAX_CACHED_ENTRIES = 1_000
+#: ... and the most bytes of entry text it may hold (its entries past them are decoded each
+#: time): with the decoded values, a few MiB in all, however long each entry is.
+MAX_CACHED_BYTES = 256 * 1024
 
 #: A decoded timeline entry: ``(phase, agent, newest time of the agent in epoch ns)``; all
 #: ``None`` for an entry that is neither (unknown type, no usable ``index``).
@@ -91,7 +96,7 @@ class _EntryCache:
     so a snapshot costs what changed in it, not its size; an entry that changed or moved (one
     inserted before it) is decoded again, and its text copied (a view would keep its whole
     line). Bounded: :data:`MAX_CACHED_TASKS` tasks of at most :data:`MAX_CACHED_ENTRIES`
-    entries.
+    entries and :data:`MAX_CACHED_BYTES` of their text.
     """
 
     def __init__(self) -> None:
@@ -102,9 +107,14 @@ class _EntryCache:
         return self._tasks.pop(task_id, None) or ([], [])
 
     def keep(self, task_id: str, raw: list[msgspec.Raw], decoded: list[Entry]) -> None:
-        """Remember ``task_id``'s snapshot (its first :data:`MAX_CACHED_ENTRIES` entries), the
-        least recently given task out past :data:`MAX_CACHED_TASKS`."""
-        self._tasks[task_id] = (raw[:MAX_CACHED_ENTRIES], decoded[:MAX_CACHED_ENTRIES])
+        """Remember ``task_id``'s snapshot (its first entries, within :data:`MAX_CACHED_ENTRIES`
+        and :data:`MAX_CACHED_BYTES`), the least recently given task out past
+        :data:`MAX_CACHED_TASKS`."""
+        raw, decoded = raw[:MAX_CACHED_ENTRIES], decoded[:MAX_CACHED_ENTRIES]
+        if sum(map(len, raw)) > MAX_CACHED_BYTES:  # (rare: one C-level pass decides)
+            n = bisect_right(list(accumulate(map(len, raw))), MAX_CACHED_BYTES)
+            raw, decoded = raw[:n], decoded[:n]
+        self._tasks[task_id] = (raw, decoded)
         if len(self._tasks) > MAX_CACHED_TASKS:
             del self._tasks[next(iter(self._tasks))]
 

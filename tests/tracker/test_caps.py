@@ -102,6 +102,14 @@ def test_snapshot_cache_is_bounded(monkeypatch):
     assert len(ev.agents) == claude_code_workflow.MAX_CACHED_ENTRIES + 500  # all decoded
     raw, decoded = cache._tasks["big"]
     assert len(raw) == len(decoded) == claude_code_workflow.MAX_CACHED_ENTRIES  # not all remembered
+    preview = "p" * 10_000  # long entries: bounded by their bytes too
+    wide = json.dumps({"type": "system", "subtype": "task_progress", "task_id": "wide", "workflow_progress": [
+        {"type": "workflow_agent", "index": i, "state": "start", "promptPreview": preview} for i in range(100)]})
+    (ev,) = decoder.decode(wide.encode())
+    assert len(ev.agents) == 100  # all decoded
+    raw, decoded = cache._tasks["wide"]
+    assert len(raw) == len(decoded) == claude_code_workflow.MAX_CACHED_BYTES // len(bytes(raw[0]))
+    assert sum(map(len, raw)) <= claude_code_workflow.MAX_CACHED_BYTES
 
 
 def test_unchanged_entries_decode_once_changed_ones_again():
