@@ -87,7 +87,7 @@ class Control:
         self.skipped = 0  # bytes of all gaps
         self.pid: int | None = None
         self.end: dict | None = None
-        self.full = False  # the data pipe was full (a backlog began) since this was cleared
+        self.full = False  # the data pipe was full (a backlog began) since the last read
         self.eof = False
         os.set_blocking(fd, False)
 
@@ -396,8 +396,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
     def on_control() -> None:
         read_control()
         if control.end is not None or control.full:  # the end, or a burst: read at once
-            control.full = False
-            resume()
+            resume()  # (the read consumes ``full``: no pause right after a burst)
         if control.eof:
             loop.remove_reader(ctl_fd)
 

@@ -252,7 +252,7 @@ class Tee:
         except OSError as exc:  # BrokenPipeError, a full disk, ...
             return self._write_failed(exc)
         self.stats.bytes += n
-        self._hand = True  # (also after a fall back from zero-copy: the feed is watched)
+        self._hand = True  # in ``buf``, handed to the feed: the copy loop looks at what waits
         self.on_chunk(self.buf, n)
         return None
 
@@ -446,9 +446,11 @@ class Tee:
                 poller.unregister(self.fd_out)
                 poller.register(fd_in, select.POLLIN)
                 waiting = False
-            if feed is not None and feed.waiting_on() != feeding:
-                if feeding is not None:
-                    poller.unregister(feeding)
-                feeding = feed.waiting_on()
-                if feeding is not None:
-                    poller.register(feeding, select.POLLOUT)
+            if feed is not None:
+                wanted = feed.waiting_on()
+                if wanted != feeding:
+                    if feeding is not None:
+                        poller.unregister(feeding)
+                    if wanted is not None:
+                        poller.register(wanted, select.POLLOUT)
+                    feeding = wanted

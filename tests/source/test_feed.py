@@ -6,6 +6,8 @@ from __future__ import annotations
 import array
 import fcntl
 import json
+import os
+import signal
 import termios
 import time
 
@@ -77,9 +79,6 @@ def fed_with_gaps(tmp_path, name: str, stop: bool) -> dict:
     """A line over ``--max-line`` fed in 2 KiB chunks (each then a gap of its own: thousands of
     control messages, more than the control pipe holds) and a real recording after it, the
     decoding process stopped meanwhile if ``stop``; its counts."""
-    import os
-    import signal
-
     recording = (ROOT / "examples" / "cbc-workflow.jsonl").read_bytes()
     big = b'{"type":"system","subtype":"task_progress","d":"' + b"a" * 8_000_000 + b'"}\n'
     stats_path = tmp_path / f"{name}.json"
@@ -138,9 +137,6 @@ def test_a_flood_of_gaps_while_decoding_is_stopped_costs_one_message_and_a_bound
     the control pipe is full the gaps wait as one, so the tee holds no queue of messages, and
     an end that the stopped process cannot read still ends by its deadline (the process is
     then stopped for good), with the tee's counts."""
-    import os
-    import signal
-
     stats_path = tmp_path / "stats.json"
     feed = DecoderFeed.start(Config(exporters=("none",), max_line=1000, stats_json=str(stats_path)))
     assert feed is not None
