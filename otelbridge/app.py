@@ -32,7 +32,7 @@ EXIT_EPIPE = 128 + signal.SIGPIPE
 #: a repeated signal while it still runs.
 CHILD_GONE_DRAIN_S = 0.2
 #: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
-#: a wrapped command but SIGINT (a terminal's Ctrl-C reaches its process group itself). SIGQUIT
+#: a wrapped command — SIGINT only when no terminal's Ctrl-C reached the command itself. SIGQUIT
 #: keeps its default (core dump): the way out of a wedged process.
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
@@ -130,8 +130,8 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         if proc is None:
             tee.stop()
             return
-        # Ctrl-C at a terminal already reached the child's process group: forward TERM and HUP
-        if signum != signal.SIGINT and proc.returncode is None:
+        # a terminal's Ctrl-C signals its whole foreground process group: the child has it
+        if proc.returncode is None and (signum != signal.SIGINT or not proc.keyboard_reaches()):
             proc.send_signal(signum)
         if repeated:
             # a second signal is never ignored: whether or not the child has gone, what it

@@ -61,6 +61,22 @@ class Child:
         except ProcessLookupError:
             pass
 
+    def keyboard_reaches(self) -> bool:
+        """True when a terminal's keyboard signals (Ctrl-C: SIGINT) reach the child by
+        themselves: it is in the foreground process group of our controlling terminal. False
+        without a terminal (a CI job, a script, a container), when the child runs in a process
+        group of its own, or where it cannot be told (not Unix)."""
+        try:
+            fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except (OSError, AttributeError):  # no controlling terminal
+            return False
+        try:
+            return os.tcgetpgrp(fd) == os.getpgid(self.pid)
+        except (OSError, AttributeError):  # the child has gone, or no job control here
+            return False
+        finally:
+            os.close(fd)
+
     def kill_tree(self) -> int:
         """SIGKILL the child, if it still runs, and the processes it started that are still
         its descendants (Linux ``/proc``; elsewhere the child alone): how many were killed."""

@@ -66,10 +66,18 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def start_wrapped(new_session=False):
+#: runs the rest of argv as the leader of a new session whose controlling terminal is its
+#: stdin (a pty): otelbridge started at a terminal, in the terminal's foreground process group
+AT_TERMINAL = ("import fcntl, os, sys, termios; os.setsid(); "
+               "fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def start_wrapped(new_session=False, terminal=None):
+    argv = [*BRIDGE, "--exporter", "none", "--", sys.executable, "-c", CHILD]
+    if terminal is not None:
+        argv = [sys.executable, "-c", AT_TERMINAL, *argv]
     proc = subprocess.Popen(
-        [*BRIDGE, "--exporter", "none", "--", sys.executable, "-c", CHILD],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+        argv, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
         start_new_session=new_session,
     )
     assert proc.stdout.readline() == b"ready\n"
@@ -84,13 +92,31 @@ def test_sigterm_is_forwarded_to_child():
     assert proc.returncode == 7
 
 
-def test_ctrl_c_at_terminal_reaches_child_exactly_once():
-    """A terminal's Ctrl-C signals the whole foreground process group; otelbridge must not
-    forward a second copy, and must keep passing the child's output until it exits."""
-    proc = start_wrapped(new_session=True)
-    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does
+def test_ctrl_c_at_a_terminal_reaches_child_exactly_once():
+    """A terminal's Ctrl-C signals its whole foreground process group (here: a real pty's line
+    discipline, from the INTR character); otelbridge must not forward a second copy, and must
+    keep passing the child's output until it exits."""
+    master, slave = os.openpty()
+    try:
+        proc = start_wrapped(terminal=slave)
+        os.write(master, b"\x03")  # Ctrl-C typed at the terminal
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGTERM)  # then end it: forwarded, child reports what it saw
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert out == b"SIGINT=1 SIGTERM=1\n"
+    assert proc.returncode == 7
+
+
+def test_sigint_without_a_terminal_is_forwarded():
+    """SIGINT sent to otelbridge alone (a script, an orchestrator; no terminal) is forwarded:
+    the child sees it once, as it would without otelbridge in between."""
+    proc = start_wrapped(new_session=True)  # a new session: no controlling terminal
+    proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
-    os.kill(proc.pid, signal.SIGTERM)  # then end it: forwarded, child reports what it saw
+    proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=20)
     assert out == b"SIGINT=1 SIGTERM=1\n"
     assert proc.returncode == 7
