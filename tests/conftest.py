@@ -33,6 +33,13 @@ compileall.compile_dir(ROOT / "otelbridge", quiet=1)
 sys.dont_write_bytecode = False
 
 
+#: an argv prefix: runs the rest of argv as the leader of a new session whose controlling
+#: terminal is its stdin (give it a pty's slave end): a command started at a terminal, in the
+#: terminal's foreground process group (the INTR character written to the master signals it)
+AT_TERMINAL = [sys.executable, "-c", "import fcntl, os, sys, termios; os.setsid(); "
+               "fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.argv[1], sys.argv[1:])"]
+
+
 def fixture_files() -> list[Path]:
     if not FIXTURES.is_dir():
         return []

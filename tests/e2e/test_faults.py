@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, clean_env, run_bridge
+from tests.conftest import AT_TERMINAL, ROOT, clean_env, run_bridge
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 EPOCH_MS = 1_783_647_395_000
@@ -507,14 +507,17 @@ while time.monotonic() < deadline:
 """
 
 
-def wrapped_child(tmp_path, lines, run_for: float, **popen):
+def wrapped_child(tmp_path, lines, run_for: float, terminal: int | None = None, **popen):
+    """otelbridge wrapping :data:`CHILD_SIGNALS`; ``terminal``: a pty's slave end, otelbridge
+    then started at that terminal (:data:`~tests.conftest.AT_TERMINAL`)."""
     head = tmp_path / "head.jsonl"
     head.write_bytes(b"".join(lines))
     log = tmp_path / "child-signals.log"
     log.write_text("")
     rx = HttpReceiver().__enter__()
-    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
-                             sys.executable, "-c", CHILD_SIGNALS, str(head), str(log), str(run_for)],
+    argv = [sys.executable, "-m", "otelbridge", "--endpoint", rx.endpoint, "--",
+            sys.executable, "-c", CHILD_SIGNALS, str(head), str(log), str(run_for)]
+    proc = subprocess.Popen([*AT_TERMINAL, *argv] if terminal is not None else argv, stdin=terminal,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
                             cwd=ROOT, **popen)
     assert proc.stdout.readline() == lines[0]
@@ -537,10 +540,11 @@ def test_wrapper_forwards_sigterm_then_ends_spans(tmp_path):
     assert ("invoke_workflow wf-wt", "interrupted by SIGTERM") in interrupted_events(spans)
 
 
-def test_wrapper_does_not_forward_sigint(tmp_path):
-    """SIGINT sent to otelbridge alone does not reach the child (no second copy)."""
+def test_wrapper_forwards_sigint_sent_to_it_alone(tmp_path):
+    """SIGINT sent to otelbridge alone (a script, an orchestrator: no terminal) reaches the
+    child once, as it would without otelbridge in between."""
     lines = workflow_lines("wi", agents=1, complete=True)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8)
+    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8, start_new_session=True)
     try:
         time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
@@ -549,25 +553,30 @@ def test_wrapper_does_not_forward_sigint(tmp_path):
         spans = rx.received.wait_for(spans_of(1) + 1, timeout=5)
     finally:
         rx.__exit__(None, None, None)
-    assert log.read_text() == ""
-    assert code == 0  # the child finished on its own
+    assert log.read_text().split() == ["SIGINT"]
+    assert code == 0  # this child handles SIGINT and finishes on its own
     assert len(spans) == spans_of(1) + 1  # and the wrapper's run span
     assert sum(s.name == f"run {Path(sys.executable).name}" for s in spans) == 1
 
 
 def test_terminal_ctrl_c_reaches_the_child_once(tmp_path):
-    """A terminal's Ctrl-C signals the whole foreground process group: the child gets it from
-    there, exactly once."""
+    """A terminal's Ctrl-C (a real pty's INTR character) signals its whole foreground process
+    group: the child gets it from there, exactly once, and the open spans end interrupted."""
     lines = workflow_lines("pg", agents=1, complete=False)
-    proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8, start_new_session=True)
+    master, slave = os.openpty()
     try:
-        time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.stdout.read()
-        code = proc.wait(10)
-        spans = rx.received.wait_for(spans_of(1), timeout=5)
+        proc, rx, log = wrapped_child(tmp_path, lines, run_for=0.8, terminal=slave)
+        try:
+            time.sleep(0.2)
+            os.write(master, b"\x03")
+            proc.stdout.read()
+            code = proc.wait(10)
+            spans = rx.received.wait_for(spans_of(1), timeout=5)
+        finally:
+            rx.__exit__(None, None, None)
     finally:
-        rx.__exit__(None, None, None)
+        os.close(master)
+        os.close(slave)
     assert log.read_text().split() == ["SIGINT"]
     assert code == 0  # this child handles SIGINT and exits normally
     assert ("invoke_workflow wf-pg", "interrupted by SIGINT") in interrupted_events(spans)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count, workflow_facts
+from tests.conftest import AT_TERMINAL, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count, workflow_facts
 
 BRIDGE = [sys.executable, "-m", "otelbridge"]
 
@@ -66,16 +66,10 @@ CHILD = textwrap.dedent("""
 """)
 
 
-#: runs the rest of argv as the leader of a new session whose controlling terminal is its
-#: stdin (a pty): otelbridge started at a terminal, in the terminal's foreground process group
-AT_TERMINAL = ("import fcntl, os, sys, termios; os.setsid(); "
-               "fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.argv[1], sys.argv[1:])")
-
-
 def start_wrapped(new_session=False, terminal=None):
     argv = [*BRIDGE, "--exporter", "none", "--", sys.executable, "-c", CHILD]
     if terminal is not None:
-        argv = [sys.executable, "-c", AT_TERMINAL, *argv]
+        argv = [*AT_TERMINAL, *argv]
     proc = subprocess.Popen(
         argv, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
         start_new_session=new_session,
