@@ -9,13 +9,18 @@ Modes (``--clock``):
   :data:`SKEW_NS` away from the wall clock (a recording piped in), then ``stream`` for the rest of
   the run (the switch is one-way, so one run never mixes the two).
 
-Before the stream's first timestamp the clock is *pending* in ``stream`` and ``auto`` mode: every
-line is dated with one fixed *anchor* (the wall clock at the first line), and the clock
-:meth:`settles` at the first timestamp (``stream``, or ``auto`` when that timestamp is more than
-:data:`SKEW_NS` from the wall clock: the anchor then moves to it), when ``auto`` has waited
-:data:`WAIT_NS` of wall time since the first line, or at :meth:`settle` (end of input: a stream
-with no timestamp at all keeps the wall clock). Whoever took times from the anchor is told the
-shift (``on_settle``) and moves them, so lines before the first timestamp take that timestamp.
+Before the stream's first timestamp the clock is *pending* in ``stream`` and ``auto`` mode, and
+the clock :meth:`settles` at the first timestamp, when ``auto`` has waited :data:`WAIT_NS` of wall
+time since the first line (the *anchor*), or at :meth:`settle` (end of input: a stream with no
+timestamp at all keeps the wall clock). Whoever took times while it was pending is told a shift
+(``on_settle``) and moves them by it:
+
+* ``stream`` dates every pending line with the anchor; the shift (first timestamp − anchor) moves
+  them all to the first timestamp.
+* ``auto`` dates each pending line with the wall clock, as it will once settled on it (shift 0).
+  When the first timestamp lies more than :data:`SKEW_NS` from the wall clock (a recording piped
+  in), the shift (first timestamp − the wall clock when it came) moves them to just before it,
+  spaced as they came.
 """
 
 from __future__ import annotations
@@ -81,11 +86,14 @@ class Clock:
         self._latest = ns
         if self._use_stream:
             return
-        far = abs(ns - self._wall()) > SKEW_NS
+        wall = self._wall()
+        far = abs(ns - wall) > SKEW_NS
         if not self.settled:  # (reading it settles auto whose wait ran out)
-            stream = self.mode == "stream" or far
-            self._use_stream = stream
-            self._settle(ns - self._anchor if stream and self._anchor is not None else 0)
+            self._use_stream = self.mode == "stream" or far
+            if not self._use_stream or self._anchor is None:
+                self._settle(0)
+            else:
+                self._settle(ns - (self._anchor if self.mode == "stream" else wall))
         elif self.mode == "stream" or (self.mode == "auto" and far):
             self._use_stream = True
 
@@ -104,10 +112,10 @@ class Clock:
         return self._wall()
 
     def now(self) -> int:
-        """The current time (epoch ns) by the mode's rule; the anchor while pending."""
+        """The current time (epoch ns) by the mode's rule; ``stream`` while pending: the anchor."""
         if self._use_stream and self._latest is not None:
             return self._latest
-        if not self._settled and not self.settled and self._anchor is not None:
+        if self.mode == "stream" and not self._settled and self._anchor is not None:
             return self._anchor
         return self._wall()
 

@@ -52,11 +52,41 @@ def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
     clock.on_settle.append(shifts.append)
     first = clock.at(None)
     wall[0] += WAIT_NS - 1
-    assert clock.at(None) == first and not clock.settled
+    # pending, each line takes the wall clock as it came: what it keeps once settled on it
+    assert clock.at(None) == first + WAIT_NS - 1 and not clock.settled
     wall[0] += 1
     assert clock.settled and shifts == [0] and clock.at(None) == wall[0]
     clock.observe(100 * S)  # a recording piped in later: auto still switches, one way
     assert clock.uses_stream and clock.now() == 100 * S
+
+
+def test_auto_pending_lines_keep_their_spacing_before_a_far_first_timestamp():
+    """A recording piped in live: the lines before its first timestamp move to just before
+    it, as far apart as they came (never after it, never on the wall clock of another day)."""
+    wall = [1_800_000_000 * S]
+    clock = Clock("auto", wall=lambda: wall[0])
+    shifts: list[int] = []
+    clock.on_settle.append(shifts.append)
+    first = clock.at(None)
+    wall[0] += 300_000_000
+    second = clock.at(None)
+    assert (first, second) == (1_800_000_000 * S, 1_800_000_000 * S + 300_000_000)
+    wall[0] += 200_000_000  # the first timestamp comes 0.5 s after the first line
+    assert clock.at(100 * S) == 100 * S
+    assert clock.settled and clock.uses_stream and shifts == [100 * S - wall[0]]
+    assert (first + shifts[0], second + shifts[0]) == (100 * S - 500_000_000, 100 * S - 200_000_000)
+
+
+def test_auto_pending_lines_keep_their_own_times_before_a_near_first_timestamp():
+    wall = [1_800_000_000 * S]
+    clock = Clock("auto", wall=lambda: wall[0])
+    shifts: list[int] = []
+    clock.on_settle.append(shifts.append)
+    first = clock.at(None)
+    wall[0] += 400_000_000
+    assert clock.at(None) == first + 400_000_000
+    clock.observe(wall[0] - 2 * S)  # a timestamp from a clock 2 s behind: the wall clock stays
+    assert clock.settled and not clock.uses_stream and shifts == [0]
 
 
 def test_wall_mode_never_waits_and_a_recording_without_timestamps_keeps_the_wall_clock():

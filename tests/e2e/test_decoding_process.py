@@ -377,3 +377,39 @@ def test_a_line_is_dated_when_it_passed_not_when_decoding_reached_it():
 
     assert -RECORD_EVERY_NS <= chat.start_ns - reply_ns < 200_000_000
     assert -RECORD_EVERY_NS <= agent.end_ns - result_ns < 200_000_000
+
+
+def test_lines_of_the_first_second_are_dated_when_they_passed_under_clock_auto():
+    """The default ``--clock auto`` waits up to a second for a timestamp before it settles on
+    the wall clock; a stream without one (a Claude Code run's first lines) still dates each line
+    of that second when it passed, not all of them at the first line's time."""
+    from otelbridge.source.arrivals import RECORD_EVERY_NS
+    from tests.receivers import HttpReceiver
+
+    init = b'{"type":"system","subtype":"init","session_id":"s1","model":"claude-opus-4-8","tools":[]}\n'
+    reply = (b'{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"claude-opus-4-8",'
+             b'"role":"assistant","content":[{"type":"text","text":"hi"}],'
+             b'"usage":{"input_tokens":5,"output_tokens":7}}}\n')
+    result = (b'{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":1,'
+              b'"result":"ok","usage":{"input_tokens":5,"output_tokens":7}}\n')
+    with HttpReceiver() as rx:
+        live = Live(["--endpoint", rx.endpoint], env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
+        init_ns = time.time_ns()
+        live.send([init])
+        live.wait_echo(1)
+        time.sleep(0.5)
+        reply_ns = time.time_ns()
+        live.send([reply])
+        live.wait_echo(2)
+        time.sleep(0.2)
+        result_ns = time.time_ns()
+        live.send([result])
+        live.close_and_wait()
+        spans = rx.received.wait_for(3, timeout=10)
+    assert live.proc.returncode == 0, live.stderr
+    by_name = {s.name: s for s in spans}
+    chat, agent = by_name["chat claude-opus-4-8"], by_name["invoke_agent agent"]
+    assert -RECORD_EVERY_NS <= agent.start_ns - init_ns < 200_000_000
+    assert -RECORD_EVERY_NS <= chat.start_ns - reply_ns < 200_000_000
+    assert -RECORD_EVERY_NS <= agent.end_ns - result_ns < 200_000_000
+    assert chat.start_ns - agent.start_ns >= 400_000_000  # not the first line's time
