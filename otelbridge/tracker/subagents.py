@@ -21,6 +21,7 @@ A mixin of :class:`~otelbridge.tracker.sessions.SessionTracker`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..events import SpanEvent, SpanRecord, TaskNotification, TaskProgress, TaskStarted, TaskUpdated, TaskUsage
@@ -29,6 +30,12 @@ from .calls import usage_attrs
 from .state import Agent, Session, Task
 
 AGENT_TASK_TYPES = frozenset({"local_agent", "Agent"})
+#: task types whose ``description`` is a title the model gave; any other's (``local_bash``: the
+#: command itself when the model gave no description) is content, exported only with capture on
+TITLED_TASK_TYPES = AGENT_TASK_TYPES | {"local_workflow"}
+#: the exit code a failed background command's summary reports (the rest of it, the command
+#: included, is content)
+_EXIT_CODE = re.compile(r"exit code (\d{1,5})\b")
 NO_TOOL_RESULT = "no tool_result at end of input"
 NO_TERMINAL = "no terminal state at end of input"
 
@@ -72,7 +79,7 @@ class SubagentsMixin:
                 self._release(s, "task", ev.task_id)
             s.tool_tasks[ev.task_id] = tool.id
             tool.task = put_attributes({"task.id": ev.task_id}, (
-                ("task.type", ev.task_type), ("task.description", ev.description),
+                ("task.type", ev.task_type), ("task.description", self._description(ev.task_type, ev.description)),
                 ("task.owned_by_subagent", ev.owned_by_subagent), ("task.is_backgrounded", ev.is_backgrounded),
             ))
             return
@@ -171,6 +178,18 @@ class SubagentsMixin:
             task.tool_use_id = tool.id
             task.owned_by_subagent = attrs.get("task.owned_by_subagent")
             task.parent_span_id = tool.span_id
+
+    def _description(self, task_type: str | None, description: str | None) -> str | None:
+        """``task.description`` as it may leave: a titled task type's, else only with capture on."""
+        return description if self.ctx.capture_content or task_type in TITLED_TASK_TYPES else None
+
+    def _failure(self, summary: str | None) -> str:
+        """A failed task's status text: its summary with capture on; else ``task failed``, with
+        the exit code its summary reports (``Background command "…" failed with exit code 1``)."""
+        if self.ctx.capture_content and summary:
+            return summary
+        codes = _EXIT_CODE.findall(summary or "")
+        return f"task failed with exit code {codes[-1]}" if codes else "task failed"
 
     # ------------------------------------------------------------------ lookups
 
@@ -278,7 +297,8 @@ class SubagentsMixin:
             attributes=attrs,
         )
         if agent.status == "failed":
-            rec.error, rec.error_type = agent.summary or "sub-agent failed", "agent_error"
+            summary = agent.summary if self.ctx.capture_content else None  # its answer: content
+            rec.error, rec.error_type = summary or "sub-agent failed", "agent_error"
         elif agent.status in ("stopped", "killed"):
             rec.events.append(SpanEvent("interrupted", max(agent.notified_ns or end, start)))
         elif eof_error is not None:
@@ -301,7 +321,7 @@ class SubagentsMixin:
         attrs["task.id"] = task.task_id
         put_attributes(attrs, (
             ("task.type", task.task_type), ("task.tool_use_id", task.tool_use_id),
-            ("task.description", task.description),
+            ("task.description", self._description(task.task_type, task.description)),
             ("task.owned_by_subagent", task.owned_by_subagent),
             ("task.is_backgrounded", task.is_backgrounded),
         ))
@@ -320,7 +340,7 @@ class SubagentsMixin:
         if eof:
             rec.error, rec.error_type = NO_TERMINAL, "incomplete"
         elif task.status == "failed":
-            rec.error, rec.error_type = summary or "task failed", "task_failed"
+            rec.error, rec.error_type = self._failure(summary), "task_failed"
         elif task.status in ("stopped", "killed"):
             rec.events.append(SpanEvent("interrupted", max(now, start)))
         s.start_ns = min(s.start_ns, start)

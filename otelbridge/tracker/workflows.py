@@ -491,7 +491,8 @@ class WorkflowTracker:
                 rec.error = f"{reason} before task_notification"
                 rec.events.append(interrupted_event(end, reason))
         elif status == "failed":
-            rec.error = run.summary or "workflow failed"
+            summary = run.summary if self.ctx.capture_content else None  # its output: content
+            rec.error = summary or "workflow failed"
             rec.error_type = "workflow_failed"
         elif status == "stopped":
             rec.events.append(SpanEvent("interrupted", max(run.notified_ns or start, start)))

@@ -169,7 +169,7 @@ def test_corpus_nothing_secret_or_unsafe_leaves():
     assert root.attributes["workflow.name"] == "path:~/flows/release [REDACTED:github_token].workflow.js"
     assert root.attributes["workflow.description"] == (
         "release for [REDACTED:email] with Authorization: [REDACTED:authorization]")
-    assert root.status_message.endswith("and [REDACTED:github_token]")
+    assert root.status_message == "workflow failed"  # its summary is content
     (build,) = [s for s in spans if s.attributes.get("gen_ai.agent.id") == "v2:sec-agent-1"]
     assert build.name == "invoke_agent build token [REDACTED:jwt]"
     # 1 MB strings arrive capped at 256 characters, ending in our cut mark
@@ -189,6 +189,8 @@ def test_capture_content_exports_previews_still_redacted():
     assert_nothing_leaks(spans, raw, limit)
     agents = {s.attributes["gen_ai.agent.id"]: s.attributes for s in by_name(workflow_spans(spans), "invoke_agent")}
     assert len(agents) == 4  # the corpus's 3 and the big one
+    (root,) = [s for s in by_name(spans, "invoke_workflow") if s.attributes["workflow.task_id"] == "wf-sec-01"]
+    assert root.status_message.endswith("and [REDACTED:github_token]")  # the failed run's summary
     result = agents["v2:sec-agent-1"]["workflow.agent.result_preview"]
     # an Authorization header's value runs to the end of its line (SigV4's Credential=…,
     # Signature=…): here over the key block and the clone URL after it

@@ -206,27 +206,56 @@ def test_sub_agent_nests_under_its_tool_and_merges_its_local_agent_task():
     assert len({r.span_id for r in run.records}) == len(run.records)
 
 
-def test_background_task_span_failed_and_progress_before_start():
-    run = Run().feed(
+def test_a_failed_sub_agents_answer_leaves_only_with_content_capture():
+    def failed(capture_content: bool):
+        return Run(capture_content=capture_content).feed(
+            call(0, "msg_1", tools=[ToolCall("tu_a", "Agent", subagent_type="Explore")]),
+            TaskStarted(S, at(5), task_id="t-a", tool_use_id="tu_a", task_type="local_agent",
+                        subagent_type="Explore", description="read env"),
+            TaskNotification(S, at(40), task_id="t-a", tool_use_id="tu_a", status="failed",
+                             summary="The .env holds DJANGO_SECRET_KEY=k9x"),
+            ToolResult(S, at(60), tool_use_id="tu_a"),
+            result(80),
+        ).finish().one("invoke_agent Explore")
+
+    assert (failed(False).error, failed(False).error_type) == ("sub-agent failed", "agent_error")
+    assert failed(True).error == "The .env holds DJANGO_SECRET_KEY=k9x"  # raw: spans.py redacts
+
+
+def _failed_background_command(capture_content: bool):
+    return Run(capture_content=capture_content).feed(
         call(0, "msg_1", tools=[ToolCall("tu_bg", "Bash")]),
         TaskProgress(S, at(2), task_id="t-bg", tool_use_id="tu_bg", usage=TaskUsage(0, 0, 1)),
-        TaskStarted(S, at(5), task_id="t-bg", tool_use_id="tu_bg", task_type="local_bash"),
+        TaskStarted(S, at(5), task_id="t-bg", tool_use_id="tu_bg", task_type="local_bash",
+                    description="mysql -pHunter2 db"),
         ToolResult(S, at(6), tool_use_id="tu_bg"),
         result(10),
         TaskUpdated(S, at(20), task_id="t-bg", status="failed", end_time_ns=at(19)),
-        TaskNotification(S, at(21), task_id="t-bg", status="failed", summary="exit 2",
+        TaskNotification(S, at(21), task_id="t-bg", status="failed",
+                         summary='Background command "mysql -pHunter2 db" failed (exit code 2)',
                          usage=TaskUsage(0, 0, 17)),
         TaskNotification(S, at(22), task_id="t-bg", status="failed"),
     ).finish()
+
+
+def test_background_task_span_failed_and_progress_before_start():
+    run = _failed_background_command(capture_content=False)
     task = run.one("task local_bash")
     session = run.one("invoke_agent claude-code")
     # its tool call is in the stream: under that execute_tool span, outliving it (SPAN-MODEL "Tasks")
     assert task.parent_span_id == run.one("execute_tool Bash").span_id
     assert (task.start_ns, task.end_ns) == (at(2), at(19))
-    assert task.error == "exit 2" and task.error_type == "task_failed"
-    assert task.attributes["task.type"] == "local_bash"
+    # a background command's description and summary hold the command: content, left out
+    assert task.error == "task failed with exit code 2" and task.error_type == "task_failed"
+    assert task.attributes["task.type"] == "local_bash" and "task.description" not in task.attributes
     assert run.stats.duplicate_notifications == 1
     assert session.end_ns == at(19)  # covers the background task
+
+
+def test_background_command_and_its_summary_leave_with_content_capture():
+    task = _failed_background_command(capture_content=True).one("task local_bash")
+    assert task.attributes["task.description"] == "mysql -pHunter2 db"  # raw: spans.py redacts
+    assert task.error == 'Background command "mysql -pHunter2 db" failed (exit code 2)'
 
 
 def test_several_results_make_turns_and_a_duplicate_is_ignored():

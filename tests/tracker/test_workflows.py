@@ -241,7 +241,7 @@ def test_failed_workflow_and_agent_error_status():
     tracker.finish()
     ag, root = records[0], records[-1]
     assert ag.error == "boom\x1b[31m" and ag.error_type == "agent_error"  # raw: spans.py cleans
-    assert root.error == "it failed" and root.error_type == "workflow_failed"
+    assert root.error == "workflow failed" and root.error_type == "workflow_failed"  # summary: content
 
 
 def test_runs_keyed_by_session_and_task():
