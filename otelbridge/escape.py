@@ -1,5 +1,5 @@
 """One escaper per medium a person reads: :func:`terminal` (the waterfall and the trace links on
-stderr), :func:`markdown` (the GitHub step summary) and :func:`html` (the ``--report`` page).
+stderr, a CI job's log), :func:`markdown` (the GitHub step summary) and :func:`html` (the ``--report`` page).
 
 Input is text already redacted (the finished spans' names, attributes and status descriptions:
 :mod:`otelbridge.spans` is the redaction boundary); these functions only make it inert where it
@@ -19,13 +19,14 @@ from html import escape as _html_escape
 from urllib.parse import quote
 
 #: CSI / OSC / DCS-like / two-character ESC sequences (removed whole).
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])?")
+ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])?")
 #: C0 and C1 controls (tab included), DEL, line/paragraph separators → a space.
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-#: Every format character (Unicode ``Cf``): soft hyphen, Arabic/Syriac marks, bidi marks,
+#: Every format character (Unicode ``Cf``; also removed from every exported string by
+#: :mod:`otelbridge.redact`, before redaction): soft hyphen, Arabic/Syriac marks, bidi marks,
 #: embeddings, overrides and isolates, zero-width space/joiners, word joiner, invisible
 #: operators, BOM, interlinear annotations, Egyptian/shorthand/musical format controls, tags.
-_FORMAT = re.compile(
+FORMAT = re.compile(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
@@ -39,18 +40,32 @@ def visible(text: object, limit: int | None = None) -> str:
         return ""
     text = text if isinstance(text, str) else str(text)
     if not text.isprintable():  # fast path: printable text has no control or format character
-        text = _ESCAPES.sub("", text)
+        text = ESCAPES.sub("", text)
         text = _CONTROLS.sub(" ", text)
-        text = _FORMAT.sub("", text)
+        text = FORMAT.sub("", text)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
 
 
+#: A CI runner's log commands: GitHub Actions' ``##[name]`` (found anywhere in a line),
+#: ``::name::`` (at a line's start, after blanks), Azure Pipelines' ``##vso[``.
+_LOG_COMMAND = re.compile(r"#(?=#(?:vso)?\[)|^(\s*):(?=:)")
+
+
+def inert_in_logs(text: str) -> str:
+    """``text`` with no CI log command left in it: a space after the first ``#`` of ``##[`` /
+    ``##vso[`` and after a leading ``:`` of ``::`` — no step output, mask or annotation can be
+    forged by a stream through our lines on stderr."""
+    if "#" not in text and ":" not in text:
+        return text
+    return _LOG_COMMAND.sub(lambda m: "# " if m.group(1) is None else m.group(1) + ": ", text)
+
+
 def terminal(text: object, limit: int | None = None) -> str:
-    """For a terminal: :func:`visible`. Hand the result to ``rich.text.Text`` (never to markup),
-    so ``[red]`` is text."""
-    return visible(text, limit)
+    """For a terminal or a CI job's log: :func:`visible`, then :func:`inert_in_logs`. Hand the
+    result to ``rich.text.Text`` (never to markup), so ``[red]`` is text."""
+    return inert_in_logs(visible(text, limit))
 
 
 _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}

@@ -41,18 +41,15 @@ from itertools import islice
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .escape import ESCAPES, FORMAT
 from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern, names_a_secret
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
 
-#: CSI / OSC / other ESC sequences.
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 #: C0/C1 control characters except tab and line ends, and the Unicode line/paragraph
 #: separators → a space (line ends become spaces after redaction: ``key: value`` ends there).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_ENDS = re.compile(r"[\r\n]")
-#: Bidi embeddings/overrides/isolates and zero-width characters (Trojan Source) → removed.
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 #: Default cap for exported strings, in characters.
 DEFAULT_MAX_LENGTH = 256
@@ -76,9 +73,11 @@ def _sanitise(text: str) -> str:
     if text.isprintable():  # no control, separator or format character: nothing to do
         return text
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
+        text = ESCAPES.sub("", text)
     text = _CONTROL.sub(" ", text)
-    return _INVISIBLE.sub("", text)
+    # every format character (bidi controls, zero-width, tags...): what a view would hide
+    # must not split a secret the detector then misses
+    return FORMAT.sub("", text)
 
 
 def _cap(text: str, limit: int) -> str:

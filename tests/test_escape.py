@@ -10,6 +10,7 @@ import re
 import unicodedata
 from html.parser import HTMLParser
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,15 @@ def test_urls_only_http():
     assert escape.url("data:text/html,x") is None
     assert escape.url('https://g.example/explore?left={"q":"a b"}') == (
         "https://g.example/explore?left={%22q%22:%22a%20b%22}")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("##[set-output name=deploy]true", "# #[set-output name=deploy]true"),
+    ("ok ##[add-mask]word", "ok # #[add-mask]word"),
+    ("x ##vso[task.setvariable variable=a]b", "x # #vso[task.setvariable variable=a]b"),
+    ("  ::add-mask::abc", "  : :add-mask::abc"),
+    ("###[x", "## #[x"),
+    ("a::b, issue #12 [x], https://h/#frag", "a::b, issue #12 [x], https://h/#frag"),
+])
+def test_ci_log_commands_are_made_inert(text, expected):
+    assert escape.terminal(text) == escape.inert_in_logs(text) == expected

@@ -352,11 +352,24 @@ def test_key_values_are_redacted_to_their_whole_extent(text, expected):
 def test_sanitise_skips_only_text_without_control_or_format_characters():
     # the fast path (str.isprintable) must never skip a character the sanitiser changes
     touched = [chr(cp) for cp in range(0x110000)
-               if redact._CONTROL.search(chr(cp)) or redact._INVISIBLE.search(chr(cp))]
+               if redact._CONTROL.search(chr(cp)) or redact.FORMAT.search(chr(cp))]
     assert len(touched) > 60 and not any(c.isprintable() for c in touched)
     for c in touched:
         assert redact._sanitise("a" + c + "b") != "a" + c + "b"
     assert redact._sanitise("plain text, ünïcode ✓") == "plain text, ünïcode ✓"
+
+
+def test_every_format_character_is_removed_before_redaction():
+    """What a view hides (Unicode ``Cf``: soft hyphen, bidi marks, tag characters...) cannot
+    split a secret in the span: the views would show it joined, unredacted."""
+    import unicodedata
+
+    formats = [chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf"]
+    assert len(formats) > 150
+    assert [c for c in formats if redact._sanitise("a" + c + "b") != "ab"] == []
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    for c in ("\U000e0020", "\u00ad", "\u061c", "\u206a", "\ufff9"):
+        assert redact.clean(token[:14] + c + token[14:]) == "[REDACTED:github_token]"
 
 
 # --------------------------------------------------------------------------- the corpus

@@ -495,3 +495,25 @@ def test_forms_corpus_through_a_real_run_leaves_no_secret(tmp_path):
     names = {s.name for s in by_name(spans, "invoke_agent ")}
     for text in NEGATIVES:
         assert f"invoke_agent {text}" in names
+
+
+def test_no_ci_log_command_can_be_forged_through_our_lines_on_stderr():
+    """A CI runner reads commands from a job's log: GitHub Actions' ``##[name]`` anywhere in a
+    line and ``::name::`` at its start, Azure Pipelines' ``##vso[``. Untrusted names and
+    texts in the waterfall (printed when ``CI`` is set) and in our messages stay inert."""
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": "s-ci", "model": "claude-sonnet-4-6"},
+        {"type": "system", "subtype": "task_started", "task_id": "wf", "task_type": "local_workflow",
+         "workflow_name": "##[set-output name=deploy]true", "description": "::add-mask::x",
+         "session_id": "s-ci"},
+        {"type": "system", "subtype": "task_notification", "task_id": "wf", "status": "failed",
+         "summary": "::error title=forged::x ##vso[task.setvariable variable=ok]1", "session_id": "s-ci"},
+    ]
+    data = b"".join(json.dumps(doc).encode() + b"\n" for doc in lines)
+    proc = run_bridge(["--exporter", "none", "--capture-content", "--summary", "always"], data,
+                      env=clean_env(CI="true"))
+    assert proc.returncode == 0 and proc.stdout == data
+    err = proc.stderr.decode()
+    assert "deploy]true" in err and "title=forged" in err  # the texts are shown
+    assert "##[" not in err and "##vso[" not in err
+    assert [line for line in err.splitlines() if line.lstrip().startswith("::")] == []
