@@ -43,13 +43,19 @@ def test_a_pending_clock_dates_lines_with_one_anchor_and_settles_at_the_first_ti
     assert len(shifts) == 1  # once
 
 
-def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
-    from otelbridge.clock import WAIT_NS
-
+def _auto() -> tuple[list[int], Clock, list[int]]:
+    """A live ``auto`` clock on a settable wall clock (``wall[0]``), and the shifts it gives."""
     wall = [1_800_000_000 * S]
     clock = Clock("auto", wall=lambda: wall[0])
     shifts: list[int] = []
     clock.on_settle.append(shifts.append)
+    return wall, clock, shifts
+
+
+def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
+    from otelbridge.clock import WAIT_NS
+
+    wall, clock, shifts = _auto()
     first = clock.at(None)
     wall[0] += WAIT_NS - 1
     # pending, each line takes the wall clock as it came: what it keeps once settled on it
@@ -63,10 +69,7 @@ def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
 def test_auto_pending_lines_keep_their_spacing_before_a_far_first_timestamp():
     """A recording piped in live: the lines before its first timestamp move to just before
     it, as far apart as they came (never after it, never on the wall clock of another day)."""
-    wall = [1_800_000_000 * S]
-    clock = Clock("auto", wall=lambda: wall[0])
-    shifts: list[int] = []
-    clock.on_settle.append(shifts.append)
+    wall, clock, shifts = _auto()
     first = clock.at(None)
     wall[0] += 300_000_000
     second = clock.at(None)
@@ -78,10 +81,7 @@ def test_auto_pending_lines_keep_their_spacing_before_a_far_first_timestamp():
 
 
 def test_auto_pending_lines_keep_their_own_times_before_a_near_first_timestamp():
-    wall = [1_800_000_000 * S]
-    clock = Clock("auto", wall=lambda: wall[0])
-    shifts: list[int] = []
-    clock.on_settle.append(shifts.append)
+    wall, clock, shifts = _auto()
     first = clock.at(None)
     wall[0] += 400_000_000
     assert clock.at(None) == first + 400_000_000

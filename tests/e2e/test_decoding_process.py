@@ -336,40 +336,48 @@ def test_a_decoding_process_killed_while_a_backlog_is_kept_costs_the_traces_only
     assert "decoding process" in err
 
 
+#: a session without timestamps: init, one model call, its result
+INIT = b'{"type":"system","subtype":"init","session_id":"s1","model":"claude-opus-4-8","tools":[]}\n'
+REPLY = (b'{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"claude-opus-4-8",'
+         b'"role":"assistant","content":[{"type":"text","text":"hi"}],'
+         b'"usage":{"input_tokens":5,"output_tokens":7}}}\n')
+RESULT = (b'{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":1,'
+          b'"result":"ok","usage":{"input_tokens":5,"output_tokens":7}}\n')
+
+
+def _chat_and_session(live: Live, rx):
+    """The run ended, its spans at ``rx``: (the model call's span, the session's)."""
+    live.close_and_wait()
+    spans = rx.received.wait_for(3, timeout=10)
+    assert live.proc.returncode == 0, live.stderr
+    by_name = {s.name: s for s in spans}
+    return by_name["chat claude-opus-4-8"], by_name["invoke_agent agent"]
+
+
 def test_a_line_is_dated_when_it_passed_not_when_decoding_reached_it():
     """``--clock wall`` dates a line without a timestamp of its own by when it passed the tee:
     while the decoding process is stopped (as if far behind) and thousands of small writes pass,
     the lines still get the times they passed at, not the time decoding reached them."""
     from tests.receivers import HttpReceiver
 
-    init = b'{"type":"system","subtype":"init","session_id":"s1","model":"claude-opus-4-8","tools":[]}\n'
-    reply = (b'{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"claude-opus-4-8",'
-             b'"role":"assistant","content":[{"type":"text","text":"hi"}],'
-             b'"usage":{"input_tokens":5,"output_tokens":7}}}\n')
-    result = (b'{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":1,'
-              b'"result":"ok","usage":{"input_tokens":5,"output_tokens":7}}\n')
     with HttpReceiver() as rx:
         live = Live(["--clock", "wall", "--endpoint", rx.endpoint],
                     env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
-        live.send([init])
+        live.send([INIT])
         live.wait_echo(1)
         with stopped(decoding_process(live.proc.pid)):
             reply_ns = time.time_ns()
-            live.send([reply])
+            live.send([REPLY])
             # thousands of chunks: far more than the data pipe has slots, and than the ring
             # would hold at a record a chunk
             for _ in range(3000):
                 live.send([b'{"type":"rate_limit_event"}\n'])
                 time.sleep(0.0002)
             result_ns = time.time_ns()
-            live.send([result])
+            live.send([RESULT])
             live.wait_echo(3003)
             time.sleep(1.0)  # decoding reaches the lines at least a second after they passed
-        live.close_and_wait()
-        spans = rx.received.wait_for(3, timeout=10)
-    assert live.proc.returncode == 0, live.stderr
-    by_name = {s.name: s for s in spans}
-    chat, agent = by_name["chat claude-opus-4-8"], by_name["invoke_agent agent"]
+        chat, agent = _chat_and_session(live, rx)
     # passed right after the times taken before sending (a pipe and a poll away; a chunk within
     # RECORD_EVERY_NS of the last record takes its time), far less than the second the stopped
     # decoding process added
@@ -386,29 +394,19 @@ def test_lines_of_the_first_second_are_dated_when_they_passed_under_clock_auto()
     from otelbridge.source.arrivals import RECORD_EVERY_NS
     from tests.receivers import HttpReceiver
 
-    init = b'{"type":"system","subtype":"init","session_id":"s1","model":"claude-opus-4-8","tools":[]}\n'
-    reply = (b'{"type":"assistant","session_id":"s1","message":{"id":"m1","model":"claude-opus-4-8",'
-             b'"role":"assistant","content":[{"type":"text","text":"hi"}],'
-             b'"usage":{"input_tokens":5,"output_tokens":7}}}\n')
-    result = (b'{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":1,'
-              b'"result":"ok","usage":{"input_tokens":5,"output_tokens":7}}\n')
     with HttpReceiver() as rx:
         live = Live(["--endpoint", rx.endpoint], env=clean_env(OTEL_BSP_SCHEDULE_DELAY="100"))
         init_ns = time.time_ns()
-        live.send([init])
+        live.send([INIT])
         live.wait_echo(1)
         time.sleep(0.5)
         reply_ns = time.time_ns()
-        live.send([reply])
+        live.send([REPLY])
         live.wait_echo(2)
         time.sleep(0.2)
         result_ns = time.time_ns()
-        live.send([result])
-        live.close_and_wait()
-        spans = rx.received.wait_for(3, timeout=10)
-    assert live.proc.returncode == 0, live.stderr
-    by_name = {s.name: s for s in spans}
-    chat, agent = by_name["chat claude-opus-4-8"], by_name["invoke_agent agent"]
+        live.send([RESULT])
+        chat, agent = _chat_and_session(live, rx)
     assert -RECORD_EVERY_NS <= agent.start_ns - init_ns < 200_000_000
     assert -RECORD_EVERY_NS <= chat.start_ns - reply_ns < 200_000_000
     assert -RECORD_EVERY_NS <= agent.end_ns - result_ns < 200_000_000
