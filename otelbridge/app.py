@@ -31,6 +31,11 @@ EXIT_EPIPE = 128 + signal.SIGPIPE
 #: Seconds the wrapped command's last output still passes after it exited on a signal, or after
 #: a repeated signal while it still runs.
 CHILD_GONE_DRAIN_S = 0.2
+#: Seconds within which the same signal again is the same event reaching us twice — sent to
+#: our pid and to our process group (``timeout``) — not a second signal. A signal is forwarded
+#: to the wrapped command this long after it came, unless its group copy came meanwhile (the
+#: command, in our group, has it then).
+SAME_SIGNAL_S = 0.1
 #: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
 #: a wrapped command — SIGINT only when no terminal's Ctrl-C reached the command itself. SIGQUIT
 #: keeps its default (core dump): the way out of a wedged process.
@@ -123,7 +128,22 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         given_up.set()
         tee.stop()
 
+    last_seen: dict[int, float] = {}
+    forwards: dict[int, asyncio.TimerHandle] = {}
+
+    def forward(signum: int) -> None:
+        forwards.pop(signum, None)
+        if proc.returncode is None:
+            proc.send_signal(signum)
+
     def on_signal(signum: int) -> None:
+        now = loop.time()
+        if now - last_seen.get(signum, -SAME_SIGNAL_S) < SAME_SIGNAL_S:
+            handle = forwards.pop(signum, None)
+            if handle is not None and proc.in_our_process_group():
+                handle.cancel()
+            return
+        last_seen[signum] = now
         repeated = bool(got_signal)
         got_signal.append(signum)
         signalled.set()
@@ -132,7 +152,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
             return
         # a terminal's Ctrl-C signals its whole foreground process group: the child has it
         if proc.returncode is None and (signum != signal.SIGINT or not proc.keyboard_reaches()):
-            proc.send_signal(signum)
+            forwards[signum] = loop.call_later(SAME_SIGNAL_S, forward, signum)
         if repeated:
             # a second signal is never ignored: whether or not the child has gone, what it
             # writes meanwhile passes for CHILD_GONE_DRAIN_S, then the run ends

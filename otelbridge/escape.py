@@ -22,15 +22,30 @@ from urllib.parse import quote
 ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])?")
 #: C0 and C1 controls (tab included), DEL, line/paragraph separators → a space.
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-#: Every format character (Unicode ``Cf``; also removed from every exported string by
-#: :mod:`otelbridge.redact`, before redaction): soft hyphen, Arabic/Syriac marks, bidi marks,
+#: Every invisible character — removed here and, before redaction, from every exported string
+#: (:mod:`otelbridge.redact`), so none can split a secret the views would then show joined:
+#: the format characters (Unicode ``Cf``: soft hyphen, Arabic/Syriac marks, bidi marks,
 #: embeddings, overrides and isolates, zero-width space/joiners, word joiner, invisible
-#: operators, BOM, interlinear annotations, Egyptian/shorthand/musical format controls, tags.
-FORMAT = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+#: operators, BOM, interlinear annotations, Egyptian/shorthand/musical format controls, tags)
+#: and the other default-ignorable code points (combining grapheme joiner, Hangul fillers,
+#: Khmer inherent vowels, Mongolian and other variation selectors, reserved ones).
+INVISIBLE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
+#: The invisible characters ``str.isprintable`` counts as printable (marks and fillers).
+_PRINTABLE_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]"
+)
+
+
+def plain(text: str) -> bool:
+    """True when ``text`` holds no escape sequence, control, separator or invisible character
+    (the common case, told without a regex for ASCII text)."""
+    return text.isprintable() and (text.isascii() or _PRINTABLE_INVISIBLE.search(text) is None)
 
 
 def visible(text: object, limit: int | None = None) -> str:
@@ -39,10 +54,10 @@ def visible(text: object, limit: int | None = None) -> str:
     if text is None:
         return ""
     text = text if isinstance(text, str) else str(text)
-    if not text.isprintable():  # fast path: printable text has no control or format character
+    if not plain(text):
         text = ESCAPES.sub("", text)
         text = _CONTROLS.sub(" ", text)
-        text = FORMAT.sub("", text)
+        text = INVISIBLE.sub("", text)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
@@ -50,7 +65,7 @@ def visible(text: object, limit: int | None = None) -> str:
 
 #: A CI runner's log commands: GitHub Actions' ``##[name]`` (found anywhere in a line),
 #: ``::name::`` (at a line's start, after blanks), Azure Pipelines' ``##vso[``.
-_LOG_COMMAND = re.compile(r"#(?=#(?:vso)?\[)|^(\s*):(?=:)")
+_LOG_COMMAND = re.compile(r"#(?=#(?:vso)?\[)|^([^\S\n]*):(?=:)", re.MULTILINE)
 
 
 def inert_in_logs(text: str) -> str:
@@ -60,6 +75,13 @@ def inert_in_logs(text: str) -> str:
     if "#" not in text and ":" not in text:
         return text
     return _LOG_COMMAND.sub(lambda m: "# " if m.group(1) is None else m.group(1) + ": ", text)
+
+
+def one_line(text: str) -> str:
+    """One line of ours on stderr: line breaks as spaces, :func:`inert_in_logs`."""
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return inert_in_logs(text)
 
 
 def terminal(text: object, limit: int | None = None) -> str:

@@ -57,7 +57,7 @@ from opentelemetry.sdk.trace.export import (
 from . import __version__, redact
 from .config import Config, without
 from .deadline import Deadline
-from .escape import inert_in_logs
+from .escape import one_line
 from .resource import make_resource
 from .spans import PresetIdGenerator
 from .stats import EXPORTER_NONE, NO_USABLE_EXPORTER, Stats
@@ -195,7 +195,7 @@ class _Formatter(logging.Formatter):
     library's (``opentelemetry.sdk...``), so that the source of a line is known."""
 
     def format(self, record: logging.LogRecord) -> str:
-        message = inert_in_logs(record.getMessage())
+        message = one_line(record.getMessage())
         if record.name == "otelbridge" or record.name.startswith("otelbridge."):
             return f"otelbridge: {message}"
         return f"otelbridge: {record.name}: {message}"

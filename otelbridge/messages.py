@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from .escape import inert_in_logs
+from .escape import one_line
 
 
 def say(message: str) -> None:
     """One line of ours on stderr, ``otelbridge: MESSAGE``; a closed stderr costs the message
     only."""
     try:
-        sys.stderr.write(f"otelbridge: {inert_in_logs(message)}\n")
+        sys.stderr.write(f"otelbridge: {one_line(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

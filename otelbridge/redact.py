@@ -41,7 +41,7 @@ from itertools import islice
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from .escape import ESCAPES, FORMAT
+from .escape import ESCAPES, INVISIBLE, plain
 from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern, names_a_secret
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
@@ -70,14 +70,14 @@ _HOME = (
 def _sanitise(text: str) -> str:
     """``text`` without escape sequences, invisible characters and controls other than tab,
     ``\\r`` and ``\\n`` (which :meth:`Redactor.scan` turns into spaces after redaction)."""
-    if text.isprintable():  # no control, separator or format character: nothing to do
+    if plain(text):
         return text
     if "\x1b" in text:
         text = ESCAPES.sub("", text)
     text = _CONTROL.sub(" ", text)
-    # every format character (bidi controls, zero-width, tags...): what a view would hide
-    # must not split a secret the detector then misses
-    return FORMAT.sub("", text)
+    # every invisible character (bidi controls, zero-width, tags, fillers...): what a view
+    # would hide must not split a secret the detector then misses
+    return INVISIBLE.sub("", text)
 
 
 def _cap(text: str, limit: int) -> str:

@@ -119,7 +119,7 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     if len(failed) > MAX_ERRORS_SHOWN:
         out.append(Text(f"  … {len(failed) - MAX_ERRORS_SHOWN} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
-    out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {url}" if url else "")))
+    out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")))
     return out
 
 

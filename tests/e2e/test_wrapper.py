@@ -331,3 +331,31 @@ def test_second_signal_ends_run_while_child_ignores_it(signum, tmp_path):
         + [(f"invoke_agent held-agent-{i}", reason) for i in (1, 2)])
     run = next(s for s in spans if s.name.startswith("run "))
     assert run.attributes["process.exit.code"] == 128 + signum
+
+
+SLOW_TO_STOP = textwrap.dedent("""
+    import signal, sys, time
+    got = []
+    signal.signal(signal.SIGTERM, lambda *a: got.append(1))
+    sys.stdout.write("ready\\n"); sys.stdout.flush()
+    while not got:
+        time.sleep(0.01)
+    time.sleep(0.5)  # a clean shutdown takes a while
+    sys.stdout.write("stopped cleanly\\n"); sys.stdout.flush()
+    sys.exit(42)
+""")
+
+
+def test_a_signal_sent_to_the_process_and_its_group_is_one_signal():
+    """``timeout`` sends its signal to otelbridge and then to its process group: the same
+    SIGTERM arrives twice within microseconds. That is one signal, not a second one: the child
+    is not killed while it stops, its last line passes and its status is the run's."""
+    proc = subprocess.Popen([*BRIDGE, "--exporter", "none", "--", sys.executable, "-c", SLOW_TO_STOP],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+                            start_new_session=True)
+    assert proc.stdout.readline() == b"ready\n"
+    os.kill(proc.pid, signal.SIGTERM)
+    os.killpg(proc.pid, signal.SIGTERM)  # the group: otelbridge, the child, the decoding process
+    out, err = proc.communicate(timeout=20)
+    assert out == b"stopped cleanly\n" and proc.returncode == 42, err
+    assert b"killed it" not in err
