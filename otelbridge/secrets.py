@@ -15,11 +15,17 @@ each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"va
 every key naming a password, secret, token, credential, signature, cookie or API/access/private
 key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
 ``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line; ``--password X`` and friends (also as two arguments of a
-command line: :func:`names_a_secret`); ``Authorization``,
-``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
-tokens; e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements;
-YAML values on the next line(s).
+``key: value`` to the end of its line, ``KEY=value`` to the next space (``&`` included, but
+in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and every flag
+:func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two arguments of
+a command line); programs' short flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``,
+...) and commands that set a named value (``aws configure set aws_secret_access_key X``,
+``gh secret set K --body X``, ``set -x DB_PASSWORD X``); ``Authorization``, ``Bearer``,
+cookies; URL credentials (a password with ``/ ? # @``); PEM/PGP private key blocks (also cut
+ones, and a block's END-terminated tail without its BEGIN line); JWTs; vendor tokens
+(:mod:`otelbridge.secret_tokens`, also cut ones at a string's end or an ellipsis); e-mail
+addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements; YAML values on
+the next line(s).
 """
 
 from __future__ import annotations
@@ -266,7 +272,6 @@ _SAME_COMMAND = r"[^\n|;&]*?\s"
 
 #: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
 _NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
-_EOL = r"(?:\r?\n|(?:\\+r)?\\+n)"
 _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
@@ -285,8 +290,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "private_key",
         ("-----end",),
-        r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/=]{16,76}" + _EOL + r"(?:[ \t]*\d+(?:→|\t))?)+"
-        r"(?:[A-Za-z0-9+/=]{1,15}" + _EOL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+        r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/=]{16,76}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)+"
+        r"(?:[A-Za-z0-9+/=]{1,15}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
         precheck=r"-----END [A-Z0-9 ]*PRIVATE KEY",
     ),
     # user:pass@ (or token@) in URLs: scheme and host are kept
@@ -372,7 +377,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # curl -b COOKIES
     Pattern.of(
         "secret",
-        ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo",
+        ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
          "twine", "pass:"),
         r"(?P<keep>(?:\blogin\b[^\n]*?\s-p\s+|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         r"|\b(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)\b" + _SAME_COMMAND + r"-p(?=[^\s-])"
@@ -381,13 +386,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"|\bcurl\b" + _SAME_COMMAND + r"(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:"
         r"|-pass(?:in|out)?\s+pass:"
         r"|\bcurl\b[^\n]*?\s(?:-b|--cookie)\s+))(?!-)(?!\[REDACTED:)" + _ARG,
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie"),),
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
-    # setx API_KEY X; gh secret set NAME --body X (whatever the name)
+    # setx API_KEY X; gh secret set NAME --body X (whatever the name). The needles take the
+    # command's words one space apart, as they are written (the regex takes any spaces).
     Pattern.of(
         "secret",
-        ("set", "config"),
+        ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
+         "secret set"),
         r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
         r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
         r"|gh\s+secret\s+set\s+[^\n|;&]*?\s(?:--body|-b)(?:\s+|=)))(?!-)(?!\[REDACTED:)" + _ARG,
