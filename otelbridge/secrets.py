@@ -194,9 +194,9 @@ def custom_pattern(regex: str) -> Pattern:
 #: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|secret|credentials?|token|signature"
-                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
-                 r"[_.-]?key|apikey")
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth"
+                 r"|subscription|functions|license|hmac)[_.-]?key|apikey")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
 _KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
@@ -218,7 +218,7 @@ def _key_value(key: str) -> str:
     or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
     whose extent depends on the quotes and separator seen."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|=)[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=)[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
         r"(?!\[REDACTED:)(?![{\[<>])"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
@@ -239,8 +239,10 @@ def _key_value(key: str) -> str:
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
 #: first letter of a key word is tested once, before the (case-insensitive) words: twice as
 #: fast as trying every word at every position.
-_SECRET_KEY = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
-               r"(?![a-z])" + _ABOUT + r"[\w.-]*")
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmMfFlLhH])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+                r"(?![a-z])" + _ABOUT)
+#: ... and the rest of the key, taken whole (what follows a key is never part of one)
+_SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -252,7 +254,7 @@ _NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
 def names_a_secret(arg: str) -> bool:
     """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
     secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
-    return (arg[:1] == "-" and SECRET_FLAG.fullmatch(arg) is not None
+    return (arg[:1] == "-" and len(arg) <= 100 and SECRET_FLAG.fullmatch(arg) is not None
             and _NOT_A_VALUE.fullmatch(arg) is None)
 
 
@@ -267,12 +269,20 @@ _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature
                 "cookie", "auth", "dsn", "sig")
 #: A command-line argument: quoted, or to the next space.
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
-#: The rest of a command before a flag: not across a line end, pipe, ; or &.
-_SAME_COMMAND = r"[^\n|;&]*?\s"
+def _then(program: str, flag: str) -> str:
+    """``program`` (a regex of its name), then ``flag`` further in the same command: not across
+    a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
+    and no such flag is scanned once), at most 300 characters on."""
+    return rf"\b{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
 
 #: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
 _NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
 _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+
+#: Not the second or a later line of a block of base64 lines (plain, CRLF, JSON-escaped,
+#: numbered as a Read shows them: ``     7→``): a block is matched once, from its first line.
+_NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
+    r"\n", r"\r\n", r"\\n", r"\\\\n", r"\\r\\n", "\\n[ \\d]{6}→", "\\\\n[ \\d]{6}→"))
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
@@ -290,7 +300,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "private_key",
         ("-----end",),
-        r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/=]{16,76}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)+"
+        r"(?<![A-Za-z0-9+/=])" + _NOT_MID_BLOCK + r"(?:[A-Za-z0-9+/=]{16,76}" + _NL
+        + r"(?:[ \t]*\d+(?:→|\t))?){1,150}+"
         r"(?:[A-Za-z0-9+/=]{1,15}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
         precheck=r"-----END [A-Z0-9 ]*PRIVATE KEY",
     ),
@@ -299,7 +310,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # the last @ before the host (not a port: http://localhost:3000/@vite/client)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
                r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))"
-               r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@\"'<>]|@(?=[^\s@/\"'<>]*@))+(?=@)"
+               r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
                r"|[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
@@ -359,17 +370,18 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         _key_value(_SECRET_KEY),
         requires=((":", "="),),
-        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*[:=]",
+        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*\??[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY + r"(?<![_.-]stdin)\s+)"
+        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+\s)[\w.-]*?" + _SECRET_KEY
+        + r"(?<![_.-]stdin)\s+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
-        precheck=r"(?i)-[\w.-]*?" + _KEY_WORDS + r"[\w.-]*\s",
+        precheck=r"(?i)(?<![\w-])--?+(?=[\w.-]{1,64}+\s)[\w.-]*?" + _KEY_WORDS,
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
@@ -379,13 +391,12 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
          "twine", "pass:"),
-        r"(?P<keep>(?:\blogin\b[^\n]*?\s-p\s+|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
-        r"|\b(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)\b" + _SAME_COMMAND + r"-p(?=[^\s-])"
-        r"|\b(?:un)?zip\b" + _SAME_COMMAND + r"-P\s*|\bredis-cli\b" + _SAME_COMMAND + r"-a\s+"
-        r"|\b(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)\b" + _SAME_COMMAND + r"-p\s+"
-        r"|\bcurl\b" + _SAME_COMMAND + r"(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:"
-        r"|-pass(?:in|out)?\s+pass:"
-        r"|\bcurl\b[^\n]*?\s(?:-b|--cookie)\s+))(?!-)(?!\[REDACTED:)" + _ARG,
+        r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
+        + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
+        + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
+        + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
+        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
+        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie"),),
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
@@ -398,9 +409,38 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
          "secret set"),
         r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
         r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
-        r"|gh\s+secret\s+set\s+[^\n|;&]*?\s(?:--body|-b)(?:\s+|=)))(?!-)(?!\[REDACTED:)" + _ARG,
+        r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
         r"|secret\s+set)\s",
+    ),
+    # vault login TOKEN (not -method=..., not key=value arguments)
+    Pattern.of("secret", ("vault login",),
+               r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
+    # a secret piped to a command that reads it: echo X | docker login --password-stdin,
+    # gh auth login --with-token, wrangler secret put, vercel env add (not echo $VAR)
+    Pattern.of(
+        "secret",
+        ("--password-stdin", "--with-token", "secret put", "env add"),
+        r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add)\b)",
+        requires=(("echo", "printf"), ("|",)),
+    ),
+    # ~/.netrc: machine HOST login USER password X (one line or several); default login ...
+    # password X (a login or account first: not prose, "the default password is")
+    Pattern.of(
+        "secret",
+        ("machine", "default"),
+        r"(?P<keep>\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port|protocol)\s+\S+)+"
+        r"\s+password\s+)(?!\[REDACTED:)" + _ARG,
+        requires=(("password",),),
+    ),
+    # .NET appSettings: <add key="DbPassword" value="X" />
+    Pattern.of(
+        "secret",
+        ("value",),
+        r"(?P<keep>\bkey\s*=\s*\\*\"[^\"<>]*?" + _SECRET_KEY + r"\\*\"\s+value\s*=\s*\\*\")(?!\[REDACTED:)"
+        r"[^\"\\]+",
+        requires=(("key",),),
     ),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),

@@ -60,10 +60,11 @@ FLAGS = ["--password", "--passwd", "--pass", "--token", "--secret", "--api-key",
          "--account-key", "--secret-access-key", "--private-key", "--secret-key", "--access-key",
          "--passphrase", "--signing-key", "--master-key", "--credentials", "--credential",
          "--client-secret", "--auth-token", "--session-token", "--dbPassword", "--http-password",
-         "-Password", "-Token", "-pw", "--encryption-key", "--dsn"]
+         "-Password", "-Token", "-pw", "--encryption-key", "--dsn", "--subscription-key",
+         "--license-key", "--hmac-key"]
 NOT_FLAGS = ["--token-file", "--password-stdin", "--no-password", "--max-tokens", "--tokenizer",
              "--api-key-helper", "--secret-name", "--auth-type", "--cookie-jar", "--keyboard", "-p",
-             "--bypass", "--author", "--compass"]
+             "--bypass", "--author", "--compass", "--function-keys", "--subscription"]
 
 
 @pytest.mark.parametrize("flag", FLAGS + NOT_FLAGS)
@@ -127,3 +128,20 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
         assert needles and all(n.isascii() and n == n.lower() for n in needles), kind
     for pattern in DEFAULT_PATTERNS:
         assert all(n.isascii() and n == n.lower() for n in pattern.needles), pattern
+
+
+@pytest.mark.parametrize("unit", [
+    "curl -u ", "login x ", "mysql -u ", "gh secret set x ", "a://b:", "https://u:p@", "token-",
+    " --token-", "set -x token-", "?key=&", '<add key="token-', "machine a login ",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
+    "    12\u2192MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
+])
+def test_no_rule_takes_quadratic_time(unit):
+    """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
+    would take minutes; each takes milliseconds)."""
+    import time
+
+    text = "-----END PRIVATE KEY-----\n" + unit * (65536 // len(unit))
+    start = time.process_time()
+    redact.Redactor().redact(text)
+    assert time.process_time() - start < 1.5
