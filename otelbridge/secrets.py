@@ -195,8 +195,12 @@ def custom_pattern(regex: str) -> Pattern:
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
-                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth"
-                 r"|subscription|functions|license|hmac)[_.-]?key|apikey")
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
+                 r"[_.-]?key|apikey"
+                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
+                 # found at their ``key`` (a first letter tested already: f, h, l are common)
+                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
+                                       for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
 _KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
@@ -239,7 +243,7 @@ def _key_value(key: str) -> str:
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
 #: first letter of a key word is tested once, before the (case-insensitive) words: twice as
 #: fast as trying every word at every position.
-_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmMfFlLhH])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                 r"(?![a-z])" + _ABOUT)
 #: ... and the rest of the key, taken whole (what follows a key is never part of one)
 _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
@@ -381,7 +385,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + r"(?<![_.-]stdin)\s+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
-        precheck=r"(?i)(?<![\w-])--?+(?=[\w.-]{1,64}+\s)[\w.-]*?" + _KEY_WORDS,
+        precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+\s)[\w.-]*?(?i:" + _KEY_WORDS + ")",
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
