@@ -15,17 +15,25 @@ each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"va
 every key naming a password, secret, token, credential, signature, cookie or API/access/private
 key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
 ``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line; ``--password X`` and friends (also as two arguments of a
-command line: :func:`names_a_secret`); ``Authorization``,
-``Bearer``, cookies; URL credentials; PEM/PGP private key blocks (also cut ones); JWTs; vendor
-tokens; e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements;
-YAML values on the next line(s).
+``key: value`` to the end of its line, ``KEY=value`` to the next space (``&`` included, but
+in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and every flag
+:func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two arguments of
+a command line); programs' short flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``,
+...) and commands that set a named value (``aws configure set aws_secret_access_key X``,
+``gh secret set K --body X``, ``set -x DB_PASSWORD X``); ``Authorization``, ``Bearer``,
+cookies; URL credentials (a password with ``/ ? # @``); PEM/PGP private key blocks (also cut
+ones, and a block's END-terminated tail without its BEGIN line); JWTs; vendor tokens
+(:mod:`otelbridge.secret_tokens`, also cut ones at a string's end or an ellipsis); e-mail
+addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements; YAML values on
+the next line(s).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+
+from .secret_tokens import VENDOR_TOKENS
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
     import hyperscan
@@ -183,16 +191,16 @@ def custom_pattern(regex: str) -> Pattern:
     return Pattern("custom", compiled)
 
 
-#: AWS access key id prefixes (user, temporary, role, ... keys), lower case.
-_AWS_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva",
-                 "apka", "a3t")
-
 #: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|secret|credentials?|token|signature"
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
-                 r"[_.-]?key|apikey")
+                 r"[_.-]?key|apikey"
+                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
+                 # found at their ``key`` (a first letter tested already: f, h, l are common)
+                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
+                                       for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
 _KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
@@ -202,32 +210,43 @@ _KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
           r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
           r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed)(?![a-z]))")
+          r"|config|manager|store|service|updated|changed|jar)(?![a-z]))")
+
+#: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
+#: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
+_INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
+
 
 def _key_value(key: str) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
     or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
     whose extent depends on the quotes and separator seen."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|=)[ \t]*+"
-        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?)"
-        r"(?!\[REDACTED:)(?![{\[])"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=)[ \t]*+"
+        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
+        r"(?!\[REDACTED:)(?![{\[<>])"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
-        # "double" and 'single' quoted to the closing quote; key: value to the end of the
-        # line; KEY=value to the next space, quote or &
+        # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
+        # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
+        # also ends at an escape (\" \n ...), a quote that closes the context it sits in
+        # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
+        # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
+        # (?a=1&password=x&b=2), whose & ends the value, is a pattern of its own, earlier.
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
-        r"|(?(sq)[^'\r\n]+"
-        r"|(?(colon)(?:[^\r\n\"'\\]|\\(?![nrt\"'\\]))+"
-        r"|[^\s\"'&<>\\]+))))"
+        r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
+        r"|(?(colon)(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
     )
 
 
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
 #: first letter of a key word is tested once, before the (case-insensitive) words: twice as
 #: fast as trying every word at every position.
-_SECRET_KEY = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
-               r"(?![a-z])" + _ABOUT + r"[\w.-]*")
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+                r"(?![a-z])" + _ABOUT)
+#: ... and the rest of the key, taken whole (what follows a key is never part of one)
+_SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -239,7 +258,7 @@ _NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
 def names_a_secret(arg: str) -> bool:
     """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
     secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
-    return (arg[:1] == "-" and SECRET_FLAG.fullmatch(arg) is not None
+    return (arg[:1] == "-" and len(arg) <= 100 and SECRET_FLAG.fullmatch(arg) is not None
             and _NOT_A_VALUE.fullmatch(arg) is None)
 
 
@@ -248,9 +267,26 @@ def names_a_secret(arg: str) -> bool:
 #: of such characters. The lookahead skips the positions no word can start at.
 _KEY_WORD = r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
 
+#: The key words as a regex (without a global flag) and as needles.
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
+_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
+                "cookie", "auth", "dsn", "sig")
+#: A command-line argument: quoted, or to the next space.
+_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
+def _then(program: str, flag: str) -> str:
+    """``program`` (a regex of its name), then ``flag`` further in the same command: not across
+    a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
+    and no such flag is scanned once), at most 300 characters on."""
+    return rf"\b{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
+
 #: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
 _NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
 _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+
+#: Not the second or a later line of a block of base64 lines (plain, CRLF, JSON-escaped,
+#: numbered as a Read shows them: ``     7→``): a block is matched once, from its first line.
+_NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
+    r"\n", r"\r\n", r"\\n", r"\\\\n", r"\\r\\n", "\\n[ \\d]{6}→", "\\\\n[ \\d]{6}→"))
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
@@ -263,34 +299,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         re.S,
     ),
+    # the end of such a block without its BEGIN line (``tail key.pem``, a Read from an offset):
+    # base64 lines, real or JSON-escaped line ends, a Read's ``   12→`` line numbers between
+    Pattern.of(
+        "private_key",
+        ("-----end",),
+        r"(?<![A-Za-z0-9+/=])" + _NOT_MID_BLOCK + r"(?:[A-Za-z0-9+/=]{16,76}" + _NL
+        + r"(?:[ \t]*\d+(?:→|\t))?){1,150}+"
+        r"(?:[A-Za-z0-9+/=]{1,15}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+        precheck=r"-----END [A-Z0-9 ]*PRIVATE KEY",
+    ),
     # user:pass@ (or token@) in URLs: scheme and host are kept
-    Pattern.of("url_credentials", ("://",), r"(?P<keep>\b[a-z][a-z0-9+.-]*://)[^\s/?#@\[\]\"']+(?=@)", re.I),
+    # (also JSON-escaped: https:\/\/); a password may hold / ? # @ after its user's ':', up to
+    # the last @ before the host (not a port: http://localhost:3000/@vite/client)
+    Pattern.of("url_credentials", ("://", ":\\/\\/"),
+               r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))"
+               r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
+               r"|[^\s/?#@\[\]\"'\\]+(?=@))",
+               re.I),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
-    Pattern.of("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
-    Pattern.of("api_key", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}"),
-    Pattern.of("stripe_key", ("_live_", "_test_", "whsec_"),
-               r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{16,})"),
-    Pattern.of("slack_token", ("xox", "hooks.slack.com"),
-               r"\bxox[abposr]-[0-9A-Za-z-]{10,}|(?<=hooks\.slack\.com/services/)[\w/]+"),
-    Pattern.of(
-        "github_token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
-    ),
-    Pattern.of("gitlab_token", ("glpat-",), r"glpat-[\w-]{20,}"),
-    Pattern.of("twilio_key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b"),
-    Pattern.of("google_api_key", ("aiza",), r"\bAIza[\w-]{35}"),
-    Pattern.of("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
-    Pattern.of("npm_token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}"),
-    Pattern.of("pypi_token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[\w-]{16,}"),
-    Pattern.of("sendgrid_key", ("sg.",), r"\bSG\.[\w-]{16,}\.[\w-]{16,}"),
-    Pattern.of("age_key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{20,}"),
-    Pattern.of(
-        "aws_access_key",
-        _AWS_PREFIXES,
-        r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in _AWS_PREFIXES) + r")[A-Z0-9]{16}(?![A-Z0-9])",
-    ),
+    *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
     # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
     # a '/' or '+' (hex digests, ids and paths have not all of these)
     Pattern.of(
@@ -325,28 +354,97 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD + r"[\w.-]*[\"']?[ \t]*:",
     ),
+    # a URL's query: ?password=x&user=y, &amp;sig=x, ?key=x (an API key: Google Maps): to & or #
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>[?&](?:amp;)?[\w.-]*?(?:" + _SECRET_KEY + r"|(?i:key))=)(?!\[REDACTED:)[^&#\s\"'<>\\]+",
+        requires=(("=",), ("?", "&")),
+        precheck=r"(?i)[?&][\w.;-]*?" + _KEY_WORDS + r"[\w.-]*=",
+    ),
+    # Laravel's APP_KEY=base64:..., any *_KEY: base64:...
+    Pattern.of(
+        "secret",
+        ("base64:",),
+        r"(?P<keep>\b[A-Za-z][\w.-]*(?i:key)\\*[\"']?[ \t]*[=:][ \t]*(?:\\*[\"'])?)base64:[A-Za-z0-9+/]{16,}={0,2}",
+    ),
     # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
-        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
-         "cookie", "auth", "dsn", "sig"),
+        _KEY_NEEDLES,
         _key_value(_SECRET_KEY),
         requires=((":", "="),),
-        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*[:=]",
+        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*\??[:=]",
     ),
-    # --password X, --api-key 'x y', --client-secret=X (the = form is a key above)
+    # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
+    # names_a_secret knows (the = form is a key above); not --password-stdin
     Pattern.of(
         "secret",
-        ("--",),
-        r"(?P<keep>(?<![\w-])--[\w-]*(?i:password|passwd|pass|token|secret|api-?key|cookie)\s+)"
-        r"(?!-)(?!\[REDACTED:)(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)",
+        _KEY_NEEDLES,
+        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+\s)[\w.-]*?" + _SECRET_KEY
+        + r"(?<![_.-]stdin)\s+)"
+        r"(?!-)(?!\[REDACTED:)" + _ARG,
+        requires=(("-",),),
+        precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+\s)[\w.-]*?(?i:" + _KEY_WORDS + ")",
     ),
-    # docker/podman/helm ... login -p X; curl -b COOKIES
+    # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
+    # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
+    # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X;
+    # curl -b COOKIES
     Pattern.of(
         "secret",
-        ("login", "curl"),
-        r"(?P<keep>(?:\blogin\b[^\n]*?\s-p|\bcurl\b[^\n]*?\s(?:-b|--cookie))\s+)(?!\[REDACTED:)"
-        r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)",
+        ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
+         "twine", "pass:"),
+        r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
+        + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
+        + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
+        + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
+        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
+        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie"),),
+    ),
+    # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
+    # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
+    # setx API_KEY X; gh secret set NAME --body X (whatever the name). The needles take the
+    # command's words one space apart, as they are written (the regex takes any spaces).
+    Pattern.of(
+        "secret",
+        ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
+         "secret set"),
+        r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
+        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+        r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
+        precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
+        r"|secret\s+set)\s",
+    ),
+    # vault login TOKEN (not -method=..., not key=value arguments)
+    Pattern.of("secret", ("vault login",),
+               r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
+    # a secret piped to a command that reads it: echo X | docker login --password-stdin,
+    # gh auth login --with-token, wrangler secret put, vercel env add (not echo $VAR)
+    Pattern.of(
+        "secret",
+        ("--password-stdin", "--with-token", "secret put", "env add"),
+        r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add)\b)",
+        requires=(("echo", "printf"), ("|",)),
+    ),
+    # ~/.netrc: machine HOST login USER password X (one line or several); default login ...
+    # password X (a login or account first: not prose, "the default password is")
+    Pattern.of(
+        "secret",
+        ("machine", "default"),
+        r"(?P<keep>\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port|protocol)\s+\S+)+"
+        r"\s+password\s+)(?!\[REDACTED:)" + _ARG,
+        requires=(("password",),),
+    ),
+    # .NET appSettings: <add key="DbPassword" value="X" />
+    Pattern.of(
+        "secret",
+        ("value",),
+        r"(?P<keep>\bkey\s*=\s*\\*\"[^\"<>]*?" + _SECRET_KEY + r"\\*\"\s+value\s*=\s*\\*\")(?!\[REDACTED:)"
+        r"[^\"\\]+",
+        requires=(("key",),),
     ),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),

@@ -1,0 +1,147 @@
+"""The detector's extents and near misses (:mod:`otelbridge.secrets`, :mod:`otelbridge.secret_tokens`):
+where a value ends, which URLs hold credentials, which flags and commands take a secret, cut
+tokens. The forms themselves are rows of ``tests/data/secret-forms.jsonl`` (test_redact.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from otelbridge import redact
+from otelbridge.secret_tokens import VENDOR_TOKENS
+from otelbridge.secrets import DEFAULT_PATTERNS, names_a_secret
+
+
+def clean(text: str) -> str:
+    return redact.clean(text, 100_000)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an unquoted value runs to the next space, through & < > \ and inner quotes
+    ("DB_PASSWORD=Xy7&S3cr3tTail ./run", "DB_PASSWORD=[REDACTED:secret] ./run"),
+    ("password: Xy7'tail and more", "password: [REDACTED:secret]"),
+    ("password='Xy7'\\''tail' next", "password='[REDACTED:secret]' next"),
+    # ... but not past the quote that closes the context it sits in
+    ('{"cmd": "DB_PASSWORD=abc&def", "x": 1}', '{"cmd": "DB_PASSWORD=[REDACTED:secret]", "x": 1}'),
+    ('{\\"cmd\\": \\"DB_PASSWORD=abc&def\\", \\"x\\": 1}',
+     '{\\"cmd\\": \\"DB_PASSWORD=[REDACTED:secret]\\", \\"x\\": 1}'),
+    ('"token: a\\"b c"', '"token: [REDACTED:secret]"'),
+    ("<env>DB_PASSWORD=a<b</env>", "<env>DB_PASSWORD=[REDACTED:secret]</env>"),
+    # a URL's query: & ends the value, the next parameter survives
+    ("https://db/x?password=Pq8&user=ann", "https://db/x?password=[REDACTED:secret]&user=ann"),
+    ("/geocode?address=Paris&key=Zq8xW2&lang=fr", "/geocode?address=Paris&key=[REDACTED:secret]&lang=fr"),
+    ("a.html?x=1&amp;sig=Zq8&amp;y=2", "a.html?x=1&amp;sig=[REDACTED:secret]&amp;y=2"),
+    # not a value: Perl's fat comma, a read from STDIN, a placeholder
+    ("use constant ZIP_HDR_SIG => 0x04034b50;", "use constant ZIP_HDR_SIG => 0x04034b50;"),
+    ("my $password = <STDIN>;", "my $password = <STDIN>;"),
+    ("form AUTH=<mechanism>.", "form AUTH=<mechanism>."),
+])
+def test_values_end_where_they_end(text, expected):
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("postgres://app:Qx7#pa/ss@db:5432/x", "postgres://[REDACTED:url_credentials]@db:5432/x"),
+    ("redis://:Zt4?mW2q@cache:6379", "redis://[REDACTED:url_credentials]@cache:6379"),
+    ("postgres://app:p@ssW0rd@db.internal/prod", "postgres://[REDACTED:url_credentials]@db.internal/prod"),
+    ("https://u:p@host/path?e=ann&f=@x", "https://[REDACTED:url_credentials]@host/path?e=ann&f=@x"),
+    ('"https:\\/\\/me:pw1@host\\/x"', '"https:\\/\\/[REDACTED:url_credentials]@host\\/x"'),
+    # a port is not a password; no user:, no credentials
+    ("http://localhost:3000/@vite/client", "http://localhost:3000/@vite/client"),
+    ("http://127.0.0.1:5173/@fs/home/x.ts", "http://127.0.0.1:5173/@fs/home/x.ts"),
+    ("https://cdn.jsdelivr.net/npm/@scope/pkg@1.0/x", "https://cdn.jsdelivr.net/npm/@scope/pkg@1.0/x"),
+])
+def test_url_credentials_run_to_the_last_at_before_the_host(text, expected):
+    assert clean(text) == expected
+
+
+FLAGS = ["--password", "--passwd", "--pass", "--token", "--secret", "--api-key", "--apikey", "--cookie",
+         "--account-key", "--secret-access-key", "--private-key", "--secret-key", "--access-key",
+         "--passphrase", "--signing-key", "--master-key", "--credentials", "--credential",
+         "--client-secret", "--auth-token", "--session-token", "--dbPassword", "--http-password",
+         "-Password", "-Token", "-pw", "--encryption-key", "--dsn", "--subscription-key",
+         "--license-key", "--hmac-key"]
+NOT_FLAGS = ["--token-file", "--password-stdin", "--no-password", "--max-tokens", "--tokenizer",
+             "--api-key-helper", "--secret-name", "--auth-type", "--cookie-jar", "--keyboard", "-p",
+             "--bypass", "--author", "--compass", "--function-keys", "--subscription"]
+
+
+@pytest.mark.parametrize("flag", FLAGS + NOT_FLAGS)
+def test_the_one_string_flag_rule_agrees_with_names_a_secret(flag):
+    """``--flag X`` in a command line as one string is redacted exactly when the argv rule
+    (process.command_args) would redact X."""
+    text = f"tool {flag} Vq8zX2 --verbose"
+    assert names_a_secret(flag) == (flag in FLAGS)
+    assert (clean(text) == f"tool {flag} [REDACTED:secret] --verbose") == (flag in FLAGS), clean(text)
+    if flag in NOT_FLAGS:
+        assert clean(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u root -p mydb",  # -p alone prompts; mydb is the database
+    "unrar x -p- archive.rar",  # -p-: no password
+    "curl -u admin https://api.internal/x",  # no ':': curl prompts
+    "sshpass -e ssh -p 2222 host",  # ssh's -p is a port
+    "mongosh --port 27017 -p",
+    "7z x archive.7z -o/tmp/out",
+    "set -x PATH /usr/bin",
+    "gh secret list",
+    "aws configure set region eu-west-1",
+    "export DB_PASSWORD",
+])
+def test_command_short_forms_leave_near_misses(text):
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Ship with ghp_AbCdEfGhIjKlMnOpQ", "Ship with [REDACTED:github_token]"),
+    ("push ghp_Ab3dEfGhIjK… to CI", "push [REDACTED:github_token]… to CI"),
+    ("use glpat-Ab3dEfGhIj...", "use [REDACTED:gitlab_token]..."),
+    ('{"cmd":"export sk-proj-Y83zKHBNNv"}', '{"cmd":"export [REDACTED:api_key]"}'),
+    ("Ship AKIAIOSF0DNN7", "Ship [REDACTED:aws_access_key]"),
+    # not cut: a short body followed by more text; a word, not a token
+    ("ghp_AbCdEf12 is short", "ghp_AbCdEf12 is short"),
+    ("echo $npm_lifecycle", "echo $npm_lifecycle"),
+    ("Ship AKIAPROJECTX", "Ship AKIAPROJECTX"),
+])
+def test_cut_tokens_count_at_the_end_of_a_string_or_an_ellipsis(text, kept):
+    assert clean(text) == kept
+
+
+def test_private_key_body_without_its_begin_line():
+    line = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+    tail = f"{line}\n{line}\nq2Lk==\n-----END PRIVATE KEY-----\n"
+    assert clean(tail) == "[REDACTED:private_key] "
+    numbered = f"    12\u2192{line}\n    13\u2192{line}\n    14\u2192-----END RSA PRIVATE KEY-----"
+    assert clean(numbered) == "    12\u2192[REDACTED:private_key]"
+    # a certificate's or public key's end is not a private key's
+    for end in ("-----END CERTIFICATE-----", "-----END PUBLIC KEY-----"):
+        assert clean(f"{line}\n{end}") == f"{line} {end}"
+
+
+def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
+    """Hyperscan compiles the needles as caseless ASCII literals; every needle is in lower case
+    and each vendor regex compiles."""
+    for kind, needles, regex in VENDOR_TOKENS:
+        re.compile(regex)
+        assert needles and all(n.isascii() and n == n.lower() for n in needles), kind
+    for pattern in DEFAULT_PATTERNS:
+        assert all(n.isascii() and n == n.lower() for n in pattern.needles), pattern
+
+
+@pytest.mark.parametrize("unit", [
+    "curl -u ", "login x ", "mysql -u ", "gh secret set x ", "a://b:", "https://u:p@", "token-",
+    " --token-", "set -x token-", "?key=&", '<add key="token-', "machine a login ",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
+    "    12\u2192MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
+])
+def test_no_rule_takes_quadratic_time(unit):
+    """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
+    would take minutes; each takes milliseconds)."""
+    import time
+
+    text = "-----END PRIVATE KEY-----\n" + unit * (65536 // len(unit))
+    start = time.process_time()
+    redact.Redactor().redact(text)
+    assert time.process_time() - start < 1.5
