@@ -20,6 +20,12 @@ from __future__ import annotations
 CUT = r"(?=\u2026|\.\.\.|\Z|\\*[\"'])"
 
 
+#: Where a token may begin: not inside a word, but after ``_`` (an identifier: an MCP tool's
+#: name, ``mcp__x_<token>``) or after the letter of a backslash escape (``\n``, ``\t``: text
+#: still escaped, such as a JSON document inside a string).
+START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtfbv]))"
+
+
 def _body(chars: str, full: str, short: int) -> str:
     """A token's body of ``chars``: ``full`` (a quantifier, e.g. ``{20,}``) of them, or a cut
     one of 8 to ``short`` characters, not all lower case, that :data:`CUT` ends."""
@@ -43,49 +49,49 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # sk-ant-api03-…, sk-ant-admin01-…, sk-ant-oat01-…
     ("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
     # OpenAI sk-…, sk-proj-…, sk-svcacct-…
-    ("api_key", ("sk-",), r"\bsk-" + _body("[A-Za-z0-9_-]", "{16,}", 15)),
+    ("api_key", ("sk-",), START + r"sk-" + _body("[A-Za-z0-9_-]", "{16,}", 15)),
     ("stripe_key", ("_live_", "_test_", "whsec_"),
-     r"\b(?:(?:sk|rk)_(?:live|test)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
+     START + r"(?:(?:sk|rk)_(?:live|test)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
     # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; webhooks
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
-     r"\b(?:xoxe\.)?xox[abposre]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|\bxapp-\d-[0-9A-Za-z-]{10,}"
+     START + r"(?:xoxe\.)?xox[abposre]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
      r"|(?<=hooks\.slack\.com/services/)[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),
     ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"(?:gh[pousr]_" + _body(_AN, "{20,}", 19) + r"|github_pat_" + _body(r"\w", "{20,}", 19) + ")"),
     ("gitlab_token", GITLAB_PREFIXES + ("gr1348941",),
-     r"\b(?:gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-" + _body(_W, "{20,}", 19)
+     START + r"(?:gl(?:pat|oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-" + _body(_W, "{20,}", 19)
      + r"|GR1348941[\w-]{20,})"),
-    ("twilio_key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b"),
-    ("google_api_key", ("aiza",), r"\bAIza" + _body(_W, "{35}", 34)),
+    ("twilio_key", ("sk",), START + r"SK[0-9a-fA-F]{32}\b"),
+    ("google_api_key", ("aiza",), START + r"AIza" + _body(_W, "{35}", 34)),
     # OAuth access tokens (ya29.) and client secrets (GOCSPX-)
-    ("google_oauth", ("ya29.", "gocspx-"), r"\bya29\.[\w-]{20,}|\bGOCSPX-[\w-]{24,}"),
-    ("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
-    ("npm_token", ("npm_",), r"\bnpm_" + _body(_AN, "{36}", 35)),
+    ("google_oauth", ("ya29.", "gocspx-"), START + r"ya29\.[\w-]{20,}|" + START + r"GOCSPX-[\w-]{24,}"),
+    ("huggingface_token", ("hf_",), START + r"hf_" + _body(_AN, "{30,}", 29)),
+    ("npm_token", ("npm_",), START + r"npm_" + _body(_AN, "{36}", 35)),
     # pypi.org and test.pypi.org macaroons
     ("pypi_token", ("pypi-",),
-     r"\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[\w-]{16,}|\bpypi-AgE[\w-]{8,}" + CUT),
-    ("sendgrid_key", ("sg.",), r"\bSG\.[\w-]{16,}\.[\w-]{16,}"),
+     START + r"pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[\w-]{16,}|" + START + r"pypi-AgE[\w-]{8,}" + CUT),
+    ("sendgrid_key", ("sg.",), START + r"SG\.(?:[\w-]{16,}\.[\w-]{16,}|(?![a-z_-]+" + CUT + r")[\w.-]{8,66}" + CUT + ")"),
     ("age_key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{20,}"),
-    ("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    ("digitalocean_token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"\bdo[opr]_v1_[a-f0-9]{64}"),
+    ("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), START + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("digitalocean_token", ("dop_v1_", "doo_v1_", "dor_v1_"), START + r"do[opr]_v1_" + _body("[a-f0-9]", "{64}", 63)),
     # HashiCorp Vault service, batch and recovery tokens; Terraform Cloud API tokens
-    ("vault_token", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[\w-]{24,}"),
-    ("terraform_token", (".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,}"),
+    ("vault_token", ("hvs.", "hvb.", "hvr."), START + r"hv[sbr]\.[\w-]{24,}"),
+    ("terraform_token", (".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\." + _body(r"[\w=-]", "{60,}", 59)),
     ("doppler_token", ("dp.st.", "dp.pt.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
-     r"\bdp\.(?:st|pt|ct|sa|scim|audit)\.[\w.-]{20,}"),
-    ("linear_key", ("lin_api_", "lin_oauth_"), r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
-    ("groq_key", ("gsk_",), r"\bgsk_[A-Za-z0-9]{40,}"),
-    ("xai_key", ("xai-",), r"\bxai-[A-Za-z0-9]{40,}"),
-    ("databricks_token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
-    ("atlassian_token", ("atatt3",), r"\bATATT3[\w=-]{50,}"),
-    ("mailgun_key", ("key-",), r"\bkey-[0-9a-f]{32}\b"),
-    ("postman_key", ("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
-    ("sentry_token", ("sntrys_", "sntryu_"), r"\bsntry[su]_[\w=+/.-]{30,}"),
-    ("grafana_token", ("glsa_", "glc_"), r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}=*"),
-    ("newrelic_key", ("nrak-",), r"\bNRAK-[A-Z0-9]{27}\b"),
-    ("pulumi_token", ("pul-",), r"\bpul-[a-f0-9]{40}\b"),
+     START + r"dp\.(?:st|pt|ct|sa|scim|audit)\.[\w.-]{20,}"),
+    ("linear_key", ("lin_api_", "lin_oauth_"), START + r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+    ("groq_key", ("gsk_",), START + r"gsk_[A-Za-z0-9]{40,}"),
+    ("xai_key", ("xai-",), START + r"xai-[A-Za-z0-9]{40,}"),
+    ("databricks_token", ("dapi",), START + r"dapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("atlassian_token", ("atatt3",), START + r"ATATT3[\w=-]{50,}"),
+    ("mailgun_key", ("key-",), START + r"key-[0-9a-f]{32}\b"),
+    ("postman_key", ("pmak-",), START + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    ("sentry_token", ("sntrys_", "sntryu_"), START + r"sntry[su]_[\w=+/.-]{30,}"),
+    ("grafana_token", ("glsa_", "glc_"), START + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|" + START + r"glc_[A-Za-z0-9+/]{32,}=*"),
+    ("newrelic_key", ("nrak-",), START + r"NRAK-[A-Z0-9]{27}\b"),
+    ("pulumi_token", ("pul-",), START + r"pul-" + _body("[a-f0-9]", "{40}", 39) + r"\b"),
     ("aws_access_key", AWS_PREFIXES,
      r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in AWS_PREFIXES) + r")"
      r"(?:[A-Z0-9]{16}(?![A-Z0-9])|(?=[A-Z]*[0-9])[A-Z0-9]{8,15}" + CUT + ")"),

@@ -273,6 +273,8 @@ _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature
                 "cookie", "auth", "dsn", "sig")
 #: A command-line argument: quoted, or to the next space.
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
+
+
 def _then(program: str, flag: str) -> str:
     """``program`` (a regex of its name), then ``flag`` further in the same command: not across
     a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
@@ -389,19 +391,23 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
-    # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X;
-    # curl -b COOKIES
+    # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
+    # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
+    # htpasswd -b FILE USER X; curl -b COOKIES
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
-         "twine", "pass:"),
+         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd"),
         r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
         + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
+        + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
+        + "|" + _then(r"ldap\w+", r"-w\s+") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
+        + "|" + _then("htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie"),),
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U"),),
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,

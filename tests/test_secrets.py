@@ -100,8 +100,14 @@ def test_command_short_forms_leave_near_misses(text):
     ("use glpat-Ab3dEfGhIj...", "use [REDACTED:gitlab_token]..."),
     ('{"cmd":"export sk-proj-Y83zKHBNNv"}', '{"cmd":"export [REDACTED:api_key]"}'),
     ("Ship AKIAIOSF0DNN7", "Ship [REDACTED:aws_access_key]"),
+    ("preview: hf_LeakAbCdEfGhIjKlMn…", "preview: [REDACTED:huggingface_token]…"),
+    ("token dop_v1_ab12ab12ab12", "token [REDACTED:digitalocean_token]"),
+    ("pul-ab12ab12ab12ab…", "[REDACTED:pulumi_token]…"),
+    ("key SG.abcdEFGH12345678…", "key [REDACTED:sendgrid_key]…"),
+    ("abcdefghijklmn.atlasv1.AbCdEf123456…", "[REDACTED:terraform_token]…"),
     # not cut: a short body followed by more text; a word, not a token
     ("ghp_AbCdEf12 is short", "ghp_AbCdEf12 is short"),
+    ("hf_transfer", "hf_transfer"),
     ("echo $npm_lifecycle", "echo $npm_lifecycle"),
     ("Ship AKIAPROJECTX", "Ship AKIAPROJECTX"),
 ])
@@ -145,3 +151,41 @@ def test_no_rule_takes_quadratic_time(unit):
     start = time.process_time()
     redact.Redactor().redact(text)
     assert time.process_time() - start < 1.5
+
+
+TOKENS = ("glpat-xY9zLeakAbCdEfGhIjKl", "xoxb-2456789012-3456789012345-AbCdEfGhIjKlMnOp",
+          "sk_live_51HabcdEFGHijklMNOPqrst", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+          "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+          "gsk_" + "A1" * 20, "dop_v1_" + "ab12" * 16, "pul-" + "ab12" * 10,
+          "sk-proj-AbCdEfGhIjKlMnOpQrSt", "SG.abcdEFGH12345678.abcdEFGH12345678abcd")
+
+
+@pytest.mark.parametrize("before", ["a_", "mcp__x_", "bad body\\n", "col\\t", "(", "x "])
+@pytest.mark.parametrize("token", TOKENS)
+def test_a_token_after_an_underscore_or_an_escape_is_found(token, before):
+    """An MCP tool named with a token (``mcp__x_<token>``), text still escaped (``\\n`` then a
+    token: a JSON document inside a string): no word boundary before the token, found anyway."""
+    out = clean(before + token + " end")
+    assert token[:12] not in out and out.startswith(before) and out.endswith(" end"), out
+
+
+@pytest.mark.parametrize("text", ["the mailgun_key-config option", "use key-value pairs",
+                                  "TASK_SK check", "sg.example.com is SG.Foo", "xhf_transfer"])
+def test_prefixes_inside_words_stay(text):
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("keytool -importkeystore -srckeystore a.jks -storepass KsPw44 -noprompt",
+     "keytool -importkeystore -srckeystore a.jks -storepass [REDACTED:secret] -noprompt"),
+    ("ldapsearch -x -D cn=admin -w LdapPw11 -b dc=x", "ldapsearch -x -D cn=admin -w [REDACTED:secret] -b dc=x"),
+    ("smbclient //h/s -U alice%SmbPw1234", "smbclient //h/s -U alice%[REDACTED:secret]"),
+    ("htpasswd -b .htpasswd admin HtPw5678", "htpasswd -b .htpasswd admin [REDACTED:secret]"),
+    ("openssl enc -aes-256-cbc -k EncPw99 -in f", "openssl enc -aes-256-cbc -k [REDACTED:secret] -in f"),
+    # near misses: no password given
+    ("ldapsearch -x -b dc=example -w", "ldapsearch -x -b dc=example -w"),
+    ("smbclient -L host -U alice", "smbclient -L host -U alice"),
+    ("htpasswd -c file admin", "htpasswd -c file admin"),
+])
+def test_more_programs_password_flags(text, expected):
+    assert clean(text) == expected
