@@ -6,10 +6,10 @@ order (an earlier kind wins on overlapping text: ``sk-ant-`` before ``sk-``). ``
 lower-case ASCII literals one of which every match holds (Hyperscan's pre-test).
 
 Formats are the vendors' documented prefixes and lengths (as gitleaks and GitHub secret
-scanning list them). A token with a distinctive prefix also counts when it is *cut*: at least
-8 characters of its body that run to the end of the string (or a closing quote: a string in
-JSON) or to ``…``/``...`` (a workflow
-label or a preview the CLI shortened mid-token), unless that body is all lower-case letters
+scanning list them). A token begins where :data:`START` allows. A token with a distinctive
+prefix also counts when it is *cut*: at least 8 characters of its body that run to the end of
+the string (or a closing quote: a string in JSON) or to ``…``/``...`` (a workflow label or a
+preview the CLI shortened mid-token), unless that body is all lower-case letters
 (``npm_lifecycle``, a word rather than a token).
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 #: Where a cut token ends: an ellipsis (``…``, ``...``), the end of the string or a closing
 #: quote (the end of a string inside JSON or code, also escaped).
 CUT = r"(?=\u2026|\.\.\.|\Z|\\*[\"'])"
-
 
 #: Where a token may begin: not inside a word, but after ``_`` (an identifier: an MCP tool's
 #: name, ``mcp__x_<token>``) or after the letter of a backslash escape (``\n``, ``\t``: text
