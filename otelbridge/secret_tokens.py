@@ -71,7 +71,7 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # pypi.org and test.pypi.org macaroons
     ("pypi_token", ("pypi-",),
      START + r"pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[\w-]{16,}|" + START + r"pypi-AgE[\w-]{8,}" + CUT),
-    ("sendgrid_key", ("sg.",), START + r"SG\.(?:[\w-]{16,}\.[\w-]{16,}|(?![a-z_-]+" + CUT + r")[\w.-]{8,66}" + CUT + ")"),
+    ("sendgrid_key", ("sg.",), START + r"SG\.(?:[\w-]{16,}\.[\w-]{16,}|[\w-]{16,22}(?:\.[\w-]*)?" + CUT + ")"),
     ("age_key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{20,}"),
     ("shopify_token", ("shpat_", "shpca_", "shppa_", "shpss_"), START + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     ("digitalocean_token", ("dop_v1_", "doo_v1_", "dor_v1_"), START + r"do[opr]_v1_" + _body("[a-f0-9]", "{64}", 63)),

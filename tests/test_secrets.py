@@ -103,7 +103,8 @@ def test_command_short_forms_leave_near_misses(text):
     ("preview: hf_LeakAbCdEfGhIjKlMn…", "preview: [REDACTED:huggingface_token]…"),
     ("token dop_v1_ab12ab12ab12", "token [REDACTED:digitalocean_token]"),
     ("pul-ab12ab12ab12ab…", "[REDACTED:pulumi_token]…"),
-    ("key SG.abcdEFGH12345678…", "key [REDACTED:sendgrid_key]…"),
+    ("key SG.abcdEFGH12345678ab.Cd…", "key [REDACTED:sendgrid_key]…"),
+    ("locale en_SG.ISO8859-1", "locale en_SG.ISO8859-1"),
     ("abcdefghijklmn.atlasv1.AbCdEf123456…", "[REDACTED:terraform_token]…"),
     # not cut: a short body followed by more text; a word, not a token
     ("ghp_AbCdEf12 is short", "ghp_AbCdEf12 is short"),
