@@ -154,11 +154,14 @@ class CallsMixin:
             self._emit_chat(s, chat)
 
     @staticmethod
-    def _covers(s: Session, turn_n: int | None, end: int) -> None:
-        """Turn ``turn_n`` (open or waiting for its result) ends no earlier than ``end``."""
+    def _covers(s: Session, turn_n: int | None, end: int, usage: Usage | None = None) -> None:
+        """Turn ``turn_n`` (open or waiting for its result) ends no earlier than ``end``; a
+        model call's ``usage`` adds to the turn's :attr:`~Turn.calls_usage`."""
         for turn in (s.turn, *s.waiting):
             if turn is not None and turn.n == turn_n:
                 turn.child_end_ns = max(turn.child_end_ns, end)
+                if usage is not None:
+                    turn.calls_usage.add(usage)
 
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
@@ -191,7 +194,7 @@ class CallsMixin:
                 agent.usage.add(chat.usage)
         end = max(chat.end_ns, chat.child_end_ns, chat.start_ns)  # its tools lie inside it
         if chat.owner is None:
-            self._covers(s, chat.turn_n, end)
+            self._covers(s, chat.turn_n, end, chat.usage)
         rec = SpanRecord(
             name=span_name("chat", chat.model, "model"),
             trace_id=s.trace_id,

@@ -12,7 +12,8 @@
   its start + ``duration_ms`` when its result comes, else, at the session's end, at the next
   turn's start with ``turn.result`` = false. Only the turn open at end of input is ERROR
   ``incomplete``;
-* usage: a turn carries its result's usage; the session its total: the latest ``modelUsage``
+* usage: a turn carries its result's usage (its model calls' sum when the result says 0 for
+  every count while they reported tokens: an interrupted turn); the session its total: the latest ``modelUsage``
   summed over models (cumulative: every model call so far, sub-agents' and the CLI's own side
   calls included; ``session.usage.source`` = ``modelUsage``) plus the model calls whose last
   line came after it, else the sum over its results' ``usage``; Claude Code's
@@ -329,7 +330,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if ev.total_cost_usd is not None:
             previous = s.last.total_cost_usd if s.last is not None else None
             rec.attributes["turn.cost_usd"] = ev.total_cost_usd - (previous or 0.0)
-        usage_attrs(rec.attributes, ev.usage)
+        usage = _turn_usage(ev.usage, turn)
+        usage_attrs(rec.attributes, usage)
         self._result_error(rec, ev)
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
@@ -339,10 +341,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.result_ns = max(now, s.result_ns or now)
         s.last = ev
         s.text_bytes = session_text(s)
-        if ev.usage is not None:
+        if usage is not None:
             if s.usage is None:
                 s.usage = Usage()
-            s.usage.add(ev.usage)
+            s.usage.add(usage)
         if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
             s.model_total = Usage()
             for usage in ev.model_usage.values():
@@ -534,3 +536,16 @@ SessionTracker._handlers = {
     CaudraWorkflowSnapshot: SessionTracker._on_caudra_workflow,
     CaudraWorkflowLog: SessionTracker._on_caudra_workflow,
 }
+
+
+def _turn_usage(reported: Usage | None, turn: Turn) -> Usage | None:
+    """A result's usage for its turn: as reported, but the turn's model calls' sum when the
+    result reports no token at all while they did (Claude Code's result of an interrupted
+    turn says 0 for every count)."""
+    if reported is not None and not _has_tokens(reported) and _has_tokens(turn.calls_usage):
+        return turn.calls_usage
+    return reported
+
+
+def _has_tokens(usage: Usage) -> bool:
+    return any((usage.input_tokens, usage.output_tokens, usage.cache_read, usage.cache_creation))

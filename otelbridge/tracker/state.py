@@ -112,6 +112,8 @@ class Turn(msgspec.Struct):
     model: str | None = None
     #: the latest end of its model and tool calls so far (it ends no earlier)
     child_end_ns: int = 0
+    #: the usage its top-level model calls reported (what it used when its result says 0)
+    calls_usage: Usage = msgspec.field(default_factory=Usage)
 
 
 class Session(msgspec.Struct):

@@ -45,11 +45,18 @@ class Facts:
         lines = docs(path)
         self.milk = any(milk(d) for d in lines)
         self.results = []
+        #: per result: the usage of its turn's top-level model calls (each message's last line)
+        self.calls_usage: list[dict] = []
+        calls: dict[str, dict] = {}
         for d in lines:
+            if d.get("type") == "assistant" and not d.get("parent_tool_use_id"):
+                calls[d["message"]["id"]] = d["message"].get("usage") or {}
             if d.get("type") == "result":
                 if self.results and d.get("uuid") and d.get("uuid") == self.results[-1].get("uuid"):
                     continue  # a duplicated result
                 self.results.append(d)
+                self.calls_usage.append(_summed(calls.values()))
+                calls = {}
         self.inits = [d for d in lines if d.get("type") == "system" and d.get("subtype") == "init"]
         self.messages: dict[str, str | None] = {}  # message id → parent_tool_use_id
         self.tools: dict[str, tuple[str, str]] = {}  # tool id → (name, message id)
@@ -94,13 +101,27 @@ class Facts:
                      "output_tokens": u.get("outputTokens", u.get("output_tokens", 0))}
                     for u in with_models[-1].values()]
         else:
-            rows = [r.get("usage") or {} for r in self.results]
+            # a result that says 0 for every count (an interrupted turn): its calls' usage
+            rows = [calls if not _tokens(r.get("usage") or {}) and _tokens(calls) else r.get("usage") or {}
+                    for r, calls in zip(self.results, self.calls_usage)]
         total_in = total_out = 0
         for u in rows:
             total_in += (u.get("input_tokens", 0) + u.get("cache_read_input_tokens", u.get("cache_read", 0))
                          + u.get("cache_creation_input_tokens", u.get("cache_creation", 0)))
             total_out += u.get("output_tokens", 0)
         return total_in, total_out
+
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _summed(usages) -> dict:
+    """Claude Code usage objects summed, count by count."""
+    return {k: sum(u.get(k, 0) or 0 for u in usages) for k in _COUNTS}
+
+
+def _tokens(usage: dict) -> bool:
+    return any(usage.get(k) for k in _COUNTS)
 
 
 def export(path: Path, **flags):

@@ -415,3 +415,20 @@ def test_a_session_seen_only_through_workflows_and_tasks_is_not_an_error():
     session = run.one("invoke_agent claude-code")
     assert session.error is None and (session.start_ns, session.end_ns) == (at(0), at(5))
     assert run.one("task local_bash").parent_span_id == session.span_id
+
+
+def test_an_interrupted_turns_zero_usage_takes_its_model_calls_sum():
+    """Claude Code's result of an interrupted turn says 0 for every count: the turn and the
+    session carry what its model calls reported instead, as the totals count them. A result
+    that reports tokens is kept as it is."""
+    run = Run().feed(
+        call(0, "msg_1", usage=anth(100, 33000, 120, 2)),
+        result(10, usage=anth(0, 0, 0, 0), is_error=True, subtype="error_during_execution"),
+        call(20, "msg_2", usage=anth(5, 0, 0, 1)),
+        result(30, usage=anth(7, 0, 0, 3)),
+    ).finish()
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    session = run.one("invoke_agent claude-code")
+    assert (t1.attributes["gen_ai.usage.input_tokens"], t1.attributes["gen_ai.usage.output_tokens"]) == (33220, 2)
+    assert (t2.attributes["gen_ai.usage.input_tokens"], t2.attributes["gen_ai.usage.output_tokens"]) == (7, 3)
+    assert (session.attributes["gen_ai.usage.input_tokens"], session.attributes["gen_ai.usage.output_tokens"]) == (33227, 5)
