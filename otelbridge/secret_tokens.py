@@ -28,7 +28,7 @@ START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtfbv]))"
 def _body(chars: str, full: str, short: int) -> str:
     """A token's body of ``chars``: ``full`` (a quantifier, e.g. ``{20,}``) of them, or a cut
     one of 8 to ``short`` characters, not all lower case, that :data:`CUT` ends."""
-    return rf"(?:{chars}{full}|(?![a-z_-]+{CUT}){chars}{{8,{short}}}{CUT})"
+    return rf"(?:{chars}{full}|(?![a-z_-]{{8,{short}}}{CUT}){chars}{{8,{short}}}{CUT})"
 
 
 #: AWS access key id prefixes (user, temporary, role, ... keys), lower case.

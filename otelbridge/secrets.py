@@ -48,12 +48,15 @@ class Pattern:
     its strings need, ≤ 1.5 ms each) or compiled. Treat as immutable."""
 
     __slots__ = ("kind", "needles", "requires", "_source", "_flags", "_regex", "_pre_source",
-                 "_pre")
+                 "_pre", "passes")
 
     def __init__(self, kind: str, regex: str | re.Pattern[str], needles: tuple[str, ...] = (),
                  requires: tuple[tuple[str, ...], ...] = (), flags: int = 0,
-                 precheck: str | None = None) -> None:
+                 precheck: str | None = None, passes: int = 1) -> None:
         self.kind = kind
+        #: passes at most, while one changes the text: a match that needs an earlier part of
+        #: the text again (a program's name before each of its flags) finds the next one
+        self.passes = passes
         #: lower-case ASCII substrings one of which every match contains (a cheap pre-test, in
         #: any case); empty: none
         self.needles = needles
@@ -71,8 +74,9 @@ class Pattern:
 
     @classmethod
     def of(cls, kind: str, needles: tuple[str, ...], regex: str, flags: int = 0,
-           requires: tuple[tuple[str, ...], ...] = (), precheck: str | None = None) -> "Pattern":
-        return cls(kind, regex, needles, requires, flags, precheck)
+           requires: tuple[tuple[str, ...], ...] = (), precheck: str | None = None,
+           passes: int = 1) -> "Pattern":
+        return cls(kind, regex, needles, requires, flags, precheck, passes)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -99,7 +103,12 @@ class Pattern:
         marker = f"[REDACTED:{self.kind}]"
         if "keep" not in self.regex.groupindex:
             return self.regex.sub(marker, text)
-        return self.regex.sub(lambda m: (m.group("keep") or "") + marker, text)
+        repl = lambda m: (m.group("keep") or "") + marker  # noqa: E731
+        for _ in range(self.passes):
+            text, n = self.regex.subn(repl, text)
+            if not n:
+                break
+        return text
 
 
 def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:
@@ -203,7 +212,7 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|sign
                                        for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
-_KEY_SEGMENT = (r"(?<![A-Za-z])(?i:pass|pwd|pw|cookie|auth|dsn|sig)"
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|(?<=\\[nrt]))(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)")
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
@@ -275,11 +284,16 @@ _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
 
 
+#: Where a word begins: after no letter or digit, or after an escape's letter (``\n``: the
+#: next line of a command in escaped JSON, a tool call's arguments).
+_WORD_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+
+
 def _then(program: str, flag: str) -> str:
     """``program`` (a regex of its name), then ``flag`` further in the same command: not across
     a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
     and no such flag is scanned once), at most 300 characters on."""
-    return rf"\b{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
+    return rf"{_WORD_START}{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
 
 #: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
 _NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
@@ -383,11 +397,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+\s)[\w.-]*?" + _SECRET_KEY
-        + r"(?<![_.-]stdin)\s+)"
+        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
+        + r"(?<![_.-]stdin)[ \t]+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
-        precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+\s)[\w.-]*?(?i:" + _KEY_WORDS + ")",
+        precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
@@ -404,10 +418,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
         + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
-        + "|" + _then(r"ldap\w+", r"-w\s+") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
+        + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
         + "|" + _then("htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U"),),
+        passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,

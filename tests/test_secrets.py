@@ -154,6 +154,17 @@ def test_no_rule_takes_quadratic_time(unit):
     assert time.process_time() - start < 1.5
 
 
+@pytest.mark.parametrize("prefix", ["ghp_", "hf_", "npm_", "pul-", "sk_live_", "xoxb-_", "dop_v1_"])
+def test_a_run_of_token_prefixes_takes_linear_time(prefix):
+    """The longest string scanned (256 Ki characters) of one token prefix repeated: a cut-token
+    test that looked to the end of the word from every prefix took 15 s; bounded, ~0.1 s."""
+    import time
+
+    start = time.process_time()
+    redact.Redactor().redact(prefix * (262144 // len(prefix)))
+    assert time.process_time() - start < 1.5
+
+
 TOKENS = ("glpat-xY9zLeakAbCdEfGhIjKl", "xoxb-2456789012-3456789012345-AbCdEfGhIjKlMnOp",
           "sk_live_51HabcdEFGHijklMNOPqrst", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
           "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "AIzaSyA1234567890abcdefghijklmnopqrstuv",
@@ -190,3 +201,24 @@ def test_prefixes_inside_words_stay(text):
 ])
 def test_more_programs_password_flags(text, expected):
     assert clean(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # each password flag of one call, not the first alone
+    ("curl -u a:Zx9mQ2vLp7 -b sid=Hunter2xyz https://h", "curl -u a:[REDACTED:secret] -b [REDACTED:secret] https://h"),
+    ("keytool -genkeypair -storepass Xx11yy22 -keypass Hunter2xyz",
+     "keytool -genkeypair -storepass [REDACTED:secret] -keypass [REDACTED:secret]"),
+    # the next lines of a command in escaped JSON (a tool call's arguments)
+    ("cd app\\nredis-cli -a Zx9mQ2vLp7 ping\\nmysql -uroot -pHunter2xyz db",
+     "cd app\\nredis-cli -a [REDACTED:secret] ping\\nmysql -uroot -p[REDACTED:secret] db"),
+    ("x\\npass=Secr3tX y", "x\\npass=[REDACTED:secret] y"),
+    ("ldapwhoami -x -D cn=admin -wZx9mQ2vLp7", "ldapwhoami -x -D cn=admin -w[REDACTED:secret]"),
+])
+def test_every_flag_of_a_command_and_the_next_lines_of_escaped_commands(text, expected):
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize("text", ["--show-signature\n   Check the signature", "kill -SIGTERM 4242",
+                                  "pkill -SIGKILL node"])
+def test_a_flag_ending_a_line_or_a_signal_name_takes_no_value(text):
+    assert clean(text) == text.replace("\n", " ")

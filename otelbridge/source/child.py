@@ -77,14 +77,6 @@ class Child:
         finally:
             os.close(fd)
 
-    def in_our_process_group(self) -> bool:
-        """True when the child is in our process group (a signal sent to the group reaches it);
-        False once it has gone, or where it cannot be told."""
-        try:
-            return os.getpgid(self.pid) == os.getpgrp()
-        except (OSError, AttributeError):
-            return False
-
     def kill_tree(self) -> int:
         """SIGKILL the child, if it still runs, and the processes it started that are still
         its descendants (Linux ``/proc``; elsewhere the child alone): how many were killed."""
