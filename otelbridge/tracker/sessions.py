@@ -43,6 +43,8 @@ import itertools
 from collections import OrderedDict
 from typing import Any
 
+import msgspec
+
 from ..clock import SKEW_NS
 from ..events import (
     CaudraWorkflowLog,
@@ -308,6 +310,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if self._duplicate(s, ev):
             self.ctx.stats.duplicate_results += 1
             return
+        previous = s.last.total_cost_usd if s.last is not None else None
+        if ev.total_cost_usd is not None and previous is not None and ev.total_cost_usd < previous:
+            # cumulative, it never falls: an interrupted turn's result says 0
+            ev = msgspec.structs.replace(ev, total_cost_usd=previous)
         deferred = bool(s.waiting)
         turn = s.waiting.pop(0) if deferred else self._turn(s, now)
         duration = ev.duration_ms * 1_000_000 if ev.duration_ms is not None else None

@@ -432,3 +432,17 @@ def test_an_interrupted_turns_zero_usage_takes_its_model_calls_sum():
     assert (t1.attributes["gen_ai.usage.input_tokens"], t1.attributes["gen_ai.usage.output_tokens"]) == (33220, 2)
     assert (t2.attributes["gen_ai.usage.input_tokens"], t2.attributes["gen_ai.usage.output_tokens"]) == (7, 3)
     assert (session.attributes["gen_ai.usage.input_tokens"], session.attributes["gen_ai.usage.output_tokens"]) == (33227, 5)
+
+
+def test_a_cumulative_cost_that_falls_keeps_the_previous_value():
+    """Claude Code's cost is cumulative; an interrupted turn's result says 0: the turn cost 0
+    more, and the session keeps what the run had cost (not $0)."""
+    run = Run().feed(
+        call(0, "msg_1", usage=anth(10, 0, 0, 2)),
+        result(10, usage=anth(10, 0, 0, 2), total_cost_usd=0.0123),
+        call(20, "msg_2", usage=anth(5, 0, 0, 1)),
+        result(30, usage=anth(0, 0, 0, 0), total_cost_usd=0.0, is_error=True),
+    ).finish()
+    t2, session = run.one("turn 2"), run.one("invoke_agent claude-code")
+    assert t2.attributes["turn.cost_usd"] == 0.0
+    assert session.attributes["result.total_cost_usd"] == 0.0123
