@@ -103,7 +103,9 @@ class Pattern:
         marker = f"[REDACTED:{self.kind}]"
         if "keep" not in self.regex.groupindex:
             return self.regex.sub(marker, text)
-        repl = lambda m: (m.group("keep") or "") + marker  # noqa: E731
+        def repl(m: re.Match[str]) -> str:
+            return (m.group("keep") or "") + marker
+
         for _ in range(self.passes):
             text, n = self.regex.subn(repl, text)
             if not n:
