@@ -291,6 +291,11 @@ _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
 
 
+#: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
+_SEP = r"(?:\s|\\[nrt])+"
+_WORD = r"(?:(?!\\[nrt])\S)+"
+
+
 def _then(program: str, flag: str) -> str:
     """``program`` (a regex of its name), then ``flag`` further in the same command: not across
     a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
@@ -457,8 +462,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("machine", "default"),
-        r"(?P<keep>\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port|protocol)\s+\S+)+"
-        r"\s+password\s+)(?!\[REDACTED:)" + _ARG,
+        r"(?P<keep>" + _WORD_START + r"(?:machine" + _SEP + _WORD + r"|default)(?:" + _SEP
+        + r"(?:login|account|port|protocol)" + _SEP + _WORD + r")+" + _SEP + r"password" + _SEP
+        + r")(?!\[REDACTED:)" + _WORD,
         requires=(("password",),),
     ),
     # .NET appSettings: <add key="DbPassword" value="X" />

@@ -213,6 +213,7 @@ def test_more_programs_password_flags(text, expected):
      "cd app\\nredis-cli -a [REDACTED:secret] ping\\nmysql -uroot -p[REDACTED:secret] db"),
     ("x\\npass=Secr3tX y", "x\\npass=[REDACTED:secret] y"),
     ("ldapwhoami -x -D cn=admin -wZx9mQ2vLp7", "ldapwhoami -x -D cn=admin -w[REDACTED:secret]"),
+    ("machine h\\nlogin u\\npassword X9y8z7w6\\nmachine g", "machine h\\nlogin u\\npassword [REDACTED:secret]\\nmachine g"),
 ])
 def test_every_flag_of_a_command_and_the_next_lines_of_escaped_commands(text, expected):
     assert clean(text) == expected
