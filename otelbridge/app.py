@@ -140,9 +140,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         if proc is None:
             tee.stop()
             return
-        # a terminal's Ctrl-C signals its whole foreground process group: the child has it.
-        # At once: a copy sent to our group too (timeout) then mostly merges with ours in the
-        # child's pending signals (measured: once in 9 runs of 10; forwarded later, never)
+        # a terminal's Ctrl-C signals its whole foreground process group: the child has it
         if proc.returncode is None and (signum != signal.SIGINT or not proc.keyboard_reaches()):
             proc.send_signal(signum)
         if repeated:

@@ -303,6 +303,10 @@ class Usage(msgspec.Struct):
             return None
         return sum(p or 0 for p in parts)
 
+    def has_tokens(self) -> bool:
+        """Whether any count is above 0."""
+        return any(getattr(self, name) for name in COUNTS)
+
     def add(self, other: "Usage") -> None:
         """Add ``other`` into this usage, field by field (``None`` + n = n)."""
         for name in COUNTS:

@@ -19,10 +19,12 @@ from __future__ import annotations
 #: quote (the end of a string inside JSON or code, also escaped).
 CUT = r"(?=\u2026|\.\.\.|\Z|\\*[\"'])"
 
+#: Right after the letter of a backslash escape (``\n``, ``\t``: text still escaped, such as a
+#: JSON document inside a string): a word may begin there.
+AFTER_ESCAPE = r"(?<=\\[nrtfbv])"
 #: Where a token may begin: not inside a word, but after ``_`` (an identifier: an MCP tool's
-#: name, ``mcp__x_<token>``) or after the letter of a backslash escape (``\n``, ``\t``: text
-#: still escaped, such as a JSON document inside a string).
-START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtfbv]))"
+#: name, ``mcp__x_<token>``) or :data:`AFTER_ESCAPE`.
+START = r"(?:(?<![A-Za-z0-9])|" + AFTER_ESCAPE + ")"
 
 
 def _body(chars: str, full: str, short: int) -> str:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import threading
 
-from .secret_tokens import VENDOR_TOKENS
+from .secret_tokens import AFTER_ESCAPE, VENDOR_TOKENS
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
     import hyperscan
@@ -214,7 +214,7 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|sign
                                        for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|(?<=\\[nrt]))(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)")
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
@@ -284,13 +284,9 @@ _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature
                 "cookie", "auth", "dsn", "sig")
 #: A command-line argument: quoted, or to the next space.
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
-
-
-#: Where a word begins: after no letter or digit, or after an escape's letter (``\n``: the
-#: next line of a command in escaped JSON, a tool call's arguments).
-_WORD_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
-
-
+#: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
+#: of a command in escaped JSON: a tool call's arguments).
+_WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
 #: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
 _SEP = r"(?:\s|\\[nrt])+"
 _WORD = r"(?:(?!\\[nrt])\S)+"

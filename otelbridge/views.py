@@ -99,7 +99,7 @@ class Report:
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
         what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
-        self.write(f"trace{' ' + what if what else ''}: {escape.terminal(trace_url(self.template, trace_id))}")
+        self.write(f"trace{' ' + what if what else ''}: {escape.visible(trace_url(self.template, trace_id))}")
 
     def finish(self) -> None:
         """At exit: every view on. Never raises: a view never changes the run's outcome."""

@@ -13,11 +13,12 @@
   turn's start with ``turn.result`` = false. Only the turn open at end of input is ERROR
   ``incomplete``;
 * usage: a turn carries its result's usage (its model calls' sum when the result says 0 for
-  every count while they reported tokens: an interrupted turn); the session its total: the latest ``modelUsage``
-  summed over models (cumulative: every model call so far, sub-agents' and the CLI's own side
-  calls included; ``session.usage.source`` = ``modelUsage``) plus the model calls whose last
-  line came after it, else the sum over its results' ``usage``; Claude Code's
-  ``total_cost_usd`` is cumulative: a turn's ``turn.cost_usd`` is the difference from the
+  every count while they reported tokens: an interrupted turn); the session its total: the
+  latest ``modelUsage`` summed over models (cumulative: every model call so far, sub-agents'
+  and the CLI's own side calls included; ``session.usage.source`` = ``modelUsage``) plus the
+  model calls whose last line came after it, else the sum over its results' ``usage``;
+  Claude Code's ``total_cost_usd`` is cumulative (a value below the previous result's, an
+  interrupted turn's 0, keeps that one): a turn's ``turn.cost_usd`` is the difference from the
   previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
   ``subtype``, described by its ``errors``/``error``, else its ``result`` text (the CLI's error
   report), else its ``subtype`` or ``terminal_reason`` other than ``success``, else
@@ -334,7 +335,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self._result_attrs(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))
         if ev.total_cost_usd is not None:
-            previous = s.last.total_cost_usd if s.last is not None else None
             rec.attributes["turn.cost_usd"] = ev.total_cost_usd - (previous or 0.0)
         usage = _turn_usage(ev.usage, turn)
         usage_attrs(rec.attributes, usage)
@@ -548,10 +548,6 @@ def _turn_usage(reported: Usage | None, turn: Turn) -> Usage | None:
     """A result's usage for its turn: as reported, but the turn's model calls' sum when the
     result reports no token at all while they did (Claude Code's result of an interrupted
     turn says 0 for every count)."""
-    if reported is not None and not _has_tokens(reported) and _has_tokens(turn.calls_usage):
+    if reported is not None and not reported.has_tokens() and turn.calls_usage.has_tokens():
         return turn.calls_usage
     return reported
-
-
-def _has_tokens(usage: Usage) -> bool:
-    return any((usage.input_tokens, usage.output_tokens, usage.cache_read, usage.cache_creation))
