@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -293,7 +293,7 @@ class Redactor:
                         value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
-                                     for v in (_flag_values(value) if self._flags else value))
+                                     for v in (_flag_values(value, self.redact) if self._flags else value))
                          if v != ""]
             if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
@@ -324,18 +324,30 @@ def _json_strings(doc: Any, fix: Any) -> Any:
     return doc
 
 
-def _flag_values(args: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
-    """``args`` (a command line, or any sequence) with the argument after a flag that names a
-    secret (``--password X``, ``--api-key X``: :func:`~otelbridge.secrets.names_a_secret`)
-    replaced by a marker, unless it is a flag itself; each element alone cannot tell."""
-    hits = [i + 1 for i, a in enumerate(args[:-1]) if isinstance(a, str) and names_a_secret(a)]
-    if not hits:
-        return args
+#: Join a command line's arguments for the one-string rules: a space, as typed, or where an
+#: argument holds one, a character they also take for whitespace (some rules' needles then miss).
+_ARG_SEPS = (" ", "\x1f")
+
+
+def _flag_values(args: list[Any] | tuple[Any, ...],
+                 redact: Callable[[str], str]) -> list[Any] | tuple[Any, ...]:
+    """``args`` (a command line, or any sequence) with what an argument holds only through the
+    ones before it replaced by a marker, which each element alone cannot tell: the argument
+    after a flag that names a secret (``--password X``, ``--api-key X``:
+    :func:`~otelbridge.secrets.names_a_secret`), unless it is a flag itself, and what ``redact``
+    finds in the line the arguments make (``sshpass -p X``, ``curl -u u:X``, ``mysql -pX``)."""
     out = list(args)
-    for i in hits:
-        if isinstance(out[i], str) and not out[i].startswith("-"):
-            out[i] = FLAG_VALUE
-    return out
+    for i, a in enumerate(args[:-1]):
+        if isinstance(a, str) and names_a_secret(a) and isinstance(out[i + 1], str) \
+                and not out[i + 1].startswith("-"):
+            out[i + 1] = FLAG_VALUE
+    sep = next((s for s in _ARG_SEPS if all(type(a) is str and s not in a for a in out)), None)
+    # (a line too long to scan is not joined: its arguments are each scanned, or dropped)
+    if sep is not None and 1 < len(out) <= 64 and sum(map(len, out)) + len(out) <= SCAN_MAX_CHARS:
+        parts = redact(sep.join(out)).split(sep)
+        if len(parts) == len(out):  # (a rule that took several arguments: each alone decides)
+            out = parts
+    return out if out != list(args) else args
 
 
 _current = Redactor()

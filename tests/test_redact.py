@@ -492,3 +492,17 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
 def test_a_pattern_s_pre_test_agrees_on_generated_text(text):
     for pattern in PRE_TESTED:
         assert pattern.sub(text) == _without_pre_tests(pattern).sub(text)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["sshpass", "-p", "ArgSsh333", "ssh", "host"], ["sshpass", "-p", "[REDACTED:secret]", "ssh", "host"]),
+    (["mysql", "-u", "root", "-pArgMy111", "app"], ["mysql", "-u", "root", "-p[REDACTED:secret]", "app"]),
+    (["curl", "-s", "-u", "deploy:Xyz12345", "https://h"], ["curl", "-s", "-u", "deploy:[REDACTED:secret]", "https://h"]),
+    (["gh", "secret", "set", "N", "--body", "Xyz98765"], ["gh", "secret", "set", "N", "--body", "[REDACTED:secret]"]),
+    # an argument with spaces (a prompt): joined by another separator, each argument kept whole
+    (["redis-cli", "-a", "Xyz98765", "echo", "a b"], ["redis-cli", "-a", "[REDACTED:secret]", "echo", "a b"]),
+    (["claude", "-p", "Run the tests and fix what fails"], ["claude", "-p", "Run the tests and fix what fails"]),
+])
+def test_a_command_lines_arguments_are_read_together(args, expected):
+    """What an argument holds only through the ones before it (a program's password flag)."""
+    assert redact.Redactor().attributes({"process.command_args": args})["process.command_args"] == expected
