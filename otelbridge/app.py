@@ -103,7 +103,9 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         try:
             proc, fd_in = await spawn(cfg.command, env)
         except ChildError as exc:
-            say(str(exc))
+            from .redact import MESSAGE_MAX, clean  # (only here: the tee's process imports no detector)
+
+            say(clean(str(exc), MESSAGE_MAX))
             return end(None, exc.status)
         if feed is not None:
             feed.set_pid(proc.pid)

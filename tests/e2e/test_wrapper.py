@@ -39,6 +39,13 @@ def test_missing_command_is_127_with_one_line():
     assert b"replay" not in proc.stderr  # no hint for what is not a recording
 
 
+def test_a_command_that_cannot_run_is_named_redacted():
+    proc = run_bridge(["--exporter", "none", "--", "API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrSt ./x"])
+    assert proc.returncode == 127
+    assert b"cannot run 'API_KEY=[REDACTED:api_key] ./x': command not found" in proc.stderr
+    assert b"AbCdEfGh" not in proc.stderr
+
+
 def test_a_recording_given_as_the_command_gets_a_hint():
     proc = run_bridge(["--exporter", "none", "examples/cbc-workflow.jsonl"])  # not executable
     assert proc.returncode == 126 and proc.stdout == b""
