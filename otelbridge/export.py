@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from opentelemetry.sdk.resources import Resource
@@ -249,9 +250,11 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
     url = None
     if cfg.endpoint:
-        url = cfg.endpoint.rstrip("/")
-        if not url.endswith("/v1/traces"):
-            url += "/v1/traces"
+        parts = urlsplit(cfg.endpoint)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/v1/traces"):
+            path += "/v1/traces"  # a base URL's query stays after the path
+        url = urlunsplit(parts._replace(path=path))
     return OTLPSpanExporter(endpoint=url, session=_http_session())
 
 

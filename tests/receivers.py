@@ -56,12 +56,15 @@ class Span:
 class Received:
     requests: list = field(default_factory=list)
     headers: list = field(default_factory=list)
+    #: each request's query string (OTLP/HTTP; "" when none)
+    queries: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, req: trace_service_pb2.ExportTraceServiceRequest, headers=None) -> None:
+    def add(self, req: trace_service_pb2.ExportTraceServiceRequest, headers=None, query="") -> None:
         with self.lock:
             self.requests.append(req)
             self.headers.append(dict(headers or {}))
+            self.queries.append(query)
 
     def spans(self) -> list[Span]:
         out = []
@@ -182,7 +185,8 @@ class HttpReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
-                if self.path != "/v1/traces":
+                path, _, query = self.path.partition("?")
+                if path != "/v1/traces":
                     self.send_response(404)
                     self.end_headers()
                     return
@@ -193,7 +197,7 @@ class HttpReceiver:
                     req = otlp_json_request(body)
                 else:
                     req.ParseFromString(body)
-                received_ref.add(req, dict(self.headers))
+                received_ref.add(req, dict(self.headers), query)
                 payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")

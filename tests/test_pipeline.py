@@ -244,6 +244,23 @@ def test_an_exporter_that_cannot_be_set_up_leaves_the_others_exporting(tmp_path)
         "export incomplete (file not set up: 18 of 18 not exported)")
 
 
+@pytest.mark.parametrize("suffix", ["?tenant=a", "/?tenant=a", "/v1/traces?tenant=a"])
+def test_an_http_endpoints_query_stays_after_the_path(suffix):
+    """``--endpoint`` is a base URL over OTLP/HTTP: ``/v1/traces`` goes into its path, not
+    after its query string."""
+    from tests.receivers import HttpReceiver
+
+    stats = Stats()
+    with HttpReceiver() as rx:
+        cfg = build(exporter="otlp", protocol="http/protobuf", env={}, endpoint=rx.endpoint + suffix,
+                    clock="stream", deterministic_ids=True)
+        _, ok = _through(cfg, stats)
+        received = rx.received.spans()
+        queries = set(rx.received.queries)
+    assert ok and len(received) == stats.spans_exported == 18
+    assert queries == {"tenant=a"}
+
+
 def test_a_live_decoder_whose_set_up_fails_counts_its_lines_as_not_decoded(monkeypatch):
     """A set-up that raises is a bug (an exporter that cannot be made is left out instead): the
     stream's lines are then counted as not decoded, never as not wanted, and the run is one

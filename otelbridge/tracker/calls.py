@@ -141,7 +141,8 @@ class CallsMixin:
                 owner.last_ns = max(owner.last_ns, now)
         error = None
         if ev.is_error:
-            error = ev.content if (self.ctx.capture_content and ev.content) else "tool error"
+            error = ev.content if (self.ctx.capture_content and ev.content) else None
+            error = error or tool.task_failure or "tool error"
         self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, ev.content)
 
     def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:

@@ -57,6 +57,8 @@ class Tool(msgspec.Struct):
     task: dict[str, Any] | None = None
     #: the ``message.id`` of the model call that asked for it
     message_id: str | None = None
+    #: the status text of the failed foreground task that is this call (its exit code)
+    task_failure: str | None = None
 
 
 class Agent(msgspec.Struct):

@@ -137,6 +137,8 @@ class SubagentsMixin:
         if tool is not None:
             put_attributes(tool.task, (("task.status", ev.status or "completed"),))
             task_usage_attrs(tool.task, ev.usage)  # type: ignore[arg-type]
+            if ev.status == "failed":
+                tool.task_failure = self._failure(ev.summary)
             return
         agent = self._task_agent(s, ev.task_id, ev.tool_use_id)
         if agent is not None:

@@ -214,6 +214,24 @@ def test_the_main_agents_foreground_bash_is_its_tool_call_too():
     assert "task.owned_by_subagent" not in tool.attributes
 
 
+def test_a_failed_foreground_tasks_exit_code_is_its_tool_calls_status():
+    """The notification comes before the tool's result: the exit code its summary reports is
+    the status text of the ``execute_tool`` span; the command in the summary is not."""
+    run = Run().feed(
+        init(0), call(100, "msg_1", tools=[ToolCall("tu_fg", "Bash")]),
+        TaskStarted(S, at(110), task_id="fg", tool_use_id="tu_fg", task_type="local_bash",
+                    description="make deploy", is_backgrounded=False),
+        TaskNotification(S, at(900), task_id="fg", tool_use_id="tu_fg", status="failed",
+                         summary='Command "make deploy TOKEN=x" failed with exit code 2'),
+        ToolResult(S, at(1_000), tool_use_id="tu_fg", is_error=True, content="Exit code 2"),
+        result(1_100),
+    ).finish()
+    tool = run.one("execute_tool Bash")
+    assert tool.error == "task failed with exit code 2" and tool.error_type == "tool_error"
+    assert tool.attributes["task.status"] == "failed"
+    assert "make deploy" not in repr(tool)
+
+
 def test_a_foreground_task_whose_tool_answers_first_becomes_a_span_under_it():
     run = Run().feed(
         init(0), call(100, "msg_1", tools=[ToolCall("tu_mv", "Bash")]),
