@@ -100,6 +100,7 @@ def _model_usage(value: Any) -> dict[str, Usage]:
                 as_int(get("cacheReadInputTokens")),
                 as_int(get("cacheCreationInputTokens")),
                 anthropic=True,
+                reasoning_output=as_int(get("thinkingTokens")),
             )
         else:
             usage = parse_usage(entry) or Usage()

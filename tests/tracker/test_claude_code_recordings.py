@@ -49,6 +49,9 @@ def test_phased_workflow_deferred_results_pair_with_turns_in_order():
     # the usage parts Claude Code adds: thinking tokens, the 1 h cache write (line 2)
     assert t1.attributes["gen_ai.usage.reasoning.output_tokens"] == \
         L[30]["usage"]["output_tokens_details"]["thinking_tokens"]
+    # the session's usage is modelUsage's: its thinking tokens too, summed over the models
+    assert session.attributes["gen_ai.usage.reasoning.output_tokens"] == \
+        sum(m["thinkingTokens"] for m in L[31]["modelUsage"].values())
     (chat2,) = run.attr("gen_ai.response.id", L[2]["message"]["id"])
     assert chat2.attributes["anthropic.usage.cache_creation.ephemeral_1h_input_tokens"] == \
         L[2]["message"]["usage"]["cache_creation"]["ephemeral_1h_input_tokens"]
