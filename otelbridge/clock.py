@@ -5,9 +5,12 @@ Modes (``--clock``):
 * ``wall`` — the wall clock at arrival (``time.time_ns()``).
 * ``stream`` — the *stream clock*: the latest epoch-ns time the stream has shown (line
   timestamps and the event times lines report, fed to :meth:`Clock.observe`).
-* ``auto`` (default live) — ``wall`` until the newest time the stream shows lies more than
-  :data:`SKEW_NS` away from the wall clock (a recording piped in), then ``stream`` for the rest of
-  the run (the switch is one-way, so one run never mixes the two).
+* ``auto`` (default live) — the wall clock until the stream shows a time; then the stream's
+  newest time plus the wall time that passed since the line that showed it, so that lines
+  without a timestamp lie in the stream's frame (a live CLI's timestamps are its arrival times;
+  a recording piped in a minute after it was made is dated by its own). When that newest time
+  lies more than :data:`SKEW_NS` away from the wall clock (a recording piped in), ``stream``
+  for the rest of the run (the switch is one-way, so one run never mixes the two).
 
 Before the stream's first timestamp the clock is *pending* in ``stream`` and ``auto`` mode, and
 the clock :meth:`settles` at the first timestamp, when ``auto`` has waited :data:`WAIT_NS` of wall
@@ -17,10 +20,11 @@ timestamp at all keeps the wall clock). Whoever took times while it was pending 
 
 * ``stream`` dates every pending line with the anchor; the shift (first timestamp − anchor) moves
   them all to the first timestamp.
-* ``auto`` dates each pending line with the wall clock, as it will once settled on it (shift 0).
-  When the first timestamp lies more than :data:`SKEW_NS` from the wall clock (a recording piped
-  in), the shift (first timestamp − the wall clock when it came) moves them to just before it,
-  spaced as they came.
+* ``auto`` dates each pending line with the wall clock; the shift (first timestamp − the wall
+  clock when it came) moves them into the stream's frame, just before it, spaced as they came.
+  When ``auto`` settled on the wall clock before any timestamp came (the wait ran out), the
+  first time the stream shows tells ``on_settle`` that shift once more: the runs still open
+  move with it (spans already ended keep their wall-clock times).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ class Clock:
     that settled it is dated.
     """
 
-    __slots__ = ("mode", "_wall", "_latest", "_use_stream", "_anchor", "_settled", "on_settle")
+    __slots__ = ("mode", "_wall", "_latest", "_latest_wall", "_use_stream", "_anchor", "_settled",
+                 "on_settle")
 
     def __init__(self, mode: str = "auto", wall: Callable[[], int] = time.time_ns) -> None:
         if mode not in MODES:
@@ -54,6 +59,8 @@ class Clock:
         self.mode = mode
         self._wall = wall
         self._latest: int | None = None
+        #: the wall clock when the line that showed ``_latest`` came
+        self._latest_wall = 0
         self._use_stream = False
         self._anchor: int | None = None
         self._settled = mode == "wall"
@@ -81,21 +88,28 @@ class Clock:
         """Feed one time the stream showed (epoch ns). ``None`` is ignored."""
         if ns is None:
             return
-        if self._latest is not None and ns <= self._latest:
-            return
-        self._latest = ns
-        if self._use_stream:
+        first = self._latest is None
+        if not first and ns <= self._latest:
             return
         wall = self._wall()
+        self._latest, self._latest_wall = ns, wall
+        if self._use_stream:
+            return
         far = abs(ns - wall) > SKEW_NS
         if not self.settled:  # (reading it settles auto whose wait ran out)
             self._use_stream = self.mode == "stream" or far
-            if not self._use_stream or self._anchor is None:
+            if self._anchor is None:
                 self._settle(0)
             else:
                 self._settle(ns - (self._anchor if self.mode == "stream" else wall))
-        elif self.mode == "stream" or (self.mode == "auto" and far):
+            return
+        if self.mode == "stream" or (self.mode == "auto" and far):
             self._use_stream = True
+        if first and self.mode == "auto" and ns != wall:
+            # settled on the wall clock by the wait: the runs still open move into the
+            # stream's frame, as pending lines do when it settles on a timestamp
+            for fn in self.on_settle:
+                fn(ns - wall)
 
     def settle(self) -> None:
         """End of input (or no more waiting): a clock still pending settles on the wall clock."""
@@ -112,12 +126,16 @@ class Clock:
         return self._wall()
 
     def now(self) -> int:
-        """The current time (epoch ns) by the mode's rule; ``stream`` while pending: the anchor."""
+        """The current time (epoch ns) by the mode's rule; ``stream`` while pending: the anchor;
+        ``auto`` once the stream showed a time: that time plus the wall time since its line."""
         if self._use_stream and self._latest is not None:
             return self._latest
         if self.mode == "stream" and not self._settled and self._anchor is not None:
             return self._anchor
-        return self._wall()
+        wall = self._wall()
+        if self.mode == "auto" and self._latest is not None:
+            return self._latest + max(0, wall - self._latest_wall)
+        return wall
 
     def at(self, own_ns: int | None) -> int:
         """A line's time: its own timestamp when it has one (also observed), else :meth:`now`

@@ -64,6 +64,22 @@ def test_auto_settles_on_the_wall_clock_after_one_second_without_a_timestamp():
     assert clock.settled and shifts == [0] and clock.at(None) == wall[0]
     clock.observe(100 * S)  # a recording piped in later: auto still switches, one way
     assert clock.uses_stream and clock.now() == 100 * S
+    # and what is still open moves into the stream's frame, once
+    assert shifts == [0, 100 * S - wall[0]]
+    clock.observe(101 * S)
+    assert len(shifts) == 2
+
+
+def test_auto_settled_on_the_wall_clock_shifts_open_runs_at_a_near_first_timestamp():
+    from otelbridge.clock import WAIT_NS
+
+    wall, clock, shifts = _auto()
+    clock.at(None)
+    wall[0] += WAIT_NS
+    assert clock.settled and shifts == [0]
+    wall[0] += 3 * S  # a model call's first line, stamped 50 ms before it came
+    assert clock.at(wall[0] - 50_000_000) == wall[0] - 50_000_000
+    assert shifts == [0, -50_000_000] and not clock.uses_stream
 
 
 def test_auto_pending_lines_keep_their_spacing_before_a_far_first_timestamp():
@@ -80,13 +96,25 @@ def test_auto_pending_lines_keep_their_spacing_before_a_far_first_timestamp():
     assert (first + shifts[0], second + shifts[0]) == (100 * S - 500_000_000, 100 * S - 200_000_000)
 
 
-def test_auto_pending_lines_keep_their_own_times_before_a_near_first_timestamp():
+def test_auto_dates_lines_in_the_stream_frame_of_a_near_timestamp():
+    """A recording piped in a minute after it was made (or a CLI whose lines are stamped
+    before they come): lines without a timestamp take the stream's newest time plus the wall
+    time that passed since its line, not the wall clock itself."""
     wall, clock, shifts = _auto()
     first = clock.at(None)
     wall[0] += 400_000_000
     assert clock.at(None) == first + 400_000_000
-    clock.observe(wall[0] - 2 * S)  # a timestamp from a clock 2 s behind: the wall clock stays
-    assert clock.settled and not clock.uses_stream and shifts == [0]
+    behind = wall[0] - 60 * S
+    clock.observe(behind)  # the first timestamp, a minute behind the wall clock
+    assert clock.settled and not clock.uses_stream and shifts == [-60 * S]
+    assert first + shifts[0] == behind - 400_000_000  # pending lines: just before it, spaced
+    assert clock.at(None) == behind
+    wall[0] += 250_000_000
+    assert clock.at(None) == behind + 250_000_000
+    assert clock.at(behind + 5 * S) == behind + 5 * S  # a later timestamp (the CLI's clock)
+    assert clock.at(None) == behind + 5 * S
+    wall[0] += 1 * S
+    assert clock.at(None) == behind + 6 * S and len(shifts) == 1
 
 
 def test_wall_mode_never_waits_and_a_recording_without_timestamps_keeps_the_wall_clock():

@@ -14,8 +14,8 @@ NOW = 1_800_000_000_000_000_000
 def test_auto_switches_to_stream_clock_for_a_recording():
     clock = Clock("auto", wall=lambda: NOW)
     assert clock.now() == NOW
-    clock.observe(NOW - 1_000)  # live: close to the wall clock
-    assert not clock.uses_stream and clock.now() == NOW
+    clock.observe(NOW - 1_000)  # live: close to the wall clock, in the stream's frame
+    assert not clock.uses_stream and clock.now() == NOW - 1_000
     old = NOW - SKEW_NS - 10**9 * 3600 * 24 * 100
     clock2 = Clock("auto", wall=lambda: NOW)
     clock2.observe(old)

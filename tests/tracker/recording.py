@@ -6,6 +6,7 @@ tests name the line behind each assertion."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from otelbridge import dialects
@@ -45,14 +46,20 @@ def iso_ns(text: str) -> int:
 class Run:
     """The records of one recording, with lookups by name and id."""
 
-    def __init__(self, path: Path, *, mode: str = "stream", wall: int = WALL) -> None:
+    def __init__(self, path: Path, *, mode: str = "stream", wall: int = WALL,
+                 arrival: Callable[[int], int] | None = None) -> None:
+        """``arrival(n)``: the wall clock (epoch ns) when line ``n`` (1-based) came; else
+        ``wall`` for every line."""
         self.records: list[SpanRecord] = []
         self.stats = Stats()
-        ctx = Context(emit=self.records.append, ids=Ids(True), clock=Clock(mode, wall=lambda: wall),
+        now = [wall]
+        ctx = Context(emit=self.records.append, ids=Ids(True), clock=Clock(mode, wall=lambda: now[0]),
                       stats=self.stats)
         tracker = Tracker(ctx)
         decoder = dialects.Decoder(dialects.load(), self.stats)
-        for raw in path.read_bytes().splitlines():
+        for n, raw in enumerate(path.read_bytes().splitlines(), 1):
+            if arrival is not None:
+                now[0] = arrival(n)
             for ev in decoder.decode(raw):
                 tracker.handle(ev)
         tracker.finish()
@@ -70,6 +77,15 @@ class Run:
 
     def attr(self, key: str, value) -> list[SpanRecord]:
         return [r for r in self.records if r.attributes.get(key) == value]
+
+    def outside_parents(self) -> list[str]:
+        """Spans (but ``task`` spans: background work may outlive its tool call) that do not
+        lie inside their parent span."""
+        by_id = {r.span_id: r for r in self.records}
+        return [r.name for r in self.records
+                if r.parent_span_id in by_id and not r.name.startswith("task ")
+                and not by_id[r.parent_span_id].start_ns <= r.start_ns <= r.end_ns
+                <= by_id[r.parent_span_id].end_ns]
 
 
 def tree(run: Run) -> str:

@@ -209,3 +209,38 @@ def test_resumed_session_lines_before_the_first_timestamp_and_a_stale_notificati
         L[8]["usage"]["output_tokens_details"]["thinking_tokens"]
     # nothing from the wall clock of another day
     assert all(first - 10**9 <= r.start_ns <= r.end_ns <= iso_ns(L[7]["timestamp"]) for r in run.records)
+
+
+@needs_fixtures
+def test_a_recording_piped_in_a_minute_after_it_was_made_is_dated_by_its_own_timestamps():
+    """``claude -p … > out.jsonl; otelbridge < out.jsonl``: the lines come at once, a minute
+    after their timestamps. Lines without one (init, results, task lines) are dated in the
+    stream's frame, so each turn holds its model calls and the session lasts as the stream
+    says, not the wall clock's few milliseconds."""
+    L = lines(WAKE)
+    stamped = [iso_ns(d["timestamp"]) for d in L.values() if "timestamp" in d]
+    first, last = min(stamped), max(stamped)
+    run = Run(WAKE, mode="auto", arrival=lambda n: first + 60_000 * MS + n * MS)
+    assert run.outside_parents() == []
+    t1, session = run.one("turn 1"), run.one("invoke_agent claude-code")
+    assert t1.end_ns - t1.start_ns == L[10]["duration_ms"] * MS
+    assert first - 10**9 <= session.start_ns and session.end_ns - session.start_ns >= last - first
+    assert all(first - 10**9 <= r.start_ns <= r.end_ns <= last + 10**9 for r in run.records)
+
+
+@needs_fixtures
+def test_a_first_timestamp_after_the_wait_moves_the_open_runs_to_the_streams_day():
+    """A recording of another day paced at 0.1 s a line: its first timestamp (line 16) comes
+    1.6 s after its first line, when ``auto`` has settled on the wall clock. The runs still
+    open — the session, the turn, the Agent tool call and its sub-agent (line 15) — move to the
+    recording's day with it, just before line 16, as far apart as they came."""
+    L = lines(EXPLORE)
+    run = Run(EXPLORE, mode="auto", arrival=lambda n: WALL + n * 100 * MS)
+    assert run.outside_parents() == []
+    agent, tool = run.one("invoke_agent Explore"), run.one("execute_tool Agent")
+    assert agent.parent_span_id == tool.span_id
+    ts16 = iso_ns(L[16]["timestamp"])
+    # line 15 (task_started) came 0.1 s before line 16; line 14 (the Agent call) 0.2 s before
+    assert (tool.start_ns, agent.start_ns) == (ts16 - 200 * MS, ts16 - 100 * MS)
+    assert agent.end_ns >= iso_ns(L[19]["timestamp"])
+    assert all(abs(r.start_ns - ts16) < 60 * 10**9 for r in run.records)

@@ -177,11 +177,13 @@ def test_live_auto_with_a_recording_piped_in_moves_to_its_first_timestamp():
     assert [(r.name, r.start_ns) for r in records] == [("task notification", at(0))]
 
 
-def test_live_auto_with_timestamps_near_the_wall_clock_keeps_the_wall_clock():
+def test_live_auto_with_timestamps_near_the_wall_clock_dates_lines_in_the_streams_frame():
+    """A live CLI's first timestamp 2 ms off its arrival: the pending line moves by those
+    2 ms, so it lies before that line in the stream's own frame."""
     tr, records = tracker("auto", lambda: WALL, Timers())
     tr.handle(TaskNotification(S, None, task_id="stale", status="completed"))
     tr.handle(StreamTime(S, WALL + 2 * MS))
-    assert [(r.name, r.start_ns) for r in records] == [("task notification", WALL)]
+    assert [(r.name, r.start_ns) for r in records] == [("task notification", WALL + 2 * MS)]
 
 
 def test_a_tool_of_a_turn_closed_by_init_still_ends_at_its_result():
