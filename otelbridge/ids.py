@@ -74,6 +74,11 @@ class Ids:
         seed = f"otelbridge/1/{session_id or ''}" + (f"/{task_id}" if task_id is not None else "")
         return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:16], "big") or 1
 
+    def unique_trace_id(self) -> int:
+        """A random trace id in either mode: for a root that no stream id names (the wrapper's
+        run of a command, whose command line every run of it shares)."""
+        return _URANDOM.nonzero(16)
+
     def span_id(self, trace_id: int, kind: str, key: str) -> int:
         """A span id for the span of ``kind`` (``workflow``, ``phase``, ``agent``, ...) and ``key``
         (its identity within the trace) in trace ``trace_id``."""

@@ -238,7 +238,8 @@ class Pipeline:
         """Allocate the wrapper's run span (before the child starts) and make it the parent of
         every session span."""
         ctx = self.tracker.ctx
-        trace_id = ctx.root_trace_id("run", " ".join(argv))
+        # random even with --deterministic-ids: runs of one command line must not share a trace
+        trace_id = ctx.parent.trace_id if ctx.parent is not None else ctx.ids.unique_trace_id()
         ref = SpanRef(trace_id, ctx.ids.span_id(trace_id, "run", argv[0]))
         ctx.run = ref
         if self.report is not None:

@@ -113,6 +113,19 @@ def test_replay_gives_a_deterministic_live_run_its_workflow_ids(tmp_path):
     assert workflow_ids(again) == ids
 
 
+def test_each_wrapped_run_of_one_command_gets_a_trace_of_its_own(tmp_path):
+    """With --deterministic-ids a command line names no run: two CI runs of the same
+    `claude -p "…"` must not land in one trace (their job outputs would link to it)."""
+    got = []
+    for n in range(2):
+        out = tmp_path / f"out{n}"
+        proc = run_bridge(["--exporter", "none", "--deterministic-ids", "--", "cat", str(CBC)],
+                          env=clean_env(GITHUB_OUTPUT=str(out)))
+        assert proc.returncode == 0 and proc.stdout == CBC.read_bytes()
+        got.append(outputs(out)["trace_id"])
+    assert got[0] != got[1] and all(len(t) == 32 and int(t, 16) for t in got)
+
+
 def test_replay_dash_reads_stdin(tmp_path):
     out = tmp_path / "out"
     data = CBC.read_bytes()
