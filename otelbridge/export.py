@@ -133,33 +133,46 @@ class _EndCounter(SpanProcessor):
             self.ended += 1
 
 
+#: The SDK's loggers of the export path (the exporters, the batch processors): their failures
+#: repeat every batch. Its other warnings are about a setting (a sampler argument, a header).
+_EXPORT_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk.trace.export",
+                   "opentelemetry.sdk._shared_internal")
+
+
 class _OnceFilter(logging.Filter):
-    """Lets the first export-failure message of the SDK through (one line), counts the rest."""
+    """Lets the first export-failure message of the SDK through (one line), counts the rest;
+    each of its other warnings (a setting it could not use) once, apart from that one."""
 
     def __init__(self) -> None:
         super().__init__()
         self.suppressed = 0
         self._seen = False
-
-    def _first(self) -> bool:
-        if self._seen:
-            return False
-        self._seen = True
-        return True
+        self._said: set[tuple[str, str]] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.WARNING and record.name.startswith("opentelemetry"):
-            if not self._first():
+        if record.levelno < logging.WARNING or not record.name.startswith("opentelemetry"):
+            return True
+        message = record.getMessage()
+        msg = message.splitlines()[0] if message else ""
+        # cut at a word, not inside one; long enough for gRPC's TLS failures to end in their
+        # reason (CERTIFICATE_VERIFY_FAILED, WRONG_VERSION_NUMBER): gRPC C-core's own log
+        # lines, which also name it, are off (import_otlp_exporter)
+        if len(msg) > 500:
+            msg = msg[:500].rsplit(" ", 1)[0] + " …"
+        if record.name.startswith(_EXPORT_LOGGERS):
+            if self._seen:
                 self.suppressed += 1
                 return False
-            msg = record.getMessage().splitlines()[0] if record.getMessage() else ""
-            # cut at a word, not inside one; long enough for gRPC's TLS failures to end in
-            # their reason (CERTIFICATE_VERIFY_FAILED, WRONG_VERSION_NUMBER): gRPC C-core's own
-            # log lines, which also name it, are off (import_otlp_exporter)
-            if len(msg) > 500:
-                msg = msg[:500].rsplit(" ", 1)[0] + " …"
-            record.msg, record.args = msg + " (further export messages suppressed)", None
-            record.exc_info = record.exc_text = None
+            self._seen = True
+            msg += " (further export messages suppressed)"
+        else:
+            key = (record.name, msg)
+            if key in self._said:
+                self.suppressed += 1
+                return False
+            self._said.add(key)
+        record.msg, record.args = msg, None
+        record.exc_info = record.exc_text = None
         return True
 
 

@@ -172,10 +172,12 @@ class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
     ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so); over TLS
     (``https://`` endpoint) when given an ``ssl_context``. ``port`` 0 picks a free one; a given
-    port lets a test bring a collector back where it was."""
+    port lets a test bring a collector back where it was. ``status`` other than 200: every
+    export is answered with it (``401``: a collector that refuses the credentials)."""
 
     def __init__(
-        self, delay: float = 0.0, ssl_context: ssl.SSLContext | None = None, port: int = 0
+        self, delay: float = 0.0, ssl_context: ssl.SSLContext | None = None, port: int = 0,
+        status: int = 200,
     ) -> None:
         self.received = Received()
         received = received_ref = self.received
@@ -186,8 +188,8 @@ class HttpReceiver:
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 path, _, query = self.path.partition("?")
-                if path != "/v1/traces":
-                    self.send_response(404)
+                if path != "/v1/traces" or status != 200:  # ``status``: a collector refusing
+                    self.send_response(404 if path != "/v1/traces" else status)
                     self.end_headers()
                     return
                 if delay:

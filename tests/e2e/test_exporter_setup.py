@@ -177,3 +177,23 @@ def test_follow_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
         "otlp exporter is left out, spans are built for the reports but not exported"]
     assert f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported (no usable exporter);" in lines[-1]
     assert "invoke_agent claude-code" in report.read_text()
+
+
+@pytest.mark.parametrize("setting", [
+    {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio"},  # no _ARG: the SDK warns, uses 1.0
+    {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=abc,oops"},  # one header it cannot read
+])
+def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
+    """The SDK's warning about a setting is said, and so is the collector's refusal (401)
+    after it: the one export-failure line is not spent on the setting."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver(status=401) as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--flush-timeout", "5"],
+                          DATA, env=clean_env(**setting))
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert err.count("401") == 1 and "(further export messages suppressed)" in err
+    assert "export incomplete" in err
+    assert "TRACES_SAMPLER_ARG" in err or "Header format invalid" in err
+    assert "Traceback" not in err
