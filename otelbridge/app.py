@@ -226,13 +226,24 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
     else:
         reason = None
 
-    # a second Ctrl-C from here on changes nothing: the flush below is bounded anyway
+    # The end blocks the loop: a signal is taken as it comes, by a plain handler. The flush is
+    # bounded already, and a second signal does not cut it (spans are not lost to an impatient
+    # Ctrl-C); in pipe mode the run's first signal still gives its exit status.
+    late: list[int] = []
+
+    def on_late_signal(signum: int, _frame: object) -> None:
+        late.append(signum)
+
     for signum in HANDLED_SIGNALS:
         try:
-            loop.add_signal_handler(signum, lambda: None)
-        except (NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, on_late_signal)
+        except (NotImplementedError, RuntimeError, ValueError):
             pass
-    return end(reason, code)
+    code = end(reason, code)
+    if late and proc is None and not got_signal:
+        code = 128 + late[0]
+    return code
 
 
 def run(cfg: Config) -> int:

@@ -419,6 +419,25 @@ def test_sigterm_with_the_end_of_input_is_not_forgotten():
         assert ("invoke_workflow wf-eoi", "interrupted by SIGTERM") in interrupted_events(spans)
 
 
+def test_sigterm_during_the_flush_gives_its_status_and_loses_no_span():
+    """A CI job cancelled while otelbridge flushes to a slow collector: the input is over, the
+    signal comes during the flush. It stays bounded and its spans still leave; the exit status
+    is the signal's, as for one before the end of input."""
+    with HttpReceiver(delay=1.5) as rx:
+        live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "8"])
+        lines = workflow_lines("fl", agents=1, complete=True)
+        live.send(lines)
+        live.wait_echo(len(lines))
+        live.proc.stdin.close()
+        time.sleep(0.5)  # the end: the flush waits for the collector's answer
+        live.proc.send_signal(signal.SIGTERM)
+        code = live.proc.wait(20)
+        spans = rx.received.wait_for(spans_of(1), timeout=5)
+        stderr = live.proc.stderr.read()
+    assert code == 128 + signal.SIGTERM
+    assert len(spans) == spans_of(1) and b"Traceback" not in stderr
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zero-copy path is Linux only")
 def test_sigterm_while_the_reader_is_stuck():
     """stdout is a pipe nobody reads (a hung consumer): SIGTERM still ends spans and exits."""
