@@ -6,7 +6,9 @@ outcome."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -19,9 +21,18 @@ if TYPE_CHECKING:
 
 
 def append_private(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` (created with mode 0600)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """Append ``text`` to ``path`` (created with mode 0600) as lines of their own: a file whose
+    last line has no line end (another step's ``printf 'x=1'``) gets one first."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    except PermissionError:  # writable, not readable: appended as it is
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size:
+            with contextlib.suppress(OSError):
+                if os.pread(fd, 1, st.st_size - 1) != b"\n":
+                    text = "\n" + text
         fh.write(text if text.endswith("\n") else text + "\n")
 
 

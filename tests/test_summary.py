@@ -93,6 +93,19 @@ def test_a_plain_session_gets_rows_tokens_cost_and_outputs(tmp_path):
     assert f"total: 1 trace, {want_in:,} input tokens (with cache), {want_out:,} output tokens" in text
 
 
+def test_outputs_and_step_summary_start_on_a_line_of_their_own(tmp_path):
+    """Another step left its last line without a line end (``printf 'prev=1' >>
+    $GITHUB_OUTPUT``): it and our first line stay apart."""
+    out, step = tmp_path / "out", tmp_path / "summary.md"
+    out.write_text("prev=1")
+    step.write_text("## before")
+    run(SESSION, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)})
+    lines = out.read_text().splitlines()
+    assert lines[0] == "prev=1" and lines[1].startswith("trace_id=") and len(lines) == 6
+    assert step.read_text().splitlines()[0] == "## before"
+    assert step.read_text().splitlines()[1].startswith("### ")
+
+
 def test_turn_cost_is_the_difference_of_the_cumulative_values():
     report, _ = run(SESSION)
     results = [json.loads(l) for l in SESSION.read_text().splitlines() if '"result"' in l
