@@ -127,13 +127,13 @@ class Stats:
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool) -> int:
-    """The counts line and ``problem`` (lost spans) on stderr unless ``--quiet``,
+    """The counts line on stderr unless ``--quiet``, then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        if problem:
-            say(problem)
+    if problem:
+        say(problem)
     if cfg.stats_json:
         try:
             stats.write_json(cfg.stats_json)

@@ -197,3 +197,12 @@ def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
     assert "export incomplete" in err
     assert "TRACES_SAMPLER_ARG" in err or "Header format invalid" in err
     assert "Traceback" not in err
+
+
+def test_quiet_leaves_out_the_counts_line_but_not_lost_spans():
+    proc = run_bridge(["-q", "--summary", "never", "--endpoint", "http://127.0.0.1:9",
+                       "--flush-timeout", "1"], DATA, env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert f"export incomplete (http://127.0.0.1:9: {SPANS} of {SPANS} not confirmed)" in err
+    assert " bytes, " not in err  # the counts line
