@@ -28,6 +28,24 @@ _EPILOG = ("Standard OTEL_* variables configure the exporter (endpoint, headers,
            "service name, resource attributes, sampler). stdout carries the stream alone.")
 
 
+class Seconds(click.FloatRange):
+    """Seconds: a finite number in range (``nan`` passes a plain range check; ``inf`` overflows
+    a deadline)."""
+
+    def __init__(self, min: float = 0.0, max: float = 86_400.0) -> None:  # noqa: A002 (click's names)
+        super().__init__(min=min, max=max)
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return number
+
+
+#: seconds from 0 to a day
+SECONDS = Seconds(max=config.MAX_SECONDS)
+
+
 def _shared(fn):
     """The options every command takes: export, content, report."""
     options = [
@@ -41,9 +59,9 @@ def _shared(fn):
         click.option("--output", metavar="PATH",
                      help="File for --exporter file: OTLP/JSON, one TracesData a line, appended, "
                           "created with mode 0600."),
-        click.option("--flush-timeout", "flush_timeout_s", type=click.FloatRange(min=0), default=5.0,
+        click.option("--flush-timeout", "flush_timeout_s", type=SECONDS, default=5.0,
                      show_default=True, help="Seconds to flush spans at exit, collector or not."),
-        click.option("--grace-period", "grace_s", type=click.FloatRange(min=0),
+        click.option("--grace-period", "grace_s", type=SECONDS,
                      default=DEFAULT_GRACE_S, show_default=True,
                      help="Seconds a workflow stays open after task_notification "
                           "(replay: seconds of the stream's own time)."),
@@ -169,7 +187,7 @@ def default_state_dir() -> Path:
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the offset file lives (mode 0600). "
                    "[default: $XDG_STATE_HOME/otelbridge or ~/.local/state/otelbridge]")
-@click.option("--poll-interval", "poll_s", type=click.FloatRange(min=0.01), default=0.25,
+@click.option("--poll-interval", "poll_s", type=Seconds(min=0.01), default=0.25,
               show_default=True, help="Seconds between checks for new data, rotation, truncation.")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 def follow_command(path, from_start, state_dir, poll_s, **flags):

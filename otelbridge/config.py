@@ -44,6 +44,8 @@ TRACE_ID_PLACEHOLDER = "{trace_id}"
 PROTOCOLS = ("grpc", "http/protobuf", "http/json")
 #: Seconds a workflow's spans stay open after its terminal ``task_notification`` (late progress).
 DEFAULT_GRACE_S = 5.0
+#: The longest --flush-timeout and --grace-period: a day, in seconds.
+MAX_SECONDS = 86_400.0
 #: Line-length cap for decoding, in bytes (8 MiB): longer lines pass through, counted, undecoded.
 DEFAULT_MAX_LINE = 8 * 1024 * 1024
 
@@ -482,8 +484,9 @@ def build(
     if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
         raise ConfigError(f"--summary must be one of {', '.join(SUMMARY_MODES)}")
     for name in ("flush_timeout_s", "grace_s"):
-        if name in flags and flags[name] is not None and flags[name] < 0:
-            raise ConfigError(f"--{name[:-2].replace('_', '-')} must be ≥ 0")
+        value = flags.get(name)
+        if value is not None and not 0 <= value <= MAX_SECONDS:  # (nan fails too)
+            raise ConfigError(f"--{name[:-2].replace('_', '-')} must be from 0 to {MAX_SECONDS:.0f} seconds")
     protocol = resolve_protocol(protocol, env, problems)
     ignored: list[str] = []
     if "otlp" in exporters:

@@ -211,3 +211,24 @@ def test_exporters_the_environment_names_but_otelbridge_lacks_are_left_out():
     assert cfg.exporters == ("console",) and cfg.exporters_left_out == ("zipkin", "file")
     cfg = _build({"OTEL_TRACES_EXPORTER": "none"})
     assert cfg.exporters == ("none",) and cfg.exporters_left_out == ()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e10, -1.0])
+def test_seconds_out_of_range_are_refused(value):
+    for name in ("flush_timeout_s", "grace_s"):
+        with pytest.raises(config.ConfigError, match="must be from 0 to 86400 seconds"):
+            config.build(exporter="none", protocol=None, **{name: value})
+
+
+@pytest.mark.parametrize("flag", ["--flush-timeout", "--grace-period"])
+@pytest.mark.parametrize("value", ["nan", "inf", "1e10"])
+def test_seconds_flags_out_of_range_are_a_usage_error_before_anything_runs(tmp_path, flag, value):
+    """A deadline of inf or 1e10 s overflowed into a traceback (the wrapped command's status
+    lost); nan killed the decoding process at once."""
+    from tests.conftest import run_bridge
+
+    ran = tmp_path / "ran"
+    proc = run_bridge(["--exporter", "none", flag, value, "--", "touch", str(ran)], b"")
+    assert proc.returncode == 2 and not ran.exists()
+    err = proc.stderr.decode()
+    assert f"Invalid value for '{flag}'" in err and "Traceback" not in err
