@@ -105,7 +105,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         except ChildError as exc:
             from .redact import MESSAGE_MAX, clean  # (only here: the tee's process imports no detector)
 
-            say(clean(str(exc), MESSAGE_MAX))
+            say(exc.describe(lambda text: clean(text, MESSAGE_MAX)))
             return end(None, exc.status)
         if feed is not None:
             feed.set_pid(proc.pid)

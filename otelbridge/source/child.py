@@ -20,15 +20,22 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
 class ChildError(Exception):
-    """CMD could not be started; ``status`` is the exit status to use (126 or 127)."""
+    """CMD could not be started; ``status`` is the exit status to use (126 or 127), ``reason``
+    ours (``command not found``, the system's ``strerror``), ``command`` the stream's own."""
 
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
+    def __init__(self, command: str, reason: str, status: int) -> None:
+        super().__init__(f"cannot run {command!r}: {reason}{_hint(command)}")
+        self.command, self.reason, self.status = command, reason, status
+
+    def describe(self, redact: Callable[[str], str]) -> str:
+        """The message with ``redact`` applied to the command alone (a name such as
+        ``rotate_token.sh`` may read as a key to the detector; the reason is not a value)."""
+        shown = redact(self.command)
+        return f"cannot run {shown!r}: {self.reason}{_hint(self.command, shown)}"
 
 
 def exit_status(returncode: int) -> int:
@@ -127,11 +134,12 @@ class Child:
             pass
 
 
-def _hint(name: str) -> str:
+def _hint(name: str, shown: str | None = None) -> str:
     """For a command that looks like a recording (a file, or a ``.json``/``.jsonl``/``.txt``
-    name): how to trace one instead of running it."""
+    name): how to trace one instead of running it (naming it as ``shown``)."""
     if os.path.isfile(name) or name.endswith((".json", ".jsonl", ".txt")):
-        return (f" (to trace a recording: otelbridge replay {name}, or otelbridge < {name}; "
+        shown = name if shown is None else shown
+        return (f" (to trace a recording: otelbridge replay {shown}, or otelbridge < {shown}; "
                 "a command to wrap goes after --)")
     return ""
 
@@ -171,13 +179,13 @@ async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
         )
     except FileNotFoundError:
         os.close(read_fd)
-        raise ChildError(f"cannot run {argv[0]!r}: command not found{_hint(argv[0])}", 127) from None
+        raise ChildError(argv[0], "command not found", 127) from None
     except PermissionError:
         os.close(read_fd)
-        raise ChildError(f"cannot run {argv[0]!r}: permission denied{_hint(argv[0])}", 126) from None
+        raise ChildError(argv[0], "permission denied", 126) from None
     except OSError as exc:
         os.close(read_fd)
-        raise ChildError(f"cannot run {argv[0]!r}: {exc.strerror}", 126) from None
+        raise ChildError(argv[0], exc.strerror or "cannot execute", 126) from None
     finally:
         os.close(write_fd)
     return Child(popen, use_pidfd), read_fd

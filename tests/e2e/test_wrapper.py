@@ -46,6 +46,16 @@ def test_a_command_that_cannot_run_is_named_redacted():
     assert b"AbCdEfGh" not in proc.stderr
 
 
+def test_a_command_named_like_a_key_keeps_its_reason(tmp_path):
+    """``rotate_token.sh': permission denied`` reads as a key and its value to the detector:
+    the command is redacted alone, so the reason stays."""
+    script = tmp_path / "rotate_token.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    proc = run_bridge(["--exporter", "none", "--", str(script)])
+    assert proc.returncode == 126
+    assert f"cannot run '{script}': permission denied".encode() in proc.stderr
+
+
 def test_a_recording_given_as_the_command_gets_a_hint():
     proc = run_bridge(["--exporter", "none", "examples/cbc-workflow.jsonl"])  # not executable
     assert proc.returncode == 126 and proc.stdout == b""
