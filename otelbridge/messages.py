@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import select
 import sys
 
 from .escape import one_line
 
+#: Seconds a line of ours waits for room on stderr: a pipe nobody reads must not hold the run
+#: (past its flush deadline, or forever once it has ended).
+ROOM_WAIT_S = 1.0
+
 
 def say(message: str) -> None:
-    """One line of ours on stderr, ``otelbridge: MESSAGE``; a closed stderr costs the message
-    only."""
+    """One line of ours on stderr, ``otelbridge: MESSAGE``; a closed stderr, or one with no room
+    for :data:`ROOM_WAIT_S`, costs the message only."""
     try:
+        if not _room(sys.stderr):
+            return
         sys.stderr.write(f"otelbridge: {one_line(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _room(stream) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``stream`` takes a line now or within :data:`ROOM_WAIT_S` (a pipe: at least
+    ``PIPE_BUF`` bytes free, so a short line is written whole without blocking)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # not a file (a test's buffer): it never blocks
+    try:
+        return bool(select.select([], [fd], [], ROOM_WAIT_S)[1])
+    except (OSError, ValueError):
+        return True

@@ -314,6 +314,9 @@ class DecoderFeed:
                 self._messages.append(json.loads(line))
         return True
 
+    def _seen(self, *keys: str) -> bool:
+        return any(key in msg for msg in self._messages for key in keys)
+
     def _wait_for(self, key: str, deadline: Deadline) -> tuple[bool, object]:
         while True:
             for msg in self._messages:
@@ -332,8 +335,8 @@ class DecoderFeed:
     def end(self, reason: str | None, exit_code: int, stats: Stats, deadline: Deadline) -> int:
         """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
         at the end of input), write the backlog until half-way, close the data pipe, wait for the
-        decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`, plus the set-up's time if
-        it has not said it is set up) and return the exit status it settled on (``exit_code``,
+        decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`; one not yet set up gets
+        :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the exit status it settled on (``exit_code``,
         or 1 with ``--fail-on-export-error`` and lost spans). One that failed or hangs (then
         killed) is said on stderr; ``exit_code`` then stands — 1 with ``--fail-on-export-error``
         — and ``--stats-json`` gets this process's counts."""
@@ -343,10 +346,17 @@ class DecoderFeed:
         os.close(self.fd)
         self._write_pending(until=deadline.later_by(EXIT_MARGIN_S))
         os.close(self._ctl)
-        self._read_messages(Deadline(time.monotonic()))  # has it said it is set up?
-        set_up = any("ready" in msg for msg in self._messages)
-        found, code = self._wait_for(
-            "exit", deadline.later_by(EXIT_MARGIN_S + (0.0 if set_up else SETUP_TIMEOUT_S)))
+        limit = deadline.later_by(EXIT_MARGIN_S)
+        self._read_messages(Deadline(time.monotonic()))
+        if not self._seen("ready", "exit"):
+            # not set up when the input ended (a short run): the set-up has an allowance of its
+            # own, then the same margin from when it was set up (no more: a decoding process
+            # stuck after it, on a stderr nobody reads, is not waited for 30 s)
+            while not self._seen("ready", "exit") and self._read_messages(limit.later_by(SETUP_TIMEOUT_S)):
+                pass
+            now = time.monotonic()
+            limit = Deadline(max(limit.at, now + EXIT_MARGIN_S) if self._seen("ready", "exit") else now)
+        found, code = self._wait_for("exit", limit)
         if not found and not self._eof:  # still running after the limit: stuck
             say("the decoding process did not finish in time; stopping it (spans may be lost)")
             with contextlib.suppress(ProcessLookupError):

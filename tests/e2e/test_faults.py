@@ -419,6 +419,35 @@ def test_sigterm_with_the_end_of_input_is_not_forgotten():
         assert ("invoke_workflow wf-eoi", "interrupted by SIGTERM") in interrupted_events(spans)
 
 
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_stderr_nobody_reads_costs_messages_not_the_run(tmp_path, wrapped):
+    """stderr a pipe whose reader never reads (held open), the console exporter filling it:
+    the stream passes whole, the run ends within its flush deadline and the margins, with its
+    own exit status (it hung for good: the decoding process blocked on stderr, the tee then
+    in its own message to it)."""
+    from tests.conftest import EXAMPLES
+
+    data = (EXAMPLES / "claude-code-session.jsonl").read_bytes() * 20
+    stream = tmp_path / "s.jsonl"
+    stream.write_bytes(data)
+    args = ["--exporter", "console", "--summary", "always", "--flush-timeout", "1"]
+    if wrapped:
+        args += ["--", "sh", "-c", f'cat "{stream}"; exit 3']
+    err_r, err_w = os.pipe()  # never read
+    try:
+        with open(stream, "rb") as stdin:
+            started = time.monotonic()
+            proc = subprocess.run([sys.executable, "-m", "otelbridge", *args], stdin=stdin,
+                                  stdout=subprocess.PIPE, stderr=err_w, env=clean_env(), cwd=ROOT,
+                                  timeout=60)
+            took = time.monotonic() - started
+    finally:
+        os.close(err_w)
+        os.close(err_r)
+    assert proc.stdout == data and proc.returncode == (3 if wrapped else 0)
+    assert took < 25  # 1 s flush, 2 s margin, 1 s a message at most (30 s: the set-up allowance)
+
+
 def test_sigterm_during_the_flush_gives_its_status_and_loses_no_span():
     """A CI job cancelled while otelbridge flushes to a slow collector: the input is over, the
     signal comes during the flush. It stays bounded and its spans still leave; the exit status
