@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import threading
 
-from .secret_tokens import AFTER_ESCAPE, VENDOR_TOKENS
+from .secret_tokens import AFTER_ESCAPE, CUT, VENDOR_TOKENS
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
     import hyperscan
@@ -213,9 +213,10 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|sign
                  r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
                                        for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
-#: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
-                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)")
+#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
+#: ``author``, ``PATH``, ``patch``).
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|(?:sig|pat)(?![A-Za-z]))"
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth|Pat(?![a-z]))")
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
@@ -276,12 +277,13 @@ def names_a_secret(arg: str) -> bool:
 #: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
 #: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
 #: of such characters. The lookahead skips the positions no word can start at.
-_KEY_WORD = r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
+_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
+             r"|pat(?![a-z]))")
 
 #: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
-                "cookie", "auth", "dsn", "sig")
+                "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: quoted, or to the next space.
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
@@ -307,6 +309,26 @@ _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 _NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
     r"\n", r"\r\n", r"\\n", r"\\\\n", r"\\r\\n", "\\n[ \\d]{6}→", "\\\\n[ \\d]{6}→"))
 
+#: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).
+_JSON_BLANK = r"(?:\s|\\[nrt])*+"
+#: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
+_Q = r"\\*[\"']"
+
+#: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
+#: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
+#: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
+#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``: the key test of
+#: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
+_NAMED_VALUE = (
+    r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
+    + _Q + r"[^\"'\\<>\s]*?" + _SECRET_KEY + _Q + _JSON_BLANK + "," + _JSON_BLANK
+    + _Q + r"(?i:value|parameter_?value)"
+    r"|(?i:name|key)[ \t]*:[ \t]*[\"']?[^\"'\\<>\s]*?" + _SECRET_KEY + r"[\"']?[ \t]*+" + _NL
+    + r"[ \t]*+(?i:value))")
+
+#: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
+_B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
+
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
@@ -328,6 +350,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:[A-Za-z0-9+/=]{1,15}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
         precheck=r"-----END [A-Z0-9 ]*PRIVATE KEY",
     ),
+    # a PuTTY key file (PuTTY-User-Key-File-3: ...): the base64 lines after Private-Lines: N
+    Pattern.of(
+        "private_key",
+        ("private-lines",),
+        r"(?P<keep>" + _WORD_START + r"Private-Lines:[ \t]*\d+[ \t]*" + _NL + r")(?!\[REDACTED:)" + _B64_LINE
+        + r"(?:" + _NL + _B64_LINE + r")*",
+    ),
     # user:pass@ (or token@) in URLs: scheme and host are kept
     # (also JSON-escaped: https:\/\/); a password may hold / ? # @ after its user's ':', up to
     # the last @ before the host (not a port: http://localhost:3000/@vite/client)
@@ -336,6 +365,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
                r"|[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
+    # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
+    # string, an ellipsis or a closing quote, with no / @ or space between; not host:port
+    # (digits), nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
+    Pattern.of("url_credentials", ("://", ":\\/\\/"),
+               r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
+               r"(?!\d+" + CUT + r")(?![${]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++" + CUT,
+               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"'])"),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
@@ -351,6 +387,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # Authorization: <scheme> <value> to the line's end (SigV4's Credential=…, Signature=…)
     Pattern.of("authorization", ("authorization",), _key_value(r"(?i:\b(?:proxy-)?authorization)"),
                requires=((":", "="),)),
+    # a header pair as an array: [["Authorization", "Basic x"]], ("authorization", 'Token x'):
+    # the value to its closing quote
+    Pattern.of("authorization", ("authorization",),
+               r"(?P<keep>\b(?i:(?:proxy-)?authorization)(?P<q>" + _Q + r")" + _JSON_BLANK + "," + _JSON_BLANK
+               + r"(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+               requires=((",",),)),
+    # Basic <base64> after Authorization in any other form (Go's map[Authorization:[Basic x]])
+    Pattern.of("authorization", ("authorization",),
+               r"(?P<keep>\b(?i:(?:proxy-)?authorization)[^\w\r\n]{1,12}?(?i:basic)[ \t]+)(?!\[REDACTED:)"
+               r"[A-Za-z0-9+/]{6,}={0,2}",
+               precheck=r"(?i)basic[ \t]"),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"),
                requires=((":", "="),)),
@@ -387,7 +434,10 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         ("base64:",),
         r"(?P<keep>\b[A-Za-z][\w.-]*(?i:key)\\*[\"']?[ \t]*[=:][ \t]*(?:\\*[\"'])?)base64:[A-Za-z0-9+/]{16,}={0,2}",
     ),
-    # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
+    # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
+    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
+               precheck=r"(?i)value\\*[\"']?[ \t]*:"),
+    # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
@@ -405,6 +455,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
         precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
+    ),
+    # a command's argv as an array: ["deploy", "--password", "X"], also escaped and in single
+    # quotes: the same flags, the next element to its closing quote
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
+        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q))(?!-)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?P=q)).)+",
+        requires=(("-",), (",",)),
+        precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
