@@ -314,6 +314,11 @@ _JSON_BLANK = r"(?:\s|\\[nrt])*+"
 #: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
 _Q = r"\\*[\"']"
 
+#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
+#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
+#: would rescan the rest of a long word from every key word in it)
+_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
+
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
@@ -321,9 +326,9 @@ _Q = r"\\*[\"']"
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
     r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-    + _Q + r"[^\"'\\<>\s]*?" + _SECRET_KEY + _Q + _JSON_BLANK + "," + _JSON_BLANK
+    + _Q + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
     + _Q + r"(?i:value|parameter_?value)"
-    r"|(?i:name|key)[ \t]*:[ \t]*[\"']?[^\"'\\<>\s]*?" + _SECRET_KEY + r"[\"']?[ \t]*+" + _NL
+    r"|(?i:name|key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
     + r"[ \t]*+(?i:value))")
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
@@ -466,6 +471,21 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?!(?<!\\)(?P=q)).)+",
         requires=(("-",), (",",)),
         precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
+    ),
+    # ... and a program's password flag in an argv array (the flags of the rule below):
+    # ["sshpass", "-p", "X"], ["docker", "login", "-u", "u", "-p", "X"], ["redis-cli", "-a", "X"],
+    # ["zip", "-P", "X"], ["mysql", "-uroot", "-pX"], ["7z", "x", "-pX"] (sshpass: its own flags
+    # before -p, not ssh's)
+    Pattern.of(
+        "secret",
+        ("login", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo", "twine"),
+        r"(?P<keep>(?P<q>" + _Q + r")(?:(?P<a>redis-cli)|(?P<P>(?:un)?zip)|(?P<att>mysql\w*|mariadb\w*|7z[ar]?"
+        r"|(?:un)?rar)|(?P<s>sshpass)|(?:login|mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine))(?P=q)"
+        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(s)-)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(a)-a|(?(P)-P|-p))"
+        r"(?(att)(?=[^\s\"'\\-])|(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)))"
+        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        requires=(("-p", "-P", "-a"), (",",)),
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,

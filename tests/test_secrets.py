@@ -146,6 +146,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     '{"name":"DB_PASSWORD",', '{"name":"x_token","value', '- name: token\n  ', '"--password",', "'--token', ",
     '\\"--token\\",', '"authorization","', "Authorization:[Basic ", "a://b:c", "s://u:p.", "Private-Lines: 1\n",
     "Private-Lines: 1\nAAAA", "123456:", "bot1234567:A", '"ParameterKey":"DbPass",',
+    '["sshpass",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -369,3 +370,22 @@ def test_a_putty_key_file_loses_its_private_lines():
 def test_pat_is_a_key_segment_not_path_or_pattern(text, expected):
     assert clean(text) == (text if expected is None else expected)
     assert names_a_secret("--pat") and not names_a_secret("--path") and not names_a_secret("--patch")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('["mysql","-uroot","-pArgvPw321"]', '["mysql","-uroot","-p[REDACTED:secret]"]'),
+    ('["sshpass", "-p", "ArgvPw321", "ssh", "h"]', '["sshpass", "-p", "[REDACTED:secret]", "ssh", "h"]'),
+    ('[\\"docker\\", \\"login\\", \\"-u\\", \\"me\\", \\"-p\\", \\"DkPw1\\"]',
+     '[\\"docker\\", \\"login\\", \\"-u\\", \\"me\\", \\"-p\\", \\"[REDACTED:secret]\\"]'),
+    ("['redis-cli', '-a', 'Rd1 x', 'ping']", "['redis-cli', '-a', '[REDACTED:secret]', 'ping']"),
+    ('["zip","-P","ZpPw","a.zip"]', '["zip","-P","[REDACTED:secret]","a.zip"]'),
+    ('["7z","x","-pSeven7","a.7z"]', '["7z","x","-p[REDACTED:secret]","a.7z"]'),
+    # as on a command line: -p alone prompts, ssh's -p is a port, claude's a prompt
+    ('["mysql","-p","mydb"]', None),
+    ('["sshpass","-e","ssh","-p","2222"]', None),
+    ('["ssh","-p","2222","host"]', None),
+    ('["claude","-p","fix it"]', None),
+    ('["mysql"], ["x","-pFoo"]', None),
+])
+def test_an_argv_array_redacts_programs_short_password_flags(text, expected):
+    assert clean(text) == (text if expected is None else expected)
