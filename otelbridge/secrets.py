@@ -259,6 +259,13 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KE
                 r"(?![a-z])" + _ABOUT)
 #: ... and the rest of the key, taken whole (what follows a key is never part of one)
 _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
+#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
+#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
+#: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
+#: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
+_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
+#: ... and a precheck's word holding a key word (``_KEY_WORD``, given later), likewise
+_WORD_WITH = r"(?<![\w.-])(?=[\w.-]*?{})[\w.-]*+"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -313,11 +320,6 @@ _NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
 _JSON_BLANK = r"(?:\s|\\[nrt])*+"
 #: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
 _Q = r"\\*[\"']"
-
-#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
-#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
-#: would rescan the rest of a long word from every key word in it)
-_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
 
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
@@ -410,7 +412,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
-        r"(?P<keep><(?:[\w.-]+:)?[\w.-]*?" + _SECRET_KEY + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
+        r"(?P<keep><(?:[\w.-]+:)?" + _SECRET_WORD_IN + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=(("</",),),
     ),
     # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
@@ -419,19 +421,19 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
-        r"(?P<keep>(?<![\w.-])[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
         + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
-        precheck=_KEY_WORD + r"[\w.-]*[\"']?[ \t]*:",
+        precheck=r"(?i)" + _WORD_WITH.format(_KEY_WORD.removeprefix("(?i)")) + r"[\"']?[ \t]*:",
     ),
     # a URL's query: ?password=x&user=y, &amp;sig=x, ?key=x (an API key: Google Maps): to & or #
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>[?&](?:amp;)?[\w.-]*?(?:" + _SECRET_KEY + r"|(?i:key))=)(?!\[REDACTED:)[^&#\s\"'<>\\]+",
+        r"(?P<keep>[?&](?:amp;)?(?:" + _SECRET_WORD_IN + r"|[\w.-]*?(?i:key))=)(?!\[REDACTED:)[^&#\s\"'<>\\]+",
         requires=(("=",), ("?", "&")),
-        precheck=r"(?i)[?&][\w.;-]*?" + _KEY_WORDS + r"[\w.-]*=",
+        precheck=r"(?i)[?&](?:amp;)?(?=[\w.-]*?" + _KEY_WORDS + r")[\w.-]*+=",
     ),
     # Laravel's APP_KEY=base64:..., any *_KEY: base64:...
     Pattern.of(
@@ -446,9 +448,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(_SECRET_KEY),
+        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*\??[:=]",
+        precheck=r"(?i)" + _WORD_WITH.format(_KEY_WORD.removeprefix("(?i)")) + r"\\*[\"']?[ \t]*\??[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin

@@ -389,3 +389,16 @@ def test_pat_is_a_key_segment_not_path_or_pattern(text, expected):
 ])
 def test_an_argv_array_redacts_programs_short_password_flags(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("prefix", ["name: ", "a: \n", "<a", '{"name":"', "- name: ", "x=1 ", "\\n", "?a&",
+                                    "<add key=\""])
+def test_a_long_word_of_key_words_takes_linear_time(prefix):
+    """256 Ki of ``tokentoken…`` after a separator: a key found as a lazy prefix then the key
+    word and the rest of its word rescanned that rest from every ``token`` (minutes); a key is
+    now one scan of its word."""
+    import time
+
+    start = time.process_time()
+    redact.Redactor().redact(prefix + "token" * (262144 // 5 - 4) + ":\n=")
+    assert time.process_time() - start < 1.5
