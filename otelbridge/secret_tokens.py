@@ -93,9 +93,9 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("grafana_token", ("glsa_", "glc_"), START + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|" + START + r"glc_[A-Za-z0-9+/]{32,}=*"),
     ("newrelic_key", ("nrak-",), START + r"NRAK-[A-Z0-9]{27}\b"),
     ("pulumi_token", ("pul-",), START + r"pul-" + _body("[a-f0-9]", "{40}", 39) + r"\b"),
-    # a bot's id, ':', then 'A' and 34 characters (also in api.telegram.org/bot<token>/ URLs)
-    ("telegram_token", (":a",),
-     r"(?:" + START + r"|(?<=/bot))\d{5,16}:A[\w-]{34}(?![\w-])"),
+    # a bot's id, ':', then 'AA' and 33 characters (also in api.telegram.org/bot<token>/ URLs)
+    ("telegram_token", (":aa",),
+     r"(?:" + START + r"|(?<=/bot))\d{5,16}:AA[\w-]{33}(?![\w-])"),
     ("replicate_token", ("r8_",), START + r"r8_" + _body(_AN, "{32,}", 31)),
     ("perplexity_key", ("pplx-",), START + r"pplx-" + _body(_AN, "{40,}", 39)),
     ("tavily_key", ("tvly-",), START + r"tvly-(?:dev-|prod-)?" + _body(_AN, "{24,}", 23)),

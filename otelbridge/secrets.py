@@ -264,8 +264,6 @@ _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
 #: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
 #: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
 _SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
-#: ... and a precheck's word holding a key word (``_KEY_WORD``, given later), likewise
-_WORD_WITH = r"(?<![\w.-])(?=[\w.-]*?{})[\w.-]*+"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -286,6 +284,9 @@ def names_a_secret(arg: str) -> bool:
 #: of such characters. The lookahead skips the positions no word can start at.
 _KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
              r"|pat(?![a-z]))")
+#: ... and the rest of its word, up to the next key word (the last key word of a word then
+#: reaches the word's end): each character is scanned once, however many key words a word holds
+_KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
 
 #: The key words as a regex (without a global flag) and as needles.
 _KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
@@ -425,7 +426,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
-        precheck=r"(?i)" + _WORD_WITH.format(_KEY_WORD.removeprefix("(?i)")) + r"[\"']?[ \t]*:",
+        precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
     ),
     # a URL's query: ?password=x&user=y, &amp;sig=x, ?key=x (an API key: Google Maps): to & or #
     Pattern.of(
@@ -450,7 +451,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=r"(?i)" + _WORD_WITH.format(_KEY_WORD.removeprefix("(?i)")) + r"\\*[\"']?[ \t]*\??[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*\??[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -471,7 +472,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
         + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q))(?!-)(?!\[REDACTED:)"
         r"(?:(?!(?<!\\)(?P=q)).)+",
-        requires=(("-",), (",",)),
+        requires=(("\"-", "'-"), (",",)),
         precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
     ),
     # ... and a program's password flag in an argv array (the flags of the rule below):
