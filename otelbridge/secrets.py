@@ -11,21 +11,25 @@ expressions are ours, in one pass per pattern, and a match is replaced by
 ``[REDACTED:{kind}]`` (:class:`Pattern`).
 
 Forms covered (the test corpus ``tests/data/secret-forms.jsonl`` holds one example or more of
-each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"value\\"}`` for
-every key naming a password, secret, token, credential, signature, cookie or API/access/private
-key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
-``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line, ``KEY=value`` to the next space (``&`` included, but
-in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and every flag
-:func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two arguments of
-a command line); programs' short flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``,
-...) and commands that set a named value (``aws configure set aws_secret_access_key X``,
-``gh secret set K --body X``, ``set -x DB_PASSWORD X``); ``Authorization``, ``Bearer``,
-cookies; URL credentials (a password with ``/ ? # @``); PEM/PGP private key blocks (also cut
-ones, and a block's END-terminated tail without its BEGIN line); JWTs; vendor tokens
-(:mod:`otelbridge.secret_tokens`, also cut ones at a string's end or an ellipsis); e-mail
-addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements; YAML values on
-the next line(s).
+each; the newer ones are in ``tests/test_secrets.py``): ``KEY=value`` / ``key: value`` /
+``"key": "value"`` / ``{\\"key\\": \\"value\\"}`` for every key naming a password, secret,
+token, credential, signature, cookie or API/access/private key, in any case style
+(``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``, ``SessionToken``,
+``GH_PAT``); name/value pairs whose name is such a key (``{"name": "DB_PASSWORD", "value":
+"x"}``, YAML ``- name:`` then ``value:``, CloudFormation's
+``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
+punctuation included), ``key: value`` to the end of its line, ``KEY=value`` to the next space
+(``&`` included, but in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and
+every flag :func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two
+arguments of a command line, and in an argv array ``["--password", "X"]``); programs' short
+flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``, ...) and commands that set a named
+value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x
+DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
+credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key files' private
+lines; PEM/PGP private key blocks (also cut ones, and a block's END-terminated tail without its
+BEGIN line); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
+end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
+elements; YAML values on the next line(s).
 """
 
 from __future__ import annotations

@@ -145,8 +145,9 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     # name/value pairs, argv arrays, header arrays, cut URL credentials, PuTTY, Telegram
     '{"name":"DB_PASSWORD",', '{"name":"x_token","value', '- name: token\n  ', '"--password",', "'--token', ",
     '\\"--token\\",', '"authorization","', "Authorization:[Basic ", "a://b:c", "s://u:p.", "Private-Lines: 1\n",
-    "Private-Lines: 1\nAAAA", "123456:", "bot1234567:A", '"ParameterKey":"DbPass",',
-    '["sshpass",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
+    "Private-Lines: 1\nAAAA", "123456:", "bot1234567:AA", '"ParameterKey":"DbPass",',
+    '["sshpass",', '"sshpass","-e",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
+    '"--password","x', "Authorization: Basic ",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
