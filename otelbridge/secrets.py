@@ -335,8 +335,14 @@ _NAMED_VALUE = (
     r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
     + _Q + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
     + _Q + r"(?i:value|parameter_?value)"
-    r"|(?i:name|key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
-    + r"[ \t]*+(?i:value))")
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
+    + r"[ \t]*+(?i:value|parameter_?value))")
+#: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
+#: quote, when that quote, a comma and such a name follow
+_VALUE_THEN_NAME = (
+    r"(?P<keep>(?<![\w.-])(?P<q>" + _Q + r")(?i:value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
+    r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)++(?=(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK
+    + r"(?P=q)(?i:name|key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _SECRET_WORD_IN + r"(?P=q))")
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
@@ -449,6 +455,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
     Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
+    Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
+               precheck=r"(?i)value\\*[\"'][ \t]*:"),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",

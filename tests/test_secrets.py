@@ -147,7 +147,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     '\\"--token\\",', '"authorization","', "Authorization:[Basic ", "a://b:c", "s://u:p.", "Private-Lines: 1\n",
     "Private-Lines: 1\nAAAA", "123456:", "bot1234567:AA", '"ParameterKey":"DbPass",',
     '["sshpass",', '"sshpass","-e",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
-    '"--password","x', "Authorization: Basic ",
+    '"--password","x', "Authorization: Basic ", '{"value":"x', '"value":"x","name":"',
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -256,6 +256,13 @@ def test_a_flag_ending_a_line_or_a_signal_name_takes_no_value(text):
     ('{"name":"TOKEN_PATH","value":"/var/run/tok"}', None),
     ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:", None),
     ("- name: PATH\n  value: /usr/bin", None),
+    # the value first, then its name
+    ('{"value":"ErrK8sPw777","name":"DB_PASSWORD"}', '{"value":"[REDACTED:secret]","name":"DB_PASSWORD"}'),
+    ('{\\"value\\": \\"a b\\", \\"name\\": \\"API_TOKEN\\"}',
+     '{\\"value\\": \\"[REDACTED:secret]\\", \\"name\\": \\"API_TOKEN\\"}'),
+    ('{"value":"debug","name":"LOG_LEVEL"}', None),
+    ('{"value":"x"}, {"name":"DB_PASSWORD"}', None),
+    ("- ParameterKey: DbPassword\n  ParameterValue: CfnPw", "- ParameterKey: DbPassword\n  ParameterValue: [REDACTED:secret]"),
 ])
 def test_name_value_pairs_redact_the_value_of_a_secret_name(text, expected):
     assert clean(text) == (text if expected is None else expected).replace("\n", " ")
