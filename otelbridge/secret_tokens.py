@@ -93,6 +93,20 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("grafana_token", ("glsa_", "glc_"), START + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|" + START + r"glc_[A-Za-z0-9+/]{32,}=*"),
     ("newrelic_key", ("nrak-",), START + r"NRAK-[A-Z0-9]{27}\b"),
     ("pulumi_token", ("pul-",), START + r"pul-" + _body("[a-f0-9]", "{40}", 39) + r"\b"),
+    # a bot's id, ':', then 'AA' and 33 characters (also in api.telegram.org/bot<token>/ URLs)
+    ("telegram_token", (":aa",),
+     r"(?:" + START + r"|(?<=/bot))\d{5,16}:AA[\w-]{33}(?![\w-])"),
+    ("replicate_token", ("r8_",), START + r"r8_" + _body(_AN, "{32,}", 31)),
+    ("perplexity_key", ("pplx-",), START + r"pplx-" + _body(_AN, "{40,}", 39)),
+    ("tavily_key", ("tvly-",), START + r"tvly-(?:dev-|prod-)?" + _body(_AN, "{24,}", 23)),
+    ("nvidia_key", ("nvapi-",), START + r"nvapi-" + _body(_W, "{40,}", 39)),
+    # Square access tokens and OAuth application secrets
+    ("square_token", ("sq0atp-", "sq0csp-"), START + r"sq0(?:atp-[\w-]{22,}|csp-[\w-]{40,})"),
+    ("facebook_token", ("eaacedeose0cba",), START + r"EAACEdEose0cBA[A-Za-z0-9]{20,}"),
+    # Alibaba Cloud AccessKey ids
+    ("alibaba_key", ("ltai",), START + r"LTAI(?=[A-Za-z]*[0-9])[A-Za-z0-9]{12,20}(?![A-Za-z0-9])"),
+    # Dropbox short-lived access tokens: sl. (or sl.u.) and a long body
+    ("dropbox_token", ("sl.",), START + r"sl\.(?:u\.)?[\w=-]{100,}"),
     ("aws_access_key", AWS_PREFIXES,
      r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in AWS_PREFIXES) + r")"
      r"(?:[A-Z0-9]{16}(?![A-Z0-9])|(?=[A-Z]*[0-9])[A-Z0-9]{8,15}" + CUT + ")"),

@@ -11,21 +11,25 @@ expressions are ours, in one pass per pattern, and a match is replaced by
 ``[REDACTED:{kind}]`` (:class:`Pattern`).
 
 Forms covered (the test corpus ``tests/data/secret-forms.jsonl`` holds one example or more of
-each): ``KEY=value`` / ``key: value`` / ``"key": "value"`` / ``{\\"key\\": \\"value\\"}`` for
-every key naming a password, secret, token, credential, signature, cookie or API/access/private
-key, in any case style (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``,
-``SessionToken``); quoted values to their closing quote (spaces and punctuation included),
-``key: value`` to the end of its line, ``KEY=value`` to the next space (``&`` included, but
-in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and every flag
-:func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two arguments of
-a command line); programs' short flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``,
-...) and commands that set a named value (``aws configure set aws_secret_access_key X``,
-``gh secret set K --body X``, ``set -x DB_PASSWORD X``); ``Authorization``, ``Bearer``,
-cookies; URL credentials (a password with ``/ ? # @``); PEM/PGP private key blocks (also cut
-ones, and a block's END-terminated tail without its BEGIN line); JWTs; vendor tokens
-(:mod:`otelbridge.secret_tokens`, also cut ones at a string's end or an ellipsis); e-mail
-addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML elements; YAML values on
-the next line(s).
+each; the newer ones are in ``tests/test_secrets.py``): ``KEY=value`` / ``key: value`` /
+``"key": "value"`` / ``{\\"key\\": \\"value\\"}`` for every key naming a password, secret,
+token, credential, signature, cookie or API/access/private key, in any case style
+(``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``, ``SessionToken``,
+``GH_PAT``); name/value pairs whose name is such a key (``{"name": "DB_PASSWORD", "value":
+"x"}``, YAML ``- name:`` then ``value:``, CloudFormation's
+``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
+punctuation included), ``key: value`` to the end of its line, ``KEY=value`` to the next space
+(``&`` included, but in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and
+every flag :func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two
+arguments of a command line, and in an argv array ``["--password", "X"]``); programs' short
+flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``, ...) and commands that set a named
+value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x
+DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
+credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key files' private
+lines; PEM/PGP private key blocks (also cut ones, and a block's END-terminated tail without its
+BEGIN line); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
+end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
+elements; YAML values on the next line(s).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from __future__ import annotations
 import re
 import threading
 
-from .secret_tokens import AFTER_ESCAPE, VENDOR_TOKENS
+from .secret_tokens import AFTER_ESCAPE, CUT, VENDOR_TOKENS
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
     import hyperscan
@@ -213,9 +217,10 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|sign
                  r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
                                        for sep in ("", "[_.-]")) + r")")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
-#: ``Set-Cookie``, ``_auth``, ``sig``), not inside a word (``bypass``, ``compass``, ``author``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
-                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)")
+#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
+#: ``author``, ``PATH``, ``patch``).
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|(?:sig|pat)(?![A-Za-z]))"
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth|Pat(?![a-z]))")
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
@@ -258,6 +263,11 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KE
                 r"(?![a-z])" + _ABOUT)
 #: ... and the rest of the key, taken whole (what follows a key is never part of one)
 _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
+#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
+#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
+#: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
+#: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
+_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -276,12 +286,16 @@ def names_a_secret(arg: str) -> bool:
 #: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
 #: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
 #: of such characters. The lookahead skips the positions no word can start at.
-_KEY_WORD = r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
+_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
+             r"|pat(?![a-z]))")
+#: ... and the rest of its word, up to the next key word (the last key word of a word then
+#: reaches the word's end): each character is scanned once, however many key words a word holds
+_KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
 
 #: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig)"
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
-                "cookie", "auth", "dsn", "sig")
+                "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: quoted, or to the next space.
 _ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
@@ -307,6 +321,32 @@ _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 _NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
     r"\n", r"\r\n", r"\\n", r"\\\\n", r"\\r\\n", "\\n[ \\d]{6}→", "\\\\n[ \\d]{6}→"))
 
+#: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).
+_JSON_BLANK = r"(?:\s|\\[nrt])*+"
+#: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
+_Q = r"\\*[\"']"
+
+#: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
+#: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
+#: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
+#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``: the key test of
+#: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
+_NAMED_VALUE = (
+    r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
+    + _Q + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
+    + _Q + r"(?i:value|parameter_?value)"
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
+    + r"[ \t]*+(?i:value|parameter_?value))")
+#: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
+#: quote, when that quote, a comma and such a name follow
+_VALUE_THEN_NAME = (
+    r"(?P<keep>(?<![\w.-])(?P<q>" + _Q + r")(?i:value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
+    r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)++(?=(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK
+    + r"(?P=q)(?i:name|key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _SECRET_WORD_IN + r"(?P=q))")
+
+#: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
+_B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
+
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
@@ -328,6 +368,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:[A-Za-z0-9+/=]{1,15}" + _NL + r"(?:[ \t]*\d+(?:→|\t))?)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
         precheck=r"-----END [A-Z0-9 ]*PRIVATE KEY",
     ),
+    # a PuTTY key file (PuTTY-User-Key-File-3: ...): the base64 lines after Private-Lines: N
+    Pattern.of(
+        "private_key",
+        ("private-lines",),
+        r"(?P<keep>" + _WORD_START + r"Private-Lines:[ \t]*\d+[ \t]*" + _NL + r")(?!\[REDACTED:)" + _B64_LINE
+        + r"(?:" + _NL + _B64_LINE + r")*",
+    ),
     # user:pass@ (or token@) in URLs: scheme and host are kept
     # (also JSON-escaped: https:\/\/); a password may hold / ? # @ after its user's ':', up to
     # the last @ before the host (not a port: http://localhost:3000/@vite/client)
@@ -336,6 +383,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
                r"|[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
+    # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
+    # string, an ellipsis or a closing quote, with no / @ or space between; not host:port
+    # (digits), nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
+    Pattern.of("url_credentials", ("://", ":\\/\\/"),
+               r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
+               r"(?!\d+" + CUT + r")(?![${]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++" + CUT,
+               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"'])"),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
@@ -351,6 +405,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # Authorization: <scheme> <value> to the line's end (SigV4's Credential=…, Signature=…)
     Pattern.of("authorization", ("authorization",), _key_value(r"(?i:\b(?:proxy-)?authorization)"),
                requires=((":", "="),)),
+    # a header pair as an array: [["Authorization", "Basic x"]], ("authorization", 'Token x'):
+    # the value to its closing quote
+    Pattern.of("authorization", ("authorization",),
+               r"(?P<keep>\b(?i:(?:proxy-)?authorization)(?P<q>" + _Q + r")" + _JSON_BLANK + "," + _JSON_BLANK
+               + r"(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+               requires=((",",),)),
+    # Basic <base64> after Authorization in any other form (Go's map[Authorization:[Basic x]])
+    Pattern.of("authorization", ("authorization",),
+               r"(?P<keep>\b(?i:(?:proxy-)?authorization)[^\w\r\n]{1,12}?(?i:basic)[ \t]+)(?!\[REDACTED:)"
+               r"[A-Za-z0-9+/]{6,}={0,2}",
+               precheck=r"(?i)basic[ \t]"),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"),
                requires=((":", "="),)),
@@ -358,7 +423,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
-        r"(?P<keep><(?:[\w.-]+:)?[\w.-]*?" + _SECRET_KEY + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
+        r"(?P<keep><(?:[\w.-]+:)?" + _SECRET_WORD_IN + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=(("</",),),
     ),
     # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
@@ -367,19 +432,19 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
-        r"(?P<keep>(?<![\w.-])[\w.-]*?" + _SECRET_KEY + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
         + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
-        precheck=_KEY_WORD + r"[\w.-]*[\"']?[ \t]*:",
+        precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
     ),
     # a URL's query: ?password=x&user=y, &amp;sig=x, ?key=x (an API key: Google Maps): to & or #
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>[?&](?:amp;)?[\w.-]*?(?:" + _SECRET_KEY + r"|(?i:key))=)(?!\[REDACTED:)[^&#\s\"'<>\\]+",
+        r"(?P<keep>[?&](?:amp;)?(?:" + _SECRET_WORD_IN + r"|[\w.-]*?(?i:key))=)(?!\[REDACTED:)[^&#\s\"'<>\\]+",
         requires=(("=",), ("?", "&")),
-        precheck=r"(?i)[?&][\w.;-]*?" + _KEY_WORDS + r"[\w.-]*=",
+        precheck=r"(?i)[?&](?:amp;)?(?=[\w.-]*?" + _KEY_WORDS + r")[\w.-]*+=",
     ),
     # Laravel's APP_KEY=base64:..., any *_KEY: base64:...
     Pattern.of(
@@ -387,13 +452,18 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         ("base64:",),
         r"(?P<keep>\b[A-Za-z][\w.-]*(?i:key)\\*[\"']?[ \t]*[=:][ \t]*(?:\\*[\"'])?)base64:[A-Za-z0-9+/]{16,}={0,2}",
     ),
-    # password: x, "token": "x y", api_key=x, {\"clientSecret\": \"x\"}, Cookie: a=1; b=2 ...
+    # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
+    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
+               precheck=r"(?i)value\\*[\"']?[ \t]*:"),
+    Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
+               precheck=r"(?i)value\\*[\"'][ \t]*:"),
+    # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(_SECRET_KEY),
+        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD + r"[\w.-]*\\*[\"']?[ \t]*\??[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*\??[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -405,6 +475,32 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
         precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
+    ),
+    # a command's argv as an array: ["deploy", "--password", "X"], also escaped and in single
+    # quotes: the same flags, the next element to its closing quote
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
+        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q))(?!-)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?P=q)).)+",
+        requires=(("\"-", "'-"), (",",)),
+        precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
+    ),
+    # ... and a program's password flag in an argv array (the flags of the rule below):
+    # ["sshpass", "-p", "X"], ["docker", "login", "-u", "u", "-p", "X"], ["redis-cli", "-a", "X"],
+    # ["zip", "-P", "X"], ["mysql", "-uroot", "-pX"], ["7z", "x", "-pX"] (sshpass: its own flags
+    # before -p, not ssh's)
+    Pattern.of(
+        "secret",
+        ("login", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo", "twine"),
+        r"(?P<keep>(?P<q>" + _Q + r")(?:(?P<a>redis-cli)|(?P<P>(?:un)?zip)|(?P<att>mysql\w*|mariadb\w*|7z[ar]?"
+        r"|(?:un)?rar)|(?P<s>sshpass)|(?:login|mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine))(?P=q)"
+        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(s)-)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(a)-a|(?(P)-P|-p))"
+        r"(?(att)(?=[^\s\"'\\-])|(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)))"
+        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        requires=(("-p", "-P", "-a"), (",",)),
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,

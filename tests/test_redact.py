@@ -472,11 +472,31 @@ CASE_FOLDS = [
 ]
 
 
+#: forms of the pre-tested patterns the corpus does not hold: name/value pairs, argv arrays,
+#: Basic after Authorization, URL credentials cut before the @ (and near misses of each)
+PAIR_FORMS = [
+    '[{"name":"DB_PASSWORD","value":"ErrK8sPw777"}]', '{"name": "API_TOKEN", "value": "K8sTok888"}',
+    '{\\"name\\":\\"DB_PASS\\",\\"value\\":\\"x y\\"}', "- name: DB_PASSWORD\n  value: hunter2",
+    "env:\\n- name: GH_PAT\\n    value: hunter2", '"ParameterKey": "DbPassword", "ParameterValue": "X"',
+    '{"name":"LOG_LEVEL","value":"debug"}', "- name: PATH\n  value: /usr/bin",
+    '"argv":["deploy","--password","ArgvPw321"]', "['x', '--api-key', 'k k']", '["a", "--token", "T1"]',
+    '[\\"a\\", \\"--client-secret\\", \\"T1\\"]', '["a","-Token","T2"]', '["a", "--token-file", "/t"]',
+    "map[Authorization:[Basic QmFzaWM=]]", "authorization=basic QmFzaWMgY3JlZHM=", "Authorization -> Basic dXNlcjpw",
+    "proxy-authorization: 'Basic dXNlcjpw'", "(Authorization)  Basic dXNlcjpw", "Authorization header: Basic auth",
+    '{"value":"ErrK8sPw777","name":"DB_PASSWORD"}', '{"value": "a b", "key": "API_TOKEN"}',
+    "{'value': 'x', 'name': 'GH_PAT'}", '{\\"value\\":\\"x\\",\\"name\\":\\"DB_PASS\\"}',
+    '[{"value" : "v1" ,\n "name" : "SECRET_KEY"}]', '{"value":"debug","name":"LOG_LEVEL"}',
+    "psql postgres://app:Xy7pQ2mVn9Lk\u2026", "mysql://root:PW...", "see https://user:PW123",
+    '"mongodb+srv://root:PW"', "redis://:pw", "postgres://db:5432", "http://h:port",
+]
+
+
 def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
-    # the key patterns (key: value, YAML's next line, a URL's query, --flag X), a command that
-    # sets a named value, a private key's END-terminated body
-    assert len(PRE_TESTED) == 6
-    texts = [f["text"] for f in FORMS] + CASE_FOLDS
+    # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
+    # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
+    # body, URL credentials cut before the @, Basic after Authorization
+    assert len(PRE_TESTED) == 11
+    texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
         changed = 0

@@ -142,6 +142,12 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     " --token-", "set -x token-", "?key=&", '<add key="token-', "machine a login ",
     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
     "    12\u2192MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n",
+    # name/value pairs, argv arrays, header arrays, cut URL credentials, PuTTY, Telegram
+    '{"name":"DB_PASSWORD",', '{"name":"x_token","value', '- name: token\n  ', '"--password",', "'--token', ",
+    '\\"--token\\",', '"authorization","', "Authorization:[Basic ", "a://b:c", "s://u:p.", "Private-Lines: 1\n",
+    "Private-Lines: 1\nAAAA", "123456:", "bot1234567:AA", '"ParameterKey":"DbPass",',
+    '["sshpass",', '"sshpass","-e",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
+    '"--password","x', "Authorization: Basic ", '{"value":"x', '"value":"x","name":"',
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -223,3 +229,184 @@ def test_every_flag_of_a_command_and_the_next_lines_of_escaped_commands(text, ex
                                   "pkill -SIGKILL node"])
 def test_a_flag_ending_a_line_or_a_signal_name_takes_no_value(text):
     assert clean(text) == text.replace("\n", " ")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Kubernetes/ECS env entries: the value of a name that names a secret
+    ('[{"name":"DB_PASSWORD","value":"ErrK8sPw777"}]', '[{"name":"DB_PASSWORD","value":"[REDACTED:secret]"}]'),
+    ('{"name": "API_TOKEN", "value": "K8s Tok888"}', '{"name": "API_TOKEN", "value": "[REDACTED:secret]"}'),
+    ('{"name" : "clientSecret" ,\n   "value" : "K8sTok888"}', '{"name" : "clientSecret" ,\n   "value" : "[REDACTED:secret]"}'),
+    ('[{\\"name\\":\\"DB_PASSWORD\\",\\"value\\":\\"Err\\\\\\"K8s\\"}]',
+     '[{\\"name\\":\\"DB_PASSWORD\\",\\"value\\":\\"[REDACTED:secret]\\"}]'),
+    ('{\\n  \\"name\\": \\"GH_PAT\\",\\n  \\"value\\": \\"K8sTok888\\"\\n}',
+     '{\\n  \\"name\\": \\"GH_PAT\\",\\n  \\"value\\": \\"[REDACTED:secret]\\"\\n}'),
+    ("{'name': 'DB_PASSWORD', 'value': 'PyRepr99'}", "{'name': 'DB_PASSWORD', 'value': '[REDACTED:secret]'}"),
+    ('{"key":"STRIPE_SECRET","value":"GlVar555"}', '{"key":"STRIPE_SECRET","value":"[REDACTED:secret]"}'),
+    ('"ParameterKey": "DbPassword", "ParameterValue": "CfnPw1"',
+     '"ParameterKey": "DbPassword", "ParameterValue": "[REDACTED:secret]"'),
+    # YAML, a real or an escaped line break, any indent
+    ("- name: DB_PASSWORD\n  value: hunter2", "- name: DB_PASSWORD\n  value: [REDACTED:secret]"),
+    ('      - name: "API_KEY"\n        value: "hunter 2"', '      - name: "API_KEY"\n        value: "[REDACTED:secret]"'),
+    ("env:\\n- name: DB_PASSWORD\\n  value: hunter2\\n- name: X",
+     "env:\\n- name: DB_PASSWORD\\n  value: [REDACTED:secret]\\n- name: X"),
+    # not a secret's name, a name about the secret, a reference instead of a value
+    ('{"name":"LOG_LEVEL","value":"debug"}', None),
+    ('{"name":"password_file","value":"/run/secrets/db"}', None),
+    ('{"filename":"secret.txt","value":"x"}', None),
+    ('{"name":"TOKEN_PATH","value":"/var/run/tok"}', None),
+    ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:", None),
+    ("- name: PATH\n  value: /usr/bin", None),
+    # the value first, then its name
+    ('{"value":"ErrK8sPw777","name":"DB_PASSWORD"}', '{"value":"[REDACTED:secret]","name":"DB_PASSWORD"}'),
+    ('{\\"value\\": \\"a b\\", \\"name\\": \\"API_TOKEN\\"}',
+     '{\\"value\\": \\"[REDACTED:secret]\\", \\"name\\": \\"API_TOKEN\\"}'),
+    ('{"value":"debug","name":"LOG_LEVEL"}', None),
+    ('{"value":"x"}, {"name":"DB_PASSWORD"}', None),
+    ("- ParameterKey: DbPassword\n  ParameterValue: CfnPw", "- ParameterKey: DbPassword\n  ParameterValue: [REDACTED:secret]"),
+])
+def test_name_value_pairs_redact_the_value_of_a_secret_name(text, expected):
+    assert clean(text) == (text if expected is None else expected).replace("\n", " ")
+
+
+@pytest.mark.parametrize("flag", FLAGS + NOT_FLAGS)
+@pytest.mark.parametrize("quote", ['"', "'", '\\"'])
+@pytest.mark.parametrize("comma", [",", ", ", " ,\\n  "])
+def test_an_argv_array_redacts_the_element_after_a_secret_flag(flag, quote, comma):
+    """``"argv": ["deploy", "--password", "X"]``: the same flags as :func:`names_a_secret`."""
+    def arr(*xs):
+        return "[" + comma.join(f"{quote}{x}{quote}" for x in xs) + "]"
+
+    text = '"argv":' + arr("deploy", flag, "Vq8zX2 y", "--verbose")
+    expected = '"argv":' + arr("deploy", flag, "[REDACTED:secret]", "--verbose")
+    assert clean(text) == (expected if flag in FLAGS else text)
+
+
+@pytest.mark.parametrize("text", ['["login", "--password", "--verbose"]', '["x", "--password-stdin", "y"]',
+                                  '["--token"]', '["--token", 1]'])
+def test_an_argv_array_leaves_a_flag_without_value(text):
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('[["Authorization","Basic QmFzaWMgY3JlZHM="]]', '[["Authorization","[REDACTED:authorization]"]]'),
+    ('headers=[("authorization", "Token abc 123")]', 'headers=[("authorization", "[REDACTED:authorization]")]'),
+    ("[['Proxy-Authorization', 'Digest u=1, r=2']]", "[['Proxy-Authorization', '[REDACTED:authorization]']]"),
+    ('[[\\"Authorization\\",\\"Basic QmFzaWM=\\"]]', '[[\\"Authorization\\",\\"[REDACTED:authorization]\\"]]'),
+    ("map[Authorization:[Basic QmFzaWMgY3JlZHM=] Accept:[*/*]]",
+     "map[Authorization:[Basic [REDACTED:authorization]] Accept:[*/*]]"),
+    ("Authorization: Basic QmFzaWMgY3JlZHM=", "Authorization: [REDACTED:authorization]"),
+    ('{"Authorization": "Basic QmFzaWMgY3JlZHM="}', '{"Authorization": "[REDACTED:authorization]"}'),
+    # the prose words alone stay
+    ("the Authorization header uses Basic auth", None),
+    ("send a bearer token in the Authorization header", None),
+    ('["Authorization", 3]', None),
+])
+def test_authorization_in_header_arrays_and_basic_credentials(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("psql postgres://app:Xy7pQ2mVn9Lk\u2026", "psql postgres://[REDACTED:url_credentials]\u2026"),
+    ("mysql://root:PW.x9...", "mysql://[REDACTED:url_credentials]..."),
+    ("see https://user:PW123", "see https://[REDACTED:url_credentials]"),
+    ('{"uri": "mongodb+srv://root:PW"}', '{"uri": "mongodb+srv://[REDACTED:url_credentials]"}'),
+    ('\\"redis://:Zt4\\"', '\\"redis://[REDACTED:url_credentials]\\"'),
+    # a port, a path, a placeholder: no credentials
+    ("postgres://db:5432", None),
+    ("https://example.com:8443/path", None),
+    ("http://localhost:3000\u2026", None),
+    ('"http://127.0.0.1:8080"', None),
+    ("http://localhost:$PORT", None),
+    ("http://host:port", None),
+    ("https://user:pw@host/x", "https://[REDACTED:url_credentials]@host/x"),
+])
+def test_url_credentials_cut_before_the_at(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+TG = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw3"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (f"bot {TG} here", "telegram_token"),
+    (f"https://api.telegram.org/bot{TG}/getMe", "telegram_token"),
+    ("r8_" + "Ab3d" * 9 + "x", "replicate_token"),
+    ("pplx-" + "a1B2" * 12, "perplexity_key"),
+    ("tvly-" + "A1b2C3d4" * 4, "tavily_key"),
+    ("tvly-dev-" + "A1b2C3d4" * 4, "tavily_key"),
+    ("nvapi-" + "A1b2_-" * 11, "nvidia_key"),
+    ("sq0atp-" + "A1b2" * 5 + "xy", "square_token"),
+    ("sq0csp-" + "A1b2" * 10 + "xyz", "square_token"),
+    ("EAACEdEose0cBA" + "A1b2" * 8, "facebook_token"),
+    ("LTAI" + "A1b2C3d4e5" * 2, "alibaba_key"),
+    ("sl." + "A1b2-_" * 25, "dropbox_token"),
+    ("sl.u." + "A1b2-_" * 25, "dropbox_token"),
+    ("preview r8_Ab3dEfGhIj\u2026", "replicate_token"),
+])
+def test_more_vendor_tokens(text, kind):
+    out = clean(text)
+    assert f"[REDACTED:{kind}]" in out and not any(len(w) > 12 and "REDACTED" not in w
+                                                   for w in out.replace("/", " ").split()
+                                                   if w != "api.telegram.org"), out
+
+
+@pytest.mark.parametrize("text", ["12345:Abc", "at 10:30 AM the job ran", "sl.example.com", "LTAI",
+                                  "r8_short", "EAACEdEose0cBA"])
+def test_vendor_near_misses_stay(text):
+    assert clean(text) == text
+
+
+def test_a_putty_key_file_loses_its_private_lines():
+    ppk = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 2\n"
+           "AAAAC3NzaC1lZDI1NTE5AAAAIHj\nAAAA\nPrivate-Lines: 2\nAAAAIF5xQ3dummyprivbody+/\nAAAAxyz==\n"
+           "Private-MAC: abcdef0123")
+    out = redact.Redactor().redact(ppk)
+    assert out.endswith("Private-Lines: 2\n[REDACTED:private_key]\nPrivate-MAC: abcdef0123"), out
+    escaped = ppk.replace("\n", "\\n")
+    assert "AAAAIF5x" not in clean(escaped) and "AAAAxyz" not in clean(escaped)
+    assert "AAAAIF5x" not in clean(ppk.replace("\n", "\r\n"))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("GH_PAT=ghx1234", "GH_PAT=[REDACTED:secret]"),
+    ("github_pat: abc123x", "github_pat: [REDACTED:secret]"),
+    ('{"githubPat": "abc123x"}', '{"githubPat": "[REDACTED:secret]"}'),
+    ("tool --pat abc123x", "tool --pat [REDACTED:secret]"),
+    ("PATH=/usr/bin", None), ("pattern: x", None), ("patch: y", None), ("file_path=/x", None),
+    ("--path /x", None), ('{"filePath": "/x"}', None), ("COMPAT=1", None), ("spat=1", None),
+])
+def test_pat_is_a_key_segment_not_path_or_pattern(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+    assert names_a_secret("--pat") and not names_a_secret("--path") and not names_a_secret("--patch")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('["mysql","-uroot","-pArgvPw321"]', '["mysql","-uroot","-p[REDACTED:secret]"]'),
+    ('["sshpass", "-p", "ArgvPw321", "ssh", "h"]', '["sshpass", "-p", "[REDACTED:secret]", "ssh", "h"]'),
+    ('[\\"docker\\", \\"login\\", \\"-u\\", \\"me\\", \\"-p\\", \\"DkPw1\\"]',
+     '[\\"docker\\", \\"login\\", \\"-u\\", \\"me\\", \\"-p\\", \\"[REDACTED:secret]\\"]'),
+    ("['redis-cli', '-a', 'Rd1 x', 'ping']", "['redis-cli', '-a', '[REDACTED:secret]', 'ping']"),
+    ('["zip","-P","ZpPw","a.zip"]', '["zip","-P","[REDACTED:secret]","a.zip"]'),
+    ('["7z","x","-pSeven7","a.7z"]', '["7z","x","-p[REDACTED:secret]","a.7z"]'),
+    # as on a command line: -p alone prompts, ssh's -p is a port, claude's a prompt
+    ('["mysql","-p","mydb"]', None),
+    ('["sshpass","-e","ssh","-p","2222"]', None),
+    ('["ssh","-p","2222","host"]', None),
+    ('["claude","-p","fix it"]', None),
+    ('["mysql"], ["x","-pFoo"]', None),
+])
+def test_an_argv_array_redacts_programs_short_password_flags(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("prefix", ["name: ", "a: \n", "<a", '{"name":"', "- name: ", "x=1 ", "\\n", "?a&",
+                                    "<add key=\""])
+def test_a_long_word_of_key_words_takes_linear_time(prefix):
+    """256 Ki of ``tokentoken…`` after a separator: a key found as a lazy prefix then the key
+    word and the rest of its word rescanned that rest from every ``token`` (minutes); a key is
+    now one scan of its word."""
+    import time
+
+    start = time.process_time()
+    redact.Redactor().redact(prefix + "token" * (262144 // 5 - 4) + ":\n=")
+    assert time.process_time() - start < 1.5
