@@ -261,12 +261,18 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         OTLPSpanExporter = _json_over_http(OTLPSpanExporter)
     if cfg.protocol == "grpc":
         return OTLPSpanExporter(endpoint=cfg.endpoint) if cfg.endpoint else OTLPSpanExporter()
+    # a base URL (--endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT when no traces endpoint is
+    # set, which the exporter takes as it is): /v1/traces joins its path, before its query
+    # (the SDK would append it after: ?code=X/v1/traces)
+    base = cfg.endpoint
+    if not base and not os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
+        base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or None
     url = None
-    if cfg.endpoint:
-        parts = urlsplit(cfg.endpoint)
+    if base:
+        parts = urlsplit(base)
         path = parts.path.rstrip("/")
         if not path.endswith("/v1/traces"):
-            path += "/v1/traces"  # a base URL's query stays after the path
+            path += "/v1/traces"
         url = urlunsplit(parts._replace(path=path))
     return OTLPSpanExporter(endpoint=url, session=_http_session())
 

@@ -439,6 +439,8 @@ def endpoint(url: str | None) -> str:
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+#: a path's query without the scheme and host (the HTTP exporter's ``url: /v1/traces?code=...``)
+_PATH_QUERY = re.compile(r"((?<![\w.~%+/:-])/[\w.~%+/-]*)\?[^\s'\"]*")
 #: ``user:pass@host`` without a scheme (how the gRPC exporter names its target)
 _BARE_USERINFO = re.compile(r"(?<![\w.:/@-])[\w.~%+-]+:[^\s/@]+@(?=[A-Za-z0-9.\[-])")
 
@@ -469,7 +471,8 @@ def message(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, "[REDACTED:header]")
-    text = _BARE_USERINFO.sub("[REDACTED:url_credentials]@", _URL_TAIL.sub(r"\1", text))
+    text = _PATH_QUERY.sub(r"\1", _URL_TAIL.sub(r"\1", text))
+    text = _BARE_USERINFO.sub("[REDACTED:url_credentials]@", text)
     return _cap(_current.scrub(text), MESSAGE_MAX)
 
 

@@ -244,16 +244,22 @@ def test_an_exporter_that_cannot_be_set_up_leaves_the_others_exporting(tmp_path)
         "export incomplete (file not set up: 18 of 18 not exported)")
 
 
+@pytest.mark.parametrize("via", ["flag", "env"])
 @pytest.mark.parametrize("suffix", ["?tenant=a", "/?tenant=a", "/v1/traces?tenant=a"])
-def test_an_http_endpoints_query_stays_after_the_path(suffix):
-    """``--endpoint`` is a base URL over OTLP/HTTP: ``/v1/traces`` goes into its path, not
-    after its query string."""
+def test_an_http_endpoints_query_stays_after_the_path(suffix, via, monkeypatch):
+    """``--endpoint`` and ``OTEL_EXPORTER_OTLP_ENDPOINT`` are base URLs over OTLP/HTTP:
+    ``/v1/traces`` goes into the path, not after the query string."""
     from tests.receivers import HttpReceiver
 
     stats = Stats()
     with HttpReceiver() as rx:
-        cfg = build(exporter="otlp", protocol="http/protobuf", env={}, endpoint=rx.endpoint + suffix,
-                    clock="stream", deterministic_ids=True)
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            monkeypatch.delenv(name, raising=False)
+        if via == "env":
+            monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint + suffix)
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint + suffix} if via == "env" else {}
+        cfg = build(exporter="otlp", protocol="http/protobuf", env=env, clock="stream",
+                    endpoint=rx.endpoint + suffix if via == "flag" else None, deterministic_ids=True)
         _, ok = _through(cfg, stats)
         received = rx.received.spans()
         queries = set(rx.received.queries)

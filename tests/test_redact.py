@@ -215,6 +215,11 @@ def test_header_secrets_and_message_mask_every_form():
     assert "tok_9f8e7d6c5b4a" not in line and "k3y-abcdef" not in line and "zz" not in line
     assert "\n" not in line and "https://h:1/v1/traces" in line
     assert len(redact.message("m" * 5000)) == redact.MESSAGE_MAX
+    # the HTTP exporter names the URL it failed on by its path and query (an Azure Functions
+    # key is passed as ?code=...)
+    assert redact.message("Max retries exceeded with url: /p/v1/traces?code=PLAIN777 (Caused by "
+                          "NewConnectionError)") == (
+        "Max retries exceeded with url: /p/v1/traces (Caused by NewConnectionError)")
     # the gRPC exporter names its target without a scheme
     assert redact.message("export to ci:pw1234@127.0.0.1:4317 failed at 12:30:01") == (
         "export to [REDACTED:url_credentials]@127.0.0.1:4317 failed at 12:30:01")
