@@ -58,7 +58,7 @@ from opentelemetry.sdk.trace.export import (
 from . import __version__, redact
 from .config import Config, without
 from .deadline import Deadline
-from .escape import one_line
+from .escape import inert_in_logs, one_line
 from .resource import make_resource
 from .spans import PresetIdGenerator
 from .stats import EXPORTER_NONE, NO_USABLE_EXPORTER, Stats
@@ -496,7 +496,10 @@ class Exporters:
         if name == "otlp":
             return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
         if name == "console":
-            return CountingExporter(ConsoleSpanExporter(out=sys.stderr), "console")
+            # stderr is a CI job's log: no log command may pass through a span's JSON
+            return CountingExporter(ConsoleSpanExporter(
+                out=sys.stderr, formatter=lambda span: inert_in_logs(span.to_json() + os.linesep)),
+                "console")
         if name == "file":
             return CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
         raise ValueError(f"unknown exporter {name!r}")

@@ -162,3 +162,24 @@ def test_terminal_escapes_in_the_stream_never_reach_the_log(tmp_path):
     assert "invoke_workflow evil" in err  # the text is there, its controls are not
     for text in (err, step.read_text(), out.read_text()):
         assert not any(c in text for c in "\x1b\x07\u202e\u200b")
+
+
+def test_the_console_exporter_writes_no_ci_log_command(tmp_path):
+    """``--exporter console`` prints spans' JSON on stderr, a CI job's log: a workflow name and
+    an agent label holding ``##vso[``/``##[`` commands stay inert there too."""
+    lines = []
+    for line in CBC.read_text().splitlines():
+        doc = json.loads(line)
+        if "workflow_name" in doc:
+            doc["workflow_name"] = "##vso[task.complete result=Succeeded]done"
+        for entry in doc.get("workflow_progress") or ():
+            if entry.get("type") == "workflow_agent":
+                entry["label"] = "##[add-mask]everything"
+        lines.append(json.dumps(doc))
+    data = ("\n".join(lines) + "\n").encode()
+    proc = run_bridge(["--exporter", "console", "--summary", "never"], data,
+                      env=clean_env(CI="true"))
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == data
+    assert '"name": "invoke_workflow # #vso[task.complete result=Succeeded]done"' in err
+    assert "##vso[" not in err and "##[" not in err
