@@ -25,6 +25,8 @@ Several dialects may contribute events for one line. No OpenTelemetry here.
 from __future__ import annotations
 
 import importlib
+import json
+import math
 from typing import Any
 
 import msgspec
@@ -100,6 +102,11 @@ class Decoder:
                 doc = self._decode_with_raw_lists(body)
             else:
                 doc = self._json.decode(body)
+        except msgspec.ValidationError as exc:  # valid JSON, a number msgspec cannot hold
+            doc = _out_of_range(body) if "out of range" in str(exc) else None
+            if doc is None:
+                self.stats.bad_lines += 1
+                return []
         except (msgspec.DecodeError, RecursionError):
             self.stats.bad_lines += 1
             return []
@@ -154,3 +161,19 @@ class Decoder:
                 return events
         self.stats.bad_lines += 1
         return []
+
+
+def _number(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _out_of_range(body: bytes) -> Any:
+    """A line with a number out of any range (``1e400``, thousands of digits) — valid JSON —
+    decoded with such numbers as ``None`` (not given), so the rest of the line still counts;
+    ``None`` when it cannot be (deep nesting, not JSON after all)."""
+    try:
+        return json.loads(body, parse_float=_number, parse_constant=lambda _name: None,
+                          parse_int=lambda text: int(text) if len(text) <= 40 else None)
+    except (ValueError, RecursionError):
+        return None

@@ -224,6 +224,21 @@ def test_an_entry_with_a_number_out_of_range_is_skipped_not_the_snapshot():
     assert [a.index for a in ev.agents] == [2]
 
 
+def test_a_number_out_of_range_costs_its_field_not_the_line():
+    """``1e400`` and a 4,400-digit integer are valid JSON that msgspec cannot hold: the result
+    still counts (its turn, cost and status), those fields as not given."""
+    from otelbridge.events import TurnResult
+
+    stats = Stats()
+    (ev,) = Decoder(load(), stats).decode(
+        b'{"type":"result","subtype":"success","is_error":false,"duration_ms":1e400,'
+        b'"num_turns":1,"session_id":"s","total_cost_usd":0.5,"usage":{"input_tokens":10,'
+        b'"output_tokens":' + b"9" * 4400 + b'}}')
+    assert isinstance(ev, TurnResult) and stats.bad_lines == 0 and stats.lines_decoded == 1
+    assert (ev.total_cost_usd, ev.duration_ms, ev.num_turns) == (0.5, None, 1)
+    assert (ev.usage.input_tokens, ev.usage.output_tokens) == (10, None)
+
+
 def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
     (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
         b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":{"a":1},'
