@@ -216,11 +216,18 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|sign
                  # found at their ``key`` (a first letter tested already: f, h, l are common)
                  r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
                                        for sep in ("", "[_.-]")) + r")")
+#: A personal access token's key: ``pat`` after a forge's name (``GH_PAT``, ``github_pat``,
+#: ``AZURE_DEVOPS_PAT``, ``githubPat``) or as a flag (``--pat``); alone it is code's
+#: ``pat = re.compile(...)``, ``_IPV4_PAT``.
+_PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
+    "gh", "github", "gitlab", "glab", "ado", "azure", "azdo", "devops", "vsts", "bitbucket", "gitea",
+    "forgejo", "codeberg", "docker", "hf", "npm", "pypi")) + r"|(?<=--))pat)(?![A-Za-z])"
+    r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
 #: ``author``, ``PATH``, ``patch``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|(?:sig|pat)(?![A-Za-z]))"
-                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth|Pat(?![a-z]))")
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
@@ -388,8 +395,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # (digits), nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
                r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
-               r"(?!\d+" + CUT + r")(?![${]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++" + CUT,
-               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"'])"),
+               r"(?!\d+" + CUT + r")(?![${%]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++"
+               r"(?:" + CUT + r"|(?=\\[nrt]))",
+               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt])"),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
@@ -402,6 +410,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     # Bearer <token> wherever it stands (a header value the key rule below does not see)
     Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
+    # Basic <base64> after Authorization or a key naming a secret, in any form (Go's
+    # map[Authorization:[Basic x]], authorization=Basic x, AUTH_HEADER="Basic x"): before the
+    # key rules, whose KEY=value form would take the scheme's word alone
+    Pattern.of("authorization", ("basic",),
+               r"(?P<keep>(?:\b(?i:(?:proxy-)?authorization)|(?<![\w.-])" + _SECRET_WORD_IN + r")"
+               r"[^\w\r\n]{1,12}?(?i:basic)[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{6,}={0,2}",
+               precheck=r"(?i)basic[ \t]"),
     # Authorization: <scheme> <value> to the line's end (SigV4's Credential=…, Signature=…)
     Pattern.of("authorization", ("authorization",), _key_value(r"(?i:\b(?:proxy-)?authorization)"),
                requires=((":", "="),)),
@@ -409,13 +424,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # the value to its closing quote
     Pattern.of("authorization", ("authorization",),
                r"(?P<keep>\b(?i:(?:proxy-)?authorization)(?P<q>" + _Q + r")" + _JSON_BLANK + "," + _JSON_BLANK
-               + r"(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+               # not a list of header names or words: ["Authorization", "Content-Type"]
+               + r"(?P=q))(?![A-Za-z]+(?:-[A-Za-z]+)*(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
                requires=((",",),)),
-    # Basic <base64> after Authorization in any other form (Go's map[Authorization:[Basic x]])
-    Pattern.of("authorization", ("authorization",),
-               r"(?P<keep>\b(?i:(?:proxy-)?authorization)[^\w\r\n]{1,12}?(?i:basic)[ \t]+)(?!\[REDACTED:)"
-               r"[A-Za-z0-9+/]{6,}={0,2}",
-               precheck=r"(?i)basic[ \t]"),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"),
                requires=((":", "="),)),
@@ -501,6 +512,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?(att)(?=[^\s\"'\\-])|(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)))"
         r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
         requires=(("-p", "-P", "-a"), (",",)),
+    ),
+    # ... and curl's user:password in an argv array: ["curl", "-u", "u:X"], ["curl",
+    # "--user=u:X"] (curl first: docker's -u uid:gid is no password)
+    Pattern.of(
+        "secret",
+        ("curl",),
+        r"(?P<keep>(?P<q>" + _Q + r")curl(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P=q)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P=q)(?:(?:-u|--user)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)|-u|--user=)"
+        r"(?:(?!(?P=q))[^:\r\n])*+:)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        requires=(("-u", "--user"), (",",)),
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,

@@ -410,3 +410,30 @@ def test_a_long_word_of_key_words_takes_linear_time(prefix):
     start = time.process_time()
     redact.Redactor().redact(prefix + "token" * (262144 // 5 - 4) + ":\n=")
     assert time.process_time() - start < 1.5
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ("authorization=Basic dXNlcjpodW50ZXIyWHE5", "dXNlcjpodW50ZXIyWHE5"),
+    ("AUTH_HEADER=Basic dXNlcjpodW50ZXIyWHE5", "dXNlcjpodW50ZXIyWHE5"),
+    ('export AUTH="Basic dXNlcjpodW50ZXIyWHE5"', "dXNlcjpodW50ZXIyWHE5"),
+    ('["curl","-u","user:hunter2Xq9"]', "hunter2Xq9"),
+    ('["curl", "-s", "--user", "u:Xsecret1", "https://x"]', "Xsecret1"),
+    ('["curl","--user=u:Xsecret2"]', "Xsecret2"),
+    ('[\\"curl\\",\\"-u\\",\\"a:Bsecret3\\"]', "Bsecret3"),
+    ("see https://user:hunter2Xq9\\n more", "hunter2Xq9"),
+    ("AZURE_DEVOPS_PAT=abc123x", "abc123x"),
+])
+def test_credentials_a_break_test_found_after_the_pairs(text, gone):
+    assert gone not in clean(text)
+
+
+@pytest.mark.parametrize("text", [
+    '["docker","run","-u","1000:1000"]',  # uid:gid, not a password
+    '"%s://%s:%i" % (scheme, host, port)',
+    'pat = re.compile(r"^v\\d+")', ":param str pat: The pattern to match lines.",
+    '_IPV4_PAT = "(?:[0-9]{1,3}\\.){3}"', "def match(self, pat: str) -> bool:",
+    '["Authorization", "Content-Type"]', '["Cookie","Authorization","Proxy-Authorization"]',
+    "('authorization', 'backup')", "use Basic authentication here",
+])
+def test_code_and_lists_that_look_like_credentials_stay(text):
+    assert clean(text) == text
