@@ -333,6 +333,10 @@ _JSON_BLANK = r"(?:\s|\\[nrt])*+"
 #: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
 _Q = r"\\*[\"']"
 
+#: A short JSON member and its comma, between a name and its value (AWS SSM's
+#: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
+_OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
+               + r"(?:" + _Q + r"[^\"'\\\r\n]{0,100}" + _Q + r"|[\w.+-]{1,40})" + _JSON_BLANK + "," + _JSON_BLANK)
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
@@ -340,8 +344,8 @@ _Q = r"\\*[\"']"
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
     r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-    + _Q + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
-    + _Q + r"(?i:value|parameter_?value)"
+    + _Q + r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
+    + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"(?i:value|parameter_?value)"
     r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
     + r"[ \t]*+(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing

@@ -422,6 +422,10 @@ def test_a_long_word_of_key_words_takes_linear_time(prefix):
     ('[\\"curl\\",\\"-u\\",\\"a:Bsecret3\\"]', "Bsecret3"),
     ("see https://user:hunter2Xq9\\n more", "hunter2Xq9"),
     ("AZURE_DEVOPS_PAT=abc123x", "abc123x"),
+    ('{"Parameter":{"Name":"/prod/db/password","Type":"SecureString","Value":"SsmPw777x"}}',
+     "SsmPw777x"),  # aws ssm get-parameter --with-decryption
+    ('{"name":"DB_PASSWORD","type":"String","value":"TypePw1"}', "TypePw1"),
+    ('{\\"name\\": \\"DB_PASSWORD\\", \\"valueFrom\\": null, \\"value\\": \\"VfPw2\\"}', "VfPw2"),
 ])
 def test_credentials_a_break_test_found_after_the_pairs(text, gone):
     assert gone not in clean(text)
@@ -434,6 +438,8 @@ def test_credentials_a_break_test_found_after_the_pairs(text, gone):
     '_IPV4_PAT = "(?:[0-9]{1,3}\\.){3}"', "def match(self, pat: str) -> bool:",
     '["Authorization", "Content-Type"]', '["Cookie","Authorization","Proxy-Authorization"]',
     "('authorization', 'backup')", "use Basic authentication here",
+    '{"Name":"/prod/db/host","Type":"String","Value":"db.internal"}',
+    '{"name":"LOG_LEVEL","type":"String","value":"debug"}',
 ])
 def test_code_and_lists_that_look_like_credentials_stay(text):
     assert clean(text) == text
