@@ -336,8 +336,9 @@ class DecoderFeed:
         """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
         at the end of input), write the backlog until half-way, close the data pipe, wait for the
         decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`; one not yet set up gets
-        :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the exit status it settled on (``exit_code``,
-        or 1 with ``--fail-on-export-error`` and lost spans). One that failed or hangs (then
+        :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
+        exit status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
+        spans). One that failed or hangs (then
         killed) is said on stderr; ``exit_code`` then stands — 1 with ``--fail-on-export-error``
         — and ``--stats-json`` gets this process's counts."""
         self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
@@ -352,7 +353,8 @@ class DecoderFeed:
             # not set up when the input ended (a short run): the set-up has an allowance of its
             # own, then the same margin from when it was set up (no more: a decoding process
             # stuck after it, on a stderr nobody reads, is not waited for 30 s)
-            while not self._seen("ready", "exit") and self._read_messages(limit.later_by(SETUP_TIMEOUT_S)):
+            set_up_by = limit.later_by(SETUP_TIMEOUT_S)
+            while not self._seen("ready", "exit") and self._read_messages(set_up_by):
                 pass
             now = time.monotonic()
             limit = Deadline(max(limit.at, now + EXIT_MARGIN_S) if self._seen("ready", "exit") else now)
