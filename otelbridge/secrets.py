@@ -431,6 +431,14 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                # not a list of header names or words: ["Authorization", "Content-Type"]
                + r"(?P=q))(?![A-Za-z]+(?:-[A-Za-z]+)*(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
                requires=((",",),)),
+    # ... and any pair whose first element names a secret: ["X-API-Key", "x"], ("token", "x");
+    # not a list of names or words (["token", "id_token"], log('token', 'getting list'): a
+    # second element of letters, _, - and spaces), nor a flag
+    Pattern.of("secret", _KEY_NEEDLES,
+               r"(?P<keep>(?<=[\"'])(?!-)" + _SECRET_WORD_IN + r"(?P<q>" + _Q + r")" + _JSON_BLANK + ","
+               + _JSON_BLANK + r"(?P=q))(?![A-Za-z_][A-Za-z_ -]*(?P=q)|-)(?!\[REDACTED:)"
+               r"(?:(?!(?<!\\)(?P=q)).)+",
+               requires=((",",),), precheck=_KEY_WORD_ONCE + r"\\*[\"']" + _JSON_BLANK + ","),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"),
                requires=((":", "="),)),
@@ -585,13 +593,15 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + r")(?!\[REDACTED:)" + _WORD,
         requires=(("password",),),
     ),
-    # .NET appSettings: <add key="DbPassword" value="X" />
+    # .NET appSettings <add key="DbPassword" value="X" />, <env name="DB_PASSWORD" value="X"/>,
+    # name=DB_PASSWORD value=X: quoted to the closing quote, else to the next space
     Pattern.of(
         "secret",
         ("value",),
-        r"(?P<keep>\bkey\s*=\s*\\*\"[^\"<>]*?" + _SECRET_KEY + r"\\*\"\s+value\s*=\s*\\*\")(?!\[REDACTED:)"
-        r"[^\"\\]+",
-        requires=(("key",),),
+        r"(?P<keep>\b(?i:key|name)\s*=\s*(?P<nq>\\*[\"']?)[^\"'<>\s]*?" + _SECRET_KEY
+        + r"(?P=nq)\s+(?i:value)\s*=\s*\\*[\"']?)(?!\[REDACTED:)"
+        r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\]+)",
+        requires=(("key", "name"), ("=",)),
     ),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),

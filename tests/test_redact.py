@@ -480,6 +480,10 @@ CASE_FOLDS = [
 #: forms of the pre-tested patterns the corpus does not hold: name/value pairs, argv arrays,
 #: Basic after Authorization, URL credentials cut before the @ (and near misses of each)
 PAIR_FORMS = [
+    '["X-API-Key","abc123def"]', '("api_key", "sk_live_x12")', '[\\"token\\", \\"T0k3n9\\"]',
+    '["token", "id_token"]', '["sshpass", "-p", "x"]', "['session_token', 'Ab1Cd2']",
+    '["client_secret","cs_9f8e"]', "(\"Token\", 'T0k3n-x9')", '<env name="DB_PASSWORD" value="EnvPw2"/>',
+    'name=DB_PASSWORD value=AttrPw3', '{"Name":"/prod/db/password","Type":"SecureString","Value":"S1"}',
     '[{"name":"DB_PASSWORD","value":"ErrK8sPw777"}]', '{"name": "API_TOKEN", "value": "K8sTok888"}',
     '{\\"name\\":\\"DB_PASS\\",\\"value\\":\\"x y\\"}', "- name: DB_PASSWORD\n  value: hunter2",
     "env:\\n- name: GH_PAT\\n    value: hunter2", '"ParameterKey": "DbPassword", "ParameterValue": "X"',
@@ -498,9 +502,9 @@ PAIR_FORMS = [
 
 def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
-    # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
-    # body, URL credentials cut before the @, Basic after Authorization
-    assert len(PRE_TESTED) == 11
+    # pairs, argv arrays, pairs in arrays), a command that sets a named value, a private key's
+    # END-terminated body, URL credentials cut before the @, Basic after a secret's key
+    assert len(PRE_TESTED) == 12
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

@@ -425,6 +425,10 @@ def test_a_long_word_of_key_words_takes_linear_time(prefix):
     ('{"Parameter":{"Name":"/prod/db/password","Type":"SecureString","Value":"SsmPw777x"}}',
      "SsmPw777x"),  # aws ssm get-parameter --with-decryption
     ('{"name":"DB_PASSWORD","type":"String","value":"TypePw1"}', "TypePw1"),
+    ('<env name="DB_PASSWORD" value="EnvPw2"/>', "EnvPw2"),
+    ("name=DB_PASSWORD value=AttrPw3 other=1", "AttrPw3"),
+    ('["X-API-Key","abc123def"]', "abc123def"),
+    ('[[\\"x-api-key\\", \\"abc123def\\"]]', "abc123def"),
     ('{\\"name\\": \\"DB_PASSWORD\\", \\"valueFrom\\": null, \\"value\\": \\"VfPw2\\"}', "VfPw2"),
 ])
 def test_credentials_a_break_test_found_after_the_pairs(text, gone):
@@ -440,6 +444,9 @@ def test_credentials_a_break_test_found_after_the_pairs(text, gone):
     "('authorization', 'backup')", "use Basic authentication here",
     '{"Name":"/prod/db/host","Type":"String","Value":"db.internal"}',
     '{"name":"LOG_LEVEL","type":"String","value":"debug"}',
+    '<env name="LOG_LEVEL" value="debug"/>', 'enum: ["token", "id_token", "code"]',
+    'required: ["password", "username"]', '["sshpass", "-e", "ssh", "-p", "2222"]',
+    "__slots__ = ('arguments', '_signature', '__weakref__')", "log.info('token', 'getting list')",
 ])
 def test_code_and_lists_that_look_like_credentials_stay(text):
     assert clean(text) == text
