@@ -333,6 +333,11 @@ _JSON_BLANK = r"(?:\s|\\[nrt])*+"
 #: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
 _Q = r"\\*[\"']"
 
+#: URL schemes whose user:password is a credential (databases, brokers, mail, file transfer,
+#: HTTP), where a cut URL without its ``@`` is still redacted.
+_CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
+                       r"|rediss?|amqps?|mssql|sqlserver|oracle|ldaps?|smtps?|imaps?|pop3s?|nats|kafka"
+                       r"|clickhouse|snowflake|cockroachdb|couchdb|neo4j|jdbc:[a-z]+)")
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
@@ -390,15 +395,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # (also JSON-escaped: https:\/\/); a password may hold / ? # @ after its user's ':', up to
     # the last @ before the host (not a port: http://localhost:3000/@vite/client)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
-               r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))"
+               # (a scheme from its first character on, taken whole: linear in a long a.b.c...)
+               r"(?P<keep>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+:(?://|\\/\\/))"
                r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
                r"|[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
     # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
-    # string, an ellipsis or a closing quote, with no / @ or space between; not host:port
-    # (digits), nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
+    # string, an ellipsis or a closing quote, with no / @ or space between, for a scheme that
+    # takes a password (not docker://alpine:3.18, s3://bucket:key); not host:port (digits),
+    # nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
-               r"(?P<keep>\b[a-z][a-z0-9+.-]*:(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
+               r"(?P<keep>\b" + _CREDENTIAL_SCHEMES + r":(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
                r"(?!\d+" + CUT + r")(?![${%]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++"
                r"(?:" + CUT + r"|(?=\\[nrt]))",
                re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt])"),
@@ -431,14 +438,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                # not a list of header names or words: ["Authorization", "Content-Type"]
                + r"(?P=q))(?![A-Za-z]+(?:-[A-Za-z]+)*(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
                requires=((",",),)),
-    # ... and any pair whose first element names a secret: ["X-API-Key", "x"], ("token", "x");
-    # not a list of names or words (["token", "id_token"], log('token', 'getting list'): a
-    # second element of letters, _, - and spaces), nor a flag
-    Pattern.of("secret", _KEY_NEEDLES,
-               r"(?P<keep>(?<=[\"'])(?!-)" + _SECRET_WORD_IN + r"(?P<q>" + _Q + r")" + _JSON_BLANK + ","
-               + _JSON_BLANK + r"(?P=q))(?![A-Za-z_][A-Za-z_ -]*(?P=q)|-)(?!\[REDACTED:)"
-               r"(?:(?!(?<!\\)(?P=q)).)+",
-               requires=((",",),), precheck=_KEY_WORD_ONCE + r"\\*[\"']" + _JSON_BLANK + ","),
+    # ... and the other headers that carry a credential, as array pairs: ["X-API-Key", "x"]
+    # (a list of names, ["Cookie", "Authorization"], is not one)
+    Pattern.of("secret", ("api-key", "token", "cookie"),
+               r"(?P<keep>(?<=[\"'])(?i:x-api-key|api-key|x-auth-token|private-token|x-access-token"
+               r"|set-cookie|cookie)(?P<q>" + _Q + r")" + _JSON_BLANK + "," + _JSON_BLANK
+               + r"(?P=q))(?![A-Za-z]+(?:-[A-Za-z]+)*(?P=q))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+               requires=((",",),)),
     Pattern.of("aws_secret_key", ("secret",),
                _key_value(r"(?i:\baws_?secret_?access_?key|secret_?access_?key)"),
                requires=((":", "="),)),
@@ -473,7 +479,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("base64:",),
-        r"(?P<keep>\b[A-Za-z][\w.-]*(?i:key)\\*[\"']?[ \t]*[=:][ \t]*(?:\\*[\"'])?)base64:[A-Za-z0-9+/]{16,}={0,2}",
+        # (the word taken whole, then its end tested: linear in a long word)
+        r"(?P<keep>(?<![\w.-])[A-Za-z][\w.-]*+(?<=[kK][eE][yY])\\*[\"']?[ \t]*[=:][ \t]*(?:\\*[\"'])?)"
+        r"base64:[A-Za-z0-9+/]{16,}={0,2}",
     ),
     # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
     Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
@@ -594,14 +602,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=(("password",),),
     ),
     # .NET appSettings <add key="DbPassword" value="X" />, <env name="DB_PASSWORD" value="X"/>,
-    # name=DB_PASSWORD value=X: quoted to the closing quote, else to the next space
+    # name=DB_PASSWORD value=X, the AWS CLI's Name=DB_PASSWORD,Value=X and
+    # ParameterKey=DbPassword,ParameterValue=X: quoted to the closing quote, else to the next
+    # space or comma
     Pattern.of(
         "secret",
         ("value",),
-        r"(?P<keep>\b(?i:key|name)\s*=\s*(?P<nq>\\*[\"']?)[^\"'<>\s]*?" + _SECRET_KEY
-        + r"(?P=nq)\s+(?i:value)\s*=\s*\\*[\"']?)(?!\[REDACTED:)"
-        r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\]+)",
-        requires=(("key", "name"), ("=",)),
+        r"(?P<keep>\b(?i:key|name|parameterkey)\s*=\s*(?P<nq>\\*[\"']?)[^\"'<>\s,]*?" + _SECRET_KEY
+        + r"(?P=nq)(?:\s+|,)(?i:value|parametervalue)\s*=\s*\\*[\"']?)(?!\[REDACTED:)"
+        r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
+        requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),
     ),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),

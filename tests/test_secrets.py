@@ -160,6 +160,20 @@ def test_no_rule_takes_quadratic_time(unit):
     assert time.process_time() - start < 1.5
 
 
+@pytest.mark.parametrize("text", [
+    "https://a:" + "b." * 32768, "https://u:p\u2026 " + "a." * 32768,  # a scheme from every dot
+    "APP_KEY=base64: " + "k." * 32768 + "key: base64:",  # a key word's end from every dot
+])
+def test_a_long_dotted_run_after_a_scheme_or_key_takes_linear_time(text):
+    """64 KiB: the URL-credential rule and the ``*_KEY: base64:`` rule scanned the rest of a
+    dotted run from every dot (13 s here, minutes at the 256 Ki scanned); now milliseconds."""
+    import time
+
+    start = time.process_time()
+    redact.Redactor().redact(text)
+    assert time.process_time() - start < 1.5
+
+
 @pytest.mark.parametrize("prefix", ["ghp_", "hf_", "npm_", "pul-", "sk_live_", "xoxb-_", "dop_v1_"])
 def test_a_run_of_token_prefixes_takes_linear_time(prefix):
     """The longest string scanned (256 Ki characters) of one token prefix repeated: a cut-token
@@ -429,6 +443,9 @@ def test_a_long_word_of_key_words_takes_linear_time(prefix):
     ("name=DB_PASSWORD value=AttrPw3 other=1", "AttrPw3"),
     ('["X-API-Key","abc123def"]', "abc123def"),
     ('[[\\"x-api-key\\", \\"abc123def\\"]]', "abc123def"),
+    ("--parameters ParameterKey=DbPassword,ParameterValue=Zq9xWv7Lm2", "Zq9xWv7Lm2"),
+    ("--environment Name=DB_PASSWORD,Value=Zq9xWv7Lm2", "Zq9xWv7Lm2"),
+    ('<env NAME="DB_PASSWORD" VALUE="Zq9xWv7Lm2"/>', "Zq9xWv7Lm2"),
     ('{\\"name\\": \\"DB_PASSWORD\\", \\"valueFrom\\": null, \\"value\\": \\"VfPw2\\"}', "VfPw2"),
 ])
 def test_credentials_a_break_test_found_after_the_pairs(text, gone):
@@ -447,6 +464,9 @@ def test_credentials_a_break_test_found_after_the_pairs(text, gone):
     '<env name="LOG_LEVEL" value="debug"/>', 'enum: ["token", "id_token", "code"]',
     'required: ["password", "username"]', '["sshpass", "-e", "ssh", "-p", "2222"]',
     "__slots__ = ('arguments', '_signature', '__weakref__')", "log.info('token', 'getting list')",
+    '"files": ["AUTHORS", "index.js"]', '"keywords": ["auth", "oauth2", "jwt"]',
+    'choices=["password", "oauth2"]', 'uses: "docker://alpine:3.18"', "docker://node:20-alpine",
+    's3://bucket:key', '"spiffe://cluster.local:ns"',
 ])
 def test_code_and_lists_that_look_like_credentials_stay(text):
     assert clean(text) == text
