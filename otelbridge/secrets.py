@@ -338,6 +338,9 @@ _Q = r"\\*[\"']"
 _CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?"
                        r"|rediss?|amqps?|mssql|sqlserver|oracle|ldaps?|smtps?|imaps?|pop3s?|nats|kafka"
                        r"|clickhouse|snowflake|cockroachdb|couchdb|neo4j|jdbc:[a-z]+)")
+#: Where a URL cut before its ``@`` ends: as a cut token (:data:`CUT`), or at a line end, real
+#: or escaped, or before `` …`` (``env | cut -c1-40`` prints ``DATABASE_URL=postgres://u:X``).
+_URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
@@ -406,9 +409,10 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
                r"(?P<keep>\b" + _CREDENTIAL_SCHEMES + r":(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
-               r"(?!\d+" + CUT + r")(?![${%]|port" + CUT + r")(?:[^\s/?#@:\"'<>\\.\u2026]|\.(?!\.\.))++"
-               r"(?:" + CUT + r"|(?=\\[nrt]))",
-               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt])"),
+               r"(?!\d+" + _URL_CUT + r")(?![${%]|port" + _URL_CUT + r")(?:[^\s/?#@:\"'`<>\\.\u2026,;)\]}]|\.(?!\.\.))++"
+               + _URL_CUT,
+               re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt]"
+               r"|[ \t]*(?:\r?\n|\u2026|\Z))"),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),

@@ -445,6 +445,8 @@ def test_a_long_word_of_key_words_takes_linear_time(prefix):
     ('[[\\"x-api-key\\", \\"abc123def\\"]]', "abc123def"),
     ("--parameters ParameterKey=DbPassword,ParameterValue=Zq9xWv7Lm2", "Zq9xWv7Lm2"),
     ("--environment Name=DB_PASSWORD,Value=Zq9xWv7Lm2", "Zq9xWv7Lm2"),
+    ("DATABASE_URL=postgres://admin:Zq9xWv7Lm2\nHOME=/root", "Zq9xWv7Lm2"),  # env | cut -c1-40
+    ("postgres://admin:Zq9xWv7Lm2 \u2026", "Zq9xWv7Lm2"), ("x mysql://root:Zq9xWv7Lm2\t", "Zq9xWv7Lm2"),
     ('<env NAME="DB_PASSWORD" VALUE="Zq9xWv7Lm2"/>', "Zq9xWv7Lm2"),
     ('{\\"name\\": \\"DB_PASSWORD\\", \\"valueFrom\\": null, \\"value\\": \\"VfPw2\\"}', "VfPw2"),
 ])
@@ -467,6 +469,12 @@ def test_credentials_a_break_test_found_after_the_pairs(text, gone):
     '"files": ["AUTHORS", "index.js"]', '"keywords": ["auth", "oauth2", "jwt"]',
     'choices=["password", "oauth2"]', 'uses: "docker://alpine:3.18"', "docker://node:20-alpine",
     's3://bucket:key', '"spiffe://cluster.local:ns"',
+    "redis://cache:6379 NEXT=1", "postgres://db:port …", "DATABASE_URL=postgres://db:5432/app",
 ])
 def test_code_and_lists_that_look_like_credentials_stay(text):
     assert clean(text) == text
+
+
+def test_a_cut_url_ends_at_a_line_end_not_after_a_port_and_its_punctuation():
+    text = "  origin: `http://localhost:3030`,\n  ...requestOpts"
+    assert redact.Redactor().redact(text) == text
