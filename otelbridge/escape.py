@@ -18,8 +18,9 @@ import re
 from html import escape as _html_escape
 from urllib.parse import quote
 
-#: CSI / OSC / DCS-like / two-character ESC sequences (removed whole).
-ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -~])?")
+#: CSI / OSC / DCS-like / two-character ESC sequences (removed whole; an ESC before a space or
+#: other intermediate byte goes alone, so that ``0<ESC> /home/ann`` does not become one word).
+ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[0-~])?")
 #: C0 and C1 controls (tab included), DEL, line/paragraph separators → a space.
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: Every invisible character — removed here and, before redaction, from every exported string

@@ -298,6 +298,12 @@ def test_clean_is_safe_bounded_and_idempotent(text):
     assert len(name) <= redact.SPAN_NAME_MAX and redact.current().name(name) == name
 
 
+def test_an_escape_before_a_space_does_not_join_the_words_around_it():
+    """Found by the property test above: ESC + space was taken as one two-character sequence,
+    so ``0`` and ``/home/ann/`` became one word and the home directory stayed."""
+    assert redact.clean("0\x1b /home/ann/") == "0 ~/"
+
+
 def test_custom_pattern_keeps_its_keep_group():
     r = Redactor.build([r"(?P<keep>ticket=)[0-9]+"])
     assert r.clean("see ticket=1234, thanks") == "see ticket=[REDACTED:custom], thanks"
