@@ -67,6 +67,8 @@ def before_our_code(err: bytes) -> bool:
     :data:`FIRST_HANDLER_LINE` had run."""
     if b"Fatal Python error: init_import_site" in err:
         return True
+    if b"Error processing line" in err:  # site's own report on a .pth file it was reading
+        return True
     if b"KeyboardInterrupt" not in err:
         return False
     frames = re.findall(rb'File "([^"]*)", line (\d+)', err)
