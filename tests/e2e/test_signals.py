@@ -71,8 +71,9 @@ def before_our_code(err: bytes) -> bool:
         return True
     if b"KeyboardInterrupt" not in err:
         return False
-    frames = re.findall(rb'File "([^"]*)", line (\d+)', err)
-    if not frames or b"otelbridge" not in err:
+    # frames in otelbridge's package (not the editable install's finder, which names it too)
+    frames = [f for f in re.findall(rb'File "([^"]*)", line (\d+)', err) if b"/otelbridge/" in f[0]]
+    if not frames:
         return True
     path, line = frames[-1]
     return path.endswith(b"otelbridge/__init__.py") or (
