@@ -42,7 +42,8 @@ from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .escape import ESCAPES, INVISIBLE, plain
-from .secrets import DEFAULT_PATTERNS, Needles, Pattern, PatternError, custom_pattern, names_a_secret
+from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
+from .secrets import DEFAULT_PATTERNS, names_a_secret
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
 
@@ -160,7 +161,7 @@ class Redactor:
         self.max_length = max_length
         #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
         self._memo = _Memo()
-        #: which patterns can match a text, in one pass (:class:`otelbridge.secrets.Needles`),
+        #: which patterns can match a text, in one pass (:class:`otelbridge.secret_patterns.Needles`),
         #: made at the first scan
         self._needles: Needles | None = None
         #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)

@@ -468,7 +468,7 @@ def test_message_lists_stay_json_redacted_and_cut_inside():
 # --------------------------------------------------------------------------- pre-tests
 
 def _without_pre_tests(pattern):
-    from otelbridge.secrets import Pattern
+    from otelbridge.secret_patterns import Pattern
 
     return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires)
 

@@ -346,9 +346,9 @@ class DecoderFeed:
         decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`; one not yet set up gets
         :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
         exit status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
-        spans). One that failed or hangs (then
-        killed) is said on stderr; ``exit_code`` then stands — 1 with ``--fail-on-export-error``
-        — and ``--stats-json`` gets this process's counts."""
+        spans). One that failed or hangs (then killed) is said on stderr; ``exit_code`` then
+        stands — 1 with ``--fail-on-export-error`` — and ``--stats-json`` gets this process's
+        counts."""
         self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
                             "deadline": deadline.at}})
         self._drain_until(deadline.halfway())
