@@ -9,7 +9,8 @@ Between the tee and the decoder there are two buffers, both here:
   decoding process is setting up, or busy encoding OTLP) the tee passes the chunk through by
   hand and keeps a copy here, written as the pipe drains. Beyond it a chunk is only described:
   a :class:`~otelbridge.lines.Gap` (bytes, newlines), so that the decoder counts every line it
-  never saw (``lines_not_decoded``). The tee never waits.
+  never saw (``lines_not_decoded``). The tee never waits, but on a regular file as its input
+  (``source/pipe.py``: nothing upstream to keep up with, it reads on as the backlog drains).
 
 Two more pipes carry JSON lines, no stream bytes:
 

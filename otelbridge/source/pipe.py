@@ -16,7 +16,10 @@ Two ways to move the bytes, same behaviour:
 With a ``feed`` (:class:`Feed`: the decoding process's pipe, :class:`otelbridge.source.feed.DecoderFeed`)
 the chunk goes there instead of to ``on_chunk``: by ``tee(2)`` straight into ``feed.fd`` while
 the feed is :meth:`~Feed.direct` and takes it at once, else read by hand, passed through, and
-given to :meth:`Feed.chunk`, which never waits either (it queues or skips).
+given to :meth:`Feed.chunk`, which never waits either (it queues or skips). A regular file as
+the input has no writer to keep up with: while the feed keeps a backlog the tee reads no more of
+it, so every line of ``otelbridge < run.jsonl`` is decoded (the output then goes at the decoding
+speed), unless the decoding process takes nothing for :data:`HOLD_STALL_MS`.
 
 The copy runs on a thread of its own (:meth:`Tee.run`): it waits in ``poll`` for the input (a
 regular file or ``/dev/null`` is always ready), for the output's room while a chunk waits for
@@ -57,6 +60,9 @@ WRITE_ERROR = "write-error"
 #: A step's result while the output is full (zero-copy path): wait until it is writable.
 WAIT = "wait"
 _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
+#: A file input waits for the decoding process at most this long (ms) without it taking a byte
+#: (a set-up on a slow machine takes a second or two); then the stream goes on without waiting.
+HOLD_STALL_MS = 5000
 
 
 def _is(fd: int, *tests: Callable[[int], bool]) -> bool:
@@ -414,8 +420,17 @@ class Tee:
             return STOPPED
         waiting = False  # the current chunk waits for the output's room
         feeding: int | None = None  # the feed's pipe watched for room: what it holds waits
+        # a file (``otelbridge < run.jsonl``) has no writer to keep up with: while the feed
+        # holds a backlog, the input waits for it, so that every line is decoded
+        hold = feed is not None and _is(fd_in, stat.S_ISREG)
+        held = False  # the input is out of the poll set until the feed drains
         while True:
-            ready = poll()
+            ready = poll(HOLD_STALL_MS if held else None)
+            if not ready:  # held, and the feed took nothing for that long: the stream goes on
+                hold = held = False
+                if not waiting:
+                    poller.register(fd_in, select.POLLIN)
+                continue
             if len(ready) == 1 and ready[0][0] == fd_in:
                 result = step()
                 if result is None and not self._hand:
@@ -437,14 +452,16 @@ class Tee:
                 return STOPPED
             if result == WAIT:
                 if not waiting:
-                    poller.unregister(fd_in)
+                    if not held:
+                        poller.unregister(fd_in)
                     poller.register(self.fd_out, select.POLLOUT)
                     waiting = True
             elif result is not None:
                 return result
             elif waiting:
                 poller.unregister(self.fd_out)
-                poller.register(fd_in, select.POLLIN)
+                if not held:
+                    poller.register(fd_in, select.POLLIN)
                 waiting = False
             if feed is not None:
                 wanted = feed.waiting_on()
@@ -454,3 +471,9 @@ class Tee:
                     if wanted is not None:
                         poller.register(wanted, select.POLLOUT)
                     feeding = wanted
+                if hold and held != (feeding is not None):
+                    held = feeding is not None
+                    if held and not waiting:
+                        poller.unregister(fd_in)
+                    elif not waiting:
+                        poller.register(fd_in, select.POLLIN)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from otelbridge.source.feed import BACKLOG_LIMIT
+from otelbridge.source.pipe import HOLD_STALL_MS
 from tests.conftest import ROOT, clean_env, run_bridge
 from tests.e2e.test_faults import Live, workflow_lines
 
@@ -144,9 +145,37 @@ def test_past_the_backlog_the_stream_still_flows_and_what_was_skipped_is_counted
 @pytest.mark.parametrize("size,max_line", [(20_000_000, None), (30 * 2**20, 64 * 2**20)],
                          ids=["over-max-line", "max-line-above-the-backlog"])
 def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp_path, size, max_line):
-    """A line longer than the tee's 8 MiB backlog read from a regular file at disk speed, then a real
-    recording: the recording decodes as it does alone — the big line's bytes are skipped once
-    it is over --max-line or cut, never kept in the lines' place."""
+    """A line longer than the tee's 10 MiB backlog piped in at once, then a real recording: the
+    recording decodes as it does alone — the big line's bytes are skipped once it is over
+    --max-line or cut, never kept in the lines' place."""
+    with_big, alone = big_line_then_recording(tmp_path, size, max_line, piped=True)
+    # the big line: overlong, or (under a higher --max-line) cut by a gap and not decoded
+    assert with_big["overlong_lines"] + with_big["lines_not_decoded"] == 1
+    assert with_big["lines_decoded"] == alone["lines_decoded"] > 0
+    assert with_big["spans_started"] == alone["spans_started"] > 0
+
+
+@pytest.mark.parametrize("size,max_line", [(20_000_000, None), (30 * 2**20, 64 * 2**20)],
+                         ids=["over-max-line", "max-line-above-the-backlog"])
+def test_a_file_as_the_input_is_decoded_whole_though_read_faster_than_decoding(tmp_path, size, max_line):
+    """The same stream as a file (``otelbridge < run.jsonl``), read at disk speed: nothing
+    upstream waits on it, so the tee reads on only as decoding takes it — the line under
+    --max-line is decoded whole, not cut; one over it is overlong."""
+    with_big, alone = big_line_then_recording(tmp_path, size, max_line, piped=False)
+    assert (with_big["overlong_lines"], with_big["lines_not_decoded"]) == (0 if max_line else 1, 0)
+    assert with_big["lines_decoded"] == alone["lines_decoded"] + (1 if max_line else 0)
+    stats_path = tmp_path / "replay.json"
+    args = ["--max-line", str(max_line)] if max_line else []
+    replay = run_bridge(["replay", "--exporter", "none", *args, "--stats-json", str(stats_path),
+                         str(tmp_path / "big-then-recording.jsonl")])
+    assert replay.returncode == 0, replay.stderr
+    replayed = json.loads(stats_path.read_text())
+    assert with_big["spans_started"] == replayed["spans_started"] >= alone["spans_started"] > 0
+
+
+def big_line_then_recording(tmp_path, size: int, max_line: int | None, piped: bool):
+    """A ``size``-byte ``task_progress`` line then a real recording, through the tee (piped in
+    at once, or as its stdin file), and the recording alone: their ``--stats-json``."""
     recording = ROOT / "examples" / "cbc-workflow.jsonl"
     big = b'{"type":"system","subtype":"task_progress","task_id":"x","d":"' + b"a" * size + b'"}\n'
     path = tmp_path / "big-then-recording.jsonl"
@@ -155,16 +184,44 @@ def test_a_line_longer_than_the_backlog_does_not_push_out_the_lines_after_it(tmp
     results = []
     for src in (path, recording):
         stats_path = tmp_path / f"{src.stem}.json"
-        with open(src, "rb") as stdin:
-            proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin)
+        if piped:
+            proc = run_bridge([*args, "--stats-json", str(stats_path)], src.read_bytes())
+        else:
+            with open(src, "rb") as stdin:
+                proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == src.read_bytes()
         results.append(json.loads(stats_path.read_text()))
-    with_big, alone = results
-    # the big line: overlong, or (under a higher --max-line) cut by a gap and not decoded
-    assert with_big["overlong_lines"] + with_big["lines_not_decoded"] == 1
-    assert with_big["lines_decoded"] == alone["lines_decoded"] > 0
-    assert with_big["spans_started"] == alone["spans_started"] > 0
+    return results
+
+
+def test_a_file_as_the_input_waits_for_a_stopped_decoding_process_5_s_at_most(tmp_path):
+    """A file of 50-agent snapshots (decoding takes seconds) while the decoding process is
+    stopped: the tee holds the file back for it 5 s (HOLD_STALL_MS), then passes the rest
+    without it — every byte, the lines it skipped counted."""
+    started, snapshot = workflow_lines("fs", agents=50, complete=False)
+    data = started + snapshot * (40_000_000 // len(snapshot))
+    path = tmp_path / "snapshots.jsonl"
+    path.write_bytes(data)
+    stats_path = tmp_path / "stats.json"
+    out = tmp_path / "out.jsonl"
+    with open(path, "rb") as stdin, open(out, "wb") as stdout:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none",
+                                 "--stats-json", str(stats_path)], stdin=stdin, stdout=stdout,
+                                stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+        with stopped(decoding_process(proc.pid)):
+            t = time.monotonic()
+            while out.stat().st_size < len(data) and time.monotonic() - t < 30:
+                time.sleep(0.05)
+            through = time.monotonic() - t
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.read_bytes() == data
+    assert HOLD_STALL_MS / 1000 - 0.5 <= through < 15  # held back while it could take a byte
+    stats = json.loads(stats_path.read_text())
+    assert stats["lines"] == data.count(b"\n")
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"]
+    assert stats["lines_not_decoded"] > 0
 
 
 def test_stdout_opened_for_appending_still_feeds_decoding_after_a_backlog(tmp_path):
