@@ -21,6 +21,9 @@ not again on top): a model call's lines carry partial usage (the first streamed 
 ``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
 which Claude Code reports cumulatively per session: the session's last value (its span's, else its
 last turn's), summed over sessions, as exact decimals of the values the stream gave.
+Workflow agents report one total each, input and output together (``workflow.agent.tokens``):
+their sum, or their workflow's own total (``workflow.usage.total_tokens``) once it ends, is
+``workflow_tokens``, kept apart from the input/output counts (a workflow is a trace of its own).
 
 Drawing: :mod:`otelbridge.waterfall` (stderr, step summary) and :mod:`otelbridge.report` (HTML),
 from :func:`select` (which rows of a trace are shown); text is escaped for where it lands
@@ -203,6 +206,8 @@ class Totals:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    #: workflows' tokens, input and output together (their agents' totals)
+    workflow_tokens: int = 0
     #: session span id → its ``result.total_cost_usd`` (the session's last value)
     session_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
     #: session span id → its last turn's value, for sessions whose span has none (yet)
@@ -218,6 +223,7 @@ class Totals:
     def add(self, other: "Totals") -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.workflow_tokens += other.workflow_tokens
         self.session_cost.update(other.session_cost)
         self.turn_cost.update(other.turn_cost)
         self.errors += other.errors
@@ -270,6 +276,8 @@ class Collector:
         #: span brings the authoritative total; conversations that brought one
         self._counted: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
         self._settled: OrderedDict[tuple[int, str | None], None] = OrderedDict()
+        #: workflow trace → its agents' tokens so far, until the workflow's own total ends it
+        self._agent_tokens: OrderedDict[int, int] = OrderedDict()
 
     def emit(self, rec: SpanRecord) -> None:
         try:
@@ -313,6 +321,13 @@ class Collector:
                                            got_out + (row.output_tokens or 0)))
             totals.input_tokens += row.input_tokens or 0
             totals.output_tokens += row.output_tokens or 0
+        elif row.total_tokens is not None and not covered and row.kind in ("workflow", "agent"):
+            so_far = self._agent_tokens.pop(row.trace_id, 0)
+            if row.kind == "workflow":  # its own total replaces what its agents added
+                totals.workflow_tokens += row.total_tokens - so_far
+            else:
+                _bounded(self._agent_tokens, row.trace_id, so_far + row.total_tokens)
+                totals.workflow_tokens += row.total_tokens
         if (usage or covered) and row.parent_id is not None:
             _bounded(self._covered, (row.trace_id, row.parent_id), None)
         if row.cost is not None:
@@ -461,6 +476,8 @@ def trace_head(trace: Trace) -> tuple[Row | None, str]:
     parts = ["error" if t.failed else "ok", format_duration(trace.end_ns - trace.start_ns)]
     if t.input_tokens or t.output_tokens:
         parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
+    if t.workflow_tokens:
+        parts.append(f"{t.workflow_tokens:,} tokens")
     if t.session_cost or t.turn_cost:
         parts.append(format_cost(t.cost))
     if t.errors:
@@ -474,6 +491,8 @@ def totals_text(collector: Collector) -> str:
     traces = len(collector.traces) + collector.dropped_traces
     text = (f"{traces} trace{'s' if traces != 1 else ''}, {t.input_tokens:,} input tokens "
             f"(with cache), {t.output_tokens:,} output tokens")
+    if t.workflow_tokens:
+        text += f", {t.workflow_tokens:,} workflow tokens (input and output together)"
     if t.session_cost or t.turn_cost:
         text += f", {format_cost(t.cost)}"
     return text + f", {plural(t.errors, 'failed span')}, status {'error' if t.failed else 'ok'}"
@@ -484,11 +503,13 @@ def totals_text(collector: Collector) -> str:
 
 def job_outputs(collector: Collector) -> str:
     """The ``GITHUB_OUTPUT`` lines: ``trace_id``, ``input_tokens``, ``output_tokens``,
-    ``total_cost_usd`` (exact sum of the stream's values, ``0`` without any) and ``status``."""
+    ``workflow_tokens``, ``total_cost_usd`` (exact sum of the stream's values, ``0`` without
+    any) and ``status``."""
     t = collector.totals()
     main = collector.main_trace()
     cost = t.cost
     return (f"trace_id={main:032x}\n" if main is not None else "trace_id=\n") + (
         f"input_tokens={t.input_tokens}\noutput_tokens={t.output_tokens}\n"
+        f"workflow_tokens={t.workflow_tokens}\n"
         f"total_cost_usd={format(cost.normalize(), 'f') if cost else 0}\n"
         f"status={'error' if t.failed else 'ok'}\n")

@@ -80,7 +80,7 @@ def test_a_plain_session_gets_rows_tokens_cost_and_outputs(tmp_path):
     lines = out.read_text().splitlines()
     (session,) = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
     assert lines == [f"trace_id={session.trace_id:032x}", f"input_tokens={want_in}",
-                     f"output_tokens={want_out}",
+                     f"output_tokens={want_out}", "workflow_tokens=0",
                      f"total_cost_usd={last_result(SESSION)['total_cost_usd']!r}", "status=ok"]
     assert out.stat().st_mode & 0o777 == 0o600
     text = report.stream.getvalue()
@@ -101,7 +101,7 @@ def test_outputs_and_step_summary_start_on_a_line_of_their_own(tmp_path):
     step.write_text("## before")
     run(SESSION, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)})
     lines = out.read_text().splitlines()
-    assert lines[0] == "prev=1" and lines[1].startswith("trace_id=") and len(lines) == 6
+    assert lines[0] == "prev=1" and lines[1].startswith("trace_id=") and len(lines) == 7
     assert step.read_text().splitlines()[0] == "## before"
     assert step.read_text().splitlines()[1].startswith("### ")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, needs_fixtures
-from tests.test_summary import run
+from tests.test_summary import CBC, run
 
 CC = FIXTURES / "claude-code"
 #: recordings whose assistant lines carry partial usage (the first streamed snapshot's output)
@@ -138,3 +138,35 @@ def test_milk_input_counts_the_cache_and_model_usage_alone_counts(tmp_path):
     report, _ = run(path)
     totals = report.collector.totals()
     assert (totals.input_tokens, totals.output_tokens) == (milk_input(usage), usage["output_tokens"]) == (500, 20)
+
+
+def workflow_tokens(path: Path) -> int:
+    """The last ``usage.total_tokens`` of each workflow task (a task whose lines carry
+    ``workflow_progress``), summed."""
+    workflows = {d["task_id"] for d in docs(path) if d.get("workflow_progress")}
+    last = {d["task_id"]: d["usage"]["total_tokens"] for d in docs(path)
+            if d.get("task_id") in workflows and isinstance(d.get("usage"), dict)}
+    return sum(last.values())
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("path", [CC / "claudecli-go-workflow-phased-2.1.270.jsonl",
+                                  CC / "workflow-probe-2.1.206.jsonl", CBC],
+                         ids=lambda p: p.name)
+def test_workflow_tokens_are_the_workflows_own_totals_kept_apart_from_input_and_output(path, tmp_path):
+    """A workflow's agents report one total each (input and output together): the run's totals,
+    the trace's head line and the job outputs show the workflow's own total, and the
+    input/output counts stay the sessions' alone."""
+    want = workflow_tokens(path)
+    out = tmp_path / "out"
+    report, _ = run(path, env={"GITHUB_OUTPUT": str(out)})
+    totals = report.collector.totals()
+    assert want > 0 and totals.workflow_tokens == want
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert int(got["workflow_tokens"]) == want
+    sessions = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "session"]
+    assert totals.input_tokens == sum(r.input_tokens or 0 for r in sessions)
+    text = report.stream.getvalue()
+    (head,) = [l for l in text.splitlines() if l.startswith("invoke_workflow ") and " · " in l]
+    assert head.endswith(f" · {want:,} tokens") or f" · {want:,} tokens · " in head
+    assert f"{want:,} workflow tokens (input and output together)" in text

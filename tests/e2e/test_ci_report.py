@@ -18,7 +18,7 @@ TEMPLATE = "http://localhost:16686/trace/{trace_id}"
 def outputs(path) -> dict[str, str]:
     lines = path.read_text().splitlines()
     assert [l.split("=", 1)[0] for l in lines] == [
-        "trace_id", "input_tokens", "output_tokens", "total_cost_usd", "status"]
+        "trace_id", "input_tokens", "output_tokens", "workflow_tokens", "total_cost_usd", "status"]
     return dict(l.split("=", 1) for l in lines)
 
 
