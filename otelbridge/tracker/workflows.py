@@ -94,6 +94,13 @@ def _common(task_id: str, session_id: str | None) -> dict[str, Any]:
     return attrs
 
 
+def _is_prompt(label: str, prompt: str | None) -> bool:
+    """Whether ``label`` is the start of the agent's ``prompt`` (``promptPreview``): Claude Code
+    labels an agent so when its workflow gave it no label (``"Reply with exactly: wf-alpha"``)."""
+    head = label.strip().rstrip(".…").rstrip()
+    return bool(prompt) and bool(head) and prompt.lstrip().startswith(head)  # type: ignore[union-attr]
+
+
 def _entry_chars(e: WorkflowAgent) -> int:
     return text_bytes(e.agent_id, e.state, e.label, e.phase_title, e.model, e.error,
                       e.result_preview, e.prompt_preview)
@@ -305,6 +312,8 @@ class WorkflowTracker:
     ) -> None:
         e = agent.entry
         started, state, index, label = e.started_ns, e.state, e.index, e.label
+        if label and not self.ctx.capture_content and _is_prompt(label, e.prompt_preview):
+            label = None  # the CLI named the agent by the start of its prompt: content
         start = started or e.queued_ns or agent.first_seen_ns
         cached = state == "cached"
         if force_end is not None:
@@ -344,7 +353,7 @@ class WorkflowTracker:
             if e.result_preview:
                 attrs["workflow.agent.result_preview"] = e.result_preview
         rec = SpanRecord(
-            span_name("invoke_agent", label or e.agent_id, f"#{index}"), run.trace_id,
+            span_name("invoke_agent", label, f"#{index}"), run.trace_id,
             agent.span_id, run.span_id if phase is None else phase.span_id, start, end, attrs,
         )
         if e.state == "error":

@@ -65,7 +65,13 @@ def test_workflow_spans_at_receiver(protocol):
     assert phase.name == f"phase {phases[0]['title']}"
     assert phase.attributes["workflow.phase.index"] == phases[0]["index"]
     for span, entry in zip(agent_spans, agents):
-        assert span.attributes["gen_ai.agent.name"] == entry["label"]
+        # Claude Code labelled these agents by the start of their prompts (the workflow gave
+        # them no label): content, so the span is named by the agent's index and no attribute
+        # holds the label
+        assert entry["promptPreview"].startswith(entry["label"])
+        assert span.name == f"invoke_agent #{entry['index']}"
+        assert "gen_ai.agent.name" not in span.attributes
+        assert not any(entry["label"] in str(v) for v in span.attributes.values())
         assert span.attributes["gen_ai.agent.id"] == entry["agentId"]
         assert span.attributes["workflow.agent.tokens"] == entry["tokens"]
         assert span.attributes["workflow.agent.tool_calls"] == entry["toolCalls"]

@@ -47,14 +47,14 @@ class Run:
     """The records of one recording, with lookups by name and id."""
 
     def __init__(self, path: Path, *, mode: str = "stream", wall: int = WALL,
-                 arrival: Callable[[int], int] | None = None) -> None:
+                 arrival: Callable[[int], int] | None = None, capture_content: bool = False) -> None:
         """``arrival(n)``: the wall clock (epoch ns) when line ``n`` (1-based) came; else
         ``wall`` for every line."""
         self.records: list[SpanRecord] = []
         self.stats = Stats()
         now = [wall]
         ctx = Context(emit=self.records.append, ids=Ids(True), clock=Clock(mode, wall=lambda: now[0]),
-                      stats=self.stats)
+                      stats=self.stats, capture_content=capture_content)
         tracker = Tracker(ctx)
         decoder = dialects.Decoder(dialects.load(), self.stats)
         for n, raw in enumerate(path.read_bytes().splitlines(), 1):

@@ -244,3 +244,38 @@ def test_a_first_timestamp_after_the_wait_moves_the_open_runs_to_the_streams_day
     assert (tool.start_ns, agent.start_ns) == (ts16 - 200 * MS, ts16 - 100 * MS)
     assert agent.end_ns >= iso_ns(L[19]["timestamp"])
     assert all(abs(r.start_ns - ts16) < 60 * 10**9 for r in run.records)
+
+
+def workflow_agents(run: Run) -> list:
+    return [r for r in run.records if "workflow.agent.index" in r.attributes]
+
+
+@needs_fixtures
+@pytest.mark.parametrize("capture", [False, True], ids=["default", "capture-content"])
+def test_a_workflow_agent_labelled_by_its_prompt_is_named_by_its_index_unless_content_is_captured(capture):
+    """workflow-probe-2.1.206: the workflow gave its agents no label, so Claude Code labelled
+    each by the start of its prompt — content: exported only with --capture-content."""
+    probe = CLAUDE / "workflow-probe-2.1.206.jsonl"
+    entries = {e["index"]: e for doc in lines(probe).values()
+               for e in doc.get("workflow_progress") or () if e.get("type") == "workflow_agent"}
+    agents = workflow_agents(Run(probe, capture_content=capture))
+    assert len(agents) == len(entries) == 2
+    for rec in agents:
+        entry = entries[rec.attributes["workflow.agent.index"]]
+        assert entry["promptPreview"].startswith(entry["label"])
+        if capture:
+            assert rec.name == f"invoke_agent {entry['label']}"
+            assert rec.attributes["gen_ai.agent.name"] == entry["label"]
+        else:
+            assert rec.name == f"invoke_agent #{entry['index']}"
+            assert "gen_ai.agent.name" not in rec.attributes
+            assert not any(entry["label"] in str(v) for v in rec.attributes.values())
+
+
+@needs_fixtures
+def test_a_workflow_agents_own_label_is_its_name():
+    entries = {e["index"]: e for doc in lines(PHASED).values()
+               for e in doc.get("workflow_progress") or () if e.get("type") == "workflow_agent"}
+    agents = workflow_agents(Run(PHASED))
+    assert sorted(r.name for r in agents) == sorted(f"invoke_agent {e['label']}" for e in entries.values())
+    assert {r.attributes["gen_ai.agent.name"] for r in agents} == {"sleeper-a", "sleeper-b", "joiner"}
