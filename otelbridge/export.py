@@ -522,6 +522,19 @@ class Exporters:
             time.sleep(0.002)
         return max(0, min((int(high * p.limit) - p.waiting() for p in self.paths), default=1 << 30))
 
+    def handed(self) -> int:
+        """Spans handed to the exporters so far (sampled, ended)."""
+        return self.counter.ended
+
+    def confirmed(self, handed: int) -> bool | None:
+        """Whether the first ``handed`` spans (:meth:`handed` at some moment) are exported:
+        True once every exporter confirmed them, ``None`` while some are on their way, False
+        once any exporter lost a span (a failed export, a full queue) — from then on none is
+        known to be."""
+        if any(p.exporter.failed or p.overflowed for p in self.paths):
+            return False
+        return True if all(p.exporter.exported >= handed for p in self.paths) else None
+
     def pending(self) -> int:
         """Spans the slowest exporter has not settled yet (waiting or being exported)."""
         return max((p.unsettled() for p in self.paths), default=0)

@@ -79,6 +79,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
             poll_s=poll_s, on_switch=on_switch,
             is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
+            handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
         )
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
@@ -101,6 +102,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
                 f"start reads them again ({dropped} held spans dropped)")
         all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
+        follower.save_settled()  # the checkpoints whose spans the flush exported
         return pipeline.report_and_exit_code(code, all_exported)
 
     try:

@@ -8,10 +8,13 @@
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode and byte offset of the last *checkpoint* — the end of the last
-  complete line read at a moment when no workflow was open (``is_quiet()``). A restart resumes
-  there: a workflow open at the stop is read again from its first line by the next start
-  (the caller exports nothing of it at stop), so nothing is traced twice or missed. If PATH is
-  another file by then (rotated while we were away), it is read from its start.
+  complete line read at a moment when no workflow was open (``is_quiet()``), saved once the
+  spans handed on by then are exported (``settled(handed)``; ``handed()`` counts them). A
+  restart resumes there: a workflow open at the stop is read again from its first line by the
+  next start (the caller exports nothing of it at stop), so nothing is traced twice or missed.
+  Once an export fails the position stays where it is for the rest of the run: the next start
+  reads again what may not have reached the collector. If PATH is another file by then
+  (rotated while we were away), it is read from its start.
 * Nothing is written to stdout: follow is a sidecar, not a tee.
 
 Polling (``poll_s``), not inotify: it works the same on every filesystem (NFS, overlay, emptyDir)
@@ -21,6 +24,7 @@ and needs no dependency.
 from __future__ import annotations
 
 import asyncio
+import collections
 import hashlib
 import json
 import os
@@ -74,8 +78,10 @@ class Follower:
 
     ``on_switch(kind)`` is called before reading a new file (:data:`ROTATED`) or re-reading a
     truncated one (:data:`TRUNCATED`); ``is_quiet()`` says whether the lines read so far leave no
-    workflow open (only then is the offset file moved forward). :meth:`run` returns when
-    :meth:`stop` is called.
+    workflow open (only then is a checkpoint taken); ``handed()`` counts the spans handed to
+    export so far and ``settled(n)`` says whether the first ``n`` are exported (True), still on
+    their way (``None``) or may be lost (False): a checkpoint is saved once settled. :meth:`run`
+    returns when :meth:`stop` is called; :meth:`save_settled` saves what settled after it.
     """
 
     def __init__(
@@ -89,6 +95,8 @@ class Follower:
         on_switch: Callable[[str], None] | None = None,
         is_quiet: Callable[[], bool] = lambda: True,
         say: Callable[[str], None] = lambda message: None,
+        handed: Callable[[], int] = lambda: 0,
+        settled: Callable[[int], bool | None] = lambda handed: True,
         chunk: int = CHUNK,
     ) -> None:
         self.path = Path(path)
@@ -105,6 +113,10 @@ class Follower:
         self.pos = 0  # bytes of the current file read
         self.complete = 0  # end of the last complete line read
         self.saved: Position | None = load_position(self.state_file)
+        self.handed, self.settled = handed, settled
+        #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
+        self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
+        self._lost = False  # an export failed: no checkpoint is saved any more
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
 
@@ -173,10 +185,30 @@ class Follower:
         return None
 
     def checkpoint(self) -> None:
-        """Save the position when the lines read leave nothing open (best effort)."""
-        if self.ident is None or not self.is_quiet():
-            return
-        self._save(Position(self.ident[0], self.ident[1], self.complete))
+        """Take a checkpoint when the lines read leave nothing open; save those settled."""
+        if self.ident is not None and self.is_quiet() and not self._lost:
+            pos = Position(self.ident[0], self.ident[1], self.complete)
+            if pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
+                self._unsettled.append((pos, self.handed()))
+        self.save_settled()
+
+    def save_settled(self) -> None:
+        """Save the newest checkpoint whose spans are exported (best effort)."""
+        newest = None
+        while self._unsettled:
+            pos, handed = self._unsettled[0]
+            settled = self.settled(handed)
+            if settled is None:
+                break
+            if settled is False:
+                self._lost = True
+                self._unsettled.clear()
+                self.say("export failed: the follow position stays where it was, and the "
+                         "next start reads again from there")
+                break
+            newest = self._unsettled.popleft()[0]
+        if newest is not None:
+            self._save(newest)
 
     def _save(self, pos: Position) -> None:
         if pos == self.saved:

@@ -94,10 +94,11 @@ def test_rotation_truncation_and_restart(tmp_path):
             append(log, wf_b[len(wf_b) // 2:])
             wait(lambda: "wf-B" in roots(rx), what="workflow B")
 
-            size = log.stat().st_size
-            before = wait(lambda: (saved_offset(state) or {}).get("offset") == size and saved_offset(state),
+            size, ino = log.stat().st_size, log.stat().st_ino
+            # (A's file, renamed, has B's size: the position names its file too)
+            before = wait(lambda: (saved_offset(state) or {}).get("offset") == size
+                          and saved_offset(state)["ino"] == ino and saved_offset(state),
                           what="the position at the end of B")
-            assert before["ino"] == log.stat().st_ino
             os.truncate(log, 0)  # copytruncate
             wait(lambda: (saved_offset(state) or {}).get("offset") == 0, what="truncation seen")
             assert saved_offset(state)["ino"] == before["ino"]
@@ -212,3 +213,43 @@ def test_a_stop_reads_what_was_written_since_the_last_poll(tmp_path):
         wait(lambda: any(s.name == "invoke_agent claude-code" for s in rx.received.spans()),
              what="the session written before the stop")
     assert roots(rx) == {"wf-first": 1}
+
+
+def test_what_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_path):
+    """The collector is down while the follower reads two whole workflows and is stopped: the
+    position stays where reading began, so the next start, with the collector up, exports both
+    — once each — and then moves the position to the end."""
+    import socket
+
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("a") + workflow("b"))
+    with socket.socket() as sock:  # a port with nothing listening on it
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
+         "--from-start", "--poll-interval", "0.05", "--grace-period", "0", "--protocol", "grpc",
+         "--endpoint", dead, "--flush-timeout", "1", "--summary", "never"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    try:
+        wait(lambda: saved_offset(state), what="the first checkpoint")
+        time.sleep(1.5)  # both workflows read, their spans handed to the failing exporter
+        _, err = stop(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"2 exported" not in err and b"dropped" in err, err
+    assert saved_offset(state)["offset"] == 0
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx)
+        try:
+            wait(lambda: roots(rx) == {"wf-a": 1, "wf-b": 1}, what="both workflows")
+            wait(lambda: saved_offset(state)["offset"] == log.stat().st_size, what="the position at the end")
+            stop(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert roots(rx) == {"wf-a": 1, "wf-b": 1}
