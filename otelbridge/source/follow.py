@@ -3,7 +3,8 @@
 * **Rotation** (PATH renamed away and created anew — a new inode at PATH): the old file is read
   to its end, then the new one from its start.
 * **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): read again from
-  the start; the partial line before the cut is dropped. A truncation followed by more writes than
+  the start; the partial line before the cut is dropped, and so are the NUL bytes before the
+  first line (a writer that kept its offset leaves a hole that long). A truncation followed by more writes than
   our old position before the next poll is indistinguishable from appending (as for ``tail``).
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
@@ -117,6 +118,9 @@ class Follower:
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
+        #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
+        #: writes its next line after a hole the truncation left, read as NUL bytes
+        self._hole = False
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
 
@@ -165,11 +169,18 @@ class Follower:
             n = os.readv(self.fd, [self.buf])
             if n == 0:
                 return
+            at = self.pos
+            self.pos += n
+            if self._hole:  # NUL bytes at the start of a truncated file: no line's
+                skip = n - len(self.buf[:n].lstrip(b"\0"))
+                self._hole = skip == n
+                self.buf[:n - skip] = self.buf[skip:n]
+                at, n = at + skip, n - skip
             last_nl = self.buf.rfind(b"\n", 0, n)
             if last_nl >= 0:
-                self.complete = self.pos + last_nl + 1
-            self.pos += n
-            self.on_chunk(self.buf, n)
+                self.complete = at + last_nl + 1
+            if n:
+                self.on_chunk(self.buf, n)
             await asyncio.sleep(0)
 
     def _changed(self) -> str | None:
@@ -250,6 +261,7 @@ class Follower:
                     self.on_switch(TRUNCATED)
                     os.lseek(self.fd, 0, os.SEEK_SET)
                     self.pos = self.complete = 0
+                    self._hole = True
                     continue
                 self.checkpoint()
                 await self._sleep()

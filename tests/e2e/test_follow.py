@@ -253,3 +253,32 @@ def test_what_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_
                 proc.kill()
                 proc.wait()
     assert roots(rx) == {"wf-a": 1, "wf-b": 1}
+
+
+def test_a_copytruncate_under_a_writer_that_keeps_its_offset_loses_no_line(tmp_path):
+    """``cli > file`` under logrotate's ``copytruncate``: the writer's next line lands at its
+    old offset, after a hole of NUL bytes as long as what was truncated. The hole is no line:
+    every line of the second workflow is decoded, none counted bad."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    stats = tmp_path / "stats.json"
+    writer = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        with GrpcReceiver() as rx:
+            proc = start(log, state, rx, "--from-start", "--stats-json", str(stats))
+            try:
+                os.write(writer, workflow("A").encode())
+                wait(lambda: "wf-A" in roots(rx), what="workflow A")
+                os.truncate(log, 0)
+                time.sleep(0.3)  # the truncation seen
+                second = workflow("B").encode()
+                os.write(writer, second)  # at the writer's offset: after the hole
+                assert log.stat().st_size == len(workflow("A")) + len(second)
+                wait(lambda: "wf-B" in roots(rx), what="workflow B")
+            finally:
+                stop(proc)
+    finally:
+        os.close(writer)
+    counts = json.loads(stats.read_text())
+    assert counts["bad_lines"] == 0
+    assert counts["lines"] == 2 * TEMPLATE.count("\n")
+    assert roots(rx) == {"wf-A": 1, "wf-B": 1}
