@@ -1,6 +1,7 @@
 """``otelbridge follow PATH``: trace what a CLI writes to PATH (``tail -F``, an offset file) until
 SIGTERM/SIGINT. Workflows still open at the stop are not exported: the offset file makes the next
-start read them again from their first line (see :mod:`otelbridge.source.follow`)."""
+start read them again from their first line (see :mod:`otelbridge.source.follow`) — unless their
+file is no longer at PATH. A new file at PATH is a stream of its own."""
 
 from __future__ import annotations
 
@@ -71,9 +72,14 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             pipeline.on_chunk(buf, n)
 
         def on_switch(kind: str) -> None:
-            # truncated: the partial line before the cut is gone; rotated: the old file's last
-            # line, even without "\n", is complete
-            pipeline.new_lines(keep_partial=kind != TRUNCATED)
+            if kind == TRUNCATED:  # the partial line before the cut is gone
+                pipeline.new_lines(keep_partial=False)
+                return
+            # rotated: a new file at the path is a new writer's (a CLI writing to a file keeps
+            # writing to the old one): the old file's stream ends, its last line even without
+            # "\n" complete, and the new one is a stream of its own (its own clock)
+            pipeline.end_stream()
+            pipeline.new_stream()
 
         follower = Follower(
             path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
@@ -94,13 +100,18 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             code = 2
         open_runs = pipeline.tracker.open_workflows()
         # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
-        # workflows cut by the stop are discarded and read again from the checkpoint
-        hold.stopping = True
+        # workflows cut by the stop are discarded and read again from the checkpoint — unless
+        # their file is no longer at the path, where no start can read them again
+        rereadable = follower.rereadable()
+        hold.stopping = rereadable
         pipeline.end_stream()
         dropped = hold.discard()
-        if open_runs:
+        if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
                 f"start reads them again ({dropped} held spans dropped)")
+        elif open_runs:
+            say(f"{open_runs} workflow(s) still open at stop in a file no longer at "
+                f"{str(path)!r}: exported as they stand")
         all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
         follower.save_settled()  # the checkpoints whose spans the flush exported
         return pipeline.report_and_exit_code(code, all_exported)

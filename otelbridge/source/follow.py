@@ -1,7 +1,8 @@
 """``otelbridge follow PATH``: tail a file the CLI writes, like ``tail -F``, for the sidecar pattern.
 
-* **Rotation** (PATH renamed away and created anew — a new inode at PATH): the old file is read
-  to its end, then the new one from its start.
+* **Rotation** (PATH renamed away or deleted, and created anew — a new inode at PATH): the old
+  file is read to its end, then the new one from its start (``on_switch``: a new writer, a new
+  stream).
 * **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): read again from
   the start; the partial line before the cut is dropped, and so are the NUL bytes before the
   first line (a writer that kept its offset leaves a hole that long). A truncation followed by more writes than
@@ -194,6 +195,14 @@ class Follower:
         if os.fstat(self.fd).st_size < self.pos:
             return TRUNCATED
         return None
+
+    def rereadable(self) -> bool:
+        """Whether the file being read is still at PATH (a next start can read it again)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return self.ident == (st.st_dev, st.st_ino)
 
     def checkpoint(self) -> None:
         """Take a checkpoint when the lines read leave nothing open; save those settled."""

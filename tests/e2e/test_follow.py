@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import EXAMPLES, ROOT, clean_env, workflow_facts, workflow_spans
+from tests.conftest import EXAMPLES, FIXTURES, ROOT, clean_env, needs_fixtures, workflow_facts, workflow_spans
 from tests.receivers import GrpcReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -282,3 +282,76 @@ def test_a_copytruncate_under_a_writer_that_keeps_its_offset_loses_no_line(tmp_p
     assert counts["bad_lines"] == 0
     assert counts["lines"] == 2 * TEMPLATE.count("\n")
     assert roots(rx) == {"wf-A": 1, "wf-B": 1}
+
+
+def stamps_ns(text: str) -> list[int]:
+    """The ``timestamp`` of every line that has one, in epoch ns."""
+    from datetime import datetime
+
+    out = []
+    for line in text.splitlines():
+        stamp = json.loads(line).get("timestamp")
+        if stamp:
+            out.append(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1e9))
+    return out
+
+
+@needs_fixtures()
+def test_a_new_file_at_the_path_is_a_stream_of_its_own(tmp_path):
+    """A session of September is written, the file deleted, and one of August written at the
+    path (a new writer): the first session ends with its file, and the second is dated by its
+    own timestamps, not carried on the first one's clock."""
+    sep = (FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl").read_text()
+    aug = (FIXTURES / "claude-code" / "idea-planner-explore-subagent-2.1.224.jsonl").read_text()
+    conv = {name: json.loads(text.splitlines()[0])["session_id"] for name, text in
+            (("sep", sep), ("aug", aug))}
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+
+    def session(name):
+        return [s for s in rx.received.spans() if s.name == "invoke_agent claude-code"
+                and s.attributes.get("gen_ai.conversation.id") == conv[name]]
+
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, sep)
+            wait(lambda: any(s.attributes.get("gen_ai.conversation.id") == conv["sep"]
+                             for s in rx.received.spans()), what="the first session's spans")
+            log.unlink()
+            append(log, aug)
+            wait(lambda: session("sep"), what="the first session, ended with its file")
+        finally:
+            stop(proc)
+        wait(lambda: session("aug"), what="the second session")
+    (first,), (second,) = session("sep"), session("aug")
+    aug_stamps = stamps_ns(aug)
+    assert min(aug_stamps) - 5 * 10**9 <= second.start_ns <= second.end_ns <= max(aug_stamps)
+    assert first.start_ns >= min(stamps_ns(sep)) - 5 * 10**9
+    children = [s for s in rx.received.spans() if s.trace_id == second.trace_id]
+    assert len(children) > 3 and all(second.start_ns <= s.start_ns for s in children)
+
+
+def test_a_workflow_open_at_a_stop_after_its_file_was_deleted_is_exported(tmp_path):
+    """Its grace window still running at the stop, a workflow would be left to the next start
+    — but its file is gone from the path, so no start can read it again: it is exported now."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("gone"))
+    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50")
+    with GrpcReceiver() as rx:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
+             "--from-start", "--poll-interval", "0.05", "--grace-period", "60", "--protocol",
+             "grpc", "--endpoint", rx.endpoint, "--summary", "never"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        try:
+            wait(lambda: saved_offset(state), what="the first checkpoint")
+            time.sleep(0.5)  # read: the workflow in its 60 s grace window
+            log.unlink()
+            time.sleep(0.2)
+        finally:
+            _, err = stop(proc)
+        wait(lambda: roots(rx).get("wf-gone"), what="the workflow")
+    assert b"no longer at" in err, err
+    assert roots(rx) == {"wf-gone": 1}
+    assert len(workflow_spans(rx.received.spans())) == SPANS_PER_WORKFLOW
