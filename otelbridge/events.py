@@ -456,6 +456,8 @@ class TaskProgress(Event):
     description: str | None = None
     usage: TaskUsage | None = None
     last_tool_name: str | None = None
+    #: set on a sub-agent's task (Claude Code 2.1.2xx): its ``task_started`` may be unseen
+    subagent_type: str | None = None
 
 
 class LineSeq(Event):

@@ -419,6 +419,7 @@ class ClaudeCode:
                         description=as_str(doc.get("description")),
                         usage=task_usage(doc.get("usage")),
                         last_tool_name=as_str(doc.get("last_tool_name")),
+                        subagent_type=as_str(doc.get("subagent_type")),
                     )
                 ]
             return [progress(doc, line, task_id, entries, self._entries)]

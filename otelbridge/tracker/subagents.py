@@ -102,6 +102,14 @@ class SubagentsMixin:
         if ev.task_id in s.workflows or ev.task_id in s.tool_tasks:
             return
         agent = self._task_agent(s, ev.task_id, ev.tool_use_id)
+        if agent is None and ev.subagent_type and ev.task_id not in s.tasks:
+            # a sub-agent whose task_started was not seen (a stream read from its middle)
+            key = ev.tool_use_id or f"task:{ev.task_id}"
+            agent = self._agent(s, key, now)
+            if agent is not None:
+                s.agent_tasks[ev.task_id] = key
+                agent.task_id = ev.task_id
+                agent.subagent_type = agent.subagent_type or ev.subagent_type
         if agent is not None:
             agent.task_usage = ev.usage or agent.task_usage
             agent.last_ns = max(agent.last_ns, now)

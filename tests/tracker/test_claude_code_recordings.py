@@ -279,3 +279,21 @@ def test_a_workflow_agents_own_label_is_its_name():
     agents = workflow_agents(Run(PHASED))
     assert sorted(r.name for r in agents) == sorted(f"invoke_agent {e['label']}" for e in entries.values())
     assert {r.attributes["gen_ai.agent.name"] for r in agents} == {"sleeper-a", "sleeper-b", "joiner"}
+
+
+@needs_fixtures
+def test_a_sub_agent_read_from_the_middle_of_its_stream_is_one_sub_agent(tmp_path):
+    """idea-planner from its 4th line on (``follow`` starting at a file's end mid-run): the
+    ``Agent`` tool call and its ``task_started`` are unseen; the task's progress lines name the
+    sub-agent type, so its lines, progress and notification make one ``invoke_agent Explore``
+    span, ended by its notification — no ``task`` span left without an end."""
+    path = CLAUDE / "idea-planner-explore-subagent-2.1.224.jsonl"
+    L = lines(path)
+    assert L[3]["subtype"] == "task_started" and L[4]["subtype"] == "task_progress"
+    cut = tmp_path / "from-line-4.jsonl"
+    cut.write_bytes(b"\n".join(path.read_bytes().splitlines()[3:]) + b"\n")
+    run = Run(cut)
+    (agent,) = [r for r in run.records if r.name.startswith("invoke_agent ") and r.name != "invoke_agent claude-code"]
+    assert agent.name == f"invoke_agent {L[4]['subagent_type']}"
+    assert agent.error is None
+    assert not [r for r in run.records if r.name.startswith("task ")]
