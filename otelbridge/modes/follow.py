@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
 
 from ..config import Config
 from ..deadline import Deadline
@@ -21,26 +22,32 @@ class HoldUntilClosed:
     """A workflow's records (those with ``workflow.task_id``) are passed to ``sink`` only when
     its root record comes, i.e. when the run has ended. At a stop mid-workflow, :meth:`discard`
     drops the held ones: the next start re-reads that workflow from the offset file's checkpoint
-    and exports it once, whole. Other records pass at once."""
+    and exports it once, whole. Other records pass at once. While :attr:`replaying` says so (a
+    restart reading again what the last run exported), nothing passes."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
         self.held: dict[tuple, list[SpanRecord]] = {}
         #: stopping: the workflows ended by the stop are held too (then discarded)
         self.stopping = False
+        self.replaying: Callable[[], bool] = lambda: False
 
     def emit(self, rec: SpanRecord) -> None:
         attrs = rec.attributes
         task_id = attrs.get("workflow.task_id")
         if task_id is None:
-            self.sink.emit(rec)
+            if not self.replaying():
+                self.sink.emit(rec)
             return
         key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
         if self.stopping or attrs.get("gen_ai.operation.name") != "invoke_workflow":
             self.held.setdefault(key, []).append(rec)
             return
-        for held in self.held.pop(key, ()):
-            self.sink.emit(held)
+        held = self.held.pop(key, ())
+        if self.replaying():
+            return
+        for one in held:
+            self.sink.emit(one)
         self.sink.emit(rec)
 
     def discard(self) -> int:
@@ -87,6 +94,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
             handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
         )
+        hold.replaying = lambda: follower.replay_to > 0
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 loop.add_signal_handler(signum, follower.stop)
@@ -105,6 +113,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         rereadable = follower.rereadable()
         hold.stopping = rereadable
         pipeline.end_stream()
+        follower.stopped()  # what was read is exported by now: a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

@@ -42,11 +42,14 @@ ROTATED, TRUNCATED = "rotated", "truncated"
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start."""
+    """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start;
+    ``read_to``: the end of the lines read before whose spans are exported (a restart reads
+    ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it)."""
 
     dev: int
     ino: int
     offset: int
+    read_to: int = 0
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -59,7 +62,8 @@ def load_position(file: Path) -> Position | None:
     """The saved position, or ``None`` when there is none or it cannot be read."""
     try:
         doc = json.loads(Path(file).read_text())
-        return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]))
+        return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]),
+                        int(doc.get("read_to", 0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -71,7 +75,8 @@ def save_position(file: Path, pos: Position, path: Path) -> None:
     tmp = file.with_name(file.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
-        json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset}, fh)
+        json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
+                   "read_to": pos.read_to}, fh)
     os.replace(tmp, file)
 
 
@@ -122,6 +127,8 @@ class Follower:
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
+        #: a restart reads up to here again without exporting (see :class:`Position`)
+        self.replay_to = 0
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
 
@@ -144,11 +151,12 @@ class Follower:
             os.close(fd)
             raise IsADirectoryError(f"{self.path} is not a regular file")
         ident = (st.st_dev, st.st_ino)
-        start = 0
+        start = self.replay_to = 0
         if resume:
             saved = self.saved
             if saved is not None and (saved.dev, saved.ino) == ident and saved.offset <= st.st_size:
                 start = saved.offset
+                self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
             elif saved is None and not self.from_start:
                 start = st.st_size
         os.lseek(fd, start, os.SEEK_SET)
@@ -167,7 +175,9 @@ class Follower:
     async def _drain(self) -> None:
         """Read the open file to its current end, yielding to the loop between chunks."""
         while self.fd >= 0:
-            n = os.readv(self.fd, [self.buf])
+            # no chunk crosses replay_to: what is emitted while reading up to it is known
+            limit = self.replay_to - self.pos if self.replay_to else len(self.buf)
+            n = os.readv(self.fd, [memoryview(self.buf)[:limit]])
             if n == 0:
                 return
             at = self.pos
@@ -182,6 +192,8 @@ class Follower:
                 self.complete = at + last_nl + 1
             if n:
                 self.on_chunk(self.buf, n)
+            if self.replay_to and self.pos >= self.replay_to:
+                self.replay_to = 0
             await asyncio.sleep(0)
 
     def _changed(self) -> str | None:
@@ -206,11 +218,21 @@ class Follower:
 
     def checkpoint(self) -> None:
         """Take a checkpoint when the lines read leave nothing open; save those settled."""
-        if self.ident is not None and self.is_quiet() and not self._lost:
-            pos = Position(self.ident[0], self.ident[1], self.complete)
+        if self.ident is not None and self.is_quiet() and not self._lost and not self.replay_to:
+            pos = Position(self.ident[0], self.ident[1], self.complete, self.complete)
             if pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.handed()))
         self.save_settled()
+
+    def stopped(self) -> None:
+        """The run ended every span it exports at a stop: a checkpoint at the last one taken
+        (or saved) whose ``read_to`` is the end of what was read, saved once settled."""
+        if self.ident is None or self._lost or self.replay_to:
+            return
+        last = self._unsettled[-1][0] if self._unsettled else self.saved
+        if last is not None and (last.dev, last.ino) == self.ident:
+            self._unsettled.append((Position(last.dev, last.ino, last.offset, self.complete),
+                                    self.handed()))
 
     def save_settled(self) -> None:
         """Save the newest checkpoint whose spans are exported (best effort)."""

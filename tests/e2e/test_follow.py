@@ -355,3 +355,49 @@ def test_a_workflow_open_at_a_stop_after_its_file_was_deleted_is_exported(tmp_pa
     assert b"no longer at" in err, err
     assert roots(rx) == {"wf-gone": 1}
     assert len(workflow_spans(rx.received.spans())) == SPANS_PER_WORKFLOW
+
+
+@needs_fixtures()
+def test_a_restart_mid_session_exports_again_only_what_the_stop_cut_short(tmp_path):
+    """A sidecar stopped mid-session while a workflow is open, then started again: the next
+    start reads again from before the workflow (to trace it whole) but exports nothing that had
+    ended before the stop — each model call and tool call that ended arrives once; the one the
+    stop ended arrives once more when it ends."""
+    rec = (FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl").read_text()
+    lines = rec.splitlines(keepends=True)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:16]))  # the workflow started (line 8), not ended
+            wait(lambda: any(s.name.startswith("chat ") for s in rx.received.spans()),
+                 what="the first model calls")
+            time.sleep(0.3)
+        finally:
+            _, err = stop(proc)
+        assert b"1 workflow(s) still open at stop" in err, err
+        proc = start(log, state, rx)
+        try:
+            append(log, "".join(lines[16:]))
+            wait(lambda: roots_by_name(rx), what="the workflow after the restart")
+            time.sleep(0.5)
+        finally:
+            stop(proc)
+        spans = rx.received.spans()
+    chats = [s for s in spans if s.name.startswith("chat ")]
+    want = {json.loads(l)["message"]["id"] for l in lines if json.loads(l).get("type") == "assistant"}
+    assert {s.attributes["gen_ai.response.id"] for s in chats} == want
+    # the last model call read before the stop was still open (its turn had no result yet):
+    # the stop ended it, and it ends again after the restart; every other call arrives once
+    open_at_stop = [json.loads(l)["message"]["id"] for l in lines[:16]
+                    if json.loads(l).get("type") == "assistant"][-1]
+    counts = {m: sum(s.attributes["gen_ai.response.id"] == m for s in chats) for m in want}
+    assert counts == {m: 2 if m == open_at_stop else 1 for m in want}
+    tools = [s.attributes["gen_ai.tool.call.id"] for s in spans if s.name.startswith("execute_tool ")]
+    assert len(tools) == len(set(tools)) > 0
+    assert len([s for s in spans if s.name.startswith("invoke_workflow")]) == 1
+
+
+def roots_by_name(rx) -> bool:
+    return any(s.name.startswith("invoke_workflow") for s in rx.received.spans())
