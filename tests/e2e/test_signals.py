@@ -189,6 +189,49 @@ def test_a_sigint_cpython_drops_while_it_starts_is_told_apart_from_a_hang():
     assert none_left(mark)
 
 
+#: ``python -c SIGNAL_AS_THE_LOOP_LETS_GO SIGNUM ARGS``: otelbridge whose event loop, as it lets
+#: go of signal SIGNUM at the end (uvloop puts its default back then), gets it at that instant —
+#: sent to the main thread, where a process's signal lands.
+SIGNAL_AS_THE_LOOP_LETS_GO = """\
+import os, runpy, signal, sys, threading, types, uvloop
+import otelbridge.modes
+
+SIGNUM = int(sys.argv.pop(1))
+
+class Loop(uvloop.Loop):
+    def remove_signal_handler(self, sig):
+        removed = super().remove_signal_handler(sig)
+        if sig == SIGNUM and os.getpid() == TEE:
+            signal.pthread_kill(threading.main_thread().ident, SIGNUM)
+        return removed
+
+class Policy(uvloop.EventLoopPolicy):
+    def _loop_factory(self):
+        return Loop()
+
+TEE = os.getpid()
+otelbridge.modes.uvloop = types.SimpleNamespace(EventLoopPolicy=Policy)
+runpy.run_module("otelbridge", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_a_signal_as_the_loop_lets_go_of_it_at_the_end_is_a_late_signal(signum):
+    """At the end of input the event loop's signal handlers make way for a plain one (the end
+    blocks the loop), and uvloop's removal puts each signal's default back for a moment: a
+    signal right then killed the tee (SIGTERM), or raised KeyboardInterrupt in it (SIGINT: exit
+    130 with no end said, the decoding process "ended unexpectedly"). Held across the
+    hand-over, it is a late signal: pipe mode exits 128 + N after its flush."""
+    line = b'{"type":"system","subtype":"init","session_id":"s-late","model":"m","tools":[]}\n'
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AS_THE_LOOP_LETS_GO, str(int(signum)), "--exporter",
+         "none", "--flush-timeout", "0.5"],
+        input=line, capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
+    assert done.stdout == line
+    assert done.returncode == 128 + signum, done.stderr
+    assert b"ended unexpectedly" not in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("script,status", [
     ("trap 'exit 99' TERM; echo up; sleep 2 2>/dev/null & wait", 99),  # exits from its trap
     ("echo up; sleep 2 2>/dev/null & exit 0", 0),  # had exited before the signal came
