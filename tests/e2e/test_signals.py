@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -104,7 +105,8 @@ def ended(proc: subprocess.Popen, within: float = ENDS_WITHIN_S) -> tuple[bytes,
         out, err = proc.communicate(timeout=within)
         return out, err, False
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
     assert swallowed_by_cpython(err), f"still running {within} s after the signal: {err!r}"
     return out, err, True
