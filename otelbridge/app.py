@@ -234,12 +234,21 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
     def on_late_signal(signum: int, _frame: object) -> None:
         late.append(signum)
 
-    for signum in HANDLED_SIGNALS:
-        try:
-            loop.remove_signal_handler(signum)
-            signal.signal(signum, on_late_signal)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+    # held while the loop lets go of them: its removal puts back each one's default for a moment
+    # (SIGINT's KeyboardInterrupt, death by SIGTERM/SIGHUP); one that comes meanwhile is taken by
+    # on_late_signal as they are released
+    mask = getattr(signal, "pthread_sigmask", None)  # not on Windows
+    held = mask(signal.SIG_BLOCK, HANDLED_SIGNALS) if mask is not None else None
+    try:
+        for signum in HANDLED_SIGNALS:
+            try:
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, on_late_signal)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    finally:
+        if mask is not None:
+            mask(signal.SIG_SETMASK, held)
     code = end(reason, code)
     if late and proc is None and not got_signal:
         code = 128 + late[0]
