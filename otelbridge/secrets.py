@@ -175,6 +175,11 @@ _CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb
 #: Where a URL cut before its ``@`` ends: as a cut token (:data:`CUT`), or at a line end, real
 #: or escaped, or before `` …`` (``env | cut -c1-40`` prints ``DATABASE_URL=postgres://u:X``).
 _URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
+#: An element of an argv array between the program and its flag, in its own quotes (Python's
+#: repr quotes ``"it's"`` with double quotes among single-quoted elements); sshpass's own flags
+#: only after ``sshpass`` (its group ``s``; not ssh's ``-p``)
+_ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
+_SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
@@ -351,8 +356,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
-        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q))(?!-)(?!\[REDACTED:)"
-        r"(?:(?!(?<!\\)(?P=q)).)+",
+        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r"))(?!-)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?P=vq)).)+",
         requires=(("\"-", "'-"), (",",)),
         precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
     ),
@@ -365,10 +370,10 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         ("login", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo", "twine"),
         r"(?P<keep>(?P<q>" + _Q + r")(?:(?P<a>redis-cli)|(?P<P>(?:un)?zip)|(?P<att>mysql\w*|mariadb\w*|7z[ar]?"
         r"|(?:un)?rar)|(?P<s>sshpass)|(?:login|mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine))(?P=q)"
-        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(s)-)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?"
-        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(a)-a|(?(P)-P|-p))"
-        r"(?(att)(?=[^\s\"'\\-])|(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)))"
-        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + _SSHPASS_ELEMENT + r"){0,20}?"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<fq>" + _Q + r")(?(a)-a|(?(P)-P|-p))"
+        r"(?(att)(?=[^\s\"'\\-])|(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r")))"
+        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
         requires=(("-p", "-P", "-a"), (",",)),
     ),
     # ... and curl's user:password in an argv array: ["curl", "-u", "u:X"], ["curl",
@@ -377,9 +382,10 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("curl",),
         r"(?P<keep>(?P<q>" + _Q + r")curl(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P=q)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P=q)(?:(?:-u|--user)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)|-u|--user=)"
-        r"(?:(?!(?P=q))[^:\r\n])*+:)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
+        + r")|-u|--user=)(?:(?!(?(vq)(?P=vq)|(?P=fq)))[^:\r\n])*+:)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
         requires=(("-u", "--user"), (",",)),
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,

@@ -148,6 +148,8 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "Private-Lines: 1\nAAAA", "123456:", "bot1234567:AA", '"ParameterKey":"DbPass",',
     '["sshpass",', '"sshpass","-e",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
     '"--password","x', "Authorization: Basic ", '{"value":"x', '"value":"x","name":"',
+    # argv elements in either quote (Python's repr)
+    "['curl', \"-u', ", "['mysql',\"-p", "['sshpass', \"-", "'--password', \"", "['curl', '-u', \"u:",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -478,3 +480,23 @@ def test_code_and_lists_that_look_like_credentials_stay(text):
 def test_a_cut_url_ends_at_a_line_end_not_after_a_port_and_its_punctuation():
     text = "  origin: `http://localhost:3030`,\n  ...requestOpts"
     assert redact.Redactor().redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Python's repr of an argv: an element holding a ' is quoted with " among '-quoted ones
+    ("""['mysql', '-u', 'root', "-pit's-secret"]""", """['mysql', '-u', 'root', "-p[REDACTED:secret]"]"""),
+    ("""['curl', '-u', "user:pa'ss"]""", """['curl', '-u', "user:[REDACTED:secret]"]"""),
+    ("""['curl', "--user=u:it's", 'https://h']""", """['curl', "--user=u:[REDACTED:secret]", 'https://h']"""),
+    ("""['sshpass', '-p', "it's-secret", 'ssh', 'h']""", """['sshpass', '-p', "[REDACTED:secret]", 'ssh', 'h']"""),
+    ("""['deploy', '--password', "it's-secret"]""", """['deploy', '--password', "[REDACTED:secret]"]"""),
+    ("""['mysql', "--user=o'brien", '-pMyPw1234', 'db']""", """['mysql', "--user=o'brien", '-p[REDACTED:secret]', 'db']"""),
+    ("""['curl', "-H", "X-Note: it's", '-u', 'u:CurlPw99']""", """['curl', "-H", "X-Note: it's", '-u', 'u:[REDACTED:secret]']"""),
+    ("""[\\"mysql\\", \\"-u\\", \\"root\\", \\"-pit's\\"]""", """[\\"mysql\\", \\"-u\\", \\"root\\", \\"-p[REDACTED:secret]\\"]"""),
+    # near misses stay: -p alone, ssh's port, a prompt
+    ("""['mysql', '-p', "o'brien_db"]""", None),
+    ("""['sshpass', '-e', 'ssh', '-p', "2222"]""", None),
+    ("""['claude', '-p', "what's up"]""", None),
+    ("""['x', '--token-file', "it's"]""", None),
+])
+def test_a_python_repr_argv_with_mixed_quotes(text, expected):
+    assert clean(text) == (text if expected is None else expected)
