@@ -180,6 +180,8 @@ _URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
 #: only after ``sshpass`` (its group ``s``; not ssh's ``-p``)
 _ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
 _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
+#: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
+_CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
@@ -401,13 +403,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
+        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?(?!\[REDACTED:)[^\s:\"']*:(?![\"']|\\[nrt])"
+                               r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
         + "|" + _then("htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
+    ),
+    # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
+    # --user=KEY: and in an argv array ["curl", "-u", "KEY:"]: the user, 8 characters or more
+    # (not -u admin:)
+    Pattern.of(
+        "secret",
+        ("curl",),
+        r"(?P<keep>(?:" + _then("curl", r"(?:-u\s*|--user[\s=]+)(?P<uq>\\*[\"'])?") + r"|(?P<q>" + _Q + r")curl(?P=q)(?:"
+        + _JSON_BLANK + "," + _JSON_BLANK + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
+        + r")|--user=)))(?!\[REDACTED:)" + _CURL_KEY
+        + r"(?=:(?(uq)(?P=uq)|(?(vq)(?P=vq)|(?(fq)(?P=fq)|(?:\s|\Z|\\[nrt])))))",
+        requires=(("-u", "--user"), (":",)),
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,

@@ -150,6 +150,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     '"--password","x', "Authorization: Basic ", '{"value":"x', '"value":"x","name":"',
     # argv elements in either quote (Python's repr)
     "['curl', \"-u', ", "['mysql',\"-p", "['sshpass', \"-", "'--password', \"", "['curl', '-u', \"u:",
+    "curl -u abcdefghij", '"curl","-u","abcdefghij', "curl --user=",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -499,4 +500,27 @@ def test_a_cut_url_ends_at_a_line_end_not_after_a_port_and_its_punctuation():
     ("""['x', '--token-file', "it's"]""", None),
 ])
 def test_a_python_repr_argv_with_mixed_quotes(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+KEY32 = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an API key as curl's user, the password empty (Stripe's docs: -u sk_test_x:)
+    (f"curl -u {KEY32}: https://api.x.com", "curl -u [REDACTED:secret]: https://api.x.com"),
+    (f'curl -u "{KEY32}:" https://x', 'curl -u "[REDACTED:secret]:" https://x'),
+    (f"curl -s --user {KEY32}: https://x", "curl -s --user [REDACTED:secret]: https://x"),
+    (f"curl --user={KEY32}:", "curl --user=[REDACTED:secret]:"),
+    (f"curl -u {KEY32}:\\n", "curl -u [REDACTED:secret]:\\n"),
+    (f'["curl", "-u", "{KEY32}:", "https://x"]', '["curl", "-u", "[REDACTED:secret]:", "https://x"]'),
+    (f"['curl', '--user={KEY32}:']", "['curl', '--user=[REDACTED:secret]:']"),
+    # a vendor key there keeps its marker whole (it was cut at its ':' as a user:password)
+    ("curl https://api.stripe.com -u sk_test_4eC39HqLyjWDarjtT1zdp7dc: -d x=1",
+     "curl https://api.stripe.com -u [REDACTED:stripe_key]: -d x=1"),
+    # a short user name, a variable, no ':' stay
+    ("curl -u admin: https://x", None), ("curl -u $STRIPE_KEY: https://x", None),
+    (f"curl -u {KEY32} https://x", None), ("curl -u user:\\nnext", None),
+])
+def test_curl_an_api_key_as_the_user_with_an_empty_password(text, expected):
     assert clean(text) == (text if expected is None else expected)
