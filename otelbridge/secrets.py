@@ -74,14 +74,19 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path
 _INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
 
 
-def _key_value(key: str) -> str:
+#: A YAML block scalar's indicator (``|``, ``>-``, ``|2``), an optional comment, its line's end
+_BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
+
+
+def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
     or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
-    whose extent depends on the quotes and separator seen."""
+    whose extent depends on the quotes and separator seen (``flow``: when ``key`` matched its
+    group ``fl``, an unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
         r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=)[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>])"
+        r"(?!\[REDACTED:)(?![{\[<>])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
@@ -92,7 +97,8 @@ def _key_value(key: str) -> str:
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
+        + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
         r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
     )
 
@@ -184,19 +190,23 @@ _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
-_OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-               + r"(?:" + _Q + r"[^\"'\\\r\n]{0,100}" + _Q + r"|[\w.+-]{1,40})" + _JSON_BLANK + "," + _JSON_BLANK)
+_OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+               + r"(?:" + _Q + r"[^\"'\\\r\n]{0,100}" + _Q + r"|[\w.+/-]{1,40})" + _JSON_BLANK + "," + _JSON_BLANK)
+#: ... as a YAML line, a sibling at the same indent (not a list item, not the value; a nested
+#: member is more indented: ``valueFrom:`` then ``  secretKeyRef:`` ends the search)
+_OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40}[\"']?[ \t]*:"
+                 r"(?:[ \t](?:[^\r\n\\]|\\+[\"']){0,100}+)?")
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
 #: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``: the key test of
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
-    r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-    + _Q + r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
-    + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
-    + r"[ \t]*+(?i:value|parameter_?value))")
+    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+    + _Q + r"?(?:[\w.-]*/)*" + _SECRET_WORD_IN + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK
+    + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
+    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
 #: quote, when that quote, a comma and such a name follow
 _VALUE_THEN_NAME = (
@@ -300,6 +310,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep><(?:[\w.-]+:)?" + _SECRET_WORD_IN + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=(("</",),),
     ),
+    # a YAML block scalar (password: |, private_key: >-, token: |2 # note): every line as
+    # indented as its first, whatever it holds (key: value, - x), blank lines between
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?=[|>])" + _BLOCK_INDICATOR.removesuffix(r"|\Z)") + ")"
+        + r"(?:[ \t]*+" + _NL + r")*(?P<indent>[ \t]++))(?!\[REDACTED:)" + _LINE
+        + r"(?:(?:" + _NL + r"[ \t]*+(?=" + _NL + r"))*" + _NL + r"(?P=indent)" + _LINE + r")*",
+        requires=((":",), ("|", ">"), ("\n", "\\n")),
+        precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:[ \t]*[|>]",
+    ),
     # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
     # in plain text or JSON-escaped (``\\n``, ``\\\\n``); not a nested mapping or list (``credentials:``
     # then ``  user: x``), whose keys are seen one by one below
@@ -329,7 +350,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"base64:[A-Za-z0-9+/]{16,}={0,2}",
     ),
     # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
-    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
+    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE, flow=True), requires=((":",),),
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),

@@ -524,3 +524,42 @@ KEY32 = "0123456789abcdef0123456789abcdef"
 ])
 def test_curl_an_api_key_as_the_user_with_an_empty_password(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # YAML: a secret's name, other members at the same indent, then its value (AWS SSM)
+    ("- Name: DB_PASSWORD\n  Type: SecureString\n  Overwrite: true\n  Value: hunter2xyz",
+     "- Name: DB_PASSWORD\n  Type: SecureString\n  Overwrite: true\n  Value: [REDACTED:secret]"),
+    ("Parameter:\n  Name: /prod/db/password\n  Type: SecureString\n  Value: Pw9\n  Version: 3",
+     "Parameter:\n  Name: /prod/db/password\n  Type: SecureString\n  Value: [REDACTED:secret]\n  Version: 3"),
+    ("- name: API_TOKEN\\n  description: \\\"the token\\\"\\n  value: Tk9",
+     "- name: API_TOKEN\\n  description: \\\"the token\\\"\\n  value: [REDACTED:secret]"),
+    # flow-style YAML: the value to the next , } or ]
+    ("env: [{name: DB_PASSWORD, value: hunter2xyz}, {name: HOST, value: db}]",
+     "env: [{name: DB_PASSWORD, value: [REDACTED:secret]}, {name: HOST, value: db}]"),
+    ("{Name: /prod/api/token, Type: SecureString, Value: Fl0w}",
+     "{Name: /prod/api/token, Type: SecureString, Value: [REDACTED:secret]}"),
+    ('{name: API_KEY, value: "a, b"}', '{name: API_KEY, value: "[REDACTED:secret]"}'),
+    # a nested member, another list item, a name that is not a secret's: no value of it
+    ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n- name: HOST\n  value: db.internal", None),
+    ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      key: x\n  value: y", None),
+    ("{name: LOG_LEVEL, type: String, value: debug}", None),
+])
+def test_yaml_name_value_pairs_with_members_between_and_in_flow_style(text, expected):
+    assert clean(text) == (text if expected is None else expected).replace("\n", " ")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("password: |\n  hunter2xyz\n  line2\nnext: 1", "password: |\n  [REDACTED:secret]\nnext: 1"),
+    ("password: |2\n   hunter2xyz", "password: |2\n   [REDACTED:secret]"),
+    ("private_key: >-  # rotated\n  abc\n\n  def\nx: 1", "private_key: >-  # rotated\n  [REDACTED:secret]\nx: 1"),
+    # a block's lines are text, whatever they hold
+    ("token: |\n  abc: def\n  - ghi", "token: |\n  [REDACTED:secret]"),
+    ('{"f": "password: |\\n  hunter2xyz\\n  two\\nnext: 1"}', '{"f": "password: |\\n  [REDACTED:secret]\\nnext: 1"}'),
+    ("password: |\r\n  hunter2xyz\r\nx: 1", "password: |\r\n  [REDACTED:secret]\r\nx: 1"),
+    # an indicator without a block, or a value that starts with |, is not one
+    ("password: |", None), ("password: |\nnext: 1", None), ("DB_PASSWORD=|", None),
+    ("password: |x", "password: [REDACTED:secret]"),
+])
+def test_yaml_block_scalars(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
