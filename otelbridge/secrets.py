@@ -419,7 +419,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
-         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd"),
+         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
+         "rabbitmqctl", "add-generic", "add-internet"),
         r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
@@ -428,9 +429,12 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                                r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
-        + "|" + _then("htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+")
+        + "|" + _then("htpasswd", r"-(?:(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*\s+\S+|[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+)\s+")
+        + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
+        + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
+        + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U"),),
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
     ),
     # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
@@ -464,12 +468,14 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
-    # gh auth login --with-token, wrangler secret put, vercel env add (not echo $VAR)
+    # gh auth login --with-token, wrangler secret put, vercel env add, sudo -S, chpasswd,
+    # passwd --stdin (not echo $VAR)
     Pattern.of(
         "secret",
-        ("--password-stdin", "--with-token", "secret put", "env add"),
+        ("--password-stdin", "--with-token", "secret put", "env add", "sudo", "chpasswd", "--stdin"),
         r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
-        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add)\b)",
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add|\bchpasswd"
+        r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),
     # ~/.netrc: machine HOST login USER password X (one line or several); default login ...

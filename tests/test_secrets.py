@@ -151,6 +151,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     # argv elements in either quote (Python's repr)
     "['curl', \"-u', ", "['mysql',\"-p", "['sshpass', \"-", "'--password', \"", "['curl', '-u', \"u:",
     "curl -u abcdefghij", '"curl","-u","abcdefghij', "curl --user=",
+    "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -563,3 +564,26 @@ def test_yaml_name_value_pairs_with_members_between_and_in_flow_style(text, expe
 ])
 def test_yaml_block_scalars(text, expected):
     assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("echo 'Hunter2xyz' | sudo -S apt-get install -y x", "echo [REDACTED:secret] | sudo -S apt-get install -y x"),
+    ("echo Hunter2xyz | sudo -u bob -kS whoami", "echo [REDACTED:secret] | sudo -u bob -kS whoami"),
+    ("echo 'bob:Hunter2xyz' | chpasswd", "echo [REDACTED:secret] | chpasswd"),
+    ("echo Hunter2xyz | passwd --stdin bob", "echo [REDACTED:secret] | passwd --stdin bob"),
+    ("htpasswd -nb admin Hunter2xyz", "htpasswd -nb admin [REDACTED:secret]"),
+    ("ssh-keygen -t ed25519 -N Hunter2xyz -f key", "ssh-keygen -t ed25519 -N [REDACTED:secret] -f key"),
+    ("ssh-keygen -p -P Old1x -N New2x -f k", "ssh-keygen -p -P [REDACTED:secret] -N [REDACTED:secret] -f k"),
+    ("sqlcmd -S db -U sa -P Hunter2xyz -Q 'select 1'", "sqlcmd -S db -U sa -P [REDACTED:secret] -Q 'select 1'"),
+    ("bcp t out f -S db -U sa -PHunter2xyz", "bcp t out f -S db -U sa -P[REDACTED:secret]"),
+    ("rabbitmqctl add_user bob Hunter2xyz", "rabbitmqctl add_user bob [REDACTED:secret]"),
+    ("security add-generic-password -a bob -s svc -w Hunter2xyz",
+     "security add-generic-password -a bob -s svc -w [REDACTED:secret]"),
+    # no secret given: an empty passphrase, a shell, a pipe that reads no password
+    ("ssh-keygen -t ed25519 -N '' -f key", None), ('ssh-keygen -N "" -f k', None),
+    ("echo hi | sudo tee /etc/x", None), ("echo abc | git hash-object --stdin", None),
+    ("echo $PW | sudo -S x", None), ("htpasswd -nB admin", None), ("rabbitmqctl add_user bob", None),
+    ("security find-generic-password -s svc -w", None),
+])
+def test_more_commands_that_take_a_password(text, expected):
+    assert clean(text) == (text if expected is None else expected)
