@@ -264,6 +264,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                + _URL_CUT,
                re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt]"
                r"|[ \t]*(?:\r?\n|\u2026|\Z))"),
+    # a PEM private key in base64 (Kubernetes' tls.key, kubeconfig's client-key-data): the
+    # encoding of -----BEGIN, "PRIVATE KEY" at any of the three offsets, the rest of the
+    # blob, and its next lines when wrapped (base64 -w 76); not a certificate's
+    Pattern.of(
+        "private_key",
+        ("ls0tls1crudjti",),
+        r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,40}?(?:UFJJVkFURSBLRV|BSSVZBVEUgS0VZ|UklWQVRFIEtFW)[A-Za-z0-9+/]*+={0,2}"
+        r"(?:" + _NL + r"[A-Za-z0-9+/]{60,100}+={0,2}(?=" + _NL + r"|[\s\"'\\]|\Z))*"
+        r"(?:" + _NL + r"[A-Za-z0-9+/]{1,75}+={0,2}(?=" + _NL + r"|[\"'\\]|\Z))?",
+    ),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
@@ -319,7 +329,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + r"(?:[ \t]*+" + _NL + r")*(?P<indent>[ \t]++))(?!\[REDACTED:)" + _LINE
         + r"(?:(?:" + _NL + r"[ \t]*+(?=" + _NL + r"))*" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("|", ">"), ("\n", "\\n")),
-        precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:[ \t]*[|>]",
+        precheck=r":[ \t]*" + _BLOCK_INDICATOR.removesuffix(r"|\Z)") + ")",
     ),
     # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
     # in plain text or JSON-escaped (``\\n``, ``\\\\n``); not a nested mapping or list (``credentials:``
@@ -354,6 +364,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
+    # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
+    Pattern.of("secret", ("convertto-securestring",),
+               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
@@ -464,6 +477,30 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
         r"|secret\s+set)\s",
     ),
+    # SQL: CREATE/ALTER USER|ROLE|LOGIN ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
+    # 'x' (or a word: Oracle's), SET PASSWORD ... = 'x': the quoted string ('' inside)
+    Pattern.of(
+        "secret",
+        ("password", "identified"),
+        r"(?P<keep>\b(?i:(?:create|alter)\s+(?:user|role|login)\b[^;\r\n]{0,200}?(?:\bpassword(?:\s*=)?+"
+        r"|(?P<ib>\bidentified\s+(?:with\s+\S+\s+)?by)(?:\s+password)?)|\bset\s+password\b[^;\r\n=]{0,100}="
+        r"(?:\s*password\s*\()?)\s*+(?P<sq>[\"'])?+)(?!\[REDACTED:)"
+        r"(?(sq)(?:(?!(?P=sq))[^\r\n]|'')+|(?(ib)[^\s;'\"\\,)]+|(?!)))",
+        precheck=r"(?i)\b(?:create|alter|set)\s+(?:user|role|login|password)\b",
+    ),
+    # aws ssm put-parameter --value X of a SecureString or of a name naming a secret (either
+    # before or after --value)
+    Pattern.of(
+        "secret",
+        ("put-parameter",),
+        r"(?P<keep>\bput-parameter\b(?=[^\n|;&]{0,400}?\s--(?:type[\s=]+[\"']?SecureString|name[\s=]+[\"']?"
+        r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"))[^\n|;&]{0,400}?\s--value(?:\s+|=))(?!-)(?!\[REDACTED:)" + _ARG,
+        requires=(("--value",),),
+    ),
+    # a Dockerfile's ENV KEY value (its older form, without =), to the line's end
+    Pattern.of("secret", ("env",),
+               r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
+               requires=(("ENV",),)),
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),

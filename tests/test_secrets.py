@@ -152,6 +152,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "['curl', \"-u', ", "['mysql',\"-p", "['sshpass', \"-", "'--password', \"", "['curl', '-u', \"u:",
     "curl -u abcdefghij", '"curl","-u","abcdefghij', "curl --user=",
     "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
+    "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -587,3 +588,47 @@ def test_yaml_block_scalars(text, expected):
 ])
 def test_more_commands_that_take_a_password(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+PEM_B64 = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVND"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # SQL statements that set a password
+    ("CREATE USER bob WITH PASSWORD 'Hun''ter2';", "CREATE USER bob WITH PASSWORD '[REDACTED:secret]';"),
+    ("ALTER ROLE app WITH LOGIN ENCRYPTED PASSWORD 'Sq1Pw';", "ALTER ROLE app WITH LOGIN ENCRYPTED PASSWORD '[REDACTED:secret]';"),
+    ("CREATE LOGIN app WITH PASSWORD = 'Sq1Pw!', CHECK_POLICY=OFF", "CREATE LOGIN app WITH PASSWORD = '[REDACTED:secret]', CHECK_POLICY=OFF"),
+    ("ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'Sq1Pw';",
+     "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '[REDACTED:secret]';"),
+    ("CREATE USER 'b'@'%' IDENTIFIED BY \"Sq1Pw\";", "CREATE USER 'b'@'%' IDENTIFIED BY \"[REDACTED:secret]\";"),
+    ("create user app identified by Sq1Pw;", "create user app identified by [REDACTED:secret];"),
+    ("SET PASSWORD FOR 'bob'@'%' = 'Sq1Pw';", "SET PASSWORD FOR 'bob'@'%' = '[REDACTED:secret]';"),
+    ('psql -c "ALTER ROLE app PASSWORD \'Sq1Pw\'"', 'psql -c "ALTER ROLE app PASSWORD \'[REDACTED:secret]\'"'),
+    ("CREATE USER x PASSWORD NULL;", None), ("ALTER USER bob PASSWORD EXPIRE;", None),
+    ("Create a user with a strong password.", None),
+    # aws ssm put-parameter: a SecureString's value, or a secret name's
+    ("aws ssm put-parameter --name x --value 'Ssm1Pw' --type SecureString",
+     "aws ssm put-parameter --name x --value [REDACTED:secret] --type SecureString"),
+    ("aws ssm put-parameter --name /prod/db/password --value=Ssm1Pw --overwrite",
+     "aws ssm put-parameter --name /prod/db/password --value=[REDACTED:secret] --overwrite"),
+    ("aws ssm put-parameter --name /app/ami --value ami-123 --type String", None),
+    # PowerShell
+    ("ConvertTo-SecureString 'Ps1Pw' -AsPlainText -Force", "ConvertTo-SecureString [REDACTED:secret] -AsPlainText -Force"),
+    ('convertto-securestring -String "Ps1Pw" -AsPlainText', "convertto-securestring -String [REDACTED:secret] -AsPlainText"),
+    ("ConvertTo-SecureString $env:PW -AsPlainText -Force", None),
+    # a Dockerfile's ENV KEY value
+    ("ENV API_TOKEN my token\nRUN make", "ENV API_TOKEN [REDACTED:secret]\nRUN make"),
+    ("ENV PATH /usr/bin", None), ("RUN env TOKEN", None),
+    # a PEM private key in base64: Kubernetes' tls.key, kubeconfig's client-key-data, wrapped
+    (f"  tls.key: {PEM_B64}==\n  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUU=",
+     "  tls.key: [REDACTED:private_key]\n  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUU="),
+    ('"client-key-data": "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF"', '"client-key-data": "[REDACTED:private_key]"'),
+    ("LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0KTUlJRQ==", "[REDACTED:private_key]"),
+    (f"{PEM_B64[:76]}\n{'QUJD' * 19}\nQUJD==\nnext line", "[REDACTED:private_key]\nnext line"),
+])
+def test_sql_ssm_powershell_dockerfile_and_base64_private_keys(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+def test_a_dockerfile_env_in_escaped_json():
+    assert clean('{"command":"FROM x\\nENV NPM_TOKEN Tk1x\\nRUN y"}') == '{"command":"FROM x\\nENV NPM_TOKEN [REDACTED:secret]\\nRUN y"}'
