@@ -84,7 +84,7 @@ def _key_value(key: str, flow: bool = False) -> str:
     whose extent depends on the quotes and separator seen (``flow``: when ``key`` matched its
     group ``fl``, an unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=)[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=(?!=))[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
         r"(?!\[REDACTED:)(?![{\[<>])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
@@ -188,6 +188,9 @@ _ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
 _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
+#: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
+_SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
+            "setItem", "setProperty", "SetEnvironmentVariable")
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
@@ -367,6 +370,23 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
                r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+    # code: a secret's name then a quoted value as a setter's or getter's arguments
+    # (define('DB_PASSWORD', 'x'), os.Setenv, setdefault, getenv/env/get with a default,
+    # put, set, setItem, setProperty, SetEnvironmentVariable), a subscript assigned
+    # (os.environ["API_KEY"] = "x", $db['password'] = 'x'), a fat comma ('password' => 'x'):
+    # found from their ( [ or =>
+    *(Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>" + start + r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + end + r"[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq)).)+",
+        requires=requires, precheck=precheck,
+    ) for start, end, requires, precheck in (
+        (r"(?:\((?P<fn>" + "|".join(rf"(?<=\b{f}\()" for f in _SETTERS) + r")|\[)[ \t]*(?P<nq>" + _Q + ")",
+         r"(?P=nq)[ \t]*(?(fn),|\][ \t]*=(?!=))", (("(", "["), (",", "=")),
+         r"(?i)[(\[][ \t]*\\*[\"'][\w./-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)")),
+        (r":?(?<![\w.-])(?P<fq>" + _Q + r")?", r"(?(fq)(?P=fq))[ \t]*=>", (("=>",),),
+         _KEY_WORD_ONCE + r"\\*[\"']?[ \t]*=>"))),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",

@@ -153,6 +153,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "curl -u abcdefghij", '"curl","-u","abcdefghij', "curl --user=",
     "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
     "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
+    "define('token', ", "['token'] = ", "'token' => ", "set('pass', 'x", ":token=>",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -632,3 +633,23 @@ def test_sql_ssm_powershell_dockerfile_and_base64_private_keys(text, expected):
 
 def test_a_dockerfile_env_in_escaped_json():
     assert clean('{"command":"FROM x\\nENV NPM_TOKEN Tk1x\\nRUN y"}') == '{"command":"FROM x\\nENV NPM_TOKEN [REDACTED:secret]\\nRUN y"}'
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("define( 'DB_PASSWORD', 'Cd1x' );", "define( 'DB_PASSWORD', '[REDACTED:secret]' );"),
+    ("'password' => env('DB_PASSWORD', 'forge'),", "'password' => env('DB_PASSWORD', '[REDACTED:secret]'),"),
+    ('os.environ["API_KEY"] = "Cd1x"', 'os.environ["API_KEY"] = "[REDACTED:secret]"'),
+    ("$db['password']='Cd1x';", "$db['password']='[REDACTED:secret]';"),
+    ('os.Setenv("DB_PASSWORD", "Cd1x")', 'os.Setenv("DB_PASSWORD", "[REDACTED:secret]")'),
+    ("localStorage.setItem('token', 'Cd1x')", "localStorage.setItem('token', '[REDACTED:secret]')"),
+    ("{:password => \"Cd1x\", :user => 'u'}", "{:password => \"[REDACTED:secret]\", :user => 'u'}"),
+    ('{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"Cd1x\\\\\\"\\"}',
+     '{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"[REDACTED:secret]\\\\\\"\\"}'),
+    # a variable, an empty default, a read, a comparison, a list, a log call, Perl's constant
+    ('os.Setenv("API_KEY", key)', None), ("os.environ.get('API_KEY', '')", None), ("x = d['token']", None),
+    ("d['token'] == 'abc'", None), ("if password == \"abc\":", None), ('["sshpass", "-e", "ssh"]', None),
+    ("log.info('token', 'getting list')", None), ("use constant ZIP_HDR_SIG => 0x04034b50;", None),
+    ("'tokens' => 'abc'", None),
+])
+def test_code_setters_subscripts_and_fat_commas(text, expected):
+    assert clean(text) == (text if expected is None else expected)
