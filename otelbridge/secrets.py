@@ -16,20 +16,23 @@ each; the newer ones are in ``tests/test_secrets.py``): ``KEY=value`` / ``key: v
 token, credential, signature, cookie or API/access/private key, in any case style
 (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``, ``SessionToken``,
 ``GH_PAT``); name/value pairs whose name is such a key (``{"name": "DB_PASSWORD", "value":
-"x"}``, YAML ``- name:`` then ``value:``, CloudFormation's
-``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
+"x"}``, YAML ``- name:`` then ``value:`` with other members between, flow-style ``{name: X,
+value: Y}``, CloudFormation's ``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
 punctuation included), ``key: value`` to the end of its line, ``KEY=value`` to the next space
 (``&`` included, but in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and
 every flag :func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two
-arguments of a command line, and in an argv array ``["--password", "X"]``); programs' short
-flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``, ...) and commands that set a named
+arguments of a command line, and in an argv array ``["--password", "X"]``, each element in
+either quote as Python's repr writes it); programs' short flags (``mysql -pX``, ``sshpass -p
+X``, ``curl -u user:X``, ``curl -u KEY:``, ``ssh-keygen -N X``, ``sqlcmd -P X``, ``echo X |
+sudo -S``, ...), SQL's ``PASSWORD 'x'``/``IDENTIFIED BY 'x'``, code that sets a secret's name
+(``define('DB_PASSWORD', 'x')``, ``os.environ["API_KEY"] = "x"``, ``'password' => 'x'``) and commands that set a named
 value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x
 DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
 credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key files' private
-lines; PEM/PGP private key blocks (also cut ones, and a block's END-terminated tail without its
-BEGIN line); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
+lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
+BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s).
+elements; YAML values on the next line(s) and block scalars (``password: |``).
 """
 
 from __future__ import annotations
