@@ -205,11 +205,13 @@ _OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
-#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``: the key test of
+#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``, Azure's ``"keyName":
+#: "key1"`` (``az storage account keys list``, whatever the name): the key test of
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
-    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
-    + _Q + r"?(?:[\w.-]*/)*" + _SECRET_WORD_IN + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK
+    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?:(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+    + _Q + r"?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"|keyName" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK + _Q
+    + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
     r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
     + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
@@ -560,6 +562,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
         requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),
     ),
+    # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own
+    Pattern.of("secret", (":",),
+               r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:\d{1,5}|\*)"
+               r":[^\s:\\]++:[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"']|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
+               precheck=r":(?:\d{1,5}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"']|\\+:)"),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),
                r"(?<![\w.%+-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),

@@ -653,3 +653,18 @@ def test_a_dockerfile_env_in_escaped_json():
 ])
 def test_code_setters_subscripts_and_fat_commas(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("db.example.com:5432:appdb:app:Pg1x", "db.example.com:5432:appdb:app:[REDACTED:secret]"),
+    ("localhost:*:*:postgres:Pg1x\n*:*:*:app:Pg2x", "localhost:*:*:postgres:[REDACTED:secret]\n*:*:*:app:[REDACTED:secret]"),
+    ("     2\u219210.0.0.5:6432:b:svc:Pg1x\n", "     2\u219210.0.0.5:6432:b:svc:[REDACTED:secret]\n"),
+    ("cat ~/.pgpass\\ndb:5432:a:a:Pg1x\\n", "cat ~/.pgpass\\ndb:5432:a:a:[REDACTED:secret]\\n"),
+    ('[{"keyName": "key1", "permissions": "FULL", "value": "Az1x=="}]',
+     '[{"keyName": "key1", "permissions": "FULL", "value": "[REDACTED:secret]"}]'),
+    # not a .pgpass line: /etc/passwd, a time, a URL, an empty password, mid-line
+    ("daemon:x:1:1:daemon:/usr/sbin:/bin/sh", None), ("12:30:45:678:done", None), ("http://h:8080:x:y:z", None),
+    ("host:5432:db:user:", None), ("a.c:10:5: warning: x", None),
+])
+def test_pgpass_lines_and_azure_key_lists(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
