@@ -32,7 +32,7 @@ credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key 
 lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
 BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s) and block scalars (``password: |``).
+elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines.
 """
 
 from __future__ import annotations
