@@ -562,11 +562,12 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
         requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),
     ),
-    # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own
+    # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own; not a time
+    # range (sun:06:00-sun:14:00) nor a fingerprint (1f:51:ae:b8:...)
     Pattern.of("secret", (":",),
-               r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:\d{1,5}|\*)"
-               r":[^\s:\\]++:[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"']|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
-               precheck=r":(?:\d{1,5}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"']|\\+:)"),
+               r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:[1-9]\d{0,4}|\*)"
+               r":[^\s:\\]++:(?!\d+:)[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"':]|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
+               precheck=r":(?:[1-9]\d{0,4}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"':]|\\+:)"),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),
                r"(?<![\w.%+-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),

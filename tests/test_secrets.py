@@ -668,3 +668,9 @@ def test_code_setters_subscripts_and_fat_commas(text, expected):
 ])
 def test_pgpass_lines_and_azure_key_lists(text, expected):
     assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("text", ['"PreferredMaintenanceWindow": "sun:06:00-sun:14:00"', "wed:10:00-wed:11:00",
+                                  '"KeyFingerprint": "1f:51:ae:b8:bf:89:e9:d8:1f:25"'])
+def test_time_ranges_and_fingerprints_are_no_pgpass_lines(text):
+    assert clean(text) == text
