@@ -453,7 +453,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
     # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
     # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
-    # htpasswd -b FILE USER X; curl -b COOKIES
+    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote)
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
@@ -463,7 +463,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?(?!\[REDACTED:)[^\s:\"']*:(?![\"']|\\[nrt])"
+        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                                r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
@@ -471,7 +471,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
         + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
         + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
-        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
+        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
         requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
     ),

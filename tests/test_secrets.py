@@ -154,6 +154,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
     "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
     "define('token', ", "['token'] = ", "'token' => ", "set('pass', 'x", ":token=>",
+    "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -674,3 +675,14 @@ def test_pgpass_lines_and_azure_key_lists(text, expected):
                                   '"KeyFingerprint": "1f:51:ae:b8:bf:89:e9:d8:1f:25"'])
 def test_time_ranges_and_fingerprints_are_no_pgpass_lines(text):
     assert clean(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # curl -u "user:X": the password to its closing quote (spaces in it), also JSON-escaped
+    ('curl -u "user:pa ss word" https://x', 'curl -u "user:[REDACTED:secret]" https://x'),
+    ("curl --user='bob:p w' x", "curl --user='bob:[REDACTED:secret]' x"),
+    ('{"command": "curl -u \\"user:pa ss\\" https://x"}', '{"command": "curl -u \\"user:[REDACTED:secret]\\" https://x"}'),
+    ('curl -u "user:" x', None),
+])
+def test_curl_a_quoted_user_and_password(text, expected):
+    assert clean(text) == (text if expected is None else expected)
