@@ -146,8 +146,9 @@ _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w
 _KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
                 "cookie", "auth", "dsn", "sig", "pat")
-#: A command-line argument: quoted, or to the next space.
-_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
+#: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
+#: to the next space.
+_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|\S+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"

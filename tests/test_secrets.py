@@ -686,3 +686,14 @@ def test_time_ranges_and_fingerprints_are_no_pgpass_lines(text):
 ])
 def test_curl_a_quoted_user_and_password(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a tool call's command in JSON: an argument in escaped quotes is taken to its closing one
+    ('{"command": "deploy --password \\"pa ss\\" --x"}', '{"command": "deploy --password [REDACTED:secret] --x"}'),
+    ('{"command": "sshpass -p \\"pa ss\\" ssh h"}', '{"command": "sshpass -p [REDACTED:secret] ssh h"}'),
+    ('{"command": "aws configure set aws_secret_access_key \\"ab cd\\""}',
+     '{"command": "aws configure set aws_secret_access_key [REDACTED:secret]"}'),
+])
+def test_an_argument_in_escaped_quotes_is_taken_whole(text, expected):
+    assert clean(text) == expected
