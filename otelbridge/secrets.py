@@ -32,7 +32,7 @@ credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key 
 lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
 BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines.
+elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row.
 """
 
 from __future__ import annotations
@@ -195,6 +195,8 @@ _CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
 _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
             "setItem", "setProperty", "SetEnvironmentVariable")
+#: A table's column gap: two blanks or more, a tab (also escaped), then any blanks
+_TAB = r"(?:[ \t]{2,}|\t|\\t)[ \t]*+"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
@@ -207,12 +209,14 @@ _OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
 #: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``, Azure's ``"keyName":
-#: "key1"`` (``az storage account keys list``, whatever the name): the key test of
+#: "key1"`` (``az storage account keys list``, whatever the name), Terraform's ``"db_password":
+#: {"sensitive": true, "value": "x"}`` (``terraform output -json``): the key test of
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
-    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?:(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?:(?:(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
     + _Q + r"?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"|keyName" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK + _Q
-    + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK
+    + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
+    + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
     r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
     + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
@@ -563,6 +567,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
         requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),
     ),
+    # a table's row: a secret's key at a line's start, two blanks or a tab, one word to the
+    # line's end (vault kv get's Key/Value table, tab-separated output); one pattern per kind of
+    # line start, each found from its literal (a lookbehind at every position costs 4 µs/string)
+    *(Pattern.of("secret", _KEY_NEEDLES,
+                 r"(?P<keep>" + start + r"(?=[\w.-]++" + _TAB + r"(?:[ \t]*+[^\s\\\"']++){1}+[ \t]*(?:\r?\n|\\+[nr]|\Z))"
+                 + _SECRET_WORD_IN + _TAB + r")(?!\[REDACTED:)[^\s\\\"']++", requires=(("  ", "\t", "\\t"),))
+      for start in (r"\A", r"\n", r"\\n", "\u2192")),
     # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own; not a time
     # range (sun:06:00-sun:14:00) nor a fingerprint (1f:51:ae:b8:...)
     Pattern.of("secret", (":",),

@@ -154,7 +154,7 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
     "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
     "define('token', ", "['token'] = ", "'token' => ", "set('pass', 'x", ":token=>",
-    "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:",
+    "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:", "password  x\n", '"token": {"a": 1, ',
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -697,3 +697,22 @@ def test_curl_a_quoted_user_and_password(text, expected):
 ])
 def test_an_argument_in_escaped_quotes_is_taken_whole(text, expected):
     assert clean(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # terraform output -json: a secret's name, then an object holding its value
+    ('{"db_password": {"sensitive": true, "type": "string", "value": "Tf1x"}}',
+     '{"db_password": {"sensitive": true, "type": "string", "value": "[REDACTED:secret]"}}'),
+    ('{\\"api_token\\": {\\"sensitive\\": true, \\"value\\": \\"Tf1x\\"}}',
+     '{\\"api_token\\": {\\"sensitive\\": true, \\"value\\": \\"[REDACTED:secret]\\"}}'),
+    ('{"db_host": {"sensitive": false, "value": "db.internal"}}', None),
+    # vault kv get's table, tab-separated rows (also escaped): one word after a secret's key
+    ("Key         Value\n---         -----\npassword    Vt1x\nuser        bob",
+     "Key         Value\n---         -----\npassword    [REDACTED:secret]\nuser        bob"),
+    ("DB_PASSWORD\tVt1x", "DB_PASSWORD\t[REDACTED:secret]"),
+    ("Key\\tValue\\npassword\\tVt1x\\n", "Key\\tValue\\npassword\\t[REDACTED:secret]\\n"),
+    # a help listing (indented, or several words) is no row of one
+    ("Commands:\n  secret      Create a secret\nsecret      Create a secret", None),
+])
+def test_terraform_outputs_and_key_value_tables(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
