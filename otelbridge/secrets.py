@@ -16,20 +16,23 @@ each; the newer ones are in ``tests/test_secrets.py``): ``KEY=value`` / ``key: v
 token, credential, signature, cookie or API/access/private key, in any case style
 (``DB_PASSWORD``, ``clientSecret``, ``x-api-key``, ``_authToken``, ``SessionToken``,
 ``GH_PAT``); name/value pairs whose name is such a key (``{"name": "DB_PASSWORD", "value":
-"x"}``, YAML ``- name:`` then ``value:``, CloudFormation's
-``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
+"x"}``, YAML ``- name:`` then ``value:`` with other members between, flow-style ``{name: X,
+value: Y}``, CloudFormation's ``ParameterKey``/``ParameterValue``); quoted values to their closing quote (spaces and
 punctuation included), ``key: value`` to the end of its line, ``KEY=value`` to the next space
 (``&`` included, but in a URL's query ``?password=x&user=y``, ``?key=x``); ``--password X`` and
 every flag :func:`names_a_secret` knows (``--secret-access-key X``, ``-Token X``; also as two
-arguments of a command line, and in an argv array ``["--password", "X"]``); programs' short
-flags (``mysql -pX``, ``sshpass -p X``, ``curl -u user:X``, ...) and commands that set a named
+arguments of a command line, and in an argv array ``["--password", "X"]``, each element in
+either quote as Python's repr writes it); programs' short flags (``mysql -pX``, ``sshpass -p
+X``, ``curl -u user:X``, ``curl -u KEY:``, ``ssh-keygen -N X``, ``sqlcmd -P X``, ``echo X |
+sudo -S``, ...), SQL's ``PASSWORD 'x'``/``IDENTIFIED BY 'x'``, code that sets a secret's name
+(``define('DB_PASSWORD', 'x')``, ``os.environ["API_KEY"] = "x"``, ``'password' => 'x'``) and commands that set a named
 value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x
 DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
 credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key files' private
-lines; PEM/PGP private key blocks (also cut ones, and a block's END-terminated tail without its
-BEGIN line); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
+lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
+BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s).
+elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row.
 """
 
 from __future__ import annotations
@@ -74,14 +77,19 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path
 _INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
 
 
-def _key_value(key: str) -> str:
+#: A YAML block scalar's indicator (``|``, ``>-``, ``|2``), an optional comment, its line's end
+_BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
+
+
+def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
     or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
-    whose extent depends on the quotes and separator seen."""
+    whose extent depends on the quotes and separator seen (``flow``: when ``key`` matched its
+    group ``fl``, an unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=)[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=(?!=))[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>])"
+        r"(?!\[REDACTED:)(?![{\[<>])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
@@ -92,7 +100,8 @@ def _key_value(key: str) -> str:
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
+        + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
         r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
     )
 
@@ -137,8 +146,9 @@ _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w
 _KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
                 "cookie", "auth", "dsn", "sig", "pat")
-#: A command-line argument: quoted, or to the next space.
-_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+)"
+#: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
+#: to the next space.
+_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|\S+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
@@ -175,21 +185,41 @@ _CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb
 #: Where a URL cut before its ``@`` ends: as a cut token (:data:`CUT`), or at a line end, real
 #: or escaped, or before `` …`` (``env | cut -c1-40`` prints ``DATABASE_URL=postgres://u:X``).
 _URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
+#: An element of an argv array between the program and its flag, in its own quotes (Python's
+#: repr quotes ``"it's"`` with double quotes among single-quoted elements); sshpass's own flags
+#: only after ``sshpass`` (its group ``s``; not ssh's ``-p``)
+_ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
+_SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
+#: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
+_CURL_KEY = r"[\w.~+/=-]{8,}+"
+#: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
+_SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
+            "setItem", "setProperty", "SetEnvironmentVariable")
+#: A table's column gap: two blanks or more, a tab (also escaped), then any blanks
+_TAB = r"(?:[ \t]{2,}|\t|\\t)[ \t]*+"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
-_OTHER_PAIR = (_Q + r"[\w.-]{1,40}" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-               + r"(?:" + _Q + r"[^\"'\\\r\n]{0,100}" + _Q + r"|[\w.+-]{1,40})" + _JSON_BLANK + "," + _JSON_BLANK)
+_OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+               + r"(?:" + _Q + r"[^\"'\\\r\n]{0,100}" + _Q + r"|[\w.+/-]{1,40})" + _JSON_BLANK + "," + _JSON_BLANK)
+#: ... as a YAML line, a sibling at the same indent (not a list item, not the value; a nested
+#: member is more indented: ``valueFrom:`` then ``  secretKeyRef:`` ends the search)
+_OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40}[\"']?[ \t]*:"
+                 r"(?:[ \t](?:[^\r\n\\]|\\+[\"']){0,100}+)?")
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
-#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``: the key test of
+#: CloudFormation's ``"ParameterKey": "DbPassword", "ParameterValue": "x"``, Azure's ``"keyName":
+#: "key1"`` (``az storage account keys list``, whatever the name), Terraform's ``"db_password":
+#: {"sensitive": true, "value": "x"}`` (``terraform output -json``): the key test of
 #: ``KEY=value`` on the name; the value (group ``keep`` ends before it) as ``_key_value`` takes it.
 _NAMED_VALUE = (
-    r"(?<![\w.-])(?:" + _Q + r"(?i:name|key|parameter_?key)" + _Q + _JSON_BLANK + ":" + _JSON_BLANK
-    + _Q + r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + _Q + _JSON_BLANK + "," + _JSON_BLANK
-    + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
-    + r"[ \t]*+(?i:value|parameter_?value))")
+    r"(?<![\w.-])(?:(?P<fl>)" + _Q + r"?(?:(?:(?i:name|key|parameter_?key)" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
+    + _Q + r"?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"|keyName" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK + _Q
+    + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
+    + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
+    + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
+    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
 #: quote, when that quote, a comma and such a name follow
 _VALUE_THEN_NAME = (
@@ -247,6 +277,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                + _URL_CUT,
                re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt]"
                r"|[ \t]*(?:\r?\n|\u2026|\Z))"),
+    # a PEM private key in base64 (Kubernetes' tls.key, kubeconfig's client-key-data): the
+    # encoding of -----BEGIN, "PRIVATE KEY" at any of the three offsets, the rest of the
+    # blob, and its next lines when wrapped (base64 -w 76); not a certificate's
+    Pattern.of(
+        "private_key",
+        ("ls0tls1crudjti",),
+        r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,40}?(?:UFJJVkFURSBLRV|BSSVZBVEUgS0VZ|UklWQVRFIEtFW)[A-Za-z0-9+/]*+={0,2}"
+        r"(?:" + _NL + r"[A-Za-z0-9+/]{60,100}+={0,2}(?=" + _NL + r"|[\s\"'\\]|\Z))*"
+        r"(?:" + _NL + r"[A-Za-z0-9+/]{1,75}+={0,2}(?=" + _NL + r"|[\"'\\]|\Z))?",
+    ),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
@@ -293,6 +333,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep><(?:[\w.-]+:)?" + _SECRET_WORD_IN + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=(("</",),),
     ),
+    # a YAML block scalar (password: |, private_key: >-, token: |2 # note): every line as
+    # indented as its first, whatever it holds (key: value, - x), blank lines between
+    Pattern.of(
+        "secret",
+        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?=[|>])" + _BLOCK_INDICATOR.removesuffix(r"|\Z)") + ")"
+        + r"(?:[ \t]*+" + _NL + r")*(?P<indent>[ \t]++))(?!\[REDACTED:)" + _LINE
+        + r"(?:(?:" + _NL + r"[ \t]*+(?=" + _NL + r"))*" + _NL + r"(?P=indent)" + _LINE + r")*",
+        requires=((":",), ("|", ">"), ("\n", "\\n")),
+        precheck=r":[ \t]*" + _BLOCK_INDICATOR.removesuffix(r"|\Z)") + ")",
+    ),
     # YAML with the value on the next line(s), more indented (also a block scalar's | or >),
     # in plain text or JSON-escaped (``\\n``, ``\\\\n``); not a nested mapping or list (``credentials:``
     # then ``  user: x``), whose keys are seen one by one below
@@ -322,10 +373,30 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"base64:[A-Za-z0-9+/]{16,}={0,2}",
     ),
     # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
-    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE), requires=((":",),),
+    Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE, flow=True), requires=((":",),),
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
+    # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
+    Pattern.of("secret", ("convertto-securestring",),
+               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+    # code: a secret's name then a quoted value as a setter's or getter's arguments
+    # (define('DB_PASSWORD', 'x'), os.Setenv, setdefault, getenv/env/get with a default,
+    # put, set, setItem, setProperty, SetEnvironmentVariable), a subscript assigned
+    # (os.environ["API_KEY"] = "x", $db['password'] = 'x'), a fat comma ('password' => 'x'):
+    # found from their ( [ or =>
+    *(Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>" + start + r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + end + r"[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq)).)+",
+        requires=requires, precheck=precheck,
+    ) for start, end, requires, precheck in (
+        (r"(?:\((?P<fn>" + "|".join(rf"(?<=\b{f}\()" for f in _SETTERS) + r")|\[)[ \t]*(?P<nq>" + _Q + ")",
+         r"(?P=nq)[ \t]*(?(fn),|\][ \t]*=(?!=))", (("(", "["), (",", "=")),
+         r"(?i)[(\[][ \t]*\\*[\"'][\w./-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)")),
+        (r":?(?<![\w.-])(?P<fq>" + _Q + r")?", r"(?(fq)(?P=fq))[ \t]*=>", (("=>",),),
+         _KEY_WORD_ONCE + r"\\*[\"']?[ \t]*=>"))),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
@@ -351,8 +422,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
-        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q))(?!-)(?!\[REDACTED:)"
-        r"(?:(?!(?<!\\)(?P=q)).)+",
+        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r"))(?!-)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?P=vq)).)+",
         requires=(("\"-", "'-"), (",",)),
         precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
     ),
@@ -365,10 +436,10 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         ("login", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo", "twine"),
         r"(?P<keep>(?P<q>" + _Q + r")(?:(?P<a>redis-cli)|(?P<P>(?:un)?zip)|(?P<att>mysql\w*|mariadb\w*|7z[ar]?"
         r"|(?:un)?rar)|(?P<s>sshpass)|(?:login|mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine))(?P=q)"
-        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(s)-)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?"
-        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?(a)-a|(?(P)-P|-p))"
-        r"(?(att)(?=[^\s\"'\\-])|(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)))"
-        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + _SSHPASS_ELEMENT + r"){0,20}?"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<fq>" + _Q + r")(?(a)-a|(?(P)-P|-p))"
+        r"(?(att)(?=[^\s\"'\\-])|(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r")))"
+        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
         requires=(("-p", "-P", "-a"), (",",)),
     ),
     # ... and curl's user:password in an argv array: ["curl", "-u", "u:X"], ["curl",
@@ -377,31 +448,50 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("curl",),
         r"(?P<keep>(?P<q>" + _Q + r")curl(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P=q)(?:(?!(?P=q))[^\[\]\r\n])*+(?P=q)){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P=q)(?:(?:-u|--user)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)|-u|--user=)"
-        r"(?:(?!(?P=q))[^:\r\n])*+:)(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)+",
+        + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
+        + r")|-u|--user=)(?:(?!(?(vq)(?P=vq)|(?P=fq)))[^:\r\n])*+:)(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
         requires=(("-u", "--user"), (",",)),
     ),
     # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
     # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
     # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
-    # htpasswd -b FILE USER X; curl -b COOKIES
+    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote)
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
-         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd"),
+         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
+         "rabbitmqctl", "add-generic", "add-internet"),
         r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)[\"']?[^\s:\"']*:|(?:-b|--cookie)\s+)")
+        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
+                               r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
-        + "|" + _then("htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+\s+")
-        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _ARG,
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U"),),
+        + "|" + _then("htpasswd", r"-(?:(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*\s+\S+|[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+)\s+")
+        + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
+        + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
+        + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
+        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
+    ),
+    # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
+    # --user=KEY: and in an argv array ["curl", "-u", "KEY:"]: the user, 8 characters or more
+    # (not -u admin:)
+    Pattern.of(
+        "secret",
+        ("curl",),
+        r"(?P<keep>(?:" + _then("curl", r"(?:-u\s*|--user[\s=]+)(?P<uq>\\*[\"'])?") + r"|(?P<q>" + _Q + r")curl(?P=q)(?:"
+        + _JSON_BLANK + "," + _JSON_BLANK + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
+        + r")|--user=)))(?!\[REDACTED:)" + _CURL_KEY
+        + r"(?=:(?(uq)(?P=uq)|(?(vq)(?P=vq)|(?(fq)(?P=fq)|(?:\s|\Z|\\[nrt])))))",
+        requires=(("-u", "--user"), (":",)),
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
@@ -417,16 +507,42 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
         r"|secret\s+set)\s",
     ),
+    # SQL: CREATE/ALTER USER|ROLE|LOGIN ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
+    # 'x' (or a word: Oracle's), SET PASSWORD ... = 'x': the quoted string ('' inside)
+    Pattern.of(
+        "secret",
+        ("password", "identified"),
+        r"(?P<keep>\b(?i:(?:create|alter)\s+(?:user|role|login)\b[^;\r\n]{0,200}?(?:\bpassword(?:\s*=)?+"
+        r"|(?P<ib>\bidentified\s+(?:with\s+\S+\s+)?by)(?:\s+password)?)|\bset\s+password\b[^;\r\n=]{0,100}="
+        r"(?:\s*password\s*\()?)\s*+(?P<sq>[\"'])?+)(?!\[REDACTED:)"
+        r"(?(sq)(?:(?!(?P=sq))[^\r\n]|'')+|(?(ib)[^\s;'\"\\,)]+|(?!)))",
+        precheck=r"(?i)\b(?:create|alter|set)\s+(?:user|role|login|password)\b",
+    ),
+    # aws ssm put-parameter --value X of a SecureString or of a name naming a secret (either
+    # before or after --value)
+    Pattern.of(
+        "secret",
+        ("put-parameter",),
+        r"(?P<keep>\bput-parameter\b(?=[^\n|;&]{0,400}?\s--(?:type[\s=]+[\"']?SecureString|name[\s=]+[\"']?"
+        r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"))[^\n|;&]{0,400}?\s--value(?:\s+|=))(?!-)(?!\[REDACTED:)" + _ARG,
+        requires=(("--value",),),
+    ),
+    # a Dockerfile's ENV KEY value (its older form, without =), to the line's end
+    Pattern.of("secret", ("env",),
+               r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
+               requires=(("ENV",),)),
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
-    # gh auth login --with-token, wrangler secret put, vercel env add (not echo $VAR)
+    # gh auth login --with-token, wrangler secret put, vercel env add, sudo -S, chpasswd,
+    # passwd --stdin (not echo $VAR)
     Pattern.of(
         "secret",
-        ("--password-stdin", "--with-token", "secret put", "env add"),
+        ("--password-stdin", "--with-token", "secret put", "env add", "sudo", "chpasswd", "--stdin"),
         r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
-        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add)\b)",
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add|\bchpasswd"
+        r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),
     # ~/.netrc: machine HOST login USER password X (one line or several); default login ...
@@ -451,6 +567,19 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
         requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),
     ),
+    # a table's row: a secret's key at a line's start, two blanks or a tab, one word to the
+    # line's end (vault kv get's Key/Value table, tab-separated output); one pattern per kind of
+    # line start, each found from its literal (a lookbehind at every position costs 4 µs/string)
+    *(Pattern.of("secret", _KEY_NEEDLES,
+                 r"(?P<keep>" + start + r"(?=[\w.-]++" + _TAB + r"(?:[ \t]*+[^\s\\\"']++){1}+[ \t]*(?:\r?\n|\\+[nr]|\Z))"
+                 + _SECRET_WORD_IN + _TAB + r")(?!\[REDACTED:)[^\s\\\"']++", requires=(("  ", "\t", "\\t"),))
+      for start in (r"\A", r"\n", r"\\n", "\u2192")),
+    # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own; not a time
+    # range (sun:06:00-sun:14:00) nor a fingerprint (1f:51:ae:b8:...)
+    Pattern.of("secret", (":",),
+               r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:[1-9]\d{0,4}|\*)"
+               r":[^\s:\\]++:(?!\d+:)[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"':]|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
+               precheck=r":(?:[1-9]\d{0,4}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"':]|\\+:)"),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),
                r"(?<![\w.%+-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),

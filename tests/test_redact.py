@@ -510,7 +510,7 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
     # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
     # body, URL credentials cut before the @, Basic after a secret's key
-    assert len(PRE_TESTED) == 11
+    assert len(PRE_TESTED) == 16
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

@@ -148,6 +148,13 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "Private-Lines: 1\nAAAA", "123456:", "bot1234567:AA", '"ParameterKey":"DbPass",',
     '["sshpass",', '"sshpass","-e",', '"mysql","-u",', '"login","x",', "'redis-cli', '-a', ",
     '"--password","x', "Authorization: Basic ", '{"value":"x', '"value":"x","name":"',
+    # argv elements in either quote (Python's repr)
+    "['curl', \"-u', ", "['mysql',\"-p", "['sshpass', \"-", "'--password', \"", "['curl', '-u', \"u:",
+    "curl -u abcdefghij", '"curl","-u","abcdefghij', "curl --user=",
+    "ssh-keygen -N ", "sqlcmd -P ", "htpasswd -nb ", "echo x | sudo -u ", "rabbitmqctl add_user ",
+    "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
+    "define('token', ", "['token'] = ", "'token' => ", "set('pass', 'x", ":token=>",
+    "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:", "password  x\n", '"token": {"a": 1, ',
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
@@ -478,3 +485,234 @@ def test_code_and_lists_that_look_like_credentials_stay(text):
 def test_a_cut_url_ends_at_a_line_end_not_after_a_port_and_its_punctuation():
     text = "  origin: `http://localhost:3030`,\n  ...requestOpts"
     assert redact.Redactor().redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Python's repr of an argv: an element holding a ' is quoted with " among '-quoted ones
+    ("""['mysql', '-u', 'root', "-pit's-secret"]""", """['mysql', '-u', 'root', "-p[REDACTED:secret]"]"""),
+    ("""['curl', '-u', "user:pa'ss"]""", """['curl', '-u', "user:[REDACTED:secret]"]"""),
+    ("""['curl', "--user=u:it's", 'https://h']""", """['curl', "--user=u:[REDACTED:secret]", 'https://h']"""),
+    ("""['sshpass', '-p', "it's-secret", 'ssh', 'h']""", """['sshpass', '-p', "[REDACTED:secret]", 'ssh', 'h']"""),
+    ("""['deploy', '--password', "it's-secret"]""", """['deploy', '--password', "[REDACTED:secret]"]"""),
+    ("""['mysql', "--user=o'brien", '-pMyPw1234', 'db']""", """['mysql', "--user=o'brien", '-p[REDACTED:secret]', 'db']"""),
+    ("""['curl', "-H", "X-Note: it's", '-u', 'u:CurlPw99']""", """['curl', "-H", "X-Note: it's", '-u', 'u:[REDACTED:secret]']"""),
+    ("""[\\"mysql\\", \\"-u\\", \\"root\\", \\"-pit's\\"]""", """[\\"mysql\\", \\"-u\\", \\"root\\", \\"-p[REDACTED:secret]\\"]"""),
+    # near misses stay: -p alone, ssh's port, a prompt
+    ("""['mysql', '-p', "o'brien_db"]""", None),
+    ("""['sshpass', '-e', 'ssh', '-p', "2222"]""", None),
+    ("""['claude', '-p', "what's up"]""", None),
+    ("""['x', '--token-file', "it's"]""", None),
+])
+def test_a_python_repr_argv_with_mixed_quotes(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+KEY32 = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an API key as curl's user, the password empty (Stripe's docs: -u sk_test_x:)
+    (f"curl -u {KEY32}: https://api.x.com", "curl -u [REDACTED:secret]: https://api.x.com"),
+    (f'curl -u "{KEY32}:" https://x', 'curl -u "[REDACTED:secret]:" https://x'),
+    (f"curl -s --user {KEY32}: https://x", "curl -s --user [REDACTED:secret]: https://x"),
+    (f"curl --user={KEY32}:", "curl --user=[REDACTED:secret]:"),
+    (f"curl -u {KEY32}:\\n", "curl -u [REDACTED:secret]:\\n"),
+    (f'["curl", "-u", "{KEY32}:", "https://x"]', '["curl", "-u", "[REDACTED:secret]:", "https://x"]'),
+    (f"['curl', '--user={KEY32}:']", "['curl', '--user=[REDACTED:secret]:']"),
+    # a vendor key there keeps its marker whole (it was cut at its ':' as a user:password)
+    ("curl https://api.stripe.com -u sk_test_4eC39HqLyjWDarjtT1zdp7dc: -d x=1",
+     "curl https://api.stripe.com -u [REDACTED:stripe_key]: -d x=1"),
+    # a short user name, a variable, no ':' stay
+    ("curl -u admin: https://x", None), ("curl -u $STRIPE_KEY: https://x", None),
+    (f"curl -u {KEY32} https://x", None), ("curl -u user:\\nnext", None),
+])
+def test_curl_an_api_key_as_the_user_with_an_empty_password(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # YAML: a secret's name, other members at the same indent, then its value (AWS SSM)
+    ("- Name: DB_PASSWORD\n  Type: SecureString\n  Overwrite: true\n  Value: hunter2xyz",
+     "- Name: DB_PASSWORD\n  Type: SecureString\n  Overwrite: true\n  Value: [REDACTED:secret]"),
+    ("Parameter:\n  Name: /prod/db/password\n  Type: SecureString\n  Value: Pw9\n  Version: 3",
+     "Parameter:\n  Name: /prod/db/password\n  Type: SecureString\n  Value: [REDACTED:secret]\n  Version: 3"),
+    ("- name: API_TOKEN\\n  description: \\\"the token\\\"\\n  value: Tk9",
+     "- name: API_TOKEN\\n  description: \\\"the token\\\"\\n  value: [REDACTED:secret]"),
+    # flow-style YAML: the value to the next , } or ]
+    ("env: [{name: DB_PASSWORD, value: hunter2xyz}, {name: HOST, value: db}]",
+     "env: [{name: DB_PASSWORD, value: [REDACTED:secret]}, {name: HOST, value: db}]"),
+    ("{Name: /prod/api/token, Type: SecureString, Value: Fl0w}",
+     "{Name: /prod/api/token, Type: SecureString, Value: [REDACTED:secret]}"),
+    ('{name: API_KEY, value: "a, b"}', '{name: API_KEY, value: "[REDACTED:secret]"}'),
+    # a nested member, another list item, a name that is not a secret's: no value of it
+    ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n- name: HOST\n  value: db.internal", None),
+    ("- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      key: x\n  value: y", None),
+    ("{name: LOG_LEVEL, type: String, value: debug}", None),
+])
+def test_yaml_name_value_pairs_with_members_between_and_in_flow_style(text, expected):
+    assert clean(text) == (text if expected is None else expected).replace("\n", " ")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("password: |\n  hunter2xyz\n  line2\nnext: 1", "password: |\n  [REDACTED:secret]\nnext: 1"),
+    ("password: |2\n   hunter2xyz", "password: |2\n   [REDACTED:secret]"),
+    ("private_key: >-  # rotated\n  abc\n\n  def\nx: 1", "private_key: >-  # rotated\n  [REDACTED:secret]\nx: 1"),
+    # a block's lines are text, whatever they hold
+    ("token: |\n  abc: def\n  - ghi", "token: |\n  [REDACTED:secret]"),
+    ('{"f": "password: |\\n  hunter2xyz\\n  two\\nnext: 1"}', '{"f": "password: |\\n  [REDACTED:secret]\\nnext: 1"}'),
+    ("password: |\r\n  hunter2xyz\r\nx: 1", "password: |\r\n  [REDACTED:secret]\r\nx: 1"),
+    # an indicator without a block, or a value that starts with |, is not one
+    ("password: |", None), ("password: |\nnext: 1", None), ("DB_PASSWORD=|", None),
+    ("password: |x", "password: [REDACTED:secret]"),
+])
+def test_yaml_block_scalars(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("echo 'Hunter2xyz' | sudo -S apt-get install -y x", "echo [REDACTED:secret] | sudo -S apt-get install -y x"),
+    ("echo Hunter2xyz | sudo -u bob -kS whoami", "echo [REDACTED:secret] | sudo -u bob -kS whoami"),
+    ("echo 'bob:Hunter2xyz' | chpasswd", "echo [REDACTED:secret] | chpasswd"),
+    ("echo Hunter2xyz | passwd --stdin bob", "echo [REDACTED:secret] | passwd --stdin bob"),
+    ("htpasswd -nb admin Hunter2xyz", "htpasswd -nb admin [REDACTED:secret]"),
+    ("ssh-keygen -t ed25519 -N Hunter2xyz -f key", "ssh-keygen -t ed25519 -N [REDACTED:secret] -f key"),
+    ("ssh-keygen -p -P Old1x -N New2x -f k", "ssh-keygen -p -P [REDACTED:secret] -N [REDACTED:secret] -f k"),
+    ("sqlcmd -S db -U sa -P Hunter2xyz -Q 'select 1'", "sqlcmd -S db -U sa -P [REDACTED:secret] -Q 'select 1'"),
+    ("bcp t out f -S db -U sa -PHunter2xyz", "bcp t out f -S db -U sa -P[REDACTED:secret]"),
+    ("rabbitmqctl add_user bob Hunter2xyz", "rabbitmqctl add_user bob [REDACTED:secret]"),
+    ("security add-generic-password -a bob -s svc -w Hunter2xyz",
+     "security add-generic-password -a bob -s svc -w [REDACTED:secret]"),
+    # no secret given: an empty passphrase, a shell, a pipe that reads no password
+    ("ssh-keygen -t ed25519 -N '' -f key", None), ('ssh-keygen -N "" -f k', None),
+    ("echo hi | sudo tee /etc/x", None), ("echo abc | git hash-object --stdin", None),
+    ("echo $PW | sudo -S x", None), ("htpasswd -nB admin", None), ("rabbitmqctl add_user bob", None),
+    ("security find-generic-password -s svc -w", None),
+])
+def test_more_commands_that_take_a_password(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+PEM_B64 = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVND"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # SQL statements that set a password
+    ("CREATE USER bob WITH PASSWORD 'Hun''ter2';", "CREATE USER bob WITH PASSWORD '[REDACTED:secret]';"),
+    ("ALTER ROLE app WITH LOGIN ENCRYPTED PASSWORD 'Sq1Pw';", "ALTER ROLE app WITH LOGIN ENCRYPTED PASSWORD '[REDACTED:secret]';"),
+    ("CREATE LOGIN app WITH PASSWORD = 'Sq1Pw!', CHECK_POLICY=OFF", "CREATE LOGIN app WITH PASSWORD = '[REDACTED:secret]', CHECK_POLICY=OFF"),
+    ("ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'Sq1Pw';",
+     "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '[REDACTED:secret]';"),
+    ("CREATE USER 'b'@'%' IDENTIFIED BY \"Sq1Pw\";", "CREATE USER 'b'@'%' IDENTIFIED BY \"[REDACTED:secret]\";"),
+    ("create user app identified by Sq1Pw;", "create user app identified by [REDACTED:secret];"),
+    ("SET PASSWORD FOR 'bob'@'%' = 'Sq1Pw';", "SET PASSWORD FOR 'bob'@'%' = '[REDACTED:secret]';"),
+    ('psql -c "ALTER ROLE app PASSWORD \'Sq1Pw\'"', 'psql -c "ALTER ROLE app PASSWORD \'[REDACTED:secret]\'"'),
+    ("CREATE USER x PASSWORD NULL;", None), ("ALTER USER bob PASSWORD EXPIRE;", None),
+    ("Create a user with a strong password.", None),
+    # aws ssm put-parameter: a SecureString's value, or a secret name's
+    ("aws ssm put-parameter --name x --value 'Ssm1Pw' --type SecureString",
+     "aws ssm put-parameter --name x --value [REDACTED:secret] --type SecureString"),
+    ("aws ssm put-parameter --name /prod/db/password --value=Ssm1Pw --overwrite",
+     "aws ssm put-parameter --name /prod/db/password --value=[REDACTED:secret] --overwrite"),
+    ("aws ssm put-parameter --name /app/ami --value ami-123 --type String", None),
+    # PowerShell
+    ("ConvertTo-SecureString 'Ps1Pw' -AsPlainText -Force", "ConvertTo-SecureString [REDACTED:secret] -AsPlainText -Force"),
+    ('convertto-securestring -String "Ps1Pw" -AsPlainText', "convertto-securestring -String [REDACTED:secret] -AsPlainText"),
+    ("ConvertTo-SecureString $env:PW -AsPlainText -Force", None),
+    # a Dockerfile's ENV KEY value
+    ("ENV API_TOKEN my token\nRUN make", "ENV API_TOKEN [REDACTED:secret]\nRUN make"),
+    ("ENV PATH /usr/bin", None), ("RUN env TOKEN", None),
+    # a PEM private key in base64: Kubernetes' tls.key, kubeconfig's client-key-data, wrapped
+    (f"  tls.key: {PEM_B64}==\n  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUU=",
+     "  tls.key: [REDACTED:private_key]\n  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUU="),
+    ('"client-key-data": "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF"', '"client-key-data": "[REDACTED:private_key]"'),
+    ("LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0KTUlJRQ==", "[REDACTED:private_key]"),
+    (f"{PEM_B64[:76]}\n{'QUJD' * 19}\nQUJD==\nnext line", "[REDACTED:private_key]\nnext line"),
+])
+def test_sql_ssm_powershell_dockerfile_and_base64_private_keys(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+def test_a_dockerfile_env_in_escaped_json():
+    assert clean('{"command":"FROM x\\nENV NPM_TOKEN Tk1x\\nRUN y"}') == '{"command":"FROM x\\nENV NPM_TOKEN [REDACTED:secret]\\nRUN y"}'
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("define( 'DB_PASSWORD', 'Cd1x' );", "define( 'DB_PASSWORD', '[REDACTED:secret]' );"),
+    ("'password' => env('DB_PASSWORD', 'forge'),", "'password' => env('DB_PASSWORD', '[REDACTED:secret]'),"),
+    ('os.environ["API_KEY"] = "Cd1x"', 'os.environ["API_KEY"] = "[REDACTED:secret]"'),
+    ("$db['password']='Cd1x';", "$db['password']='[REDACTED:secret]';"),
+    ('os.Setenv("DB_PASSWORD", "Cd1x")', 'os.Setenv("DB_PASSWORD", "[REDACTED:secret]")'),
+    ("localStorage.setItem('token', 'Cd1x')", "localStorage.setItem('token', '[REDACTED:secret]')"),
+    ("{:password => \"Cd1x\", :user => 'u'}", "{:password => \"[REDACTED:secret]\", :user => 'u'}"),
+    ('{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"Cd1x\\\\\\"\\"}',
+     '{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"[REDACTED:secret]\\\\\\"\\"}'),
+    # a variable, an empty default, a read, a comparison, a list, a log call, Perl's constant
+    ('os.Setenv("API_KEY", key)', None), ("os.environ.get('API_KEY', '')", None), ("x = d['token']", None),
+    ("d['token'] == 'abc'", None), ("if password == \"abc\":", None), ('["sshpass", "-e", "ssh"]', None),
+    ("log.info('token', 'getting list')", None), ("use constant ZIP_HDR_SIG => 0x04034b50;", None),
+    ("'tokens' => 'abc'", None),
+])
+def test_code_setters_subscripts_and_fat_commas(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("db.example.com:5432:appdb:app:Pg1x", "db.example.com:5432:appdb:app:[REDACTED:secret]"),
+    ("localhost:*:*:postgres:Pg1x\n*:*:*:app:Pg2x", "localhost:*:*:postgres:[REDACTED:secret]\n*:*:*:app:[REDACTED:secret]"),
+    ("     2\u219210.0.0.5:6432:b:svc:Pg1x\n", "     2\u219210.0.0.5:6432:b:svc:[REDACTED:secret]\n"),
+    ("cat ~/.pgpass\\ndb:5432:a:a:Pg1x\\n", "cat ~/.pgpass\\ndb:5432:a:a:[REDACTED:secret]\\n"),
+    ('[{"keyName": "key1", "permissions": "FULL", "value": "Az1x=="}]',
+     '[{"keyName": "key1", "permissions": "FULL", "value": "[REDACTED:secret]"}]'),
+    # not a .pgpass line: /etc/passwd, a time, a URL, an empty password, mid-line
+    ("daemon:x:1:1:daemon:/usr/sbin:/bin/sh", None), ("12:30:45:678:done", None), ("http://h:8080:x:y:z", None),
+    ("host:5432:db:user:", None), ("a.c:10:5: warning: x", None),
+])
+def test_pgpass_lines_and_azure_key_lists(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("text", ['"PreferredMaintenanceWindow": "sun:06:00-sun:14:00"', "wed:10:00-wed:11:00",
+                                  '"KeyFingerprint": "1f:51:ae:b8:bf:89:e9:d8:1f:25"'])
+def test_time_ranges_and_fingerprints_are_no_pgpass_lines(text):
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # curl -u "user:X": the password to its closing quote (spaces in it), also JSON-escaped
+    ('curl -u "user:pa ss word" https://x', 'curl -u "user:[REDACTED:secret]" https://x'),
+    ("curl --user='bob:p w' x", "curl --user='bob:[REDACTED:secret]' x"),
+    ('{"command": "curl -u \\"user:pa ss\\" https://x"}', '{"command": "curl -u \\"user:[REDACTED:secret]\\" https://x"}'),
+    ('curl -u "user:" x', None),
+])
+def test_curl_a_quoted_user_and_password(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a tool call's command in JSON: an argument in escaped quotes is taken to its closing one
+    ('{"command": "deploy --password \\"pa ss\\" --x"}', '{"command": "deploy --password [REDACTED:secret] --x"}'),
+    ('{"command": "sshpass -p \\"pa ss\\" ssh h"}', '{"command": "sshpass -p [REDACTED:secret] ssh h"}'),
+    ('{"command": "aws configure set aws_secret_access_key \\"ab cd\\""}',
+     '{"command": "aws configure set aws_secret_access_key [REDACTED:secret]"}'),
+])
+def test_an_argument_in_escaped_quotes_is_taken_whole(text, expected):
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # terraform output -json: a secret's name, then an object holding its value
+    ('{"db_password": {"sensitive": true, "type": "string", "value": "Tf1x"}}',
+     '{"db_password": {"sensitive": true, "type": "string", "value": "[REDACTED:secret]"}}'),
+    ('{\\"api_token\\": {\\"sensitive\\": true, \\"value\\": \\"Tf1x\\"}}',
+     '{\\"api_token\\": {\\"sensitive\\": true, \\"value\\": \\"[REDACTED:secret]\\"}}'),
+    ('{"db_host": {"sensitive": false, "value": "db.internal"}}', None),
+    # vault kv get's table, tab-separated rows (also escaped): one word after a secret's key
+    ("Key         Value\n---         -----\npassword    Vt1x\nuser        bob",
+     "Key         Value\n---         -----\npassword    [REDACTED:secret]\nuser        bob"),
+    ("DB_PASSWORD\tVt1x", "DB_PASSWORD\t[REDACTED:secret]"),
+    ("Key\\tValue\\npassword\\tVt1x\\n", "Key\\tValue\\npassword\\t[REDACTED:secret]\\n"),
+    # a help listing (indented, or several words) is no row of one
+    ("Commands:\n  secret      Create a secret\nsecret      Create a secret", None),
+])
+def test_terraform_outputs_and_key_value_tables(text, expected):
+    assert redact.Redactor().redact(text) == (text if expected is None else expected)
