@@ -163,7 +163,7 @@ def resolve_protocol(flag: str | None, env: Mapping[str, str], problems: list[st
 NUMERIC_ENV = (
     ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 0.001, "OTEL_EXPORTER_OTLP_TIMEOUT or 10 s"),
     ("OTEL_EXPORTER_OTLP_TIMEOUT", 0.001, "10 s"),
-    ("OTEL_BSP_SCHEDULE_DELAY", 0, "5000 ms"),
+    ("OTEL_BSP_SCHEDULE_DELAY", 1, "5000 ms"),
     ("OTEL_BSP_EXPORT_TIMEOUT", 0, "30000 ms"),
     ("OTEL_BSP_MAX_QUEUE_SIZE", 1, "2048"),
     ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),
@@ -182,26 +182,35 @@ _FRACTIONAL = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"
 #: The longest export timeout, in seconds (a day): far longer ones overflow the exporters'
 #: deadlines (``time() + timeout`` past ``time_t``: every export fails).
 MAX_TIMEOUT_S = 86400.0
+#: The largest whole number taken: a day in ms for the batch processor's delay and timeout
+#: (beyond, its thread's wait overflows), else 2**31 − 1 (sizes and limits: beyond 2**63 the
+#: SDK's C-level sizes overflow and cost the spans).
+_MOST = {"OTEL_BSP_SCHEDULE_DELAY": 86_400_000, "OTEL_BSP_EXPORT_TIMEOUT": 86_400_000}
+MAX_COUNT = 2**31 - 1
 
 
 def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
     """The :data:`NUMERIC_ENV` variables set to something that is not a number in range (the SDK
     would refuse to set up tracing for some, log a line per export for others); each said in
-    ``problems``. Also a batch size above the queue size."""
+    ``problems``. Also a batch size above the queue size. Empty ones are unset, as the
+    specification says (returned, not said: the SDK would log that it cannot parse them)."""
     ignored = []
     values: dict[str, float] = {}
     for var, least, default in NUMERIC_ENV:
         raw = env.get(var)
-        if raw is None or not raw.strip():
+        if raw is None:
+            continue
+        if not raw.strip():
+            ignored.append(var)
             continue
         try:
             value = float(raw) if var in _FRACTIONAL else int(raw.strip())
         except ValueError:
             value = None
-        most = MAX_TIMEOUT_S if var in _FRACTIONAL else None
+        most = MAX_TIMEOUT_S if var in _FRACTIONAL else _MOST.get(var, MAX_COUNT)
         if value is None or value != value or value < least or (most and value > most):
             kind = "a number" if var in _FRACTIONAL else "a whole number"
-            bound = f"from {least:g} to {most:g}" if most else f"≥ {least:g}"
+            bound = f"from {least:g} to {most:g}" if var in _FRACTIONAL else f"from {least} to {most}"
             problems.append(f"{var}={_shown(raw)} is not {kind} {bound}; ignored, "
                             f"using {default}")
             ignored.append(var)

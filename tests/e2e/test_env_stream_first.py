@@ -31,7 +31,14 @@ BAD = [
     ({"OTEL_TRACES_SAMPLER_ARG": "2", "OTEL_TRACES_SAMPLER": "traceidratio"},
      ["OTEL_TRACES_SAMPLER_ARG", "'2'", "from 0 to 1", "using parentbased_always_on"]),
     ({"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"},
-     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "≥ 1", "ignored"]),
+     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "from 1 to", "ignored"]),
+    # the SDK refuses a delay of 0 (tracing off for the run), a queue beyond a C size, and a
+    # delay past time_t in its thread (a traceback, every span dropped)
+    ({"OTEL_BSP_SCHEDULE_DELAY": "0"}, ["OTEL_BSP_SCHEDULE_DELAY", "from 1 to 86400000", "using 5000 ms"]),
+    ({"OTEL_BSP_MAX_QUEUE_SIZE": "99999999999999999999"}, ["OTEL_BSP_MAX_QUEUE_SIZE", "using 2048"]),
+    ({"OTEL_BSP_SCHEDULE_DELAY": "10000000000000"}, ["OTEL_BSP_SCHEDULE_DELAY", "using 5000 ms"]),
+    ({"OTEL_SPAN_LINK_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_LINK_COUNT_LIMIT", "using 128"]),
+    ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
@@ -61,6 +68,18 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     # nothing else: the SDK's own messages about the value ("Couldn't recognize sampler", ...)
     assert all(l.startswith("otelbridge: ") for l in err), err
     assert not any("Traceback" in l or "cannot set up tracing" in l for l in err), err
+
+
+def test_an_empty_batch_setting_is_unset_and_the_export_error_is_still_said():
+    """An empty value is unset (the specification): nothing said about it, and the SDK's "cannot
+    parse" line does not take the place of the first export error, which is said."""
+    env = clean_env(OTEL_BSP_EXPORT_TIMEOUT="", OTEL_BSP_SCHEDULE_DELAY="  ",
+                    OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9")
+    proc = run_bridge(["--flush-timeout", "1"], DATA, env=env)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    err = proc.stderr.decode()
+    assert "OTEL_BSP" not in err, err
+    assert "127.0.0.1:9" in err and "export incomplete" in err, err
 
 
 def test_a_bad_value_is_ignored_and_the_good_ones_still_export():
