@@ -58,6 +58,7 @@ def _ensure_std_fds() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    _ensure_std_fds()  # before the early tee's pipes, which would take a closed fd 2
     if argv is None:  # the command itself: its first bytes pass while the rest is imported
         from .source import early
 
@@ -68,7 +69,6 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    _ensure_std_fds()
     from .cli import SUBCOMMANDS, run_command
 
     command, prog = run_command, "otelbridge"

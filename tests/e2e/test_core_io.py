@@ -180,3 +180,16 @@ def test_closed_or_gone_stderr_never_changes_status_or_stream(tmp_path):
     finally:
         os.close(write_end)
     assert (gone.returncode, gone.stdout) == (3, data)
+
+
+def test_closed_stderr_in_pipe_mode_with_both_ends_pipes_exits_0(tmp_path):
+    """``cat rec | otelbridge 2>&- | consumer``: stdin and stdout pipes (the early tee runs), fd 2
+    closed. No pipe of ours may take fd 2 (the event loop refuses to close fds 0–2: the process
+    aborted, exit 134)."""
+    import os
+
+    data = EXAMPLE.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "none"], input=data,
+                          stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2),
+                          env=clean_env(), timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, data)
