@@ -127,7 +127,7 @@ def exporters_from_env(value: str, output: str | None, problems: list[str],
     if dropped:
         instead = ("spans are built for the reports but not exported" if result == ("none",)
                    else f"using {','.join(result)}")
-        why = ", ".join(f"{n!r}" + (" needs --output" if n == "file" else " is not supported")
+        why = ", ".join(_shown(n) + (" needs --output" if n == "file" else " is not supported")
                         for n in dropped)
         problems.append(f"OTEL_TRACES_EXPORTER={_shown(value)}: {why} (otelbridge has "
                         f"{', '.join(EXPORTERS)}); {instead}")

@@ -231,14 +231,15 @@ def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
 
 
 def _endpoint_label(cfg: Config) -> str:
-    """The endpoint as we name it on stderr: no credentials, no query string."""
+    """The endpoint as we name it on stderr: no credentials, no query string, no secret in its
+    path (a token, a header's value), one line of at most ``redact.MESSAGE_MAX`` characters."""
     env = {k: v for k, v in os.environ.items() if k not in cfg.ignored_env}
-    return redact.endpoint(
+    return redact.message(redact.endpoint(
         cfg.endpoint
         or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
-    )
+    ), redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES)))
 
 
 def import_otlp_exporter(cfg: Config) -> type:
@@ -585,7 +586,7 @@ class Exporters:
     def describe_failure(self) -> str | None:
         """One line naming the exporters that lost spans, or ``None``."""
         ended = self.counter.ended
-        parts = [f"{name} not set up: {ended} of {ended} not exported"
+        parts = [f"{redact.message(name)[:40]} not set up: {ended} of {ended} not exported"
                  for name in self.left_out if ended and self.paths]
         for p in self.paths:
             if p.exporter.exported < ended:

@@ -10,6 +10,8 @@ from .escape import one_line
 #: Seconds a line of ours waits for room on stderr: a pipe nobody reads must not hold the run
 #: (past its flush deadline, or forever once it has ended).
 ROOM_WAIT_S = 1.0
+#: Characters of a line of ours at most (a value echoed from the environment can be long).
+LINE_MAX = 2000
 
 
 def say(message: str) -> None:
@@ -18,7 +20,10 @@ def say(message: str) -> None:
     try:
         if not _room(sys.stderr):
             return
-        sys.stderr.write(f"otelbridge: {one_line(message)}\n")
+        line = one_line(message)
+        if len(line) > LINE_MAX:
+            line = line[:LINE_MAX - 1] + "…"
+        sys.stderr.write(f"otelbridge: {line}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

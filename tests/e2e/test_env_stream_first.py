@@ -138,3 +138,30 @@ def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
     # insecure as asked: nothing said, every span delivered
     assert plain.returncode == 0 and b"has no scheme" not in plain.stderr
     assert len(spans) == 8
+
+
+def test_a_secret_in_the_endpoint_path_is_never_printed():
+    """A token in the endpoint's path (some gateways take it there), or a header's value in it:
+    the export error line names the endpoint without them."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    header = "s3cr3tHeaderValue4242"
+    env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:9/{token}/{header}",
+                    OTEL_EXPORTER_OTLP_HEADERS=f"x-api-key={header}")
+    proc = run_bridge(["--flush-timeout", "0.5"], DATA, env=env)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    err = proc.stderr.decode()
+    assert "export incomplete" in err and "127.0.0.1:9" in err, err
+    assert token not in err and header not in err, err
+
+
+def test_a_very_long_value_is_said_in_a_line_of_bounded_length():
+    env = clean_env(OTEL_TRACES_EXPORTER="x" * 120_000,
+                    OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9/" + "p" * 120_000)
+    proc = run_bridge(["--flush-timeout", "0.5", "--exporter", "otlp"], DATA, env=env)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    lines = proc.stderr.decode().splitlines()
+    assert lines and max(map(len, lines)) <= 2100, max(map(len, lines))
+    proc = run_bridge(["--flush-timeout", "0.5"], DATA,
+                      env=clean_env(OTEL_TRACES_EXPORTER="otlp,zipkin" + "z" * 120_000))
+    lines = proc.stderr.decode().splitlines()
+    assert any("OTEL_TRACES_EXPORTER" in l for l in lines) and max(map(len, lines)) <= 2100
