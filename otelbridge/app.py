@@ -269,7 +269,7 @@ def run(cfg: Config) -> int:
     if closed:
         say(f"{' and '.join(closed)} closed at start ("
             + ("the stream is discarded" if "stdout" in closed else "nothing to read")
-            + "); exit status 1")
+            + "); exit status 1" + (", or the command's when it fails" if cfg.command else ""))
     code = _run(cfg)
     return 1 if closed and code == 0 else code
 

@@ -54,6 +54,15 @@ def test_a_closed_stdout_or_stdin_is_said_and_exits_1_as_cat_does():
     assert "spans 8 built" in said["stdout"]  # the example was read and decoded all the same
 
 
+def test_a_closed_stdout_in_wrapper_mode_gives_the_failed_commands_status_and_says_so():
+    proc = subprocess.run(["sh", "-c", f"exec >&-; exec {sys.executable} -m otelbridge --exporter "
+                           f"none -- sh -c 'cat {EXAMPLE}; exit 3'"], capture_output=True,
+                          env=clean_env(), timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    (line,) = [l for l in proc.stderr.decode().splitlines() if "closed at start" in l]
+    assert line.endswith("exit status 1, or the command's when it fails")
+
+
 def test_a_full_disk_is_said_and_exits_1_as_cat_does():
     """stdout on /dev/full (ENOSPC): not a closed pipe (no 141, nothing said) — one stderr line
     with the error, exit status 1, in pipe mode (file and pipe input) and wrapper mode."""
