@@ -361,7 +361,7 @@ class OtlpJsonFileExporter(SpanExporter):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self._fd = redact.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC)
         st = os.fstat(self._fd)
         if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
             os.fchmod(self._fd, 0o600)

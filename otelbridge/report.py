@@ -121,7 +121,9 @@ def page(collector: Collector, template: str | None = None) -> str:
 def write_page(path: str, collector: Collector, template: str | None = None) -> None:
     """Write :func:`page` to ``path``, created or truncated, mode 0600. ``OSError`` as raised."""
     data = page(collector, template).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    from .redact import open_fd
+
+    fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC)
     try:
         if os.fstat(fd).st_mode & 0o077:
             os.fchmod(fd, 0o600)

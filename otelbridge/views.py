@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 def append_private(path: str, text: str) -> None:
     """Append ``text`` to ``path`` (created with mode 0600) as lines of their own: a file whose
     last line has no line end (another step's ``printf 'x=1'``) gets one first."""
+    from .redact import open_fd
+
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     except PermissionError:  # writable, not readable: appended as it is
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         st = os.fstat(fd)
         if stat.S_ISREG(st.st_mode) and st.st_size:
