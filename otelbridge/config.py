@@ -230,6 +230,34 @@ def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
     return ignored
 
 
+def check_headers(env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with a value that, URL-decoded as the exporters
+    decode it, no HTTP header can carry (not Latin-1, a line break): every export would fail.
+    Said in ``problems`` by the header's name (never its value); the variables returned, to be
+    hidden from the SDK."""
+    from urllib.parse import unquote
+
+    ignored = []
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
+        bad = []
+        for item in (env.get(var) or "").split(","):
+            key, eq, value = item.partition("=")
+            value = unquote(value).strip()
+            try:
+                value.encode("latin-1")
+                usable = not any(c in value for c in "\r\n\0")
+            except UnicodeEncodeError:
+                usable = False
+            if eq and not usable:
+                bad.append(_shown(unquote(key).strip().lower(), 40))
+        if bad:
+            problems.append(f"{var}: the value of header {', '.join(bad)} is no HTTP header value "
+                            "once URL-decoded (not Latin-1, or a line break); the variable is "
+                            "ignored, no headers sent")
+            ignored.append(var)
+    return ignored
+
+
 #: ``OTEL_TRACES_SAMPLER`` values the SDK knows; the ratio ones read ``OTEL_TRACES_SAMPLER_ARG``.
 SAMPLERS = ("always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
             "traceidratio", "parentbased_traceidratio")
@@ -510,6 +538,7 @@ def build(
                 else "spans are built for the reports but not exported"))
     ignored += check_numbers(env, problems)
     ignored += check_sampler(env, problems)
+    ignored += check_headers(env, problems)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),

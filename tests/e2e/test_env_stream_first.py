@@ -39,6 +39,9 @@ BAD = [
     ({"OTEL_BSP_SCHEDULE_DELAY": "10000000000000"}, ["OTEL_BSP_SCHEDULE_DELAY", "using 5000 ms"]),
     ({"OTEL_SPAN_LINK_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_LINK_COUNT_LIMIT", "using 128"]),
     ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
+    # URL-decoded, not Latin-1: the HTTP client failed every export
+    ({"OTEL_EXPORTER_OTLP_HEADERS": "x-team=caf%E9,x-api-key=k"},
+     ["OTEL_EXPORTER_OTLP_HEADERS", "'x-team'", "no headers sent"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
