@@ -109,9 +109,10 @@ class Needles:
         self.always = tuple(i for i, p in enumerate(patterns) if not p.needles)
         self._db = None
         self._lock = threading.Lock()
-        #: the needles found (in the order found) → the patterns they admit, with what each
-        #: requires: the same few combinations recur (``token`` alone, ``key`` alone, ...)
-        self._candidates: dict[tuple[int, ...], tuple[tuple[int, tuple], ...]] = {}
+        #: the needles found (in the order found) → the patterns they admit that require
+        #: nothing, and those that do grouped by what they require (each group tested once):
+        #: the same few combinations recur (``token`` alone, ``key`` alone, ...)
+        self._candidates: dict[tuple[int, ...], tuple[list[int], tuple[tuple[tuple, tuple[int, ...]], ...]]] = {}
         if hyperscan is not None and self.needles and all(n.isascii() for n in self.needles):
             try:
                 db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -141,10 +142,25 @@ class Needles:
             wanted = set(self.always)
             for i in found:
                 wanted.update(self.admits[i])
-            candidates = tuple((i, self.patterns[i].requires) for i in sorted(wanted))
+            free, by_requires = [], {}
+            for i in sorted(wanted):
+                requires = self.patterns[i].requires
+                if requires:
+                    by_requires.setdefault(requires, []).append(i)
+                else:
+                    free.append(i)
+            candidates = (free, tuple((r, tuple(v)) for r, v in by_requires.items()))
             if len(self._candidates) < MAX_CANDIDATE_SETS:
                 self._candidates[key] = candidates
-        return [i for i, requires in candidates if not requires or _has_required(requires, text)]
+        free, groups = candidates
+        if not groups:
+            return list(free)
+        out = list(free)
+        for requires, indices in groups:
+            if _has_required(requires, text):
+                out.extend(indices)
+        out.sort()
+        return out
 
 
 def _has_required(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
