@@ -110,4 +110,16 @@ def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     name = resource.attributes.get(SERVICE_NAME)
     if not name or str(name).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
-    return HashOnceResource(resource.attributes, resource.schema_url)
+    # bytes of the environment that are not UTF-8 (Python keeps them as lone surrogates) would
+    # fail the encoding of every export's resource: shown as U+FFFD, as a decoder would
+    attributes = {_utf8(k): _utf8(v) for k, v in resource.attributes.items()}
+    return HashOnceResource(attributes, resource.schema_url)
+
+
+def _utf8(value: object) -> object:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return value

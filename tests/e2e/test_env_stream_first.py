@@ -168,3 +168,17 @@ def test_a_very_long_value_is_said_in_a_line_of_bounded_length():
                       env=clean_env(OTEL_TRACES_EXPORTER="otlp,zipkin" + "z" * 120_000))
     lines = proc.stderr.decode().splitlines()
     assert any("OTEL_TRACES_EXPORTER" in l for l in lines) and max(map(len, lines)) <= 2100
+
+
+def test_resource_values_that_are_not_utf8_are_exported_as_replacement_characters():
+    """Bytes that are not UTF-8 in OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES: the SDK failed to
+    encode them in every export (a line that took the place of the first export error); they are
+    shown as U+FFFD, as a decoder would."""
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, OTEL_SERVICE_NAME="svc\udcff",
+                        OTEL_RESOURCE_ATTRIBUTES="team=a\udcfeb")
+        proc = run_bridge([], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert {(s.resource["service.name"], s.resource["team"]) for s in spans} == {("svc\ufffd", "a\ufffdb")}
+    assert b"encode" not in proc.stderr, proc.stderr
