@@ -252,11 +252,16 @@ def parse_stream_event(doc: dict[str, Any], line: LineInfo) -> list[Event]:
 
 def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) -> TurnResult:
     """A ``result`` line → :class:`TurnResult`. ``is_error`` is taken as given, whatever the
-    ``subtype`` (``success`` with ``is_error: true`` is an error)."""
+    ``subtype`` (``success`` with ``is_error: true`` is an error). The error text: the first of
+    ``errors``; for an API error (``api_error_status``) the result's text, which is the API's
+    message (its ``error`` is then Claude Code's generic "could not be resumed"); else
+    ``error``."""
     errors = doc.get("errors")
     error = None
     if isinstance(errors, list):
         error = next((as_str(e) for e in errors if isinstance(e, str)), None)
+    if error is None and doc.get("is_error") is True and doc.get("api_error_status") is not None:
+        error = as_str(doc.get("result")) or None
     if error is None:
         error = as_str(doc.get("error"))
     cost = doc.get("total_cost_usd")

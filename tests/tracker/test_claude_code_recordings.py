@@ -144,6 +144,18 @@ def test_an_api_error_message_is_an_error_chat_never_a_synthetic_model():
 
 
 @needs_fixtures
+def test_an_api_errors_turn_and_session_say_the_apis_message():
+    """The result of an API error carries the API's message as its text (``result``) and a
+    generic ``error`` ("This session could not be resumed…"): the turn and the session fail
+    with the API's message."""
+    L = lines(API_ERROR)
+    assert L[4]["api_error_status"] == 404 and "could not be resumed" in L[4]["error"]
+    run = Run(API_ERROR)
+    turn, session = run.one("turn 1"), run.one("invoke_agent claude-code")
+    assert turn.error == session.error == L[4]["result"]
+
+
+@needs_fixtures
 def test_an_api_error_chat_is_named_by_the_init_model(tmp_path):
     """The same line after an ``init`` naming the session's model: ``chat {that model}``."""
     raw = API_ERROR.read_bytes().splitlines()
