@@ -27,6 +27,9 @@ def append_private(path: str, text: str) -> None:
 
     try:
         fd = open_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):  # read-write, a FIFO never lacks a reader: it
+            os.close(fd)  # would fill and hold the run; written to alone, one nobody reads is said
+            fd = open_fd(path, os.O_WRONLY | os.O_APPEND)
     except PermissionError:  # writable, not readable: appended as it is
         fd = open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
