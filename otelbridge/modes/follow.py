@@ -122,7 +122,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             say(f"{open_runs} workflow(s) still open at stop in a file no longer at "
                 f"{str(path)!r}: exported as they stand")
         all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
-        follower.save_settled()  # the checkpoints whose spans the flush exported
+        if all_exported:
+            follower.save_settled()  # the checkpoints whose spans the flush exported
+        else:  # some span of this run is lost, maybe one of lines before a checkpoint saved
+            follower.rollback()
         return pipeline.report_and_exit_code(code, all_exported)
 
     try:

@@ -124,6 +124,8 @@ class Follower:
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
+        #: where this run began reading (:meth:`rollback` goes back there)
+        self._begun: Position | None = None
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -159,6 +161,7 @@ class Follower:
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
             elif saved is None and not self.from_start:
                 start = st.st_size
+            self._begun = Position(ident[0], ident[1], start, self.replay_to)
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         if self.saved is None or (self.saved.dev, self.saved.ino) != ident:
@@ -224,6 +227,24 @@ class Follower:
                 self._unsettled.append((pos, self.handed()))
         self.save_settled()
 
+    def rollback(self) -> None:
+        """An export of this run failed: the position goes back to where this run began
+        reading, and stays there, so that the next start reads again all this run read (spans
+        ended later for lines before a checkpoint — a session's, at the stop — may be among
+        the lost)."""
+        if not self._lost:
+            self.say("export failed: the follow position goes back to where this run began, "
+                     "and the next start reads again from there")
+        self._lost = True
+        self._unsettled.clear()
+        begun = self._begun
+        if begun is not None and begun != self.saved:
+            try:
+                save_position(self.state_file, begun, self.path)
+                self.saved = begun
+            except OSError as exc:
+                self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
+
     def stopped(self) -> None:
         """The run ended every span it exports at a stop: a checkpoint at the last one taken
         (or saved) whose ``read_to`` is the end of what was read, saved once settled."""
@@ -243,10 +264,7 @@ class Follower:
             if settled is None:
                 break
             if settled is False:
-                self._lost = True
-                self._unsettled.clear()
-                self.say("export failed: the follow position stays where it was, and the "
-                         "next start reads again from there")
+                self.rollback()
                 break
             newest = self._unsettled.popleft()[0]
         if newest is not None:

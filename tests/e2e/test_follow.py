@@ -401,3 +401,42 @@ def test_a_restart_mid_session_exports_again_only_what_the_stop_cut_short(tmp_pa
 
 def roots_by_name(rx) -> bool:
     return any(s.name.startswith("invoke_workflow") for s in rx.received.spans())
+
+
+@needs_fixtures()
+def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_path):
+    """A session alone (no workflow: every point is a checkpoint) read while the collector is
+    down: its turn and session spans are handed on only at the stop, after checkpoints past its
+    lines. The stop's failed export takes the position back to where the run began."""
+    import socket
+
+    rec = FIXTURES / "claude-code" / "claudecli-go-basic-thinking-2.1.68.jsonl"
+    log, state = tmp_path / "run.jsonl", tmp_path / "state"
+    log.write_bytes(rec.read_bytes())
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
+         "--from-start", "--poll-interval", "0.05", "--grace-period", "0", "--endpoint", dead,
+         "--flush-timeout", "1", "--summary", "never"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(OTEL_BSP_SCHEDULE_DELAY="50"),
+        cwd=ROOT)
+    try:
+        wait(lambda: saved_offset(state), what="the first checkpoint")
+        time.sleep(1.5)
+        _, err = stop(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"position goes back" in err, err
+    assert saved_offset(state)["offset"] == 0
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx)
+        try:
+            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="the turn")
+        finally:
+            stop(proc)
+        names = [s.name for s in rx.received.spans()]
+    assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
