@@ -435,8 +435,10 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
         try:
-            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="the turn")
+            wait(lambda: saved_offset(state)["offset"] == log.stat().st_size, what="the whole file read")
         finally:
-            stop(proc)
+            stop(proc)  # the session's spans leave at the stop, as at the first one
+        wait(lambda: any(s.name == "invoke_agent claude-code" for s in rx.received.spans()),
+             what="the session")
         names = [s.name for s in rx.received.spans()]
     assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
