@@ -23,7 +23,9 @@ class HoldUntilClosed:
     its root record comes, i.e. when the run has ended. At a stop mid-workflow, :meth:`discard`
     drops the held ones: the next start re-reads that workflow from the offset file's checkpoint
     and exports it once, whole. Other records pass at once. While :attr:`replaying` says so (a
-    restart reading again what the last run exported), nothing passes."""
+    restart reading again what the last run exported), nothing passes but the workflows the
+    last run did not export (not in :attr:`exported`); :attr:`released` lists the task ids of
+    the workflows passed."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
@@ -31,6 +33,8 @@ class HoldUntilClosed:
         #: stopping: the workflows ended by the stop are held too (then discarded)
         self.stopping = False
         self.replaying: Callable[[], bool] = lambda: False
+        self.exported: frozenset[str] = frozenset()
+        self.released: list[str] = []
 
     def emit(self, rec: SpanRecord) -> None:
         attrs = rec.attributes
@@ -44,11 +48,12 @@ class HoldUntilClosed:
             self.held.setdefault(key, []).append(rec)
             return
         held = self.held.pop(key, ())
-        if self.replaying():
+        if self.replaying() and str(task_id) in self.exported:
             return
         for one in held:
             self.sink.emit(one)
         self.sink.emit(rec)
+        self.released.append(str(task_id))
 
     def discard(self) -> int:
         """Drop every held record; returns how many."""
@@ -95,6 +100,8 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
         )
         hold.replaying = lambda: follower.replay_to > 0
+        if follower.saved is not None:
+            hold.exported = frozenset(follower.saved.workflows)
         for signum in (signal.SIGTERM, signal.SIGINT):
             try:
                 loop.add_signal_handler(signum, follower.stop)
@@ -113,7 +120,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         rereadable = follower.rereadable()
         hold.stopping = rereadable
         pipeline.end_stream()
-        follower.stopped()  # what was read is exported by now: a restart exports none of it again
+        follower.stopped(tuple(hold.released))  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

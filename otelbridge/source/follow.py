@@ -38,18 +38,23 @@ from pathlib import Path
 from .pipe import CHUNK
 
 ROTATED, TRUNCATED = "rotated", "truncated"
+#: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
+MAX_WORKFLOWS = 1000
 
 
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start;
     ``read_to``: the end of the lines read before whose spans are exported (a restart reads
-    ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it)."""
+    ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it);
+    ``workflows``: the task ids of the workflows in that stretch already exported (the others,
+    held at the stop, are exported when they end, during the re-reading or after)."""
 
     dev: int
     ino: int
     offset: int
     read_to: int = 0
+    workflows: tuple[str, ...] = ()
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -63,7 +68,8 @@ def load_position(file: Path) -> Position | None:
     try:
         doc = json.loads(Path(file).read_text())
         return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]),
-                        int(doc.get("read_to", 0)))
+                        int(doc.get("read_to", 0)),
+                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -76,7 +82,7 @@ def save_position(file: Path, pos: Position, path: Path) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
-                   "read_to": pos.read_to}, fh)
+                   "read_to": pos.read_to, "workflows": list(pos.workflows)}, fh)
     os.replace(tmp, file)
 
 
@@ -161,7 +167,8 @@ class Follower:
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
             elif saved is None and not self.from_start:
                 start = st.st_size
-            self._begun = Position(ident[0], ident[1], start, self.replay_to)
+            self._begun = Position(ident[0], ident[1], start, self.replay_to,
+                                   saved.workflows if self.replay_to and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         if self.saved is None or (self.saved.dev, self.saved.ino) != ident:
@@ -245,14 +252,17 @@ class Follower:
             except OSError as exc:
                 self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
 
-    def stopped(self) -> None:
+    def stopped(self, workflows: tuple[str, ...] = ()) -> None:
         """The run ended every span it exports at a stop: a checkpoint at the last one taken
-        (or saved) whose ``read_to`` is the end of what was read, saved once settled."""
+        (or saved) whose ``read_to`` is the end of what was read, saved once settled;
+        ``workflows``: the task ids of the workflows this run exported."""
         if self.ident is None or self._lost or self.replay_to:
             return
         last = self._unsettled[-1][0] if self._unsettled else self.saved
         if last is not None and (last.dev, last.ino) == self.ident:
-            self._unsettled.append((Position(last.dev, last.ino, last.offset, self.complete),
+            known = last.workflows if last.read_to > last.offset else ()
+            done = tuple(dict.fromkeys(known + workflows))[-MAX_WORKFLOWS:]
+            self._unsettled.append((Position(last.dev, last.ino, last.offset, self.complete, done),
                                     self.handed()))
 
     def save_settled(self) -> None:

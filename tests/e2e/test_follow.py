@@ -442,3 +442,32 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
              what="the session")
         names = [s.name for s in rx.received.spans()]
     assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
+
+
+@needs_fixtures()
+def test_a_workflow_left_to_the_next_start_is_exported_when_it_ends_while_read_again(tmp_path):
+    """Stopped in a workflow's grace window (5 s), the next start with ``--grace-period 0`` reads
+    the stretch again: the workflow ends while it is being read again (3 MB of other lines
+    follow it), and it is exported — the last run held it, it did not export it."""
+    rec = (FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl").read_text()
+    lines = rec.splitlines(keepends=True)
+    pad = "".join('{"type":"keep_alive","pad":"%s"}\n' % ("x" * 1000) for _ in range(3000))
+    log, state = tmp_path / "run.jsonl", tmp_path / "state"
+    log.write_text("".join(lines[:39]) + pad + "".join(lines[39:45]))
+    task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--grace-period", "5")
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("offset") is not None, what="a checkpoint")
+            time.sleep(1.5)
+        finally:
+            _, err = stop(proc)
+        assert b"still open at stop" in err, err
+        assert saved_offset(state)["read_to"] == log.stat().st_size
+        proc = start(log, state, rx)  # --grace-period 0
+        try:
+            wait(lambda: roots(rx).get(task), what="the workflow")
+            time.sleep(0.3)
+        finally:
+            stop(proc)
+    assert roots(rx) == {task: 1}
