@@ -9,7 +9,8 @@
   our old position before the next poll is indistinguishable from appending (as for ``tail``).
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
-  0700) holds the device, inode and byte offset of the last *checkpoint* — the end of the last
+  0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
+  read from its start) and byte offset of the last *checkpoint* — the end of the last
   complete line read at a moment when no workflow was open (``is_quiet()``), saved once the
   spans handed on by then are exported (``settled(handed)``; ``handed()`` counts them). A
   restart resumes there: a workflow open at the stop is read again from its first line by the
@@ -40,6 +41,8 @@ from .pipe import CHUNK
 ROTATED, TRUNCATED = "rotated", "truncated"
 #: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
 MAX_WORKFLOWS = 1000
+#: Bytes at a file's start that tell it from another at the same inode.
+HEAD_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,26 +66,42 @@ def offset_file(state_dir: Path, path: Path) -> Path:
     return Path(state_dir) / f"follow-{digest}.json"
 
 
-def load_position(file: Path) -> Position | None:
-    """The saved position, or ``None`` when there is none or it cannot be read."""
+def load_position(file: Path) -> tuple[Position | None, str]:
+    """The saved position and its file's :func:`head`; ``(None, "")`` when there is none or it
+    cannot be read."""
     try:
         doc = json.loads(Path(file).read_text())
         return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]),
                         int(doc.get("read_to", 0)),
-                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:])
+                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:]), \
+            str(doc.get("head", ""))
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, ""
 
 
-def save_position(file: Path, pos: Position, path: Path) -> None:
-    """Write ``pos`` atomically (temporary file, then rename), mode 0600. Raises ``OSError``."""
+def head(fd: int, length: int = HEAD_BYTES) -> str:
+    """``"{n}:{sha256 hex}"`` of the first ``n`` ≤ ``length`` bytes of ``fd``: which file an
+    inode holds (a file deleted and written anew may get the same inode)."""
+    data = os.pread(fd, length, 0)
+    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+
+
+def same_head(fd: int, saved: str) -> bool:
+    """Whether ``fd`` begins as the file whose :func:`head` was ``saved`` (``""``: unknown)."""
+    n, _, _ = saved.partition(":")
+    return not saved or not n.isdigit() or head(fd, int(n)) == saved
+
+
+def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None:
+    """Write ``pos`` (and its file's :func:`head`) atomically (temporary file, then rename),
+    mode 0600. Raises ``OSError``."""
     file = Path(file)
     file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = file.with_name(file.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
-                   "read_to": pos.read_to, "workflows": list(pos.workflows)}, fh)
+                   "read_to": pos.read_to, "workflows": list(pos.workflows), "head": head}, fh)
     os.replace(tmp, file)
 
 
@@ -125,7 +144,7 @@ class Follower:
         self.ident: tuple[int, int] | None = None
         self.pos = 0  # bytes of the current file read
         self.complete = 0  # end of the last complete line read
-        self.saved: Position | None = load_position(self.state_file)
+        self.saved, self._saved_head = load_position(self.state_file)
         self.handed, self.settled = handed, settled
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
@@ -135,6 +154,7 @@ class Follower:
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
+        self._closed_head = ""  # the head of the file last closed
         #: a restart reads up to here again without exporting (see :class:`Position`)
         self.replay_to = 0
         self._stopped: asyncio.Event | None = None
@@ -160,9 +180,12 @@ class Follower:
             raise IsADirectoryError(f"{self.path} is not a regular file")
         ident = (st.st_dev, st.st_ino)
         start = self.replay_to = 0
+        known = self.saved is not None and (self.saved.dev, self.saved.ino) == ident
+        if known and resume and not same_head(fd, self._saved_head):
+            known = False  # another file at the same inode (deleted and written anew)
         if resume:
             saved = self.saved
-            if saved is not None and (saved.dev, saved.ino) == ident and saved.offset <= st.st_size:
+            if known and saved is not None and saved.offset <= st.st_size:
                 start = saved.offset
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
             elif saved is None and not self.from_start:
@@ -171,7 +194,7 @@ class Follower:
                                    saved.workflows if self.replay_to and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
-        if self.saved is None or (self.saved.dev, self.saved.ino) != ident:
+        if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
             # stop before any quiet moment re-reads it from there, not from its end
             self._save(Position(ident[0], ident[1], start))
@@ -179,6 +202,7 @@ class Follower:
 
     def _close(self) -> None:
         if self.fd >= 0:
+            self._closed_head = self._head_of(Position(*self.ident, 0))  # type: ignore[misc]
             os.close(self.fd)
             self.fd = -1
 
@@ -218,6 +242,18 @@ class Follower:
             return TRUNCATED
         return None
 
+    def _head_of(self, pos: Position) -> str:
+        """The :func:`head` of ``pos``'s file while it is the one open (or was, last), else
+        ``""``."""
+        if self.ident != (pos.dev, pos.ino):
+            return ""
+        if self.fd < 0:
+            return self._closed_head
+        try:
+            return head(self.fd)
+        except OSError:
+            return ""
+
     def rereadable(self) -> bool:
         """Whether the file being read is still at PATH (a next start can read it again)."""
         try:
@@ -247,7 +283,7 @@ class Follower:
         begun = self._begun
         if begun is not None and begun != self.saved:
             try:
-                save_position(self.state_file, begun, self.path)
+                save_position(self.state_file, begun, self.path, self._head_of(begun))
                 self.saved = begun
             except OSError as exc:
                 self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
@@ -284,7 +320,7 @@ class Follower:
         if pos == self.saved:
             return
         try:
-            save_position(self.state_file, pos, self.path)
+            save_position(self.state_file, pos, self.path, self._head_of(pos))
             self.saved = pos
         except OSError as exc:
             self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")

@@ -471,3 +471,31 @@ def test_a_workflow_left_to_the_next_start_is_exported_when_it_ends_while_read_a
         finally:
             stop(proc)
     assert roots(rx) == {task: 1}
+
+
+def test_another_file_at_the_same_inode_is_read_from_its_start(tmp_path):
+    """While the sidecar was away the file was written anew at the same inode (rewritten in
+    place here; deleted and created, a filesystem may reuse the inode): its start differs from
+    the one the offset file remembers, so it is read from its start, not from the old offset."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("a"))
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            wait(lambda: roots(rx).get("wf-a"), what="workflow a")
+            wait(lambda: (saved_offset(state) or {}).get("offset") == log.stat().st_size,
+                 what="the position at the end")
+        finally:
+            stop(proc)
+        ino = log.stat().st_ino
+        with open(log, "r+") as fh:  # the same inode, another file's bytes
+            fh.truncate(0)
+            fh.write(workflow("bb") + workflow("cc"))
+        assert log.stat().st_ino == ino
+        proc = start(log, state, rx)
+        try:
+            wait(lambda: roots(rx).get("wf-cc"), what="workflow cc")
+            time.sleep(0.3)
+        finally:
+            stop(proc)
+    assert roots(rx) == {"wf-a": 1, "wf-bb": 1, "wf-cc": 1}
