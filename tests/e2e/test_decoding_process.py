@@ -175,7 +175,8 @@ def test_a_file_as_the_input_is_decoded_whole_though_read_faster_than_decoding(t
 
 def big_line_then_recording(tmp_path, size: int, max_line: int | None, piped: bool):
     """A ``size``-byte ``task_progress`` line then a real recording, through the tee (piped in
-    at once, or as its stdin file), and the recording alone: their ``--stats-json``."""
+    while the decoding process is stopped, so that the tee is surely ahead of it; or as its
+    stdin file), and the recording alone: their ``--stats-json``."""
     recording = ROOT / "examples" / "cbc-workflow.jsonl"
     big = b'{"type":"system","subtype":"task_progress","task_id":"x","d":"' + b"a" * size + b'"}\n'
     path = tmp_path / "big-then-recording.jsonl"
@@ -184,13 +185,23 @@ def big_line_then_recording(tmp_path, size: int, max_line: int | None, piped: bo
     results = []
     for src in (path, recording):
         stats_path = tmp_path / f"{src.stem}.json"
-        if piped:
+        if piped and src == path:
+            live = Live([*args, "--stats-json", str(stats_path)])
+            with stopped(decoding_process(live.proc.pid)):
+                live.proc.stdin.write(src.read_bytes())
+                live.proc.stdin.flush()
+                live.wait_echo(src.read_bytes().count(b"\n"), timeout=30)
+            live.close_and_wait()
+            assert live.proc.returncode == 0, live.stderr
+            assert live.output() == src.read_bytes()
+        elif piped:
             proc = run_bridge([*args, "--stats-json", str(stats_path)], src.read_bytes())
         else:
             with open(src, "rb") as stdin:
                 proc = run_bridge([*args, "--stats-json", str(stats_path)], stdin=stdin)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout == src.read_bytes()
+        if not (piped and src == path):
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stdout == src.read_bytes()
         results.append(json.loads(stats_path.read_text()))
     return results
 
