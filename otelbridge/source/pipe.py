@@ -423,13 +423,23 @@ class Tee:
         # a file (``otelbridge < run.jsonl``) has no writer to keep up with: while the feed
         # holds a backlog, the input waits for it, so that every line is decoded
         hold = feed is not None and _is(fd_in, stat.S_ISREG)
-        held = False  # the input is out of the poll set until the feed drains
+        held = False  # the input waits until the feed drains
+        watched = [True]  # the input is in the poll set: neither waiting nor held
+
+        def watch_input() -> None:
+            on = not waiting and not held
+            if on != watched[0]:
+                if on:
+                    poller.register(fd_in, select.POLLIN)
+                else:
+                    poller.unregister(fd_in)
+                watched[0] = on
+
         while True:
             ready = poll(HOLD_STALL_MS if held else None)
             if not ready:  # held, and the feed took nothing for that long: the stream goes on
                 hold = held = False
-                if not waiting:
-                    poller.register(fd_in, select.POLLIN)
+                watch_input()
                 continue
             if len(ready) == 1 and ready[0][0] == fd_in:
                 result = step()
@@ -452,17 +462,15 @@ class Tee:
                 return STOPPED
             if result == WAIT:
                 if not waiting:
-                    if not held:
-                        poller.unregister(fd_in)
-                    poller.register(self.fd_out, select.POLLOUT)
                     waiting = True
+                    watch_input()
+                    poller.register(self.fd_out, select.POLLOUT)
             elif result is not None:
                 return result
             elif waiting:
                 poller.unregister(self.fd_out)
-                if not held:
-                    poller.register(fd_in, select.POLLIN)
                 waiting = False
+                watch_input()
             if feed is not None:
                 wanted = feed.waiting_on()
                 if wanted != feeding:
@@ -473,7 +481,4 @@ class Tee:
                     feeding = wanted
                 if hold and held != (feeding is not None):
                     held = feeding is not None
-                    if held and not waiting:
-                        poller.unregister(fd_in)
-                    elif not waiting:
-                        poller.register(fd_in, select.POLLIN)
+                    watch_input()
