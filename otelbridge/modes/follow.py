@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections import deque
 from collections.abc import Callable
 
 from ..config import Config
@@ -14,6 +15,7 @@ from ..deadline import Deadline
 from ..events import SpanRecord
 from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
+from ..source.follow import MAX_WORKFLOWS
 from ..stats import Stats
 from . import install_loop
 
@@ -34,7 +36,7 @@ class HoldUntilClosed:
         self.stopping = False
         self.replaying: Callable[[], bool] = lambda: False
         self.exported: frozenset[str] = frozenset()
-        self.released: list[str] = []
+        self.released: deque[str] = deque(maxlen=MAX_WORKFLOWS)
 
     def emit(self, rec: SpanRecord) -> None:
         attrs = rec.attributes

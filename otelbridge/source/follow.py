@@ -202,7 +202,7 @@ class Follower:
 
     def _close(self) -> None:
         if self.fd >= 0:
-            self._closed_head = self._head_of(Position(*self.ident, 0))  # type: ignore[misc]
+            self._closed_head = self._current_head()
             os.close(self.fd)
             self.fd = -1
 
@@ -242,17 +242,18 @@ class Follower:
             return TRUNCATED
         return None
 
-    def _head_of(self, pos: Position) -> str:
-        """The :func:`head` of ``pos``'s file while it is the one open (or was, last), else
-        ``""``."""
-        if self.ident != (pos.dev, pos.ino):
-            return ""
+    def _current_head(self) -> str:
+        """The :func:`head` of the file open (or last closed); ``""`` when it cannot be read."""
         if self.fd < 0:
             return self._closed_head
         try:
             return head(self.fd)
         except OSError:
             return ""
+
+    def _head_of(self, pos: Position) -> str:
+        """The :func:`head` of ``pos``'s file when it is the current one, else ``""``."""
+        return self._current_head() if self.ident == (pos.dev, pos.ino) else ""
 
     def rereadable(self) -> bool:
         """Whether the file being read is still at PATH (a next start can read it again)."""
