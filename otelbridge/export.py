@@ -180,6 +180,11 @@ class _OnceFilter(logging.Filter):
 HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 
 
+def _header_secrets(env: Mapping[str, str]) -> list[str]:
+    """The OTLP header values in ``env``: never printed."""
+    return redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))
+
+
 class _SecretFilter(logging.Filter):
     """Makes every record safe for stderr before it is formatted: one line
     (:func:`otelbridge.redact.message`: ``secrets`` masked, URL credentials and query strings
@@ -221,7 +226,7 @@ def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
     env = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter())
-    handler.addFilter(_SecretFilter(redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))))
+    handler.addFilter(_SecretFilter(_header_secrets(env)))
     once = _OnceFilter()
     handler.addFilter(once)
     root = logging.getLogger()
@@ -239,7 +244,7 @@ def _endpoint_label(cfg: Config) -> str:
         or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
-    ), redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES)))
+    ), _header_secrets(env))
 
 
 def import_otlp_exporter(cfg: Config) -> type:
@@ -528,10 +533,8 @@ class Exporters:
         return self.counter.ended
 
     def confirmed(self, handed: int) -> bool | None:
-        """Whether the first ``handed`` spans (:meth:`handed` at some moment) are exported:
-        True once every exporter confirmed them, ``None`` while some are on their way, False
-        once any exporter lost a span (a failed export, a full queue) — from then on none is
-        known to be."""
+        """Whether the first ``handed`` spans (:meth:`handed` then) are exported: True once every
+        exporter confirmed them, ``None`` while on their way, False once any lost a span."""
         if any(p.exporter.failed or p.overflowed for p in self.paths):
             return False
         return True if all(p.exporter.exported >= handed for p in self.paths) else None
