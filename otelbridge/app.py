@@ -20,7 +20,7 @@ from .config import Config
 from .deadline import Deadline
 from .messages import say
 from .modes import install_loop
-from .source import EARLY_SIGNALS, REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
+from .source import EARLY_SIGNALS, HANDLED_SIGNALS, REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
 from .source.child import ChildError, exit_status, spawn
 from .stats import Stats
 
@@ -35,10 +35,6 @@ CHILD_GONE_DRAIN_S = 0.2
 #: our pid and to our process group (``timeout``) — not a second signal, and not forwarded
 #: again.
 SAME_SIGNAL_S = 0.1
-#: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
-#: a wrapped command — SIGINT only when no terminal's Ctrl-C reached the command itself. SIGQUIT
-#: keeps its default (core dump): the way out of a wedged process.
-HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: Variables that, set to ``console``, make an OpenTelemetry SDK in the child print on stdout.
 CHILD_EXPORTER_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER")
 

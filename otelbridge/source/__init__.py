@@ -7,6 +7,14 @@ short (``Tracker.finish``)."""
 
 from __future__ import annotations
 
+import signal
+
+#: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
+#: a wrapped command — SIGINT only when no terminal's Ctrl-C reached the command itself; held
+#: across the fork that makes the decoding process, which ignores them. SIGQUIT keeps its
+#: default (core dump): the way out of a wedged process.
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
 #: Standard fds that were closed when the process started (``<&-``, ``>&-``, ``2>&-``); filled
 #: by ``__main__`` before anything can open a file on them.
 CLOSED_AT_START: set[int] = set()
@@ -28,8 +36,6 @@ REASON_TEE_GONE = "tee process gone"
 
 def interrupted_by(signum: int) -> str:
     """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``."""
-    import signal
-
     try:
         name = signal.Signals(signum).name
     except ValueError:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from ..deadline import Deadline
 from ..lines import Gap, LinePosition, queue_gap
 from ..messages import say
+from . import HANDLED_SIGNALS
 from .arrivals import Arrivals
 from .pipe import CHUNK, input_over, widen_pipe
 
@@ -54,8 +55,6 @@ if TYPE_CHECKING:
 #: With the pipe, 11 MiB of a burst is kept for decoding: a live CLI's bursts are far smaller,
 #: and ``otelbridge replay`` decodes a recording whole.
 BACKLOG_LIMIT = 10 * 1024 * 1024
-#: The signals the tee acts on, held across the fork that makes the decoding process.
-_HELD = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 #: Seconds the tee waits for the decoding process beyond the deadline before it stops it.
 EXIT_MARGIN_S = 2.0
 #: At most this long (seconds) the wrapper waits for the decoder's set-up (imports, exporters:
@@ -126,11 +125,11 @@ class DecoderFeed:
         gc.freeze()
         # held across the fork: the decoding process ignores them before one can reach it (a
         # process group's signal at this instant would run the tee's handler in it)
-        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
         try:
             pid = os.fork()
         except OSError:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
             for fd in fds:
                 os.close(fd)
             return None
@@ -139,7 +138,7 @@ class DecoderFeed:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
             code = EXIT_SOFTWARE
             try:
                 for fd in (data_w, ctl_w, res_r, *close_in_child):
@@ -156,7 +155,7 @@ class DecoderFeed:
                     sys.stderr.flush()
             finally:
                 os._exit(code)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # one that came meanwhile runs now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)  # one that came meanwhile runs now
         for fd in (data_r, ctl_r, res_w):
             os.close(fd)
         os.set_blocking(data_w, False)
