@@ -60,11 +60,6 @@ class Pattern:
     def __repr__(self) -> str:
         return f"Pattern({self.kind!r}, {self._source!r})"
 
-    def wanted(self, lowered: str) -> bool:
-        """Whether ``lowered`` (the text in lower case) can hold a match."""
-        return ((not self.needles or any(n in lowered for n in self.needles))
-                and _has_required(self.requires, lowered))
-
     def sub(self, text: str) -> str:
         if self._pre_source is not None:
             pre = self._pre
