@@ -34,7 +34,7 @@ The views themselves, and the environment they read (``GITHUB_STEP_SUMMARY``, ``
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -393,16 +393,24 @@ def select(trace: Trace, budget: int) -> list[Line]:
         children.setdefault(r.parent_id if r.parent_id in by_id else None, []).append(r)
     for kids in children.values():
         kids.sort(key=lambda r: (r.start_ns, r.end_ns))
+    # rows under each span id, its own included. Rows may share an id (a recording concatenated
+    # with itself, replayed under deterministic ids): an id's rows count once each, and its
+    # subtree is walked once, not once per row
+    rows_of = Counter(r.span_id for r in trace.rows)
     size: dict[int, int] = {}
 
     def subtree(r: Row) -> int:
-        stack, order = [r], []
+        stack, order = [r.span_id], []
         while stack:
-            node = stack.pop()
-            order.append(node)
-            stack.extend(children.get(node.span_id, ()))
-        for node in reversed(order):
-            size[node.span_id] = 1 + sum(size[c.span_id] for c in children.get(node.span_id, ()))
+            span_id = stack.pop()
+            if span_id in size:
+                continue
+            size[span_id] = 0
+            order.append(span_id)
+            stack.extend(c.span_id for c in children.get(span_id, ()))
+        for span_id in reversed(order):
+            kids = {c.span_id for c in children.get(span_id, ())}
+            size[span_id] = rows_of[span_id] + sum(size[k] for k in kids)
         return size[r.span_id]
 
     for root in children.get(None, ()):
@@ -432,13 +440,14 @@ def select(trace: Trace, budget: int) -> list[Line]:
         kids = children.get(parent_id, [])
         hidden = [k for k in kids if k.span_id not in keep]
         if hidden:  # popped after the shown children
-            stack.append(Line(depth, more=sum(size.get(k.span_id, 1) for k in hidden),
+            stack.append(Line(depth, more=sum(size.get(i, 1) for i in {k.span_id for k in hidden}),
                               more_tokens=sum((k.input_tokens or 0) + (k.output_tokens or 0)
                                               for k in hidden),
                               more_errors=sum(1 for k in hidden if k.error)))
         stack.extend((k, depth) for k in reversed(kids) if k.span_id in keep)
 
     push_children(None, 0)
+    expanded: set[int] = set()  # a span id's children go under its first row alone
     while stack:
         item = stack.pop()
         if isinstance(item, Line):
@@ -446,7 +455,9 @@ def select(trace: Trace, budget: int) -> list[Line]:
             continue
         row, depth = item
         lines.append(Line(depth, row, cost=turn_cost.get(row.span_id) if row.kind == "turn" else row.cost))
-        push_children(row.span_id, depth + 1)
+        if row.span_id not in expanded:
+            expanded.add(row.span_id)
+            push_children(row.span_id, depth + 1)
     if trace.not_kept:
         lines.append(Line(0, more=trace.not_kept))
     return lines
