@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -230,31 +231,55 @@ def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
     return ignored
 
 
-def check_headers(env: Mapping[str, str], problems: list[str]) -> list[str]:
-    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with a value that, URL-decoded as the exporters
-    decode it, no HTTP header can carry (not Latin-1, a line break): every export would fail.
-    Said in ``problems`` by the header's name (never its value); the variables returned, to be
-    hidden from the SDK."""
+#: an HTTP field name (RFC 9110 ``token``); gRPC metadata keys are narrower (``_GRPC_KEY``)
+_HTTP_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_GRPC_KEY = re.compile(r"[0-9a-z_.-]+")
+#: a gRPC metadata value that is not ``-bin``: printable ASCII
+_GRPC_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
+def _header_fault(protocol: str, key: str, value: str) -> str | None:
+    """What keeps one URL-decoded header (``key`` lower-cased, as the SDK sends it) from going
+    out with ``protocol`` (``None``: nothing)."""
+    if protocol == "grpc":
+        if not _GRPC_KEY.fullmatch(key) or key.endswith("-bin"):
+            return "name is no gRPC metadata key (a-z, 0-9, - _ . and not -bin)"
+        if not _GRPC_VALUE.fullmatch(value):
+            return "value is no gRPC metadata value (printable ASCII)"
+        return None
+    if not _HTTP_NAME.fullmatch(key):
+        return "name is no HTTP field name"
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return "value is no HTTP header value (not Latin-1)"
+    if any(c in value for c in "\r\n\0"):
+        return "value is no HTTP header value (a line break)"
+    return None
+
+
+def check_headers(env: Mapping[str, str], problems: list[str], protocol: str = "http/protobuf") -> list[str]:
+    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with a header that, URL-decoded as the exporters
+    decode it, ``protocol`` cannot send (an HTTP field, or gRPC metadata), or an item without
+    ``=``: every export would fail, or the SDK would skip it with a warning that shows it. Said
+    in ``problems`` by the header's name (never a value, nor an item without ``=``, which may be
+    one); the variables returned, to be hidden from the SDK."""
     from urllib.parse import unquote
 
     ignored = []
     for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
-        bad = []
         for item in (env.get(var) or "").split(","):
             key, eq, value = item.partition("=")
-            value = unquote(value).strip()
-            try:
-                value.encode("latin-1")
-                usable = not any(c in value for c in "\r\n\0")
-            except UnicodeEncodeError:
-                usable = False
-            if eq and not usable:
-                bad.append(_shown(unquote(key).strip().lower(), 40))
-        if bad:
-            problems.append(f"{var}: the value of header {', '.join(bad)} is no HTTP header value "
-                            "once URL-decoded (not Latin-1, or a line break); the variable is "
-                            "ignored, no headers sent")
-            ignored.append(var)
+            key = unquote(key).strip().lower()
+            if not eq:
+                said = "an item without '=' (name=value)" if key else None
+            else:
+                fault = _header_fault(protocol, key, unquote(value).strip())
+                said = f"header {_shown(key, 40)}: its URL-decoded {fault}" if fault else None
+            if said:
+                problems.append(f"{var}: {said}; the variable is ignored, no headers sent")
+                ignored.append(var)
+                break
     return ignored
 
 
@@ -328,6 +353,9 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
     return min(flag, env_limit) if env_limit is not None else flag
 
 
+_SPACE = re.compile(r"\s")
+
+
 def endpoint_problem(protocol: str, value: str) -> str | None:
     """What an OTLP ``protocol`` exporter needs and ``value`` is not (``None``: usable). OTLP/HTTP
     needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``."""
@@ -338,11 +366,12 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
         port_ok = parts.port is None or parts.port > 0
     except ValueError:
         parts, port_ok = None, False
-    if parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname:
+    if (parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname
+            and not _SPACE.search(parts.hostname)):
         return None
     if protocol == "grpc" and "://" not in value:
         host, _, port = value.strip().rpartition(":")
-        if host and port.isdigit():
+        if host and not _SPACE.search(host) and port.isdigit() and 0 < int(port) < 65536:
             return None
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
@@ -538,7 +567,7 @@ def build(
                 else "spans are built for the reports but not exported"))
     ignored += check_numbers(env, problems)
     ignored += check_sampler(env, problems)
-    ignored += check_headers(env, problems)
+    ignored += check_headers(env, problems, protocol)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),

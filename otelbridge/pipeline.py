@@ -102,6 +102,11 @@ def install_redaction(cfg: Config) -> None:
             "exported as they are; use it for local debugging only")
 
 
+#: where the SDK warns about a carrier it refuses (a traceparent over 512 characters, a bad
+#: tracestate member)
+_CARRIER_LOGGERS = ("opentelemetry.trace.propagation.tracecontext", "opentelemetry.trace.span")
+
+
 def parse_traceparent(cfg: Config):
     """``TRACEPARENT``/``TRACESTATE`` → (:class:`Parent`, SpanContext) or (None, None)."""
     from opentelemetry import trace
@@ -112,11 +117,22 @@ def parse_traceparent(cfg: Config):
     carrier = {"traceparent": cfg.traceparent}
     if cfg.tracestate:
         carrier["tracestate"] = cfg.tracestate
-    ctx = TraceContextTextMapPropagator().extract(carrier)
+    # the SDK's own warnings would show the values and not what follows: said here instead
+    quiet = [logging.getLogger(name) for name in _CARRIER_LOGGERS]
+    for logger in quiet:
+        logger.disabled = True
+    try:
+        ctx = TraceContextTextMapPropagator().extract(carrier)
+    finally:
+        for logger in quiet:
+            logger.disabled = False
     span_ctx = trace.get_current_span(ctx).get_span_context()
     if not span_ctx.is_valid:
         say("TRACEPARENT is not a valid W3C traceparent; ignoring it")
         return None, None
+    if cfg.tracestate and cfg.tracestate.strip() and not span_ctx.trace_state:
+        say("TRACESTATE is not a valid W3C tracestate (at most 32 distinct key=value members); "
+            "the trace joins TRACEPARENT's without it")
     return Parent(span_ctx.trace_id, span_ctx.span_id), span_ctx
 
 

@@ -48,6 +48,11 @@ def test_endpoint_checked_at_start():
             with pytest.raises(ConfigError, match="is not an OTLP"):
                 check_endpoint(protocol, bad, {})
     check_endpoint("grpc", "localhost:4317", {})
+    check_endpoint("grpc", "[::1]:4317", {})
+    # a host with a space, a port out of range: the exporter retried a target it cannot resolve
+    for bad in ("a b:4317", "host:99999", "host:0", "http://a b:4317"):
+        with pytest.raises(ConfigError, match="is not an OTLP grpc endpoint"):
+            check_endpoint("grpc", bad, {})
     with pytest.raises(ConfigError, match="http\\(s\\)://host:port$"):
         check_endpoint("http/protobuf", "localhost:4318", {})
     # the environment is checked too: said, ignored (never fatal), credentials never shown

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import EXAMPLES, clean_env, run_bridge, side_by_side
-from tests.receivers import HttpReceiver
+from tests.receivers import GrpcReceiver, HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
 DATA = CBC.read_bytes()
@@ -42,6 +42,12 @@ BAD = [
     # URL-decoded, not Latin-1: the HTTP client failed every export
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-team=caf%E9,x-api-key=k"},
      ["OTEL_EXPORTER_OTLP_HEADERS", "'x-team'", "no headers sent"]),
+    # a name that is no HTTP field name: every export failed ("Invalid leading whitespace");
+    # an item without '=' the SDK skipped with a warning that printed it (a value, perhaps)
+    ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,a%0Ab=1"},
+     ["OTEL_EXPORTER_OTLP_HEADERS", "'a b'", "no HTTP field name", "no headers sent"]),
+    ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,sk-live-0123456789"},
+     ["OTEL_EXPORTER_OTLP_HEADERS", "without '='", "no headers sent"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
@@ -182,3 +188,26 @@ def test_resource_values_that_are_not_utf8_are_exported_as_replacement_character
     assert proc.returncode == 0 and proc.stdout == DATA
     assert {(s.resource["service.name"], s.resource["team"]) for s in spans} == {("svc\ufffd", "a\ufffdb")}
     assert b"encode" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("headers,words", [
+    ("x-team=caf%C3%A9", ["'x-team'", "no gRPC metadata value"]),  # Latin-1, not ASCII
+    ("x-team=a%7Fb", ["'x-team'", "no gRPC metadata value"]),
+    ("X!team=a", ["'x!team'", "no gRPC metadata key"]),  # an HTTP field name, no gRPC key
+    ("x-team-bin=abc", ["'x-team-bin'", "no gRPC metadata key"]),  # the SDK sends str: TypeError
+])
+def test_a_header_grpc_cannot_send_is_one_line_and_the_spans_still_go(headers, words):
+    """gRPC metadata is narrower than HTTP's fields: such a header failed every export
+    ("Invalid metadata"). The variable is ignored: the spans reach the collector."""
+    with GrpcReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_HEADERS=headers, OTEL_EXPORTER_OTLP_INSECURE="true")
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert len(spans) == 8
+    err = proc.stderr.decode().splitlines()
+    said = [l for l in err if "OTEL_EXPORTER_OTLP_HEADERS" in l]
+    assert len(said) == 1, err
+    for word in [*words, "no headers sent"]:
+        assert word in said[0], said
+    assert not any("export incomplete" in l or "Invalid metadata" in l for l in err), err

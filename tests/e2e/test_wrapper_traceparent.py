@@ -105,3 +105,27 @@ def test_an_unsampled_run_tells_the_child_so(tmp_path):
     version, trace_id, span_id, flags = traceparent.split("-")
     assert (version, flags, len(trace_id), len(span_id)) == ("00", "00", 32, 16)
     assert spans == []
+
+
+def test_a_carrier_the_sdk_refuses_is_one_line_of_ours(tmp_path):
+    """A traceparent over the SDK's 512 characters, a tracestate with a member that is no W3C
+    one: one line each that says what follows, none of the SDK's (which quote the values)."""
+    stream = EXAMPLES / "milk-session.jsonl"
+    long_parent = f"00-{CI_TRACE}-{CI_SPAN}-01-" + "x" * 600
+    env = clean_env(TRACEPARENT=long_parent, TRACESTATE="vendor=ci")
+    proc, spans, traceparent, _, _ = wrap(tmp_path, str(stream), 0, env, expect=2)
+    err = proc.stderr.decode().splitlines()
+    assert [l for l in err if "TRACEPARENT" in l] == [
+        "otelbridge: TRACEPARENT is not a valid W3C traceparent; ignoring it"], err
+    assert not any("512" in l or "opentelemetry" in l for l in err), err
+    assert CI_TRACE not in {s.trace_id for s in spans}  # a trace of its own
+
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE="vendor=ci,bad member!!")
+    proc, spans, traceparent, tracestate, _ = wrap(tmp_path, str(stream), 0, env, expect=2)
+    err = proc.stderr.decode().splitlines()
+    (said,) = [l for l in err if "TRACESTATE" in l]
+    assert "not a valid W3C tracestate" in said and "joins TRACEPARENT's without it" in said
+    assert not any("bad member" in l for l in err), err
+    (run,) = [s for s in spans if s.name.startswith("run ")]
+    assert (run.trace_id, run.parent_span_id) == (CI_TRACE, CI_SPAN)
+    assert run.trace_state == ""
