@@ -91,11 +91,27 @@ def test_sampler_values_the_sdk_cannot_use_are_hidden(env, ignored):
     assert len(cfg.env_problems) == (1 if ignored else 0)
 
 
-@pytest.mark.parametrize("value,usable", [("0.5", True), ("86400", True), ("86401", False),
-                                          ("1e400", False), ("inf", False), ("0", False)])
+@pytest.mark.parametrize("value,usable", [("500", True), ("86400000", True), ("86400001", False),
+                                          ("0.5", False), ("1e400", False), ("inf", False), ("0", False)])
 def test_export_timeout_range(value, usable):
-    cfg = config.build(exporter="none", protocol=None, env={"OTEL_EXPORTER_OTLP_TIMEOUT": value})
+    cfg = config.build(exporter="otlp", protocol=None, env={"OTEL_EXPORTER_OTLP_TIMEOUT": value})
     assert (cfg.ignored_env == ()) is usable
+    assert cfg.otlp_timeout_s == (int(value) / 1000 if usable else None)
+
+
+def test_export_timeout_is_read_in_milliseconds():
+    """The specification's unit (the Python exporters alone read seconds: 10000 was 2.8 hours
+    per export); the traces variable first; one shorter than 100 ms is used and said."""
+    env = {"OTEL_EXPORTER_OTLP_TIMEOUT": "10000"}
+    cfg = config.build(exporter="otlp", protocol=None, env=env)
+    assert cfg.otlp_timeout_s == 10.0 and cfg.env_problems == ()
+    env["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"] = "2500"
+    assert config.build(exporter="otlp", protocol=None, env=env).otlp_timeout_s == 2.5
+    cfg = config.build(exporter="otlp", protocol="grpc", env={"OTEL_EXPORTER_OTLP_TIMEOUT": "10"})
+    assert cfg.otlp_timeout_s == 0.01
+    (line,) = [p for p in cfg.env_problems if "TIMEOUT" in p]
+    assert line.startswith("OTEL_EXPORTER_OTLP_TIMEOUT=10 is read in milliseconds") and "1000" in line
+    assert config.build(exporter="otlp", protocol=None, env={}).otlp_timeout_s is None
 
 
 def test_scheme_less_grpc_endpoint_is_said_to_use_tls():

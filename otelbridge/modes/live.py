@@ -32,7 +32,8 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ..config import NUMERIC_ENV, TLS_FILES, Config
+from ..config import Config
+from ..environment import NUMERIC_ENV, TLS_FILES
 from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say

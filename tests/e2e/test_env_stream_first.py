@@ -20,7 +20,7 @@ BAD = [
     ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/xml"}, ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "ignored"]),
     ({"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
      ["OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "using http://localhost:4318"]),
-    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "ten"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "ten"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, ["OTEL_BSP_MAX_QUEUE_SIZE", "using 2048"]),
     ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "0"}, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "using 512"]),
     ({"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "abc"}, ["OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "ignored"]),
@@ -42,13 +42,10 @@ BAD = [
     # URL-decoded, not Latin-1: the HTTP client failed every export
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-team=caf%E9,x-api-key=k"},
      ["OTEL_EXPORTER_OTLP_HEADERS", "'x-team'", "no headers sent"]),
-    # a name that is no HTTP field name: every export failed ("Invalid leading whitespace");
-    # an item without '=' the SDK skipped with a warning that printed it (a value, perhaps)
+    # a name that is no HTTP field name: every export failed ("Invalid leading whitespace")
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,a%0Ab=1"},
      ["OTEL_EXPORTER_OTLP_HEADERS", "'a b'", "no HTTP field name", "no headers sent"]),
-    ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,sk-live-0123456789"},
-     ["OTEL_EXPORTER_OTLP_HEADERS", "without '='", "no headers sent"]),
-    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10 s"]),
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
 ]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import AT_TERMINAL, ROOT, clean_env, run_bridge
+from tests.conftest import AT_TERMINAL, EXAMPLES, ROOT, clean_env, run_bridge
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 EPOCH_MS = 1_783_647_395_000
@@ -204,7 +204,7 @@ def free_port() -> int:
 def run_live_workflows(endpoint: str, protocol: str, flush: float, tasks: list[str],
                        env_extra: dict | None = None, between=None) -> tuple[Live, float, dict, Path]:
     stats_path = Path("/tmp") / f"otelbridge-faults-{os.getpid()}-{time.monotonic_ns()}.json"
-    env = clean_env(**{"OTEL_EXPORTER_OTLP_TIMEOUT": "2", **(env_extra or {})})
+    env = clean_env(**{"OTEL_EXPORTER_OTLP_TIMEOUT": "2000", **(env_extra or {})})
     live = Live(["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", str(flush),
                  "--grace-period", "0", "--stats-json", str(stats_path)], env=env)
     for i, task in enumerate(tasks):
@@ -273,12 +273,35 @@ def test_collector_blackholed_overflow_counted():
     assert stats["spans_dropped"] == stats["spans_started"]  # queue overflow counted, not lost
 
 
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf", "http/json"])
+def test_the_export_timeout_is_milliseconds(protocol):
+    """OTEL_EXPORTER_OTLP_TIMEOUT=300 is 300 ms, as the specification says: an export to a
+    collector that never answers gives up then, and the run ends long before --flush-timeout
+    (20 s). Read as seconds (the Python exporters' own reading) it held the exit for all 20."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # the kernel completes handshakes; nobody ever reads or answers
+    try:
+        env = clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="300", OTEL_BSP_SCHEDULE_DELAY="50",
+                        OTEL_EXPORTER_OTLP_INSECURE="true")
+        data = (EXAMPLES / "cbc-workflow.jsonl").read_bytes()
+        start = time.monotonic()
+        proc = run_bridge(["--protocol", protocol, "--endpoint", f"http://127.0.0.1:{hole.getsockname()[1]}",
+                           "--flush-timeout", "20"], data, env=env, timeout=60)
+        took = time.monotonic() - start
+    finally:
+        hole.close()
+    assert proc.returncode == 0 and proc.stdout == data
+    assert b"export incomplete" in proc.stderr
+    assert took < 10.0, took
+
+
 def test_collector_slow_answers_after_1s():
     """A collector answering each export after 1 s (well within OTEL_EXPORTER_OTLP_TIMEOUT):
     stdout flows, spans are exported, the exit stays within --flush-timeout + 1 s."""
     with HttpReceiver(delay=1.0) as rx:
         live, took, stats, _ = run_live_workflows(rx.endpoint, "http/protobuf", 5.0, ["s1", "s2", "s3"],
-                                                  env_extra={"OTEL_EXPORTER_OTLP_TIMEOUT": "10"})
+                                                  env_extra={"OTEL_EXPORTER_OTLP_TIMEOUT": "10000"})
         time.sleep(0.2)
         received = len(rx.received.spans())
     assert live.proc.returncode == 0

@@ -286,7 +286,7 @@ def tls_receiver(protocol: str, cert_pem: bytes, key_pem: bytes, cert_path: Path
     return HttpReceiver(ssl_context=ctx)
 
 
-FAIL_FAST = {"OTEL_EXPORTER_OTLP_TIMEOUT": "1"}
+FAIL_FAST = {"OTEL_EXPORTER_OTLP_TIMEOUT": "1000"}
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
@@ -308,7 +308,7 @@ def test_tls_export_needs_the_ca(tmp_path, protocol):
                 OTEL_EXPORTER_OTLP_CERTIFICATE=str(server[2]), REQUESTS_CA_BUNDLE=str(other_ca), **FAIL_FAST)),
             # a timeout longer than the first retry's backoff, so the SDK logs the cause before
             # giving up (with a shorter one it says only "timeout"); --flush-timeout still bounds it
-            lambda: run_bridge(args(rx_bad.endpoint), data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3")))
+            lambda: run_bridge(args(rx_bad.endpoint), data, env=clean_env(OTEL_EXPORTER_OTLP_TIMEOUT="3000")))
         spans = rx.received.wait_for(count, timeout=5)
         assert ok.returncode == 0, ok.stderr
         assert ok.stdout == data

@@ -1,0 +1,341 @@
+"""The standard ``OTEL_*`` variables the SDK and the OTLP exporters read, checked before they
+are made: each value they cannot use is one line in ``problems`` (naming the variable and what
+is done instead) and, where they would read it, returned to be hidden from them while they are
+set up (:func:`without`). Nothing here raises: the stream goes on whatever the environment.
+
+* numbers: the export timeouts (milliseconds, as the specification says; the Python exporters
+  alone read seconds, so :func:`otlp_timeout_s` hands them the value), ``OTEL_BSP_*``, the span
+  limits (:data:`NUMERIC_ENV`);
+* ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``: what the protocol cannot send (gRPC metadata is
+  narrower than HTTP's fields);
+* ``OTEL_TRACES_SAMPLER``/``_ARG``; the endpoints, compressions and TLS files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+
+
+def shown(value: str, limit: int = 40) -> str:
+    """An environment value as we quote it: one line, at most ``limit`` characters, no secrets."""
+    from .redact import message
+
+    return repr(message(value.strip())[:limit])
+
+
+#: Numeric variables the SDK reads: (name, smallest usable value, what the SDK does without it).
+NUMERIC_ENV = (
+    # milliseconds, as the specification says (the Python SDK alone reads seconds: the value
+    # reaches the exporter from :func:`otlp_timeout_s`)
+    ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 1, "OTEL_EXPORTER_OTLP_TIMEOUT or 10000 ms"),
+    ("OTEL_EXPORTER_OTLP_TIMEOUT", 1, "10000 ms"),
+    ("OTEL_BSP_SCHEDULE_DELAY", 1, "5000 ms"),
+    ("OTEL_BSP_EXPORT_TIMEOUT", 0, "30000 ms"),
+    ("OTEL_BSP_MAX_QUEUE_SIZE", 1, "2048"),
+    ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),
+    ("OTEL_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+    # a length limit of 0 would blank every string (--max-attribute-length 0 is refused alike)
+    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "no limit"),
+    ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", 0, "OTEL_ATTRIBUTE_COUNT_LIMIT or 128"),
+    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ("OTEL_SPAN_EVENT_COUNT_LIMIT", 0, "128"),
+    ("OTEL_SPAN_LINK_COUNT_LIMIT", 0, "128"),
+    ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+    ("OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
+)
+
+
+_OTLP_TIMEOUTS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+
+
+#: The largest whole number taken: a day in ms for the timeouts and the batch processor's delay
+#: (beyond, the processor's wait or the exporter's deadline, ``time() + timeout``, overflows),
+#: else 2**31 − 1 (sizes and limits: beyond 2**63 the SDK's C-level sizes overflow and cost the
+#: spans).
+_MOST = {"OTEL_BSP_SCHEDULE_DELAY": 86_400_000, "OTEL_BSP_EXPORT_TIMEOUT": 86_400_000,
+         **dict.fromkeys(_OTLP_TIMEOUTS, 86_400_000)}
+
+
+#: An export timeout shorter than this (ms) is said: most likely meant in seconds.
+_SHORT_TIMEOUT_MS = 100
+
+
+MAX_COUNT = 2**31 - 1
+
+
+def check_numbers(env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """The :data:`NUMERIC_ENV` variables set to something that is not a number in range (the SDK
+    would refuse to set up tracing for some, log a line per export for others); each said in
+    ``problems``. Also a batch size above the queue size. Empty ones are unset, as the
+    specification says (returned, not said: the SDK would log that it cannot parse them)."""
+    ignored = []
+    values: dict[str, float] = {}
+    for var, least, default in NUMERIC_ENV:
+        raw = env.get(var)
+        if raw is None:
+            continue
+        if not raw.strip():
+            ignored.append(var)
+            continue
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            value = None
+        most = _MOST.get(var, MAX_COUNT)
+        if value is None or value < least or value > most:
+            unit = " (milliseconds)" if var in _OTLP_TIMEOUTS else ""
+            problems.append(f"{var}={shown(raw)} is not a whole number from {least} to {most}"
+                            f"{unit}; ignored, using {default}")
+            ignored.append(var)
+        else:
+            values[var] = value
+    # the SDK refuses a batch larger than the queue (tracing would be off for the run)
+    batch, queue = values.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"), values.get("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
+    if batch is not None and batch > queue:
+        problems.append(f"OTEL_BSP_MAX_EXPORT_BATCH_SIZE={int(batch)} is above the queue size "
+                        f"({int(queue)}); ignored, using 512")
+        ignored.append("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
+        batch = None
+    if batch is None and queue < 512:
+        problems.append(f"OTEL_BSP_MAX_QUEUE_SIZE={int(queue)} is below the batch size (512); "
+                        "ignored, using 2048 (or set OTEL_BSP_MAX_EXPORT_BATCH_SIZE)")
+        ignored.append("OTEL_BSP_MAX_QUEUE_SIZE")
+    return ignored
+
+
+def otlp_timeout_s(env: Mapping[str, str], ignored: list[str], problems: list[str]) -> float | None:
+    """The OTLP export timeout in seconds, from ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` else
+    ``OTEL_EXPORTER_OTLP_TIMEOUT`` in milliseconds (the specification; values :func:`check_numbers`
+    passed), or ``None`` (the exporter's 10 s). One shorter than :data:`_SHORT_TIMEOUT_MS` is
+    used and said in ``problems``."""
+    for var in _OTLP_TIMEOUTS:
+        raw = env.get(var)
+        if raw and raw.strip() and var not in ignored:
+            ms = int(raw.strip())
+            if ms < _SHORT_TIMEOUT_MS:
+                problems.append(f"{var}={ms} is read in milliseconds, as the OpenTelemetry "
+                                f"specification says: an export that takes longer than {ms} ms "
+                                "fails (for seconds, multiply by 1000)")
+            return ms / 1000
+    return None
+
+
+#: an HTTP field name (RFC 9110 ``token``); gRPC metadata keys are narrower (``_GRPC_KEY``)
+_HTTP_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+_GRPC_KEY = re.compile(r"[0-9a-z_.-]+")
+
+
+#: a gRPC metadata value that is not ``-bin``: printable ASCII
+_GRPC_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
+def _header_fault(protocol: str, key: str, value: str) -> str | None:
+    """What keeps one URL-decoded header (``key`` lower-cased, as the SDK sends it) from going
+    out with ``protocol`` (``None``: nothing)."""
+    if protocol == "grpc":
+        if not _GRPC_KEY.fullmatch(key) or key.endswith("-bin"):
+            return "name is no gRPC metadata key (a-z, 0-9, - _ . and not -bin)"
+        if not _GRPC_VALUE.fullmatch(value):
+            return "value is no gRPC metadata value (printable ASCII)"
+        return None
+    if not _HTTP_NAME.fullmatch(key):
+        return "name is no HTTP field name"
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return "value is no HTTP header value (not Latin-1)"
+    if any(c in value for c in "\r\n\0"):
+        return "value is no HTTP header value (a line break)"
+    return None
+
+
+def check_headers(env: Mapping[str, str], problems: list[str], protocol: str = "http/protobuf") -> list[str]:
+    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with a header that, URL-decoded as the exporters
+    decode it, ``protocol`` cannot send (an HTTP field, or gRPC metadata): every export would
+    fail. Said in ``problems`` by the header's name (never its value); the variables returned,
+    to be hidden from the SDK."""
+    from urllib.parse import unquote
+
+    ignored = []
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
+        for item in (env.get(var) or "").split(","):
+            key, eq, value = item.partition("=")
+            key = unquote(key).strip().lower()
+            # an item without "=" the SDK skips, sending the others (its warning is redacted)
+            fault = _header_fault(protocol, key, unquote(value).strip()) if eq else None
+            if fault:
+                problems.append(f"{var}: header {shown(key, 40)}: its URL-decoded {fault}; "
+                                "the variable is ignored, no headers sent")
+                ignored.append(var)
+                break
+    return ignored
+
+
+#: ``OTEL_TRACES_SAMPLER`` values the SDK knows; the ratio ones read ``OTEL_TRACES_SAMPLER_ARG``.
+SAMPLERS = ("always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
+            "traceidratio", "parentbased_traceidratio")
+
+
+_DEFAULT_SAMPLER = "parentbased_always_on (every trace sampled unless its parent was not)"
+
+
+def check_sampler(env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """``OTEL_TRACES_SAMPLER`` naming no sampler, or a ratio sampler whose
+    ``OTEL_TRACES_SAMPLER_ARG`` is not a number from 0 to 1: said in ``problems``; the variables
+    returned, to be hidden from the SDK (which then samples as by default)."""
+    raw = env.get("OTEL_TRACES_SAMPLER", "")
+    name = raw.strip().lower()
+    if not name:
+        return []
+    if name not in SAMPLERS:
+        problems.append(f"OTEL_TRACES_SAMPLER={shown(raw)} is not a sampler ({', '.join(SAMPLERS)}); "
+                        f"ignored, using {_DEFAULT_SAMPLER}")
+        return ["OTEL_TRACES_SAMPLER"]
+    arg = env.get("OTEL_TRACES_SAMPLER_ARG")
+    if not name.endswith("traceidratio") or arg is None or not arg.strip():
+        return []  # an absent ratio is the SDK's 1.0
+    try:
+        ratio = float(arg)
+    except ValueError:
+        ratio = None
+    if ratio is not None and 0.0 <= ratio <= 1.0:
+        return []
+    problems.append(f"OTEL_TRACES_SAMPLER_ARG={shown(arg)} is not a ratio from 0 to 1 (for "
+                    f"{name}); ignored with OTEL_TRACES_SAMPLER, using {_DEFAULT_SAMPLER}")
+    return ["OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"]
+
+
+@contextlib.contextmanager
+def without(names: tuple[str, ...]) -> Iterator[None]:
+    """``os.environ`` without ``names`` for the duration (the SDK's objects read the environment
+    as they are made); restored after."""
+    saved = {n: os.environ.pop(n) for n in names if n in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+_SPACE = re.compile(r"\s")
+
+
+def endpoint_problem(protocol: str, value: str) -> str | None:
+    """What an OTLP ``protocol`` exporter needs and ``value`` is not (``None``: usable). OTLP/HTTP
+    needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if (parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname
+            and not _SPACE.search(parts.hostname)):
+        return None
+    if protocol == "grpc" and "://" not in value:
+        host, _, port = value.strip().rpartition(":")
+        if host and not _SPACE.search(host) and port.isdigit() and 0 < int(port) < 65536:
+            return None
+    return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
+
+
+def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) -> list[str]:
+    """One line when the gRPC exporter will connect to ``value`` (given by ``where``) with TLS
+    because it has no scheme: the OTLP exporter specification has a scheme-less gRPC endpoint
+    use TLS unless ``OTEL_EXPORTER_OTLP_TRACES_INSECURE``/``OTEL_EXPORTER_OTLP_INSECURE`` is
+    ``true`` — a plaintext collector then sees only failed handshakes."""
+    if protocol != "grpc" or "://" in value:
+        return []
+    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    if (insecure or "").strip().lower() == "true":
+        return []
+    from .redact import endpoint as printable
+
+    shown = printable(value.strip())[:80]
+    return [f"{where}{shown!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
+            f"is not true); for a plaintext collector use http://{shown} or set "
+            "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
+
+
+#: Compressions the OTLP exporters take, by protocol (the gRPC exporter refuses to be made with
+#: any other value, ``none`` included; the HTTP one logs every other value at each start).
+COMPRESSIONS = {"grpc": ("gzip",), "http/protobuf": ("none", "gzip", "deflate"),
+                "http/json": ("none", "gzip", "deflate")}
+
+
+_COMPRESSION_ENV = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+
+
+def check_compression(protocol: str, env: Mapping[str, str], problems: list[str]) -> list[str]:
+    """The ``OTEL_EXPORTER_OTLP[_TRACES]_COMPRESSION`` values the ``protocol`` exporter cannot
+    take, to be hidden from it: each said in ``problems`` (with what is used instead), except
+    ``none`` or an empty value over gRPC, which mean what hiding them gives (no compression)."""
+    usable = COMPRESSIONS[protocol]
+    ignored = []
+    for var in _COMPRESSION_ENV:
+        raw = env.get(var)
+        if raw is None or raw.strip().lower() in usable:
+            continue
+        ignored.append(var)
+        if raw.strip().lower() in ("", "none"):
+            continue
+        rest = [v for v in _COMPRESSION_ENV if v != var and v not in ignored
+                and (env.get(v) or "").strip().lower() in usable]
+        problems.append(f"{var}={shown(raw)} is not an OTLP {protocol} compression "
+                        f"({', '.join(usable)}); ignored, "
+                        + (f"using {rest[0]}" if rest else "no compression"))
+    return ignored
+
+
+#: The TLS files the OTLP exporters read, each first from its ``_TRACES_`` variable.
+TLS_FILES = (("CERTIFICATE", "CA certificate"), ("CLIENT_CERTIFICATE", "client certificate"),
+             ("CLIENT_KEY", "client key"))
+
+
+def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: list[str]) -> bool:
+    """Whether the OTLP exporter will connect with TLS (and so read the TLS files): an
+    ``https://`` endpoint; over gRPC also one without ``http://`` unless
+    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true``, or an ``http://`` one when it is set to
+    something else (the exporters' own rules). ``ignored``: endpoint variables hidden from it."""
+    endpoint = flag or next((env[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                               "OTEL_EXPORTER_OTLP_ENDPOINT")
+                             if env.get(v) and v not in ignored), "")
+    scheme = endpoint.strip().split("://", 1)[0].lower() if "://" in endpoint else ""
+    if scheme == "https":
+        return True
+    if protocol != "grpc":
+        return False
+    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    if insecure is not None:
+        return insecure.strip().lower() != "true"
+    return bool(endpoint) and scheme != "http"
+
+
+def tls_file_problems(env: Mapping[str, str]) -> list[str]:
+    """What is wrong with the TLS files of ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``,
+    ``_CLIENT_CERTIFICATE`` and ``_CLIENT_KEY`` (each the ``_TRACES_`` one when set, as the
+    exporters read them): one phrase per file that is missing, not a regular file or
+    unreadable; empty when all can be read."""
+    found = []
+    for kind, what in TLS_FILES:
+        var = next((v for v in (f"OTEL_EXPORTER_OTLP_TRACES_{kind}", f"OTEL_EXPORTER_OTLP_{kind}")
+                    if env.get(v)), None)
+        if var is None:
+            continue
+        path = env[var]
+        try:
+            st = os.stat(path)
+            why = (None if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
+                   else "is a directory" if stat.S_ISDIR(st.st_mode)
+                   else "is not a regular file" if not stat.S_ISREG(st.st_mode) else "is not readable")
+        except OSError as exc:
+            why = "does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror.lower()
+        if why is not None:
+            found.append(f"{var}={shown(path, 200)}: the {what} file {why}")
+    return found

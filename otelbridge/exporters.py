@@ -1,0 +1,171 @@
+"""The exporters otelbridge makes (:class:`otelbridge.export.Exporters` wraps each to count
+what it confirmed):
+
+* OTLP — the SDK's ``OTLPSpanExporter`` for ``grpc`` or ``http/protobuf``, or, for
+  ``http/json``, the HTTP one sending :func:`otlp_json` bodies; endpoint, headers, TLS and
+  compression from the ``OTEL_EXPORTER_OTLP_*`` variables, which the exporters read themselves;
+  the timeout from :attr:`Config.otlp_timeout_s` (the variables' milliseconds).
+* ``file`` — :class:`OtlpJsonFileExporter`, OTLP/JSON lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+import threading
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from . import redact
+from .config import Config
+
+
+def import_otlp_exporter(cfg: Config) -> type:
+    """The ``OTLPSpanExporter`` class for ``cfg.protocol`` (``ImportError`` if its package is
+    missing); importing it costs ~0.2 s (gRPC)."""
+    if cfg.protocol == "grpc":
+        # gRPC C-core's own log lines (unprefixed, several per failed handshake) stay off our
+        # stderr: the exporter says each failure itself. Read as grpc is imported.
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    return OTLPSpanExporter
+
+
+def otlp_exporter(cfg: Config) -> SpanExporter:
+    """The OTLP exporter for ``cfg.protocol`` (``ImportError`` if its package is missing)."""
+    OTLPSpanExporter = import_otlp_exporter(cfg)
+    if cfg.protocol == "http/json":
+        OTLPSpanExporter = _json_over_http(OTLPSpanExporter)
+    # the timeout in seconds from the environment's milliseconds (:mod:`otelbridge.environment`)
+    kwargs = {"timeout": cfg.otlp_timeout_s} if cfg.otlp_timeout_s else {}
+    if cfg.protocol == "grpc":
+        return OTLPSpanExporter(**kwargs, **({"endpoint": cfg.endpoint} if cfg.endpoint else {}))
+    # a base URL (--endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT when no traces endpoint is
+    # set, which the exporter takes as it is): /v1/traces joins its path, before its query
+    # (the SDK would append it after: ?code=X/v1/traces)
+    base = cfg.endpoint
+    if not base and not os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
+        base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or None
+    url = None
+    if base:
+        parts = urlsplit(base)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/v1/traces"):
+            path += "/v1/traces"
+        url = urlunsplit(parts._replace(path=path))
+    return OTLPSpanExporter(endpoint=url, session=_http_session(), **kwargs)
+
+
+def _json_over_http(base: type) -> type:
+    """``http/json``: the SDK's OTLP/HTTP exporter (endpoint, headers, TLS, compression, timeout
+    and retries as configured) sending :func:`otlp_json` bodies as ``application/json``."""
+    encoder = msgspec.json.Encoder()
+
+    class OtlpJsonHttpExporter(base):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(headers={"Content-Type": "application/json"}, **kwargs)
+
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            if self._shutdown:
+                return SpanExportResult.FAILURE
+            result = self._client.export(encoder.encode(otlp_json(spans)))
+            return SpanExportResult.SUCCESS if result.success else SpanExportResult.FAILURE
+
+    return OtlpJsonHttpExporter
+
+
+#: The variables naming the CA file the HTTP exporter verifies the collector with.
+CERTIFICATE_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+
+
+def _http_session():
+    """A ``requests`` session that keeps the exporter's ``verify`` (the CA file of
+    ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``), or ``None`` when no CA file is configured or a
+    credential-provider session is (the exporter then builds its own).
+
+    ``requests`` lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's ``verify``
+    (psf/requests#4726, #3829): on a machine or CI image that sets them — common — the
+    configured CA would be ignored and a collector with a private CA refused."""
+    if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
+        return None
+    if any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
+           for k in os.environ):
+        return None
+    import requests
+
+    class PinnedVerifySession(requests.Session):
+        def merge_environment_settings(self, url, proxies, stream, verify, cert):
+            merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
+            if verify is None:
+                merged["verify"] = self.verify
+            return merged
+
+    return PinnedVerifySession()
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(doc: dict) -> None:
+    for key in _ID_KEYS:
+        value = doc.get(key)
+        if value:
+            doc[key] = base64.b64decode(value).hex()
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict:
+    """``spans`` as one OTLP/JSON ``TracesData`` object: lowerCamelCase keys, trace and span ids
+    as hex (not protobuf JSON's base64), 64-bit integers (times in ns) as strings, enums as
+    integers — the OTLP specification's JSON encoding."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    doc = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for rs in doc.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for span in ss.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return doc
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """Appends each export batch to ``path`` as one OTLP/JSON line (:func:`otlp_json`).
+
+    The file is created with mode 0600 (an existing regular file of ours is set to 0600 too).
+    Raises ``OSError`` when ``path`` cannot be opened; a failed write is an export failure.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd = redact.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC)
+        st = os.fstat(self._fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            os.fchmod(self._fd, 0o600)
+        self._lock = threading.Lock()
+        self._encoder = msgspec.json.Encoder()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        line = self._encoder.encode(otlp_json(spans)) + b"\n"
+        with self._lock:
+            if self._fd < 0:
+                return SpanExportResult.FAILURE
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view):]
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
