@@ -20,7 +20,7 @@ import msgspec
 
 from ..events import CLIENT, ModelCall, SpanRecord, ToolResult, Usage
 from .base import remember, span_name, usage_attributes
-from .state import Chat, Session, Tool
+from .state import Chat, Session, Tool, Turn
 
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
 #: bounded by the state budget, :mod:`.budget`).
@@ -163,6 +163,20 @@ class CallsMixin:
                 turn.child_end_ns = max(turn.child_end_ns, end)
                 if usage is not None:
                     turn.calls_usage.add(usage)
+                    turn.calls += 1
+
+    @staticmethod
+    def _settle_output(s: Session, turn: Turn, usage: Usage | None) -> None:
+        """A turn whose one top-level model call is still open when its result comes: the call
+        takes the result's ``output_tokens`` (``usage``), which its own lines give only as a
+        snapshot taken at their start. Several calls share the count in ways the stream does not
+        show, so theirs stay as their lines said."""
+        if usage is None or usage.output_tokens is None or turn.calls:
+            return
+        mine = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n]
+        if len(mine) == 1 and not mine[0].final:
+            chat = mine[0]
+            chat.usage.output_tokens = max(chat.usage.output_tokens or 0, usage.output_tokens)
 
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)

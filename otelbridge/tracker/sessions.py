@@ -326,6 +326,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             if duration is not None:  # it lasted duration_ms at least, even if that overlaps
                 start = min(start, now - duration)  # the previous turn's end
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
+        self._settle_output(s, turn, ev.usage)
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
         for agent in list(s.agents.values()):
             if self._agent_done(s, agent):

@@ -116,6 +116,8 @@ class Turn(msgspec.Struct):
     child_end_ns: int = 0
     #: the usage its top-level model calls reported (what it used when its result says 0)
     calls_usage: Usage = msgspec.field(default_factory=Usage)
+    #: its top-level model calls emitted so far
+    calls: int = 0
 
 
 class Session(msgspec.Struct):

@@ -309,3 +309,35 @@ def test_a_sub_agent_read_from_the_middle_of_its_stream_is_one_sub_agent(tmp_pat
     assert agent.name == f"invoke_agent {L[4]['subagent_type']}"
     assert agent.error is None
     assert not [r for r in run.records if r.name.startswith("task ")]
+
+
+@needs_fixtures
+def test_a_turns_one_model_call_takes_its_results_output_tokens():
+    """An assistant line's usage is a snapshot taken at its start (``output_tokens: 3`` for a
+    call whose result says 997): a turn's one model call takes the result's count. Turns of
+    several calls keep each call's own (the stream does not say how they share it)."""
+    L = lines(NO_TS)
+    (result,) = [l for l in L.values() if l.get("type") == "result"]
+    snapshots = {l["message"]["usage"]["output_tokens"] for l in L.values() if l.get("type") == "assistant"}
+    assert max(snapshots) < result["usage"]["output_tokens"] == 997
+    run = Run(NO_TS)
+    (chat,) = [r for r in run.records if r.name.startswith("chat ")]
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 997
+    assert chat.attributes["gen_ai.usage.input_tokens"] == run.one("turn 1").attributes["gen_ai.usage.input_tokens"]
+    # the phased recording: turn 1 made three calls, which keep their lines' own counts (3 + 16
+    # + 41 of its result's 600); turn 2's one call takes its result's 12 (its line said 8)
+    L = lines(PHASED)
+    run = Run(PHASED)
+    chats = {}
+    for name in ("turn 1", "turn 2"):
+        turn = run.one(name)
+        chats[name] = [r for r in run.records if r.name.startswith("chat ") and r.parent_span_id == turn.span_id]
+    assert len(chats["turn 1"]) == 3
+    for chat in chats["turn 1"]:
+        mid = chat.attributes["gen_ai.response.id"]
+        said = [l["message"]["usage"]["output_tokens"] for l in L.values()
+                if l.get("type") == "assistant" and l["message"]["id"] == mid]
+        assert chat.attributes["gen_ai.usage.output_tokens"] == max(said)
+    (last,) = chats["turn 2"]
+    assert L[31]["result_index"] == 1
+    assert last.attributes["gen_ai.usage.output_tokens"] == L[31]["usage"]["output_tokens"] == 12
