@@ -341,3 +341,13 @@ def test_a_turns_one_model_call_takes_its_results_output_tokens():
     (last,) = chats["turn 2"]
     assert L[31]["result_index"] == 1
     assert last.attributes["gen_ai.usage.output_tokens"] == L[31]["usage"]["output_tokens"] == 12
+
+
+@needs_fixtures
+def test_a_turns_cost_is_the_difference_without_float_noise():
+    """The bg-bash-wake recording's turn 2 cost 0.0046249 USD: the difference of the cumulative
+    costs is exported as that, not 0.004624900000000001."""
+    L = lines(WAKE)
+    costs = [l["total_cost_usd"] for l in L.values() if l.get("type") == "result"]
+    assert len(costs) == 2 and costs[1] - costs[0] != round(costs[1] - costs[0], 12)
+    assert Run(WAKE).one("turn 2").attributes["turn.cost_usd"] == round(costs[1] - costs[0], 12) == 0.0046249
