@@ -212,7 +212,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _open_turn(self, s: Session, now: int) -> Turn:
         s.turn_count += 1
         n = s.turn_count
-        s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now)
+        s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
+                      after_clock=self.ctx.clock.latest is not None)
         return s.turn
 
     def _turn(self, s: Session, now: int) -> Turn:
@@ -323,8 +324,16 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end = start + duration if duration is not None else (turn.closed_ns or turn.last_ns)
         else:
             start, end = turn.start_ns, now
-            if duration is not None:  # it lasted duration_ms at least, even if that overlaps
-                start = min(start, now - duration)  # the previous turn's end
+            if duration is not None and (ev.ts_ns is not None or not turn.after_clock):
+                # it lasted duration_ms to a result dated by its own timestamp (the CLI counts
+                # from before it prints its init), or it was dated by the first timestamp,
+                # which came after it began
+                start = min(start, now - duration)
+            elif duration is not None:
+                # both its start and the result's time are the stream clock, which bounds them
+                # from below and may stand still (as while a background task woke this turn):
+                # it ran duration_ms from its start, never before the lines that opened it
+                end = max(end, start + duration)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_output(s, turn, ev.usage)
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)

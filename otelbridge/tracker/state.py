@@ -118,6 +118,9 @@ class Turn(msgspec.Struct):
     calls_usage: Usage = msgspec.field(default_factory=Usage)
     #: its top-level model calls emitted so far
     calls: int = 0
+    #: it opened after the stream showed a time: its start bounds its true start from below
+    #: (before, its lines took the first timestamp, which may come long after)
+    after_clock: bool = False
 
 
 class Session(msgspec.Struct):

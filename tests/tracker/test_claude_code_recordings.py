@@ -99,8 +99,12 @@ def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
     assert t1.end_ns == iso_ns(L[9]["timestamp"]) and t1.attributes["turn.result_index"] == 0
     # the notification (line 13) wakes turn 2 at the init of line 14; its result is line 17
     assert t2.attributes["turn.result_index"] == L[17]["result_index"] == 1
-    assert t2.end_ns == iso_ns(L[16]["timestamp"])
-    assert t2.start_ns == t2.end_ns - L[17]["duration_ms"] * MS
+    # its init (line 14) and result (line 17) carry no timestamp: both take the stream clock,
+    # which bounds them from below (the task's end_time, line 16's time). It starts at its init,
+    # after the task that woke it ended, and lasts its duration_ms (past line 16: 1995 ms from
+    # 21.743 s is 23.738 s), not pulled back to 31 ms before the task ended
+    assert t2.start_ns == L[12]["patch"]["end_time"] * MS == task.end_ns
+    assert t2.end_ns == t2.start_ns + L[17]["duration_ms"] * MS > iso_ns(L[16]["timestamp"])
     (chat15,) = run.attr("gen_ai.response.id", L[15]["message"]["id"])
     assert chat15.parent_span_id == t2.span_id
     assert len(run.named("task local_bash")) == 1  # one span for the task, none at session level
@@ -351,3 +355,22 @@ def test_a_turns_cost_is_the_difference_without_float_noise():
     costs = [l["total_cost_usd"] for l in L.values() if l.get("type") == "result"]
     assert len(costs) == 2 and costs[1] - costs[0] != round(costs[1] - costs[0], 12)
     assert Run(WAKE).one("turn 2").attributes["turn.cost_usd"] == round(costs[1] - costs[0], 12) == 0.0046249
+
+
+@needs_fixtures
+def test_turns_without_timestamps_on_their_results_follow_one_another():
+    """workflow-probe: neither result carries a timestamp, and the stream clock stands still
+    while the workflow's notification wakes turn 2. Each turn lasts its duration_ms from its
+    start; turn 2 begins after turn 1 ended and after the workflow that woke it ended (it was
+    pulled back 349 ms into turn 1 and 1.59 s before that workflow's end)."""
+    path = CLAUDE / "workflow-probe-2.1.206.jsonl"
+    L = lines(path)
+    results = [n for n, l in L.items() if l.get("type") == "result"]
+    assert len(results) == 2 and not any("timestamp" in L[n] for n in results)
+    run = Run(path)
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    (workflow,) = [r for r in run.records if r.name.startswith("invoke_workflow")]
+    assert t1.end_ns - t1.start_ns == L[results[0]]["duration_ms"] * MS
+    assert t2.end_ns - t2.start_ns == L[results[1]]["duration_ms"] * MS
+    assert t1.end_ns <= t2.start_ns and workflow.end_ns <= t2.start_ns
+    assert t1.start_ns == iso_ns(L[1]["timestamp"])

@@ -72,7 +72,7 @@ def test_an_error_result_saying_success_is_not_described_as_success(tmp_path):
 
 def test_a_turn_lasts_at_least_its_results_duration():
     # workflow-probe-2.1.206.jsonl: line 33 (turn 1's result, duration_ms 4839) and line 50
-    # (turn 2's, duration_ms 1590); turn 2 may then start before turn 1's end
+    # (turn 2's, duration_ms 1590)
     from tests.conftest import WORKFLOW_PROBE
     from tests.tracker.recording import MS, lines
 
