@@ -17,6 +17,9 @@ MAX_HELD_CHARS = 65_536
 MIN_EPOCH_MS = 946_684_800_000
 #: 2100-01-01T00:00:00Z in epoch ms. Later "timestamps" (1e30, ...) are treated as garbage.
 MAX_EPOCH_MS = 4_102_444_800_000
+#: The longest duration taken, in ms (~30 years; longer is garbage): a time within the bounds
+#: above, plus or minus one, stays within 0 .. 2**63 ns.
+MAX_DURATION_MS = MIN_EPOCH_MS
 
 
 def as_int(value: Any, *, minimum: int = 0, maximum: int = 2**62) -> int | None:

@@ -58,6 +58,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
+from ..wire import MAX_DURATION_MS
 from .base import LineInfo, parse_usage
 from .claude_code_workflow import _EntryCache, progress, task_usage
 
@@ -274,7 +275,7 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         subtype=as_str(doc.get("subtype")),
         is_error=doc.get("is_error") is True,
         num_turns=as_int(doc.get("num_turns")),
-        duration_ms=as_int(doc.get("duration_ms")),
+        duration_ms=as_int(doc.get("duration_ms"), maximum=MAX_DURATION_MS),
         duration_api_ms=as_int(doc.get("duration_api_ms")),
         stop_reason=as_str(doc.get("stop_reason")),
         terminal_reason=as_str(doc.get("terminal_reason")),

@@ -27,6 +27,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
+from ..wire import MAX_DURATION_MS
 from .base import LineInfo
 
 #: Agents per snapshot read at most (a hostile snapshot cannot make us allocate without bound).
@@ -41,7 +42,7 @@ def task_usage(value: Any) -> TaskUsage | None:
     return TaskUsage(
         total_tokens=as_int(value.get("total_tokens")),
         tool_uses=as_int(value.get("tool_uses")),
-        duration_ms=as_int(value.get("duration_ms")),
+        duration_ms=as_int(value.get("duration_ms"), maximum=MAX_DURATION_MS),
     )
 
 
@@ -58,7 +59,7 @@ def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
         queued_ns=ms_to_ns(get("queuedAt")),
         ended_ns=ms_to_ns(get("endedAt")),
         last_progress_ns=ms_to_ns(get("lastProgressAt")),
-        duration_ms=as_int(get("durationMs")),
+        duration_ms=as_int(get("durationMs"), maximum=MAX_DURATION_MS),
         tokens=as_int(get("tokens")),
         tool_calls=as_int(get("toolCalls")),
         attempt=as_int(get("attempt")),
@@ -145,7 +146,7 @@ class _Agent(msgspec.Struct, tag_field="type", tag="workflow_agent", gc=False):
     queuedAt: _Epoch = None
     endedAt: _Epoch = None
     lastProgressAt: _Epoch = None
-    durationMs: _Count = None
+    durationMs: Annotated[int, msgspec.Meta(ge=0, le=MAX_DURATION_MS)] | None = None
     tokens: _Count = None
     toolCalls: _Count = None
     attempt: _Count = None

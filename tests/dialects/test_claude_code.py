@@ -48,6 +48,27 @@ def test_progress_entries_real_fields_and_unknown_types_ignored():
     assert ev.usage.total_tokens == 5 and ev.usage.duration_ms == 9
 
 
+def test_a_duration_of_more_than_30_years_is_no_duration():
+    """Found by the state-machine test: an agent's start plus ``durationMs`` 7.4e12 (235 years)
+    ended it past 2**63 ns. Durations are taken up to MAX_DURATION_MS, so a time plus or minus
+    one stays within 0 .. 2**63 ns; a longer one is garbage, like a timestamp past 2100."""
+    from otelbridge.wire import MAX_DURATION_MS
+
+    for ms, kept in ((7_439_724_651_855, False), (MAX_DURATION_MS + 1, False), (MAX_DURATION_MS, True)):
+        for entry in (b'{"type": "workflow_agent", "index": 0, "state": "done", "startedAt": 1783647385000,'
+                      b' "durationMs": %d}' % ms,  # typed
+                      b'{"type": "workflow_agent", "index": 0, "state": "done", "startedAt": 1783647385000,'
+                      b' "durationMs": %d, "tokens": "12"}' % ms):  # lenient (a string count)
+            evs, _ = decode(b'{"type": "system", "subtype": "task_progress", "task_id": "t",'
+                            b' "usage": {"duration_ms": %d}, "workflow_progress": [%s]}' % (ms, entry))
+            (ev,) = evs
+            (a,) = ev.agents
+            assert (a.duration_ms == ms) is kept and (ev.usage.duration_ms == ms) is kept
+            assert kept or (a.duration_ms is None and ev.usage.duration_ms is None)
+        (result,), _ = decode({"type": "result", "subtype": "success", "duration_ms": ms})
+        assert (result.duration_ms == ms) is kept
+
+
 def test_updated_and_notification():
     (u,), _ = decode({"type": "system", "subtype": "task_updated", "task_id": 7,
                       "patch": {"status": "completed", "end_time": 1783647398011}})
