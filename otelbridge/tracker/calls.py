@@ -74,6 +74,7 @@ class CallsMixin:
             s.scope_chat[scope] = mid
         chat.end_ns = max(chat.end_ns, now)
         chat.mark = s.model_results
+        chat.streamed = chat.streamed or ev.phase == "start"
         if ev.model and not chat.model:
             chat.model = ev.model
         if ev.api_error:
@@ -164,6 +165,16 @@ class CallsMixin:
                 if usage is not None:
                     turn.calls_usage.add(usage)
                     turn.calls += 1
+
+    @staticmethod
+    def _cut_calls(s: Session, turn_n: int, reason: str) -> None:
+        """A turn's result says it failed: its top-level calls whose stream began and never
+        ended (a ``message_start``, no ``message_delta``: an interrupt, a dropped connection)
+        end as ERROR ``reason``."""
+        for chat in s.chats.values():
+            if chat.owner is None and chat.turn_n == turn_n and chat.streamed and not chat.final \
+                    and chat.error_type is None:
+                chat.error_type, chat.error_text = reason, f"the model call did not finish ({reason})"
 
     @staticmethod
     def _settle_output(s: Session, turn: Turn, usage: Usage | None) -> None:

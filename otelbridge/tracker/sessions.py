@@ -336,6 +336,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 end = max(end, start + duration)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_output(s, turn, ev.usage)
+        if ev.is_error:
+            self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
         for agent in list(s.agents.values()):
             if self._agent_done(s, agent):

@@ -40,6 +40,8 @@ class Chat(msgspec.Struct):
     mark: int = 0
     #: the latest end of its tool calls so far (it ends no earlier)
     child_end_ns: int = 0
+    #: its ``message_start`` was seen: the stream shows its end (``message_delta``) too
+    streamed: bool = False
 
 
 class Tool(msgspec.Struct):

@@ -374,3 +374,21 @@ def test_turns_without_timestamps_on_their_results_follow_one_another():
     assert t2.end_ns - t2.start_ns == L[results[1]]["duration_ms"] * MS
     assert t1.end_ns <= t2.start_ns and workflow.end_ns <= t2.start_ns
     assert t1.start_ns == iso_ns(L[1]["timestamp"])
+
+
+@needs_fixtures
+def test_a_model_call_cut_by_an_interrupt_is_an_error():
+    """interrupt-2.1.276: the message's stream began (message_start) and never ended (no
+    message_delta) before the interrupt; the result says aborted_streaming. The call is ERROR
+    too, not OK under an ERROR turn. Calls whose stream ended stay OK (workflow-probe)."""
+    path = CLAUDE / "interrupt-2.1.276.jsonl"
+    L = lines(path)
+    (result,) = [l for l in L.values() if l.get("type") == "result"]
+    assert result["is_error"] and result["terminal_reason"] == "aborted_streaming"
+    run = Run(path)
+    (chat,) = [r for r in run.records if r.name.startswith("chat ")]
+    assert chat.error_type == "aborted_streaming" and "did not finish" in chat.error
+    assert run.one("turn 1").error_type == result["subtype"]
+    probe = Run(CLAUDE / "workflow-probe-2.1.206.jsonl")
+    chats = [r for r in probe.records if r.name.startswith("chat ")]
+    assert chats and all(c.error is None for c in chats)
