@@ -67,8 +67,12 @@ class CallsMixin:
             if current is not None and current in s.chats:
                 self._emit_chat(s, s.chats[current])
             turn = s.turn if agent is None else None
-            parent = agent.span_id if agent is not None else turn.span_id  # type: ignore[union-attr]
-            chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, now, now,
+            scope_of = agent if agent is not None else turn
+            parent = scope_of.span_id  # type: ignore[union-attr]
+            # the call began when it was asked for (its scope's prompt, last tool result or
+            # call), not at its first line, which comes once its first block is done
+            asked = max(scope_of.start_ns, scope_of.ready_ns)  # type: ignore[union-attr]
+            chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, min(now, asked), now,
                         ev.model or s.model, turn.n if turn is not None else None)
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
@@ -134,6 +138,7 @@ class CallsMixin:
                 self._turn(s, now)
             return
         self._tool_answered(s, tool)
+        self._ready(s, tool.owner, tool.turn_n, now)
         if tool.owner is None:
             self._turn(s, now)
         else:
@@ -165,6 +170,19 @@ class CallsMixin:
                 if usage is not None:
                     turn.calls_usage.add(usage)
                     turn.calls += 1
+
+    @staticmethod
+    def _ready(s: Session, owner: str | None, turn_n: int | None, ns: int) -> None:
+        """The next model call of a scope (the sub-agent ``owner``, else the turn ``turn_n``)
+        was asked for no earlier than ``ns``."""
+        if owner is not None:
+            agent = s.agents.get(owner)
+            if agent is not None:
+                agent.ready_ns = max(agent.ready_ns, ns)
+            return
+        for turn in (s.turn, *s.waiting):
+            if turn is not None and turn.n == turn_n:
+                turn.ready_ns = max(turn.ready_ns, ns)
 
     @staticmethod
     def _cut_calls(s: Session, turn_n: int, reason: str) -> None:
@@ -219,6 +237,7 @@ class CallsMixin:
             if agent is not None:
                 agent.usage.add(chat.usage)
         end = max(chat.end_ns, chat.child_end_ns, chat.start_ns)  # its tools lie inside it
+        self._ready(s, chat.owner, chat.turn_n, end)
         if chat.owner is None:
             self._covers(s, chat.turn_n, end, chat.usage)
         rec = SpanRecord(

@@ -292,11 +292,13 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
 
     def _on_user(self, s: Session, ev: UserMessage, now: int) -> None:
         if ev.parent_tool_use_id is None:
-            self._turn(s, now)
+            turn = self._turn(s, now)
+            turn.ready_ns = max(turn.ready_ns, now)  # a prompt: the next call answers it
             return
         agent = self._agent(s, ev.parent_tool_use_id, now)
         if agent is not None:
             agent.last_ns = max(agent.last_ns, now)
+            agent.ready_ns = max(agent.ready_ns, now)
 
     def _duplicate(self, s: Session, ev: TurnResult) -> bool:
         last = s.last

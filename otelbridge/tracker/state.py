@@ -80,6 +80,8 @@ class Agent(msgspec.Struct):
     notified_ns: int | None = None
     end_time_ns: int | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
+    #: as :attr:`Turn.ready_ns`, for its own model calls
+    ready_ns: int = 0
 
 
 class Task(msgspec.Struct):
@@ -123,6 +125,9 @@ class Turn(msgspec.Struct):
     #: it opened after the stream showed a time: its start bounds its true start from below
     #: (before, its lines took the first timestamp, which may come long after)
     after_clock: bool = False
+    #: when its next top-level model call was asked for, at the latest (its prompt, the last
+    #: tool result or model call before it; 0: its start)
+    ready_ns: int = 0
 
 
 class Session(msgspec.Struct):

@@ -451,7 +451,8 @@ def test_a_line_is_dated_when_it_passed_not_when_decoding_reached_it():
     # decoding process added
     from otelbridge.source.arrivals import RECORD_EVERY_NS
 
-    assert -RECORD_EVERY_NS <= chat.start_ns - reply_ns < 200_000_000
+    # the reply is the call's one line: it ends the call (which starts when it was asked for)
+    assert -RECORD_EVERY_NS <= chat.end_ns - reply_ns < 200_000_000
     assert -RECORD_EVERY_NS <= agent.end_ns - result_ns < 200_000_000
 
 
@@ -476,6 +477,7 @@ def test_lines_of_the_first_second_are_dated_when_they_passed_under_clock_auto()
         live.send([RESULT])
         chat, agent = _chat_and_session(live, rx)
     assert -RECORD_EVERY_NS <= agent.start_ns - init_ns < 200_000_000
-    assert -RECORD_EVERY_NS <= chat.start_ns - reply_ns < 200_000_000
+    assert -RECORD_EVERY_NS <= chat.end_ns - reply_ns < 200_000_000
     assert -RECORD_EVERY_NS <= agent.end_ns - result_ns < 200_000_000
-    assert chat.start_ns - agent.start_ns >= 400_000_000  # not the first line's time
+    assert chat.end_ns - agent.start_ns >= 400_000_000  # not the first line's time
+    assert agent.start_ns <= chat.start_ns < chat.end_ns  # asked for at the turn's start

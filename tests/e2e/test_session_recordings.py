@@ -240,10 +240,28 @@ def test_milk_times_from_ts_and_session_events(path: Path):
     assert session.end_ns == ns(res["ts"])
     assert session.attributes["gen_ai.provider.name"] == init["agent"]["provider"]
     assert session.attributes["gen_ai.agent.version"] == init["milk_version"]
-    # a chat starts at its assistant line's ts; a tool ends at its result's ts
+    # a chat starts when it was asked for: at the prompt, the last tool result or the previous
+    # call's last line before its first line (the session's start for the first); a tool ends
+    # at its result's ts
+    # (each scope apart: the top level from the session's start, a sub-agent from its first
+    # line; a tool result counts for the scope that called the tool)
+    asked, owner, seen = {None: ns(init["ts"])}, {}, set()
     for d in lines:
-        if d["type"] == "assistant":
-            assert by_resp[d["message"]["id"]].start_ns == ns(d["ts"])
+        t, scope = ns(d["ts"]), d.get("parent_tool_use_id")
+        blocks = d["message"]["content"] if d["type"] in ("user", "assistant") else []
+        if d["type"] == "user":
+            for b in blocks:
+                if b.get("type") == "tool_result" and b["tool_use_id"] in owner:
+                    of = owner[b["tool_use_id"]]
+                    asked[of] = max(asked[of], t)
+        elif d["type"] == "assistant":
+            asked.setdefault(scope, t)
+            mid = d["message"]["id"]
+            if mid not in seen:
+                seen.add(mid)
+                assert by_resp[mid].start_ns == min(asked[scope], t)
+            asked[scope] = max(asked[scope], t)
+            owner.update((b["id"], scope) for b in blocks if b.get("type") == "tool_use")
     tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name.startswith("execute_tool")}
     for d in lines:
         if d["type"] == "user":
