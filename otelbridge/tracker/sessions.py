@@ -449,6 +449,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self._end_calls(s, turn.n, turn.closed_ns or turn.last_ns, NO_TOOL_RESULT_IN_TURN)
             rec = self._turn_record(s, turn, turn.start_ns, turn.closed_ns or turn.last_ns)
             rec.attributes["turn.result"] = False
+            self._calls_usage(s, turn, rec)
             self.ctx.emit(rec)
             s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.waiting = []
@@ -478,9 +479,21 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         rec = self._turn_record(s, turn, turn.start_ns, turn.last_ns)
         rec.attributes["turn.result"] = False
         rec.error, rec.error_type = NO_RESULT, "incomplete"
+        self._calls_usage(s, turn, rec)
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.turn = None
+
+    @staticmethod
+    def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:
+        """A turn without a result (cut off) carries what its model calls reported, and the
+        session adds it to its results' (a session with ``modelUsage`` counts those calls
+        already: :attr:`Session.tail`)."""
+        if turn.calls_usage.has_tokens():
+            usage_attrs(rec.attributes, turn.calls_usage)
+            if s.usage is None:
+                s.usage = Usage()
+            s.usage.add(turn.calls_usage)
 
     def _session_record(self, s: Session, end: int, incomplete: bool) -> SpanRecord:
         name = s.agent_name or DEFAULT_AGENT

@@ -28,6 +28,7 @@ from ..events import (
     SpanLink,
     SpanRecord,
     TaskNotification,
+    TaskProgress,
     TaskUpdated,
     TaskUsage,
     WorkflowAgent,
@@ -153,6 +154,13 @@ class WorkflowTracker:
             self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
         elif isinstance(ev, TaskNotification):
             self._notification(ev, self.ctx.clock.at(ev.ts_ns))
+        elif isinstance(ev, TaskProgress) and ev.usage is not None:
+            # a known run's progress without a snapshot (one per agent's tool use): its usage
+            # so far, what the run shows if it is cut off before its notification
+            run = self._run_for(ev, ev.task_id, 0, create=False)
+            if run is None or run.notified_ns is not None:
+                return
+            run.usage = ev.usage
         else:
             return
         self.table.recharge()

@@ -392,3 +392,27 @@ def test_a_model_call_cut_by_an_interrupt_is_an_error():
     probe = Run(CLAUDE / "workflow-probe-2.1.206.jsonl")
     chats = [r for r in probe.records if r.name.startswith("chat ")]
     assert chats and all(c.error is None for c in chats)
+
+
+@needs_fixtures
+def test_a_run_cut_off_keeps_the_tokens_its_lines_reported(tmp_path):
+    """The phased recording's first 16 lines (a CI job killed mid-run): no result, no
+    notification. The turn and the session carry what their model calls reported, the workflow
+    what its last progress line said, instead of nothing (or 0) beside a summary that showed
+    the tokens."""
+    L = lines(PHASED)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(PHASED.read_bytes().splitlines(keepends=True)[:16]))
+    run = Run(cut)
+    turn, session = run.one("turn 1"), run.one("invoke_agent claude-code")
+    assert turn.error_type == session.error_type == "incomplete"
+    chats = [r for r in run.records if r.name.startswith("chat ")]
+    assert len(chats) == 3
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"):
+        total = sum(c.attributes[key] for c in chats)
+        assert total > 0 and turn.attributes[key] == session.attributes[key] == total
+    (root,) = [r for r in run.records if r.name.startswith("invoke_workflow")]
+    usage = L[16]["usage"]
+    assert L[16]["subtype"] == "task_progress" and "workflow_progress" not in L[16]
+    assert root.attributes["workflow.usage.total_tokens"] == usage["total_tokens"] == 59398
+    assert root.attributes["workflow.usage.tool_uses"] == usage["tool_uses"]
