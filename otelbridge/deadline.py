@@ -8,6 +8,12 @@ import time
 from typing import NamedTuple
 
 
+#: Decoding what the input's end left waiting gets at least this long (seconds), whatever
+#: ``--flush-timeout`` says (0: do not wait for a collector): the last lines hold the result, and
+#: the job outputs and summary come from it.
+DECODE_FLOOR_S = 1.0
+
+
 class Deadline(NamedTuple):
     """An instant on ``time.monotonic()`` (seconds). On Linux that is ``CLOCK_MONOTONIC``, one
     clock for every process of the machine, so :attr:`at` may cross a pipe to the decoding
@@ -28,11 +34,12 @@ class Deadline(NamedTuple):
     def passed(self) -> bool:
         return time.monotonic() >= self.at
 
-    def halfway(self) -> Deadline:
-        """Half of what is left from now: decoding's share of the end (the rest is for ending
-        the spans and the flush)."""
+    def for_decoding(self) -> Deadline:
+        """Decoding's share of the end: half of what is left from now (the rest is for ending
+        the spans and the flush), but at least :data:`DECODE_FLOOR_S`, past the deadline if
+        need be (the flush then gets nothing)."""
         now = time.monotonic()
-        return Deadline(now + max(0.0, self.at - now) / 2)
+        return Deadline(now + max(max(0.0, self.at - now) / 2, DECODE_FLOOR_S))
 
     def later_by(self, seconds: float) -> Deadline:
         return Deadline(self.at + seconds)

@@ -151,8 +151,14 @@ def test_the_exporters_say_how_many_spans_fit_before_they_must_be_asked_again(mo
 def test_deadline_shares_what_is_left():
     deadline = Deadline.after(2.0)
     assert 1.9 < deadline.remaining() <= 2.0 and not deadline.passed()
-    half = deadline.halfway()
+    half = deadline.for_decoding()
     assert 0.9 < half.remaining() <= 1.0 and half.at < deadline.at
+    # decoding gets at least DECODE_FLOOR_S, past a shorter deadline (--flush-timeout 0)
+    from otelbridge.deadline import DECODE_FLOOR_S
+
+    for short in (Deadline.after(0.0), Deadline.after(0.5), Deadline(time.monotonic() - 1)):
+        floor = short.for_decoding()
+        assert DECODE_FLOOR_S - 0.1 < floor.remaining() <= DECODE_FLOOR_S and floor.at > short.at
     assert Deadline(time.monotonic() - 1).remaining() == 0.0
     assert deadline.later_by(3).at == deadline.at + 3
 

@@ -42,6 +42,7 @@ import msgspec
 from ..events import (
     Event,
     ModelCall,
+    SessionMark,
     SessionStarted,
     TaskNotification,
     TaskProgress,
@@ -361,6 +362,13 @@ class ClaudeCode:
         subtype = doc.get("subtype")
         if subtype == "turn_start":
             return [parse_turn_start(doc, line)]
+        if subtype == "informational" and not is_milk(doc):
+            # a notice from the CLI itself (a hook that blocked the prompt, ...): its level and
+            # whether it stopped the turn; its text holds the prompt and the hook's command
+            attrs = {"informational.level": as_str(doc.get("level")),
+                     "informational.prevent_continuation": doc.get("prevent_continuation")}
+            return [SessionMark(line.session_id, line.ts_ns, name="informational",
+                                attributes={k: v for k, v in attrs.items() if isinstance(v, (str, bool))})]
         if subtype == "init":
             if is_milk(doc):
                 return []

@@ -14,7 +14,7 @@ queue is three quarters full (a burst is exported, not dropped), and the pipe an
 backlog absorb the wait.
 
 The end: the tee's end message carries the run's :class:`~otelbridge.deadline.Deadline`. From
-half-way to it on, what still comes is counted as not decoded (the counts add up: lines =
+its decoding share on (half of it, at least a second), what still comes is counted as not decoded (the counts add up: lines =
 decoded + not wanted + bad + overlong + not decoded) so that ending the spans and the flush get
 the rest. The process ignores SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
 """
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("otelbridge")
 
 #: Bytes read from the data pipe at once (128 KiB, a few hundred lines, into one reused buffer:
-#: a new bytes object a read is what costs): the half-way mark is looked at between reads, so a
+#: a new bytes object a read is what costs): the end's decoding share is looked at between reads, so a
 #: read decoded past it stays small next to the end's budget.
 READ_SIZE = 128 * 1024
 
@@ -154,7 +154,7 @@ def silent_setup(cfg: Config, env: Mapping[str, str]) -> bool:
 class LiveDecoder:
     """Stages 2–5 for the live stream: the :class:`Pipeline` (``None`` until :meth:`set_up`, or
     when the set-up failed: lines are then counted, nothing decoded), the gaps, and the end's
-    half-way mark. The first chunk or gap sets it up if :meth:`set_up` was not called;
+    decoding share. The first chunk or gap sets it up if :meth:`set_up` was not called;
     ``on_ready(pipeline)`` is called once it is."""
 
     def __init__(self, cfg: Config, stats: Stats,
@@ -167,7 +167,7 @@ class LiveDecoder:
         self._on_ready = on_ready
         #: the wall clock of the pipeline's :class:`~otelbridge.clock.Clock`
         self.clock = clock if clock is not None else ArrivalClock()
-        #: half-way to the deadline: chunks from then on are counted as not decoded, and no wait
+        #: decoding's share of the deadline: chunks from then on are counted as not decoded, and no wait
         #: for the exporters goes past it (at the end it moves to the deadline itself)
         self.cut: Deadline | None = None
         self._warned = False
@@ -201,7 +201,7 @@ class LiveDecoder:
     def chunk(self, data: bytes | bytearray, n: int) -> None:
         """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
         if self.cut is not None and self.cut.passed():
-            self.gap(Gap.of(data, 0, n))  # past half-way: counted, not decoded
+            self.gap(Gap.of(data, 0, n))  # past decoding's share: counted, not decoded
             return
         self.set_up()
         if self.pipeline is not None:
@@ -313,7 +313,7 @@ async def _serve(cfg: Config, data_fd: int, ctl_fd: int, result_fd: int, input_o
             pid_set = control.pid
             decoder.set_pid(pid_set)
         if decoder.cut is None and control.end is not None and "deadline" in control.end:
-            decoder.cut = Deadline(float(control.end["deadline"])).halfway()
+            decoder.cut = Deadline(float(control.end["deadline"])).for_decoding()
 
     buf = bytearray(READ_SIZE)
 

@@ -342,8 +342,9 @@ class DecoderFeed:
 
     def end(self, reason: str | None, exit_code: int, stats: Stats, deadline: Deadline) -> int:
         """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
-        at the end of input), write the backlog until half-way, close the data pipe, wait for the
-        decoding process (until ``deadline`` + :data:`EXIT_MARGIN_S`; one not yet set up gets
+        at the end of input), write the backlog until decoding's share of it
+        (:meth:`~otelbridge.deadline.Deadline.for_decoding`), close the data pipe, wait for the
+        decoding process (until the later of the two + :data:`EXIT_MARGIN_S`; one not yet set up gets
         :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
         exit status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
         spans). One that failed or hangs (then killed) is said on stderr; ``exit_code`` then
@@ -351,11 +352,12 @@ class DecoderFeed:
         counts."""
         self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
                             "deadline": deadline.at}})
-        self._drain_until(deadline.halfway())
+        decoding = deadline.for_decoding()
+        self._drain_until(decoding)
         os.close(self.fd)
-        self._write_pending(until=deadline.later_by(EXIT_MARGIN_S))
+        limit = Deadline(max(deadline.at, decoding.at)).later_by(EXIT_MARGIN_S)
+        self._write_pending(until=limit)
         os.close(self._ctl)
-        limit = deadline.later_by(EXIT_MARGIN_S)
         self._read_messages(Deadline(time.monotonic()))
         if not self._seen("ready", "exit"):
             # not set up when the input ended (a short run): the set-up has an allowance of its

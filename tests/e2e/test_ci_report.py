@@ -183,3 +183,22 @@ def test_the_console_exporter_writes_no_ci_log_command(tmp_path):
     assert proc.returncode == 0 and proc.stdout == data
     assert '"name": "invoke_workflow # #vso[task.complete result=Succeeded]done"' in err
     assert "##vso[" not in err and "##[" not in err
+
+
+def test_flush_timeout_0_still_decodes_the_last_lines(tmp_path):
+    """`--flush-timeout 0` (no collector to wait for) with the recording as stdin, a file: the
+    whole input passed before decoding was set up, and "half of 0 s" to decode what was held
+    decoded none of it: the job outputs said status ok with no trace and no cost. Decoding what
+    the end holds gets at least a second: the outputs are the run's. Counted lines add up."""
+    out, stats_path = tmp_path / "out", tmp_path / "stats.json"
+    data = SESSION.read_bytes()
+    with open(SESSION, "rb") as stdin:
+        proc = run_bridge(["--exporter", "none", "--flush-timeout", "0", "--stats-json", str(stats_path)],
+                          env=clean_env(GITHUB_OUTPUT=str(out)), stdin=stdin)
+    assert proc.returncode == 0 and proc.stdout == data, proc.stderr
+    stats = json.loads(stats_path.read_text())
+    assert stats["lines"] == data.count(b"\n") and stats["lines_not_decoded"] == 0
+    got = outputs(out)
+    last = [json.loads(l) for l in data.splitlines() if b'"type":"result"' in l][-1]
+    assert got["status"] == "ok" and got["total_cost_usd"] == repr(last["total_cost_usd"])
+    assert len(got["trace_id"]) == 32

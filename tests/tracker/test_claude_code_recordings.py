@@ -416,3 +416,22 @@ def test_a_run_cut_off_keeps_the_tokens_its_lines_reported(tmp_path):
     assert L[16]["subtype"] == "task_progress" and "workflow_progress" not in L[16]
     assert root.attributes["workflow.usage.total_tokens"] == usage["total_tokens"] == 59398
     assert root.attributes["workflow.usage.tool_uses"] == usage["tool_uses"]
+
+
+@needs_fixtures
+def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
+    """hook-blocked-prompt-2.1.284: the CLI's result says success (0 turns) after a
+    system/informational notice that the hook blocked the prompt (prevent_continuation). The
+    session carries that notice as an event, level and prevent_continuation; not its text,
+    which holds the prompt and the hook's command."""
+    path = CLAUDE / "hook-blocked-prompt-2.1.284.jsonl"
+    L = lines(path)
+    (notice,) = [l for l in L.values() if l.get("subtype") == "informational"]
+    run = Run(path)
+    session = run.one("invoke_agent claude-code")
+    (event,) = [e for e in session.events if e.name == "informational"]
+    assert notice["level"] == "warning" and notice["prevent_continuation"] is True
+    assert event.attributes == {"informational.level": "warning",
+                                "informational.prevent_continuation": True}
+    assert not any("BLOCKME" in str(v) for r in run.records for v in r.attributes.values())
+    assert not any("BLOCKME" in str(v) for e in session.events for v in e.attributes.values())
