@@ -31,7 +31,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .environment import (check_compression, check_headers, check_numbers, check_sampler,
+from .environment import (check_compression, check_headers, check_numbers, check_resource_attributes,
+                          check_sampler,
                           endpoint_problem, otlp_timeout_s, shown, tls_file_problems, tls_notice,
                           uses_tls)
 
@@ -99,6 +100,8 @@ class Config:
 def parse_exporters(value: str) -> tuple[str, ...]:
     """``"otlp,file"`` → ``("otlp", "file")``; ``ConfigError`` on an unknown name."""
     names = tuple(dict.fromkeys(p.strip().lower() for p in value.split(",") if p.strip()))
+    if not names:
+        raise ConfigError(f"--exporter {value!r} names no exporter: use {', '.join(EXPORTERS)}")
     for name in names:
         if name not in EXPORTERS:
             raise ConfigError(f"unknown exporter {name!r}: use {', '.join(EXPORTERS)}")
@@ -241,7 +244,7 @@ def build(
             raise ConfigError(str(exc)) from None
     problems: list[str] = []
     left_out: list[str] = []
-    if exporter:
+    if exporter is not None:
         exporters = parse_exporters(exporter)
     else:
         exporters = exporters_from_env(env.get("OTEL_TRACES_EXPORTER") or "otlp", flags.get("output"),
@@ -279,6 +282,7 @@ def build(
     timeout_s = otlp_timeout_s(env, ignored, problems) if "otlp" in exporters else None
     ignored += check_sampler(env, problems)
     ignored += check_headers(env, problems, protocol)
+    check_resource_attributes(env, problems)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),

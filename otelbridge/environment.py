@@ -177,6 +177,17 @@ def check_headers(env: Mapping[str, str], problems: list[str], protocol: str = "
     return ignored
 
 
+def check_resource_attributes(env: Mapping[str, str], problems: list[str]) -> None:
+    """``OTEL_RESOURCE_ATTRIBUTES`` with an item that is not ``key=value`` (no ``=``, an empty
+    key): the SDK skips it and uses the others, with a warning per item and per read that
+    quotes it; said once in ``problems`` instead (:func:`otelbridge.resource.make_resource`
+    keeps the SDK's quiet)."""
+    items = [item.strip() for item in (env.get("OTEL_RESOURCE_ATTRIBUTES") or "").split(",")]
+    if any(item and ("=" not in item or not item.partition("=")[0].strip()) for item in items):
+        problems.append("OTEL_RESOURCE_ATTRIBUTES: an item that is not key=value is skipped; the "
+                        "others are used")
+
+
 #: ``OTEL_TRACES_SAMPLER`` values the SDK knows; the ratio ones read ``OTEL_TRACES_SAMPLER_ARG``.
 SAMPLERS = ("always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
             "traceidratio", "parentbased_traceidratio")

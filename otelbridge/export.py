@@ -131,6 +131,13 @@ _EXPORT_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk.trace.export",
                    "opentelemetry.sdk._shared_internal")
 
 
+#: The SDK's parser of ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``: it skips an item it cannot read
+#: (the others are sent), with a warning said as :data:`_HEADER_ITEM_SKIPPED` instead.
+_HEADER_PARSER = "opentelemetry.util.re"
+_HEADER_ITEM_SKIPPED = ("OTEL_EXPORTER_OTLP_[TRACES_]HEADERS: an item that is not name=value (a "
+                        "token for the name, the rest URL-encoded) is skipped; the others are sent")
+
+
 class _OnceFilter(logging.Filter):
     """Lets the first export-failure message of the SDK through (one line), counts the rest;
     each of its other warnings (a setting it could not use) once, apart from that one."""
@@ -142,6 +149,13 @@ class _OnceFilter(logging.Filter):
         self._said: set[tuple[str, str]] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == _HEADER_PARSER:  # it quotes the item (a value, perhaps), names no variable
+            record.name, record.msg, record.args = "otelbridge", _HEADER_ITEM_SKIPPED, None
+            if record.msg in self._said:
+                self.suppressed += 1
+                return False
+            self._said.add(record.msg)
+            return True
         if record.levelno < logging.WARNING or not record.name.startswith("opentelemetry"):
             return True
         message = record.getMessage()

@@ -46,6 +46,9 @@ BAD = [
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,a%0Ab=1"},
      ["OTEL_EXPORTER_OTLP_HEADERS", "'a b'", "no HTTP field name", "no headers sent"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
+    # the SDK skipped each such item with a warning per item and per read (3 lines here)
+    ({"OTEL_RESOURCE_ATTRIBUTES": "garbage,,=x,team=a"},
+     ["OTEL_RESOURCE_ATTRIBUTES", "not key=value is skipped", "the others are used"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
 ]
@@ -74,6 +77,7 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     # nothing else: the SDK's own messages about the value ("Couldn't recognize sampler", ...)
     assert all(l.startswith("otelbridge: ") for l in err), err
     assert not any("Traceback" in l or "cannot set up tracing" in l for l in err), err
+    assert not any(": opentelemetry." in l and "export" not in l for l in err), err
 
 
 def test_an_empty_batch_setting_is_unset_and_the_export_error_is_still_said():
@@ -115,11 +119,12 @@ def test_http_json_sends_otlp_json():
 
 
 @pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "localhost:4318"],
-                                  ["--exporter", "zipkin"]])
+                                  ["--exporter", "zipkin"], ["--exporter", ""], ["--exporter", " , "]])
 def test_a_bad_flag_stays_a_usage_error(args):
     proc = run_bridge(args, b"", env=clean_env())
     assert proc.returncode == 2 and proc.stdout == b""
     assert args[0].encode() in proc.stderr or b"zipkin" in proc.stderr
+    assert proc.stderr.count(b"Error:") == 1
 
 
 def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
