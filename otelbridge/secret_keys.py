@@ -57,7 +57,7 @@ def _key_value(key: str, flow: bool = False) -> str:
     return (
         r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=(?!=))[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>])(?!" + _BLOCK_INDICATOR + ")"
+        r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value to the end of the line; KEY=value to the next space. Unquoted, a value

@@ -104,8 +104,21 @@ _VALUE_THEN_NAME = (
     r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)++(?=(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK
     + r"(?P=q)(?i:name|key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _SECRET_WORD_IN + r"(?P=q))")
 
+#: ... and as YAML lines (``- value: x`` then ``  name: DB_PASSWORD``, up to 4 other members
+#: between): the value to its closing quote or its line's end
+_YAML_VALUE_THEN_NAME = (
+    r"(?P<keep>(?:\A|(?<=\n)|(?<=\\n))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
+    r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))[^\r\n])+|" + _LINE + r")"
+    r"(?=(?(q)(?P=q))[ \t]*" + _NL + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}"
+    r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")
+
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
+
+#: A command-line argument (:data:`_ARG`) that ends at an escaped line end too (``\\n``: a
+#: file's lines inside a JSON string)
+_ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
+assert _ARG_IN_LINE != _ARG
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
@@ -254,9 +267,32 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
+    Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
+               precheck=r"(?i)value[ \t]*:(?:[^\n]*?(?:\n|\\+n)[ \t]*){1,5}?(?:name|key)[ \t]*:"),
     # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
                r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+    # a user and password pair: auth=('ann', 'x') (requests, httpx), HTTPBasicAuth('ann', 'x'),
+    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth: the second string to its closing quote
+    Pattern.of(
+        "secret",
+        ("auth", "credential"),
+        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*)"
+        r"\([ \t]*(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
+        requires=(("(",), (",",)),
+        precheck=r"(?:=[ \t]*|Auth\w*)\([ \t]*\\*[\"']",
+    ),
+    # a (name, value) pair as a tuple: ('password', 'x'), ("api_key", "x"), [('user', 'u'),
+    # ('token', 'x')] (not a call's arguments: fields('password', 'email'))
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?<![\w\])])\([ \t]*(?P<nq>" + _Q + r")" + _SECRET_WORD_IN + r"(?P=nq)[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
+        requires=(("(",), (",",)),
+        precheck=r"(?i)\([ \t]*\\*[\"'][\w.-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)") + r"\\*[\"'][ \t]*,",
+    ),
     # code: a secret's name then a quoted value as a setter's or getter's arguments
     # (define('DB_PASSWORD', 'x'), os.Setenv, setdefault, getenv/env/get with a default,
     # put, set, setItem, setProperty, SetEnvironmentVariable), a subscript assigned
@@ -408,6 +444,37 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("env",),
                r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
                requires=(("ENV",),)),
+    # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
+    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x): up to 2 words to the
+    # line's end, the last one the password (not SMTP's AUTH LOGIN)
+    Pattern.of(
+        "secret",
+        ("auth ", "auth\t"),
+        r"(?P<keep>(?:(?:\A|(?<=\n)|(?<=\\n)|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
+        r"(?!(?i:login|plain|ok|failed|required)\b)(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
+        precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
+    ),
+    # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL
+    # SETUSER NAME ... >X (a password added, <X removed), as an ACL file's user NAME on ... >X
+    Pattern.of("secret", ("requirepass", "masterauth"),
+               r"(?P<keep>" + _WORD_START + r"(?:--)?(?i:requirepass|masterauth)[ \t]+)(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE),
+    Pattern.of(
+        "secret",
+        ("setuser", "user "),
+        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|(?:\A|(?<=\n)|(?<=\\n))user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
+        r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
+        requires=((">", "<"),), passes=3,
+        precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
+    ),
+    # Windows: net use [X:] \\server\share X [/user:D\u] (the password before or after the
+    # options), net user NAME X [/add] (not * (a prompt), not an option)
+    Pattern.of(
+        "secret",
+        ("net use", "net user"),
+        r"(?P<keep>\b(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
+        r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
+        r"(?![/*])(?!\[REDACTED:)" + _ARG,
+    ),
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),

@@ -470,7 +470,7 @@ def test_message_lists_stay_json_redacted_and_cut_inside():
 def _without_pre_tests(pattern):
     from otelbridge.secret_patterns import Pattern
 
-    return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires)
+    return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires, passes=pattern.passes)
 
 
 PRE_TESTED = [p for p in redact.DEFAULT_PATTERNS if p._pre_source is not None]
@@ -503,14 +503,22 @@ PAIR_FORMS = [
     '[{"value" : "v1" ,\n "name" : "SECRET_KEY"}]', '{"value":"debug","name":"LOG_LEVEL"}',
     "psql postgres://app:Xy7pQ2mVn9Lk\u2026", "mysql://root:PW...", "see https://user:PW123",
     '"mongodb+srv://root:PW"', "redis://:pw", "postgres://db:5432", "http://h:port",
+    # YAML's value before its name, tuples and user/password pairs, Redis' AUTH and ACL rules
+    "- value: v1\n  name: DB_PASSWORD", "env:\\n  - value: 'v 1'\\n    name: API_TOKEN\\n",
+    "value: v1\r\ntype: x\r\nkey: db/password", "- value: v1\n  name: LOG_LEVEL",
+    "auth=('u', 'p1')", "HTTPBasicAuth(\"u\", \"p 1\")", "x.auth = (\\'u\\', \\'p1\\')", "auth=(u, 'p1')",
+    "('token', 'T1')", "[(\"client_secret\", 'cs1')]", "f('token', 'T1')", "AUTH p1", "x\\nAUTH u p1\\n",
+    "127.0.0.1:6379> auth p1", "AUTH LOGIN", "acl setuser u on >p1", "ACL SETUSER u >p1 >p2 ~*",
+    "user u on >p1 ~*\nuser v off <p2", "\\nuser w reset >p3", "user u is >p1",
 ]
 
 
 def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
     # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
-    # body, URL credentials cut before the @, Basic after a secret's key
-    assert len(PRE_TESTED) == 16
+    # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
+    # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules
+    assert len(PRE_TESTED) == 21
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

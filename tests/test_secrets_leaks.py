@@ -1,0 +1,98 @@
+"""Secret forms that leaked through the detector (:mod:`otelbridge.secrets`) as agent tools show
+them: Redis' AUTH, requirepass and ACL passwords, YAML's value before its name, (name, value)
+tuples and user/password pairs in code, Windows' ``net use``/``net user``. Each with its near
+misses; the forms are also rows of ``tests/data/secret-forms.jsonl`` (the recall corpus)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from otelbridge import redact
+
+
+def clean(text: str) -> str:
+    return redact.Redactor().redact(text)
+
+
+def _check(text: str, expected: str | None) -> None:
+    assert clean(text) == (text if expected is None else expected)
+    if expected is not None:  # the same text inside a JSON string (a tool call's command)
+        escaped, out = json.dumps(text)[1:-1], clean(json.dumps(text)[1:-1])
+        assert out == json.dumps(expected)[1:-1], (escaped, out)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("AUTH s3cretPass", "AUTH [REDACTED:secret]"),
+    ("AUTH default s3cretPass", "AUTH default [REDACTED:secret]"),
+    ("127.0.0.1:6379> AUTH default s3cretPass\nOK", "127.0.0.1:6379> AUTH default [REDACTED:secret]\nOK"),
+    ("127.0.0.1:6379[1]> auth s3cretPass\nOK", "127.0.0.1:6379[1]> auth [REDACTED:secret]\nOK"),
+    ('echo -e "AUTH s3cretPass\\nPING" | redis-cli', 'echo -e "AUTH [REDACTED:secret]\\nPING" | redis-cli'),
+    ("printf 'AUTH s3cretPass\\r\\nPING\\r\\n' | nc cache 6379",
+     "printf 'AUTH [REDACTED:secret]\\r\\nPING\\r\\n' | nc cache 6379"),
+    ("requirepass s3cretPass\nmasterauth 'm4ster pw'", "requirepass [REDACTED:secret]\nmasterauth [REDACTED:secret]"),
+    ("redis-cli CONFIG SET requirepass s3cretPass", "redis-cli CONFIG SET requirepass [REDACTED:secret]"),
+    ("docker run redis redis-server --requirepass s3cretPass --appendonly yes",
+     "docker run redis redis-server --requirepass [REDACTED:secret] --appendonly yes"),
+    ("ACL SETUSER alice on >s3cretPass ~* +@all", "ACL SETUSER alice on >[REDACTED:secret] ~* +@all"),
+    ("acl setuser bob reset on >p1x >p2x <p3x ~cache:*",
+     "acl setuser bob reset on >[REDACTED:secret] >[REDACTED:secret] <[REDACTED:secret] ~cache:*"),
+    ("user worker on >s3cretPass ~jobs:* +@list", "user worker on >[REDACTED:secret] ~jobs:* +@list"),
+    # SMTP's AUTH LOGIN, prose, a mid-line AUTH, redis-cli's own flag, an ACL without a password
+    ("AUTH LOGIN", None), ("AUTH failed", None), ("Set AUTH s3cretPass here and more", None),
+    ("250-AUTH PLAIN LOGIN", None), ("redis-cli --no-auth-warning ping", None),
+    ("ACL SETUSER alice on nopass ~* +@all", None), ("user alice is on the list > 3", None),
+])
+def test_redis_auth_requirepass_and_acl_passwords(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("- value: hunter2xyz\n  name: DB_PASSWORD", "- value: [REDACTED:secret]\n  name: DB_PASSWORD"),
+    ("env:\n  - value: \"hunter 2\"\n    name: API_TOKEN\n  - name: X",
+     "env:\n  - value: \"[REDACTED:secret]\"\n    name: API_TOKEN\n  - name: X"),
+    ("- value: 'hunter2'\n  description: the db\n  key: db/password\n",
+     "- value: '[REDACTED:secret]'\n  description: the db\n  key: db/password\n"),
+    ("value: hunter2xyz\r\nname: SECRET_KEY", "value: [REDACTED:secret]\r\nname: SECRET_KEY"),
+    # the name names no secret, comes after the next item, or the value is a nested mapping
+    ("- value: debug\n  name: LOG_LEVEL", None), ("- value: x1\n- name: DB_PASSWORD\n  value: y", "- value: x1\n- name: DB_PASSWORD\n  value: [REDACTED:secret]"),
+    ("- value: x1\n  nested:\n    deep:\n      more:\n        again:\n          four: 4\n  name: DB_PASSWORD", None),
+    ("- valueFrom:\n    secretKeyRef: {key: k}\n  name: DB_PASSWORD", None),
+])
+def test_yaml_value_before_its_name(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("('password', 'hunter2xyz')", "('password', '[REDACTED:secret]')"),
+    ('("api_key", "sk_lv_abc 123")', '("api_key", "[REDACTED:secret]")'),
+    ("params = [('user', 'ann'), ('access_token', 'Tk1x'),]", "params = [('user', 'ann'), ('access_token', '[REDACTED:secret]'),]"),
+    ("(\"Token\", 'T0k3n-x9')", "(\"Token\", '[REDACTED:secret]')"),
+    ("requests.get(url, auth=('ann', 'hunter2xyz'))", "requests.get(url, auth=('ann', '[REDACTED:secret]'))"),
+    ('httpx.Client(auth=("ann", "pa ss"))', 'httpx.Client(auth=("ann", "[REDACTED:secret]"))'),
+    ("aiohttp.BasicAuth('ann', 'hunter2xyz')", "aiohttp.BasicAuth('ann', '[REDACTED:secret]')"),
+    ("HTTPDigestAuth(\"ann\", \"hunter2xyz\")", "HTTPDigestAuth(\"ann\", \"[REDACTED:secret]\")"),
+    # a call's arguments, a list of names, a name without a value, three members, a variable
+    ("fields('password', 'email')", None), ("['password', 'email']", None), ("('password',)", None),
+    ("('password', 'x', 'y')", None), ("auth=('ann', password)", None), ("('tokens', 'many')", None),
+])
+def test_name_value_tuples_and_user_password_pairs(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("net use \\\\server\\share hunter2xyz /user:alice", "net use \\\\server\\share [REDACTED:secret] /user:alice"),
+    ("NET USE Z: \\\\srv\\c$ hunter2xyz /user:CORP\\alice /persistent:yes",
+     "NET USE Z: \\\\srv\\c$ [REDACTED:secret] /user:CORP\\alice /persistent:yes"),
+    ("net use \\\\server\\share /user:alice hunter2xyz", "net use \\\\server\\share /user:alice [REDACTED:secret]"),
+    ("net use * \"\\\\srv\\my share\" pa$$ /user:a", "net use * \"\\\\srv\\my share\" [REDACTED:secret] /user:a"),
+    ("net user alice hunter2xyz /add", "net user alice [REDACTED:secret] /add"),
+    ("net user /domain alice hunter2xyz", "net user /domain alice [REDACTED:secret]"),
+    # a prompt (*), options only, a deletion, the listing that follows the command
+    ("net use \\\\server\\share * /user:alice", None), ("net use Z: /delete", None),
+    ("net use \\\\server\\share /persistent:no", None), ("net user alice /active:yes", None),
+    ("net user alice\nUser name                    alice", None), ("net user", None),
+])
+def test_windows_net_use_and_net_user(text, expected):
+    _check(text, expected)
