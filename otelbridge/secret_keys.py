@@ -49,13 +49,21 @@ _INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
 _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 
 
+#: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
+#: str = "x"``, ``token: string | undefined = 'x'``): only before a quoted value (``token: a =
+#: b`` is a value with an ``=`` in it)
+_TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
+          r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
+
+
 def _key_value(key: str, flow: bool = False) -> str:
-    """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
-    or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
-    whose extent depends on the quotes and separator seen (``flow``: when ``key`` matched its
-    group ``fl``, an unquoted value is flow-style YAML's, up to a , } or ])."""
+    """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
+    ``=``, ``:=`` or a declared type and ``=`` (:data:`_TYPED`), an optional (escaped) opening
+    quote — kept as group ``keep``, then the value, whose extent depends on the quotes and
+    separator seen (``flow``: when ``key`` matched its group ``fl``, an unquoted value is
+    flow-style YAML's, up to a , } or ])."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=(?!=))[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?)?=(?!=))[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
         r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");

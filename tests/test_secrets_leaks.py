@@ -96,3 +96,19 @@ def test_name_value_tuples_and_user_password_pairs(text, expected):
 ])
 def test_windows_net_use_and_net_user(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Go's :=, a declared type between the name and its = (Python, Rust, TypeScript)
+    ('password := "hunter2xyz"', 'password := "[REDACTED:secret]"'),
+    ("DB_PASSWORD := hunter2xyz", "DB_PASSWORD := [REDACTED:secret]"),
+    ('db_password: str = "hunter 2"', 'db_password: str = "[REDACTED:secret]"'),
+    ("const API_KEY: &'static str = \"hunter2xyz\";", "const API_KEY: &'static str = \"[REDACTED:secret]\";"),
+    ("let token: string | undefined = 'hunter2xyz';", "let token: string | undefined = '[REDACTED:secret]';"),
+    ('api_key: Optional[str] = "hunter2xyz"', 'api_key: Optional[str] = "[REDACTED:secret]"'),
+    # a value with an = in it stays one value; a comparison is no value
+    ("token: a = b", "token: [REDACTED:secret]"), ('if password == "x":', None),
+    ("password: str = None", "password: [REDACTED:secret]"),
+])
+def test_go_assignments_and_declared_types(text, expected):
+    _check(text, expected)
