@@ -147,3 +147,8 @@ _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 _JSON_BLANK = r"(?:\s|\\[nrt])*+"
 #: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
 _Q = r"\\*[\"']"
+
+#: A command-line argument (``_ARG``) that ends at an escaped line end too (``\\n``: a
+#: file's lines inside a JSON string)
+_ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
+assert _ARG_IN_LINE != _ARG

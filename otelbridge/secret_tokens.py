@@ -53,9 +53,11 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("api_key", ("sk-",), START + r"sk-" + _body("[A-Za-z0-9_-]", "{16,}", 15)),
     ("stripe_key", ("_live_", "_test_", "whsec_"),
      START + r"(?:(?:sk|rk)_(?:live|test)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
-    # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; webhooks
+    # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; a browser
+    # session's xoxc- token and its d cookie (xoxd-, URL-encoded); webhooks
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
-     START + r"(?:xoxe\.)?xox[abposre]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
+     START + r"(?:xoxe\.)?xox[abposrec]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xoxd-[\w%/+=-]{10,}"
+     r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
      r"|(?<=hooks\.slack\.com/services/)[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),

@@ -32,7 +32,12 @@ credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key 
 lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
 BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row.
+elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row;
+Go's ``password := "x"`` and declared types (``password: str = "x"``); YAML's ``- value: x`` before
+its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicAuth('u', 'x')``/``smtp.login('u',
+'x')`` pairs; tools' own forms (:mod:`otelbridge.secret_tools`: Redis ``AUTH``/``requirepass``/ACLs,
+``net use``/``net user``, ``vault kv put``, ``cargo login X``, ``openssl passwd X``, ``<<< X``,
+``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from .secret_keys import (_ARG, _BLOCK_INDICATOR, _JSON_BLANK, _KEY_NEEDLES, _KE
                           _LINE, _NL, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
                           _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
+from .secret_tools import TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -114,11 +120,6 @@ _YAML_VALUE_THEN_NAME = (
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
-
-#: A command-line argument (:data:`_ARG`) that ends at an escaped line end too (``\\n``: a
-#: file's lines inside a JSON string)
-_ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
-assert _ARG_IN_LINE != _ARG
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
@@ -273,15 +274,18 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("convertto-securestring",),
                r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
     # a user and password pair: auth=('ann', 'x') (requests, httpx), HTTPBasicAuth('ann', 'x'),
-    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth: the second string to its closing quote
+    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'):
+    # the second string to its closing quote
     Pattern.of(
         "secret",
-        ("auth", "credential"),
-        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*)"
-        r"\([ \t]*(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
+        ("auth", "credential", "login("),
+        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
+        r"|(?<=\w)\.(?:login|auth|authenticate))"
+        r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|(?:(?<=\.login\()|(?<=\.auth\())[\w.]{1,60}+)"
+        r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
         r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
         requires=(("(",), (",",)),
-        precheck=r"(?:=[ \t]*|Auth\w*)\([ \t]*\\*[\"']",
+        precheck=r"(?:=[ \t]*|Auth\w*)\([ \t]*\\*[\"']|\.(?:login|auth)\(",
     ),
     # a (name, value) pair as a tuple: ('password', 'x'), ("api_key", "x"), [('user', 'u'),
     # ('token', 'x')] (not a call's arguments: fields('password', 'email'))
@@ -371,26 +375,38 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
     # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
     # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
-    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote)
+    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote);
+    # jarsigner -storepass X, rabbitmqadmin -p X, kubectl create secret --from-literal=K=X,
+    # az keyvault secret set --value X, nmcli ... password X, doctl auth init -t X, lftp -u
+    # user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X,
+    # xfreerdp /p:X, rdesktop -p X
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
          "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
-         "rabbitmqctl", "add-generic", "add-internet"),
+         "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
+         "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop"),
         r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
         + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                                r"|(?:-b|--cookie)\s+)")
-        + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
+        + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
         + "|" + _then("htpasswd", r"-(?:(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*\s+\S+|[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+)\s+")
         + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
         + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
         + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
+        + "|" + _then("rabbitmqadmin", r"-p\s+") + "|" + _then(r"(?:kubectl|oc)\s+create\s+secret", r"--from-literal[=\s]+[^=\s]+=")
+        + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
+        + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
+        + "|" + _then("lftp", r"-u\s+[^\s,]+,")
+        + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
+        + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user"),),
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
+                   "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
     ),
     # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
@@ -444,48 +460,21 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("env",),
                r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
                requires=(("ENV",),)),
-    # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
-    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x): up to 2 words to the
-    # line's end, the last one the password (not SMTP's AUTH LOGIN)
-    Pattern.of(
-        "secret",
-        ("auth ", "auth\t"),
-        r"(?P<keep>(?:(?:\A|(?<=\n)|(?<=\\n)|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
-        r"(?!(?i:login|plain|ok|failed|required)\b)(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
-        precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
-    ),
-    # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL
-    # SETUSER NAME ... >X (a password added, <X removed), as an ACL file's user NAME on ... >X
-    Pattern.of("secret", ("requirepass", "masterauth"),
-               r"(?P<keep>" + _WORD_START + r"(?:--)?(?i:requirepass|masterauth)[ \t]+)(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE),
-    Pattern.of(
-        "secret",
-        ("setuser", "user "),
-        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|(?:\A|(?<=\n)|(?<=\\n))user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
-        r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
-        requires=((">", "<"),), passes=3,
-        precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
-    ),
-    # Windows: net use [X:] \\server\share X [/user:D\u] (the password before or after the
-    # options), net user NAME X [/add] (not * (a prompt), not an option)
-    Pattern.of(
-        "secret",
-        ("net use", "net user"),
-        r"(?P<keep>\b(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
-        r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
-        r"(?![/*])(?!\[REDACTED:)" + _ARG,
-    ),
+    *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
-    # gh auth login --with-token, wrangler secret put, vercel env add, sudo -S, chpasswd,
+    # gh auth login --with-token, wrangler secret put, gh secret set, docker secret create,
+    # gcloud secrets create/versions add, vercel env add, sudo -S, chpasswd,
     # passwd --stdin (not echo $VAR)
     Pattern.of(
         "secret",
-        ("--password-stdin", "--with-token", "secret put", "env add", "sudo", "chpasswd", "--stdin"),
+        ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
+         "versions add", "env add", "sudo", "chpasswd", "--stdin"),
         r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
-        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add|\bchpasswd"
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?\s+(?:put|set|create)|\bsecrets\s+versions\s+add"
+        r"|\benv\s+add|\bchpasswd"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),

@@ -510,6 +510,10 @@ PAIR_FORMS = [
     "('token', 'T1')", "[(\"client_secret\", 'cs1')]", "f('token', 'T1')", "AUTH p1", "x\\nAUTH u p1\\n",
     "127.0.0.1:6379> auth p1", "AUTH LOGIN", "acl setuser u on >p1", "ACL SETUSER u >p1 >p2 ~*",
     "user u on >p1 ~*\nuser v off <p2", "\\nuser w reset >p3", "user u is >p1",
+    ".x.com\tTRUE\t/\tFALSE\t0\tsid\tc1", "x.com\\tFALSE\\t/\\tTRUE\\t17\\tid\\tc2\\n",
+    "#HttpOnly_h\tFALSE\t/p\tFALSE\t9\ts\tc3\n", "h\tTRUE\t\tTRUE\t0\tn\tc4", "a\tTRUE\t/\tTRUE\t1\tb\tc d5",
+    "a\tTRUE\t/\tTRUE\tnow\tb\tc6", "http -a u:p1 GET x", "https POST x --auth=u:'p 2'", "$ http\t-a u:p3",
+    "\\nhttp --auth u:p4 x", "[\"http -a u:p5\"]", "see http://x -a u:p6", "http: -a u:p7",
 ]
 
 
@@ -517,8 +521,9 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
     # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
     # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
-    # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules
-    assert len(PRE_TESTED) == 21
+    # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
+    # a Netscape cookie file's line, HTTPie's -a user:X
+    assert len(PRE_TESTED) == 23
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

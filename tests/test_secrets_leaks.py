@@ -112,3 +112,73 @@ def test_windows_net_use_and_net_user(text, expected):
 ])
 def test_go_assignments_and_declared_types(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # more programs' password flags
+    ("jarsigner -keystore k.jks -storepass Pw1x app.jar me", "jarsigner -keystore k.jks -storepass [REDACTED:secret] app.jar me"),
+    ("rabbitmqadmin -u ann -p Pw1x list queues", "rabbitmqadmin -u ann -p [REDACTED:secret] list queues"),
+    ("kubectl create secret generic app --from-literal=stripe=Pw1x --from-literal=url=Pw2x",
+     "kubectl create secret generic app --from-literal=stripe=[REDACTED:secret] --from-literal=url=[REDACTED:secret]"),
+    ("az keyvault secret set --vault-name v --name db --value Pw1x",
+     "az keyvault secret set --vault-name v --name db --value [REDACTED:secret]"),
+    ("doctl auth init -t Pw1x", "doctl auth init -t [REDACTED:secret]"),
+    ("nmcli dev wifi connect Home password Pw1x", "nmcli dev wifi connect Home password [REDACTED:secret]"),
+    ("lftp -u ann,Pw1x sftp://h", "lftp -u ann,[REDACTED:secret] sftp://h"),
+    ("http -a ann:Pw1x GET https://x", "http -a ann:[REDACTED:secret] GET https://x"),
+    ("psexec \\\\srv -u ann -p Pw1x cmd", "psexec \\\\srv -u ann -p [REDACTED:secret] cmd"),
+    ("schtasks /create /tn t /tr x /ru admin /RP Pw1x", "schtasks /create /tn t /tr x /ru admin /RP [REDACTED:secret]"),
+    ("winrs -r:srv -u:ann -p:Pw1x cmd", "winrs -r:srv -u:ann -p:[REDACTED:secret] cmd"),
+    ("xfreerdp /v:srv /u:ann /p:Pw1x", "xfreerdp /v:srv /u:ann /p:[REDACTED:secret]"),
+    # a secret piped to a command that stores it
+    ("echo -n Pw1x | docker secret create db_pw -", "echo -n [REDACTED:secret] | docker secret create db_pw -"),
+    ("echo Pw1x | gh secret set DEPLOY_KEY", "echo [REDACTED:secret] | gh secret set DEPLOY_KEY"),
+    ("printf Pw1x | gcloud secrets versions add db --data-file=-",
+     "printf [REDACTED:secret] | gcloud secrets versions add db --data-file=-"),
+    # every value a secret store's command sets (not a file's @path)
+    ("vault kv put secret/app api=Pw1x user=ann cert=@c.pem",
+     "vault kv put secret/app api=[REDACTED:secret] user=[REDACTED:secret] cert=@c.pem"),
+    ("fly secrets set FOO=Pw1x BAR='Pw 2'", "fly secrets set FOO=[REDACTED:secret] BAR=[REDACTED:secret]"),
+    # a token as a login's argument (not a word of prose)
+    ("cargo login cioAbCdEf0123456789abcdef", "cargo login [REDACTED:secret]"),
+    ("ngrok config add-authtoken 2Xabc123DEF456ghi789JKL", "ngrok config add-authtoken [REDACTED:secret]"),
+    ("wandb login 0123456789abcdef0123456789abcdef", "wandb login [REDACTED:secret]"),
+    ("Run cargo login first, then publish", None), ("snyk auth is needed", None),
+    # aws configure's prompt and answer; hashing a password on the command line; here-strings
+    ("AWS Secret Access Key [None]: Pw1xPw1x", "AWS Secret Access Key [None]: [REDACTED:aws_secret_key]"),
+    ("openssl passwd -6 -salt abc Pw1x", "openssl passwd -6 -salt abc [REDACTED:secret]"),
+    ("mkpasswd -m sha-512 Pw1x", "mkpasswd -m sha-512 [REDACTED:secret]"),
+    ("smbpasswd -a ann <<< $'Pw1x\\nPw1x'", "smbpasswd -a ann <<< [REDACTED:secret]"),
+    ("sudo -S apt-get update <<< 'Pw1x'", "sudo -S apt-get update <<< [REDACTED:secret]"),
+    ("sudo tee /etc/motd <<< 'hello'", None), ("passwd <<< $PW", None),
+])
+def test_more_programs_secret_stores_and_token_logins(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Go's MySQL DSN, Oracle's user/X@db (not / as sysdba)
+    ('sql.Open("mysql", "ann:Pw1x@tcp(db:3306)/app")', 'sql.Open("mysql", "ann:[REDACTED:url_credentials]@tcp(db:3306)/app")'),
+    ("sqlplus -s system/Pw1x@//db:1521/XE @x.sql", "sqlplus -s system/[REDACTED:secret]@//db:1521/XE @x.sql"),
+    ("expdp system/Pw1x@orcl schemas=x", "expdp system/[REDACTED:secret]@orcl schemas=x"),
+    ("sqlplus / as sysdba", None), ("sqlplus /nolog", None),
+    # crypt(3) hashes: /etc/shadow, .htpasswd, a seed file (not $1$2 in a shell line)
+    ("ann:$6$rounds=5000$saltsalt$hashhashhashhash:19000:0:99999:7:::",
+     "ann:[REDACTED:password_hash]:19000:0:99999:7:::"),
+    ("ann:$apr1$abcdefgh$hashhashhashhash12", "ann:[REDACTED:password_hash]"),
+    ("('$2b$12$abcdefghijklmnopqrstuuhashhash')", "('[REDACTED:password_hash]')"), ("echo $1$2$3", None),
+    # a Netscape cookie file's value; session cookies by name; Slack's browser tokens
+    ("#HttpOnly_.x.com\tTRUE\t/\tTRUE\t0\tsessionid\tCk1x", "#HttpOnly_.x.com\tTRUE\t/\tTRUE\t0\tsessionid\t[REDACTED:secret]"),
+    ("JSESSIONID=Ck1x; Path=/", "JSESSIONID=[REDACTED:secret] Path=/"),
+    ("cookies = {'sessionid': 'Ck1x'}", "cookies = {'sessionid': '[REDACTED:secret]'}"),
+    ("PHPSESSID: Ck1x", "PHPSESSID: [REDACTED:secret]"),
+    ('{"sessionId": "3fa85f64", "session_id": "abc"}', None),
+    ("xoxc-1234567890-abcdefghij", "[REDACTED:slack_token]"), ("d=xoxd-Ab1x%2FCd2y%3D", "d=[REDACTED:slack_token]"),
+    # Wi-Fi passphrases; minio's mc alias
+    ('network={\n\tssid="Home"\n\tpsk="Pw 1x"\n}', 'network={\n\tssid="Home"\n\tpsk="[REDACTED:secret]"\n}'),
+    ("iface wlan0 inet dhcp\n  wpa-psk Pw1x", "iface wlan0 inet dhcp\n  wpa-psk [REDACTED:secret]"),
+    ('wpa_passphrase "My Home" Pw1x', 'wpa_passphrase "My Home" [REDACTED:secret]'),
+    ("mc alias set local http://h:9000 minioadmin Pw1x", "mc alias set local http://h:9000 minioadmin [REDACTED:secret]"),
+])
+def test_database_strings_hashes_cookies_and_passphrases(text, expected):
+    _check(text, expected)

@@ -1,0 +1,112 @@
+"""Secret forms of particular tools, as an agent's commands and their output show them (Redis,
+Windows' ``net``, secret stores' CLIs, logins that take a token, password hashing, here-strings,
+Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
+:data:`TOOL_PATTERNS`, which :mod:`otelbridge.secrets` applies among its own patterns."""
+
+from __future__ import annotations
+
+from .secret_keys import _ARG, _ARG_IN_LINE, _WORD, _WORD_START, _key_value
+from .secret_patterns import Pattern
+
+#: In the order they apply, after the key rules and the programs' flags of
+#: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
+TOOL_PATTERNS: tuple[Pattern, ...] = (
+    # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
+    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x): up to 2 words to the
+    # line's end, the last one the password (not SMTP's AUTH LOGIN)
+    Pattern.of(
+        "secret",
+        ("auth ", "auth\t"),
+        r"(?P<keep>(?:(?:\A|(?<=\n)|(?<=\\n)|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
+        r"(?!(?i:login|plain|ok|failed|required)\b)(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
+        precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
+    ),
+    # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL
+    # SETUSER NAME ... >X (a password added, <X removed), as an ACL file's user NAME on ... >X
+    Pattern.of("secret", ("requirepass", "masterauth"),
+               r"(?P<keep>" + _WORD_START + r"(?:--)?(?i:requirepass|masterauth)[ \t]+)(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE),
+    Pattern.of(
+        "secret",
+        ("setuser", "user "),
+        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|(?:\A|(?<=\n)|(?<=\\n))user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
+        r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
+        requires=((">", "<"),), passes=3,
+        precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
+    ),
+    # Windows: net use [X:] \\server\share X [/user:D\u] (the password before or after the
+    # options), net user NAME X [/add] (not * (a prompt), not an option)
+    Pattern.of(
+        "secret",
+        ("net use", "net user"),
+        r"(?P<keep>\b(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
+        r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
+        r"(?![/*])(?!\[REDACTED:)" + _ARG,
+    ),
+    # every value of a command that stores secrets: vault kv put PATH K=X ..., fly secrets set
+    # K=X ..., doppler secrets set K=X (not vault's K=@file)
+    Pattern.of(
+        "secret",
+        ("kv put", "kv patch", "secrets set"),
+        r"(?P<keep>\b(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
+        r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])"
+        + _ARG_IN_LINE,
+        requires=(("=",),), passes=8,
+    ),
+    # HTTPie: http -a user:X, https --auth user:X (its own pattern: "http" is in every URL)
+    Pattern.of("secret", ("http",),
+               r"(?P<keep>" + _WORD_START + r"https?[ \t](?:[^\n|;&]{0,300}?\s)?(?:-a\s*|--auth[\s=]+)[^\s:\"'\\]+:)"
+               r"(?!\[REDACTED:)" + _ARG_IN_LINE,
+               requires=(("-a", "--auth"),), precheck=r"https?[ \t]"),
+    # a token as a login's argument: cargo login X, wandb login X, ngrok [config add-]authtoken
+    # X, snyk auth X (a token's shape: 16 characters or more, a digit; not prose)
+    Pattern.of(
+        "secret",
+        ("cargo login", "wandb login", "authtoken", "snyk auth"),
+        r"(?P<keep>\b(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth)[ \t]+"
+        r"(?P<q>\\*[\"'])?)(?!\[REDACTED:)(?=[\w.-]*\d)[\w.-]{16,}+(?(q)(?=(?P=q))|(?![^\s;&|)]))",
+    ),
+    # aws configure's prompt and the answer typed after it: AWS Secret Access Key [****]: X
+    Pattern.of("aws_secret_key", ("secret access key [",),
+               r"(?P<keep>\bAWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*)(?!\[REDACTED:)[^\s\"'\\]+"),
+    # session cookies by their names: JSESSIONID=X, PHPSESSID: X, {'sessionid': 'X'},
+    # ASP.NET_SessionId, connect.sid, laravel_session, Rails' _app_session
+    Pattern.of("secret", ("sessid", "sessionid", "connect.sid", "_session"),
+               _key_value(r"(?:(?<![\w.-])|(?<=\\[nrt]))(?:JSESSIONID|PHPSESSID|ASPSESSIONID\w*|ASP\.NET_SessionId|connect\.sid"
+                          r"|laravel_session|sessionid|_[a-z0-9]+_session)(?![\w.-])"),
+               requires=((":", "="),)),
+    # minio's mc alias set NAME URL ACCESS_KEY X (also mc config host add)
+    Pattern.of("secret", ("mc alias", "mc config"),
+               r"(?P<keep>\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+)(?!-)(?!\[REDACTED:)"
+               + _ARG_IN_LINE),
+    # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
+    # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
+    # <<< X, sudo -S ... <<< X
+    Pattern.of(
+        "secret",
+        ("passwd", "<<<"),
+        r"(?P<keep>(?:\bopenssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
+        r"|\bmkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
+        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b)[^\n|;&<]{0,200}?<<<[ \t]*))"
+        r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
+    ),
+    # Go's MySQL DSN: user:X@tcp(host:port)/db, user:X@unix(/path)/db
+    Pattern.of("url_credentials", ("@tcp(", "@unix("),
+               r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),
+    # Oracle's user/X@db: sqlplus, expdp/impdp, sqlldr, rman target=, dgmgrl (not / as sysdba)
+    Pattern.of("secret", ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl"),
+               r"(?P<keep>\b(?i:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
+               r"(?!\[REDACTED:)(?![/\s])[^\s@/\"'\\]+"),
+    # a crypt(3) password hash: /etc/shadow, .htpasswd, a seed file ($6$salt$hash, $2b$12$...)
+    Pattern.of("password_hash", ("$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$apr1$", "$argon2"),
+               r"(?<![\w$])\$(?:1|2[abxy]|5|6|y|gy|7|apr1|argon2(?:id|i|d))\$[./\w$=,+-]{16,}"),
+    # a Netscape cookie file's line (curl -c, wget --save-cookies): the value after its name
+    Pattern.of("secret", ("true", "false"),
+               r"(?P<keep>(?:TRUE|FALSE)(?:\t|\\t)[^\t\r\n\\]*(?:\t|\\t)(?:TRUE|FALSE)(?:\t|\\t)\d+(?:\t|\\t)"
+               r"[^\t\r\n\\]+(?:\t|\\t))(?!\[REDACTED:)[^\t\r\n\\]+",
+               requires=(("\t", "\\t"),), precheck=r"(?:TRUE|FALSE)(?:\t|\\t)"),
+    # Wi-Fi passphrases: wpa_supplicant's psk="X", ifupdown's wpa-psk X, wpa_passphrase SSID X
+    Pattern.of("secret", ("psk",), _key_value(r"(?:(?<![\w.-])|(?<=\\[nrt]))(?:wpa-|wifi-sec\.)?psk"), requires=(("=", ":"),)),
+    Pattern.of("secret", ("wpa-psk", "wpa_passphrase"),
+               r"(?P<keep>(?:(?:(?<![\w.-])|(?<=\\[nrt]))wpa-psk|\bwpa_passphrase[ \t]+(?:'[^'\r\n]*'|(?P<sq>\\*\")[^\"\r\n]*(?P=sq)|[^\s\"']+))[ \t]+)"
+               r"(?!\[REDACTED:)" + _ARG_IN_LINE),
+)
