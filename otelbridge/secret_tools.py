@@ -52,9 +52,10 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         + _ARG_IN_LINE,
         requires=(("=",),), passes=8,
     ),
-    # HTTPie: http -a user:X, https --auth user:X (its own pattern: "http" is in every URL)
+    # HTTPie: http [6 words at most] -a user:X, https --auth user:X (its own pattern: "http" is
+    # in every URL)
     Pattern.of("secret", ("http",),
-               r"(?P<keep>" + _WORD_START + r"https?[ \t](?:[^\n|;&]{0,300}?\s)?(?:-a\s*|--auth[\s=]+)[^\s:\"'\\]+:)"
+               r"(?P<keep>" + _WORD_START + r"https?[ \t]++(?:[^\s|;&]++[ \t]++){0,6}?(?:-a[ \t]*+|--auth(?:[ \t]++|=))[^\s:\"'\\]+:)"
                r"(?!\[REDACTED:)" + _ARG_IN_LINE,
                requires=(("-a", "--auth"),), precheck=r"https?[ \t]"),
     # a token as a login's argument: cargo login X, wandb login X, ngrok [config add-]authtoken

@@ -114,7 +114,7 @@ _VALUE_THEN_NAME = (
 #: between): the value to its closing quote or its line's end
 _YAML_VALUE_THEN_NAME = (
     r"(?P<keep>(?:\A|(?<=\n)|(?<=\\n))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
-    r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))[^\r\n])+|" + _LINE + r")"
+    r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
     r"(?=(?(q)(?P=q))[ \t]*" + _NL + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}"
     r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")
 
@@ -269,7 +269,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
     Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
-               precheck=r"(?i)value[ \t]*:(?:[^\n]*?(?:\n|\\+n)[ \t]*){1,5}?(?:name|key)[ \t]*:"),
+               precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+){1,5}?(?:name|key)[ \t]*:"),
     # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
                r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
