@@ -5,8 +5,13 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-from .secret_keys import _ARG, _ARG_IN_LINE, _WORD, _WORD_START, _key_value
+from .secret_keys import _ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _NL, _WORD, _WORD_START, _key_value
 from .secret_patterns import Pattern
+
+#: A line's text, up to a line end, real or escaped (empty too)
+_ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
+#: A Kubernetes Secret's base64 value, or one redacted already
+_B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
@@ -110,4 +115,34 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("wpa-psk", "wpa_passphrase"),
                r"(?P<keep>(?:(?:(?<![\w.-])|(?<=\\[nrt]))wpa-psk|\bwpa_passphrase[ \t]+(?:'[^'\r\n]*'|(?P<sq>\\*\")[^\"\r\n]*(?P=sq)|[^\s\"']+))[ \t]+)"
                r"(?!\[REDACTED:)" + _ARG_IN_LINE),
+    # a Kubernetes Secret's values whatever their names, as kubectl get secret -o yaml/json shows
+    # them (data: before kind: Secret, at most 100 lines on) ...
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>" + _NL + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        r"(?=[ \t]*(?:" + _NL + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL + r"kind:[ \t]*Secret\b)",
+        requires=(("kind:",),), precheck=r"(?:\n|\\n)kind:[ \t]*Secret\b",
+    ),
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>(?P<q>\\*\")[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        r"(?=(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+        + r"(?P=q)" + _B64_OR_MARK + r"(?P=q)){0,100}+" + _JSON_BLANK + r"\}" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P=q)kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q))",
+        requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
+    ),
+    # ... and as a manifest writes them (kind: Secret, then data: or stringData: within 40
+    # lines of the same document): one value a pass, to its line's end or closing quote; a
+    # block scalar's lines one by one
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>(?:\A|(?<=\n)|(?<=\\n))kind:[ \t]*Secret[ \t]*(?:" + _NL + r"(?!---|kind:)" + _ANY_LINE + r"){0,40}?"
+        + _NL + r"(?:stringData|data):[ \t]*(?:" + _NL + r"[ \t]+" + _ANY_LINE + r")*?" + _NL
+        + r"[ \t]++(?:[\w.-]+:[ \t]+|(?![\w.-]+:)))(?!\[REDACTED:)(?![|>][-+0-9]*[ \t]*(?:$|" + _NL + r"))"
+        r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
+        requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n)kind:[ \t]*Secret\b", passes=30,
+    ),
 )

@@ -514,6 +514,14 @@ PAIR_FORMS = [
     "#HttpOnly_h\tFALSE\t/p\tFALSE\t9\ts\tc3\n", "h\tTRUE\t\tTRUE\t0\tn\tc4", "a\tTRUE\t/\tTRUE\t1\tb\tc d5",
     "a\tTRUE\t/\tTRUE\tnow\tb\tc6", "http -a u:p1 GET x", "https POST x --auth=u:'p 2'", "$ http\t-a u:p3",
     "\\nhttp --auth u:p4 x", "[\"http -a u:p5\"]", "see http://x -a u:p6", "http: -a u:p7",
+    "data:\n  a: eHl6\nkind: Secret", "data:\\n  a: eHl6\\n  b: [REDACTED:x]\\nkind: Secret\\n",
+    "data:\r\n  a: eHl6\r\nkind: Secret", "data:\n  a: eHl6\n  b: not b64\nkind: Secret", "x\n a: eHl6\nkind: Secrets",
+    '{"data": {"a": "eHl6"}, "kind": "Secret"}', '{\\"data\\":{\\"a\\":\\"eHl6\\",\\"b\\":\\"YQ==\\"},\\"kind\\":\\"Secret\\"}',
+    '{"data": {"a": "eHl6", "b": "a b"}, "kind": "Secret"}', "{'a': 'eHl6'}, 'kind': 'Secret'",
+    "kind: Secret\nstringData:\n  a: v1", "kind: Secret\\nmetadata:\\n  name: x\\ndata:\\n  a: eHl6\\n",
+    "kind: Secret\r\ndata:\r\n  a: 'v 1'\r\n  b: |\r\n    v2\r\n", "kind: Secret\n---\ndata:\n  a: v1", "kind: SecretX\ndata:\n  a: v1",
+    '{"data":{"a":"eHl6","b":"[REDACTED:x]"},"kind":"Secret"}', '{"data": {\n "a": "YQ=="\n},\n"kind": "Secret"}',
+    '"data": {"a": "eHl6"}, "kind": "Secrets"', "x\\nkind: Secret\\nstringData:\\n  a: \\\"v 1\\\"\\n",
 ]
 
 
@@ -522,8 +530,9 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
     # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
-    # a Netscape cookie file's line, HTTPie's -a user:X
-    assert len(PRE_TESTED) == 23
+    # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
+    # YAML and JSON, a manifest)
+    assert len(PRE_TESTED) == 26
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

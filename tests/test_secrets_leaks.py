@@ -182,3 +182,32 @@ def test_more_programs_secret_stores_and_token_logins(text, expected):
 ])
 def test_database_strings_hashes_cookies_and_passphrases(text, expected):
     _check(text, expected)
+
+
+KUBECTL_YAML = ("apiVersion: v1\ndata:\n  DATABASE_URL: cG9zdGdyZXM6Ly9hOmJAYy9k\n  password: aHVudGVy\n  user: YW5u\n"
+                "kind: Secret\nmetadata:\n  name: db\ntype: Opaque")
+KUBECTL_JSON = ('{\n    "apiVersion": "v1",\n    "data": {\n        "DB_URL": "cG9zdGdyZXM6Ly9hOmJAYy9k",\n'
+                '        "user": "YW5u"\n    },\n    "kind": "Secret",\n    "metadata": {"name": "db"}\n}')
+MANIFEST = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  DB_URL: postgres://app@db/x\n"
+            "  STRIPE: 'sk x plain'\n  cert: |\n    line1\n    line2\n  last: v\ndata:\n  X: eHl6\n---\n"
+            "apiVersion: v1\nkind: ConfigMap\ndata:\n  LOG: debug")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # kubectl get secret -o yaml / -o json: every value of data, whatever its name
+    (KUBECTL_YAML, KUBECTL_YAML.replace("cG9zdGdyZXM6Ly9hOmJAYy9k", "[REDACTED:secret]")
+     .replace("aHVudGVy", "[REDACTED:secret]").replace("YW5u", "[REDACTED:secret]")),
+    (KUBECTL_JSON, KUBECTL_JSON.replace("cG9zdGdyZXM6Ly9hOmJAYy9k", "[REDACTED:secret]").replace("YW5u", "[REDACTED:secret]")),
+    ('{"data":{"DB_URL":"cG9zdA==","user":"YW5u"},"kind":"Secret"}',
+     '{"data":{"DB_URL":"[REDACTED:secret]","user":"[REDACTED:secret]"},"kind":"Secret"}'),
+    # a manifest: stringData's and data's values, a block scalar's lines; not the next document's
+    (MANIFEST, MANIFEST.replace("postgres://app@db/x", "[REDACTED:secret]").replace("'sk x plain'", "[REDACTED:secret]")
+     .replace("line1", "[REDACTED:secret]").replace("line2", "[REDACTED:secret]").replace("last: v", "last: [REDACTED:secret]")
+     .replace("eHl6", "[REDACTED:secret]")),
+    # a ConfigMap's data, a Secret's metadata
+    ("apiVersion: v1\ndata:\n  LOG: debug\nkind: ConfigMap", None),
+    ('{"data": {"LOG": "debug"}, "kind": "ConfigMap"}', None),
+    ("kind: Secret\nmetadata:\n  name: db\n  labels:\n    app: web", None),
+])
+def test_kubernetes_secret_values_whatever_their_names(text, expected):
+    _check(text, expected)
