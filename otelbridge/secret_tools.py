@@ -145,4 +145,10 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
         requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n)kind:[ \t]*Secret\b", passes=30,
     ),
+    # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
+    # that has a "kty": base64url of 16 characters or more
+    Pattern.of("private_key", ("kty",),
+               r"(?P<keep>(?P<q>\\*\")(?:d|p|q|dp|dq|qi|k)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
+               r"(?!\[REDACTED:)[A-Za-z0-9_-]{16,}+(?=(?P=q))",
+               requires=(("kty",),)),
 )
