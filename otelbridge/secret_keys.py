@@ -142,6 +142,10 @@ def _then(program: str, flag: str) -> str:
 #: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
 _NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
 _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+#: ... also before a Read's line number (``     7→``, ``cat -n``'s ``     7\t``): the next line's
+#: text; where a line begins (the text's start, a line end, a Read's arrow)
+_NL_READ = _NL + r"(?:[ \t]*+\d++(?:\u2192|\t))?+"
+_LINE_START = r"(?:\A|(?<=\n)|(?<=\\n)|(?<=\u2192))"
 
 #: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).
 _JSON_BLANK = r"(?:\s|\\[nrt])*+"

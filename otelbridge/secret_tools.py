@@ -5,7 +5,8 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-from .secret_keys import _ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _NL, _WORD, _WORD_START, _key_value
+from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ, _WORD,
+                          _WORD_START, _key_value)
 from .secret_patterns import Pattern
 
 #: A line's text, up to a line end, real or escaped (empty too)
@@ -22,7 +23,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("auth ", "auth\t"),
-        r"(?P<keep>(?:(?:\A|(?<=\n)|(?<=\\n)|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
+        r"(?P<keep>(?:(?:" + _LINE_START + r"|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
         r"(?!(?i:login|plain|ok|failed|required)\b)(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
         precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
     ),
@@ -33,7 +34,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("setuser", "user "),
-        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|(?:\A|(?<=\n)|(?<=\\n))user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
+        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|" + _LINE_START + r"user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
         r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
         requires=((">", "<"),), passes=3,
         precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
@@ -120,9 +121,10 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("secret",),
-        r"(?P<keep>" + _NL + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
-        r"(?=[ \t]*(?:" + _NL + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL + r"kind:[ \t]*Secret\b)",
-        requires=(("kind:",),), precheck=r"(?:\n|\\n)kind:[ \t]*Secret\b",
+        r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        r"(?=[ \t]*(?:" + _NL_READ + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL_READ
+        + r"kind:[ \t]*Secret\b)",
+        requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)kind:[ \t]*Secret\b",
     ),
     Pattern.of(
         "secret",
@@ -139,11 +141,11 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("secret",),
-        r"(?P<keep>(?:\A|(?<=\n)|(?<=\\n))kind:[ \t]*Secret[ \t]*(?:" + _NL + r"(?!---|kind:)" + _ANY_LINE + r"){0,40}?"
-        + _NL + r"(?:stringData|data):[ \t]*(?:" + _NL + r"[ \t]+" + _ANY_LINE + r")*?" + _NL
+        r"(?P<keep>" + _LINE_START + r"kind:[ \t]*Secret[ \t]*(?:" + _NL_READ + r"(?!---|kind:)" + _ANY_LINE + r"){0,40}?"
+        + _NL_READ + r"(?:stringData|data):[ \t]*(?:" + _NL_READ + r"[ \t]+" + _ANY_LINE + r")*?" + _NL_READ
         + r"[ \t]++(?:[\w.-]+:[ \t]+|(?![\w.-]+:)))(?!\[REDACTED:)(?![|>][-+0-9]*[ \t]*(?:$|" + _NL + r"))"
         r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
-        requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n)kind:[ \t]*Secret\b", passes=30,
+        requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n|\u2192)kind:[ \t]*Secret\b", passes=30,
     ),
     # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
     # that has a "kty": base64url of 16 characters or more

@@ -46,7 +46,7 @@ import re
 
 from .secret_patterns import Pattern
 from .secret_keys import (_ARG, _BLOCK_INDICATOR, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS,
-                          _LINE, _NL, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
+                          _LINE, _LINE_START, _NL, _NL_READ, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
                           _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import TOOL_PATTERNS
@@ -101,8 +101,8 @@ _NAMED_VALUE = (
     + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
     + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
-    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ
+    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
 #: quote, when that quote, a comma and such a name follow
 _VALUE_THEN_NAME = (
@@ -113,9 +113,9 @@ _VALUE_THEN_NAME = (
 #: ... and as YAML lines (``- value: x`` then ``  name: DB_PASSWORD``, up to 4 other members
 #: between): the value to its closing quote or its line's end
 _YAML_VALUE_THEN_NAME = (
-    r"(?P<keep>(?:\A|(?<=\n)|(?<=\\n))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
+    r"(?P<keep>" + _LINE_START + r"[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
     r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
-    r"(?=(?(q)(?P=q))[ \t]*" + _NL + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}"
+    r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}"
     r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
@@ -269,7 +269,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
     Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
-               precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+){1,5}?(?:name|key)[ \t]*:"),
+               precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+(?:\d++(?:\u2192|\t)[ \t]*+)?){1,5}?"
+               r"(?:name|key)[ \t]*:"),
     # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
                r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),

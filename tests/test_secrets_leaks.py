@@ -251,3 +251,23 @@ def test_token_prefixes_in_identifiers_and_keys_without_kty(text):
 ])
 def test_json_web_keys_private_members(text, expected):
     _check(text, expected)
+
+
+def _numbered(text: str) -> str:
+    """``text`` as the Read tool shows a file: each line after its number and an arrow."""
+    return "\n".join(f"{i:6d}\u2192{line}" for i, line in enumerate(text.split("\n"), 1))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (MANIFEST, MANIFEST.replace("postgres://app@db/x", "[REDACTED:secret]").replace("'sk x plain'", "[REDACTED:secret]")
+     .replace("line1", "[REDACTED:secret]").replace("line2", "[REDACTED:secret]").replace("last: v", "last: [REDACTED:secret]")
+     .replace("eHl6", "[REDACTED:secret]")),
+    (KUBECTL_YAML, KUBECTL_YAML.replace("cG9zdGdyZXM6Ly9hOmJAYy9k", "[REDACTED:secret]")
+     .replace("aHVudGVy", "[REDACTED:secret]").replace("YW5u", "[REDACTED:secret]")),
+    ("env:\n  - value: hunter2xyz\n    name: DB_PASSWORD", "env:\n  - value: [REDACTED:secret]\n    name: DB_PASSWORD"),
+    ("env:\n  - name: DB_PASSWORD\n    value: hunter2xyz", "env:\n  - name: DB_PASSWORD\n    value: [REDACTED:secret]"),
+    ("AUTH default s3cretPass\nuser worker on >s3cretPass ~*",
+     "AUTH default [REDACTED:secret]\nuser worker on >[REDACTED:secret] ~*"),
+])
+def test_forms_on_a_read_tool_s_numbered_lines(text, expected):
+    assert clean(_numbered(text)) == _numbered(expected)
