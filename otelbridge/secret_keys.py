@@ -15,7 +15,7 @@ from .secret_tokens import AFTER_ESCAPE
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
-                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
                  # found at their ``key`` (a first letter tested already: f, h, l are common)

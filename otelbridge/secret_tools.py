@@ -87,21 +87,49 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                + _ARG_IN_LINE),
     # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
     # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
-    # <<< X, sudo -S ... <<< X
+    # <<< X, sudo -S ... <<< X, docker login --password-stdin <<< X, gh auth --with-token <<< X
     Pattern.of(
         "secret",
         ("passwd", "<<<"),
         r"(?P<keep>(?:\bopenssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
         r"|\bmkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
-        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b)[^\n|;&<]{0,200}?<<<[ \t]*))"
+        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b)"
+        r"[^\n|;&<]{0,200}?<<<[ \t]*))"
         r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
+    ),
+    # a database's password as a connect call's third argument: mysql_connect/mysqli/PDO(host
+    # or DSN, user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X)
+    Pattern.of(
+        "secret",
+        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize("),
+        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
+        r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
+    ),
+    # ODBC's Pwd={X} (braces let a password hold ; and =)
+    Pattern.of("secret", ("pwd={", "password={"),
+               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\[REDACTED:)[^}\r\n]+(?=\})"),
+    # user:X made into a Basic credential: btoa('u:X'), Buffer.from('u:X'), b64encode(b'u:X'),
+    # echo -n 'u:X' | base64
+    Pattern.of(
+        "secret",
+        ("btoa(", "buffer.from(", "b64encode(", "base64"),
+        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])|\becho[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
+        r"(?![\w.-]*://)[^\s:\"'`\\$]{1,64}:)(?!\[REDACTED:)[^\s\"'`\\]+"
+        r"(?=(?(q)(?P=q)|(?P=eq)[ \t]*\|[ \t]*base64\b))",
+    ),
+    # pulumi config set --secret NAME X (or --secret after): the value (the name is the flag's)
+    Pattern.of(
+        "secret",
+        ("pulumi config set",),
+        r"(?P<keep>\bpulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
+        r"(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE,
     ),
     # Go's MySQL DSN: user:X@tcp(host:port)/db, user:X@unix(/path)/db
     Pattern.of("url_credentials", ("@tcp(", "@unix("),
                r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),
     # Oracle's user/X@db: sqlplus, expdp/impdp, sqlldr, rman target=, dgmgrl (not / as sysdba)
     Pattern.of("secret", ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl"),
-               r"(?P<keep>\b(?i:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
+               r"(?P<keep>\b(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
                r"(?!\[REDACTED:)(?![/\s])[^\s@/\"'\\]+"),
     # a crypt(3) password hash: /etc/shadow, .htpasswd, a seed file ($6$salt$hash, $2b$12$...)
     Pattern.of("password_hash", ("$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$apr1$", "$argon2"),

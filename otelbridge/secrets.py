@@ -271,22 +271,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
                precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+(?:\d++(?:\u2192|\t)[ \t]*+)?){1,5}?"
                r"(?:name|key)[ \t]*:"),
-    # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
+    # PowerShell's ConvertTo-SecureString [-AsPlainText] [-Force] [-String] X (before the key
+    # rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
-               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string|asplaintext|force)\s+)*+)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
     # a user and password pair: auth=('ann', 'x') (requests, httpx), HTTPBasicAuth('ann', 'x'),
-    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'):
-    # the second string to its closing quote
+    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'),
+    # (the user also a name or a call: os.Getenv("U")),
+    # Go's SetBasicAuth, .NET's NetworkCredential, Java's PasswordAuthentication("ann",
+    # "x".toCharArray()), UsernamePasswordCredentials, OkHttp's Credentials.basic: the second
+    # string to its closing quote
     Pattern.of(
         "secret",
         ("auth", "credential", "login("),
         r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
-        r"|(?<=\w)\.(?:login|auth|authenticate))"
-        r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|(?:(?<=\.login\()|(?<=\.auth\())[\w.]{1,60}+)"
+        r"|(?<=\w)\.(?:login|auth|authenticate)|\b(?:SetBasicAuth|NetworkCredential|PasswordAuthentication"
+        r"|UsernamePasswordCredentials|Credentials\.basic))"
+        r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|[$\w.\[\]>-]{1,60}+(?:\([^()\r\n,]{0,60}\))?)"
         r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
-        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)(?:\.\w+\(\))?[ \t]*[,)])",
         requires=(("(",), (",",)),
-        precheck=r"(?:=[ \t]*|Auth\w*)\([ \t]*\\*[\"']|\.(?:login|auth)\(",
+        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|\.basic|\.login)\(",
     ),
     # a (name, value) pair as a tuple: ('password', 'x'), ("api_key", "x"), [('user', 'u'),
     # ('token', 'x')] (not a call's arguments: fields('password', 'email'))
@@ -330,7 +335,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
         + r"(?<![_.-]stdin)[ \t]+)"
-        r"(?!-)(?!\[REDACTED:)" + _ARG,
+        r"(?![-<>|])(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
         precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
     ),

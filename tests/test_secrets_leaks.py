@@ -271,3 +271,30 @@ def _numbered(text: str) -> str:
 ])
 def test_forms_on_a_read_tool_s_numbered_lines(text, expected):
     assert clean(_numbered(text)) == _numbered(expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # credentials built in code: constructors, Basic credentials encoded, connect calls
+    ("$c = New-Object System.Net.NetworkCredential('ann', 'Pw1x')", "$c = New-Object System.Net.NetworkCredential('ann', '[REDACTED:secret]')"),
+    ('new PasswordAuthentication("ann", "Pw1x".toCharArray());', 'new PasswordAuthentication("ann", "[REDACTED:secret]".toCharArray());'),
+    ('req.SetBasicAuth("ann", "Pw1x")', 'req.SetBasicAuth("ann", "[REDACTED:secret]")'),
+    ('Credentials.basic("ann", "Pw1x")', 'Credentials.basic("ann", "[REDACTED:secret]")'),
+    ("btoa('ann:Pw1x')", "btoa('ann:[REDACTED:secret]')"), ("base64.b64encode(b'ann:Pw1x')", "base64.b64encode(b'ann:[REDACTED:secret]')"),
+    ("echo -n 'ann:Pw1x' | base64", "echo -n 'ann:[REDACTED:secret]' | base64"),
+    ("mysql_connect('localhost', 'root', 'Pw1x')", "mysql_connect('localhost', 'root', '[REDACTED:secret]')"),
+    ("new PDO($dsn, 'root', 'Pw1x')", "new PDO($dsn, 'root', '[REDACTED:secret]')"),
+    ('DriverManager.getConnection(url, "ann", "Pw1x")', 'DriverManager.getConnection(url, "ann", "[REDACTED:secret]")'),
+    ("Driver={ODBC Driver 18};Uid=sa;Pwd={p@ss;w=rd};", "Driver={ODBC Driver 18};Uid=sa;Pwd={[REDACTED:secret]};"),
+    ("ConvertTo-SecureString -AsPlainText -Force -String 'Pw1x'", "ConvertTo-SecureString -AsPlainText -Force -String [REDACTED:secret]"),
+    # a here-string to a command reading a secret from its input; --with-token's value is none
+    ("docker login -u ann --password-stdin <<< 'Pw1x'", "docker login -u ann --password-stdin <<< [REDACTED:secret]"),
+    ("gh auth login --with-token <<< Pw1xPw1x", "gh auth login --with-token <<< [REDACTED:secret]"),
+    ("pulumi config set --secret dbEndpoint Pw1x", "pulumi config set --secret [REDACTED:secret] [REDACTED:secret]"),
+    ("pulumi config set dbHost Pw1x --secret", "pulumi config set dbHost [REDACTED:secret] --secret"),
+    ("[Peer]\nPresharedKey = Wg1x+abc=", "[Peer]\nPresharedKey = [REDACTED:secret]"),
+    # not credentials: a URL, a variable, a call with two arguments, pulumi without --secret
+    ("echo 'https://x.y:8080' | base64", None), ("btoa(data)", None), ("mysql_connect('h', 'u')", None),
+    ("pulumi config set aws:region eu-west-1", None),
+])
+def test_credentials_built_in_code_and_read_from_input(text, expected):
+    _check(text, expected)
