@@ -58,12 +58,12 @@ _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> 
 
 def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
-    ``=``, ``:=`` or a declared type and ``=`` (:data:`_TYPED`), an optional (escaped) opening
-    quote — kept as group ``keep``, then the value, whose extent depends on the quotes and
-    separator seen (``flow``: when ``key`` matched its group ``fl``, an unquoted value is
-    flow-style YAML's, up to a , } or ])."""
+    ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`), an
+    optional (escaped) opening quote — kept as group ``keep``, then the value, whose extent
+    depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
+    unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?)?=(?!=))[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\|)?=(?!=))[ \t]*+"
         r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
         r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");

@@ -124,6 +124,11 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>\bpulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE,
     ),
+    # a wallet's recovery phrase after its name: mnemonic: w1 ... w12, SEED_PHRASE="w1 ... w24"
+    # (12 to 24 words of 3 to 8 lower-case letters, as BIP-39's)
+    Pattern.of("secret", ("mnemonic", "phrase"),
+               r"(?P<keep>(?<![\w.-])(?i:mnemonic|(?:seed|recovery|secret)[_ .-]?phrase)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)"
+               r"(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}\b"),
     # Go's MySQL DSN: user:X@tcp(host:port)/db, user:X@unix(/path)/db
     Pattern.of("url_credentials", ("@tcp(", "@unix("),
                r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),

@@ -326,7 +326,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*\??[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*(?:\?|\|\|)?[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin

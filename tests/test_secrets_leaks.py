@@ -298,3 +298,16 @@ def test_forms_on_a_read_tool_s_numbered_lines(text, expected):
 ])
 def test_credentials_built_in_code_and_read_from_input(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("@token ||= 'Rb1x'", "@token ||= '[REDACTED:secret]'"),
+    ("mnemonic: abandon ability able about above absent absorb abstract absurd abuse access accident",
+     "mnemonic: [REDACTED:secret]"),
+    ('SEED_PHRASE="abandon ability able about above absent absorb abstract absurd abuse access accident"',
+     'SEED_PHRASE="[REDACTED:secret]"'),
+    # a short phrase; += appends (a tokenizer's token += c)
+    ("the mnemonic: a short phrase to remember", None), ("token += c", None),
+])
+def test_other_assignments_and_recovery_phrases(text, expected):
+    _check(text, expected)
