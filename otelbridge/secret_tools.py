@@ -5,8 +5,8 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ, _WORD,
-                          _WORD_START, _key_value)
+from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
+                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value)
 from .secret_patterns import Pattern
 
 #: A line's text, up to a line end, real or escaped (empty too)
@@ -64,6 +64,11 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                r"(?P<keep>" + _WORD_START + r"https?[ \t]++(?:[^\s|;&]++[ \t]++){0,6}?(?:-a[ \t]*+|--auth(?:[ \t]++|=))[^\s:\"'\\]+:)"
                r"(?!\[REDACTED:)" + _ARG_IN_LINE,
                requires=(("-a", "--auth"),), precheck=r"https?[ \t]"),
+    # ... and its (and xh's) query parameter of a secret's name: http GET URL api_key==X
+    Pattern.of("secret", ("http", "xh"),
+               r"(?P<keep>" + _WORD_START + r"(?:https?|xhs?)[ \t]++(?:[^\s|;&]++[ \t]++){0,12}?(?<![\w.-])" + _SECRET_WORD_IN
+               + r"==)(?!\[REDACTED:)" + _ARG_IN_LINE,
+               requires=(("==",),), passes=3, precheck=r"(?:https?|xhs?)[ \t]"),
     # a token as a login's argument: cargo login X, wandb login X, ngrok [config add-]authtoken
     # X, snyk auth X (a token's shape: 16 characters or more, a digit; not prose)
     Pattern.of(

@@ -522,6 +522,8 @@ PAIR_FORMS = [
     "kind: Secret\r\ndata:\r\n  a: 'v 1'\r\n  b: |\r\n    v2\r\n", "kind: Secret\n---\ndata:\n  a: v1", "kind: SecretX\ndata:\n  a: v1",
     '{"data":{"a":"eHl6","b":"[REDACTED:x]"},"kind":"Secret"}', '{"data": {\n "a": "YQ=="\n},\n"kind": "Secret"}',
     '"data": {"a": "eHl6"}, "kind": "Secrets"', "x\\nkind: Secret\\nstringData:\\n  a: \\\"v 1\\\"\\n",
+    "http x token==t1", "xh get x api_key==t2 q==1", "https\tx -a b secret==t3", "\\nhttp x token==t4", "xhs x y z pw==t5",
+    "http x q==t6", "see http://x token==t7",
 ]
 
 
@@ -531,8 +533,8 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
-    # YAML and JSON, a manifest)
-    assert len(PRE_TESTED) == 26
+    # YAML and JSON, a manifest), HTTPie's key==X
+    assert len(PRE_TESTED) == 27
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

@@ -311,3 +311,12 @@ def test_credentials_built_in_code_and_read_from_input(text, expected):
 ])
 def test_other_assignments_and_recovery_phrases(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("http GET api.x.com/v1 api_key==Ht1x q==hello", "http GET api.x.com/v1 api_key==[REDACTED:secret] q==hello"),
+    ("xh get x.com token==Ht1x access_token==Ht2x", "xh get x.com token==[REDACTED:secret] access_token==[REDACTED:secret]"),
+    ('if token == "abc":', None), ('password=="x"', None), ("http x q==1", None),
+])
+def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
+    _check(text, expected)
