@@ -18,13 +18,14 @@ _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
     # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
-    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x): up to 2 words to the
-    # line's end, the last one the password (not SMTP's AUTH LOGIN)
+    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x), elsewhere when X holds a
+    # digit: up to 2 words to the line's end, the last one the password (not SMTP's AUTH LOGIN)
     Pattern.of(
         "secret",
         ("auth ", "auth\t"),
-        r"(?P<keep>(?:(?:" + _LINE_START + r"|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?i:auth))[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)"
-        r"(?!(?i:login|plain|ok|failed|required)\b)(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
+        r"(?P<keep>(?:(?P<ls>" + _LINE_START + r"|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?P<p>(?i:auth))|" + _WORD_START + r"AUTH)"
+        r"[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)(?!(?i:login|plain|ok|failed|required)\b)(?(ls)|(?(p)|(?=[^\s\"'\\<>]*\d)))"
+        r"(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
         precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
     ),
     # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL
@@ -34,7 +35,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("setuser", "user "),
-        r"(?P<keep>(?:\b(?i:acl[ \t]+setuser)[ \t]+\S+|" + _LINE_START + r"user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
+        r"(?P<keep>(?:" + _WORD_START + r"(?i:acl[ \t]+setuser)[ \t]+\S+|" + _WORD_START + r"user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
         r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
         requires=((">", "<"),), passes=3,
         precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
@@ -44,7 +45,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("net use", "net user"),
-        r"(?P<keep>\b(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
+        r"(?P<keep>" + _WORD_START + r"(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
         r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
         r"(?![/*])(?!\[REDACTED:)" + _ARG,
     ),
@@ -53,7 +54,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("kv put", "kv patch", "secrets set"),
-        r"(?P<keep>\b(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
+        r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
         r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])"
         + _ARG_IN_LINE,
         requires=(("=",),), passes=8,
@@ -74,12 +75,12 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("cargo login", "wandb login", "authtoken", "snyk auth"),
-        r"(?P<keep>\b(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth)[ \t]+"
-        r"(?P<q>\\*[\"'])?)(?!\[REDACTED:)(?=[\w.-]*\d)[\w.-]{16,}+(?(q)(?=(?P=q))|(?![^\s;&|)]))",
+        r"(?P<keep>" + _WORD_START + r"(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth)[ \t]+"
+        r"(?P<q>\\*[\"'])?)(?!\[REDACTED:)(?=[\w.-]*\d)[\w.-]{16,}+(?(q)(?=(?P=q))|(?=[\s;&|)\"']|\\+[nrt\"']|\Z))",
     ),
     # aws configure's prompt and the answer typed after it: AWS Secret Access Key [****]: X
     Pattern.of("aws_secret_key", ("secret access key [",),
-               r"(?P<keep>\bAWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*)(?!\[REDACTED:)[^\s\"'\\]+"),
+               r"(?P<keep>" + _WORD_START + r"AWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*)(?!\[REDACTED:)[^\s\"'\\]+"),
     # session cookies by their names: JSESSIONID=X, PHPSESSID: X, {'sessionid': 'X'},
     # ASP.NET_SessionId, connect.sid, laravel_session, Rails' _app_session
     Pattern.of("secret", ("sessid", "sessionid", "connect.sid", "_session"),
@@ -88,7 +89,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                requires=((":", "="),)),
     # minio's mc alias set NAME URL ACCESS_KEY X (also mc config host add)
     Pattern.of("secret", ("mc alias", "mc config"),
-               r"(?P<keep>\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+)(?!-)(?!\[REDACTED:)"
+               r"(?P<keep>" + _WORD_START + r"mc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+)(?!-)(?!\[REDACTED:)"
                + _ARG_IN_LINE),
     # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
     # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
@@ -96,8 +97,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("passwd", "<<<"),
-        r"(?P<keep>(?:\bopenssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
-        r"|\bmkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
+        r"(?P<keep>(?:" + _WORD_START + r"openssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
+        r"|" + _WORD_START + r"mkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
         r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b)"
         r"[^\n|;&<]{0,200}?<<<[ \t]*))"
         r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
@@ -118,7 +119,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("btoa(", "buffer.from(", "b64encode(", "base64"),
-        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])|\becho[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
+        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])|" + _WORD_START + r"echo[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
         r"(?![\w.-]*://)[^\s:\"'`\\$]{1,64}:)(?!\[REDACTED:)[^\s\"'`\\]+"
         r"(?=(?(q)(?P=q)|(?P=eq)[ \t]*\|[ \t]*base64\b))",
     ),
@@ -126,7 +127,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pulumi config set",),
-        r"(?P<keep>\bpulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
+        r"(?P<keep>" + _WORD_START + r"pulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE,
     ),
     # a wallet's recovery phrase after its name: mnemonic: w1 ... w12, SEED_PHRASE="w1 ... w24"
@@ -139,7 +140,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),
     # Oracle's user/X@db: sqlplus, expdp/impdp, sqlldr, rman target=, dgmgrl (not / as sysdba)
     Pattern.of("secret", ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl"),
-               r"(?P<keep>\b(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
+               r"(?P<keep>" + _WORD_START + r"(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
                r"(?!\[REDACTED:)(?![/\s])[^\s@/\"'\\]+"),
     # a crypt(3) password hash: /etc/shadow, .htpasswd, a seed file ($6$salt$hash, $2b$12$...)
     Pattern.of("password_hash", ("$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$apr1$", "$argon2"),

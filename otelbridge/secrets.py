@@ -46,7 +46,7 @@ import re
 
 from .secret_patterns import Pattern
 from .secret_keys import (_ARG, _BLOCK_INDICATOR, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS,
-                          _LINE, _LINE_START, _NL, _NL_READ, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
+                          _LINE, _NL, _NL_READ, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
                           _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import TOOL_PATTERNS
@@ -113,7 +113,7 @@ _VALUE_THEN_NAME = (
 #: ... and as YAML lines (``- value: x`` then ``  name: DB_PASSWORD``, up to 4 other members
 #: between): the value to its closing quote or its line's end
 _YAML_VALUE_THEN_NAME = (
-    r"(?P<keep>" + _LINE_START + r"[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
+    r"(?P<keep>(?:(?<![\w.-])|(?<=\\[nrt]))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
     r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
     r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}"
     r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")

@@ -6,14 +6,18 @@ misses; the forms are also rows of ``tests/data/secret-forms.jsonl`` (the recall
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from otelbridge import redact
 
 
+_REDACTOR = redact.Redactor()
+
+
 def clean(text: str) -> str:
-    return redact.Redactor().redact(text)
+    return _REDACTOR.redact(text)
 
 
 def _check(text: str, expected: str | None) -> None:
@@ -320,3 +324,19 @@ def test_other_assignments_and_recovery_phrases(text, expected):
 ])
 def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
     _check(text, expected)
+
+
+FORMS = [json.loads(line) for line in
+         (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if f["kind"] == "positive"], ids=lambda f: f["form"])
+def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
+    """Where the e2e run puts each form (tests/e2e/test_security.py), in this process: after a
+    span name's prefix, and inside a JSON document scanned as one string (escaped line ends
+    and quotes, the string's opening quote before its first line)."""
+    text = form["text"]
+    for place in ("invoke_agent " + text, json.dumps({"command": text}, separators=(",", ":"), ensure_ascii=False),
+                  json.dumps(text, ensure_ascii=False)):
+        out = _REDACTOR.redact(place)
+        assert not [s for s in form["secrets"] if s in out], out
