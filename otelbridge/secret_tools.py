@@ -45,7 +45,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("net use", "net user"),
-        r"(?P<keep>" + _WORD_START + r"(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
+        r"(?P<keep>" + _WORD_START + r"(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?"
+        r"(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
         r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
         r"(?![/*])(?!\[REDACTED:)" + _ARG,
     ),
@@ -55,8 +56,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("kv put", "kv patch", "secrets set"),
         r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
-        r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])"
-        + _ARG_IN_LINE,
+        r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?"
+        r"[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])" + _ARG_IN_LINE,
         requires=(("=",),), passes=8,
     ),
     # HTTPie: http [6 words at most] -a user:X, https --auth user:X (its own pattern: "http" is
@@ -119,7 +120,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("btoa(", "buffer.from(", "b64encode(", "base64"),
-        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])|" + _WORD_START + r"echo[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
+        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])"
+        r"|" + _WORD_START + r"echo[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
         r"(?![\w.-]*://)[^\s:\"'`\\$]{1,64}:)(?!\[REDACTED:)[^\s\"'`\\]+"
         r"(?=(?(q)(?P=q)|(?P=eq)[ \t]*\|[ \t]*base64\b))",
     ),
@@ -127,7 +129,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("pulumi config set",),
-        r"(?P<keep>" + _WORD_START + r"pulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
+        r"(?P<keep>" + _WORD_START + r"pulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+"
+        r"(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
         r"(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE,
     ),
     # a wallet's recovery phrase after its name: mnemonic: w1 ... w12, SEED_PHRASE="w1 ... w24"
@@ -140,7 +143,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),
     # Oracle's user/X@db: sqlplus, expdp/impdp, sqlldr, rman target=, dgmgrl (not / as sysdba)
     Pattern.of("secret", ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl"),
-               r"(?P<keep>" + _WORD_START + r"(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+(?:(?i:userid|target)=)?[\w$#.]+/)"
+               r"(?P<keep>" + _WORD_START + r"(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+"
+               r"(?:(?i:userid|target)=)?[\w$#.]+/)"
                r"(?!\[REDACTED:)(?![/\s])[^\s@/\"'\\]+"),
     # a crypt(3) password hash: /etc/shadow, .htpasswd, a seed file ($6$salt$hash, $2b$12$...)
     Pattern.of("password_hash", ("$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$apr1$", "$argon2"),
@@ -153,7 +157,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     # Wi-Fi passphrases: wpa_supplicant's psk="X", ifupdown's wpa-psk X, wpa_passphrase SSID X
     Pattern.of("secret", ("psk",), _key_value(r"(?:(?<![\w.-])|(?<=\\[nrt]))(?:wpa-|wifi-sec\.)?psk"), requires=(("=", ":"),)),
     Pattern.of("secret", ("wpa-psk", "wpa_passphrase"),
-               r"(?P<keep>(?:(?:(?<![\w.-])|(?<=\\[nrt]))wpa-psk|\bwpa_passphrase[ \t]+(?:'[^'\r\n]*'|(?P<sq>\\*\")[^\"\r\n]*(?P=sq)|[^\s\"']+))[ \t]+)"
+               r"(?P<keep>(?:(?:(?<![\w.-])|(?<=\\[nrt]))wpa-psk"
+               r"|\bwpa_passphrase[ \t]+(?:'[^'\r\n]*'|(?P<sq>\\*\")[^\"\r\n]*(?P=sq)|[^\s\"']+))[ \t]+)"
                r"(?!\[REDACTED:)" + _ARG_IN_LINE),
     # a Kubernetes Secret's values whatever their names, as kubectl get secret -o yaml/json shows
     # them (data: before kind: Secret, at most 100 lines on) ...
