@@ -232,7 +232,6 @@ def test_kubernetes_secret_values_whatever_their_names(text, expected):
     ("prefect_key", "pnu_" + "Ab1De0" * 6), ("netlify_token", "nfp_" + "Ab1De0" * 6),
     ("render_key", "rnd_" + "Ab1De0" * 6), ("fireworks_key", "fw_" + "Ab1De0" * 5),
     ("resend_key", "re_AbCdEf12_GhIjKlMnOpQrStUvWxYz12"), ("azure_client_secret", "abc8Q~" + "dEf1_" * 6 + "gHiJ"),
-    ("twitter_bearer", "A" * 21 + "MLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUif"),
 ])
 def test_developer_platform_tokens(kind, token):
     assert clean(f"token {token} end") == f"token [REDACTED:{kind}] end"
