@@ -43,7 +43,17 @@ AWS_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", 
 GITLAB_PREFIXES = ("glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-",
                    "glimt-", "glagent-", "glsoat-", "glffct-")
 
+
+def _lead(prefix: str) -> str:
+    """``prefix`` (a literal of word characters) where a token may begin (:data:`START`), the
+    literal first: ``re`` searches for it fast (a lookbehind first is tried at every position)."""
+    return prefix + rf"(?:(?<![A-Za-z0-9]{prefix})|(?<=\\[nrtfbv]{prefix}))"
+
+
 _AN = "[A-Za-z0-9]"
+#: A body that holds an upper-case letter, a lower-case one and a digit (within its first 64
+#: characters): a token, not an identifier such as ``re_compile_all``
+_MIXED = r"(?=[\w-]{0,64}[A-Z])(?=[\w-]{0,64}[a-z])(?=[\w-]{0,64}[0-9])"
 _W = r"[\w-]"
 
 VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -53,9 +63,11 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("api_key", ("sk-",), START + r"sk-" + _body("[A-Za-z0-9_-]", "{16,}", 15)),
     ("stripe_key", ("_live_", "_test_", "whsec_"),
      START + r"(?:(?:sk|rk)_(?:live|test)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
-    # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; webhooks
+    # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; a browser
+    # session's xoxc- token and its d cookie (xoxd-, URL-encoded); webhooks
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
-     START + r"(?:xoxe\.)?xox[abposre]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
+     START + r"(?:xoxe\.)?xox[abposrec]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xoxd-[\w%/+=-]{10,}"
+     r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
      r"|(?<=hooks\.slack\.com/services/)[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),
@@ -107,6 +119,35 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("alibaba_key", ("ltai",), START + r"LTAI(?=[A-Za-z]*[0-9])[A-Za-z0-9]{12,20}(?![A-Za-z0-9])"),
     # Dropbox short-lived access tokens: sl. (or sl.u.) and a long body
     ("dropbox_token", ("sl.",), START + r"sl\.(?:u\.)?[\w=-]{100,}"),
+    # developer platforms' tokens: Heroku (v2), LangSmith, Pinecone, Tailscale, Supabase,
+    # PlanetScale, Neon, Figma, Notion, HubSpot, Brevo, RubyGems, Dynatrace, NuGet, Fly.io (fo1_,
+    # FlyV1 fm2_ macaroons), Vercel Blob, PostHog (personal), Prefect, Netlify, Render; Fireworks
+    # and Resend (prefixes of code's names too: a body of mixed case and digits). Not X's bearer
+    # tokens: their needle, 21 A's, costs Hyperscan 4 ms on 256 Ki of one letter
+    ("heroku_key", ("hrku-",), START + r"HRKU-AA[\w-]{40,}"),
+    ("langsmith_key", ("lsv2_",), START + r"lsv2_(?:pt|sk)_[A-Za-z0-9_]{20,}"),
+    ("pinecone_key", ("pcsk_",), START + r"pcsk_\w{40,}"),
+    ("tailscale_key", ("tskey-",), START + r"tskey-(?:auth|api|client|scim|webhook)-[\w-]{16,}"),
+    ("supabase_key", ("sbp_", "sb_secret_"), START + r"(?:sbp_[a-f0-9]{40}|sb_secret_[\w-]{16,})"),
+    ("planetscale_token", ("pscale_",), START + r"pscale_(?:tkn|pw|oauth)_[\w.-]{30,}"),
+    ("neon_key", ("napi_",), START + r"napi_[a-z0-9]{40,}"),
+    ("figma_token", ("figd_",), START + r"figd_[\w-]{30,}"),
+    ("notion_token", ("ntn_", "secret_"), r"(?:" + START + r"ntn_[A-Za-z0-9]{40,}|" + _lead("secret_") + _MIXED + r"[A-Za-z0-9]{43}(?![\w-]))"),
+    ("hubspot_token", ("pat-na1-", "pat-eu1-"), START + r"pat-(?:na|eu)1-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
+    ("brevo_key", ("xkeysib-", "xsmtpsib-"), START + r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("rubygems_key", ("rubygems_",), START + r"rubygems_[a-f0-9]{48}"),
+    ("dynatrace_token", ("dt0c01.",), START + r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+    ("nuget_key", ("oy2",), START + r"oy2[a-z0-9]{43}(?![A-Za-z0-9])"),
+    ("fly_token", ("fo1_", "fm1", "fm2"), START + r"(?:fo1_[\w-]{40,}|fm[12][ar]?_[\w+/=-]{50,})"),
+    ("vercel_token", ("vercel_blob_rw_",), START + r"vercel_blob_rw_\w{16,}"),
+    ("posthog_key", ("phx_",), START + r"phx_[A-Za-z0-9]{40,}"),
+    ("prefect_key", ("pnu_",), START + r"pnu_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("netlify_token", ("nfp_",), START + r"nfp_[A-Za-z0-9]{36,}"),
+    ("render_key", ("rnd_",), _lead("rnd_") + _MIXED + r"[A-Za-z0-9]{30,}"),
+    ("fireworks_key", ("fw_",), _lead("fw_") + _MIXED + r"[A-Za-z0-9]{20,}"),
+    ("resend_key", ("re_",), _lead("re_") + _MIXED + r"[A-Za-z0-9_]{24,}"),
+    # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
+    ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,
      r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in AWS_PREFIXES) + r")"
      r"(?:[A-Z0-9]{16}(?![A-Z0-9])|(?=[A-Z]*[0-9])[A-Z0-9]{8,15}" + CUT + ")"),

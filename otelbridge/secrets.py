@@ -32,7 +32,12 @@ credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key 
 lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
 BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
-elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row.
+elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row;
+Go's ``password := "x"`` and declared types (``password: str = "x"``); YAML's ``- value: x`` before
+its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicAuth('u', 'x')``/``smtp.login('u',
+'x')`` pairs; tools' own forms (:mod:`otelbridge.secret_tools`: Redis ``AUTH``/``requirepass``/ACLs,
+``net use``/``net user``, ``vault kv put``, ``cargo login X``, ``openssl passwd X``, ``<<< X``,
+``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies).
 """
 
 from __future__ import annotations
@@ -40,142 +45,20 @@ from __future__ import annotations
 import re
 
 from .secret_patterns import Pattern
-from .secret_tokens import AFTER_ESCAPE, CUT, VENDOR_TOKENS
+from .secret_keys import (_ARG, _BLOCK_INDICATOR, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS,
+                          _LINE, _NL, _NL_READ, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
+                          _then, names_a_secret)
+from .secret_tokens import CUT, VENDOR_TOKENS
+from .secret_tools import TOOL_PATTERNS
 
+__all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
-#: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
-#: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
-#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
-                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth)"
-                 r"[_.-]?key|apikey"
-                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
-                 # found at their ``key`` (a first letter tested already: f, h, l are common)
-                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
-                                       for sep in ("", "[_.-]")) + r")")
-#: A personal access token's key: ``pat`` after a forge's name (``GH_PAT``, ``github_pat``,
-#: ``AZURE_DEVOPS_PAT``, ``githubPat``) or as a flag (``--pat``); alone it is code's
-#: ``pat = re.compile(...)``, ``_IPV4_PAT``.
-_PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
-    "gh", "github", "gitlab", "glab", "ado", "azure", "azdo", "devops", "vsts", "bitbucket", "gitea",
-    "forgejo", "codeberg", "docker", "hf", "npm", "pypi")) + r"|(?<=--))pat)(?![A-Za-z])"
-    r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
-#: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
-#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
-#: ``author``, ``PATH``, ``patch``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
-                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
-#: What a key names when one of these words follows the key word: something about the secret,
-#: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
-_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
-          r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
-          r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed|jar)(?![a-z]))")
-
-#: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
-#: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
-_INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
-
-
-#: A YAML block scalar's indicator (``|``, ``>-``, ``|2``), an optional comment, its line's end
-_BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
-
-
-def _key_value(key: str, flow: bool = False) -> str:
-    """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``
-    or ``=``, an optional (escaped) opening quote — kept as group ``keep``, then the value,
-    whose extent depends on the quotes and separator seen (``flow``: when ``key`` matched its
-    group ``fl``, an unquoted value is flow-style YAML's, up to a , } or ])."""
-    return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)|\??=(?!=))[ \t]*+"
-        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>])(?!" + _BLOCK_INDICATOR + ")"
-        # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
-        # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
-        # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
-        # also ends at an escape (\" \n ...), a quote that closes the context it sits in
-        # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
-        # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
-        # (?a=1&password=x&b=2), whose & ends the value, is a pattern of its own, earlier.
-        r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
-        r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
-        r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
-        + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
-        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
-    )
-
-
-#: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
-#: first letter of a key word is tested once, before the (case-insensitive) words: twice as
-#: fast as trying every word at every position.
-_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
-                r"(?![a-z])" + _ABOUT)
-#: ... and the rest of the key, taken whole (what follows a key is never part of one)
-_SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
-#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
-#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
-#: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
-#: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
-_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
-
-#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
-#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
-#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
-SECRET_FLAG = re.compile(r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY)
-_NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
-
-
-def names_a_secret(arg: str) -> bool:
-    """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
-    secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
-    return (arg[:1] == "-" and len(arg) <= 100 and SECRET_FLAG.fullmatch(arg) is not None
-            and _NOT_A_VALUE.fullmatch(arg) is None)
-
-
-#: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
-#: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
-#: of such characters. The lookahead skips the positions no word can start at.
-_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
-             r"|pat(?![a-z]))")
-#: ... and the rest of its word, up to the next key word (the last key word of a word then
-#: reaches the word's end): each character is scanned once, however many key words a word holds
-_KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
-
-#: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
-_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
-                "cookie", "auth", "dsn", "sig", "pat")
-#: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
-#: to the next space.
-_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|\S+)"
-#: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
-#: of a command in escaped JSON: a tool call's arguments).
-_WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
-#: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
-_SEP = r"(?:\s|\\[nrt])+"
-_WORD = r"(?:(?!\\[nrt])\S)+"
-
-
-def _then(program: str, flag: str) -> str:
-    """``program`` (a regex of its name), then ``flag`` further in the same command: not across
-    a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
-    and no such flag is scanned once), at most 300 characters on."""
-    return rf"{_WORD_START}{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
-
-#: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
-_NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
-_LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 
 #: Not the second or a later line of a block of base64 lines (plain, CRLF, JSON-escaped,
 #: numbered as a Read shows them: ``     7→``): a block is matched once, from its first line.
 _NOT_MID_BLOCK = "".join(rf"(?<![A-Za-z0-9+/=]{eol})" for eol in (
     r"\n", r"\r\n", r"\\n", r"\\\\n", r"\\r\\n", "\\n[ \\d]{6}→", "\\\\n[ \\d]{6}→"))
 
-#: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).
-_JSON_BLANK = r"(?:\s|\\[nrt])*+"
-#: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
-_Q = r"\\*[\"']"
 
 #: URL schemes whose user:password is a credential (databases, brokers, mail, file transfer,
 #: HTTP), where a cut URL without its ``@`` is still redacted.
@@ -218,14 +101,22 @@ _NAMED_VALUE = (
     + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
     + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL
-    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ
+    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
 #: quote, when that quote, a comma and such a name follow
 _VALUE_THEN_NAME = (
     r"(?P<keep>(?<![\w.-])(?P<q>" + _Q + r")(?i:value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
     r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)++(?=(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK
     + r"(?P=q)(?i:name|key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _SECRET_WORD_IN + r"(?P=q))")
+
+#: ... and as YAML lines (``- value: x`` then ``  name: DB_PASSWORD``, up to 4 other members
+#: between): the value to its closing quote or its line's end
+_YAML_VALUE_THEN_NAME = (
+    r"(?P<keep>(?:(?<![\w.-])|(?<=\\[nrt]))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
+    r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
+    r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}"
+    r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
@@ -377,9 +268,41 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
     Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
                precheck=r"(?i)value\\*[\"'][ \t]*:"),
-    # PowerShell's ConvertTo-SecureString [-String] X (before the key rule: $pw = ConvertTo-...)
+    Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
+               precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+(?:\d++(?:\u2192|\t)[ \t]*+)?){1,5}?"
+               r"(?:name|key)[ \t]*:"),
+    # PowerShell's ConvertTo-SecureString [-AsPlainText] [-Force] [-String] X (before the key
+    # rule: $pw = ConvertTo-...)
     Pattern.of("secret", ("convertto-securestring",),
-               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string)\s+)?)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+               r"(?P<keep>\b(?i:convertto-securestring)\s+(?:-(?i:string|asplaintext|force)\s+)*+)(?!-)(?![\"']?\$)(?!\[REDACTED:)" + _ARG),
+    # a user and password pair: auth=('ann', 'x') (requests, httpx), HTTPBasicAuth('ann', 'x'),
+    # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'),
+    # (the user also a name or a call: os.Getenv("U")),
+    # Go's SetBasicAuth, .NET's NetworkCredential, Java's PasswordAuthentication("ann",
+    # "x".toCharArray()), UsernamePasswordCredentials, OkHttp's Credentials.basic: the second
+    # string to its closing quote
+    Pattern.of(
+        "secret",
+        ("auth", "credential", "login("),
+        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
+        r"|(?<=\w)\.(?:login|auth|authenticate)|\b(?:SetBasicAuth|NetworkCredential|PasswordAuthentication"
+        r"|UsernamePasswordCredentials|Credentials\.basic))"
+        r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|[$\w.\[\]>-]{1,60}+(?:\([^()\r\n,]{0,60}\))?)"
+        r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)(?:\.\w+\(\))?[ \t]*[,)])",
+        requires=(("(",), (",",)),
+        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|\.basic|\.login)\(",
+    ),
+    # a (name, value) pair as a tuple: ('password', 'x'), ("api_key", "x"), [('user', 'u'),
+    # ('token', 'x')] (not a call's arguments: fields('password', 'email'))
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?<![\w\])])\([ \t]*(?P<nq>" + _Q + r")" + _SECRET_WORD_IN + r"(?P=nq)[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
+        requires=(("(",), (",",)),
+        precheck=r"(?i)\([ \t]*\\*[\"'][\w.-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)") + r"\\*[\"'][ \t]*,",
+    ),
     # code: a secret's name then a quoted value as a setter's or getter's arguments
     # (define('DB_PASSWORD', 'x'), os.Setenv, setdefault, getenv/env/get with a default,
     # put, set, setItem, setProperty, SetEnvironmentVariable), a subscript assigned
@@ -403,7 +326,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*\??[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*(?:\?|\|\|)?[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -412,7 +335,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
         + r"(?<![_.-]stdin)[ \t]+)"
-        r"(?!-)(?!\[REDACTED:)" + _ARG,
+        r"(?![-<>|])(?!\[REDACTED:)" + _ARG,
         requires=(("-",),),
         precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
     ),
@@ -458,26 +381,38 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
     # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
     # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
-    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote)
+    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote);
+    # jarsigner -storepass X, rabbitmqadmin -p X, kubectl create secret --from-literal=K=X,
+    # az keyvault secret set --value X, nmcli ... password X, doctl auth init -t X, lftp -u
+    # user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X,
+    # xfreerdp /p:X, rdesktop -p X
     Pattern.of(
         "secret",
         ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
          "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
-         "rabbitmqctl", "add-generic", "add-internet"),
+         "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
+         "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop"),
         r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
         + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
         + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
         + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
         + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                                r"|(?:-b|--cookie)\s+)")
-        + "|" + _then("openssl", r"-k\s+") + "|" + _then("keytool", r"-(?:src|dest|new)?(?:store|key)pass\s+")
+        + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
         + "|" + _then("htpasswd", r"-(?:(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*\s+\S+|[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+)\s+")
         + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
         + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
         + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
+        + "|" + _then("rabbitmqadmin", r"-p\s+") + "|" + _then(r"(?:kubectl|oc)\s+create\s+secret", r"--from-literal[=\s]+[^=\s]+=")
+        + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
+        + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
+        + "|" + _then("lftp", r"-u\s+[^\s,]+,")
+        + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
+        + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
         + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user"),),
+        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
+                   "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:"),),
         passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
     ),
     # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
@@ -531,17 +466,21 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("env",),
                r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
                requires=(("ENV",),)),
+    *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
-    # gh auth login --with-token, wrangler secret put, vercel env add, sudo -S, chpasswd,
+    # gh auth login --with-token, wrangler secret put, gh secret set, docker secret create,
+    # gcloud secrets create/versions add, vercel env add, sudo -S, chpasswd,
     # passwd --stdin (not echo $VAR)
     Pattern.of(
         "secret",
-        ("--password-stdin", "--with-token", "secret put", "env add", "sudo", "chpasswd", "--stdin"),
+        ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
+         "versions add", "env add", "sudo", "chpasswd", "--stdin"),
         r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
-        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecret\s+put|\benv\s+add|\bchpasswd"
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?\s+(?:put|set|create)|\bsecrets\s+versions\s+add"
+        r"|\benv\s+add|\bchpasswd"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),

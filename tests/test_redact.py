@@ -470,7 +470,7 @@ def test_message_lists_stay_json_redacted_and_cut_inside():
 def _without_pre_tests(pattern):
     from otelbridge.secret_patterns import Pattern
 
-    return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires)
+    return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires, passes=pattern.passes)
 
 
 PRE_TESTED = [p for p in redact.DEFAULT_PATTERNS if p._pre_source is not None]
@@ -503,14 +503,38 @@ PAIR_FORMS = [
     '[{"value" : "v1" ,\n "name" : "SECRET_KEY"}]', '{"value":"debug","name":"LOG_LEVEL"}',
     "psql postgres://app:Xy7pQ2mVn9Lk\u2026", "mysql://root:PW...", "see https://user:PW123",
     '"mongodb+srv://root:PW"', "redis://:pw", "postgres://db:5432", "http://h:port",
+    # YAML's value before its name, tuples and user/password pairs, Redis' AUTH and ACL rules
+    "- value: v1\n  name: DB_PASSWORD", "env:\\n  - value: 'v 1'\\n    name: API_TOKEN\\n",
+    "value: v1\r\ntype: x\r\nkey: db/password", "- value: v1\n  name: LOG_LEVEL",
+    "auth=('u', 'p1')", "HTTPBasicAuth(\"u\", \"p 1\")", "x.auth = (\\'u\\', \\'p1\\')", "auth=(u, 'p1')",
+    "('token', 'T1')", "[(\"client_secret\", 'cs1')]", "f('token', 'T1')", "AUTH p1", "x\\nAUTH u p1\\n",
+    "127.0.0.1:6379> auth p1", "AUTH LOGIN", "acl setuser u on >p1", "ACL SETUSER u >p1 >p2 ~*",
+    "user u on >p1 ~*\nuser v off <p2", "\\nuser w reset >p3", "user u is >p1",
+    ".x.com\tTRUE\t/\tFALSE\t0\tsid\tc1", "x.com\\tFALSE\\t/\\tTRUE\\t17\\tid\\tc2\\n",
+    "#HttpOnly_h\tFALSE\t/p\tFALSE\t9\ts\tc3\n", "h\tTRUE\t\tTRUE\t0\tn\tc4", "a\tTRUE\t/\tTRUE\t1\tb\tc d5",
+    "a\tTRUE\t/\tTRUE\tnow\tb\tc6", "http -a u:p1 GET x", "https POST x --auth=u:'p 2'", "$ http\t-a u:p3",
+    "\\nhttp --auth u:p4 x", "[\"http -a u:p5\"]", "see http://x -a u:p6", "http: -a u:p7",
+    "data:\n  a: eHl6\nkind: Secret", "data:\\n  a: eHl6\\n  b: [REDACTED:x]\\nkind: Secret\\n",
+    "data:\r\n  a: eHl6\r\nkind: Secret", "data:\n  a: eHl6\n  b: not b64\nkind: Secret", "x\n a: eHl6\nkind: Secrets",
+    '{"data": {"a": "eHl6"}, "kind": "Secret"}', '{\\"data\\":{\\"a\\":\\"eHl6\\",\\"b\\":\\"YQ==\\"},\\"kind\\":\\"Secret\\"}',
+    '{"data": {"a": "eHl6", "b": "a b"}, "kind": "Secret"}', "{'a': 'eHl6'}, 'kind': 'Secret'",
+    "kind: Secret\nstringData:\n  a: v1", "kind: Secret\\nmetadata:\\n  name: x\\ndata:\\n  a: eHl6\\n",
+    "kind: Secret\r\ndata:\r\n  a: 'v 1'\r\n  b: |\r\n    v2\r\n", "kind: Secret\n---\ndata:\n  a: v1", "kind: SecretX\ndata:\n  a: v1",
+    '{"data":{"a":"eHl6","b":"[REDACTED:x]"},"kind":"Secret"}', '{"data": {\n "a": "YQ=="\n},\n"kind": "Secret"}',
+    '"data": {"a": "eHl6"}, "kind": "Secrets"', "x\\nkind: Secret\\nstringData:\\n  a: \\\"v 1\\\"\\n",
+    "http x token==t1", "xh get x api_key==t2 q==1", "https\tx -a b secret==t3", "\\nhttp x token==t4", "xhs x y z pw==t5",
+    "http x q==t6", "see http://x token==t7",
 ]
 
 
 def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # the key patterns (key: value, YAML's next line, a URL's query, --flag X, name/value
     # pairs, argv arrays), a command that sets a named value, a private key's END-terminated
-    # body, URL credentials cut before the @, Basic after a secret's key
-    assert len(PRE_TESTED) == 16
+    # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
+    # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
+    # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
+    # YAML and JSON, a manifest), HTTPie's key==X
+    assert len(PRE_TESTED) == 27
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

@@ -1,0 +1,158 @@
+"""The secret detector's building blocks (:mod:`otelbridge.secrets` makes its patterns of them):
+what a key, a flag or a name naming a secret looks like (``_SECRET_WORD_IN``,
+:func:`names_a_secret`), where a value ends after one (``_key_value``), and the pieces of text
+around values (quotes, blanks, line ends, command-line arguments). Its names keep their leading
+underscore: they are the detector's own, shared by these two modules only."""
+
+from __future__ import annotations
+
+import re
+
+from .secret_tokens import AFTER_ESCAPE
+
+
+#: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
+#: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
+#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
+                 r"[_.-]?key|apikey"
+                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
+                 # found at their ``key`` (a first letter tested already: f, h, l are common)
+                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
+                                       for sep in ("", "[_.-]")) + r")")
+#: A personal access token's key: ``pat`` after a forge's name (``GH_PAT``, ``github_pat``,
+#: ``AZURE_DEVOPS_PAT``, ``githubPat``) or as a flag (``--pat``); alone it is code's
+#: ``pat = re.compile(...)``, ``_IPV4_PAT``.
+_PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
+    "gh", "github", "gitlab", "glab", "ado", "azure", "azdo", "devops", "vsts", "bitbucket", "gitea",
+    "forgejo", "codeberg", "docker", "hf", "npm", "pypi")) + r"|(?<=--))pat)(?![A-Za-z])"
+    r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
+#: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
+#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
+#: ``author``, ``PATH``, ``patch``).
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
+#: What a key names when one of these words follows the key word: something about the secret,
+#: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
+_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
+          r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
+          r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
+          r"|config|manager|store|service|updated|changed|jar)(?![a-z]))")
+
+#: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
+#: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
+_INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
+
+
+#: A YAML block scalar's indicator (``|``, ``>-``, ``|2``), an optional comment, its line's end
+_BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
+
+
+#: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
+#: str = "x"``, ``token: string | undefined = 'x'``): only before a quoted value (``token: a =
+#: b`` is a value with an ``=`` in it)
+_TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
+          r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
+
+
+def _key_value(key: str, flow: bool = False) -> str:
+    """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
+    ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`), an
+    optional (escaped) opening quote — kept as group ``keep``, then the value, whose extent
+    depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
+    unquoted value is flow-style YAML's, up to a , } or ])."""
+    return (
+        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\|)?=(?!=))[ \t]*+"
+        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
+        r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
+        # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
+        # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
+        # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
+        # also ends at an escape (\" \n ...), a quote that closes the context it sits in
+        # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
+        # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
+        # (?a=1&password=x&b=2), whose & ends the value, is a pattern of its own, earlier.
+        r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
+        r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
+        r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
+        + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
+        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
+    )
+
+
+#: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
+#: first letter of a key word is tested once, before the (case-insensitive) words: twice as
+#: fast as trying every word at every position.
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+                r"(?![a-z])" + _ABOUT)
+#: ... and the rest of the key, taken whole (what follows a key is never part of one)
+_SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
+#: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in
+#: one scan of the word (a lazy prefix then ``_SECRET_KEY``, whose tail runs to the word's end,
+#: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
+#: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
+_SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
+
+#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
+#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
+#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
+SECRET_FLAG = re.compile(r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY)
+_NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
+
+
+def names_a_secret(arg: str) -> bool:
+    """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
+    secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
+    return (arg[:1] == "-" and len(arg) <= 100 and SECRET_FLAG.fullmatch(arg) is not None
+            and _NOT_A_VALUE.fullmatch(arg) is None)
+
+
+#: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
+#: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
+#: of such characters. The lookahead skips the positions no word can start at.
+_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
+             r"|pat(?![a-z]))")
+#: ... and the rest of its word, up to the next key word (the last key word of a word then
+#: reaches the word's end): each character is scanned once, however many key words a word holds
+_KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
+
+#: The key words as a regex (without a global flag) and as needles.
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
+_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
+                "cookie", "auth", "dsn", "sig", "pat")
+#: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
+#: to the next space.
+_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|\S+)"
+#: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
+#: of a command in escaped JSON: a tool call's arguments).
+_WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
+#: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
+_SEP = r"(?:\s|\\[nrt])+"
+_WORD = r"(?:(?!\\[nrt])\S)+"
+
+
+def _then(program: str, flag: str) -> str:
+    """``program`` (a regex of its name), then ``flag`` further in the same command: not across
+    a line end, pipe, ``;`` or ``&``, nor the program's name again (a text of many commands
+    and no such flag is scanned once), at most 300 characters on."""
+    return rf"{_WORD_START}{program}\b(?:(?!\b{program}\b)[^\n|;&]){{0,300}}?\s{flag}"
+
+#: A line end, real or JSON-escaped; the rest of a line, up to either (or an escaped quote).
+_NL = r"(?:\r?\n|(?:\\+r)?\\+n)"
+_LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
+#: ... also before a Read's line number (``     7→``, ``cat -n``'s ``     7\t``): the next line's
+#: text; where a line begins (the text's start, a line end, a Read's arrow)
+_NL_READ = _NL + r"(?:[ \t]*+\d++(?:\u2192|\t))?+"
+_LINE_START = r"(?:\A|(?<=\n)|(?<=\\n)|(?<=\u2192))"
+
+#: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).
+_JSON_BLANK = r"(?:\s|\\[nrt])*+"
+#: A quote, also an escaped one; the flag or name inside quotes, to its closing quote.
+_Q = r"\\*[\"']"
+
+#: A command-line argument (``_ARG``) that ends at an escaped line end too (``\\n``: a
+#: file's lines inside a JSON string)
+_ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
+assert _ARG_IN_LINE != _ARG

@@ -1,0 +1,200 @@
+"""Secret forms of particular tools, as an agent's commands and their output show them (Redis,
+Windows' ``net``, secret stores' CLIs, logins that take a token, password hashing, here-strings,
+Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
+:data:`TOOL_PATTERNS`, which :mod:`otelbridge.secrets` applies among its own patterns."""
+
+from __future__ import annotations
+
+from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
+                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value)
+from .secret_patterns import Pattern
+
+#: A line's text, up to a line end, real or escaped (empty too)
+_ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
+#: A Kubernetes Secret's base64 value, or one redacted already
+_B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
+
+#: In the order they apply, after the key rules and the programs' flags of
+#: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
+TOOL_PATTERNS: tuple[Pattern, ...] = (
+    # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
+    # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x), elsewhere when X holds a
+    # digit: up to 2 words to the line's end, the last one the password (not SMTP's AUTH LOGIN)
+    Pattern.of(
+        "secret",
+        ("auth ", "auth\t"),
+        r"(?P<keep>(?:(?P<ls>" + _LINE_START + r"|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?P<p>(?i:auth))|" + _WORD_START + r"AUTH)"
+        r"[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)(?!(?i:login|plain|ok|failed|required)\b)(?(ls)|(?(p)|(?=[^\s\"'\\<>]*\d)))"
+        r"(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
+        precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
+    ),
+    # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL
+    # SETUSER NAME ... >X (a password added, <X removed), as an ACL file's user NAME on ... >X
+    Pattern.of("secret", ("requirepass", "masterauth"),
+               r"(?P<keep>" + _WORD_START + r"(?:--)?(?i:requirepass|masterauth)[ \t]+)(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE),
+    Pattern.of(
+        "secret",
+        ("setuser", "user "),
+        r"(?P<keep>(?:" + _WORD_START + r"(?i:acl[ \t]+setuser)[ \t]+\S+|" + _WORD_START + r"user[ \t]+\S+[ \t]+(?:on|off|reset)\b)"
+        r"(?:[ \t]+(?:(?![<>])\S+|[<>]\[REDACTED:\w+\]))*?[ \t]+[<>])(?!\[REDACTED:)[^\s\"'\\]+",
+        requires=((">", "<"),), passes=3,
+        precheck=r"(?i:setuser)|user[ \t]+\S+[ \t]+(?:on|off|reset)\b",
+    ),
+    # Windows: net use [X:] \\server\share X [/user:D\u] (the password before or after the
+    # options), net user NAME X [/add] (not * (a prompt), not an option)
+    Pattern.of(
+        "secret",
+        ("net use", "net user"),
+        r"(?P<keep>" + _WORD_START + r"(?i:net)[ \t]+(?:(?i:use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?"
+        r"(?:(?P<uq>\\*[\"'])\\{2,}(?:(?!(?P=uq))[^\r\n])+(?P=uq)|\\{2,}[^\s\"']+)"
+        r"|(?i:user)[ \t]+(?:/\S+[ \t]+)*(?:\\*[\"'][^\"'\r\n]+\\*[\"']|[^\s/\"'\\]+))(?:[ \t]+/\S+)*[ \t]+)"
+        r"(?![/*])(?!\[REDACTED:)" + _ARG,
+    ),
+    # every value of a command that stores secrets: vault kv put PATH K=X ..., fly secrets set
+    # K=X ..., doppler secrets set K=X (not vault's K=@file)
+    Pattern.of(
+        "secret",
+        ("kv put", "kv patch", "secrets set"),
+        r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
+        r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?"
+        r"[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])" + _ARG_IN_LINE,
+        requires=(("=",),), passes=8,
+    ),
+    # HTTPie: http [6 words at most] -a user:X, https --auth user:X (its own pattern: "http" is
+    # in every URL)
+    Pattern.of("secret", ("http",),
+               r"(?P<keep>" + _WORD_START + r"https?[ \t]++(?:[^\s|;&]++[ \t]++){0,6}?(?:-a[ \t]*+|--auth(?:[ \t]++|=))[^\s:\"'\\]+:)"
+               r"(?!\[REDACTED:)" + _ARG_IN_LINE,
+               requires=(("-a", "--auth"),), precheck=r"https?[ \t]"),
+    # ... and its (and xh's) query parameter of a secret's name: http GET URL api_key==X
+    Pattern.of("secret", ("http", "xh"),
+               r"(?P<keep>" + _WORD_START + r"(?:https?|xhs?)[ \t]++(?:[^\s|;&]++[ \t]++){0,12}?(?<![\w.-])" + _SECRET_WORD_IN
+               + r"==)(?!\[REDACTED:)" + _ARG_IN_LINE,
+               requires=(("==",),), passes=3, precheck=r"(?:https?|xhs?)[ \t]"),
+    # a token as a login's argument: cargo login X, wandb login X, ngrok [config add-]authtoken
+    # X, snyk auth X (a token's shape: 16 characters or more, a digit; not prose)
+    Pattern.of(
+        "secret",
+        ("cargo login", "wandb login", "authtoken", "snyk auth"),
+        r"(?P<keep>" + _WORD_START + r"(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth)[ \t]+"
+        r"(?P<q>\\*[\"'])?)(?!\[REDACTED:)(?=[\w.-]*\d)[\w.-]{16,}+(?(q)(?=(?P=q))|(?=[\s;&|)\"']|\\+[nrt\"']|\Z))",
+    ),
+    # aws configure's prompt and the answer typed after it: AWS Secret Access Key [****]: X
+    Pattern.of("aws_secret_key", ("secret access key [",),
+               r"(?P<keep>" + _WORD_START + r"AWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*)(?!\[REDACTED:)[^\s\"'\\]+"),
+    # session cookies by their names: JSESSIONID=X, PHPSESSID: X, {'sessionid': 'X'},
+    # ASP.NET_SessionId, connect.sid, laravel_session, Rails' _app_session
+    Pattern.of("secret", ("sessid", "sessionid", "connect.sid", "_session"),
+               _key_value(r"(?:(?<![\w.-])|(?<=\\[nrt]))(?:JSESSIONID|PHPSESSID|ASPSESSIONID\w*|ASP\.NET_SessionId|connect\.sid"
+                          r"|laravel_session|sessionid|_[a-z0-9]+_session)(?![\w.-])"),
+               requires=((":", "="),)),
+    # minio's mc alias set NAME URL ACCESS_KEY X (also mc config host add)
+    Pattern.of("secret", ("mc alias", "mc config"),
+               r"(?P<keep>" + _WORD_START + r"mc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+)(?!-)(?!\[REDACTED:)"
+               + _ARG_IN_LINE),
+    # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
+    # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
+    # <<< X, sudo -S ... <<< X, docker login --password-stdin <<< X, gh auth --with-token <<< X
+    Pattern.of(
+        "secret",
+        ("passwd", "<<<"),
+        r"(?P<keep>(?:" + _WORD_START + r"openssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
+        r"|" + _WORD_START + r"mkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
+        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b)"
+        r"[^\n|;&<]{0,200}?<<<[ \t]*))"
+        r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
+    ),
+    # a database's password as a connect call's third argument: mysql_connect/mysqli/PDO(host
+    # or DSN, user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X)
+    Pattern.of(
+        "secret",
+        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize("),
+        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
+        r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
+    ),
+    # ODBC's Pwd={X} (braces let a password hold ; and =)
+    Pattern.of("secret", ("pwd={", "password={"),
+               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\[REDACTED:)[^}\r\n]+(?=\})"),
+    # user:X made into a Basic credential: btoa('u:X'), Buffer.from('u:X'), b64encode(b'u:X'),
+    # echo -n 'u:X' | base64
+    Pattern.of(
+        "secret",
+        ("btoa(", "buffer.from(", "b64encode(", "base64"),
+        r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])"
+        r"|" + _WORD_START + r"echo[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
+        r"(?![\w.-]*://)[^\s:\"'`\\$]{1,64}:)(?!\[REDACTED:)[^\s\"'`\\]+"
+        r"(?=(?(q)(?P=q)|(?P=eq)[ \t]*\|[ \t]*base64\b))",
+    ),
+    # pulumi config set --secret NAME X (or --secret after): the value (the name is the flag's)
+    Pattern.of(
+        "secret",
+        ("pulumi config set",),
+        r"(?P<keep>" + _WORD_START + r"pulumi\s+config\s+set\b(?=[^\n|;&]*\s--secret\b)(?:\s+-\S+)*\s+"
+        r"(?:\[REDACTED:\w+\]|[^\s-]\S*)\s+)"
+        r"(?!-)(?!\[REDACTED:)" + _ARG_IN_LINE,
+    ),
+    # a wallet's recovery phrase after its name: mnemonic: w1 ... w12, SEED_PHRASE="w1 ... w24"
+    # (12 to 24 words of 3 to 8 lower-case letters, as BIP-39's)
+    Pattern.of("secret", ("mnemonic", "phrase"),
+               r"(?P<keep>(?<![\w.-])(?i:mnemonic|(?:seed|recovery|secret)[_ .-]?phrase)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)"
+               r"(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}\b"),
+    # Go's MySQL DSN: user:X@tcp(host:port)/db, user:X@unix(/path)/db
+    Pattern.of("url_credentials", ("@tcp(", "@unix("),
+               r"(?P<keep>(?<![\w.:/@-])[\w.-]+:)(?!\[REDACTED:)[^\s@/\"'\\]+(?=@(?:tcp|unix)\()"),
+    # Oracle's user/X@db: sqlplus, expdp/impdp, sqlldr, rman target=, dgmgrl (not / as sysdba)
+    Pattern.of("secret", ("sqlplus", "expdp", "impdp", "sqlldr", "rman", "dgmgrl"),
+               r"(?P<keep>" + _WORD_START + r"(?:sqlplus|expdp|impdp|sqlldr|rman|dgmgrl)\b(?:\s+-\w+)*\s+"
+               r"(?:(?i:userid|target)=)?[\w$#.]+/)"
+               r"(?!\[REDACTED:)(?![/\s])[^\s@/\"'\\]+"),
+    # a crypt(3) password hash: /etc/shadow, .htpasswd, a seed file ($6$salt$hash, $2b$12$...)
+    Pattern.of("password_hash", ("$1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "$y$", "$gy$", "$7$", "$apr1$", "$argon2"),
+               r"(?<![\w$])\$(?:1|2[abxy]|5|6|y|gy|7|apr1|argon2(?:id|i|d))\$[./\w$=,+-]{16,}"),
+    # a Netscape cookie file's line (curl -c, wget --save-cookies): the value after its name
+    Pattern.of("secret", ("true", "false"),
+               r"(?P<keep>(?:TRUE|FALSE)(?:\t|\\t)[^\t\r\n\\]*(?:\t|\\t)(?:TRUE|FALSE)(?:\t|\\t)\d+(?:\t|\\t)"
+               r"[^\t\r\n\\]+(?:\t|\\t))(?!\[REDACTED:)[^\t\r\n\\]+",
+               requires=(("\t", "\\t"),), precheck=r"(?:TRUE|FALSE)(?:\t|\\t)"),
+    # Wi-Fi passphrases: wpa_supplicant's psk="X", ifupdown's wpa-psk X, wpa_passphrase SSID X
+    Pattern.of("secret", ("psk",), _key_value(r"(?:(?<![\w.-])|(?<=\\[nrt]))(?:wpa-|wifi-sec\.)?psk"), requires=(("=", ":"),)),
+    Pattern.of("secret", ("wpa-psk", "wpa_passphrase"),
+               r"(?P<keep>(?:(?:(?<![\w.-])|(?<=\\[nrt]))wpa-psk"
+               r"|\bwpa_passphrase[ \t]+(?:'[^'\r\n]*'|(?P<sq>\\*\")[^\"\r\n]*(?P=sq)|[^\s\"']+))[ \t]+)"
+               r"(?!\[REDACTED:)" + _ARG_IN_LINE),
+    # a Kubernetes Secret's values whatever their names, as kubectl get secret -o yaml/json shows
+    # them (data: before kind: Secret, at most 100 lines on) ...
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        r"(?=[ \t]*(?:" + _NL_READ + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL_READ
+        + r"kind:[ \t]*Secret\b)",
+        requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)kind:[ \t]*Secret\b",
+    ),
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>(?P<q>\\*\")[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        r"(?=(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+        + r"(?P=q)" + _B64_OR_MARK + r"(?P=q)){0,100}+" + _JSON_BLANK + r"\}" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P=q)kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q))",
+        requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
+    ),
+    # ... and as a manifest writes them (kind: Secret, then data: or stringData: within 40
+    # lines of the same document): one value a pass, to its line's end or closing quote; a
+    # block scalar's lines one by one
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>" + _LINE_START + r"kind:[ \t]*Secret[ \t]*(?:" + _NL_READ + r"(?!---|kind:)" + _ANY_LINE + r"){0,40}?"
+        + _NL_READ + r"(?:stringData|data):[ \t]*(?:" + _NL_READ + r"[ \t]+" + _ANY_LINE + r")*?" + _NL_READ
+        + r"[ \t]++(?:[\w.-]+:[ \t]+|(?![\w.-]+:)))(?!\[REDACTED:)(?![|>][-+0-9]*[ \t]*(?:$|" + _NL + r"))"
+        r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
+        requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n|\u2192)kind:[ \t]*Secret\b", passes=30,
+    ),
+    # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
+    # that has a "kty": base64url of 16 characters or more
+    Pattern.of("private_key", ("kty",),
+               r"(?P<keep>(?P<q>\\*\")(?:d|p|q|dp|dq|qi|k)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
+               r"(?!\[REDACTED:)[A-Za-z0-9_-]{16,}+(?=(?P=q))",
+               requires=(("kty",),)),
+)
