@@ -307,7 +307,8 @@ class Collector:
 
     def _account(self, totals: Totals, row: Row) -> None:
         key = (row.trace_id, row.span_id)
-        covered = self._covered.pop(key, False) is None
+        # a model call's usage is its own: the sub-agents its tools ran count theirs apart
+        covered = self._covered.pop(key, False) is None and row.kind != "chat"
         usage = row.input_tokens is not None or row.output_tokens is not None
         conv = (row.trace_id, row.conversation)
         if row.authority:

@@ -170,3 +170,34 @@ def test_workflow_tokens_are_the_workflows_own_totals_kept_apart_from_input_and_
     (head,) = [l for l in text.splitlines() if l.startswith("invoke_workflow ") and " · " in l]
     assert head.endswith(f" · {want:,} tokens") or f" · {want:,} tokens · " in head
     assert f"{want:,} workflow tokens (input and output together)" in text
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name,cut", [("task-tool-2.1.6.jsonl", 70), ("subagent-explore-2.1.178.jsonl", 20)])
+def test_a_run_cut_off_with_its_sub_agents_counts_every_model_call_once(name, cut, tmp_path):
+    """A CI job killed while the top-level call that ran sub-agents was open: that call ends at
+    the end of input, after its tools and sub-agents. The totals used to leave it out (its
+    tools' sub-agents "covered" it), and the session carried no usage. Now the totals, the job
+    outputs and the session row are every model call's, counted once."""
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"".join((CC / name).read_bytes().splitlines(keepends=True)[:cut]))
+    last: dict[str, dict] = {}
+    for d in docs(path):
+        if d.get("type") == "assistant" and d["message"].get("usage"):
+            usage = d["message"]["usage"]
+            prev = last.get(d["message"]["id"])
+            last[d["message"]["id"]] = usage if prev is None or usage["output_tokens"] >= prev["output_tokens"] else prev
+    assert not any(d.get("type") == "result" for d in docs(path))
+    want_in = sum(u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+                  for u in last.values())
+    want_out = sum(u["output_tokens"] for u in last.values())
+    out = tmp_path / "out"
+    report, _ = run(path, env={"GITHUB_OUTPUT": str(out)})
+    rows = [r for t in report.collector.traces.values() for r in t.rows]
+    assert sum(1 for r in rows if r.kind == "agent") >= 1  # a sub-agent ran
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == (want_in, want_out)
+    (session,) = [r for r in rows if r.kind == "session"]
+    assert (session.input_tokens, session.output_tokens) == (want_in, want_out)
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == (want_in, want_out)

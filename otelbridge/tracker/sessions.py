@@ -486,14 +486,13 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
 
     @staticmethod
     def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:
-        """A turn without a result (cut off) carries what its model calls reported, and the
-        session adds it to its results' (a session with ``modelUsage`` counts those calls
-        already: :attr:`Session.tail`)."""
+        """A turn without a result (cut off) carries what its model calls reported; a session
+        with results adds it to theirs (a session with ``modelUsage`` counts those calls
+        already, and a session without a result counts every call: :attr:`Session.tail`)."""
         if turn.calls_usage.has_tokens():
             usage_attrs(rec.attributes, turn.calls_usage)
-            if s.usage is None:
-                s.usage = Usage()
-            s.usage.add(turn.calls_usage)
+            if s.usage is not None:
+                s.usage.add(turn.calls_usage)
 
     def _session_record(self, s: Session, end: int, incomplete: bool) -> SpanRecord:
         name = s.agent_name or DEFAULT_AGENT
@@ -515,6 +514,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                     ev_attrs["cost_usd"] = usage.cost_usd
                 events.append(SpanEvent("model_usage", s.result_ns or end, ev_attrs))
         total = s.usage
+        if total is None and s.model_total is None and s.tail.has_tokens():
+            total = s.tail  # no result (cut off): every model call, sub-agents' included
         if s.model_total is not None:
             total = Usage()
             total.add(s.model_total)
