@@ -58,6 +58,10 @@ from .stats import EXPORTER_NONE, NO_USABLE_EXPORTER, Stats
 log = logging.getLogger("otelbridge")
 
 
+#: The least a local exporter (file, console) is given at shutdown, in seconds.
+LOCAL_FLUSH_S = 1.0
+
+
 class CountingExporter(SpanExporter):
     """Delegates to ``inner`` and counts spans whose export was confirmed (``exported``) or
     failed (``failed``). Exceptions from ``inner`` are caught and counted as failures."""
@@ -65,9 +69,11 @@ class CountingExporter(SpanExporter):
     #: An export running longer than this (seconds) marks the exporter as stuck.
     STUCK_S = 1.0
 
-    def __init__(self, inner: SpanExporter, label: str) -> None:
+    def __init__(self, inner: SpanExporter, label: str, local: bool = False) -> None:
         self.inner = inner
         self.label = label
+        #: it writes here (a file, stderr): no collector to wait for
+        self.local = local
         self.exported = 0
         self.failed = 0
         self._lock = threading.Lock()
@@ -368,9 +374,9 @@ class Exporters:
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(
                 out=sys.stderr, formatter=lambda span: inert_in_logs(span.to_json() + os.linesep)),
-                "console")
+                "console", local=True)
         if name == "file":
-            return CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output)
+            return CountingExporter(OtlpJsonFileExporter(cfg.output), cfg.output, local=True)
         raise ValueError(f"unknown exporter {name!r}")
 
     def pace(self, deadline: Deadline | None = None, limit_s: float = 0.2,
@@ -437,7 +443,12 @@ class Exporters:
             done.set()
 
         threading.Thread(target=_run, name="otelbridge-shutdown", daemon=True).start()
-        done.wait(deadline.remaining())
+        wait = deadline.remaining()
+        if any(p.exporter.local for p in self.paths):
+            # a file or stderr needs no collector: it writes what was built, also with
+            # --flush-timeout 0 (a file holding spans the counts call dropped misleads)
+            wait = max(wait, LOCAL_FLUSH_S)
+        done.wait(wait)
         ended = self.counter.ended
         if not self.paths:  # sampled spans handed to no exporter: there is none
             self.stats.spans_exported = self.stats.spans_dropped = 0

@@ -146,3 +146,22 @@ def test_a_fifo_nobody_reads_is_said_not_waited_for(tmp_path):
     err = proc.stderr.decode()
     assert err.count("a FIFO nobody reads") == 3, err
     assert "did not finish in time" not in err
+
+
+def test_flush_timeout_0_still_writes_the_file_and_counts_it(tmp_path):
+    """--flush-timeout 0 means no collector to wait for; a file needs none. The file held all
+    spans while the counts said some dropped (read at the deadline, before the writer ended),
+    and --fail-on-export-error then failed the job. A local exporter gets its second: the file
+    and the counts agree, every span exported."""
+    out, stats_path = tmp_path / "spans.jsonl", tmp_path / "stats.json"
+    session = EXAMPLES / "claude-code-session.jsonl"
+    proc = run_bridge(["--flush-timeout", "0", "--fail-on-export-error", "--exporter", "file",
+                       "--output", str(out), "--stats-json", str(stats_path), "--",
+                       "sh", "-c", f'cat "{session}"; exec >&-; sleep 1'], env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == session.read_bytes()
+    written = sum(len(ss["spans"]) for line in out.read_text().splitlines()
+                  for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"])
+    stats = json.loads(stats_path.read_text())
+    assert written == stats["spans_exported"] == stats["spans_started"] > 0
+    assert stats["spans_dropped"] == 0
