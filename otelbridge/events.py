@@ -408,6 +408,8 @@ class TurnResult(Event):
     duration_api_ms: int | None = None
     stop_reason: str | None = None
     terminal_reason: str | None = None
+    #: ``origin.kind``: what started the turn (``task-notification``: a background task woke it)
+    origin: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
     model_usage: dict[str, Usage] = msgspec.field(default_factory=dict)

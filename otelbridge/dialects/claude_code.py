@@ -280,6 +280,7 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         duration_api_ms=as_int(doc.get("duration_api_ms")),
         stop_reason=as_str(doc.get("stop_reason")),
         terminal_reason=as_str(doc.get("terminal_reason")),
+        origin=as_str(origin.get("kind")) if isinstance(origin := doc.get("origin"), dict) else None,
         total_cost_usd=float(cost)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost
         else None,

@@ -326,15 +326,15 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end = start + duration if duration is not None else (turn.closed_ns or turn.last_ns)
         else:
             start, end = turn.start_ns, now
-            if duration is not None and (ev.ts_ns is not None or not turn.after_clock):
-                # it lasted duration_ms to a result dated by its own timestamp (the CLI counts
-                # from before it prints its init), or it was dated by the first timestamp,
-                # which came after it began
+            woken = ev.origin == "task-notification" and ev.ts_ns is None and turn.after_clock
+            if duration is not None and not woken:
+                # it lasted duration_ms to its result (the CLI counts from when it took the
+                # prompt, which may be before it printed its init, or queued)
                 start = min(start, now - duration)
             elif duration is not None:
-                # both its start and the result's time are the stream clock, which bounds them
-                # from below and may stand still (as while a background task woke this turn):
-                # it ran duration_ms from its start, never before the lines that opened it
+                # a background task woke it: it began when it opened, after that task ended;
+                # the result's time is the stream clock, a lower bound that stands still while
+                # nothing carries a timestamp: it ran duration_ms from its start
                 end = max(end, start + duration)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_output(s, turn, ev.usage)

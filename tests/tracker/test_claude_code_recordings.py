@@ -4,6 +4,8 @@ the tree SPAN-MODEL.md describes ("Turns", "Tasks", "Model calls that never reac
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.tracker.recording import CLAUDE, MS, RECORDINGS, WALL, Run, iso_ns, lines
@@ -360,9 +362,10 @@ def test_a_turns_cost_is_the_difference_without_float_noise():
 @needs_fixtures
 def test_turns_without_timestamps_on_their_results_follow_one_another():
     """workflow-probe: neither result carries a timestamp, and the stream clock stands still
-    while the workflow's notification wakes turn 2. Each turn lasts its duration_ms from its
-    start; turn 2 begins after turn 1 ended and after the workflow that woke it ended (it was
-    pulled back 349 ms into turn 1 and 1.59 s before that workflow's end)."""
+    while the workflow's notification wakes turn 2 (its result says origin task-notification).
+    Each turn lasts its duration_ms; the woken turn from when it opened, so it begins after
+    turn 1 ended and after the workflow that woke it ended (it was pulled back 349 ms into turn
+    1 and 1.59 s before that workflow's end). Turn 1, a prompt's, is pulled back as before."""
     path = CLAUDE / "workflow-probe-2.1.206.jsonl"
     L = lines(path)
     results = [n for n, l in L.items() if l.get("type") == "result"]
@@ -373,7 +376,7 @@ def test_turns_without_timestamps_on_their_results_follow_one_another():
     assert t1.end_ns - t1.start_ns == L[results[0]]["duration_ms"] * MS
     assert t2.end_ns - t2.start_ns == L[results[1]]["duration_ms"] * MS
     assert t1.end_ns <= t2.start_ns and workflow.end_ns <= t2.start_ns
-    assert t1.start_ns == iso_ns(L[1]["timestamp"])
+    assert L[results[1]]["origin"]["kind"] == "task-notification" and "origin" not in L[results[0]]
 
 
 @needs_fixtures
@@ -435,3 +438,38 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
                                 "informational.prevent_continuation": True}
     assert not any("BLOCKME" in str(v) for r in run.records for v in r.attributes.values())
     assert not any("BLOCKME" in str(v) for e in session.events for v in e.attributes.values())
+
+
+def test_a_prompts_turn_without_result_timestamp_ends_at_the_result_and_never_past_the_next_turn(tmp_path):
+    """A turn a prompt opened (no origin) whose result has no timestamp and a duration_ms longer
+    than its lines show (the CLI counts from when it took the prompt, maybe queued): it ends
+    at the result's time and starts duration_ms before, as the contract says. Extended to its
+    start + duration_ms it ran 58 s into the turn after it, and into the future live."""
+    def line(doc: dict) -> str:
+        return json.dumps({"session_id": "s", **doc}) + "\n"
+
+    init = {"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.280"}
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    path = tmp_path / "queued.jsonl"
+    path.write_text("".join([
+        line(init),
+        line({"type": "user", "message": {"role": "user", "content": "go"}, "timestamp": "2026-06-01T12:00:00Z"}),
+        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage},
+              "timestamp": "2026-06-01T12:00:01Z"}),
+        line({"type": "result", "subtype": "success", "duration_ms": 1500, "usage": usage}),
+        line(init),
+        line({"type": "user", "message": {"role": "user", "content": "again"}, "timestamp": "2026-06-01T12:00:02Z"}),
+        line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [], "usage": usage},
+              "timestamp": "2026-06-01T12:00:03Z"}),
+        line({"type": "result", "subtype": "success", "duration_ms": 60000, "usage": usage}),
+        line(init),
+        line({"type": "user", "message": {"role": "user", "content": "more"}, "timestamp": "2026-06-01T12:00:04Z"}),
+        line({"type": "assistant", "message": {"id": "m3", "model": "m", "content": [], "usage": usage},
+              "timestamp": "2026-06-01T12:00:05Z"}),
+        line({"type": "result", "subtype": "success", "duration_ms": 1000, "usage": usage}),
+    ]))
+    run = Run(path)
+    t2, t3 = run.one("turn 2"), run.one("turn 3")
+    at = iso_ns("2026-06-01T12:00:03Z")  # the stream clock when turn 2's result came
+    assert (t2.start_ns, t2.end_ns) == (at - 60_000 * MS, at)
+    assert t2.end_ns <= t3.start_ns
