@@ -237,9 +237,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
 
     def _on_started(self, s: Session, ev: SessionStarted, now: int) -> None:
         if s.turn is not None:  # the next turn begins before this one's result came
-            n = s.turn.n  # its model calls are done; its tools may still get their results
-            for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == n]:
-                self._emit_chat(s, chat)
+            # its model calls are done (the next call is not theirs to end): they end with its
+            # result, which may settle their usage; its tools may still get their results
+            current = s.scope_chat.get(None)
+            if current in s.chats and s.chats[current].turn_n == s.turn.n:
+                del s.scope_chat[None]
             s.turn.closed_ns = now
             s.waiting.append(s.turn)
             s.turn = None

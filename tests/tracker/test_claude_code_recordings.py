@@ -473,3 +473,35 @@ def test_a_prompts_turn_without_result_timestamp_ends_at_the_result_and_never_pa
     at = iso_ns("2026-06-01T12:00:03Z")  # the stream clock when turn 2's result came
     assert (t2.start_ns, t2.end_ns) == (at - 60_000 * MS, at)
     assert t2.end_ns <= t3.start_ns
+
+
+def test_a_deferred_results_one_call_takes_its_output_tokens_too(tmp_path):
+    """Both results at the end (the phased recording's shape): turn 1 was closed by the next
+    init before its result came. Its one call was ended then, keeping its first line's
+    snapshot (3 of 997 output tokens); it now ends with its turn's result, which settles it."""
+    def line(doc: dict) -> str:
+        return json.dumps({"session_id": "s", **doc}) + "\n"
+
+    init = {"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.280"}
+    path = tmp_path / "deferred.jsonl"
+    path.write_text("".join([
+        line(init),
+        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [],
+                                               "usage": {"input_tokens": 10, "output_tokens": 3}},
+              "timestamp": "2026-06-01T12:00:01Z"}),
+        line(init),
+        line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [],
+                                               "usage": {"input_tokens": 20, "output_tokens": 2}},
+              "timestamp": "2026-06-01T12:00:03Z"}),
+        line({"type": "result", "subtype": "success", "duration_ms": 1500, "result_index": 0,
+              "usage": {"input_tokens": 10, "output_tokens": 997}}),
+        line({"type": "result", "subtype": "success", "duration_ms": 1000, "result_index": 1,
+              "usage": {"input_tokens": 20, "output_tokens": 50}}),
+    ]))
+    run = Run(path)
+    for name, mid, out in (("turn 1", "m1", 997), ("turn 2", "m2", 50)):
+        turn = run.one(name)
+        (chat,) = run.attr("gen_ai.response.id", mid)
+        assert chat.parent_span_id == turn.span_id
+        assert chat.attributes["gen_ai.usage.output_tokens"] == turn.attributes["gen_ai.usage.output_tokens"] == out
+        assert turn.start_ns <= chat.start_ns <= chat.end_ns <= turn.end_ns
