@@ -334,10 +334,15 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 # prompt, which may be before it printed its init, or queued)
                 start = min(start, now - duration)
             elif duration is not None:
-                # a background task woke it: it began when it opened, after that task ended;
-                # the result's time is the stream clock, a lower bound that stands still while
-                # nothing carries a timestamp: it ran duration_ms from its start
+                # a background task woke it: it began when it opened (after that task ended)
+                # or, when the stream clock went on since, duration_ms before the result; the
+                # result's time is that clock, a lower bound that stands still while nothing
+                # carries a timestamp: it ran duration_ms from its start
+                start = max(start, now - duration)
                 end = max(end, start + duration)
+                for chat in s.chats.values():  # its calls were asked for within it
+                    if chat.owner is None and chat.turn_n == turn.n:
+                        chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_output(s, turn, ev.usage)
         if ev.is_error:

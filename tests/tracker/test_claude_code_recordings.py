@@ -505,3 +505,24 @@ def test_a_deferred_results_one_call_takes_its_output_tokens_too(tmp_path):
         assert chat.parent_span_id == turn.span_id
         assert chat.attributes["gen_ai.usage.output_tokens"] == turn.attributes["gen_ai.usage.output_tokens"] == out
         assert turn.start_ns <= chat.start_ns <= chat.end_ns <= turn.end_ns
+
+
+@needs_fixtures
+def test_a_woken_turn_is_its_duration_long_when_the_clock_went_on_after_it_opened(tmp_path):
+    """bg-bash-wake without the task's end_time: turn 2 opens at the stream clock of 03.130 s
+    (nothing in between carries a time) and its lines come 20 s later. It lasted its 1995 ms
+    up to its result, not from 03.130: the turn and its call do not show the background
+    sleep as the model's time."""
+    L = lines(WAKE)
+    docs = [json.loads(raw) for raw in WAKE.read_bytes().splitlines()]
+    for d in docs:
+        if d.get("subtype") == "task_updated":
+            d.get("patch", {}).pop("end_time", None)
+    path = tmp_path / "no-end-time.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    run = Run(path)
+    t2 = run.one("turn 2")
+    (chat,) = [r for r in run.records if r.name.startswith("chat ") and r.parent_span_id == t2.span_id]
+    assert t2.end_ns == iso_ns(L[16]["timestamp"])
+    assert t2.end_ns - t2.start_ns == L[17]["duration_ms"] * MS
+    assert t2.start_ns <= chat.start_ns <= chat.end_ns <= t2.end_ns
