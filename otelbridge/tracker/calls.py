@@ -198,14 +198,18 @@ class CallsMixin:
     def _settle_output(s: Session, turn: Turn, usage: Usage | None) -> None:
         """A turn whose one top-level model call is still open when its result comes: the call
         takes the result's ``output_tokens`` (``usage``), which its own lines give only as a
-        snapshot taken at their start. Several calls share the count in ways the stream does not
-        show, so theirs stay as their lines said."""
+        snapshot taken at their start, and its input counts when its lines gave none (milk's).
+        Several calls share the counts in ways the stream does not show, so theirs stay as
+        their lines said."""
         if usage is None or usage.output_tokens is None or turn.calls:
             return
         mine = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n]
         if len(mine) == 1 and not mine[0].final:
             chat = mine[0]
             chat.usage.output_tokens = max(chat.usage.output_tokens or 0, usage.output_tokens)
+            if chat.usage.input_tokens is None:  # its lines gave none (milk's carry no usage)
+                chat.usage.input_tokens, chat.usage.anthropic = usage.input_tokens, usage.anthropic
+                chat.usage.cache_read, chat.usage.cache_creation = usage.cache_read, usage.cache_creation
 
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)

@@ -526,3 +526,15 @@ def test_a_woken_turn_is_its_duration_long_when_the_clock_went_on_after_it_opene
     assert t2.end_ns == iso_ns(L[16]["timestamp"])
     assert t2.end_ns - t2.start_ns == L[17]["duration_ms"] * MS
     assert t2.start_ns <= chat.start_ns <= chat.end_ns <= t2.end_ns
+
+
+@needs_fixtures
+def test_a_milk_turns_one_call_takes_its_results_counts():
+    """milk's assistant lines carry no usage: the one call of basic_turn had the result's
+    output tokens and no input (a half of the counts); it takes both from its turn's result."""
+    path = CLAUDE.parent / "milk" / "basic_turn.jsonl"
+    run = Run(path)
+    turn = run.one("turn 1")
+    (chat,) = [r for r in run.records if r.name.startswith("chat ")]
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"):
+        assert chat.attributes[key] == turn.attributes[key] > 0
