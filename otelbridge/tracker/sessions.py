@@ -328,7 +328,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end = start + duration if duration is not None else (turn.closed_ns or turn.last_ns)
         else:
             start, end = turn.start_ns, now
-            woken = ev.origin == "task-notification" and ev.ts_ns is None and turn.after_clock
+            # woken: by a background task's notification (Claude Code: the result's origin), or
+            # a Caudra run that started by itself (``turn_start`` ``automatic``)
+            woken = (ev.origin == "task-notification" or (
+                turn.started is not None and turn.started.automatic is True)) \
+                and ev.ts_ns is None and turn.after_clock
             if duration is not None and not woken:
                 # it lasted duration_ms to its result (the CLI counts from when it took the
                 # prompt, which may be before it printed its init, or queued)

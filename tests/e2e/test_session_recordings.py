@@ -331,6 +331,11 @@ def test_caudra_turn_start_and_result_run():
         assert turn.attributes["turn.automation_events.count"] == len(start["automation_events"])
         assert turn.attributes["result.run_id"] == str(res["run"]["run_id"])
         assert turn.attributes["result.background_active"] == res["background_active"]
+    # run 2 started by itself (automatic: its task's events woke it): it lasts its duration_ms
+    # from where it opened, after run 1 ended, not pulled back inside run 1
+    assert starts[1]["automatic"] is True and "timestamp" not in results[1]
+    assert turns[0].end_ns <= turns[1].start_ns
+    assert turns[1].end_ns - turns[1].start_ns == results[1]["duration_ms"] * 1_000_000
 
 
 PHASED = FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl"
