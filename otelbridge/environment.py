@@ -268,9 +268,9 @@ def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) ->
         return []
     from .redact import endpoint as printable
 
-    shown = printable(value.strip())[:80]
-    return [f"{where}{shown!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
-            f"is not true); for a plaintext collector use http://{shown} or set "
+    target = printable(value.strip())[:80]
+    return [f"{where}{target!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
+            f"is not true); for a plaintext collector use http://{target} or set "
             "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
 
 

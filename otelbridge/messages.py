@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import select
 import sys
+from collections.abc import Iterator
 
 from .escape import one_line
 
@@ -40,3 +43,17 @@ def _room(stream) -> bool:  # type: ignore[no-untyped-def]
         return bool(select.select([], [fd], [], ROOM_WAIT_S)[1])
     except (OSError, ValueError):
         return True
+
+
+@contextlib.contextmanager
+def silenced(*loggers: str) -> Iterator[None]:
+    """The library ``loggers`` off for the duration: where we say a value's problem ourselves,
+    in one line that names the variable, instead of their warnings, which quote the value."""
+    quiet = [logging.getLogger(name) for name in loggers]
+    for logger in quiet:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger in quiet:
+            logger.disabled = False

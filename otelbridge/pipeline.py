@@ -23,7 +23,7 @@ from .deadline import Deadline
 from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
-from .messages import say
+from .messages import say, silenced
 from .stats import Stats, counts_and_exit_code
 from .tracker import Context, Parent, SpanRef, Tracker
 
@@ -117,15 +117,8 @@ def parse_traceparent(cfg: Config):
     carrier = {"traceparent": cfg.traceparent}
     if cfg.tracestate:
         carrier["tracestate"] = cfg.tracestate
-    # the SDK's own warnings would show the values and not what follows: said here instead
-    quiet = [logging.getLogger(name) for name in _CARRIER_LOGGERS]
-    for logger in quiet:
-        logger.disabled = True
-    try:
+    with silenced(*_CARRIER_LOGGERS):  # said below, with what follows
         ctx = TraceContextTextMapPropagator().extract(carrier)
-    finally:
-        for logger in quiet:
-            logger.disabled = False
     span_ctx = trace.get_current_span(ctx).get_span_context()
     if not span_ctx.is_valid:
         say("TRACEPARENT is not a valid W3C traceparent; ignoring it")

@@ -4,13 +4,13 @@ its environment; ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` win over
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 
 from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
 
 from . import __version__, redact
+from .messages import silenced
 
 
 def _github(env: Mapping[str, str]) -> dict[str, str | None]:
@@ -106,17 +106,11 @@ def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     :class:`HashOnceResource`."""
     # the SDK warns about each item of OTEL_RESOURCE_ATTRIBUTES it skips, quoting it, at each
     # read: said once at start instead (environment.check_resource_attributes)
-    quiet = [logging.getLogger(name) for name in ("opentelemetry.sdk.resources", "opentelemetry.attributes")]
-    for logger in quiet:
-        logger.disabled = True
-    try:
+    with silenced("opentelemetry.sdk.resources", "opentelemetry.attributes"):
         resource = Resource.create({"telemetry.distro.name": "otelbridge",
                                     "telemetry.distro.version": __version__,
                                     **ci_resource_attributes(env)})
         resource = resource.merge(OTELResourceDetector().detect())
-    finally:
-        for logger in quiet:
-            logger.disabled = False
     name = resource.attributes.get(SERVICE_NAME)
     if not name or str(name).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))

@@ -126,6 +126,7 @@ class _EntryCache:
 # constraints below are exactly the ranges ``as_int``/``ms_to_ns``/``as_str`` accept unchanged.
 _Count = Annotated[int, msgspec.Meta(ge=0, le=2**62)] | None
 _Epoch = Annotated[int, msgspec.Meta(ge=MIN_EPOCH_MS, le=MAX_EPOCH_MS)] | None
+_Duration = Annotated[int, msgspec.Meta(ge=0, le=MAX_DURATION_MS)] | None
 _Text = Annotated[str, msgspec.Meta(max_length=MAX_HELD_CHARS)] | None
 _Name = _Text
 
@@ -146,7 +147,7 @@ class _Agent(msgspec.Struct, tag_field="type", tag="workflow_agent", gc=False):
     queuedAt: _Epoch = None
     endedAt: _Epoch = None
     lastProgressAt: _Epoch = None
-    durationMs: Annotated[int, msgspec.Meta(ge=0, le=MAX_DURATION_MS)] | None = None
+    durationMs: _Duration = None
     tokens: _Count = None
     toolCalls: _Count = None
     attempt: _Count = None

@@ -135,9 +135,8 @@ class DecoderFeed:
             return None
         if pid == 0:  # the decoding process: never returns
             # the tee decides on SIGINT/SIGTERM and tells it (a terminal's Ctrl-C reaches both)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            for signum in HANDLED_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
             code = EXIT_SOFTWARE
             try:
