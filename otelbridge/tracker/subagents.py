@@ -37,6 +37,8 @@ TITLED_TASK_TYPES = AGENT_TASK_TYPES | {"local_workflow"}
 #: included, is content)
 _EXIT_CODE = re.compile(r"exit code (\d{1,5})\b")
 NO_TOOL_RESULT = "no tool_result at end of input"
+#: The statuses of a task that ended (Claude Code's ``task_updated`` / ``task_notification``).
+ENDED_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})
 NO_TERMINAL = "no terminal state at end of input"
 
 
@@ -347,7 +349,9 @@ class SubagentsMixin:
             end_ns=max(end, start),
             attributes=attrs,
         )
-        if eof:
+        # a task_updated that said it ended is its terminal state, also when the stream ends
+        # before its notification
+        if eof and task.status not in ENDED_STATUSES:
             rec.error, rec.error_type = NO_TERMINAL, "incomplete"
         elif task.status == "failed":
             rec.error, rec.error_type = self._failure(summary), "task_failed"

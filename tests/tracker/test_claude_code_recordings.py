@@ -538,3 +538,16 @@ def test_a_milk_turns_one_call_takes_its_results_counts():
     (chat,) = [r for r in run.records if r.name.startswith("chat ")]
     for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"):
         assert chat.attributes[key] == turn.attributes[key] > 0
+
+
+@needs_fixtures
+def test_a_task_updated_completed_ends_the_task_when_the_stream_stops_before_its_notification(tmp_path):
+    """bg-bash-wake cut after line 12 (a job killed then): the task_updated says completed, with
+    its end_time; only the notification is missing. The task is not ERROR 'no terminal state'."""
+    L = lines(WAKE)
+    assert L[12]["subtype"] == "task_updated" and L[12]["patch"]["status"] == "completed"
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(WAKE.read_bytes().splitlines(keepends=True)[:12]))
+    (task,) = [r for r in Run(cut).records if r.name == "task local_bash"]
+    assert task.error is None and task.attributes["task.status"] == "completed"
+    assert task.end_ns == L[12]["patch"]["end_time"] * MS
