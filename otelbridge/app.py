@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .config import Config
 from .deadline import Deadline
 from .messages import say
-from .modes import install_loop
+from .modes.loop import install_loop
 from .source import EARLY_SIGNALS, HANDLED_SIGNALS, REASON_DOWNSTREAM_CLOSED, interrupted_by, pipe
 from .source.child import ChildError, exit_status, spawn
 from .stats import Stats

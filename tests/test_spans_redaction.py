@@ -133,6 +133,46 @@ def test_run_span_name_is_the_basename_of_the_redacted_command(path):
     assert span.attributes["process.command"] == "/opt/[REDACTED:private_key]/bin/claude"
 
 
+class CountingRedactor(redact.Redactor):
+    """Counts the strings it scans (each distinct one once, through the memo)."""
+
+    scanned: list[str]
+
+    def redact(self, text: str) -> str:
+        self.scanned.append(text)
+        return super().redact(text)
+
+
+@pytest.mark.parametrize("label,expected", [
+    ("deploy " + GHP, "invoke_agent deploy [REDACTED:github_token]"),
+    ("  review the diff ", "invoke_agent review the diff"),
+])
+def test_agent_span_name_is_its_redacted_agent_name_scanned_once(path, label, expected):
+    rec = raw_record("invoke_agent " + label.strip(), **{"gen_ai.agent.name": label})
+    safe = CountingRedactor.build()
+    safe.scanned = []
+    span = build(rec, safe, path)
+    assert span.name == expected
+    assert span.attributes["gen_ai.agent.name"].strip() == expected.removeprefix("invoke_agent ")
+    assert safe.scanned.count(label) == 1  # the name's subject is that value: scanned once
+    assert not [t for t in safe.scanned if t.startswith("invoke_agent")]  # not the whole name
+
+
+def test_agent_span_name_unlike_its_agent_name_is_scanned_whole(path):
+    rec = raw_record("invoke_agent #3 " + GHP, **{"gen_ai.agent.name": "builder"})
+    span = build(rec, redact.Redactor(), path)
+    assert span.name == "invoke_agent #3 [REDACTED:github_token]"
+    assert span.attributes["gen_ai.agent.name"] == "builder"
+
+
+def test_agent_span_name_of_an_agent_name_too_long_to_scan_shows_none_of_it(path):
+    label = "x" * (redact.SCAN_MAX_CHARS + 1)
+    span = build(raw_record("invoke_agent " + label, **{"gen_ai.agent.name": label}),
+                 redact.Redactor(), path)
+    assert span.name == "invoke_agent " + redact.DROPPED
+    assert "gen_ai.agent.name" not in span.attributes
+
+
 @pytest.mark.parametrize("cap", [64, 256, 1024])
 @pytest.mark.parametrize("secret,form", [
     (GHP, "{}"), (AWS, "aws_secret_access_key={}"), ("correct horse battery staple", 'password: "{}"'),

@@ -181,11 +181,8 @@ def _raw_entry(raw: bytes) -> Entry:
         e.durationMs, e.tokens, e.toolCalls, e.attempt, e.model, e.error,
         e.resultPreview, e.promptPreview,
     )
-    newest = -1
-    for t in (last, ended, started, queued):
-        if t is not None and t > newest:
-            newest = t
-    return None, agent, newest * 1_000_000 if newest >= 0 else None
+    newest = max(last or 0, ended or 0, started or 0, queued or 0)  # (epochs are > 0)
+    return None, agent, newest * 1_000_000 if newest else None
 
 
 def _entry(entry: Any) -> Entry:
@@ -206,10 +203,6 @@ def _entry(entry: Any) -> Entry:
     return _NOTHING
 
 
-def _kept(same: bool, item: Any) -> Any:
-    return item if same else None
-
-
 def progress(
     doc: dict[str, Any], line: LineInfo, task_id: str, entries: list, cache: _EntryCache
 ) -> WorkflowProgress:
@@ -227,7 +220,8 @@ def progress(
         # unchanged at its place (C-level passes: the comparison of each pair, what it keeps)
         same = list(map(eq, entries, before))
         new = [None] * (len(entries) - len(same))
-        decoded, texts = list(map(_kept, same, known)) + new, list(map(_kept, same, before)) + new
+        decoded = [k if s else None for s, k in zip(same, known)] + new
+        texts = [t if s else None for s, t in zip(same, before)] + new
         if None in decoded:  # decode what changed since the previous snapshot
             for i in [i for i, entry in enumerate(decoded) if entry is None]:
                 text = bytes(entries[i])

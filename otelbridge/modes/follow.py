@@ -17,7 +17,7 @@ from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
 from ..source.follow import MAX_WORKFLOWS
 from ..stats import Stats
-from . import install_loop
+from .loop import install_loop
 
 
 class HoldUntilClosed:

@@ -40,7 +40,7 @@ from ..messages import say
 from ..source import REASON_TEE_GONE
 from ..source.arrivals import ArrivalClock, Arrivals
 from ..stats import Stats, counts_and_exit_code
-from . import install_loop
+from .loop import install_loop
 
 if TYPE_CHECKING:
     from ..pipeline import Pipeline

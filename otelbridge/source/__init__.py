@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import signal
 
+#: Bytes read at a time, into one reused buffer, by every source (1 MiB).
+CHUNK = 1 << 20
+
 #: Signals that end the run as interrupted (the spans ended, flushed; exit 128+N), forwarded to
 #: a wrapped command — SIGINT only when no terminal's Ctrl-C reached the command itself; held
 #: across the fork that makes the decoding process, which ignores them. SIGQUIT keeps its

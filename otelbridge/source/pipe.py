@@ -46,9 +46,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..stats import Stats
+from . import CHUNK
 from .early import PAGE, pipe_room
 
-CHUNK = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 

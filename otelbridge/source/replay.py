@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .pipe import CHUNK
+from . import CHUNK
 
 
 def read_file(

@@ -275,7 +275,9 @@ class WorkflowTracker:
                 run.held_chars += chars
             elif agent.emitted or agent.terminal_seen_ns is not None:
                 continue  # terminal states are final
-            elif entry is not agent.entry:  # (the decoder hands an unchanged entry over as is)
+            elif entry is agent.entry:  # the decoder hands an unchanged entry over as is
+                continue  # (its phase and state were applied when it was new)
+            else:
                 chars = _entry_chars(entry)
                 run.held_chars += chars - agent.chars
                 agent.entry, agent.chars = entry, chars

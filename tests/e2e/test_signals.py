@@ -196,7 +196,7 @@ def test_a_sigint_cpython_drops_while_it_starts_is_told_apart_from_a_hang():
 #: sent to the main thread, where a process's signal lands.
 SIGNAL_AS_THE_LOOP_LETS_GO = """\
 import os, runpy, signal, sys, threading, types, uvloop
-import otelbridge.modes
+import otelbridge.modes.loop
 
 SIGNUM = int(sys.argv.pop(1))
 
@@ -212,7 +212,7 @@ class Policy(uvloop.EventLoopPolicy):
         return Loop()
 
 TEE = os.getpid()
-otelbridge.modes.uvloop = types.SimpleNamespace(EventLoopPolicy=Policy)
+otelbridge.modes.loop.uvloop = types.SimpleNamespace(EventLoopPolicy=Policy)
 runpy.run_module("otelbridge", run_name="__main__", alter_sys=True)
 """
 
