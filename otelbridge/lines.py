@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from .literals import literal_database
 from .stats import Stats
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); the find scanner does the same work
@@ -153,9 +154,7 @@ class HyperscanScanner:
     resumes after that line (so a line full of markers costs two matches, not one per marker)."""
 
     def __init__(self, markers: tuple[bytes, ...]) -> None:
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._db.compile(expressions=list(markers), ids=list(range(len(markers))),
-                         elements=len(markers), flags=[0] * len(markers), literal=True)
+        self._db = literal_database(markers)
         # per scan: the buffer, where the scanned part starts, its last byte, the lines found
         self._buf: bytes | bytearray = b""
         self._base = self._first = self._last = 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import threading
 
+from .literals import literal_database
+
 try:  # optional: wheels for Linux x86-64 (pyproject.toml); plain ``in`` tests do the same work
     import hyperscan
 except ImportError:  # pragma: no cover - depends on the platform
@@ -110,12 +112,9 @@ class Needles:
         self._candidates: dict[tuple[int, ...], tuple[list[int], tuple[tuple[tuple, tuple[int, ...]], ...]]] = {}
         if hyperscan is not None and self.needles and all(n.isascii() for n in self.needles):
             try:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_CASELESS
-                db.compile(expressions=[n.encode() for n in self.needles],
-                           ids=list(range(len(self.needles))), elements=len(self.needles),
-                           flags=[flags] * len(self.needles), literal=True)
-                self._db = db
+                self._db = literal_database(
+                    tuple(n.encode() for n in self.needles),
+                    hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_CASELESS)
             except hyperscan.error:  # pragma: no cover - a CPU it does not run on
                 pass
 
