@@ -12,6 +12,7 @@ or the child fails, the database is compiled here.
 from __future__ import annotations
 
 import os
+import warnings
 
 try:  # optional: wheels for Linux x86-64 (pyproject.toml)
     import hyperscan
@@ -33,7 +34,11 @@ def _in_child(literals: tuple[bytes, ...], flags: int) -> bytes | None:
     """The serialized database, compiled by a forked child; ``None`` when that failed."""
     r, w = os.pipe()
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of a fork beside threads: the child runs only Hyperscan's
+            # compiler (C++, its own allocations), none of the other threads' Python code
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
     except OSError:
         os.close(r)
         os.close(w)
