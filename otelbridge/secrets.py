@@ -116,7 +116,8 @@ _YAML_VALUE_THEN_NAME = (
     r"(?P<keep>(?:(?<![\w.-])|(?<=\\[nrt]))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
     r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
     r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}"
-    r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))")
+    r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[^\S\r\n]*(?:" + _NL
+    + r"|\Z|\\*[\"']))")  # (any blank but a line break after the name: U+3000, NBSP)
 
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"

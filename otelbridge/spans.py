@@ -91,9 +91,6 @@ NAMED_BY: dict[str, tuple[str, Callable[[str], str]]] = {
     "invoke_workflow": ("workflow.name", workflow_display_name),  # cbc's path:… form
     "run": ("process.command", _basename),
 }
-#: Span names whose subject is an attribute's whole value (stripped), e.g. ``invoke_agent
-#: {gen_ai.agent.name}``: the subject is redacted as that value is (one scan serves both).
-SUBJECT_OF: dict[str, str] = {"invoke_agent": "gen_ai.agent.name"}
 
 
 def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
@@ -109,14 +106,6 @@ def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
             shown = rule[1](scanned).strip()
             if shown:
                 return safe.span_name(op, shown, op)
-    key = SUBJECT_OF.get(op)
-    if key is not None and rec.attributes:
-        value = rec.attributes.get(key)
-        if isinstance(value, str) and value.strip() == subject and subject:
-            scanned = safe.scan(value)
-            if scanned is None:
-                return safe.span_name(op, redact.DROPPED, op)
-            return safe.span_name(op, scanned.strip(), op)
     return safe.name(rec.name)
 
 

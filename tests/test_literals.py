@@ -1,5 +1,5 @@
-"""otelbridge.literals: Hyperscan databases compiled in a child process, loaded here; the same
-matches as a database compiled in process; compiled here when the child cannot be had."""
+"""otelbridge.literals: Hyperscan databases of literals, compiled once per process (later ones
+loaded), the compiler's code pages dropped from the process after a compile."""
 
 from __future__ import annotations
 
@@ -28,46 +28,30 @@ def fresh(monkeypatch):
     monkeypatch.setattr(literals, "_compiled", {})
 
 
-def test_a_database_from_the_child_matches_as_one_compiled_in_process():
+def test_a_database_matches_its_literals_and_a_kept_one_matches_the_same():
     flags = literals.hyperscan.HS_FLAG_CASELESS
-    child = literals.literal_database(WORDS, flags)
     # caseless: "bearer " and "SK-ANT-" match too; ``to`` is the end offset
-    assert matches(child) == matches(literals._compile(WORDS, flags)) == [
-        (0, 77), (1, 18), (2, 35), (3, 50)]
-    assert (WORDS, flags) in literals._compiled  # kept: the next one is loaded, not compiled
+    assert matches(literals.literal_database(WORDS, flags)) == [(0, 77), (1, 18), (2, 35), (3, 50)]
+    assert matches(literals.literal_database(WORDS)) == [(0, 77), (1, 18)]
+    assert set(literals._compiled) == {(WORDS, flags), (WORDS, 0)}
+    assert matches(literals.literal_database(WORDS, flags)) == [(0, 77), (1, 18), (2, 35), (3, 50)]
 
 
-def test_a_kept_database_is_loaded_without_a_child(monkeypatch):
+def test_a_kept_database_is_loaded_not_compiled(monkeypatch):
     literals.literal_database(WORDS)
 
-    def no_fork():
-        raise AssertionError("forked again")
+    class NotCompiled(literals.hyperscan.Database):
+        def compile(self, *args, **kwargs):
+            raise AssertionError("compiled again")
 
-    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(literals.hyperscan, "Database", NotCompiled)
     assert matches(literals.literal_database(WORDS)) == [(0, 77), (1, 18)]
 
 
-def test_without_a_child_the_database_is_compiled_here(monkeypatch):
-    def refused():
-        raise OSError(11, "Resource temporarily unavailable")
-
-    monkeypatch.setattr(os, "fork", refused)
+def test_without_the_process_s_mappings_nothing_is_dropped_and_the_database_works(monkeypatch):
+    monkeypatch.setattr(literals, "MAPS", "/nonexistent/maps")
+    assert literals.drop_code_pages() == 0
     assert matches(literals.literal_database(WORDS)) == [(0, 77), (1, 18)]
-    assert literals._compiled == {}
-
-
-def test_a_child_that_fails_leaves_the_compile_to_this_process(monkeypatch):
-    monkeypatch.setattr(literals, "_compile", _fails_in_child(literals._compile, os.getpid()))
-    assert matches(literals.literal_database(WORDS)) == [(0, 77), (1, 18)]
-    assert literals._compiled == {}
-
-
-def _fails_in_child(compile_, parent):
-    def compile_here_only(*args):
-        if os.getpid() != parent:
-            raise RuntimeError("compiler crashed")
-        return compile_(*args)
-    return compile_here_only
 
 
 RESIDENT = """
@@ -84,23 +68,23 @@ def resident_kb():
             total += int(parts[1])
     return total
 
-if sys.argv[1] == "here":
-    literals.hyperscan and setattr(literals, "_in_child", lambda *a: None)
+if sys.argv[1] == "kept":
+    literals.drop_code_pages = lambda: 0
 needles = secret_patterns.Needles(redact.Redactor.build().patterns)
-assert needles._db is not None
+assert needles.wanted("Authorization: Bearer x", "authorization: bearer x")  # the scanner ran
 print(resident_kb())
 """
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="no /proc")
-def test_the_compiler_s_code_does_not_become_resident_here():
-    """What the child is for: Hyperscan's compiler (~2.3 MB of code) stays out of this
-    process's resident pages."""
-    def resident(where: str) -> int:
-        out = subprocess.run([sys.executable, "-c", RESIDENT, where], capture_output=True,
+def test_the_compiler_s_code_does_not_stay_resident():
+    """What dropping is for: Hyperscan's compiler (~2.3 MB of code) leaves this process's
+    resident pages once the database is made; the scanner's come back as it runs."""
+    def resident(variant: str) -> int:
+        out = subprocess.run([sys.executable, "-c", RESIDENT, variant], capture_output=True,
                              text=True, check=True)
         return int(out.stdout)
 
-    child, here = resident("child"), resident("here")
-    assert here > 1500, here  # compiled in process: the compiler's pages
-    assert child < here - 1000, (child, here)
+    dropped, kept = resident("dropped"), resident("kept")
+    assert kept > 1500, kept  # the compiler's pages, when they are not dropped
+    assert dropped < kept - 1000, (dropped, kept)

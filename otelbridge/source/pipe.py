@@ -45,6 +45,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from ..messages import say
 from ..stats import Stats
 from . import CHUNK
 from .early import PAGE, pipe_room
@@ -384,7 +385,12 @@ class Tee:
 
         self._wake = os.pipe()
         try:
-            threading.Thread(target=copy, name="otelbridge-tee", daemon=True).start()
+            try:
+                threading.Thread(target=copy, name="otelbridge-tee", daemon=True).start()
+            except RuntimeError:  # no thread to be had (a process limit): the stream still passes
+                say("could not start a thread for the copy; copying on the main thread "
+                    "(signals take effect at the end of input)")
+                return self._copy_all()
             return await done
         finally:
             for fd in self._wake:

@@ -8,6 +8,7 @@ import os
 import random
 import sys
 import threading
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -252,3 +253,22 @@ def test_input_over_is_true_only_where_reading_can_meet_nothing_but_the_end(tmp_
         os.close(r)
         if w >= 0:
             os.close(w)
+
+
+@pytest.mark.parametrize("zero_copy", PATHS)
+def test_without_a_thread_for_the_copy_the_stream_still_passes(monkeypatch, capsys, zero_copy):
+    """A process limit that refuses the copy's thread (``RuntimeError: can't start new
+    thread``): the copy runs on the calling thread, every byte passes, one line says so."""
+    class NoThread:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(pipe, "threading", types.SimpleNamespace(Thread=NoThread))
+    data = payload(500_000) + b"\nlast line without newline"
+    outcome, got, seen, stats, tee = pipe_to_pipe(data, zero_copy)
+    assert (outcome, got, seen, stats.bytes) == (pipe.EOF, data, data, len(data))
+    err = capsys.readouterr().err
+    assert err.count("could not start a thread for the copy") == 1, err
