@@ -25,7 +25,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         ("auth ", "auth\t"),
         r"(?P<keep>(?:(?P<ls>" + _LINE_START + r"|(?<=[\"']))[ \t]*AUTH|(?<=[\d\]]> )(?P<p>(?i:auth))|" + _WORD_START + r"AUTH)"
         r"[ \t]+(?:[^\s\"'\\<>]+[ \t]+)?)(?!(?i:login|plain|ok|failed|required)\b)(?(ls)|(?(p)|(?=[^\s\"'\\<>]*\d)))"
-        r"(?!\[REDACTED:)[^\s\"'\\<>]+(?=[ \t]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
+        r"(?!\[REDACTED:)[^\s\"'\\<>]+(?=[^\S\r\n]*(?:\r?\n|\\+[rn]|\Z|\\*[\"']))",
         precheck=r"AUTH[ \t]|> (?i:auth)[ \t]",
     ),
     # ... requirepass/masterauth X (redis.conf, CONFIG SET, redis-server --requirepass X); ACL

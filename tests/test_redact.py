@@ -399,6 +399,18 @@ def test_corpus_every_positive_form_leaves_nothing_of_its_secrets():
     assert {form: left for form, left in leaked.items() if left} == {}
 
 
+@pytest.mark.parametrize("before,after", [
+    ("", " "), ("", "\n"), ("", "\u3000"), ("", "\xa0"), ("\t", "\u2009"), ("\u3000", "\x1f"),
+], ids=["space", "newline", "ideographic-space", "no-break-space", "tab-thin-space", "blanks-around"])
+def test_corpus_every_positive_form_leaves_nothing_between_blanks(before, after):
+    """A label or preview often carries blanks around its text (a trailing newline, a
+    full-width space): a form must not need its secret at the string's very edge."""
+    leaked = {f["form"]: [s for s in f["secrets"]
+                          if s in redact.clean(before + f["text"] + after, 100_000)]
+              for f in FORMS if f["kind"] == "positive"}
+    assert {form: left for form, left in leaked.items() if left} == {}
+
+
 @needs_fixtures()
 def test_corpus_negatives_and_real_recordings_stay_intact():
     from bench.redaction import recording_strings  # the bench's false-positive set
