@@ -62,13 +62,16 @@ def compose() -> dict:
 
 
 def port_of(endpoint: str) -> int:
-    """``0.0.0.0:4317`` / ``jaeger:4317`` / ``http://x:4318`` → the port."""
+    """``0.0.0.0:4317`` / ``jaeger:4317`` / ``http://x:4318`` → the port (a collector's
+    ``${env:VAR:-default}`` read as its default)."""
+    endpoint = collector_defaults(endpoint)
     if "//" not in endpoint:
         endpoint = "//" + endpoint
     return urlsplit(endpoint).port
 
 
 def host_of(endpoint: str) -> str:
+    endpoint = collector_defaults(endpoint)
     if "//" not in endpoint:
         endpoint = "//" + endpoint
     return urlsplit(endpoint).hostname
@@ -94,6 +97,12 @@ def compose_default(value: str) -> str:
     """``${VAR:-default}`` (compose interpolation) → ``default``; other values as they are."""
     m = re.fullmatch(r"\$\{\w+:-(.*)\}", value)
     return m.group(1) if m else value
+
+
+def collector_defaults(value: str) -> str:
+    """Every ``${env:VAR:-default}`` in ``value`` (collector confmap, also inside a string such
+    as ``${env:OTELBRIDGE_LISTEN_HOST:-0.0.0.0}:4317``) → its default."""
+    return re.sub(r"\$\{env:\w+:-([^}]*)\}", r"\1", value)
 
 
 def collector_default(value: str) -> str:
