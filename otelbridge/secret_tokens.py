@@ -15,9 +15,9 @@ preview the CLI shortened mid-token), unless that body is all lower-case letters
 
 from __future__ import annotations
 
-#: Where a cut token ends: an ellipsis (``…``, ``...``), the end of the string (blanks may
-#: follow) or a closing quote (the end of a string inside JSON or code, also escaped).
-CUT = r"(?=\u2026|\.\.\.|\s*\Z|\\*[\"'])"
+#: Where a cut token ends: an ellipsis (``…``, ``...``), the end of the string or a closing
+#: quote (the end of a string inside JSON or code, also escaped), blanks allowed before either.
+CUT = r"(?=\u2026|\.\.\.|[^\S\r\n]*(?:\Z|\\*[\"'])|\s*\Z)"
 
 #: Right after the letter of a backslash escape (``\n``, ``\t``: text still escaped, such as a
 #: JSON document inside a string): a word may begin there.

@@ -399,6 +399,12 @@ def test_corpus_every_positive_form_leaves_nothing_of_its_secrets():
     assert {form: left for form, left in leaked.items() if left} == {}
 
 
+def test_a_cut_token_before_blanks_and_a_closing_quote_is_redacted():
+    """A short command's JSON arguments: the cut token ends its string, blanks after it."""
+    out = redact.clean('{"command":"echo ghp_R4nd0mT0k3n ","description":"x"}', 1000)
+    assert "ghp_R4nd0m" not in out and "[REDACTED:github_token]" in out
+
+
 @pytest.mark.parametrize("before,after", [
     ("", " "), ("", "\n"), ("", "\u3000"), ("", "\xa0"), ("\t", "\u2009"), ("\u3000", "\x1f"),
 ], ids=["space", "newline", "ideographic-space", "no-break-space", "tab-thin-space", "blanks-around"])
