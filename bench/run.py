@@ -9,7 +9,8 @@ same file (``--pairs`` pairs) and reports medians; the "receiver" rows export to
 receiver (``tests/receivers.py``) in its own process. Latency: a timestamping emitter → X → a
 reader, through pipes, while workflows of 50 agents are exported to the receiver. Memory: the
 peak of otelbridge's processes (the tee's and the decoding process) on a stream minus on empty
-input, as the sum of their ``VmHWM`` and as their summed ``Pss`` (see :func:`max_rss_kb`).
+input, as the sum of their ``VmHWM`` and as their summed ``Pss``; at rest, beside the Go-built
+collector, also their resident pages counted once (:mod:`bench.memory`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import streams  # noqa: E402
+from bench import memory, streams  # noqa: E402
+from bench.memory import proc_kb, tree  # noqa: E402
 
 PY = sys.executable
 OB = [PY, "-m", "otelbridge"]
@@ -156,93 +158,6 @@ def startup(pairs: int, args: list[str]) -> dict:
 
 
 # --------------------------------------------------------------------------- memory
-
-
-def _proc_kb(pid: int, name: str, key: str) -> int:
-    """The ``key:`` line of ``/proc/PID/NAME`` in kB (0 once the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/{name}") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _tree(pid: int) -> list[int]:
-    out = [pid]
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as fh:
-                out += [q for p in fh.read().split() for q in _tree(int(p))]
-    except OSError:
-        pass
-    return out
-
-
-def max_rss_kb(path: Path | None, args: list[str]) -> tuple[int, int]:
-    """Peak memory of otelbridge — the tee's process and the decoding process it forks — on
-    ``path``, two ways: the sum of each process's
-    high-water mark (``VmHWM``: exact peaks, but a page shared by forked processes counts in
-    each, and peaks at different times add up — an upper bound), and the highest sum of their
-    proportional set sizes (``Pss``: a shared page counted once) seen in samples every 5 ms
-    until they exit."""
-    src = subprocess.Popen(["cat", str(path) if path else "/dev/null"], stdout=subprocess.PIPE)
-    ob = subprocess.Popen(OB + ["-q"] + args, stdin=src.stdout, stdout=subprocess.PIPE, env=ENV, cwd=CWD)
-    sink = subprocess.Popen(["cat"], stdin=ob.stdout, stdout=subprocess.DEVNULL)
-    src.stdout.close()
-    ob.stdout.close()
-    peaks: dict[int, int] = {}
-    pss = 0
-    while ob.poll() is None:
-        tree = _tree(ob.pid)
-        for pid in tree:
-            peaks[pid] = max(peaks.get(pid, 0), _proc_kb(pid, "status", "VmHWM"))
-        pss = max(pss, sum(_proc_kb(pid, "smaps_rollup", "Pss") for pid in tree))
-        time.sleep(0.005)
-    sink.wait()
-    src.wait()
-    return sum(peaks.values()), pss
-
-
-def at_rest(repeat: int = 3, settle_s: float = 3.0) -> dict:
-    """otelbridge at rest with the default exporter (OTLP/HTTP) to a live local receiver: a
-    short traced session (a real recording, ``examples/cbc-workflow.jsonl``) through it, stdin
-    then left open and idle for ``settle_s``; its processes, their summed ``VmRSS`` and summed
-    ``Pss`` (a page shared by the forked processes counted once). Medians of ``repeat`` runs."""
-    session = (ROOT / "examples" / "cbc-workflow.jsonl").read_bytes()
-    rows = []
-    with Receiver("http") as rx:
-        for _ in range(repeat):
-            ob = subprocess.Popen(OB + ["-q", "--endpoint", rx.endpoint], stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, env=ENV, cwd=CWD)
-            ob.stdin.write(session)
-            ob.stdin.flush()
-            time.sleep(settle_s)
-            tree = _tree(ob.pid)
-            rows.append((len(tree), sum(_proc_kb(p, "status", "VmRSS") for p in tree),
-                         sum(_proc_kb(p, "smaps_rollup", "Pss") for p in tree), rx.count()))
-            ob.stdin.close()
-            ob.wait()
-    return {"processes": statistics.median(r[0] for r in rows),
-            "rss_MB": statistics.median(r[1] for r in rows) / 1024,
-            "pss_MB": statistics.median(r[2] for r in rows) / 1024,
-            "spans_received": rows[-1][3] // max(len(rows), 1)}
-
-
-def memory(paths: list[Path], args: list[str], repeat: int = 3) -> list[dict]:
-    idle_runs = [max_rss_kb(None, args) for _ in range(repeat)]
-    idle = statistics.median(r[0] for r in idle_runs)
-    idle_pss = statistics.median(r[1] for r in idle_runs)
-    rows = []
-    for path in paths:
-        runs = [max_rss_kb(path, args) for _ in range(repeat)]
-        peak = statistics.median(r[0] for r in runs)
-        peak_pss = statistics.median(r[1] for r in runs)
-        rows.append({"stream": path.stem, "idle_MB": idle / 1024, "peak_MB": peak / 1024,
-                     "growth_MB": (peak - idle) / 1024, "pss_growth_MB": (peak_pss - idle_pss) / 1024})
-    return rows
 
 
 # --------------------------------------------------------------------------- latency
@@ -475,9 +390,9 @@ def spans_sustained(directory: Path, rate: float, seconds: float = 10.0, agents:
         t0 = time.monotonic()
 
         def tree_kb() -> tuple[int, int]:
-            tree = _tree(ob.pid)
-            return (sum(_proc_kb(p, "status", "VmRSS") for p in tree),
-                    sum(_proc_kb(p, "smaps_rollup", "Pss") for p in tree))
+            pids = tree(ob.pid)
+            return (sum(proc_kb(p, "status", "VmRSS") for p in pids),
+                    sum(proc_kb(p, "smaps_rollup", "Pss") for p in pids))
 
         at_start = tree_kb()
         peak = list(at_start)
@@ -552,11 +467,13 @@ def report(results: dict) -> str:
                      f"{row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
                      f"= **{row['growth_MB']:.1f} MB** (PSS: {row.get('pss_growth_MB', float('nan')):.1f} MB) "
                      f"| – | ≤ 32 MB |")
-    rest = results.get("rest")
-    if rest:
-        lines.append(f"| at rest after a short session, OTLP/HTTP to a local receiver: processes, "
-                     f"summed RSS / PSS | **{rest['processes']:.0f}** processes, "
-                     f"{rest['rss_MB']:.1f} MB / **{rest['pss_MB']:.1f} MB** | – | 2, ≤ 50 MB PSS |")
+    for key, over in (("rest", "OTLP/HTTP"), ("rest_grpc", "OTLP/gRPC")):
+        rest = results.get(key)
+        if rest:
+            alone = f"{rest['alone_MB']:.1f} MB" if rest["alone_MB"] is not None else "– (not root)"
+            lines.append(f"| at rest after a short session, {over} to the Go-built collector: processes, "
+                         f"summed RSS / PSS / pages counted once | **{rest['processes']:.0f}** processes, "
+                         f"{rest['rss_MB']:.1f} / {rest['pss_MB']:.1f} / **{alone}** | – | 2, ≤ 50 MB |")
     sp = results.get("spans")
     if sp:
         lines.append(f"| agent spans/s, tracker + span builder, median of {len(sp['runs_per_s'])} | "
@@ -624,15 +541,19 @@ def main() -> None:
         results["latency"] = {"otelbridge": ob, "tee": tee}
         print(results["latency"], file=sys.stderr)
     if args.what in ("all", "memory"):
-        results["memory"] = memory([ensure("mix", directory), ensure("long", directory)], ["--exporter", "none"])
+        results["memory"] = memory.growth([ensure("mix", directory), ensure("long", directory)],
+                                          OB + ["-q", "--exporter", "none"], ENV, CWD)
         with Receiver() as rx:
             results["memory"] += [
                 {**row, "exporter": "OTLP/gRPC"} for row in
-                memory([ensure("mix", directory)], ["--protocol", "grpc", "--endpoint", rx.endpoint])]
+                memory.growth([ensure("mix", directory)],
+                              OB + ["-q", "--protocol", "grpc", "--endpoint", rx.endpoint], ENV, CWD)]
         print(results["memory"], file=sys.stderr)
     if args.what in ("all", "rest"):
-        results["rest"] = at_rest()
+        results["rest"] = memory.at_rest(OB + ["-q"], ENV, CWD)
         print(results["rest"], file=sys.stderr)
+        results["rest_grpc"] = memory.at_rest(OB + ["-q"], ENV, CWD, "grpc")
+        print(results["rest_grpc"], file=sys.stderr)
     if args.what in ("all", "spans"):
         results["spans"] = median_run(spans_in_process, args.spans_runs)
         print(results["spans"], file=sys.stderr)

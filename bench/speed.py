@@ -49,6 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import memory  # noqa: E402
 from bench import run as bench  # noqa: E402
 from bench import streams  # noqa: E402
 
@@ -179,10 +180,10 @@ def rate(middle: list[str], path: Path, seconds: float, bps: float = 200_000, wr
     src.stdout.close()
     mid.stdout.close()
     time.sleep(2.0)
-    pids = bench._tree(mid.pid)
+    pids = memory.tree(mid.pid)
     c0, t0 = _cpu_ticks(pids), time.monotonic()
     time.sleep(seconds - 0.2)
-    pids = bench._tree(mid.pid)
+    pids = memory.tree(mid.pid)
     c1, t1 = _cpu_ticks(pids), time.monotonic()
     src.wait()
     mid.wait()

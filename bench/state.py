@@ -36,7 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.run import ENV, PY, Receiver, _proc_kb, _tree  # noqa: E402
+from bench import memory  # noqa: E402
+from bench.run import ENV, PY, Receiver  # noqa: E402
 
 EPOCH_MS = 1_783_647_395_000
 KINDS = ("agents", "tools", "ids", "big")
@@ -129,7 +130,7 @@ def run(path: Path | None, args: list[str], tree: str | None, rate: float) -> di
 
         def sample() -> None:
             while ob.poll() is None:
-                peak[0] = max(peak[0], sum(_proc_kb(p, "status", "VmRSS") for p in _tree(ob.pid)))
+                peak[0] = max(peak[0], sum(memory.proc_kb(p, "status", "VmRSS") for p in memory.tree(ob.pid)))
                 time.sleep(0.02)
 
         sampler = threading.Thread(target=sample, daemon=True)

@@ -15,7 +15,6 @@ cut).
 from __future__ import annotations
 
 import re
-from html import escape as _html_escape
 from urllib.parse import quote
 
 #: CSI / OSC / DCS-like / two-character ESC sequences (removed whole; an ESC before a space or
@@ -108,7 +107,9 @@ def markdown(text: object, limit: int | None = None) -> str:
 def html(text: object, limit: int | None = None) -> str:
     """For HTML text and double- or single-quoted attribute values: :func:`visible`, then
     ``& < > " '`` as character references."""
-    return _html_escape(visible(text, limit), quote=True)
+    from html import escape  # its entity table is not imported until a report is written
+
+    return escape(visible(text, limit), quote=True)
 
 
 def url(link: str | None) -> str | None:

@@ -61,7 +61,34 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         if not path.endswith("/v1/traces"):
             path += "/v1/traces"
         url = urlunsplit(parts._replace(path=path))
+    transport = _plain_http_transport(url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+                                      or "http://localhost:4318")
+    if transport is not None:
+        kwargs["_transport"] = transport
     return OTLPSpanExporter(endpoint=url, session=_http_session(), **kwargs)
+
+
+def _plain_http_transport(url: str):
+    """The SDK's ``urllib3`` transport when ``url`` is plain ``http://`` and no proxy variable
+    applies to its host, else ``None`` (the SDK's default, ``requests``, which honours
+    ``HTTP(S)_PROXY``/``NO_PROXY`` and the CA bundle variables). Same requests, same retries
+    (the SDK's); ``requests`` and its character detection stay unimported: ~3.5 MB less at rest.
+    ``None`` too when the SDK predates its transports or a credential-provider session is set."""
+    from urllib.request import getproxies_environment, proxy_bypass_environment
+
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http" or any(
+            k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER") for k in os.environ):
+        return None
+    proxies = getproxies_environment()
+    if proxies.get("http") or proxies.get("all"):
+        if not proxy_bypass_environment(parts.hostname or "", proxies):
+            return None
+    try:
+        from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
+    except ImportError:
+        return None
+    return Urllib3HTTPTransport()
 
 
 def _json_over_http(base: type) -> type:
