@@ -8,8 +8,8 @@
   snapshot repeats every agent) — against :mod:`bench.decode_ref` (decodes every line with
   orjson, nothing else). CPU seconds (user + sys, ``wait4``) and wall; ratio = reference /
   otelbridge. The ``built`` span count is printed so that two trees can be compared.
-* ``rate``    — a live stream of 200 KB/s in 200 writes/s through otelbridge exporting OTLP/gRPC to
-  a local receiver: CPU of the tee's process and the decoding process summed (``/proc/PID/stat``
+* ``rate``    — a live stream of 200 KB/s in 200 writes/s through otelbridge exporting OTLP/gRPC, then
+  OTLP/HTTP (the default), to the Go-built collector: CPU of the tee's process and the decoding process summed (``/proc/PID/stat``
   from 2 s after the start to the stream's end: the set-up is not counted), in cores; GNU tee
   in the same run.
 * ``startup`` — first line through, and exit on empty input (wall, ms), otelbridge with
@@ -191,13 +191,17 @@ def rate(middle: list[str], path: Path, seconds: float, bps: float = 200_000, wr
     return (c1 - c0) / TICK / (t1 - t0)
 
 
-def rates(path: Path, runs: int, seconds: float, trees: dict[str, Path | None]) -> dict:
+def rates(path: Path, runs: int, seconds: float, trees: dict[str, Path | None],
+          protocol: str = "grpc") -> dict:
+    """:func:`rate` of GNU tee and each tree, ``runs`` times alternated, exporting over
+    ``protocol`` to the Go-built collector (:class:`bench.memory.Collector`)."""
     out: dict[str, list[float]] = {"tee": []}
-    with bench.Receiver() as rx:
+    with memory.Collector() as rx:
+        endpoint = rx.grpc_endpoint if protocol == "grpc" else rx.endpoint
         for _ in range(runs):
             out["tee"].append(rate(["tee", "/dev/null"], path, seconds))
             for name, tree in trees.items():
-                argv = [PY, "-m", "otelbridge", "-q", "--protocol", "grpc", "--endpoint", rx.endpoint]
+                argv = [PY, "-m", "otelbridge", "-q", "--protocol", protocol, "--endpoint", endpoint]
                 out.setdefault(name, []).append(rate(argv, path, seconds, env=_env(tree), cwd=_cwd(tree)))
     row = {k: statistics.median(v) for k, v in out.items()} | {"runs": out}
     print(row, file=sys.stderr)
@@ -413,7 +417,8 @@ def main() -> None:
             results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
                                          Path(venvs) if args.installed else None)
     if args.what in ("all", "rate"):
-        results["rate"] = rates(mix(), args.runs, args.seconds, trees)
+        results["rate"] = rates(mix(), args.runs, args.seconds, trees, "grpc")
+        results["rate_http"] = rates(mix(), args.runs, args.seconds, trees, "http/protobuf")
     if args.what in ("all", "export"):
         results["export"] = export_cost(workflow_heavy(directory), args.runs, trees)
     if args.what in ("all", "live"):
