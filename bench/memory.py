@@ -175,7 +175,8 @@ def at_rest(cmd: list[str], env: dict, cwd: Path, protocol: str = "http/protobuf
             settle_s: float = 3.0) -> dict:
     """otelbridge (``cmd``: its argv without an endpoint) at rest, exporting over ``protocol``
     (``http/protobuf``, the default, or ``grpc``) to the Go-built collector (:class:`Collector`): a short traced session
-    (:data:`SESSION`) through it, stdin then left open and idle for ``settle_s``; its processes,
+    (:data:`SESSION`) through it, its stdout a pipe to ``cat``, stdin then left open and idle for
+    ``settle_s``; its processes,
     their summed ``VmRSS``, summed ``Pss`` and :func:`distinct_kb` (``alone_MB``: their ``Pss``
     had they no page in common with another process, such as this script's interpreter) in MB,
     medians of ``repeat`` runs, and the spans the collector accepted per run."""
@@ -186,7 +187,9 @@ def at_rest(cmd: list[str], env: dict, cwd: Path, protocol: str = "http/protobuf
             before = rx.count()
             endpoint = rx.grpc_endpoint if protocol == "grpc" else rx.endpoint
             ob = subprocess.Popen(cmd + ["--protocol", protocol, "--endpoint", endpoint], stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL, env=env, cwd=cwd)
+                                  stdout=subprocess.PIPE, env=env, cwd=cwd)
+            sink = subprocess.Popen(["cat"], stdin=ob.stdout, stdout=subprocess.DEVNULL)  # a pipe, as in use
+            ob.stdout.close()
             ob.stdin.write(session)
             ob.stdin.flush()
             time.sleep(settle_s)
@@ -195,6 +198,7 @@ def at_rest(cmd: list[str], env: dict, cwd: Path, protocol: str = "http/protobuf
                          sum(proc_kb(p, "smaps_rollup", "Pss") for p in pids), distinct_kb(pids)))
             ob.stdin.close()
             ob.wait()
+            sink.wait()
             rows[-1] += (rx.count() - before,)
     alone = [r[3] for r in rows if r[3] is not None]
     return {"processes": statistics.median(r[0] for r in rows),

@@ -64,6 +64,8 @@ _NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
 #: A file input waits for the decoding process at most this long (ms) without it taking a byte
 #: (a set-up on a slow machine takes a second or two); then the stream goes on without waiting.
 HOLD_STALL_MS = 5000
+#: The plain path's first read (bytes): a pipe's default capacity; the buffer grows 4× a filled read.
+FIRST_READ = 64 * 1024
 
 
 def _is(fd: int, *tests: Callable[[int], bool]) -> bool:
@@ -199,7 +201,11 @@ class Tee:
         self.on_chunk = on_chunk if feed is None else feed.chunk
         self.feed = feed
         self.stats = stats
-        self.buf = bytearray(chunk)
+        self._size = chunk
+        #: the chunk buffer: empty until a read needs it, then grown (to at most ``chunk``) as
+        #: reads fill it: a CLI's writes are small, and the zero-copy path hands most chunks on
+        #: without it (a bytearray's pages are all written when it is made)
+        self.buf = bytearray()
         self.view = memoryview(self.buf)
         self.zero_copy = zero_copy
         self.mode = "plain"
@@ -235,7 +241,7 @@ class Tee:
         more is read than it takes now, so that the write never blocks: :data:`WAIT` while
         it is full (the caller waits for its room and calls again with ``writable``: ``poll``
         saw a free page)."""
-        view = self.view
+        view = self.view or self._grow(FIRST_READ)
         if self._out_size:
             try:
                 room = pipe_room(self.fd_out, self._out_size)
@@ -261,18 +267,26 @@ class Tee:
         self.stats.bytes += n
         self._hand = True  # in ``buf``, handed to the feed: the copy loop looks at what waits
         self.on_chunk(self.buf, n)
+        if n == len(view) == len(self.buf) < self._size:  # filled: larger reads from now on
+            self._grow(4 * n)
         return None
+
+    def _grow(self, size: int) -> memoryview:
+        """A new buffer of ``size`` bytes (at most the chunk size); the old one's bytes were handed on."""
+        self.buf = bytearray(min(size, self._size))
+        self.view = memoryview(self.buf)
+        return self.view
 
     # -- zero-copy: tee(2) + splice, then read the private copy
 
     def _open_copy(self) -> None:
         r, w = os.pipe2(os.O_CLOEXEC)
-        widen_pipe(w, len(self.buf))
+        widen_pipe(w, self._size)
         try:
             cap = fcntl.fcntl(w, _F_GETPIPE_SZ)
         except OSError:
             cap = 65536
-        self._span = ctypes.c_size_t(min(cap, len(self.buf)))  # converted once, not per call
+        self._span = ctypes.c_size_t(min(cap, self._size))  # converted once, not per call
         self._copy = (r, w)
         self.mode = "zero-copy"
 
@@ -316,8 +330,9 @@ class Tee:
         if n == 0:
             return EOF  # readable and nothing to duplicate: every writer has gone
         got = 0
+        view = self.view if len(self.view) >= n else self._grow(self._size)
         while got < n:  # the copy is already in the private pipe: these reads never wait
-            step = os.readv(copy_r, [self.view[got:n]])
+            step = os.readv(copy_r, [view[got:n]])
             if step <= 0:
                 return READ_ERROR
             got += step
@@ -343,6 +358,8 @@ class Tee:
                 return self._write_failed(exc)
             # splice refuses this output (an O_APPEND file, say): finish by hand, then go plain
             done = n - self._left
+            if len(self.view) < n:
+                self._grow(self._size)
             while self._left:
                 step = os.readv(self.fd_in, [self.view[n - self._left:n]])
                 if step <= 0:

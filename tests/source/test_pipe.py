@@ -272,3 +272,23 @@ def test_without_a_thread_for_the_copy_the_stream_still_passes(monkeypatch, caps
     assert (outcome, got, seen, stats.bytes) == (pipe.EOF, data, data, len(data))
     err = capsys.readouterr().err
     assert err.count("could not start a thread for the copy") == 1, err
+
+
+@pytest.mark.parametrize("size, buffer", [(1000, pipe.FIRST_READ), (pipe.FIRST_READ, 4 * pipe.FIRST_READ)])
+def test_the_plain_path_buffer_grows_only_when_a_read_fills_it(size, buffer):
+    """A bytearray's pages are all written when it is made: at a CLI's pace the copy keeps a
+    small one (memory at rest), and grows it only when a read fills it."""
+    data = payload(size)
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.write(in_w, data)  # the whole input is waiting before the first read (a pipe holds 64 KiB)
+    os.close(in_w)
+    got = bytearray()
+    reader = drain(out_r, got)
+    outcome, seen, stats, tee = run_tee(in_r, out_w, zero_copy=False)
+    os.close(out_w)
+    reader.join(5)
+    os.close(in_r)
+    assert outcome == pipe.EOF
+    assert bytes(got) == data and seen == data and stats.bytes == size
+    assert len(tee.buf) == buffer
