@@ -69,26 +69,34 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
 
 
 def _plain_http_transport(url: str):
-    """The SDK's ``urllib3`` transport when ``url`` is plain ``http://`` and no proxy variable
-    applies to its host, else ``None`` (the SDK's default, ``requests``, which honours
-    ``HTTP(S)_PROXY``/``NO_PROXY`` and the CA bundle variables). Same requests, same retries
-    (the SDK's); ``requests`` and its character detection stay unimported: ~3.5 MB less at rest.
-    ``None`` too when the SDK predates its transports or a credential-provider session is set."""
-    from urllib.request import getproxies_environment, proxy_bypass_environment
+    """The SDK's ``urllib3`` transport for a plain ``http://`` collector that ``requests``
+    would send nothing more to, else ``None`` (the SDK's default, ``requests``). ``requests``
+    adds what the environment configures: a proxy (``*_PROXY``/``NO_PROXY``, or the system's),
+    credentials (the URL's ``user:password@``, a netrc file), CA bundles (``https://``); with
+    any of them, or a credential-provider session, it stays. Same requests otherwise, and the
+    same retries (the SDK's); ``requests`` and its character detection stay unimported: ~3.5 MB
+    less at rest. ``None`` too when the SDK predates its transports."""
+    from urllib.request import getproxies, proxy_bypass
 
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or any(
+    if parts.scheme.lower() != "http" or "@" in parts.netloc or _netrc_exists() or any(
             k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER") for k in os.environ):
         return None
-    proxies = getproxies_environment()
-    if proxies.get("http") or proxies.get("all"):
-        if not proxy_bypass_environment(parts.hostname or "", proxies):
-            return None
+    proxies = getproxies()
+    if (proxies.get("http") or proxies.get("all")) and not proxy_bypass(parts.hostname or ""):
+        return None
     try:
         from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
     except ImportError:
         return None
     return Urllib3HTTPTransport()
+
+
+def _netrc_exists() -> bool:
+    """A netrc file where ``requests`` looks for one (``$NETRC``, else ``~/.netrc``, ``~/_netrc``)."""
+    named = os.environ.get("NETRC")
+    places = (named,) if named is not None else ("~/.netrc", "~/_netrc")
+    return any(os.path.exists(os.path.expanduser(p)) for p in places)
 
 
 def _json_over_http(base: type) -> type:

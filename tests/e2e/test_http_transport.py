@@ -1,11 +1,13 @@
 """OTLP/HTTP to a plain ``http://`` collector goes through the SDK's ``urllib3`` transport
-(``requests`` is never imported: less memory at rest), unless a proxy variable applies to the
-collector's host: then through ``requests``, which honours ``HTTP_PROXY``/``NO_PROXY`` as before.
+(``requests`` is never imported: less memory at rest), unless ``requests`` would add something:
+a proxy that applies to the collector's host, credentials in the URL or a netrc file; then
+through ``requests``, as before.
 otelbridge runs as a real subprocess; a recording proxy and a real OTLP receiver listen on
 127.0.0.1."""
 
 from __future__ import annotations
 
+import base64
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,7 +20,7 @@ from tests.receivers import HttpReceiver
 
 DATA = (EXAMPLES / "claude-code-session.jsonl").read_bytes()
 SPANS = 18  # what DATA gives (the README's waterfall)
-NO_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+NO_PROXY_VARS = ("NETRC", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
                  "https_proxy", "HTTPS_PROXY")
 
 
@@ -62,9 +64,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def no_proxies(monkeypatch):
+def no_proxies(monkeypatch, tmp_path):
     for name in NO_PROXY_VARS:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc
     return monkeypatch
 
 
@@ -107,3 +110,35 @@ def test_a_proxy_variable_still_routes_the_export_and_no_proxy_still_bypasses_it
     assert f"{SPANS} exported, 0 dropped".encode() in via_proxy.stderr
     assert len(got) == SPANS
     assert f"{SPANS} exported, 0 dropped".encode() in via_no_proxy.stderr
+
+
+def test_credentials_in_the_url_or_a_netrc_file_keep_requests(no_proxies, tmp_path):
+    assert _plain_http_transport("http://ann:s3cret@127.0.0.1:4318/v1/traces") is None
+    assert _plain_http_transport("http://ann@127.0.0.1:4318/v1/traces") is None
+    (tmp_path / ".netrc").write_text("machine collector login ann password s3cret\n")
+    assert _plain_http_transport("http://127.0.0.1:4318/v1/traces") is None
+    (tmp_path / ".netrc").unlink()
+    assert _plain_http_transport("http://127.0.0.1:4318/v1/traces") is not None
+    no_proxies.setenv("NETRC", str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere").write_text("default login ann password s3cret\n")
+    assert _plain_http_transport("http://127.0.0.1:4318/v1/traces") is None
+
+
+def test_credentials_from_the_url_and_from_netrc_still_reach_the_collector(tmp_path):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login bob password n3trc\n")
+    with HttpReceiver() as in_url, HttpReceiver() as in_netrc:
+        host = in_url.endpoint.removeprefix("http://")
+        from_url, from_netrc = side_by_side(
+            lambda: run_bridge(["--endpoint", f"http://ann:s3cret@{host}", "--flush-timeout", "5"], DATA,
+                               env=_env(HOME=str(tmp_path))),
+            lambda: run_bridge(["--endpoint", in_netrc.endpoint, "--flush-timeout", "5"], DATA,
+                               env=_env(HOME=str(tmp_path), NETRC=str(netrc))))
+        assert len(in_url.received.wait_for(SPANS, timeout=5)) == SPANS
+        assert len(in_netrc.received.wait_for(SPANS, timeout=5)) == SPANS
+        url_auth = {h.get("Authorization") for h in in_url.received.headers}
+        netrc_auth = {h.get("Authorization") for h in in_netrc.received.headers}
+    assert from_url.returncode == 0 and from_url.stdout == DATA
+    assert from_netrc.returncode == 0 and from_netrc.stdout == DATA
+    assert url_auth == {"Basic " + base64.b64encode(b"ann:s3cret").decode()}
+    assert netrc_auth == {"Basic " + base64.b64encode(b"bob:n3trc").decode()}
