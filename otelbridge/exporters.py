@@ -64,7 +64,10 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     transport = _plain_http_transport(url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
                                       or "http://localhost:4318")
     if transport is not None:
-        kwargs["_transport"] = transport
+        try:
+            return OTLPSpanExporter(endpoint=url, _transport=transport, **kwargs)
+        except TypeError:  # an SDK whose exporter takes no transport: its default, as below
+            pass
     return OTLPSpanExporter(endpoint=url, session=_http_session(), **kwargs)
 
 

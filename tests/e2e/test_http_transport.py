@@ -142,3 +142,27 @@ def test_credentials_from_the_url_and_from_netrc_still_reach_the_collector(tmp_p
     assert from_netrc.returncode == 0 and from_netrc.stdout == DATA
     assert url_auth == {"Basic " + base64.b64encode(b"ann:s3cret").decode()}
     assert netrc_auth == {"Basic " + base64.b64encode(b"bob:n3trc").decode()}
+
+
+def test_an_sdk_exporter_without_transports_gets_its_default(no_proxies, monkeypatch):
+    """``opentelemetry-exporter-otlp-proto-http`` before its transports (otelbridge allows it):
+    an exporter whose constructor refuses ``_transport`` is built as before. (An older SDK
+    cannot be installed beside this one: its constructor is stood in for.)"""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from otelbridge import exporters
+    from otelbridge.config import build
+
+    class Older(OTLPSpanExporter):
+        def __init__(self, endpoint=None, certificate_file=None, client_key_file=None,
+                     client_certificate_file=None, headers=None, timeout=None, compression=None,
+                     session=None):
+            super().__init__(endpoint, certificate_file, client_key_file, client_certificate_file,
+                             headers, timeout, compression, session)
+
+    monkeypatch.setattr(exporters, "import_otlp_exporter", lambda cfg: Older)
+    exporter = exporters.otlp_exporter(build(exporter="otlp", protocol="http/protobuf", env={},
+                                             endpoint="http://127.0.0.1:4318"))
+    assert type(exporter) is Older
+    assert exporter._endpoint == "http://127.0.0.1:4318/v1/traces"
+    assert type(exporter._client._transport).__name__ == "RequestsHTTPTransport"
