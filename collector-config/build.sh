@@ -68,7 +68,7 @@ else
 fi
 
 if up_to_date "$BIN/jaeger" "github.com/jaegertracing/jaeger $JAEGER_MODULE_VERSION"; then
-    echo "build.sh: jaeger $JAEGER_MODULE_VERSION is up to date"
+    echo "build.sh: jaeger $JAEGER_VERSION (Go module $JAEGER_MODULE_VERSION) is up to date"
 else
     timed jaeger build_jaeger
 fi

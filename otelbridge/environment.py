@@ -236,9 +236,16 @@ def without(names: tuple[str, ...]) -> Iterator[None]:
 _SPACE = re.compile(r"\s")
 
 
+#: What a gRPC endpoint with ``user:password@`` is told: gRPC would take them for the host name.
+GRPC_CREDENTIALS = ("http(s)://host:port and the credentials as a header, OTEL_EXPORTER_OTLP_HEADERS="
+                    "authorization=...; gRPC takes the URL's user:password@ (not shown) for part of "
+                    "the host name")
+
+
 def endpoint_problem(protocol: str, value: str) -> str | None:
     """What an OTLP ``protocol`` exporter needs and ``value`` is not (``None``: usable). OTLP/HTTP
-    needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``."""
+    needs an ``http://`` or ``https://`` URL; gRPC also takes ``host:port``, but no
+    ``user:password@`` (:data:`GRPC_CREDENTIALS`)."""
     from urllib.parse import urlsplit
 
     try:
@@ -248,7 +255,7 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
         parts, port_ok = None, False
     if (parts is not None and port_ok and parts.scheme in ("http", "https") and parts.hostname
             and not _SPACE.search(parts.hostname)):
-        return None
+        return GRPC_CREDENTIALS if protocol == "grpc" and "@" in parts.netloc else None
     if protocol == "grpc" and "://" not in value:
         host, _, port = value.strip().rpartition(":")
         if host and not _SPACE.search(host) and port.isdigit() and 0 < int(port) < 65536:

@@ -65,6 +65,24 @@ def test_endpoint_checked_at_start():
     assert line.endswith("ignored, using http://localhost:4318")
 
 
+def test_credentials_in_a_grpc_endpoint_are_said_not_taken_for_the_host():
+    """gRPC takes ``user:password@`` for part of the host name (every span lost to a name it
+    cannot resolve): refused at start, said without the password; OTLP/HTTP sends them."""
+    from otelbridge.config import ConfigError, check_endpoint
+
+    url = "http://alice:s3cret@127.0.0.1:4317"
+    check_endpoint("http/protobuf", url, {})
+    with pytest.raises(ConfigError, match="credentials as a header") as err:
+        check_endpoint("grpc", url, {})
+    assert "s3cret" not in str(err.value) and "alice" not in str(err.value)
+    problems: list[str] = []
+    env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317"}
+    assert check_endpoint("grpc", None, env, problems) == ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+    (line,) = problems
+    assert "user:password@" in line and "s3cret" not in line
+    assert line.endswith("ignored, using OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
 def test_trace_url_from_the_flag_is_checked_from_the_environment_said():
     with pytest.raises(config.ConfigError, match="--trace-url-template needs"):
         config.build(exporter="none", protocol=None, env={}, trace_url_template="https://x/y")
