@@ -19,9 +19,9 @@
   every run compiles the modules it imports, as an editable install does under that variable.
   With ``--installed`` each tree is installed from a wheel into a fresh venv and run by its
   console script, as a user runs it (the editable install's finder costs ~10 ms at every start).
-* ``export``  — CPU µs per span sent over OTLP/gRPC (all of otelbridge's processes): replay of the
-  workflow stream to a local receiver minus the same replay with ``--exporter none``, per span;
-  the floors, on the same spans in one process: the SDK's encoder alone (``encode_spans`` +
+* ``export``  — CPU µs per span sent over OTLP/gRPC and OTLP/HTTP (all of otelbridge's processes):
+  replay of the workflow stream to the Go-built collector minus the same replay with
+  ``--exporter none``, per span; the floors, on the same spans in one process: the SDK's encoder alone (``encode_spans`` +
   ``SerializeToString``), and the SDK's gRPC exporter's ``export`` in batches of 512 (the
   encoder, gRPC's call and its threads) — what is left above it is otelbridge's.
 * ``live``    — the live tee, ``--exporter none``, fed the mix at a paced rate (MB/s): lines
@@ -329,14 +329,18 @@ ENCODER_FLOOR = textwrap.dedent("""
 
 
 def export_cost(path: Path, runs: int, trees: dict[str, Path | None]) -> dict:
+    """CPU µs per span exported (all of otelbridge's processes), over OTLP/gRPC and over
+    OTLP/HTTP (the default) to the Go-built collector: each tree's replay of ``path`` exporting
+    minus the same replay with ``--exporter none``, per span built; medians of ``runs``."""
     out: dict[str, dict] = {}
-    with bench.Receiver() as rx:
+    with memory.Collector() as collector, bench.Receiver() as rx:
         for _ in range(runs):
             for name, tree in trees.items():
                 _, none_cpu, built = _replay(path, tree, ["--exporter", "none"])
-                _, otlp_cpu, _ = _replay(path, tree, ["--protocol", "grpc", "--endpoint", rx.endpoint])
-                d = out.setdefault(name, {"us_per_span": [], "built": built})
-                d["us_per_span"].append((otlp_cpu - none_cpu) / built * 1e6)
+                for protocol, endpoint in (("grpc", collector.grpc_endpoint), ("http/protobuf", collector.endpoint)):
+                    _, otlp_cpu, _ = _replay(path, tree, ["--protocol", protocol, "--endpoint", endpoint])
+                    d = out.setdefault(f"{name} {protocol}", {"us_per_span": [], "built": built})
+                    d["us_per_span"].append((otlp_cpu - none_cpu) / built * 1e6)
         floor = subprocess.run([PY, "-c", ENCODER_FLOOR, str(path), str(ROOT), rx.endpoint],
                                capture_output=True, text=True, env=bench.ENV, cwd=ROOT)
     row = {name: {"us_per_span": statistics.median(d["us_per_span"]), "runs": d["us_per_span"],
