@@ -82,8 +82,7 @@ def _plain_http_transport(url: str):
     from urllib.request import getproxies, proxy_bypass
 
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or "@" in parts.netloc or _netrc_exists() or any(
-            k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER") for k in os.environ):
+    if parts.scheme.lower() != "http" or "@" in parts.netloc or _netrc_exists() or _credential_provider():
         return None
     proxies = getproxies()
     if (proxies.get("http") or proxies.get("all")) and not proxy_bypass(parts.hostname or ""):
@@ -93,6 +92,13 @@ def _plain_http_transport(url: str):
     except ImportError:
         return None
     return Urllib3HTTPTransport()
+
+
+def _credential_provider() -> bool:
+    """Whether the SDK is told to make its ``requests`` session itself
+    (``_OTEL_PYTHON_EXPORTER_OTLP_HTTP[_TRACES]_CREDENTIAL_PROVIDER``)."""
+    return any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
+               for k in os.environ)
 
 
 def _netrc_exists() -> bool:
@@ -134,8 +140,7 @@ def _http_session():
     configured CA would be ignored and a collector with a private CA refused."""
     if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
         return None
-    if any(k.startswith("_OTEL_PYTHON_EXPORTER_OTLP_HTTP") and k.endswith("CREDENTIAL_PROVIDER")
-           for k in os.environ):
+    if _credential_provider():
         return None
     import requests
 
