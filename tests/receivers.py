@@ -13,6 +13,7 @@ import time
 from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
@@ -58,13 +59,18 @@ class Received:
     headers: list = field(default_factory=list)
     #: each request's query string (OTLP/HTTP; "" when none)
     queries: list = field(default_factory=list)
+    #: each request's target as sent (OTLP/HTTP): ``/v1/traces``, or a whole URL when the
+    #: client took this receiver for its proxy
+    targets: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, req: trace_service_pb2.ExportTraceServiceRequest, headers=None, query="") -> None:
+    def add(self, req: trace_service_pb2.ExportTraceServiceRequest, headers=None, query="",
+            target="") -> None:
         with self.lock:
             self.requests.append(req)
             self.headers.append(dict(headers or {}))
             self.queries.append(query)
+            self.targets.append(target)
 
     def spans(self) -> list[Span]:
         out = []
@@ -170,8 +176,9 @@ def otlp_json_request(body: bytes):
 
 class HttpReceiver:
     """``with HttpReceiver() as r:`` → ``r.endpoint`` (base URL), ``r.received``; serves
-    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so); over TLS
-    (``https://`` endpoint) when given an ``ssl_context``. ``port`` 0 picks a free one; a given
+    ``POST /v1/traces`` (protobuf, gzip when ``Content-Encoding`` says so; also as a proxy is
+    asked, ``POST http://host:port/v1/traces``); over TLS (``https://`` endpoint) when given an
+    ``ssl_context``. ``port`` 0 picks a free one; a given
     port lets a test bring a collector back where it was. ``status`` other than 200: every
     export is answered with it (``401``: a collector that refuses the credentials)."""
 
@@ -187,7 +194,9 @@ class HttpReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
-                path, _, query = self.path.partition("?")
+                # a proxy's request names the whole URL (absolute form): its path is ours
+                parts = urlsplit(self.path)
+                path, query = parts.path, parts.query
                 if path != "/v1/traces" or status != 200:  # ``status``: a collector refusing
                     self.send_response(404 if path != "/v1/traces" else status)
                     self.end_headers()
@@ -199,7 +208,7 @@ class HttpReceiver:
                     req = otlp_json_request(body)
                 else:
                     req.ParseFromString(body)
-                received_ref.add(req, dict(self.headers), query)
+                received_ref.add(req, dict(self.headers), query, self.path)
                 payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
