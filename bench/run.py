@@ -467,13 +467,13 @@ def report(results: dict) -> str:
                      f"{row['peak_MB']:.1f} MB peak − {row['idle_MB']:.1f} MB idle "
                      f"= **{row['growth_MB']:.1f} MB** (PSS: {row.get('pss_growth_MB', float('nan')):.1f} MB) "
                      f"| – | ≤ 32 MB |")
-    for key, over in (("rest", "OTLP/HTTP"), ("rest_grpc", "OTLP/gRPC")):
+    for key, over, bar in (("rest", "OTLP/HTTP", "2, ≤ 50 MB"), ("rest_grpc", "OTLP/gRPC", "2")):
         rest = results.get(key)
         if rest:
             alone = f"{rest['alone_MB']:.1f} MB" if rest["alone_MB"] is not None else "– (not root)"
             lines.append(f"| at rest after a short session, {over} to the Go-built collector: processes, "
                          f"summed RSS / PSS / pages counted once | **{rest['processes']:.0f}** processes, "
-                         f"{rest['rss_MB']:.1f} / {rest['pss_MB']:.1f} / **{alone}** | – | 2, ≤ 50 MB |")
+                         f"{rest['rss_MB']:.1f} / {rest['pss_MB']:.1f} / **{alone}** | – | {bar} |")
     sp = results.get("spans")
     if sp:
         lines.append(f"| agent spans/s, tracker + span builder, median of {len(sp['runs_per_s'])} | "

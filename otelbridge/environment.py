@@ -237,9 +237,9 @@ _SPACE = re.compile(r"\s")
 
 
 #: What a gRPC endpoint with ``user:password@`` is told: gRPC would take them for the host name.
-GRPC_CREDENTIALS = ("http(s)://host:port and the credentials as a header, OTEL_EXPORTER_OTLP_HEADERS="
-                    "authorization=...; gRPC takes the URL's user:password@ (not shown) for part of "
-                    "the host name")
+GRPC_CREDENTIALS = ("it without user:password@ (not shown; gRPC takes no credentials from the URL, "
+                    "it would read them as part of the host name) and send them as a header: "
+                    "OTEL_EXPORTER_OTLP_HEADERS=authorization=Basic%20<base64 of user:password>")
 
 
 def endpoint_problem(protocol: str, value: str) -> str | None:
@@ -259,7 +259,7 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
     if protocol == "grpc" and "://" not in value:
         host, _, port = value.strip().rpartition(":")
         if host and not _SPACE.search(host) and port.isdigit() and 0 < int(port) < 65536:
-            return None
+            return GRPC_CREDENTIALS if "@" in host else None
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
 

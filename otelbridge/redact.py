@@ -40,7 +40,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import IO, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
@@ -428,16 +428,13 @@ def endpoint(url: str | None) -> str:
     (``https://u:p@host:4318/v1/traces?key=x`` → ``https://host:4318/v1/traces``)."""
     if not url:
         return ""
-    if "://" in url:
-        try:
-            parts = urlsplit(url)
-            netloc = parts.netloc.rpartition("@")[2]
-            url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-        except ValueError:
-            url = url.split("?", 1)[0].split("#", 1)[0]
-    else:  # host:port, as gRPC takes it
-        url = url.rpartition("@")[2].split("?", 1)[0].split("#", 1)[0]
-    return _sanitise(url)
+    # by text, not by a URL parser: one that cannot parse it (``[::1`` unclosed), or that reads
+    # ``dns:///user:pass@host`` as a path, must not leave the credentials in
+    scheme, sep, rest = url.partition("://")
+    if not sep:  # host:port, as gRPC takes it
+        scheme, rest = "", url
+    rest = rest.split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    return _sanitise(scheme + sep + rest)
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

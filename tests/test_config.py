@@ -72,9 +72,16 @@ def test_credentials_in_a_grpc_endpoint_are_said_not_taken_for_the_host():
 
     url = "http://alice:s3cret@127.0.0.1:4317"
     check_endpoint("http/protobuf", url, {})
-    with pytest.raises(ConfigError, match="credentials as a header") as err:
-        check_endpoint("grpc", url, {})
-    assert "s3cret" not in str(err.value) and "alice" not in str(err.value)
+    for given in (url, "alice:s3cret@127.0.0.1:4317", "alice@127.0.0.1:4317"):
+        with pytest.raises(ConfigError, match="without user:password@") as err:
+            check_endpoint("grpc", given, {})
+        assert "s3cret" not in str(err.value) and "alice" not in str(err.value)
+    # endpoints refused as any unusable one: their credentials not shown either
+    for protocol, given in (("http/protobuf", "http://alice:s3cret@[::1:4318"),
+                            ("grpc", "dns:///alice:s3cret@127.0.0.1:4317")):
+        with pytest.raises(ConfigError, match=f"is not an OTLP {protocol} endpoint") as err:
+            check_endpoint(protocol, given, {})
+        assert "s3cret" not in str(err.value) and "alice" not in str(err.value)
     problems: list[str] = []
     env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317"}
     assert check_endpoint("grpc", None, env, problems) == ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
