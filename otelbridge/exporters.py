@@ -52,17 +52,17 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     # set, which the exporter takes as it is): /v1/traces joins its path, before its query
     # (the SDK would append it after: ?code=X/v1/traces)
     base = cfg.endpoint
-    if not base and not os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
+    # the traces variable as it is meant (the SDK would take blanks around it into the URL)
+    url = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip() or None
+    if not base and not url:
         base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or None
-    url = None
     if base:
         parts = urlsplit(base)
         path = parts.path.rstrip("/")
         if not path.endswith("/v1/traces"):
             path += "/v1/traces"
         url = urlunsplit(parts._replace(path=path))
-    transport = _plain_http_transport(url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
-                                      or "http://localhost:4318")
+    transport = _plain_http_transport(url or "http://localhost:4318")
     if transport is not None:
         try:
             return OTLPSpanExporter(endpoint=url, _transport=transport, **kwargs)

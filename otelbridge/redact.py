@@ -433,8 +433,9 @@ def endpoint(url: str | None) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:  # host:port, as gRPC takes it
         scheme, rest = "", url
-    rest = rest.split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
-    return _sanitise(scheme + sep + rest)
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    lead = rest[:len(rest) - len(rest.lstrip("/"))]  # dns:///host keeps its third slash
+    return _sanitise(scheme + sep + lead + rest.rpartition("@")[2].lstrip("/"))
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

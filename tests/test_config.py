@@ -73,7 +73,7 @@ def test_credentials_in_a_grpc_endpoint_are_said_not_taken_for_the_host():
     url = "http://alice:s3cret@127.0.0.1:4317"
     check_endpoint("http/protobuf", url, {})
     for given in (url, "alice:s3cret@127.0.0.1:4317", "alice@127.0.0.1:4317"):
-        with pytest.raises(ConfigError, match="without user:password@") as err:
+        with pytest.raises(ConfigError, match="without its user:password@") as err:
             check_endpoint("grpc", given, {})
         assert "s3cret" not in str(err.value) and "alice" not in str(err.value)
     # endpoints refused as any unusable one: their credentials not shown either

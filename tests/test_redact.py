@@ -203,8 +203,8 @@ def test_markdown_and_terminal_also_redact_and_strip():
     # what no URL parser reads as a URL with credentials: an unclosed IPv6 bracket, a gRPC
     # target whose credentials sit where a path would
     ("http://alice:s3cretPW@[::1:18318", "http://[::1:18318"),
-    ("dns:///alice:s3cretPW@127.0.0.1:4317", "dns://127.0.0.1:4317"),
-    ("unix:///tmp/alice:s3cretPW@sock", "unix://sock"),
+    ("dns:///alice:s3cretPW@127.0.0.1:4317", "dns:///127.0.0.1:4317"),
+    ("unix:///tmp/alice:s3cretPW@sock", "unix:///sock"),
     (None, ""),
 ])
 def test_endpoint_without_credentials_or_query(url, expected):

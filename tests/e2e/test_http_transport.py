@@ -130,3 +130,15 @@ def test_an_sdk_exporter_without_transports_gets_its_default(no_proxies, monkeyp
     assert type(exporter) is Older
     assert exporter._endpoint == "http://127.0.0.1:4318/v1/traces"
     assert type(exporter._client._transport).__name__ == "RequestsHTTPTransport"
+
+
+def test_the_traces_variable_is_taken_without_the_blanks_around_it():
+    """``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` with a line end after it (a value pasted from a
+    file) passes the start-up check as the other endpoints do, so it is sent to as they are."""
+    with HttpReceiver() as rx:
+        run = run_bridge(["--flush-timeout", "5"], DATA,
+                         env=_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f" {rx.endpoint}/v1/traces\r\n"))
+        got = rx.received.wait_for(SPANS, timeout=5)
+    assert run.returncode == 0 and run.stdout == DATA
+    assert len(got) == SPANS and set(rx.received.targets) == {"/v1/traces"}
+    assert f"{SPANS} exported, 0 dropped".encode() in run.stderr
