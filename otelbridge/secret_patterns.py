@@ -150,19 +150,17 @@ class Needles:
         if not groups:
             return list(free)
         out = list(free)
-        for requires, indices in groups:
-            if _has_required(requires, text):
+        for requires, indices in groups:  # ``text`` holds one substring of each group
+            for group in requires:  # (plain loops: a generator a group cost 4× as much)
+                for r in group:
+                    if r in text:
+                        break
+                else:
+                    break
+            else:
                 out.extend(indices)
         out.sort()
         return out
-
-
-def _has_required(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
-    """Whether ``text`` holds one substring of each of ``groups``."""
-    for group in groups:
-        if not any(r in text for r in group):
-            return False
-    return True
 
 
 class PatternError(ValueError):

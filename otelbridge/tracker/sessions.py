@@ -388,7 +388,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _on_workflow(self, s: Session, ev: WorkflowStarted | WorkflowProgress, now: int) -> None:
         # every workflow task is remembered (its task_* lines are not background tasks); the
         # session span links the first MAX_LINKS of them
-        remember(s.workflows, ev.task_id, cap=MAX_ITEMS)
+        if ev.task_id not in s.workflows:  # (a snapshot a task: a known one stays where it is)
+            remember(s.workflows, ev.task_id, cap=MAX_ITEMS)
         if s.tasks.pop(ev.task_id, None) is not None:
             self._release(s, "task", ev.task_id)
 

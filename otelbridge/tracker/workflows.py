@@ -103,8 +103,10 @@ def _is_prompt(label: str, prompt: str | None) -> bool:
 
 
 def _entry_chars(e: WorkflowAgent) -> int:
-    return text_bytes(e.agent_id, e.state, e.label, e.phase_title, e.model, e.error,
-                      e.result_preview, e.prompt_preview)
+    # every field is a string or None (the decoder's types): summed without a join
+    return (len(e.agent_id or "") + len(e.state or "") + len(e.label or "")
+            + len(e.phase_title or "") + len(e.model or "") + len(e.error or "")
+            + len(e.result_preview or "") + len(e.prompt_preview or ""))
 
 
 def _weigh(run: _Run) -> int:
