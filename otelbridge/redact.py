@@ -187,14 +187,13 @@ class Redactor:
     def redact(self, text: str) -> str:
         """``text`` with every pattern's matches replaced by markers, and home directories as
         ``~``; no sanitising, no cap, no length bound (use :meth:`scan`)."""
-        lowered = text.lower()
         patterns = self.patterns
         needles = self._needles
         if needles is None:
             needles = self._needles = Needles(patterns)
-        for i in needles.wanted(text, lowered):
+        for i in needles.wanted(text):
             text = patterns[i].sub(text)
-        return home(text, lowered)
+        return home(text)
 
     def scan(self, text: str) -> str | None:
         """``text`` sanitised and redacted (:meth:`redact`) on its whole length, not capped;

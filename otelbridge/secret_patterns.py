@@ -34,8 +34,8 @@ class Pattern:
         #: lower-case ASCII substrings one of which every match contains (a cheap pre-test, in
         #: any case); empty: none
         self.needles = needles
-        #: groups of substrings: every match also contains one substring of each group, as
-        #: written (``:`` or ``=``; a line end)
+        #: groups of substrings: every match also contains one substring of each group
+        #: (``:`` or ``=``; a line end), tested in any case
         self.requires = requires
         compiled = not isinstance(regex, str)
         self._source = regex.pattern if compiled else regex
@@ -86,14 +86,22 @@ def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int])
     found.append(needle)
 
 
-#: Combinations of needles :class:`Needles` remembers the admitted patterns of, at most.
+#: The non-ASCII letters ``re`` matches to an ASCII one in a case-blind regex (Kelvin sign,
+#: long s, dotted and dotless i) → that letter: the needle pass reads a text with them folded,
+#: so that a key spelt with them (``api_\u212aey``) still admits the patterns that redact it.
+_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+#: Sets of literals found that :class:`Needles` remembers the admitted patterns of, at most.
 MAX_CANDIDATE_SETS = 4096
 
 
 class Needles:
-    """Which of ``patterns`` can match a text, by their needles, in one pass: Hyperscan
-    (SIMD multi-literal search, ~2 µs whatever the length) when installed, else one ``in``
-    test per distinct needle on the lower-cased text. Thread-safe."""
+    """Which of ``patterns`` can match a text. With Hyperscan (SIMD multi-literal search, ~1 µs
+    whatever the length) one pass finds every needle and every required substring (both case
+    blind: a required one found in another case only admits a pattern whose regex then finds
+    nothing); each distinct set found is resolved to the patterns it admits once. Without it,
+    one ``in`` test per needle, then per admitted pattern's required substring, on the
+    lower-cased text. Thread-safe."""
 
     def __init__(self, patterns: tuple[Pattern, ...]) -> None:
         admits: dict[str, list[int]] = {}
@@ -104,63 +112,64 @@ class Needles:
         self.needles = tuple(admits)
         self.admits = [tuple(v) for v in admits.values()]
         self.always = tuple(i for i, p in enumerate(patterns) if not p.needles)
+        #: what Hyperscan looks for: the needles (match id = index in ``needles``), then each
+        #: required substring, lower-cased, that is not one of them
+        literals = {n: i for i, n in enumerate(self.needles)}
+        for pattern in patterns:
+            for group in pattern.requires:
+                for r in group:
+                    literals.setdefault(r.lower(), len(literals))
+        #: each pattern's required substrings, lower-cased (tested as the needles are)
+        self._requires = [tuple(tuple(r.lower() for r in g) for g in p.requires) for p in patterns]
+        #: a required substring → its match id
+        self._id = {r: literals[r.lower()] for p in patterns for g in p.requires for r in g}
+        #: the match ids found (sorted) → the patterns they admit, requirements met
+        self._resolved: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._db = None
         self._lock = threading.Lock()
-        #: the needles found (in the order found) → the patterns they admit that require
-        #: nothing, and those that do grouped by what they require (each group tested once):
-        #: the same few combinations recur (``token`` alone, ``key`` alone, ...)
-        self._candidates: dict[tuple[int, ...], tuple[list[int], tuple[tuple[tuple, tuple[int, ...]], ...]]] = {}
-        if hyperscan is not None and self.needles and all(n.isascii() for n in self.needles):
+        if hyperscan is not None and literals and all(s.isascii() and "\0" not in s for s in literals):
             try:
                 self._db = literal_database(
-                    tuple(n.encode() for n in self.needles),
+                    tuple(s.encode() for s in literals),
                     hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_CASELESS)
             except hyperscan.error:  # pragma: no cover - a CPU it does not run on
                 pass
 
-    def wanted(self, text: str, lowered: str) -> list[int]:
-        """Indices of the patterns that can match ``text`` (``lowered``: it in lower case),
-        in order."""
+    def wanted(self, text: str) -> tuple[int, ...]:
+        """Indices of the patterns that can match ``text``, in order."""
+        if not text.isascii():
+            text = text.translate(_FOLDS)
+        if self._db is None:
+            lowered = text.lower()
+            admitted = set(self.always)
+            for i, needle in enumerate(self.needles):
+                if needle in lowered:
+                    admitted.update(self.admits[i])
+            requires = self._requires
+            return tuple(i for i in sorted(admitted)
+                         if all(any(r in lowered for r in group) for group in requires[i]))
         found: list[int] = []
-        if self._db is not None:
-            with self._lock:  # a Hyperscan database's scratch space serves one scan at a time
-                self._db.scan(text.encode("utf-8", "surrogatepass"),
-                              match_event_handler=_collect, context=found)
-        else:
-            found = [i for i, n in enumerate(self.needles) if n in lowered]
-        if not found:
-            return list(self.always)
+        with self._lock:  # a Hyperscan database's scratch space serves one scan at a time
+            self._db.scan(text.encode("utf-8", "surrogatepass"),
+                          match_event_handler=_collect, context=found)
+        found.sort()
         key = tuple(found)
-        candidates = self._candidates.get(key)
-        if candidates is None:
-            wanted = set(self.always)
-            for i in found:
-                wanted.update(self.admits[i])
-            free, by_requires = [], {}
-            for i in sorted(wanted):
-                requires = self.patterns[i].requires
-                if requires:
-                    by_requires.setdefault(requires, []).append(i)
-                else:
-                    free.append(i)
-            candidates = (free, tuple((r, tuple(v)) for r, v in by_requires.items()))
-            if len(self._candidates) < MAX_CANDIDATE_SETS:
-                self._candidates[key] = candidates
-        free, groups = candidates
-        if not groups:
-            return list(free)
-        out = list(free)
-        for requires, indices in groups:  # ``text`` holds one substring of each group
-            for group in requires:  # (plain loops: a generator a group cost 4× as much)
-                for r in group:
-                    if r in text:
-                        break
-                else:
-                    break
-            else:
-                out.extend(indices)
-        out.sort()
+        out = self._resolved.get(key)
+        if out is None:
+            out = self._resolve(key)
+            if len(self._resolved) < MAX_CANDIDATE_SETS:
+                self._resolved[key] = out
         return out
+
+    def _resolve(self, found: tuple[int, ...]) -> tuple[int, ...]:
+        admitted = set(self.always)
+        needles = len(self.needles)
+        for i in found:
+            if i < needles:
+                admitted.update(self.admits[i])
+        present, ids, patterns = set(found), self._id, self.patterns
+        return tuple(i for i in sorted(admitted)
+                     if all(any(ids[r] in present for r in group) for group in patterns[i].requires))
 
 
 class PatternError(ValueError):

@@ -221,7 +221,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # <password>x</password>, <ns:apiKey id="1">x</ns:apiKey>: the element's text
     Pattern.of(
         "secret",
-        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        _KEY_NEEDLES,  # every key word _SECRET_WORD_IN finds (dsn, sig, cookie, pat too)
         r"(?P<keep><(?:[\w.-]+:)?" + _SECRET_WORD_IN + r"(?:\s[^<>]*)?>)(?!\[REDACTED:)[^<]+(?=</)",
         requires=(("</",),),
     ),
@@ -229,7 +229,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # indented as its first, whatever it holds (key: value, - x), blank lines between
     Pattern.of(
         "secret",
-        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?=[|>])" + _BLOCK_INDICATOR.removesuffix(r"|\Z)") + ")"
         + r"(?:[ \t]*+" + _NL + r")*(?P<indent>[ \t]++))(?!\[REDACTED:)" + _LINE
         + r"(?:(?:" + _NL + r"[ \t]*+(?=" + _NL + r"))*" + _NL + r"(?P=indent)" + _LINE + r")*",
@@ -241,7 +241,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # then ``  user: x``), whose keys are seen one by one below
     Pattern.of(
         "secret",
-        ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "auth"),
+        _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
         + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",

@@ -576,6 +576,62 @@ def test_a_pattern_s_pre_test_agrees_on_generated_text(text):
         assert pattern.sub(text) == _without_pre_tests(pattern).sub(text)
 
 
+def _needles(scanner: bool):
+    from otelbridge.secret_patterns import Needles
+
+    needles = Needles(redact.DEFAULT_PATTERNS)
+    if not scanner:
+        needles._db = None  # the plain ``in`` tests, as where Hyperscan is not installed
+    elif needles._db is None:
+        pytest.skip("hyperscan not installed")
+    return needles
+
+
+@pytest.mark.parametrize("scanner", [True, False], ids=["hyperscan", "in-tests"])
+def test_the_needle_pass_admits_every_pattern_that_redacts_a_text(scanner):
+    """A pattern left out by its needles or required substrings would let its secret through."""
+    needles = _needles(scanner)
+    texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
+    admitted = 0
+    for text in texts:
+        wanted = set(needles.wanted(text))
+        for i, pattern in enumerate(redact.DEFAULT_PATTERNS):
+            if pattern.sub(text) != text:
+                assert i in wanted, (pattern, text)
+                admitted += 1
+    assert admitted > 500  # the corpus does exercise the patterns
+    # what nothing in the text calls for is not run
+    assert needles.wanted("agent 4: span phase reads result") == tuple(
+        i for i, p in enumerate(redact.DEFAULT_PATTERNS) if ":" in p.needles)
+    assert needles.wanted("a673676ff85749b0") == ()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("api_\u212aey: hunter2", "api_\u212aey: [REDACTED:secret]"),  # a Kelvin sign for the K
+    ("PA\u017f\u017fWORD = x y", "PA\u017f\u017fWORD = [REDACTED:secret] y"),  # long s
+    ("dsn:\n  Xq7-value9", "dsn:   [REDACTED:secret]"),  # the value on the next line
+])
+def test_a_key_that_only_a_case_blind_regex_reads_still_hides_its_value(text, expected):
+    assert Redactor().scan(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aKkSsTtPpoewrdn_-.:=\"' \t\n\\/(,[<|?&\u212axy1")),
+               max_size=40))
+def test_the_needle_pass_admits_every_pattern_that_redacts_generated_text(text):
+    for scanner in (True, False):
+        needles = _needles(scanner) if scanner is False or _HS else None
+        if needles is None:
+            continue
+        wanted = set(needles.wanted(text))
+        for i, pattern in enumerate(redact.DEFAULT_PATTERNS):
+            if i not in wanted:
+                assert pattern.sub(text) == text, (pattern, text)
+
+
+_HS = __import__("otelbridge.secret_patterns").secret_patterns.hyperscan is not None
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["sshpass", "-p", "ArgSsh333", "ssh", "host"], ["sshpass", "-p", "[REDACTED:secret]", "ssh", "host"]),
     (["mysql", "-u", "root", "-pArgMy111", "app"], ["mysql", "-u", "root", "-p[REDACTED:secret]", "app"]),
