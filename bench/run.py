@@ -1,4 +1,4 @@
-"""The otelbridge benchmark (issue 5): throughput against GNU tee, added latency per line,
+"""The otelbridge benchmark: throughput against GNU tee, added latency per line,
 memory growth, agent spans/s. Run by hand, never in the test suite; numbers go to RESULTS.md.
 
     .venv/bin/python bench/run.py all --pairs 5      # prints the table bench/RESULTS.md shows
@@ -496,7 +496,7 @@ def report(results: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="otelbridge benchmark (issue 5)")
+    ap = argparse.ArgumentParser(description="otelbridge benchmark")
     ap.add_argument("what", choices=("all", "throughput", "latency", "memory", "rest", "spans", "e2e"))
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")

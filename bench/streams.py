@@ -1,4 +1,4 @@
-"""Deterministic reference streams for the benchmark (issue 5), written to files.
+"""Deterministic reference streams for the benchmark, written to files.
 
 * ``mix``   — a realistic Claude Code stream-json session: ``stream_event`` text deltas,
   ``assistant`` and ``user`` (tool result) lines, and workflows whose ``task_progress`` snapshots

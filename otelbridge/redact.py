@@ -109,7 +109,7 @@ DROPPED = "[REDACTED:too_long]"
 #: What stands for the value of a flag naming a secret (``--token X``) in a sequence.
 FLAG_VALUE = "[REDACTED:secret]"
 #: The scan cache: at most this many strings, of at most this many characters in all (keys
-#: and results), least recently used forgotten first; longer strings than
+#: and results), the oldest forgotten first; longer strings than
 #: :data:`MEMO_MAX_CHARS` are scanned each time.
 MEMO_ENTRIES = 8192
 MEMO_TOTAL_CHARS = 4 << 20
