@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, FIXTURES, fixture_files
+from tests.conftest import EXAMPLES, FIXTURES, fixture_files, needs_fixtures
 from tests.tracker.recording import RECORDINGS, Run
 
 ALL = [*fixture_files(), *sorted(RECORDINGS.glob("*.jsonl")), *sorted(EXAMPLES.glob("*.jsonl"))]
@@ -58,6 +58,7 @@ def test_a_turn_cut_mid_call_covers_its_calls(tmp_path):
 EDGE = FIXTURES / "edge"
 
 
+@needs_fixtures()
 def test_an_error_result_saying_success_is_not_described_as_success(tmp_path):
     # result-success-but-is-error.jsonl line 1: subtype "success", is_error true, no text
     run = Run(EDGE / "result-success-but-is-error.jsonl")
@@ -70,6 +71,7 @@ def test_an_error_result_saying_success_is_not_described_as_success(tmp_path):
     assert Run(with_text).one("turn 1").error == "API Error: 529 overloaded"
 
 
+@needs_fixtures()
 def test_a_turn_lasts_at_least_its_results_duration():
     # workflow-probe-2.1.206.jsonl: line 33 (turn 1's result, duration_ms 4839) and line 50
     # (turn 2's, duration_ms 1590)
