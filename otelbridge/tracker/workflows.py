@@ -96,10 +96,16 @@ def _common(task_id: str, session_id: str | None) -> dict[str, Any]:
 
 
 def _is_prompt(label: str, prompt: str | None) -> bool:
-    """Whether ``label`` is the start of the agent's ``prompt`` (``promptPreview``): Claude Code
-    labels an agent so when its workflow gave it no label (``"Reply with exactly: wf-alpha"``)."""
-    head = label.strip().rstrip(".…").rstrip()
-    return bool(prompt) and bool(head) and prompt.lstrip().startswith(head)  # type: ignore[union-attr]
+    """Whether ``label`` is the start of the agent's ``prompt`` (``promptPreview``), or the
+    preview, cut short, the start of the label: Claude Code labels an agent so when its
+    workflow gave it no label (``"Reply with exactly: wf-alpha"``). Compared case-blind, every
+    run of blanks (line ends too) as one space, without a closing ``.`` or ``…``."""
+    head, preview = _words(label), _words(prompt or "")
+    return bool(head) and bool(preview) and (preview.startswith(head) or head.startswith(preview))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).rstrip(".…").rstrip().casefold()
 
 
 def _entry_chars(e: WorkflowAgent) -> int:

@@ -291,6 +291,40 @@ def test_a_workflow_agent_labelled_by_its_prompt_is_named_by_its_index_unless_co
 
 
 @needs_fixtures
+@pytest.mark.parametrize("preview", [
+    lambda p: p[:30] + "…",                       # a preview cut before the label ends
+    lambda p: p.replace(" ", "  ", 3),             # blanks the label has as one
+    lambda p: p.replace(" ", "\n", 1),             # a line end where the label has a space
+    lambda p: p[:1].lower() + p[1:],               # another case
+], ids=["cut", "double-space", "line-end", "case"])
+def test_a_label_that_is_the_prompt_spelt_otherwise_is_still_not_exported(tmp_path, preview):
+    """The label Claude Code made of the prompt is content even where the preview differs from
+    it in blanks, case or length: not the span's name, not an attribute."""
+    src = CLAUDE / "workflow-probe-2.1.206.jsonl"
+    out, labels = [], set()
+    for raw in src.read_bytes().splitlines():
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            out.append(raw.decode())
+            continue
+        for e in (doc.get("workflow_progress") or ()) if isinstance(doc, dict) else ():
+            if e.get("type") == "workflow_agent" and e.get("promptPreview"):
+                e["promptPreview"] = preview(e["promptPreview"])
+                labels.add(e["label"])
+        out.append(json.dumps(doc))
+    path = tmp_path / "probe.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    agents = workflow_agents(Run(path))
+    assert len(agents) == 2 and len(labels) == 2
+    assert sorted(r.name for r in agents) == sorted(f"invoke_agent #{r.attributes['workflow.agent.index']}"
+                                                    for r in agents)
+    for rec in agents:
+        assert "gen_ai.agent.name" not in rec.attributes
+        assert not any(label in str(v) for v in rec.attributes.values() for label in labels)
+
+
+@needs_fixtures
 def test_a_workflow_agents_own_label_is_its_name():
     entries = {e["index"]: e for doc in lines(PHASED).values()
                for e in doc.get("workflow_progress") or () if e.get("type") == "workflow_agent"}
