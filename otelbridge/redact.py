@@ -242,6 +242,8 @@ class Redactor:
     def json_text(self, text: str, limit: int) -> str | None:
         """A JSON document's text (:data:`JSON_ATTRIBUTES`) as it may leave: every string in
         it sanitised and redacted on its whole length (one too long to scan left out), then the
+        document's text redacted as a whole (what only the strings around a value tell:
+        ``{"password": "x"}``, ``["--token", "x"]``) where that leaves it JSON, then the
         longest strings cut (ending in ``…``) until the whole, encoded again, is at most
         ``limit`` characters; ``None`` when even its structure is longer. Text that is not
         JSON is treated as any string (:meth:`clean`)."""
@@ -254,6 +256,15 @@ class Redactor:
             return None if scanned is None else _cap(scanned, limit)
         doc = _json_strings(doc, self.scan)
         out = msgspec.json.encode(doc).decode()
+        if len(out) <= SCAN_MAX_CHARS:
+            whole = self.redact(out)
+            if whole != out:
+                # a match that ran past a string's closing quote is no value: that text's
+                # strings, each redacted already, are what leaves
+                try:
+                    doc, out = msgspec.json.decode(whole), whole
+                except msgspec.DecodeError:
+                    pass
         for _ in range(8):  # each round cuts the longest string by what is over
             over = len(out) - limit
             if over <= 0:
@@ -306,10 +317,11 @@ class Redactor:
 
 
 _NUMBERS = frozenset({int, bool, float})
-#: Attributes whose value is a JSON document (the GenAI conventions' message lists): redacted
+#: Attributes whose value is a JSON document (the GenAI conventions' message lists, a tool
+#: call's arguments): redacted
 #: and cut string by string inside it, so that what leaves is still JSON.
 JSON_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages",
-                             "gen_ai.system_instructions"})
+                             "gen_ai.system_instructions", "gen_ai.tool.call.arguments"})
 
 
 def _json_strings(doc: Any, fix: Any) -> Any:

@@ -54,17 +54,21 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: b`` is a value with an ``=`` in it)
 _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
           r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
+#: Go's type between a name and its ``=`` (``var apiKey string = "x"``): only before a quoted value
+_GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
 def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
-    ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`), an
+    ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`, :data:`_GO_TYPED`), an
     optional (escaped) opening quote — kept as group ``keep``, then the value, whose extent
     depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
     unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
-        r"(?P<keep>" + key + r"\\*[\"']?[ \t]*+(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\|)?=(?!=))[ \t]*+"
-        r"(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>'))?+)"
+        # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
+        r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?[ \t]*+"
+        r"(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
@@ -84,8 +88,9 @@ def _key_value(key: str, flow: bool = False) -> str:
 
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
 #: first letter of a key word is tested once, before the (case-insensitive) words: twice as
-#: fast as trying every word at every position.
-_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+#: fast as trying every word at every position (with the letters ``re`` folds to s and k:
+#: ``ſ`` long s, ``K`` Kelvin sign).
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                 r"(?![a-z])" + _ABOUT)
 #: ... and the rest of the key, taken whole (what follows a key is never part of one)
 _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"

@@ -103,12 +103,15 @@ _NAMED_VALUE = (
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
     r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ
     + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
-#: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``): to its closing
-#: quote, when that quote, a comma and such a name follow
+#: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``, CloudFormation's
+#: ``ParameterValue`` then ``ParameterKey``, ``<env value="x" name="DB_PASSWORD"/>``): to its
+#: closing quote, when that quote, a comma (an attribute: a blank) and such a name follow
 _VALUE_THEN_NAME = (
-    r"(?P<keep>(?<![\w.-])(?P<q>" + _Q + r")(?i:value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
-    r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q)).)++(?=(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK
-    + r"(?P=q)(?i:name|key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _SECRET_WORD_IN + r"(?P=q))")
+    r"(?P<keep>(?<![\w.-])(?:(?P<q>" + _Q + r")(?i:value|parameter_?value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+    + r"(?P=q)|(?<=\s)(?i:value)=(?P<aq>" + _Q + r")))"
+    r"(?!\[REDACTED:)(?:(?!(?<!\\)(?(aq)(?P=aq)|(?P=q))).)++(?=(?(aq)(?P=aq)\s+(?i:name|key)=(?P=aq)|(?P=q)"
+    + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)(?i:name|key|parameter_?key)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+    + r"(?P=q))(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"(?(aq)(?P=aq)|(?P=q)))")
 
 #: ... and as YAML lines (``- value: x`` then ``  name: DB_PASSWORD``, up to 4 other members
 #: between): the value to its closing quote or its line's end
@@ -243,7 +246,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
-        + _NL + r"(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
+        + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+" + _NL + r")*+(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
@@ -267,8 +270,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # {"name": "DB_PASSWORD", "value": "x"}, - name: DB_PASSWORD / value: x (_NAMED_VALUE)
     Pattern.of("secret", ("value",), _key_value(_NAMED_VALUE, flow=True), requires=((":",),),
                precheck=r"(?i)value\\*[\"']?[ \t]*:"),
-    Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":",), (",",)),
-               precheck=r"(?i)value\\*[\"'][ \t]*:"),
+    Pattern.of("secret", ("value",), _VALUE_THEN_NAME, requires=((":", "="),),
+               precheck=r"(?i)value(?:\\*[\"'][ \t]*:|=\\*[\"'])"),
     Pattern.of("secret", ("value",), _YAML_VALUE_THEN_NAME, requires=((":",), ("\n", "\\n")),
                precheck=r"(?i)value[ \t]*:(?:(?:[^\n\\]++|\\++(?!n))*+(?:\n|\\++n)[ \t]*+(?:\d++(?:\u2192|\t)[ \t]*+)?){1,5}?"
                r"(?:name|key)[ \t]*:"),
@@ -294,15 +297,20 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=(("(",), (",",)),
         precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|\.basic|\.login)\(",
     ),
-    # a (name, value) pair as a tuple: ('password', 'x'), ("api_key", "x"), [('user', 'u'),
-    # ('token', 'x')] (not a call's arguments: fields('password', 'email'))
+    # a (name, value) pair as a tuple or an array of two: ('password', 'x'), ("api_key", "x"),
+    # [('user', 'u'), ('token', 'x')], ["password", "x"], [["DB_PASSWORD", "x"]] (not a call's
+    # arguments: fields('password', 'email'); not a list of names, words without a digit or in
+    # lower case: ["password", "email"], ["AUTHORS", "index.js"], ["password", "oauth2"])
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w\])])\([ \t]*(?P<nq>" + _Q + r")" + _SECRET_WORD_IN + r"(?P=nq)[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
-        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?[ \t]*\))",
-        requires=(("(",), (",",)),
-        precheck=r"(?i)\([ \t]*\\*[\"'][\w.-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)") + r"\\*[\"'][ \t]*,",
+        r"(?P<keep>(?<![\w\])])(?:(?P<br>\[)|\()" + _JSON_BLANK + r"(?P<nq>" + _Q + r")" + _SECRET_WORD_IN
+        + r"(?P=nq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r"))"
+        r"(?!\[REDACTED:)(?(br)(?!(?:[a-z][a-z0-9._-]*+|[A-Za-z][A-Za-z._-]*+)(?P=vq)))"
+        r"(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)[ \t]*,?" + _JSON_BLANK + r"(?(br)\]|\)))",
+        requires=(("(", "["), (",",)),
+        precheck=r"(?i)[(\[]" + _JSON_BLANK + r"\\*[\"'][\w.-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)")
+        + r"\\*[\"']" + _JSON_BLANK + ",",
     ),
     # code: a secret's name then a quoted value as a setter's or getter's arguments
     # (define('DB_PASSWORD', 'x'), os.Setenv, setdefault, getenv/env/get with a default,
@@ -327,7 +335,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD_ONCE + r"\\*[\"']?[ \t]*(?:\?|\|\|)?[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*)?[:=]",
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -443,16 +451,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
         r"|secret\s+set)\s",
     ),
-    # SQL: CREATE/ALTER USER|ROLE|LOGIN ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
+    # SQL: CREATE/ALTER USER|ROLE|LOGIN or GRANT ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
     # 'x' (or a word: Oracle's), SET PASSWORD ... = 'x': the quoted string ('' inside)
     Pattern.of(
         "secret",
         ("password", "identified"),
-        r"(?P<keep>\b(?i:(?:create|alter)\s+(?:user|role|login)\b[^;\r\n]{0,200}?(?:\bpassword(?:\s*=)?+"
+        r"(?P<keep>\b(?i:(?:(?:create|alter)\s+(?:user|role|login)|grant)\b[^;\r\n]{0,200}?(?:\bpassword(?:\s*=)?+"
         r"|(?P<ib>\bidentified\s+(?:with\s+\S+\s+)?by)(?:\s+password)?)|\bset\s+password\b[^;\r\n=]{0,100}="
         r"(?:\s*password\s*\()?)\s*+(?P<sq>[\"'])?+)(?!\[REDACTED:)"
         r"(?(sq)(?:(?!(?P=sq))[^\r\n]|'')+|(?(ib)[^\s;'\"\\,)]+|(?!)))",
-        precheck=r"(?i)\b(?:create|alter|set)\s+(?:user|role|login|password)\b",
+        precheck=r"(?i)\b(?:(?:create|alter|set)\s+(?:user|role|login|password)\b|grant\s)",
     ),
     # aws ssm put-parameter --value X of a SecureString or of a name naming a secret (either
     # before or after --value)

@@ -488,6 +488,37 @@ def test_message_lists_stay_json_redacted_and_cut_inside():
     assert safe.attributes({"gen_ai.input.messages": "not json " * 30})["gen_ai.input.messages"].endswith("…")
 
 
+S = "Zq8xK2mW9pL4vB7n"
+
+
+@pytest.mark.parametrize("arguments, field, expected", [
+    # a match inside one string ends at that string's end, not in the next field
+    ({"command": f"set -x GITHUB_TOKEN a{S}", "description": f"set -x GITHUB_TOKEN b{S}"},
+     "description", "set -x GITHUB_TOKEN [REDACTED:secret]"),
+    ({"command": f"redis-server --requirepass {S}", "description": "start redis"},
+     "command", "redis-server --requirepass [REDACTED:secret]"),
+    ({"command": f"gh secret set FOO --body {S}", "description": "store it"},
+     "command", "gh secret set FOO --body [REDACTED:secret]"),
+    ({"file_path": "/app/.env", "old_string": f'password="{S}', "new_string": "x"},
+     "old_string", 'password="[REDACTED:secret]'),
+    # ... and what only the strings around a value tell is still read
+    ({"user": "ann", "password": S}, "password", "[REDACTED:secret]"),
+    ({"argv": ["deploy", "--password", S]}, "argv", ["deploy", "--password", "[REDACTED:secret]"]),
+    ({"env": [{"name": "DB_PASSWORD", "value": S}]}, "env", [{"name": "DB_PASSWORD", "value": "[REDACTED:secret]"}]),
+], ids=["fish-set", "requirepass", "gh-secret", "edit-unclosed-quote", "key", "argv", "name-value"])
+def test_a_tool_calls_arguments_stay_json_with_each_value_redacted(arguments, field, expected):
+    """``gen_ai.tool.call.arguments`` (--capture-content) is a JSON document: redacted string by
+    string, then as a whole where that leaves it JSON — no secret, no field run into the next."""
+    text = json.dumps(arguments)
+    out = Redactor.build(max_length=1000).attributes({"gen_ai.tool.call.arguments": text})
+    doc = json.loads(out["gen_ai.tool.call.arguments"])
+    assert S not in out["gen_ai.tool.call.arguments"]
+    assert doc.keys() == arguments.keys()
+    assert doc[field] == expected
+    assert [doc[k] for k, v in arguments.items() if S not in json.dumps(v)] == \
+        [v for v in arguments.values() if S not in json.dumps(v)]  # the other fields as they were
+
+
 # --------------------------------------------------------------------------- pre-tests
 
 def _without_pre_tests(pattern):
