@@ -100,7 +100,11 @@ def _is_prompt(label: str, prompt: str | None) -> bool:
     preview, cut short, the start of the label: Claude Code labels an agent so when its
     workflow gave it no label (``"Reply with exactly: wf-alpha"``). Compared case-blind, every
     run of blanks (line ends too) as one space, without a closing ``.`` or ``…``."""
-    head, preview = _words(label), _words(prompt or "")
+    if not prompt:
+        return False
+    head = _words(label)
+    # (the preview's start is enough: a run of blanks it loses only makes it shorter)
+    preview = _words(prompt[:2 * len(label) + 16])
     return bool(head) and bool(preview) and (preview.startswith(head) or head.startswith(preview))
 
 
