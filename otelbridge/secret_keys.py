@@ -14,7 +14,7 @@ from .secret_tokens import AFTER_ESCAPE
 #: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase)|sshpass|secret|credentials?|token|signature"
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
@@ -31,14 +31,16 @@ _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
 #: ``author``, ``PATH``, ``patch``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig(?![A-Za-z]))"
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig)(?![A-Za-z])"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
 #: What a key names when one of these words follows the key word: something about the secret,
-#: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``).
+#: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``,
+#: ``SESSION_COOKIE_SECURE``, ``PASSWORD_MIN_LENGTH``, ``TOKENIZERS_PARALLELISM``).
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
           r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
           r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed|jar)(?![a-z]))")
+          r"|config|manager|store|service|updated|changed|jar|secure|httponly|samesite|age|domain|timeout"
+          r"|lifetime|izers?)(?![a-z])|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size))")
 
 #: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
 #: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
@@ -47,6 +49,13 @@ _INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
 
 #: A YAML block scalar's indicator (``|``, ``>-``, ``|2``), an optional comment, its line's end
 _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
+
+
+#: A value that holds no secret, whole: null, a boolean, a placeholder (``${DB_PASSWORD}``,
+#: ``$DB_PASSWORD``, GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``)
+_NO_VALUE = (r"(?:None|null|nil|undefined|true|false|True|False|\$\{[\w.]{1,100}\}|\$[A-Z_][A-Z0-9_]*+"
+             r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})"
+             r"(?=\\*[\"']|[\s,;)}\]]|\\[nrt]|\Z)")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
@@ -61,15 +70,16 @@ _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
     ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`, :data:`_GO_TYPED`), an
-    optional (escaped) opening quote — kept as group ``keep``, then the value, whose extent
+    optional (escaped) opening quote — kept as group ``keep``, then the value (not one that holds
+    nothing: :data:`_NO_VALUE`; ``::`` is no separator: a scope, a test's id), whose extent
     depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
     unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?[ \t]*+"
-        r"(?:(?P<colon>:)(?!=|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        r"(?:(?P<colon>:)(?![:=]|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")"
+        r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
@@ -161,3 +171,32 @@ _Q = r"\\*[\"']"
 #: file's lines inside a JSON string)
 _ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
 assert _ARG_IN_LINE != _ARG
+
+
+#: A line of code: a block's first statement after ``if password != confirm:`` or ``except
+#: TokenError:`` (not a YAML value on the next line)
+_STATEMENT = (r"(?:raise|return|pass|break|continue|if|elif|else|for|while|try|with|yield|await|throw|import"
+              r"|from|def|class|print|self|this|const|let|var|assert|del|global|nonlocal)\b(?![.-]\w)")
+#: Not a source file's name (``tests/test_auth.py::test_login``, ``token.ts:12:5``: a test's or
+#: a compiler's locator, not a key)
+_NOT_A_FILE = "".join(rf"(?<!\.(?:{exts}))" for exts in (
+    "c|h", "py|go|js|ts|rs|rb|cs|kt|sh|cc|ex|mm", "pyi|jsx|tsx|mjs|cjs|cpp|hpp|php|exs|erl|vue|lua|ps1",
+    "java|dart", "swift|scala", "svelte"))
+#: Blanks of JSON inside an array's ``[`` (ASCII only: what the array's required substrings
+#: list), also escaped ones
+_ASCII_BLANK = r"(?:[ \t\r\n]|\\[nrt])*+"
+
+
+def _secrets_key(tail: str) -> str:
+    """A regex of a key of secrets, also one that names several (``api_keys``, ``passwords``,
+    ``accessTokens``), then ``tail`` (a regex). The word is tested for its tail first (cheap, at
+    word starts only), then for its key words."""
+    return (r"(?<![\w.-])(?=[\w.-]++" + tail + r")(?:" + _SECRET_WORD_IN + r"|[\w.-]*?(?i:(?:api|access|secret"
+            r"|private|client|signing|encryption)[_.-]?keys|passwords|passphrases|client[_.-]?secrets"
+            r"|(?:auth|access|refresh|api)[_.-]?tokens)(?![\w.-]))" + tail)
+
+
+#: What follows a key whose value is an array (``"api_keys": [``, ``passwords = [``) and a
+#: YAML list (``api_keys:``, a line end, then a ``- `` line)
+_JSON_ARRAY = _Q + r"?" + _JSON_BLANK + r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK
+_YAML_LIST = r"[\"']?[ \t]*:" + _NL_READ + r"(?=[ \t]*+-[ \t])"

@@ -103,7 +103,11 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("postman_key", ("pmak-",), START + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     ("sentry_token", ("sntrys_", "sntryu_"), START + r"sntry[su]_[\w=+/.-]{30,}"),
     ("grafana_token", ("glsa_", "glc_"), START + r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|" + START + r"glc_[A-Za-z0-9+/]{32,}=*"),
+    # New Relic's user keys (NRAK-), Insights insert keys (NRII-), license keys (36 characters,
+    # then NRAL)
     ("newrelic_key", ("nrak-",), START + r"NRAK-[A-Z0-9]{27}\b"),
+    ("newrelic_key", ("nrii-",), START + r"NRII-[\w-]{32}(?![\w-])"),
+    ("newrelic_key", ("nral",), START + r"[A-Za-z0-9]{36}NRAL\b"),
     ("pulumi_token", ("pul-",), START + r"pul-" + _body("[a-f0-9]", "{40}", 39) + r"\b"),
     # a bot's id, ':', then 'AA' and 33 characters (also in api.telegram.org/bot<token>/ URLs)
     ("telegram_token", (":aa",),
@@ -112,8 +116,9 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("perplexity_key", ("pplx-",), START + r"pplx-" + _body(_AN, "{40,}", 39)),
     ("tavily_key", ("tvly-",), START + r"tvly-(?:dev-|prod-)?" + _body(_AN, "{24,}", 23)),
     ("nvidia_key", ("nvapi-",), START + r"nvapi-" + _body(_W, "{40,}", 39)),
-    # Square access tokens and OAuth application secrets
+    # Square access tokens (sq0atp-, EAAA and 60 characters) and OAuth application secrets
     ("square_token", ("sq0atp-", "sq0csp-"), START + r"sq0(?:atp-[\w-]{22,}|csp-[\w-]{40,})"),
+    ("square_token", ("eaaa",), START + r"EAAA(?=[\w-]{0,59}[0-9])[\w-]{56,}+"),
     ("facebook_token", ("eaacedeose0cba",), START + r"EAACEdEose0cBA[A-Za-z0-9]{20,}"),
     # Alibaba Cloud AccessKey ids
     ("alibaba_key", ("ltai",), START + r"LTAI(?=[A-Za-z]*[0-9])[A-Za-z0-9]{12,20}(?![A-Za-z0-9])"),

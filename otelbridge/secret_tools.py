@@ -14,6 +14,10 @@ _ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
 #: A Kubernetes Secret's base64 value, or one redacted already
 _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 
+#: A JSON member ``"key": "value"`` in the quotes of group ``q`` (escaped ones too)
+_JSON_MEMBER = (r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+                + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n])*(?P=q)")
+
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
@@ -51,11 +55,11 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?![/*])(?!\[REDACTED:)" + _ARG,
     ),
     # every value of a command that stores secrets: vault kv put PATH K=X ..., fly secrets set
-    # K=X ..., doppler secrets set K=X (not vault's K=@file)
+    # K=X ..., doppler/supabase/railway secrets set K=X (not vault's K=@file)
     Pattern.of(
         "secret",
         ("kv put", "kv patch", "secrets set"),
-        r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler)\s+secrets\s+set)"
+        r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler|supabase|railway)\s+secrets\s+set)"
         r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?"
         r"[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])" + _ARG_IN_LINE,
         requires=(("=",),), passes=8,
@@ -167,8 +171,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         ("secret",),
         r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
         r"(?=[ \t]*(?:" + _NL_READ + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL_READ
-        + r"kind:[ \t]*Secret\b)",
-        requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)kind:[ \t]*Secret\b",
+        + r"[ \t]*+kind:[ \t]*Secret\b)",
+        requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)[ \t]*kind:[ \t]*Secret\b",
     ),
     Pattern.of(
         "secret",
@@ -178,6 +182,19 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         + r"(?P=q)" + _B64_OR_MARK + r"(?P=q)){0,100}+" + _JSON_BLANK + r"\}" + _JSON_BLANK + "," + _JSON_BLANK
         + r"(?P=q)kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q))",
         requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
+    ),
+    # ... and kind: Secret before data: as JSON (kubectl create secret --dry-run -o json): one
+    # value a pass, the members before it any (another pattern may have cut into one); the
+    # members between kind and data nested two levels deep at most (metadata's labels)
+    Pattern.of(
+        "secret",
+        ("secret",),
+        r"(?P<keep>(?P<q>\\*\")kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q)"
+        r"(?:(?!(?P=q)kind(?P=q))[^{}]|\{(?:[^{}]|\{[^{}]*\})*\}){0,3000}?"
+        r"(?P=q)(?:stringData|data)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"\{(?:" + _JSON_BLANK + _JSON_MEMBER
+        + _JSON_BLANK + ",)*?" + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
+        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q))[^\r\n])+",
+        requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret", passes=30,
     ),
     # ... and as a manifest writes them (kind: Secret, then data: or stringData: within 40
     # lines of the same document): one value a pass, to its line's end or closing quote; a
@@ -190,6 +207,19 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         + r"[ \t]++(?:[\w.-]+:[ \t]+|(?![\w.-]+:)))(?!\[REDACTED:)(?![|>][-+0-9]*[ \t]*(?:$|" + _NL + r"))"
         r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
         requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n|\u2192)kind:[ \t]*Secret\b", passes=30,
+    ),
+    # text typed into a field whose description names a secret (Playwright MCP's browser_type:
+    # {"element": "Password textbox", "ref": "e12", "text": "X"}), up to 3 members between
+    Pattern.of(
+        "secret",
+        ("element",),
+        r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}?"
+        r"(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|(?<![a-z])pin(?![a-z]))(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
+        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+        + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
+        + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"
+        r"(?:(?!(?<!\\)(?P=q))[^\r\n])+",
+        requires=(("text", "value"),),
     ),
     # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
     # that has a "kty": base64url of 16 characters or more

@@ -37,7 +37,10 @@ Go's ``password := "x"`` and declared types (``password: str = "x"``); YAML's ``
 its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicAuth('u', 'x')``/``smtp.login('u',
 'x')`` pairs; tools' own forms (:mod:`otelbridge.secret_tools`: Redis ``AUTH``/``requirepass``/ACLs,
 ``net use``/``net user``, ``vault kv put``, ``cargo login X``, ``openssl passwd X``, ``<<< X``,
-``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies).
+``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies, every value
+of a Kubernetes Secret, a password field's typed text); arrays of secrets as a key's value
+(``{"api_keys": ["x"]}``, YAML's ``- x`` lines). Not values: ``null``, booleans, placeholders
+(``${DB_PASSWORD}``); not keys: source files' names (``test_auth.py::test_x``, ``token.ts:12:5``).
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ from __future__ import annotations
 import re
 
 from .secret_patterns import Pattern
-from .secret_keys import (_ARG, _BLOCK_INDICATOR, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS,
-                          _LINE, _NL, _NL_READ, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _WORD, _WORD_START, _key_value,
-                          _then, names_a_secret)
+from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
+                          _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _NL, _NL_READ, _NOT_A_FILE, _Q, _SECRET_KEY,
+                          _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_LIST, _key_value,
+                          _secrets_key, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import TOOL_PATTERNS
 
@@ -88,6 +92,8 @@ _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLAN
 #: member is more indented: ``valueFrom:`` then ``  secretKeyRef:`` ends the search)
 _OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40}[\"']?[ \t]*:"
                  r"(?:[ \t](?:[^\r\n\\]|\\+[\"']){0,100}+)?")
+#: Blank and comment lines between YAML lines (a line end, real or escaped, after each)
+_YAML_GAP = r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + r")*+"
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
@@ -101,8 +107,8 @@ _NAMED_VALUE = (
     + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
     + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ
-    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ + _YAML_GAP
+    + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + _YAML_GAP + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``, CloudFormation's
 #: ``ParameterValue`` then ``ParameterKey``, ``<env value="x" name="DB_PASSWORD"/>``): to its
 #: closing quote, when that quote, a comma (an attribute: a blank) and such a name follow
@@ -118,7 +124,8 @@ _VALUE_THEN_NAME = (
 _YAML_VALUE_THEN_NAME = (
     r"(?P<keep>(?:(?<![\w.-])|(?<=\\[nrt]))[ \t]*+(?:-[ \t]+)?(?i:value)[ \t]*:[ \t]*(?P<q>" + _Q + r")?)"
     r"(?!\[REDACTED:)(?![{\[|>])(?(q)(?:(?!(?<!\\)(?P=q))(?!\\+n)[^\r\n])+|" + _LINE + r")"
-    r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + r"(?P=yi)){0,4}"
+    r"(?=(?(q)(?P=q))[ \t]*" + _NL_READ + _YAML_GAP + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + _YAML_GAP
+    + r"(?P=yi)){0,4}"
     r"(?i:name|key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[^\S\r\n]*(?:" + _NL
     + r"|\Z|\\*[\"']))")  # (any blank but a line break after the name: U+3000, NBSP)
 
@@ -246,7 +253,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
-        + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+" + _NL + r")*+(?P<indent>[ \t]++))(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )"
+        + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL + r")*+(?P<indent>[ \t]++))"
+        r"(?!#)(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )(?!" + _STATEMENT + ")"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
@@ -333,9 +341,29 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
+        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN + _NOT_A_FILE),
         requires=((":", "="),),
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*)?[:=]",
+    ),
+    # an array of secrets as a key's value: {"api_keys": ["X", "Y"]}, passwords = ['X'], YAML's
+    # api_keys: then - X lines; one element a pass (a word or name without a digit is left:
+    # {"credentials": ["aws", "GCP_KEY"]} lists names)
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>" + _secrets_key(_JSON_ARRAY) + r"(?:(?P<eq>" + _Q + r")(?:(?!(?<!\\)(?P=eq))[^\r\n])*+(?P=eq)"
+        + _JSON_BLANK + "," + _JSON_BLANK + r")*?(?P<vq>" + _Q + r"))(?!\[REDACTED:)(?![A-Za-z][A-Za-z._-]*+(?P=vq))(?:(?!(?<!\\)(?P=vq))[^\r\n])+",
+        requires=(tuple("[" + c for c in ("\"", "'", "\\", " ", "\t", "\n", "\r")),), passes=20,
+        precheck=r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK + _Q,  # (led by a character set: a fast scan)
+    ),
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>" + _secrets_key(_YAML_LIST) + r"(?:[ \t]*+-[ \t]+" + _LINE + _NL_READ
+        + r")*?[ \t]*+-[ \t]+(?P<vq>\\*[\"'])?+)(?!\[REDACTED:)(?![\w.-]+[ \t]*:(?:[ \t]|$|\\+n))"
+        r"(?![A-Za-z][A-Za-z._-]*+(?(vq)(?P=vq))[ \t]*(?:" + _NL + r"|\Z))(?(vq)(?:(?!(?<!\\)(?P=vq))[^\r\n])+|" + _LINE + ")",
+        requires=((":\n", ":\r", ":\\"), ("- ", "-\t")), passes=20,
+        precheck=r":" + _NL_READ + r"[ \t]*-[ \t]",  # (led by a literal: a fast scan)
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -409,7 +437,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                                r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
-        + "|" + _then("htpasswd", r"-(?:(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*\s+\S+|[a-zA-Z]*b[a-zA-Z]*\s+\S+\s+\S+)\s+")
+        + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*n)(?:-[a-zA-Z]+\s+)++\S+"
+                                 r"|(?:-[a-zA-Z]+\s+)++\S+\s+\S+)\s+")
         + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
         + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
         + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
@@ -439,17 +468,19 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
-    # setx API_KEY X; gh secret set NAME --body X (whatever the name). The needles take the
-    # command's words one space apart, as they are written (the regex takes any spaces).
+    # setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret
+    # set NAME --body X (whatever the name). The needles take the command's words one space
+    # apart, as they are written (the regex takes any spaces).
     Pattern.of(
         "secret",
         ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
-         "secret set"),
+         "secret set", "git config", "env:set"),
         r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
-        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+|git\s+config(?:\s+--(?:global|system|local|worktree))?"
+        r"|netlify\s+env:set)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
         r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
-        r"|secret\s+set)\s",
+        r"|secret\s+set|git\s+config|env:set)\s",
     ),
     # SQL: CREATE/ALTER USER|ROLE|LOGIN or GRANT ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
     # 'x' (or a word: Oracle's), SET PASSWORD ... = 'x': the quoted string ('' inside)
@@ -471,10 +502,15 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"))[^\n|;&]{0,400}?\s--value(?:\s+|=))(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("--value",),),
     ),
-    # a Dockerfile's ENV KEY value (its older form, without =), to the line's end
-    Pattern.of("secret", ("env",),
-               r"(?P<keep>" + _WORD_START + r"(?<![$-])ENV[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?![=\\])(?!\[REDACTED:)" + _LINE,
-               requires=(("ENV",),)),
+    # a Dockerfile's ENV KEY value (its older form, without =), Apache's SetEnv KEY value, C's
+    # #define KEY value: to the line's end
+    *(Pattern.of("secret", needles,
+                 r"(?P<keep>" + start + r"[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?!=|\\++(?!\\*\"))(?!\[REDACTED:)"
+                 r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")",  # (JSON-escaped quotes too)
+                 requires=requires)
+      for needles, start, requires in ((("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),)),
+                                       (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),)),
+                                       (("define",), r"#[ \t]*define", (("#",),)))),
     *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
@@ -482,12 +518,12 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
     # gh auth login --with-token, wrangler secret put, gh secret set, docker secret create,
     # gcloud secrets create/versions add, vercel env add, sudo -S, chpasswd,
-    # passwd --stdin (not echo $VAR)
+    # passwd --stdin; also printf '%s\n' X (not echo $VAR)
     Pattern.of(
         "secret",
         ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
          "versions add", "env add", "sudo", "chpasswd", "--stdin"),
-        r"(?P<keep>\b(?:echo|printf)\s+(?:-[neE]+\s+)?)(?![\"']?\$)(?!\[REDACTED:)" + _ARG
+        r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?![\"']?\$)(?!\[REDACTED:)" + _ARG
         + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?\s+(?:put|set|create)|\bsecrets\s+versions\s+add"
         r"|\benv\s+add|\bchpasswd"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",

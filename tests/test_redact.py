@@ -578,6 +578,15 @@ PAIR_FORMS = [
     '"data": {"a": "eHl6"}, "kind": "Secrets"', "x\\nkind: Secret\\nstringData:\\n  a: \\\"v 1\\\"\\n",
     "http x token==t1", "xh get x api_key==t2 q==1", "https\tx -a b secret==t3", "\\nhttp x token==t4", "xhs x y z pw==t5",
     "http x q==t6", "see http://x token==t7",
+    # kind: Secret before data as JSON; arrays of secrets as a key's value, JSON and YAML
+    '{"kind": "Secret", "data": {"a": "eHl6"}}', '{"kind":"Secret","metadata":{"labels":{"a":"b"}},"stringData":{"a":"v 1","b":"v2"}}',
+    '{\\"kind\\":\\"Secret\\",\\"data\\":{\\"a\\":\\"eHl6\\"}}', '{\n "kind": "Secret",\n "data": {\n  "a": "YQ=="\n }\n}',
+    '"kind": "Secret", "type": "Opaque", "data": {"a": "[REDACTED:x]", "b": "eHl6"}', '{"kind": "Secrets", "data": {"a": "b"}}',
+    '{"kind": "Secret"}, {"kind": "ConfigMap", "data": {"a": "b"}}',
+    '{"api_keys": ["k1", "k2"]}', "passwords = ['p1']", '{\\"password\\":[\\"p1\\"]}', '"accessTokens": [\n "t1"\n]',
+    '{"credentials": ["aws", "g1"]}', '{"tokens": ["a1"]}', '{"password": []}', "token = ['read', 'write']",
+    "api_keys:\n  - k1\n  - k2", "passwords:\\n  - 'p 1'\\n", "token:\n- read\n- w1", "client_secrets:\r\n  - \"c1\"\r\n",
+    "password:\n  - name: x", "api_keys:\n     3\u2192  - k1", "keys:\n  - k1",
 ]
 
 
@@ -587,8 +596,8 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
-    # YAML and JSON, a manifest), HTTPie's key==X
-    assert len(PRE_TESTED) == 27
+    # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML)
+    assert len(PRE_TESTED) == 30
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)

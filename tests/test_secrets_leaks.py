@@ -325,6 +325,50 @@ def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # comment and blank lines between a key and its next-line value, a name and its value
+    ("api_key:\n  # rotated\n\n  Tk4x", "api_key:\n  # rotated\n\n  [REDACTED:secret]"),
+    ("env:\n- name: STRIPE_SECRET_KEY\n  # from vault\n\n  value: 'Hs5x'", "env:\n- name: STRIPE_SECRET_KEY\n  # from vault\n\n  value: '[REDACTED:secret]'"),
+    ("api_key:\n  # none yet\nother: 1", None),
+    # kubectl's List (kind: indented, after data), kind before data as JSON
+    ("items:\n- data:\n    A: eHl6\n  kind: Secret\n", "items:\n- data:\n    A: [REDACTED:secret]\n  kind: Secret\n"),
+    ('{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "eHl6", "B": "YQ=="}}',
+     '{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "[REDACTED:secret]", "B": "[REDACTED:secret]"}}'),
+    ('{"kind": "ConfigMap", "data": {"A": "eHl6"}}', None),
+    # arrays of secrets as a key's value; lists of names and words are not
+    ('{"api_keys": ["k1", "k2"]}', '{"api_keys": ["[REDACTED:secret]", "[REDACTED:secret]"]}'),
+    ("api_keys:\n  - k1\n  - 'k2'", "api_keys:\n  - [REDACTED:secret]\n  - '[REDACTED:secret]'"),
+    ('{"credentials": ["aws", "GCP_KEY"]}', None), ("token:\n  - read\n  - write", None), ('{"tokens": ["a1"]}', None),
+    # commands and tools
+    ("printf '%s\\n' 'Pf5x' | sudo -S true", "printf '%s\\n' [REDACTED:secret] | sudo -S true"),
+    ("htpasswd -b -c /etc/h admin Hp5x", "htpasswd -b -c /etc/h admin [REDACTED:secret]"),
+    ("htpasswd -n -b admin Hp5x", "htpasswd -n -b admin [REDACTED:secret]"),
+    ('#define API_KEY "Df5x"', "#define API_KEY [REDACTED:secret]"), ("SetEnv DB_PASSWORD Se5x", "SetEnv DB_PASSWORD [REDACTED:secret]"),
+    ("git config --global github.token Gc5x", "git config --global github.token [REDACTED:secret]"),
+    ("git config --get github.token", None), ("netlify env:set API_KEY Ne5x", "netlify env:set API_KEY [REDACTED:secret]"),
+    ("supabase secrets set STRIPE_KEY=Ss5x", "supabase secrets set STRIPE_KEY=[REDACTED:secret]"),
+    ('{"element": "Password textbox", "ref": "e12", "text": "Pw5x"}', '{"element": "Password textbox", "ref": "e12", "text": "[REDACTED:secret]"}'),
+    ('{"element": "Search box", "ref": "e1", "text": "hello"}', None),
+    ("EAAA" + "l7Xc2Vb9" * 7 + "Nm4Q", "[REDACTED:square_token]"), ("NRII-" + "Ab3dEf6h" * 4, "[REDACTED:newrelic_key]"),
+    ("0123456789abcdef" * 2 + "0123NRAL", "[REDACTED:newrelic_key]"),
+    # not keys: a test's or a compiler's locator, a block after a condition, null, booleans,
+    # placeholders, a length's limit, a tokenizer's setting
+    ("tests/test_auth.py::test_login PASSED", None), ("src/auth/token.ts:12:5 - error TS2322", None),
+    ("FAILED tests/test_token.py::TestToken::test_refresh - AssertionError", None),
+    ("if password != confirm_password:\n    raise ValueError('x')", None), ("except TokenError:\n    return None", None),
+    ("token = None", None), ('{"token": null}', None), ("SESSION_COOKIE_SECURE = True", None),
+    ("TOKENIZERS_PARALLELISM=false", None), ("PASSWORD_MIN_LENGTH=12", None), ("AUTHOR_NAME=ann", None),
+    ("password: ${DB_PASSWORD}", None), ("GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}", None), ("password=$DB_PASSWORD", None),
+    # ... but a default after a placeholder, and values that only start like one, are secrets
+    ("password: ${DB_PASSWORD:-Pd5x}", "password: [REDACTED:secret]"), ("password=$uperS3cret", "password=[REDACTED:secret]"),
+    ("password: trueS3cret", "password: [REDACTED:secret]"), ("token.py: Tp5x", None),
+    # an upper-case key word is a whole segment too (PASSPORT is not PASS), PASSCODE a secret
+    ("PASSPORT_NUMBER=X1", None), ("DEVICE_PASSCODE=4821", "DEVICE_PASSCODE=[REDACTED:secret]"),
+])
+def test_forms_a_new_user_found_leaking_or_redacted_wrongly(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
