@@ -30,8 +30,10 @@ _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
     r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
-#: ``author``, ``PATH``, ``patch``).
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|auth|dsn|sig)(?![A-Za-z])"
+#: ``author``, ``PATH``, ``patch``); in capitals, also before more capitals (``MOT_DE_PASSE``,
+#: ``DB_PASSWORT``, ``COOKIES``), but not as ``PASSPORT``, ``PASSENGER``, ``AUTHOR``.
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|phrase|code|port|enger|age|ive|through|thru))|pwd|pw|cookie"
+                r"|auth(?!(?i:or|enticat|oriz|oris))|dsn|sig(?![A-Za-z]))(?![a-z])"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``,
@@ -39,8 +41,9 @@ _KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass|pwd|pw|cookie|
 _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
           r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
           r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed|jar|secure|httponly|samesite|age|domain|timeout"
-          r"|lifetime|izers?)(?![a-z])|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size))")
+          r"|config|manager|store|service|updated|changed|jar|timeout|lifetime|izers?)(?![a-z])(?!(?<=[A-Z])[A-Z])"
+          r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)(?![a-z])(?!(?<=[A-Z])[A-Z])"
+          r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)(?![a-z]))")
 
 #: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
 #: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
@@ -51,11 +54,17 @@ _INNER_QUOTE = r"(?<=[^\s\\])\\*[\"'](?![\s,;:)}\]\\]|\Z)"
 _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 
 
-#: A value that holds no secret, whole: null, a boolean, a placeholder (``${DB_PASSWORD}``,
-#: ``$DB_PASSWORD``, GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``)
-_NO_VALUE = (r"(?:None|null|nil|undefined|true|false|True|False|\$\{[\w.]{1,100}\}|\$[A-Z_][A-Z0-9_]*+"
-             r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})"
-             r"(?=\\*[\"']|[\s,;)}\]]|\\[nrt]|\Z)")
+#: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
+#: digits at a word's end: not ``$S3CR3T_2024``), GitHub's ``${{ secrets.TOKEN }}``; not
+#: ``${X:-default}``
+_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
+                r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
+#: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
+#: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null or a boolean. It
+#: ends at the closing quote; unquoted, at blanks then a line end or , ; ) } ], or (``KEY=x``) a blank.
+_NO_VALUE = (r"(?(dq)" + _PLACEHOLDER + r"\"|(?(sq)" + _PLACEHOLDER + r"'|(?(esc)" + _PLACEHOLDER + r"\\+[\"']"
+             r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False)"
+             r"(?:[ \t]*+(?:[,;)}\]]|\r?\n|\\[nrt]|\Z)|(?(colon)(?!)|[ \t])))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
@@ -71,13 +80,14 @@ def _key_value(key: str, flow: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
     ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`, :data:`_GO_TYPED`), an
     optional (escaped) opening quote — kept as group ``keep``, then the value (not one that holds
-    nothing: :data:`_NO_VALUE`; ``::`` is no separator: a scope, a test's id), whose extent
+    nothing: :data:`_NO_VALUE`; neither ``::``, a scope or a test's id, nor ``:12:5``/``:15: ``, a
+    locator, is a separator), whose extent
     depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
     unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?[ \t]*+"
-        r"(?:(?P<colon>:)(?![:=]|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
@@ -174,14 +184,19 @@ assert _ARG_IN_LINE != _ARG
 
 
 #: A line of code: a block's first statement after ``if password != confirm:`` or ``except
-#: TokenError:`` (not a YAML value on the next line)
-_STATEMENT = (r"(?:raise|return|pass|break|continue|if|elif|else|for|while|try|with|yield|await|throw|import"
-              r"|from|def|class|print|self|this|const|let|var|assert|del|global|nonlocal)\b(?![.-]\w)")
+#: TokenError:`` (not a YAML value on the next line): a block's head (ends with ``:`` or ``{``),
+#: a statement's keyword and operand, a declaration, a call, a bare ``pass``/``return``
+_LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
+_STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
+              + r"|(?:raise|return|throw|yield|await|import|assert|del|global|nonlocal)[ \t]+[\w\"'(\[{.-]"
+              r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
+              r"|[A-Za-z_][\w.]*\([^\r\n\\]*\)[ \t]*;?" + _LINE_END
+              + r"|(?:pass|break|continue|return)" + _LINE_END + ")")
 #: Not a source file's name (``tests/test_auth.py::test_login``, ``token.ts:12:5``: a test's or
 #: a compiler's locator, not a key)
 _NOT_A_FILE = "".join(rf"(?<!\.(?:{exts}))" for exts in (
-    "c|h", "py|go|js|ts|rs|rb|cs|kt|sh|cc|ex|mm", "pyi|jsx|tsx|mjs|cjs|cpp|hpp|php|exs|erl|vue|lua|ps1",
-    "java|dart", "swift|scala", "svelte"))
+    "c|h|m", "py|go|js|ts|rs|rb|cs|kt|sh|cc|ex|mm|hh|hs|jl|cr", "pyi|jsx|tsx|mjs|cjs|mts|cts|cpp|hpp|cxx|hxx"
+    "|php|exs|erl|vue|lua|ps1|kts|zig|yml", "java|dart|yaml|json|toml", "swift|scala|astro", "svelte|groovy"))
 #: Blanks of JSON inside an array's ``[`` (ASCII only: what the array's required substrings
 #: list), also escaped ones
 _ASCII_BLANK = r"(?:[ \t\r\n]|\\[nrt])*+"
@@ -196,7 +211,14 @@ def _secrets_key(tail: str) -> str:
             r"|(?:auth|access|refresh|api)[_.-]?tokens)(?![\w.-]))" + tail)
 
 
+#: Blank and comment lines between YAML lines (a line end, real or escaped, after each); at
+#: most 8 (a block of commented-out keys is scanned once, not from each key on)
+_YAML_GAP = r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + r"){0,8}+"
 #: What follows a key whose value is an array (``"api_keys": [``, ``passwords = [``) and a
 #: YAML list (``api_keys:``, a line end, then a ``- `` line)
 _JSON_ARRAY = _Q + r"?" + _JSON_BLANK + r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK
-_YAML_LIST = r"[\"']?[ \t]*:" + _NL_READ + r"(?=[ \t]*+-[ \t])"
+_YAML_LIST = r"[\"']?[ \t]*:" + _NL_READ + _YAML_GAP + r"(?=[ \t]*+-[ \t])"
+#: A list's element that is a name or a word, not a value (``["AUTHORS", "index"]``,
+#: ``DB_PASSWORD2``), then ``end`` (a regex)
+def _a_name(end: str) -> str:
+    return r"(?:[A-Za-z][A-Za-z._-]*+|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)" + end

@@ -118,7 +118,7 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("nvidia_key", ("nvapi-",), START + r"nvapi-" + _body(_W, "{40,}", 39)),
     # Square access tokens (sq0atp-, EAAA and 60 characters) and OAuth application secrets
     ("square_token", ("sq0atp-", "sq0csp-"), START + r"sq0(?:atp-[\w-]{22,}|csp-[\w-]{40,})"),
-    ("square_token", ("eaaa",), START + r"EAAA(?=[\w-]{0,59}[0-9])[\w-]{56,}+"),
+    ("square_token", ("eaaa",), START + r"EAAA(?=[\w-]{0,59}[0-9])[\w-]{56,}+(?![+/=])"),
     ("facebook_token", ("eaacedeose0cba",), START + r"EAACEdEose0cBA[A-Za-z0-9]{20,}"),
     # Alibaba Cloud AccessKey ids
     ("alibaba_key", ("ltai",), START + r"LTAI(?=[A-Za-z]*[0-9])[A-Za-z0-9]{12,20}(?![A-Za-z0-9])"),

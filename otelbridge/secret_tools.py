@@ -60,7 +60,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("kv put", "kv patch", "secrets set"),
         r"(?P<keep>" + _WORD_START + r"(?:vault\s+kv\s+(?:put|patch)(?:\s+-\S+)*\s+\S+|(?:fly|flyctl|doppler|supabase|railway)\s+secrets\s+set)"
-        r"(?:[ \t]+(?:-\S+|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|" + _WORD + r")))*?"
+        r"(?:[ \t]+(?:-\S+(?:[ \t]+(?![-\w.]*=)[^\s-]\S*)?|[^\s=]+=(?:\[REDACTED:\w+\]|'[^'\r\n]*'|\"(?:[^\"\\\r\n]|\\.)*\"|"
+        + _WORD + r")))*?"
         r"[ \t]+[^\s=-][^\s=]*=)(?!\[REDACTED:)(?![@-])" + _ARG_IN_LINE,
         requires=(("=",),), passes=8,
     ),
@@ -170,7 +171,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("secret",),
         r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
-        r"(?=[ \t]*(?:" + _NL_READ + r"(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"[ \t]*){0,100}+" + _NL_READ
+        r"(?=[ \t]*(?:" + _NL_READ + r"(?:(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"|[ \t]*#[^\r\n\\]*+)[ \t]*){0,100}+" + _NL_READ
         + r"[ \t]*+kind:[ \t]*Secret\b)",
         requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)[ \t]*kind:[ \t]*Secret\b",
     ),
@@ -185,12 +186,12 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     ),
     # ... and kind: Secret before data: as JSON (kubectl create secret --dry-run -o json): one
     # value a pass, the members before it any (another pattern may have cut into one); the
-    # members between kind and data nested two levels deep at most (metadata's labels)
+    # members between kind and data nested three levels deep at most (metadata's labels)
     Pattern.of(
         "secret",
         ("secret",),
         r"(?P<keep>(?P<q>\\*\")kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q)"
-        r"(?:(?!(?P=q)kind(?P=q))[^{}]|\{(?:[^{}]|\{[^{}]*\})*\}){0,3000}?"
+        r"(?:(?!(?P=q)kind(?P=q))[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}){0,3000}?"
         r"(?P=q)(?:stringData|data)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"\{(?:" + _JSON_BLANK + _JSON_MEMBER
         + _JSON_BLANK + ",)*?" + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
         r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q))[^\r\n])+",
@@ -214,7 +215,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("element",),
         r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}?"
-        r"(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|(?<![a-z])pin(?![a-z]))(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
+        r"(?<![A-Za-z])(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
         r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
         + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
         + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"

@@ -49,9 +49,9 @@ import re
 
 from .secret_patterns import Pattern
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
-                          _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _NL, _NL_READ, _NOT_A_FILE, _Q, _SECRET_KEY,
-                          _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_LIST, _key_value,
-                          _secrets_key, _then, names_a_secret)
+                          _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _NOT_A_FILE, _PLACEHOLDER,
+                          _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
+                          _YAML_LIST, _a_name, _key_value, _secrets_key, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import TOOL_PATTERNS
 
@@ -79,6 +79,10 @@ _ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
 _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
+#: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON)
+_ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
+#: A command's argument before the secret one: quoted (a file name with blanks) or a word
+_WORD_ARG = r"(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
 _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
             "setItem", "setProperty", "SetEnvironmentVariable")
@@ -92,8 +96,6 @@ _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLAN
 #: member is more indented: ``valueFrom:`` then ``  secretKeyRef:`` ends the search)
 _OTHER_MEMBER = (r"(?!(?i:value|parameter_?value)[\"']?[ \t]*:)[\"']?[\w.-]{1,40}[\"']?[ \t]*:"
                  r"(?:[ \t](?:[^\r\n\\]|\\+[\"']){0,100}+)?")
-#: Blank and comment lines between YAML lines (a line end, real or escaped, after each)
-_YAML_GAP = r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + r")*+"
 #: A name that names a secret and the value after it: Kubernetes/ECS env entries as JSON
 #: (``{"name": "DB_PASSWORD", "value": "x"}``, also escaped) or YAML (``- name: DB_PASSWORD``
 #: then ``value: x`` on the next line, real or escaped), ``{"key": ..., "value": ...}`` pairs,
@@ -107,7 +109,7 @@ _NAMED_VALUE = (
     + r"?[\w.-]{1,40})" + _Q + "?" + _JSON_BLANK + "," + _JSON_BLANK + r"|(?<=[\"'])(?:[\w.-]*/)*" + _SECRET_WORD_IN
     + _Q + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + ")"
     + "(?:" + _OTHER_PAIR + "){0,3}" + _Q + r"?(?i:value|parameter_?value)"
-    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+" + _NL_READ + _YAML_GAP
+    r"|(?i:name|key|parameter_?key)[ \t]*:[ \t]*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"[\"']?[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + _YAML_GAP
     + r"(?P<yi>[ \t]*+)(?:" + _OTHER_MEMBER + _NL_READ + _YAML_GAP + r"(?P=yi)){0,4}(?i:value|parameter_?value))")
 #: ... and the value before its name (``{"value": "x", "name": "DB_PASSWORD"}``, CloudFormation's
 #: ``ParameterValue`` then ``ParameterKey``, ``<env value="x" name="DB_PASSWORD"/>``): to its
@@ -253,7 +255,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
-        + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL + r")*+(?P<indent>[ \t]++))"
+        + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL + r"){0,8}+(?P<indent>[ \t]++))"
         r"(?!#)(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )(?!" + _STATEMENT + ")"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
@@ -346,24 +348,29 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*)?[:=]",
     ),
     # an array of secrets as a key's value: {"api_keys": ["X", "Y"]}, passwords = ['X'], YAML's
-    # api_keys: then - X lines; one element a pass (a word or name without a digit is left:
-    # {"credentials": ["aws", "GCP_KEY"]} lists names)
+    # api_keys: then - X lines (at one indent; comment and blank lines between): the elements
+    # whole, from the first one's quote to the last one's (a list that starts with a word or a
+    # name, {"credentials": ["aws", "GCP_KEY"]}, or a placeholder lists names)
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>" + _secrets_key(_JSON_ARRAY) + r"(?:(?P<eq>" + _Q + r")(?:(?!(?<!\\)(?P=eq))[^\r\n])*+(?P=eq)"
-        + _JSON_BLANK + "," + _JSON_BLANK + r")*?(?P<vq>" + _Q + r"))(?!\[REDACTED:)(?![A-Za-z][A-Za-z._-]*+(?P=vq))(?:(?!(?<!\\)(?P=vq))[^\r\n])+",
-        requires=(tuple("[" + c for c in ("\"", "'", "\\", " ", "\t", "\n", "\r")),), passes=20,
+        r"(?P<keep>" + _secrets_key(_JSON_ARRAY) + r"(?P<vq>" + _Q + r"))(?!\[REDACTED:)(?!" + _a_name("(?P=vq)") + r")"
+        r"(?!" + _PLACEHOLDER + r"(?P=vq))[\s\S]{1,100000}?(?=(?P=vq)" + _JSON_BLANK + r"\]|\Z)",
+        requires=(tuple("[" + c for c in ("\"", "'", "\\", " ", "\t", "\n", "\r")),),
         precheck=r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK + _Q,  # (led by a character set: a fast scan)
     ),
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>" + _secrets_key(_YAML_LIST) + r"(?:[ \t]*+-[ \t]+" + _LINE + _NL_READ
-        + r")*?[ \t]*+-[ \t]+(?P<vq>\\*[\"'])?+)(?!\[REDACTED:)(?![\w.-]+[ \t]*:(?:[ \t]|$|\\+n))"
-        r"(?![A-Za-z][A-Za-z._-]*+(?(vq)(?P=vq))[ \t]*(?:" + _NL + r"|\Z))(?(vq)(?:(?!(?<!\\)(?P=vq))[^\r\n])+|" + _LINE + ")",
-        requires=((":\n", ":\r", ":\\"), ("- ", "-\t")), passes=20,
-        precheck=r":" + _NL_READ + r"[ \t]*-[ \t]",  # (led by a literal: a fast scan)
+        # (a YAML key starts its line: not prose's "the job needs a token:" before a markdown list)
+        r"(?P<keep>(?:" + _LINE_START + r"|(?<=[\"'\t]))[^\S\r\n]*+(?:-[ \t]++)?+[\"']?+" + _secrets_key(_YAML_LIST)
+        + r"(?P<li>[ \t]*+)-[ \t]+)(?=(?P<vq>\\*[\"'])?+)(?!\[REDACTED:)(?![\w.-]+[ \t]*:(?:[ \t]|$|\\+n))"
+        r"(?!(?(vq)(?P=vq))(?:" + _a_name("") + "|" + _PLACEHOLDER + r")(?(vq)(?P=vq))[ \t]*(?:" + _NL + r"|\Z))"
+        # (unquoted, one word: a markdown item is prose)
+        r"(?(vq)|(?=(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)))"
+        + _ITEM + r"(?:" + _NL_READ + _YAML_GAP + r"(?P=li)-[ \t]+" + _ITEM + r")*+",
+        requires=((":\n", ":\r", ":\\"), ("- ", "-\t")),
+        precheck=r":" + _NL_READ + _YAML_GAP + r"[ \t]*-[ \t]",  # (led by a literal: a fast scan)
     ),
     # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
     # names_a_secret knows (the = form is a key above); not --password-stdin
@@ -437,8 +444,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                                r"|(?:-b|--cookie)\s+)")
         + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
         + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
-        + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*n)(?:-[a-zA-Z]+\s+)++\S+"
-                                 r"|(?:-[a-zA-Z]+\s+)++\S+\s+\S+)\s+")
+        + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*n)"
+                                 r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"|(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"\s+" + _WORD_ARG
+                                 + r")\s+")
         + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
         + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
         + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
@@ -476,8 +484,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
          "secret set", "git config", "env:set"),
         r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
-        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+|git\s+config(?:\s+--(?:global|system|local|worktree))?"
-        r"|netlify\s+env:set)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+"
+        r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
+        r"|netlify(?:-cli)?\s+env:set(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
         r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
         precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
         r"|secret\s+set|git\s+config|env:set)\s",
@@ -502,15 +511,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"))[^\n|;&]{0,400}?\s--value(?:\s+|=))(?!-)(?!\[REDACTED:)" + _ARG,
         requires=(("--value",),),
     ),
-    # a Dockerfile's ENV KEY value (its older form, without =), Apache's SetEnv KEY value, C's
-    # #define KEY value: to the line's end
+    # a Dockerfile's ENV KEY value (its older form, without =), Apache's SetEnv KEY value, to the
+    # line's end; C's #define KEY "value" (a string: #define TOKEN_EOF 0 is a lexer's constant)
     *(Pattern.of("secret", needles,
-                 r"(?P<keep>" + start + r"[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?!=|\\++(?!\\*\"))(?!\[REDACTED:)"
-                 r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")",  # (JSON-escaped quotes too)
+                 r"(?P<keep>" + start + r"[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?!=|\\++(?!\\*\"))(?!\[REDACTED:)" + string
+                 + r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")",  # (JSON-escaped quotes too)
                  requires=requires)
-      for needles, start, requires in ((("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),)),
-                                       (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),)),
-                                       (("define",), r"#[ \t]*define", (("#",),)))),
+      for needles, start, requires, string in (
+          (("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),), ""),
+          (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),), ""),
+          (("define",), r"#[ \t]*define", (("#",),), r"(?=\(?(?:L|u8|u|U|@)?\\*\")"))),
     *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
@@ -523,7 +533,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
          "versions add", "env add", "sudo", "chpasswd", "--stdin"),
-        r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?![\"']?\$)(?!\[REDACTED:)" + _ARG
+        r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:--\s+)?(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?![\"']?\$)(?!\[REDACTED:)" + _ARG
         + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?\s+(?:put|set|create)|\bsecrets\s+versions\s+add"
         r"|\benv\s+add|\bchpasswd"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",

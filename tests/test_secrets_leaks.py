@@ -336,8 +336,8 @@ def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
      '{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "[REDACTED:secret]", "B": "[REDACTED:secret]"}}'),
     ('{"kind": "ConfigMap", "data": {"A": "eHl6"}}', None),
     # arrays of secrets as a key's value; lists of names and words are not
-    ('{"api_keys": ["k1", "k2"]}', '{"api_keys": ["[REDACTED:secret]", "[REDACTED:secret]"]}'),
-    ("api_keys:\n  - k1\n  - 'k2'", "api_keys:\n  - [REDACTED:secret]\n  - '[REDACTED:secret]'"),
+    ('{"api_keys": ["k1", "k2"]}', '{"api_keys": ["[REDACTED:secret]"]}'),
+    ("api_keys:\n  - k1\n  - 'k2'", "api_keys:\n  - [REDACTED:secret]"),
     ('{"credentials": ["aws", "GCP_KEY"]}', None), ("token:\n  - read\n  - write", None), ('{"tokens": ["a1"]}', None),
     # commands and tools
     ("printf '%s\\n' 'Pf5x' | sudo -S true", "printf '%s\\n' [REDACTED:secret] | sudo -S true"),
@@ -366,6 +366,42 @@ def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
     ("PASSPORT_NUMBER=X1", None), ("DEVICE_PASSCODE=4821", "DEVICE_PASSCODE=[REDACTED:secret]"),
 ])
 def test_forms_a_new_user_found_leaking_or_redacted_wrongly(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a value only looks like a placeholder or a word that holds nothing: the whole value counts
+    ("DB_PASSWORD=$S3CR3T_2024", "DB_PASSWORD=[REDACTED:secret]"), ("password: True Blue 42", "password: [REDACTED:secret]"),
+    ('password: "${PREFIX} hunter2"', 'password: "[REDACTED:secret]"'), ('{"password": "nil"}', '{"password": "[REDACTED:secret]"}'),
+    ("f(password=None, user=x)", None), ("password:\n  pass@1234", "password:\n  [REDACTED:secret]"),
+    ("passphrase:\n  for whom the bell tolls 7", "passphrase:\n  [REDACTED:secret]"),
+    # capitals go on after a key word (other languages' words), or name something about it
+    ("DB_PASSWORT=geheim123", "DB_PASSWORT=[REDACTED:secret]"), ("MOT_DE_PASSE=Secret123", "MOT_DE_PASSE=[REDACTED:secret]"),
+    ("COOKIES=sessionid=abc123def", "COOKIES=[REDACTED:secret]"), ("SECRET_AGENT=hunter2x", "SECRET_AGENT=[REDACTED:secret]"),
+    ("TOKEN_AGE=abc123def456", "TOKEN_AGE=[REDACTED:secret]"), ("SESSION_COOKIE_AGE=1209600", None), ("PASSENGER_NAME=ann", None),
+    # lists, whole: comment and blank lines between, many elements, one indent; markdown after a colon is prose
+    ("api_keys:\n  # prod\n\n  - k1x\n  # old\n  - k2x\nnext: 1", "api_keys:\n  # prod\n\n  - [REDACTED:secret]\nnext: 1"),
+    ('{"api_keys": [' + ", ".join(f'"k{i}x"' for i in range(25)) + '], "n": 1}', '{"api_keys": ["[REDACTED:secret]"], "n": 1}'),
+    ("- api_keys:\n    - k1x\n- name: x", "- api_keys:\n    - [REDACTED:secret]\n- name: x"),
+    ("The workflow needs a token:\n- `contents: write`", None), ("Rotate the api_keys:\n- prod key by Friday", None),
+    ('SECRET_KEYS = ["SECRET_KEY", "JWT_SECRET", "DB_PASSWORD2"]', None), ('passwords:\n  - "${DB_PASSWORD}"\n  - $REPLICA_PASSWORD', None),
+    ("- name: DB_PASSWORD  # from vault\n  value: Pr0dPw", "- name: DB_PASSWORD  # from vault\n  value: [REDACTED:secret]"),
+    # flags with their values before the secret; other spellings of the commands
+    ("fly secrets set -a myapp STRIPE_KEY=Fs5x", "fly secrets set -a myapp STRIPE_KEY=[REDACTED:secret]"),
+    ("supabase secrets set --project-ref abcd K=Ss5x", "supabase secrets set --project-ref abcd K=[REDACTED:secret]"),
+    ("htpasswd -b -C 12 /etc/h admin Hp5x", "htpasswd -b -C 12 /etc/h admin [REDACTED:secret]"),
+    ("netlify env:set --context production API_KEY Ne5x", "netlify env:set --context production API_KEY [REDACTED:secret]"),
+    ("git config set --global github.token Gc5x", "git config set --global github.token [REDACTED:secret]"),
+    ("git config -f .gitconfig github.token Gc5x", "git config -f .gitconfig github.token [REDACTED:secret]"),
+    ("printf -- '%s\\n' Pf5x | sudo -S true", "printf -- '%s\\n' [REDACTED:secret] | sudo -S true"),
+    ("data:\n  a: eHl6\n  # note\n  b: YQ==\nkind: Secret", "data:\n  a: [REDACTED:secret]\n  # note\n  b: [REDACTED:secret]\nkind: Secret"),
+    # a C header's constants, a comment; words that hold a key word; other locators and code lines
+    ("#define TOKEN_EOF 0", None), ("#define SECRET_BYTES 32", None), ("# define password rules here", None),
+    ('{"element": "Compass destination field", "ref": "e1", "text": "Paris"}', None),
+    ("src/auth/token.mts:12:5 - error TS2322", None), ("config/secrets.yml:3: password: Pw5x", "config/secrets.yml:3: password: [REDACTED:secret]"),
+    ('except TokenError:\n    logger.warning("bad token")', None),
+])
+def test_forms_a_second_look_found(text, expected):
     _check(text, expected)
 
 
