@@ -33,12 +33,13 @@ _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
 #: ``author``, ``PATH``, ``patch``); in capitals, also before more capitals (``MOT_DE_PASSE``,
 #: ``DB_PASSWORT``, ``COOKIES``), but not as ``PASSPORT``, ``PASSENGER``, ``AUTHOR``.
 _KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|phrase|code|port|enger|age|ive|through|thru))|pwd|pw|cookie"
-                r"|auth(?!(?i:or|enticat|oriz|oris))|dsn|sig(?![A-Za-z]))(?![a-z])"
+                r"|auth(?!(?i:or(?!i[zs])))|dsn|sig(?![A-Za-z]))(?![a-z])"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``,
 #: ``SESSION_COOKIE_SECURE``, ``PASSWORD_MIN_LENGTH``, ``TOKENIZERS_PARALLELISM``).
-_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?"
+_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?|methods?|scopes?"
+          r"|schemes?|backends?|hashers?|classes|whitelist|allowlist|blocklist|blacklist|routes?|rules?"
           r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
           r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
           r"|config|manager|store|service|updated|changed|jar|timeout|lifetime|izers?)(?![a-z])(?!(?<=[A-Z])[A-Z])"
@@ -55,9 +56,9 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 
 
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
-#: digits at a word's end: not ``$S3CR3T_2024``), GitHub's ``${{ secrets.TOKEN }}``; not
-#: ``${X:-default}``
-_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
+#: digits at a word's end, an ``_`` or a key word in it: not ``$S3CR3T_2024``, ``$SUNSHINE2024``),
+#: GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``
+_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|[A-Z]*?(?:PASS|PW|TOKEN|SECRET|KEY|AUTH|CRED))[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
                 r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null or a boolean. It
@@ -185,18 +186,14 @@ assert _ARG_IN_LINE != _ARG
 
 #: A line of code: a block's first statement after ``if password != confirm:`` or ``except
 #: TokenError:`` (not a YAML value on the next line): a block's head (ends with ``:`` or ``{``),
-#: a statement's keyword and operand, a declaration, a call, a bare ``pass``/``return``
+#: a statement's keyword and operand, a declaration, a method's call without a string (not
+#: ``user.set_password("x")``), a bare ``pass``/``return``
 _LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
 _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
               + r"|(?:raise|return|throw|yield|await|import|assert|del|global|nonlocal)[ \t]+[\w\"'(\[{.-]"
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
-              r"|[A-Za-z_][\w.]*\([^\r\n\\]*\)[ \t]*;?" + _LINE_END
+              r"|[A-Za-z_]\w*(?:\.\w+)+\([^\r\n\\\"'`]*\)[ \t]*;?" + _LINE_END
               + r"|(?:pass|break|continue|return)" + _LINE_END + ")")
-#: Not a source file's name (``tests/test_auth.py::test_login``, ``token.ts:12:5``: a test's or
-#: a compiler's locator, not a key)
-_NOT_A_FILE = "".join(rf"(?<!\.(?:{exts}))" for exts in (
-    "c|h|m", "py|go|js|ts|rs|rb|cs|kt|sh|cc|ex|mm|hh|hs|jl|cr", "pyi|jsx|tsx|mjs|cjs|mts|cts|cpp|hpp|cxx|hxx"
-    "|php|exs|erl|vue|lua|ps1|kts|zig|yml", "java|dart|yaml|json|toml", "swift|scala|astro", "svelte|groovy"))
 #: Blanks of JSON inside an array's ``[`` (ASCII only: what the array's required substrings
 #: list), also escaped ones
 _ASCII_BLANK = r"(?:[ \t\r\n]|\\[nrt])*+"

