@@ -42,8 +42,8 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path
           r"|schemes?|backends?|hashers?|classes|whitelist|allowlist|blocklist|blacklist|routes?|rules?"
           r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
           r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed|jar|timeout|lifetime|izers?)(?![a-z])(?!(?<=[A-Z])[A-Z])"
-          r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)(?![a-z])(?!(?<=[A-Z])[A-Z])"
+          r"|config|manager|store|service|updated|changed|jar|timeout|lifetime|izers?)(?![a-z])"
+          r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)(?![a-z])"
           r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)(?![a-z]))")
 
 #: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
@@ -56,9 +56,10 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 
 
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
-#: digits at a word's end, an ``_`` or a key word in it: not ``$S3CR3T_2024``, ``$SUNSHINE2024``),
+#: digits at a word's end, an ``_`` in it or a key word alone: not ``$S3CR3T_2024``, ``$MONKEY123``),
 #: GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``
-_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|[A-Z]*?(?:PASS|PW|TOKEN|SECRET|KEY|AUTH|CRED))[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
+_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$]))"
+                r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
                 r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null or a boolean. It
@@ -190,7 +191,7 @@ assert _ARG_IN_LINE != _ARG
 #: ``user.set_password("x")``), a bare ``pass``/``return``
 _LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
 _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
-              + r"|(?:raise|return|throw|yield|await|import|assert|del|global|nonlocal)[ \t]+[\w\"'(\[{.-]"
+              + r"|(?:raise|return|throw|yield|await)[ \t]+[\w\"'(\[{.-]|\"\"\"|'''"
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
               r"|[A-Za-z_]\w*(?:\.\w+)+\([^\r\n\\\"'`]*\)[ \t]*;?" + _LINE_END
               + r"|(?:pass|break|continue|return)" + _LINE_END + ")")
@@ -200,12 +201,14 @@ _ASCII_BLANK = r"(?:[ \t\r\n]|\\[nrt])*+"
 
 
 def _secrets_key(tail: str) -> str:
-    """A regex of a key of secrets, also one that names several (``api_keys``, ``passwords``,
-    ``accessTokens``), then ``tail`` (a regex). The word is tested for its tail first (cheap, at
-    word starts only), then for its key words."""
-    return (r"(?<![\w.-])(?=[\w.-]++" + tail + r")(?:" + _SECRET_WORD_IN + r"|[\w.-]*?(?i:(?:api|access|secret"
-            r"|private|client|signing|encryption)[_.-]?keys|passwords|passphrases|client[_.-]?secrets"
-            r"|(?:auth|access|refresh|api)[_.-]?tokens)(?![\w.-]))" + tail)
+    """A regex of a key that ends in a key word of a secret, also one that names several
+    (``api_keys``, ``DB_PASSWORDS``, ``accessTokens``; not ``id_token_signing_alg_values``,
+    ``AUTHENTICATION_BACKENDS``, ``secrets``: a list of names), then ``tail`` (a regex). The word
+    is tested for its tail first (cheap, at word starts only), then for its last key word, which
+    starts a segment."""
+    return (r"(?<![\w.-])(?=[\w.-]++" + tail + r")(?:[\w.-]*?(?:(?<=[_.-])|(?<=[a-z])(?=[A-Z])))?(?i:pass(?:word|wd"
+            r"|phrase|code)?s?|pwds?|secret|token|credentials?|(?:api|access|private|secret|client|signing|encryption"
+            r"|master|session)[_.-]?keys?|apikeys?|client[_.-]?secrets|(?:auth|access|refresh|api)[_.-]?tokens)" + tail)
 
 
 #: Blank and comment lines between YAML lines (a line end, real or escaped, after each); at

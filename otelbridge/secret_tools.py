@@ -169,7 +169,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("secret",),
-        r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)[A-Za-z0-9+/]{2,}={0,2}"
+        # (base64 of a value has a capital, a digit, + or /: not "enabled" in a values map)
+        r"(?P<keep>" + _NL_READ + r"(?P<i>[ \t]+)[\w.-]+:[ \t]+)(?!\[REDACTED:)(?=[a-z]*+[A-Z0-9+/])[A-Za-z0-9+/]{2,}={0,2}"
         r"(?=[ \t]*(?:" + _NL_READ + r"(?:(?P=i)[\w.-]+:[ \t]+" + _B64_OR_MARK + r"|[ \t]*#[^\r\n\\]*+)[ \t]*){0,100}+" + _NL_READ
         + r"[ \t]*+kind:[ \t]*Secret\b)",
         requires=(("kind:",),), precheck=r"(?:\n|\\n|\u2192|\t)[ \t]*kind:[ \t]*Secret\b",
@@ -214,7 +215,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("element",),
         r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}?"
-        r"(?<![A-Za-z])(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
+        r"(?<![A-Za-z])(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
+        r"(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
         r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
         + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
         + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"

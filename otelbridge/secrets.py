@@ -80,9 +80,10 @@ _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON); a bare
-#: item of one word (a comment after it); a JSON array's string, to its closing quote (``vq``)
+#: item of one word (a comment after it; not markdown's `code`, **bold**, [link]); a JSON
+#: array's string, to its closing quote (``vq``)
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
-_ONE_WORD = r"(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
+_ONE_WORD = r"(?![`*\[])(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
 _ELEMENT_TEXT = r"(?:(?!(?<!\\)(?P=vq))[^\r\n])*+"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
@@ -524,7 +525,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
       for needles, start, requires, string in (
           (("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),), ""),
           (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),), ""),
-          (("define",), r"#[ \t]*define", (("#",),), r"(?=\(?(?:L|u8|u|U|@)?\\*\")"))),
+          (("define",), r"#[ \t]*define", (("#",),),
+           r"(?=\(?(?:L|u8|u|U|@)?(?P<dq>\\*\")(?![A-Za-z]*+(?P=dq))[^\s\"\\]++(?P=dq))"))),
     *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),

@@ -415,6 +415,25 @@ def test_forms_a_second_look_found(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a placeholder's name has an _ or is a key word alone: $MONKEY123 is a value
+    ("DB_PASSWORD=$MONKEY123", "DB_PASSWORD=[REDACTED:secret]"), ("password=$PASSWORD", None),
+    ("passphrase:\n  global unclad stadium ruse", "passphrase:\n  [REDACTED:secret]"),
+    # an array or list of secrets: its key ends in a key word that starts a segment
+    ('{"id_token_signing_alg_values_supported": ["RS256"]}', None), ('AUTHENTICATION_BACKENDS = [\n    "a.b.GithubOAuth2",\n]', None),
+    ('{"petstore_auth": ["write:pets"]}', None), ('compass = ["k1x"]', None), ('DB_PASSWORDS = ["Pw5x"]', 'DB_PASSWORDS = ["[REDACTED:secret]"]'),
+    ("Credentials:\n- `DEPLOY_KEY`\n- `AWS_ACCESS_KEY_ID`", None),
+    # capitals after an about word (REFRESH, NAMESPACE, PROVIDERS, TYPES) are about it
+    ("TOKEN_REFRESH_INTERVAL=3600", None), ("SECRET_NAMESPACE=kube-system", None), ("AUTH_PROVIDERS=github,google", None),
+    (') -> _SSH_PRIVATE_KEY_TYPES:\n    """Load a key."""\n    check(data)', None),
+    # #define: a string without blanks that is not a word
+    ('#define PASSWORD_PROMPT "Enter password: "', None), ('#define AUTH_HEADER "Authorization"', None),
+    ('{"element": "Token name textbox", "ref": "e12", "text": "ci-deploy"}', None),
+])
+def test_forms_a_third_look_found(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
