@@ -150,14 +150,15 @@ _KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
                 "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
-#: to the next space.
-_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|\S+)"
+#: to the next space or a JSON string's closing quote (``"`` then ``, : } ]``: a command in a
+#: JSON document shown as text).
+_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:(?!\\*\"[,:}\]])\S)+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
 #: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
 _SEP = r"(?:\s|\\[nrt])+"
-_WORD = r"(?:(?!\\[nrt])\S)+"
+_WORD = r"(?:(?!\\[nrt]|\\*\"[,:}\]])\S)+"
 
 
 def _then(program: str, flag: str) -> str:
@@ -181,7 +182,7 @@ _Q = r"\\*[\"']"
 
 #: A command-line argument (``_ARG``) that ends at an escaped line end too (``\\n``: a
 #: file's lines inside a JSON string)
-_ARG_IN_LINE = _ARG.replace(r"|\S+)", "|" + _WORD + ")")
+_ARG_IN_LINE = _ARG.replace(r"|(?:(?!\\*\"[,:}\]])\S)+)", "|" + _WORD + ")")
 assert _ARG_IN_LINE != _ARG
 
 

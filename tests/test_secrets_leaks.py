@@ -429,6 +429,10 @@ def test_forms_a_second_look_found(text, expected):
     # #define: a string without blanks that is not a word
     ('#define PASSWORD_PROMPT "Enter password: "', None), ('#define AUTH_HEADER "Authorization"', None),
     ('{"element": "Token name textbox", "ref": "e12", "text": "ci-deploy"}', None),
+    # a command's secret argument ends at a JSON string's closing quote (a tool call shown as text)
+    ('{"command":"supabase secrets set K=Ss5x","description":"Set it"}',
+     '{"command":"supabase secrets set K=[REDACTED:secret]","description":"Set it"}'),
+    ('{"command":"sshpass -p Sp5x ssh h","d":1}', '{"command":"sshpass -p [REDACTED:secret] ssh h","d":1}'),
 ])
 def test_forms_a_third_look_found(text, expected):
     _check(text, expected)
