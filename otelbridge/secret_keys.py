@@ -37,14 +37,17 @@ _KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``,
-#: ``SESSION_COOKIE_SECURE``, ``PASSWORD_MIN_LENGTH``, ``TOKENIZERS_PARALLELISM``).
-_ABOUT = (r"(?![_.-]?(?i:source|type|name|count|length|len|url|uri|endpoint|path|file|hint|ids?|methods?|scopes?"
-          r"|schemes?|backends?|hashers?|classes|whitelist|allowlist|blocklist|blacklist|routes?|rules?"
-          r"|expires?|expiry|expiration|ttl|usage|limit|budget|env|ref|helper|policy|version"
-          r"|provider|format|kind|mode|required|enabled|present|set|from|field|stats?|status|state|info"
-          r"|config|manager|store|service|updated|changed|jar|timeout|lifetime|izers?)(?![a-z])"
-          r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)(?![a-z])"
-          r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)(?![a-z]))")
+#: ``SESSION_COOKIE_SECURE``, ``PASSWORD_MIN_LENGTH``, ``TOKENIZERS_PARALLELISM``); a word whole,
+#: also plural or past (``PRIVATE_KEY_TYPES``, ``TOKEN_EXPIRED``), not the start of another
+#: (``PASSWORD_URLENCODED``, ``API_KEY_ROUTER`` are secrets)
+_ABOUT_END = r"(?:e?[sSdD])?(?![a-z])(?!(?<=[A-Z])[A-Z])"
+_ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|endpoint|path|file|hint|ids?|method"
+          r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
+          r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
+          r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
+          r"|config|manager|store|update|change|jar|timeout|lifetime|izer)" + _ABOUT_END
+          + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
+          + r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)" + _ABOUT_END + ")")
 
 #: A quote inside an unquoted value (also an escaped one: JSON-escaped text): after a
 #: non-space, not before what ends a quoted context (a space, , ; : ) } ], an escape, the end).
@@ -220,6 +223,6 @@ _YAML_GAP = r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + r"){0,8}+"
 _JSON_ARRAY = _Q + r"?" + _JSON_BLANK + r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK
 _YAML_LIST = r"[\"']?[ \t]*:" + _NL_READ + _YAML_GAP + r"(?=[ \t]*+-[ \t])"
 #: A list's element that is a name or a word, not a value (``["AUTHORS", "index"]``,
-#: ``DB_PASSWORD2``), then ``end`` (a regex)
+#: ``DB_PASSWORD2``, a validation rule ``min:8``), then ``end`` (a regex)
 def _a_name(end: str) -> str:
-    return r"(?:[A-Za-z][A-Za-z._-]*+|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)" + end
+    return r"(?:[A-Za-z][A-Za-z._-]*+(?::[\w,.|-]*+)?|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)" + end

@@ -425,6 +425,11 @@ def test_forms_a_second_look_found(text, expected):
     ("Credentials:\n- `DEPLOY_KEY`\n- `AWS_ACCESS_KEY_ID`", None),
     # capitals after an about word (REFRESH, NAMESPACE, PROVIDERS, TYPES) are about it
     ("TOKEN_REFRESH_INTERVAL=3600", None), ("SECRET_NAMESPACE=kube-system", None), ("AUTH_PROVIDERS=github,google", None),
+    # ... but an about word that only starts another word does not (URL in URLENCODED, ROUTE in ROUTER)
+    ("DB_PASSWORD_URLENCODED=p%40ss%21Xk9", "DB_PASSWORD_URLENCODED=[REDACTED:secret]"),
+    ("API_KEY_ROUTER=Xk9mQ2", "API_KEY_ROUTER=[REDACTED:secret]"), ("export PASSWORD_STATIC=Xk9mQ2", "export PASSWORD_STATIC=[REDACTED:secret]"),
+    ("- name: LDAP_PASSWORD_SERVICE_ACCOUNT\n  value: Xk9mQ2", "- name: LDAP_PASSWORD_SERVICE_ACCOUNT\n  value: [REDACTED:secret]"),
+    ("'password': ['min:8', 'confirmed']", None),
     (') -> _SSH_PRIVATE_KEY_TYPES:\n    """Load a key."""\n    check(data)', None),
     # #define: a string without blanks that is not a word
     ('#define PASSWORD_PROMPT "Enter password: "', None), ('#define AUTH_HEADER "Authorization"', None),
