@@ -199,6 +199,12 @@ _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|s
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
               r"|[A-Za-z_]\w*(?:\.\w+)+\([^\r\n\\\"'`]*\)[ \t]*;?" + _LINE_END
               + r"|(?:pass|break|continue|return)" + _LINE_END + ")")
+def _string_text(quote: str, least: str = "*") -> str:
+    """A regex of a quoted string's text, up to its closing quote (the group named ``quote``, an
+    escaped one too), possessively: ``least`` ``*`` (empty too) or ``+``."""
+    return r"(?:(?!(?<!\\)(?P=" + quote + r"))[^\r\n])" + least + "+"
+
+
 #: Blanks of JSON inside an array's ``[`` (ASCII only: what the array's required substrings
 #: list), also escaped ones
 _ASCII_BLANK = r"(?:[ \t\r\n]|\\[nrt])*+"
@@ -222,7 +228,9 @@ _YAML_GAP = r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL_READ + r"){0,8}+"
 #: YAML list (``api_keys:``, a line end, then a ``- `` line)
 _JSON_ARRAY = _Q + r"?" + _JSON_BLANK + r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK
 _YAML_LIST = r"[\"']?[ \t]*:" + _NL_READ + _YAML_GAP + r"(?=[ \t]*+-[ \t])"
-#: A list's element that is a name or a word, not a value (``["AUTHORS", "index"]``,
-#: ``DB_PASSWORD2``, a validation rule ``min:8``), then ``end`` (a regex)
+
+
 def _a_name(end: str) -> str:
+    """A regex of a list's element that is a name or a word, not a value (``["AUTHORS",
+    "index"]``, ``DB_PASSWORD2``, a validation rule ``min:8``), then ``end`` (a regex)."""
     return r"(?:[A-Za-z][A-Za-z._-]*+(?::[\w,.|-]*+)?|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)" + end

@@ -6,16 +6,13 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 from __future__ import annotations
 
 from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
-                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value)
+                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text)
 from .secret_patterns import Pattern
 
 #: A line's text, up to a line end, real or escaped (empty too)
 _ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
 #: A Kubernetes Secret's base64 value, or one redacted already
 _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
-
-#: A JSON string's text, up to its closing quote (group ``q``, escaped ones too)
-_JSON_VALUE = r"(?:(?!(?<!\\)(?P=q))[^\r\n])*+"
 
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
@@ -193,8 +190,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>(?P<q>\\*\")kind(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)Secret(?P=q)"
         r"(?:(?!(?P=q)kind(?P=q))[^{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}){0,3000}?"
         r"(?P=q)(?:stringData|data)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"\{" + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)"
-        + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)" + _JSON_VALUE.replace("*+", "++", 1) + r"(?:(?P=q)"
-        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _JSON_VALUE + ")*+",
+        + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)" + _string_text("q", "+") + r"(?:(?P=q)"
+        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)[\w.-]+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)" + _string_text("q") + ")*+",
         requires=(("kind",),), precheck=r"kind\\*\"(?:\s|\\[nrt])*:(?:\s|\\[nrt])*\\*\"Secret",
     ),
     # ... and as a manifest writes them (kind: Secret, then data: or stringData: within 40

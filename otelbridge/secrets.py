@@ -40,7 +40,8 @@ its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicA
 ``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies, every value
 of a Kubernetes Secret, a password field's typed text); arrays of secrets as a key's value
 (``{"api_keys": ["x"]}``, YAML's ``- x`` lines). Not values: ``null``, booleans, placeholders
-(``${DB_PASSWORD}``); not keys: source files' names (``test_auth.py::test_x``, ``token.ts:12:5``).
+(``${DB_PASSWORD}``); not separators: a test's or compiler's locator (``test_auth.py::test_x``,
+``token.ts:12:5``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from .secret_patterns import Pattern
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
-                          _YAML_LIST, _a_name, _key_value, _secrets_key, _then, names_a_secret)
+                          _YAML_LIST, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import TOOL_PATTERNS
 
@@ -80,11 +81,9 @@ _SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
 #: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
 _CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON); a bare
-#: item of one word (a comment after it; not markdown's `code`, **bold**, [link]); a JSON
-#: array's string, to its closing quote (``vq``)
+#: item of one word (a comment after it; not markdown's `code`, **bold**, [link])
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
 _ONE_WORD = r"(?![`*\[])(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
-_ELEMENT_TEXT = r"(?:(?!(?<!\\)(?P=vq))[^\r\n])*+"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
@@ -360,8 +359,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>" + _secrets_key(_JSON_ARRAY) + r"(?P<vq>" + _Q + r"))(?!\[REDACTED:)(?!" + _a_name("(?P=vq)") + r")"
-        r"(?!" + _PLACEHOLDER + r"(?P=vq))" + _ELEMENT_TEXT.replace("*+", "++", 1) + r"(?:(?P=vq)" + _JSON_BLANK + ","
-        + _JSON_BLANK + r"(?P=vq)" + _ELEMENT_TEXT + ")*+",
+        r"(?!" + _PLACEHOLDER + r"(?P=vq))" + _string_text("vq", "+") + r"(?:(?P=vq)" + _JSON_BLANK + ","
+        + _JSON_BLANK + r"(?P=vq)" + _string_text("vq") + ")*+",
         requires=(tuple("[" + c for c in ("\"", "'", "\\", " ", "\t", "\n", "\r")),),
         precheck=r"[:=]" + _JSON_BLANK + r"\[" + _ASCII_BLANK + _Q,  # (led by a character set: a fast scan)
     ),
