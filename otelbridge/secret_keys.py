@@ -66,10 +66,11 @@ _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD
                 r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null or a boolean. It
-#: ends at the closing quote; unquoted, at blanks then a line end or , ; ) } ], or (``KEY=x``) a blank.
+#: ends at the closing quote; unquoted, at blanks then a line end, , ; ) } ] ` or a sentence's
+#: full stop, or (``KEY=x``) a blank.
 _NO_VALUE = (r"(?(dq)" + _PLACEHOLDER + r"\"|(?(sq)" + _PLACEHOLDER + r"'|(?(esc)" + _PLACEHOLDER + r"\\+[\"']"
              r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False)"
-             r"(?:[ \t]*+(?:[,;)}\]]|\r?\n|\\[nrt]|\Z)|(?(colon)(?!)|[ \t])))))")
+             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\Z)|(?(colon)(?!)|[ \t])))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static

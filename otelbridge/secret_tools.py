@@ -211,9 +211,9 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("element",),
-        r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}?"
+        r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?"
         r"(?<![A-Za-z])(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
-        r"(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)"
+        r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)"
         r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
         + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
         + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"

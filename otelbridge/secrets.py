@@ -84,6 +84,8 @@ _CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: item of one word (a comment after it; not markdown's `code`, **bold**, [link])
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
 _ONE_WORD = r"(?![`*\[])(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
+#: The rest of a line, also a JSON-escaped "quoted" text to its closing quote
+_TO_LINE_END = r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
@@ -516,16 +518,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=(("--value",),),
     ),
     # a Dockerfile's ENV KEY value (its older form, without =), Apache's SetEnv KEY value, to the
-    # line's end; C's #define KEY "value" (a string: #define TOKEN_EOF 0 is a lexer's constant)
+    # line's end; C's #define KEY "value", the string (#define TOKEN_EOF 0 is a lexer's constant,
+    # "Enter password: " a prompt)
     *(Pattern.of("secret", needles,
-                 r"(?P<keep>" + start + r"[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?!=|\\++(?!\\*\"))(?!\[REDACTED:)" + string
-                 + r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")",  # (JSON-escaped quotes too)
+                 r"(?P<keep>" + start + r"[ \t]+" + _SECRET_WORD_IN + r"[ \t]+)(?!=|\\++(?!\\*\"))(?!\[REDACTED:)" + value,
                  requires=requires)
-      for needles, start, requires, string in (
-          (("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),), ""),
-          (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),), ""),
+      for needles, start, requires, value in (
+          (("env",), _WORD_START + r"(?<![$-])ENV", (("ENV",),), _TO_LINE_END),
+          (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),), _TO_LINE_END),
           (("define",), r"#[ \t]*define", (("#",),),
-           r"(?=\(?(?:L|u8|u|U|@)?(?P<dq>\\*\")(?![A-Za-z]*+(?P=dq))[^\s\"\\]++(?P=dq))"))),
+           r"\(?(?:L|u8|u|U|@)?(?P<dq>\\*\")(?![A-Za-z]*+(?P=dq))[^\s\"\\]++(?P=dq)\)?"))),
     *TOOL_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),

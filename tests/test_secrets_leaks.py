@@ -443,6 +443,20 @@ def test_forms_a_third_look_found(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # #define takes its string only: what follows on the line is scanned on its own
+    ("#define API_KEY \"Df5x9\" then printf '%s\\n' Pf5x | sudo -S true",
+     "#define API_KEY [REDACTED:secret] then printf '%s\\n' [REDACTED:secret] | sudo -S true"),
+    # an element described with quotes inside its own ("textbox \"Password\"")
+    ('{"element":"textbox \\"Password\\"","ref":"e3","text":"Pw5x"}',
+     '{"element":"textbox \\"Password\\"","ref":"e3","text":"[REDACTED:secret]"}'),
+    # null in prose: a closing backtick or a full stop ends the value
+    ("Set `password: null` in config.", None), ("password: null.", None), ("password: null.x", "password: [REDACTED:secret]"),
+])
+def test_forms_a_new_user_found_after_the_fifth_look(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
