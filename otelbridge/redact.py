@@ -154,12 +154,15 @@ class Redactor:
     ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters).
     """
 
-    __slots__ = ("patterns", "max_length", "_memo", "_needles", "_keys", "_flags")
+    __slots__ = ("patterns", "max_length", "only_defaults", "_memo", "_needles", "_keys", "_flags")
 
     def __init__(self, patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS,
                  max_length: int = DEFAULT_MAX_LENGTH) -> None:
         self.patterns = patterns
         self.max_length = max_length
+        #: the default patterns and no others (none of them needs the words before a string's
+        #: first word to find a secret after it; a ``--redact`` regex may)
+        self.only_defaults = patterns == DEFAULT_PATTERNS
         #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
         self._memo = _Memo()
         #: which patterns can match a text, in one pass (:class:`otelbridge.secret_patterns.Needles`),
@@ -233,6 +236,13 @@ class Redactor:
         body = self.scan(text or "")
         body = (body or "").strip() or fallback
         return _cap(f"{prefix} {body}", SPAN_NAME_MAX)
+
+    def operation_name(self, op: str, subject: str) -> str:
+        """``"{op} {subject}"`` with ``subject`` alone sanitised and redacted (:data:`DROPPED`
+        when too long to scan), at most :data:`SPAN_NAME_MAX` characters: a span name whose
+        first word, ``op``, is ours."""
+        body = self.scan(subject)
+        return _cap(f"{op} {DROPPED if body is None else body}", SPAN_NAME_MAX)
 
     def name(self, text: str) -> str:
         """A span or event name made safe: sanitised, redacted on its whole length, then at

@@ -93,8 +93,16 @@ NAMED_BY: dict[str, tuple[str, Callable[[str], str]]] = {
 }
 
 
+#: The operations span names start with (the name's first word, ours): with the default
+#: patterns, the rest of the name is scanned on its own, as the attribute it repeats is (one
+#: scan of a label, not two; the patterns find the same in both forms).
+OPERATIONS = frozenset({"automation", "chat", "execute_tool", "invoke_agent", "invoke_workflow",
+                        "phase", "run", "task", "turn"})
+
+
 def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
-    """``rec``'s span name as it may leave (see :data:`NAMED_BY`)."""
+    """``rec``'s span name as it may leave (see :data:`NAMED_BY`, :data:`OPERATIONS`); a
+    ``--redact`` regex sees the whole name."""
     op, _, subject = rec.name.partition(" ")
     rule = NAMED_BY.get(op)
     if rule is not None:
@@ -106,6 +114,8 @@ def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
             shown = rule[1](scanned).strip()
             if shown:
                 return safe.span_name(op, shown, op)
+    if subject and op in OPERATIONS and safe.only_defaults:
+        return safe.operation_name(op, subject)
     return safe.name(rec.name)
 
 

@@ -5,6 +5,7 @@ too long to scan are dropped."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -228,3 +229,44 @@ def test_emit_redacted_builds_what_emit_builds(path):
     assert via_redacted.name == via_emit.name == "invoke_workflow f.js"
     assert dict(via_redacted.attributes) == dict(via_emit.attributes)
     assert via_redacted.status.description == via_emit.status.description == "failed: password=[REDACTED:secret]"
+
+
+def _texts() -> list[str]:
+    """Every corpus form's text and every string of the shared recordings (keys and values)."""
+    from tests.conftest import fixture_files
+
+    def strings(doc):
+        if isinstance(doc, str):
+            yield doc
+        elif isinstance(doc, dict):
+            for key, value in doc.items():
+                yield key
+                yield from strings(value)
+        elif isinstance(doc, list):
+            for value in doc:
+                yield from strings(value)
+
+    forms = Path(__file__).parent / "data" / "secret-forms.jsonl"
+    texts = [json.loads(line)["text"] for line in forms.read_text().splitlines() if line.strip()]
+    for path in [p for p in fixture_files() if p.suffix == ".jsonl"]:
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                texts.extend(strings(json.loads(line)))
+            except ValueError:
+                pass
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+def test_default_patterns_find_the_same_in_a_name_s_subject_alone():
+    """The default patterns scan an operation's subject on its own (one scan of a label its
+    attribute repeats): over every corpus form and recording string, after every operation,
+    that gives the name the whole name's scan gives."""
+    from otelbridge.spans import OPERATIONS, _name
+
+    texts = _texts()
+    assert len(texts) > 2_500
+    whole, alone = redact.Redactor.build(), redact.Redactor.build()
+    assert alone.only_defaults and not redact.Redactor.build(extra=["x"]).only_defaults
+    differ = [(op, text) for op in sorted(OPERATIONS - {"invoke_workflow", "run"}) for text in texts
+              if _name(raw_record(f"{op} {text}"), alone) != whole.name(f"{op} {text}")]
+    assert differ == []
