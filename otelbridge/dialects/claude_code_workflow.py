@@ -9,8 +9,8 @@ keyed by its ``index``). Wrong types are dropped field by field (``tokens: "12"`
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate
-from operator import eq, itemgetter
+from itertools import accumulate, chain, compress, count
+from operator import itemgetter, ne
 from typing import Annotated, Any
 
 import msgspec
@@ -217,15 +217,14 @@ def progress(
     entries = entries[:MAX_ENTRIES]
     if entries and type(entries[0]) is msgspec.Raw:  # the decoder's raw_lists (all Raw)
         before, known = cache.previous(task_id)
-        # unchanged at its place (C-level passes: the comparison of each pair, what it keeps)
-        same = list(map(eq, entries, before))
-        new = [None] * (len(entries) - len(same))
-        decoded = [k if s else None for s, k in zip(same, known)] + new
-        texts = [t if s else None for s, t in zip(same, before)] + new
-        if None in decoded:  # decode what changed since the previous snapshot
-            for i in [i for i, entry in enumerate(decoded) if entry is None]:
-                text = bytes(entries[i])
-                decoded[i], texts[i] = _raw_entry(text), msgspec.Raw(text)
+        # the previous snapshot's entries, those that differ at their place and the new ones
+        # decoded (C-level passes: the comparison of each pair, the places that differ)
+        kept = min(len(entries), len(before))
+        added = len(entries) - kept
+        decoded, texts = known[:kept] + [None] * added, before[:kept] + [None] * added
+        for i in chain(compress(count(), map(ne, entries, before)), range(kept, len(entries))):
+            text = bytes(entries[i])
+            decoded[i], texts[i] = _raw_entry(text), msgspec.Raw(text)
         cache.keep(task_id, texts, decoded)
     else:  # decoded values (a caller that did not go through the Decoder)
         decoded = list(map(_entry, entries))
