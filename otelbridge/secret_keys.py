@@ -7,6 +7,7 @@ underscore: they are the detector's own, shared by these two modules only."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from .secret_tokens import AFTER_ESCAPE
 
@@ -129,14 +130,19 @@ _SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
 #: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
-SECRET_FLAG = re.compile(r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY)
+SECRET_FLAG = r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY
 _NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
+
+
+@cache
+def _secret_flag() -> re.Pattern[str]:
+    return re.compile(SECRET_FLAG)  # at first use: ~4 ms, which a run without sequences saves
 
 
 def names_a_secret(arg: str) -> bool:
     """Whether the command-line argument ``arg`` is a flag whose value, the next argument, is a
     secret (``--password`` in ``--password X``; ``--password=X`` is one argument, a key=value)."""
-    return (arg[:1] == "-" and len(arg) <= 100 and SECRET_FLAG.fullmatch(arg) is not None
+    return (arg[:1] == "-" and len(arg) <= 100 and _secret_flag().fullmatch(arg) is not None
             and _NOT_A_VALUE.fullmatch(arg) is None)
 
 
