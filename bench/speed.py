@@ -416,24 +416,22 @@ def main() -> None:
             streams.write("mix", str(path), mb=args.mix_mb)
         return path
 
+    _bytecode(trees, True)  # (startup --no-bytecode removes it for its own row)
     results: dict = {}
     if args.what in ("all", "trace"):
-        _bytecode(trees, True)
         results["trace"] = trace([mix(), workflow_heavy(directory), workflow_snapshots(directory)],
                                  args.runs, trees)
     if args.what in ("all", "startup"):
         with tempfile.TemporaryDirectory(dir=directory) as venvs:  # this run's own
             results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
                                          Path(venvs) if args.installed else None)
-    if args.what in ("all", "rate"):
         _bytecode(trees, True)
+    if args.what in ("all", "rate"):
         results["rate"] = rates(mix(), args.runs, args.seconds, trees, "grpc")
         results["rate_http"] = rates(mix(), args.runs, args.seconds, trees, "http/protobuf")
     if args.what in ("all", "export"):
-        _bytecode(trees, True)
         results["export"] = export_cost(workflow_heavy(directory), args.runs, trees)
     if args.what in ("all", "live"):
-        _bytecode(trees, True)
         rates_ = [float(x) for x in args.live_rates.split(",")]
         results["live"] = {name: live(mix(), rates_, tree) + live(mix(), rates_, tree, lead_in_s=1.0)
                            for name, tree in trees.items()}

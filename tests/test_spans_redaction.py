@@ -16,6 +16,7 @@ from otelbridge import redact
 from otelbridge.events import SpanEvent, SpanLink, SpanRecord
 from otelbridge.spans import PresetIdGenerator, SpanBuilder
 from otelbridge.stats import Stats
+from tests.conftest import FIXTURES, needs_fixtures
 
 KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt"
 
@@ -231,39 +232,17 @@ def test_emit_redacted_builds_what_emit_builds(path):
     assert via_redacted.status.description == via_emit.status.description == "failed: password=[REDACTED:secret]"
 
 
-def _texts() -> list[str]:
-    """Every corpus form's text and every string of the shared recordings (keys and values)."""
-    from tests.conftest import fixture_files
-
-    def strings(doc):
-        if isinstance(doc, str):
-            yield doc
-        elif isinstance(doc, dict):
-            for key, value in doc.items():
-                yield key
-                yield from strings(value)
-        elif isinstance(doc, list):
-            for value in doc:
-                yield from strings(value)
-
-    forms = Path(__file__).parent / "data" / "secret-forms.jsonl"
-    texts = [json.loads(line)["text"] for line in forms.read_text().splitlines() if line.strip()]
-    for path in [p for p in fixture_files() if p.suffix == ".jsonl"]:
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                texts.extend(strings(json.loads(line)))
-            except ValueError:
-                pass
-    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
-
-
+@needs_fixtures()
 def test_default_patterns_find_the_same_in_a_name_s_subject_alone():
     """The default patterns scan an operation's subject on its own (one scan of a label its
     attribute repeats): over every corpus form and recording string, after every operation,
     that gives the name the whole name's scan gives."""
+    from bench.redaction import recording_strings
     from otelbridge.spans import OPERATIONS, _name
 
-    texts = _texts()
+    forms = Path(__file__).parent / "data" / "secret-forms.jsonl"
+    texts = [json.loads(line)["text"] for line in forms.read_text().splitlines() if line.strip()]
+    texts += recording_strings(FIXTURES)
     assert len(texts) > 2_500
     whole, alone = redact.Redactor.build(), redact.Redactor.build()
     assert alone.only_defaults and not redact.Redactor.build(extra=["x"]).only_defaults
