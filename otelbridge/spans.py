@@ -93,30 +93,35 @@ NAMED_BY: dict[str, tuple[str, Callable[[str], str]]] = {
 }
 
 
-#: The operations span names start with (the name's first word, ours): with the default
-#: patterns, the rest of the name is scanned on its own, as the attribute it repeats is (one
-#: scan of a label, not two; the patterns find the same in both forms).
+#: The operations span names start with (the name's first word, ours): the rest of the name,
+#: its subject, is scanned on its own, as the attribute it repeats is (with the default
+#: patterns, one scan of a label, not two: they find the same in both forms).
 OPERATIONS = frozenset({"automation", "chat", "execute_tool", "invoke_agent", "invoke_workflow",
                         "phase", "run", "task", "turn"})
 
 
 def _name(rec: SpanRecord, safe: redact.Redactor) -> str:
-    """``rec``'s span name as it may leave (see :data:`NAMED_BY`, :data:`OPERATIONS`); a
-    ``--redact`` regex sees the whole name."""
+    """``rec``'s span name as it may leave: an operation's subject redacted as its attribute is
+    (see :data:`NAMED_BY`, :data:`OPERATIONS`); with a ``--redact`` regex, which may read the
+    operation, the whole name is scanned as well."""
     op, _, subject = rec.name.partition(" ")
+    if not subject or op not in OPERATIONS:
+        return safe.name(rec.name)
+    name = _named_by(rec, op, safe) or safe.operation_name(op, subject)
+    return name if safe.only_defaults else safe.name(name)
+
+
+def _named_by(rec: SpanRecord, op: str, safe: redact.Redactor) -> str | None:
+    """The name :data:`NAMED_BY` makes of ``rec``'s attribute (``None``: no rule, no value)."""
     rule = NAMED_BY.get(op)
-    if rule is not None:
-        value = rec.attributes.get(rule[0]) if rec.attributes else None
-        if isinstance(value, str) and value:
-            scanned = safe.scan(value)
-            if scanned is None:  # too long to scan: the name shows none of it
-                return safe.span_name(op, redact.DROPPED, op)
-            shown = rule[1](scanned).strip()
-            if shown:
-                return safe.span_name(op, shown, op)
-    if subject and op in OPERATIONS and safe.only_defaults:
-        return safe.operation_name(op, subject)
-    return safe.name(rec.name)
+    value = rec.attributes.get(rule[0]) if rule is not None and rec.attributes else None
+    if not isinstance(value, str) or not value:
+        return None
+    scanned = safe.scan(value)
+    if scanned is None:  # too long to scan: the name shows none of it
+        return safe.span_name(op, redact.DROPPED, op)
+    shown = rule[1](scanned).strip()
+    return safe.span_name(op, shown, op) if shown else None
 
 
 def redacted(rec: SpanRecord, safe: redact.Redactor | None = None) -> SpanRecord:

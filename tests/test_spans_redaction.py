@@ -156,6 +156,22 @@ def test_a_custom_pattern_sees_the_agent_span_name_whole(path):
     assert span.attributes["gen_ai.agent.name"] == "deploy-prod-eu"
 
 
+@pytest.mark.parametrize("name,attributes,regex,expected", [
+    # a regex anchored at a string's start hides the label in its attribute: in the name too
+    ("invoke_agent deploy-prod", {"gen_ai.agent.name": "deploy-prod"}, r"^deploy\S*", "invoke_agent [REDACTED:custom]"),
+    ("execute_tool deploy-prod", {"gen_ai.tool.name": "deploy-prod"}, r"^deploy\S*", "execute_tool [REDACTED:custom]"),
+    # ... and one that reads the operation sees names made of an attribute's display form
+    ("invoke_workflow wf", {"workflow.name": "internal release"}, r"^invoke_workflow \S+",
+     "[REDACTED:custom] release"),
+    ("run tool", {"process.command": "./secret-internal-tool"}, r"^run \S+", "[REDACTED:custom]"),
+])
+@pytest.mark.parametrize("defaults", [True, False])
+def test_a_custom_pattern_sees_a_name_s_subject_and_the_whole_name(path, name, attributes, regex, expected,
+                                                                   defaults):
+    span = build(raw_record(name, **attributes), redact.Redactor.build(extra=[regex], defaults=defaults), path)
+    assert span.name == expected
+
+
 @pytest.mark.parametrize("cap", [64, 256, 1024])
 @pytest.mark.parametrize("secret,form", [
     (GHP, "{}"), (AWS, "aws_secret_access_key={}"), ("correct horse battery staple", 'password: "{}"'),
