@@ -206,8 +206,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
-    # Bearer <token> wherever it stands (a header value the key rule below does not see)
-    Pattern.of("bearer", ("bearer",), r"(?P<keep>\bbearer\s+)(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
+    # Bearer <token> wherever it stands (a header value the key rule below does not see), also
+    # Bearer: <token> and after an _ (a tool's name: mcp__srv__Bearer <token>)
+    Pattern.of("bearer", ("bearer",), r"(?P<keep>(?<![A-Za-z0-9])bearer(?::[ \t]*|\s+))(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
     # Basic <base64> after Authorization or a key naming a secret, in any form (Go's
     # map[Authorization:[Basic x]], authorization=Basic x, AUTH_HEADER="Basic x"): before the
     # key rules, whose KEY=value form would take the scheme's word alone
