@@ -577,8 +577,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                  + _SECRET_WORD_IN + _TAB + r")(?!\[REDACTED:)[^\s\\\"']++", requires=(("  ", "\t", "\\t"),))
       for start in (r"\A", r"\n", r"\\n", "\u2192")),
     # ~/.pgpass: host:port:database:user:password (a port or *), a word of its own; not a time
-    # range (sun:06:00-sun:14:00) nor a fingerprint (1f:51:ae:b8:...)
-    Pattern.of("secret", (":",),
+    # range (sun:06:00-sun:14:00) nor a fingerprint (1f:51:ae:b8:...). Its needles are the colon
+    # and the port's first character: a colon alone admits it for most text
+    Pattern.of("secret", (*(f":{d}" for d in range(1, 10)), ":*:"),
                r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:[1-9]\d{0,4}|\*)"
                r":[^\s:\\]++:(?!\d+:)[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"':]|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
                precheck=r":(?:[1-9]\d{0,4}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"':]|\\+:)"),
