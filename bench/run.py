@@ -246,7 +246,7 @@ def spans_in_process(workflows: int = 400, agents: int = 50) -> dict:
         events.append(WorkflowStarted("s", t0, task_id=task, workflow_name="bench"))
         events.append(WorkflowProgress("s", t0 + 10, task_id=task, agents=[
             WorkflowAgent(i, agent_id=f"a{i}", state="done", label=f"agent {i}", phase_index=1,
-                          started_ns=t0 + i, ended_ns=t0 + 1000 + i, tokens=100, model="m")
+                          started_at=streams.EPOCH_MS + i, ended_at=streams.EPOCH_MS + 1000 + i, tokens=100, model="m")
             for i in range(agents)]))
         events.append(TaskUpdated("s", t0 + 2000, task_id=task, status="completed", end_time_ns=t0 + 2000))
         events.append(TaskNotification("s", t0 + 2000, task_id=task, status="completed"))

@@ -10,17 +10,19 @@ a reference cycle and the cyclic collector need not track them.
 
 Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTelemetry's unit).
 The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns` (``wire.py``),
-which also rejects values that cannot be a real time. Strings are carried raw (no redaction
+which also rejects values that cannot be a real time (:class:`WorkflowAgent`, read straight
+from the wire, keeps its ms and gives ns as ``*_ns`` properties). Strings are carried raw (no redaction
 here or in the tracker: the span builder redacts every string whole, then caps it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from .wire import (  # noqa: F401  (the decoders' coercions, re-exported)
+    MAX_DURATION_MS,
     MAX_EPOCH_MS,
     MAX_HELD_CHARS,
     MIN_EPOCH_MS,
@@ -51,37 +53,65 @@ class StreamTime(Event):
     moves the stream clock (docs/span-model.md, "Time")."""
 
 
-class WorkflowPhase(msgspec.Struct, gc=False):
+# Typed shapes of a ``workflow_progress`` entry's fields, as the decoder reads them in one pass
+# (``otelbridge.dialects.claude_code_workflow``): a value of another type or out of range fails
+# that decode, and the entry is then read field by field with the coercions of ``wire.py``, which
+# accept exactly these values unchanged.
+_Index = Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
+_Count = Annotated[int, msgspec.Meta(ge=0, le=2**62)] | None
+_EpochMs = Annotated[int, msgspec.Meta(ge=MIN_EPOCH_MS, le=MAX_EPOCH_MS)] | None
+_DurationMs = Annotated[int, msgspec.Meta(ge=0, le=MAX_DURATION_MS)] | None
+_Text = Annotated[str, msgspec.Meta(max_length=MAX_HELD_CHARS)] | None
+
+
+def _in_ns(field: str) -> property:
+    """A read-only view of the epoch-ms field ``field`` in epoch ns (``None`` stays ``None``)."""
+    def get(self: Any) -> int | None:
+        ms = getattr(self, field)
+        return None if ms is None else ms * 1_000_000
+    return property(get)
+
+
+class WorkflowPhase(msgspec.Struct, tag_field="type", tag="workflow_phase", gc=False):
     """A ``workflow_phase`` timeline entry (the cbc workflow protocol §5.2): ``{type, index, title}``."""
 
-    index: int
-    title: str | None
+    index: _Index
+    title: _Text = None
 
 
-class WorkflowAgent(msgspec.Struct, gc=False):
-    """A ``workflow_agent`` timeline entry (the cbc workflow protocol §5.2), with real Claude Code's extra fields.
+class WorkflowAgent(msgspec.Struct, tag_field="type", tag="workflow_agent", rename="camel",
+                    gc=False):
+    """A ``workflow_agent`` timeline entry (the cbc workflow protocol §5.2), with real Claude
+    Code's extra fields, under the wire's names (``agentId`` is ``agent_id``): the decoder reads
+    an entry straight into it.
 
-    Times are epoch ns (converted from the wire's epoch ms); ``duration_ms`` stays in ms.
+    Times are the wire's epoch **ms** (``*_at``, within 2000–2100), each also as epoch ns
+    (``*_ns``); ``duration_ms`` is ms.
     """
 
-    index: int
-    agent_id: str | None = None
-    state: str | None = None
-    label: str | None = None
-    phase_index: int | None = None
-    phase_title: str | None = None
-    started_ns: int | None = None
-    queued_ns: int | None = None
-    ended_ns: int | None = None
-    last_progress_ns: int | None = None
-    duration_ms: int | None = None
-    tokens: int | None = None
-    tool_calls: int | None = None
-    attempt: int | None = None
-    model: str | None = None
-    error: str | None = None
-    result_preview: str | None = None
-    prompt_preview: str | None = None
+    index: _Index
+    agent_id: _Text = None
+    state: _Text = None
+    label: _Text = None
+    phase_index: _Count = None
+    phase_title: _Text = None
+    started_at: _EpochMs = None
+    queued_at: _EpochMs = None
+    ended_at: _EpochMs = None
+    last_progress_at: _EpochMs = None
+    duration_ms: _DurationMs = None
+    tokens: _Count = None
+    tool_calls: _Count = None
+    attempt: _Count = None
+    model: _Text = None
+    error: _Text = None
+    result_preview: _Text = None
+    prompt_preview: _Text = None
+
+    started_ns = _in_ns("started_at")
+    queued_ns = _in_ns("queued_at")
+    ended_ns = _in_ns("ended_at")
+    last_progress_ns = _in_ns("last_progress_at")
 
 
 class TaskUsage(msgspec.Struct, gc=False):

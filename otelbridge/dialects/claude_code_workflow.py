@@ -11,13 +11,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import accumulate, chain, compress, count
 from operator import itemgetter, ne
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
 from ..events import (
     MAX_EPOCH_MS,
-    MAX_HELD_CHARS,
     MIN_EPOCH_MS,
     TaskUsage,
     WorkflowAgent,
@@ -25,7 +24,6 @@ from ..events import (
     WorkflowProgress,
     as_int,
     as_str,
-    ms_to_ns,
 )
 from ..wire import MAX_DURATION_MS
 from .base import LineInfo
@@ -46,6 +44,10 @@ def task_usage(value: Any) -> TaskUsage | None:
     )
 
 
+def _epoch_ms(value: Any) -> int | None:
+    return as_int(value, minimum=MIN_EPOCH_MS, maximum=MAX_EPOCH_MS)
+
+
 def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
     get = entry.get
     return WorkflowAgent(
@@ -55,10 +57,10 @@ def _agent(entry: dict[str, Any], index: int) -> WorkflowAgent:
         label=as_str(get("label")),
         phase_index=as_int(get("phaseIndex")),
         phase_title=as_str(get("phaseTitle")),
-        started_ns=ms_to_ns(get("startedAt")),
-        queued_ns=ms_to_ns(get("queuedAt")),
-        ended_ns=ms_to_ns(get("endedAt")),
-        last_progress_ns=ms_to_ns(get("lastProgressAt")),
+        started_at=_epoch_ms(get("startedAt")),
+        queued_at=_epoch_ms(get("queuedAt")),
+        ended_at=_epoch_ms(get("endedAt")),
+        last_progress_at=_epoch_ms(get("lastProgressAt")),
         duration_ms=as_int(get("durationMs"), maximum=MAX_DURATION_MS),
         tokens=as_int(get("tokens")),
         tool_calls=as_int(get("toolCalls")),
@@ -120,44 +122,8 @@ class _EntryCache:
             del self._tasks[next(iter(self._tasks))]
 
 
-# Typed shapes of the two entry kinds, for the common case of well-typed fields. A value of
-# another type or out of range fails the typed decode, and the entry is then decoded generically
-# and read field by field (:func:`_entry`), which drops or coerces it as documented above: the
-# constraints below are exactly the ranges ``as_int``/``ms_to_ns``/``as_str`` accept unchanged.
-_Count = Annotated[int, msgspec.Meta(ge=0, le=2**62)] | None
-_Epoch = Annotated[int, msgspec.Meta(ge=MIN_EPOCH_MS, le=MAX_EPOCH_MS)] | None
-_Duration = Annotated[int, msgspec.Meta(ge=0, le=MAX_DURATION_MS)] | None
-_Text = Annotated[str, msgspec.Meta(max_length=MAX_HELD_CHARS)] | None
-_Name = _Text
-
-
-class _Phase(msgspec.Struct, tag_field="type", tag="workflow_phase", gc=False):
-    index: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
-    title: _Text = None
-
-
-class _Agent(msgspec.Struct, tag_field="type", tag="workflow_agent", gc=False):
-    index: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
-    agentId: _Name = None
-    state: _Text = None
-    label: _Text = None
-    phaseIndex: _Count = None
-    phaseTitle: _Text = None
-    startedAt: _Epoch = None
-    queuedAt: _Epoch = None
-    endedAt: _Epoch = None
-    lastProgressAt: _Epoch = None
-    durationMs: _Duration = None
-    tokens: _Count = None
-    toolCalls: _Count = None
-    attempt: _Count = None
-    model: _Name = None
-    error: _Text = None
-    resultPreview: _Text = None
-    promptPreview: _Text = None
-
-
-_typed_entry = msgspec.json.Decoder(_Phase | _Agent).decode
+#: one entry, typed (the common case of well-typed fields: :mod:`otelbridge.events`)
+_typed_entry = msgspec.json.Decoder(WorkflowPhase | WorkflowAgent).decode
 
 
 def _raw_entry(raw: bytes) -> Entry:
@@ -169,20 +135,11 @@ def _raw_entry(raw: bytes) -> Entry:
             return _entry(_decode(raw))
         except msgspec.DecodeError:  # valid JSON, yet a number out of range (1e999): skipped
             return _NOTHING
-    if type(e) is _Phase:
-        return WorkflowPhase(e.index, e.title), None, None
-    started, queued, ended, last = e.startedAt, e.queuedAt, e.endedAt, e.lastProgressAt
-    agent = WorkflowAgent(
-        e.index, e.agentId, e.state, e.label, e.phaseIndex, e.phaseTitle,
-        None if started is None else started * 1_000_000,
-        None if queued is None else queued * 1_000_000,
-        None if ended is None else ended * 1_000_000,
-        None if last is None else last * 1_000_000,
-        e.durationMs, e.tokens, e.toolCalls, e.attempt, e.model, e.error,
-        e.resultPreview, e.promptPreview,
-    )
-    newest = max(last or 0, ended or 0, started or 0, queued or 0)  # (epochs are > 0)
-    return None, agent, newest * 1_000_000 if newest else None
+    if type(e) is WorkflowPhase:
+        return e, None, None
+    newest = max(e.last_progress_at or 0, e.ended_at or 0, e.started_at or 0,
+                 e.queued_at or 0)  # (epochs are > 0)
+    return None, e, newest * 1_000_000 if newest else None
 
 
 def _entry(entry: Any) -> Entry:
@@ -197,9 +154,9 @@ def _entry(entry: Any) -> Entry:
         return WorkflowPhase(index, as_str(entry.get("title"))), None, None
     if kind == "workflow_agent":
         agent = _agent(entry, index)
-        times = [t for t in (agent.last_progress_ns, agent.ended_ns, agent.started_ns,
-                             agent.queued_ns) if t is not None]
-        return None, agent, max(times) if times else None
+        times = [t for t in (agent.last_progress_at, agent.ended_at, agent.started_at,
+                             agent.queued_at) if t is not None]
+        return None, agent, max(times) * 1_000_000 if times else None
     return _NOTHING
 
 

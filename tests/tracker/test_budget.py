@@ -152,7 +152,7 @@ def test_a_run_ended_by_the_budget_ends_its_agents_inside_it():
     tracker, ctx, records, stats = make(WorkflowTracker)
 
     def run(task: str, t: int) -> None:
-        agents = [WorkflowAgent(i, state="running", started_ns=at(t + i), phase_index=1, phase_title="P")
+        agents = [WorkflowAgent(i, state="running", started_at=at(t + i) // MS, phase_index=1, phase_title="P")
                   for i in range(3)]
         tracker.handle(WorkflowProgress("s", at(t + 5), task_id=task, agents=agents))
 

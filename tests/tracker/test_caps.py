@@ -65,7 +65,7 @@ def test_a_run_in_its_grace_window_is_closed_plainly_when_the_budget_needs_room(
 
 def test_agent_cap_per_run_counts():
     tracker, part, records, stats = make(max_agents=3)
-    agents = [WorkflowAgent(i, state="start", started_ns=T0 + i) for i in range(5)]
+    agents = [WorkflowAgent(i, state="start", started_at=T0 // 1_000_000 + i) for i in range(5)]
     tracker.handle(WorkflowProgress("s", T0, task_id="t", agents=agents))
     tracker.handle(WorkflowProgress("s", T0 + 1, task_id="t", agents=agents))
     assert len(part.runs[("s", "t")].agents) == 3

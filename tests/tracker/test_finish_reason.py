@@ -24,8 +24,8 @@ def tracker_with(parts_extra=()):
 def open_run(tracker, task="t1"):
     tracker.handle(WorkflowStarted("s", T0, task_id=task, workflow_name="wf"))
     tracker.handle(WorkflowProgress("s", T0 + 5 * MS, task_id=task, agents=[
-        WorkflowAgent(1, state="start", label="a1", started_ns=T0 + MS),
-        WorkflowAgent(2, state="done", label="a2", started_ns=T0 + MS, ended_ns=T0 + 3 * MS),
+        WorkflowAgent(1, state="start", label="a1", started_at=T0 // MS + 1),
+        WorkflowAgent(2, state="done", label="a2", started_at=T0 // MS + 1, ended_at=T0 // MS + 3),
     ]))
 
 

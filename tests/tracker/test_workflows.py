@@ -65,7 +65,7 @@ def make(clock_mode="stream", timers=None, parent=None, deterministic=False):
 
 def agent(index, state, start_ms=None, phase=1, **kw):
     return WorkflowAgent(index=index, state=state, label=f"agent-{index}", phase_index=phase,
-                         phase_title="P", started_ns=start_ms and start_ms * MS, **kw)
+                         phase_title="P", started_at=start_ms, **kw)
 
 
 def progress(task, agents, phases=(1,), ts_ms=None, newest_ms=None):

@@ -32,7 +32,7 @@ def test_display_name(raw, shown):
 
 def agent(index, state, **kw):
     return WorkflowAgent(index=index, agent_id=f"v2:{index:064d}", state=state, label=f"a{index}",
-                         phase_index=1, started_ns=(T0 + index) * MS, **kw)
+                         phase_index=1, started_at=T0 + index, **kw)
 
 
 def test_late_abort_within_window_then_window_closes():
@@ -43,7 +43,7 @@ def test_late_abort_within_window_then_window_closes():
     tr.handle(TaskNotification("s", T0 * MS + 5000 * MS, task_id="t", status="stopped"))
     assert records == [] and len(timers.pending) == 1
     tr.handle(WorkflowProgress("s", None, task_id="t", agents=[
-        agent(1, "error", error="subagent aborted: user cancel", ended_ns=(T0 + 6000) * MS),
+        agent(1, "error", error="subagent aborted: user cancel", ended_at=T0 + 6000),
         agent(2, "start")]))
     (a1,) = records  # a terminal agent is exported at once
     assert (a1.error, a1.error_type) == ("subagent aborted: user cancel", "agent_error")
