@@ -1,6 +1,7 @@
 """The run's OpenTelemetry resource: ``service.name``, the distro, and the ``cicd.*`` / ``vcs.*``
 semantic-convention attributes of the CI system we run in (GitHub Actions, GitLab CI), read from
-its environment; ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` win over them."""
+its environment; ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` win over them. Every
+string of it is redacted, as a span's strings are."""
 
 from __future__ import annotations
 
@@ -115,8 +116,11 @@ def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     if not name or str(name).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
     # bytes of the environment that are not UTF-8 (Python keeps them as lone surrogates) would
-    # fail the encoding of every export's resource: shown as U+FFFD, as a decoder would
-    attributes = {_utf8(k): _utf8(v) for k, v in resource.attributes.items()}
+    # fail the encoding of every export's resource: shown as U+FFFD, as a decoder would. What
+    # was set by hand (OTEL_RESOURCE_ATTRIBUTES, a detector's) may hold what CI put in a
+    # variable, a URL with its job token: every string redacted as a span's are, not capped
+    safe = redact.current()
+    attributes = {_safe(k, safe): _safe(v, safe) for k, v in resource.attributes.items()}
     return HashOnceResource(attributes, resource.schema_url)
 
 
@@ -127,3 +131,7 @@ def _utf8(value: object) -> object:
         except UnicodeEncodeError:
             return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return value
+
+
+def _safe(value: object, safe: redact.Redactor) -> object:
+    return safe.scrub(_utf8(value)) if isinstance(value, str) else value

@@ -192,6 +192,28 @@ def test_resource_values_that_are_not_utf8_are_exported_as_replacement_character
     assert b"encode" not in proc.stderr, proc.stderr
 
 
+def test_resource_values_set_by_hand_are_redacted_at_the_receiver():
+    """OTEL_RESOURCE_ATTRIBUTES may hold what CI put in a variable (a clone URL with its job
+    token, a key): every resource string is redacted as a span's are; the rest stays whole."""
+    token = "ghp_" + "Vq3xK9mP2wL8nR5tY7uZ1aB4cD6eF0gH2jK4"
+    env = clean_env(OTEL_RESOURCE_ATTRIBUTES=(
+        "vcs.repository.url.full=https://gitlab-ci-token:glcbt-64_Xq7RtY9uZ2@gitlab.example.com/g/p.git,"
+        f"deploy.key={token},team=" + "platform" * 40))
+    with HttpReceiver() as rx:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rx.endpoint
+        proc = run_bridge([], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    resources = {tuple(sorted(s.resource.items())) for s in spans}
+    assert len(resources) == 1
+    resource = dict(resources.pop())
+    assert resource["vcs.repository.url.full"] == (
+        "https://[REDACTED:url_credentials]@gitlab.example.com/g/p.git")
+    assert resource["deploy.key"] == "[REDACTED:github_token]"
+    assert resource["team"] == "platform" * 40  # not capped: the user chose it
+    assert b"glcbt" not in proc.stderr and token.encode() not in proc.stderr
+
+
 @pytest.mark.parametrize("headers,words", [
     ("x-team=caf%C3%A9", ["'x-team'", "no gRPC metadata value"]),  # Latin-1, not ASCII
     ("x-team=a%7Fb", ["'x-team'", "no gRPC metadata value"]),
