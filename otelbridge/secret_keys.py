@@ -96,7 +96,10 @@ def _key_value(key: str, flow: bool = False) -> str:
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?[ \t]*+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
-        r"(?!\[REDACTED:)(?![{\[<>(])(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
+        # an unquoted value may open a structure (an object, a list, a placeholder, a call)
+        # holding no secret itself; a quoted one is a string, whatever its first character
+        r"(?!\[REDACTED:)(?(dq)|(?(sq)|(?(esc)|(?![{\[<>]|\((?:[\s)\"'\\]|\Z)))))"
+        r"(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value to the end of the line; KEY=value to the next space. Unquoted, a value

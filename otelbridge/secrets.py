@@ -267,6 +267,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
     ),
+    # a key ending its line, then a line that is one word (a prompt and what was typed at it,
+    # text blocks joined: "Password:" / "Hx9Qz8Wv7Ut"), in plain text or JSON-escaped; not a
+    # sibling key (YAML's next ``user: x``), a list item or a comment
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*" + _NL + r")"
+        r"(?!#)(?!- )(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:)[^\s\\\"']++(?=[^\S\r\n]*(?:" + _NL + r"|\Z|\\*[\"'](?:[,}\]]|\Z)))",
+        requires=((":",), ("\n", "\\n")),
+        precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:[ \t]*(?:\r?\n|\\)",
+    ),
     # a URL's query: ?password=x&user=y, &amp;sig=x, ?key=x (an API key: Google Maps): to & or #
     Pattern.of(
         "secret",

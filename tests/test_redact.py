@@ -596,8 +596,9 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # body, URL credentials cut before the @, Basic after a secret's key; YAML's value before
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
-    # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML)
-    assert len(PRE_TESTED) == 30
+    # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML),
+    # a key ending its line and its value the next line's one word
+    assert len(PRE_TESTED) == 31
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
@@ -686,3 +687,23 @@ _HS = __import__("otelbridge.secret_patterns").secret_patterns.hyperscan is not 
 def test_a_command_lines_arguments_are_read_together(args, expected):
     """What an argument holds only through the ones before it (a program's password flag)."""
     assert redact.Redactor().attributes({"process.command_args": args})["process.command_args"] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "password:\nuser: admin",  # YAML: a sibling key, not a value
+    "password = (\n    os.environ['DB_PASSWORD']\n)",  # code: a call over lines
+    "credentials:\n- aws",  # a list item
+    "token:\n# rotated weekly",  # a comment
+    "password: {\n  \"user\": \"x\"}",  # an object opened
+])
+def test_a_key_ending_its_line_takes_no_structure_for_its_value(text):
+    assert "[REDACTED:" not in Redactor().scan(text)
+
+
+def test_a_secret_typed_at_a_prompt_and_text_blocks_joined_are_redacted():
+    """Text blocks joined with a line end (a tool result's content) put a key and its value on
+    two lines; a value opening with a bracket is a value when quoted."""
+    r = Redactor()
+    assert r.scan("password:\nHx9Qz8Wv7Ut") == "password: [REDACTED:secret]"
+    assert r.scan('{"password": "(kP3#xL9!vQ2z"}') == '{"password": "[REDACTED:secret]"}'
+    assert r.scan("password: (kP3#xL9!vQ2z") == "password: [REDACTED:secret]"
