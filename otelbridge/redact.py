@@ -264,7 +264,7 @@ class Redactor:
         except msgspec.DecodeError:
             scanned = self.scan(text)
             return None if scanned is None else _cap(scanned, limit)
-        doc = _json_strings(doc, self.scan)
+        doc = _secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)
         out = msgspec.json.encode(doc).decode()
         if len(out) <= SCAN_MAX_CHARS:
             whole = self.redact(out)
@@ -288,6 +288,11 @@ class Redactor:
             doc = _json_strings(doc, lambda s, t=longest: _cap(s, size) if s is t else s)
             out = msgspec.json.encode(doc).decode()
         return out if len(out) <= limit else None
+
+    def _names_a_secret_key(self, key: str) -> bool:
+        """Whether a JSON value under ``key`` is redacted when it is a string of digits (a
+        number under such a key is a secret too: ``{"password": 98765432}``)."""
+        return "[REDACTED:" in (self.scan('{"%s": "%s"}' % (key.replace('"', ""), "86420975")) or "")
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
@@ -344,6 +349,17 @@ def _json_strings(doc: Any, fix: Any) -> Any:
     if isinstance(doc, dict):
         return {k: v for k, v in ((k, _json_strings(x, fix)) for k, x in doc.items())
                 if v is not None}
+    return doc
+
+
+def _secret_numbers(doc: Any, secret: Callable[[str], bool]) -> Any:
+    """``doc`` (decoded JSON) with each number (not a boolean) under a key that ``secret``
+    says names a secret replaced by :data:`FLAG_VALUE`."""
+    if isinstance(doc, list):
+        return [_secret_numbers(x, secret) for x in doc]
+    if isinstance(doc, dict):
+        return {k: FLAG_VALUE if type(v) in (int, float) and secret(k) else _secret_numbers(v, secret)
+                for k, v in doc.items()}
     return doc
 
 

@@ -707,3 +707,13 @@ def test_a_secret_typed_at_a_prompt_and_text_blocks_joined_are_redacted():
     assert r.scan("password:\nHx9Qz8Wv7Ut") == "password: [REDACTED:secret]"
     assert r.scan('{"password": "(kP3#xL9!vQ2z"}') == '{"password": "[REDACTED:secret]"}'
     assert r.scan("password: (kP3#xL9!vQ2z") == "password: [REDACTED:secret]"
+
+
+def test_a_number_under_a_secret_s_key_in_a_json_document_is_redacted():
+    """A tool call's arguments: ``{"password": 98765432109876}`` is a secret as its string
+    form is; counts under keys about tokens stay numbers."""
+    out = Redactor().json_text('{"command": "login", "password": 98765432109876, "pin_length": 6,'
+                               ' "usage": {"input_tokens": 5, "max_tokens": 100}, "api_key": [{"token": 4.5}]}', 1000)
+    assert json.loads(out) == {"command": "login", "password": "[REDACTED:secret]", "pin_length": 6,
+                               "usage": {"input_tokens": 5, "max_tokens": 100},
+                               "api_key": [{"token": "[REDACTED:secret]"}]}
