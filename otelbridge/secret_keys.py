@@ -93,7 +93,7 @@ def _key_value(key: str, flow: bool = False) -> str:
     unquoted value is flow-style YAML's, up to a , } or ])."""
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
-        r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?[ \t]*+"
+        r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
@@ -102,7 +102,8 @@ def _key_value(key: str, flow: bool = False) -> str:
         r"(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
-        # key: value to the end of the line; KEY=value to the next space. Unquoted, a value
+        # key: value and key = value (INI, .properties) to the end of the line; KEY=value to
+        # the next space (a shell's assignment before a command). Unquoted, a value
         # also ends at an escape (\" \n ...), a quote that closes the context it sits in
         # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
         # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
@@ -112,7 +113,8 @@ def _key_value(key: str, flow: bool = False) -> str:
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
         r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
         + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
-        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+))))"
+        r"|(?(blank)(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)))))"
     )
 
 

@@ -651,7 +651,7 @@ def test_the_needle_pass_admits_every_pattern_that_redacts_a_text(scanner):
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("api_\u212aey: hunter2", "api_\u212aey: [REDACTED:secret]"),  # a Kelvin sign for the K
-    ("PA\u017f\u017fWORD = x y", "PA\u017f\u017fWORD = [REDACTED:secret] y"),  # long s
+    ("PA\u017f\u017fWORD = x y", "PA\u017f\u017fWORD = [REDACTED:secret]"),  # long s; INI's value to the line's end
     ("dsn:\n  Xq7-value9", "dsn:   [REDACTED:secret]"),  # the value on the next line
 ])
 def test_a_key_that_only_a_case_blind_regex_reads_still_hides_its_value(text, expected):
