@@ -206,13 +206,14 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?P<vq>\\*[\"'])(?:(?!(?P=vq))[^\r\n])+(?P=vq)|(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)",
         requires=(("kind:",), ("ata:",)), precheck=r"(?:\A|\n|\\n|\u2192)kind:[ \t]*Secret\b", passes=30,
     ),
-    # text typed into a field whose description names a secret (Playwright MCP's browser_type:
-    # {"element": "Password textbox", "ref": "e12", "text": "X"}), up to 3 members between
+    # text typed into a field whose description or selector names a secret (Playwright MCP's
+    # browser_type: {"element": "Password textbox", "ref": "e12", "text": "X"}; a browser
+    # tool's {"selector": "#password", "value": "X"}), up to 3 members between
     Pattern.of(
         "secret",
-        ("element",),
-        r"(?P<keep>(?P<q>\\*\")element(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?"
-        r"(?<![A-Za-z])(?i:pass(?:word|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
+        ("element", "selector", "locator"),
+        r"(?P<keep>(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?"
+        r"(?<![A-Za-z])(?i:pass(?:word|wort|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
         r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)"
         r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
         + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
