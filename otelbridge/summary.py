@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from . import redact
 from .config import TRACE_ID_PLACEHOLDER
 from .events import SpanRecord
 
@@ -59,10 +60,12 @@ DECISIVE = frozenset(("run", "workflow", "session", "turn"))
 
 
 def trace_url(template: str | None, trace_id: int) -> str | None:
-    """``template`` with ``{trace_id}`` replaced by the 32-hex-digit id, or ``None``."""
+    """``template`` with ``{trace_id}`` replaced by the 32-hex-digit id, redacted as every
+    string we show is (the link lands in a CI job's log: credentials in it, ``https://u:p@…``
+    or ``?token=…``, are not shown), or ``None``."""
     if not template:
         return None
-    return template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}")
+    return redact.current().scrub(template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}"))
 
 
 def format_duration(ns: int) -> str:

@@ -246,3 +246,15 @@ def test_rows_sharing_span_ids_are_counted_once_per_row_not_walked_again():
     folded = sum(l.more for l in lines if l.row is None)
     shown = sum(1 for l in lines if l.row is not None)
     assert folded > 0 and shown + folded <= len(rows)
+
+
+def test_a_trace_link_shows_no_credential_of_its_template():
+    """The link lands in a CI job's log: a template's user:password and secret query values are
+    redacted, the rest of the link (a Grafana query) kept as written."""
+    from otelbridge.summary import trace_url
+
+    link = trace_url("https://ci:Pw9xQ7zL@jaeger.example/trace/{trace_id}?orgId=1&token=abcdef123456", 5)
+    assert link == ("https://[REDACTED:url_credentials]@jaeger.example/trace/"
+                    "00000000000000000000000000000005?orgId=1&token=[REDACTED:secret]")
+    grafana = "https://grafana.example/explore?orgId=1&left=%7B%22query%22:%22{trace_id}%22%7D"
+    assert trace_url(grafana, 1) == grafana.replace("{trace_id}", f"{1:032x}")
