@@ -6,13 +6,60 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 from __future__ import annotations
 
 from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
-                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text)
+                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text, _then)
 from .secret_patterns import Pattern
 
 #: A line's text, up to a line end, real or escaped (empty too)
 _ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
 #: A Kubernetes Secret's base64 value, or one redacted already
 _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
+
+#: A command's argument before the secret one: quoted (a file name with blanks) or a word
+_WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
+
+#: Programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
+#: sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
+#: redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
+#: openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
+#: htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote);
+#: jarsigner -storepass X, rabbitmqadmin -p X, kubectl create secret --from-literal=K=X,
+#: az keyvault secret set --value X, nmcli ... password X, doctl auth init -t X, lftp -u
+#: user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X, xfreerdp /p:X, rdesktop -p X;
+#: ipmitool -P X, mosquitto_pub -P X, snmpwalk -A X -X Y. One of
+#: :data:`otelbridge.secrets.DEFAULT_PATTERNS`, among the key rules.
+PROGRAM_FLAGS = Pattern.of(
+    "secret",
+    ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
+     "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
+     "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
+     "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop", "ipmitool", "mosquitto",
+     "snmp"),
+    r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
+    + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
+    + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
+    + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
+    + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
+                           r"|(?:-b|--cookie)\s+)")
+    + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
+    + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
+    + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*n)"
+                             r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"|(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"\s+" + _WORD_ARG
+                             + r")\s+")
+    + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
+    + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
+    + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
+    + "|" + _then("rabbitmqadmin", r"-p\s+") + "|" + _then(r"(?:kubectl|oc)\s+create\s+secret", r"--from-literal[=\s]+[^=\s]+=")
+    + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
+    + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
+    + "|" + _then("lftp", r"-u\s+[^\s,]+,")
+    + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AX]\s+")
+    + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
+    + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
+    + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
+    requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
+               "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:", "-A", "-X"),),
+    passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
+)
 
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.

@@ -54,7 +54,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
-from .secret_tools import TOOL_PATTERNS
+from .secret_tools import PROGRAM_FLAGS, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -86,8 +86,6 @@ _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
 _ONE_WORD = r"(?![`*\[])(?:[^\s\\\"']|\\++(?![nrt\"'\\]))++[ \t]*(?:#[^\r\n\\]*)?(?:" + _NL + r"|\Z)"
 #: The rest of a line, also a JSON-escaped "quoted" text to its closing quote
 _TO_LINE_END = r"(?:\\+\"(?:[^\r\n\\]|\\++(?![nr\"]))*+\\+\"|" + _LINE + ")"
-#: A command's argument before the secret one: quoted (a file name with blanks) or a word
-_WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: Functions that take a name, then its value or default (the ``(?i)`` of a lookbehind each)
 _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env", "get", "put", "(?i:set)",
             "setItem", "setProperty", "SetEnvironmentVariable")
@@ -439,46 +437,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
         requires=(("-u", "--user"), (",",)),
     ),
-    # programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
-    # sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
-    # redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
-    # openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
-    # htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote);
-    # jarsigner -storepass X, rabbitmqadmin -p X, kubectl create secret --from-literal=K=X,
-    # az keyvault secret set --value X, nmcli ... password X, doctl auth init -t X, lftp -u
-    # user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X,
-    # xfreerdp /p:X, rdesktop -p X
-    Pattern.of(
-        "secret",
-        ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
-         "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
-         "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
-         "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop"),
-        r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
-        + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
-        + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
-        + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-        + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
-                               r"|(?:-b|--cookie)\s+)")
-        + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
-        + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
-        + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*n)"
-                                 r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"|(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"\s+" + _WORD_ARG
-                                 + r")\s+")
-        + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
-        + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
-        + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
-        + "|" + _then("rabbitmqadmin", r"-p\s+") + "|" + _then(r"(?:kubectl|oc)\s+create\s+secret", r"--from-literal[=\s]+[^=\s]+=")
-        + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
-        + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
-        + "|" + _then("lftp", r"-u\s+[^\s,]+,")
-        + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
-        + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
-        + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
-        requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
-                   "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:"),),
-        passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
-    ),
+    PROGRAM_FLAGS,  # programs' password flags: mysql -pX, sshpass -p X, ... (secret_tools)
     # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
     # --user=KEY: and in an argv array ["curl", "-u", "KEY:"]: the user, 8 characters or more
     # (not -u admin:)
