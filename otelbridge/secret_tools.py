@@ -5,8 +5,9 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
-                          _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text, _then)
+from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
+                          _NL_READ, _SECRET_WORD, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value,
+                          _string_text, _then)
 from .secret_patterns import Pattern
 
 #: A line's text, up to a line end, real or escaped (empty too)
@@ -64,6 +65,17 @@ PROGRAM_FLAGS = Pattern.of(
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
+    # a setter or builder given a secret as a string literal: ds.setPassword("X"),
+    # set_password('X'), withApiKey(`X`), also JSON-escaped; not setPasswordEncoder("bcrypt")
+    # (the key word ends the name) nor setPassword(pw) (no literal)
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?<![\w$])(?:set|with)_?\w*?" + _SECRET_WORD + r"\(\s*(?P<fq>\\*[\"'`]))(?!\[REDACTED:)"
+        r"(?:(?!(?P=fq))[^\r\n])+(?=(?P=fq))",
+        requires=(("(",),),
+        precheck=r"(?i)(?<![\w$])(?:set|with)_?\w*?(?:pass|pw|secret|token|key|cred|auth|cookie|sig|dsn|pat)\w*\(\s*\\*[\"'`]",
+    ),
     # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
     # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x), elsewhere when X holds a
     # digit: up to 2 words to the line's end, the last one the password (not SMTP's AUTH LOGIN)

@@ -597,8 +597,8 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
     # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML),
-    # a key ending its line and its value the next line's one word
-    assert len(PRE_TESTED) == 31
+    # a key ending its line and its value the next line's one word, a setter given a literal
+    assert len(PRE_TESTED) == 32
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
