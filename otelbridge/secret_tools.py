@@ -56,7 +56,7 @@ PROGRAM_FLAGS = Pattern.of(
     + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AX]\s+")
     + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
     + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
-    + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)(?:(?!(?<!\\)(?P=cq))[^\r\n])+|" + _ARG + ")",
+    + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)" + _string_text("cq", "+") + "|" + _ARG + ")",
     requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
                "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:", "-A", "-X"),),
     passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
@@ -79,7 +79,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w$])(?:set|with)_?\w*?" + _SECRET_WORD + r"\(\s*(?P<fq>\\*[\"'`]))(?!\[REDACTED:)"
-        r"(?:(?!(?P=fq))[^\r\n])+(?=(?P=fq))",
+        + _string_text("fq", "+") + r"(?=(?P=fq))",
         requires=(("(",),),
         precheck=r"(?i)(?<![\w$])(?:set|with)_?\w*?(?:pass|pw|secret|token|key|cred|auth|cookie|sig|dsn|pat)\w*\(\s*\\*[\"'`]",
     ),
