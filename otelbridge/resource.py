@@ -120,7 +120,7 @@ def make_resource(env: Mapping[str, str] | None = None) -> Resource:
     # was set by hand (OTEL_RESOURCE_ATTRIBUTES, a detector's) may hold what CI put in a
     # variable, a URL with its job token: every string redacted as a span's are, not capped
     safe = redact.current()
-    attributes = {_safe(k, safe): _safe(v, safe) for k, v in resource.attributes.items()}
+    attributes = {_safe(k, safe): _value(k, v, safe) for k, v in resource.attributes.items()}
     return HashOnceResource(attributes, resource.schema_url)
 
 
@@ -135,3 +135,12 @@ def _utf8(value: object) -> object:
 
 def _safe(value: object, safe: redact.Redactor) -> object:
     return safe.scrub(_utf8(value)) if isinstance(value, str) else value
+
+
+def _value(key: str, value: object, safe: redact.Redactor) -> object:
+    """``value`` redacted, read as ``key=value`` as it was set (a key that names a secret,
+    ``db.password=x``, hides its value whatever the value looks like)."""
+    if not isinstance(value, str):
+        return value
+    pair, head = safe.scrub(f"{_utf8(key)}={_utf8(value)}"), f"{_utf8(key)}="
+    return pair[len(head):] if pair.startswith(head) and "[REDACTED:" in pair else _safe(value, safe)

@@ -198,7 +198,7 @@ def test_resource_values_set_by_hand_are_redacted_at_the_receiver():
     token = "ghp_" + "Vq3xK9mP2wL8nR5tY7uZ1aB4cD6eF0gH2jK4"
     env = clean_env(OTEL_RESOURCE_ATTRIBUTES=(
         "vcs.repository.url.full=https://gitlab-ci-token:glcbt-64_Xq7RtY9uZ2@gitlab.example.com/g/p.git,"
-        f"deploy.key={token},team=" + "platform" * 40))
+        f"deploy.key={token},db.password=ResPw(88!,team=" + "platform" * 40))
     with HttpReceiver() as rx:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rx.endpoint
         proc = run_bridge([], DATA, env=env)
@@ -210,6 +210,7 @@ def test_resource_values_set_by_hand_are_redacted_at_the_receiver():
     assert resource["vcs.repository.url.full"] == (
         "https://[REDACTED:url_credentials]@gitlab.example.com/g/p.git")
     assert resource["deploy.key"] == "[REDACTED:github_token]"
+    assert resource["db.password"] == "[REDACTED:secret]"  # the key names a secret
     assert resource["team"] == "platform" * 40  # not capped: the user chose it
     assert b"glcbt" not in proc.stderr and token.encode() not in proc.stderr
 
