@@ -289,10 +289,12 @@ class Redactor:
             out = msgspec.json.encode(doc).decode()
         return out if len(out) <= limit else None
 
-    def _names_a_secret_key(self, key: str) -> bool:
-        """Whether a JSON value under ``key`` is redacted when it is a string of digits (a
-        number under such a key is a secret too: ``{"password": 98765432}``)."""
-        return "[REDACTED:" in (self.scan('{"%s": "%s"}' % (key.replace('"', ""), "86420975")) or "")
+    def _names_a_secret_key(self, key: str, listed: bool) -> bool:
+        """Whether a JSON value under ``key`` is redacted when it is a string of digits, or
+        (``listed``) a list of one (a number under such a key is a secret too:
+        ``{"password": 98765432}``, ``{"passwords": [98765432]}``)."""
+        probe = '{"%s": ["%s"]}' if listed else '{"%s": "%s"}'
+        return "[REDACTED:" in (self.scan(probe % (key.replace('"', ""), "86420975")) or "")
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
@@ -352,15 +354,25 @@ def _json_strings(doc: Any, fix: Any) -> Any:
     return doc
 
 
-def _secret_numbers(doc: Any, secret: Callable[[str], bool]) -> Any:
+def _secret_numbers(doc: Any, secret: Callable[[str, bool], bool], hidden: bool = False) -> Any:
     """``doc`` (decoded JSON) with each number (not a boolean) under a key that ``secret``
-    says names a secret replaced by :data:`FLAG_VALUE`."""
-    if isinstance(doc, list):
-        return [_secret_numbers(x, secret) for x in doc]
-    if isinstance(doc, dict):
-        return {k: FLAG_VALUE if type(v) in (int, float) and secret(k) else _secret_numbers(v, secret)
+    says names a secret (given the key, and whether its value is a list), or in a list under
+    it (``{"passwords": [1234, 5678]}``), replaced by :data:`FLAG_VALUE`."""
+    kind = type(doc)
+    if kind is int or kind is float:
+        return FLAG_VALUE if hidden else doc
+    if kind is list:
+        return [_secret_numbers(x, secret, hidden) for x in doc]
+    if kind is dict:
+        return {k: _secret_numbers(v, secret, _holds_numbers(v) and secret(k, type(v) is list))
                 for k, v in doc.items()}
     return doc
+
+
+def _holds_numbers(value: Any) -> bool:
+    """A number, or a list with one among its items (also in a list in it)."""
+    kind = type(value)
+    return kind is int or kind is float or (kind is list and any(map(_holds_numbers, value)))
 
 
 #: Join a command line's arguments for the one-string rules: a space, as typed, or where an

@@ -83,14 +83,19 @@ _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> 
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
-def _key_value(key: str, flow: bool = False) -> str:
+#: An unquoted value to its line's end (or an escape: ``\\n``, ``\\"``)
+_TO_ITS_END = r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+
+
+def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
     ``=``, ``:=``, ``?=``, ``||=`` or a declared type and ``=`` (:data:`_TYPED`, :data:`_GO_TYPED`), an
     optional (escaped) opening quote — kept as group ``keep``, then the value (not one that holds
     nothing: :data:`_NO_VALUE`; neither ``::``, a scope or a test's id, nor ``:12:5``/``:15: ``, a
     locator, is a separator), whose extent
     depends on the quotes and separator seen (``flow``: when ``key`` matched its group ``fl``, an
-    unquoted value is flow-style YAML's, up to a , } or ])."""
+    unquoted value is flow-style YAML's, up to a , } or ]; ``lines``: ``key=value`` too runs to
+    its line's end, a file's line, not a shell's word)."""
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
@@ -111,10 +116,10 @@ def _key_value(key: str, flow: bool = False) -> str:
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:")
-        + r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)"
-        r"|(?(blank)(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
-        r"|(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+)))))"
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + _TO_ITS_END + ")"
+        r"|(?(blank)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else
+                                             r"(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
+        + ")))))"
     )
 
 

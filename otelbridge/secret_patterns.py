@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Callable
 
 from .literals import literal_database
 
@@ -63,23 +64,109 @@ class Pattern:
         return f"Pattern({self.kind!r}, {self._source!r})"
 
     def sub(self, text: str) -> str:
-        if self._pre_source is not None:
-            pre = self._pre
-            if pre is None:
-                pre = self._pre = re.compile(self._pre_source)
-            if pre.search(text) is None:  # no match possible
-                return text
+        if not self._admits(text):
+            return text
         marker = f"[REDACTED:{self.kind}]"
         if "keep" not in self.regex.groupindex:
             return self.regex.sub(marker, text)
-        def repl(m: re.Match[str]) -> str:
-            return (m.group("keep") or "") + marker
+        return replace(self.regex, text, marker, self.passes)
 
-        for _ in range(self.passes):
-            text, n = self.regex.subn(repl, text)
-            if not n:
-                break
-        return text
+    def _admits(self, text: str) -> bool:
+        """False when the precheck finds nothing: no match possible."""
+        if self._pre_source is None:
+            return True
+        pre = self._pre
+        if pre is None:
+            pre = self._pre = re.compile(self._pre_source)
+        return pre.search(text) is not None
+
+
+def replace(regex: re.Pattern[str], text: str, marker: str, passes: int = 1,
+            view: Callable[[str], str] | None = None) -> str:
+    """``text`` with each match of ``regex`` (after its group ``keep``, if it took part) as
+    ``marker``. ``passes`` > 1: where a match was replaced, ``regex`` is tried again at its
+    start, anchored, until one finds nothing (a program's name before each of its flags: the
+    next flag). ``view``: ``regex`` reads ``view(text)``, a text of the same length, instead."""
+    starts: list[int] | None = None
+    for _ in range(passes):
+        seen = text if view is None else view(text)
+        found = (regex.finditer(seen) if starts is None
+                 else [m for m in map(regex.match, (seen,) * len(starts), starts) if m is not None])
+        parts: list[str] = []
+        done = shift = 0
+        starts = []
+        for m in found:
+            start = m.start()
+            if start < done:  # tried again inside another's match: that one was found first
+                continue
+            cut, end = max(m.end("keep"), start), m.end()
+            parts += (text[done:cut], marker)
+            starts.append(start + shift)
+            shift += len(marker) - (end - cut)
+            done = end
+        if not parts:
+            break
+        text = "".join(parts) + text[done:]
+    return text
+
+
+#: A quote, also an escaped one (an argv inside a JSON string); blanks, also escaped line ends
+_QUOTE = r"\\*[\"']"
+_BLANKS = r"(?:\s|\\[nrt])*+"
+#: Two quoted elements or more, comma-separated: an argv array or tuple (JSON, Python's repr,
+#: either escaped); an element in its own quotes (``"it's"`` among ``'``-quoted ones)
+_ARGV = re.compile(r"(?:(?P<a>" + _QUOTE + r")(?:(?!(?P=a))[^\r\n])*+(?P=a)" + _BLANKS + "," + _BLANKS
+                   + r")+(?P<b>" + _QUOTE + r")(?:(?!(?P=b))[^\r\n])*+(?P=b)")
+#: An element's quotes and text, or a separator, in an argv
+_ARGV_PART = re.compile(r"(?P<q>" + _QUOTE + r")(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)|" + _BLANKS + "," + _BLANKS)
+#: What a command line would read as a word's end in an element's text
+_WORD_BREAKS = str.maketrans(" \t|;&", "_____")
+
+
+def _as_command_line(argv: str) -> str:
+    """An argv array's text as a command line of the same length: quotes and separators as
+    blanks, an element's blanks and shell operators as ``_`` (each element one word)."""
+    return _ARGV_PART.sub(_element_as_word, argv)
+
+
+def _element_as_word(part: re.Match[str]) -> str:
+    quote = part.group("q")
+    if quote is None:
+        return " " * len(part.group())
+    return " " * len(quote) + part.group("text").translate(_WORD_BREAKS) + " " * len(quote)
+
+
+class InArgv(Pattern):
+    """``pattern`` (a command line's rule, with a ``keep`` group) applied to argv arrays:
+    ``["sshpass", "-p", "X"]`` is read as ``sshpass -p X``. The rule runs on a view of each
+    array of the same length — quotes and separators as blanks, each element one word — and
+    what it matches there is replaced in the text, so one rule serves both forms. ``precheck``:
+    as :class:`Pattern`'s, searched in the text itself."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, pattern: Pattern, precheck: str | None = None) -> None:
+        # a needle of words ("create secret") is its first word: an argv's words are quoted
+        needles = tuple(dict.fromkeys(n.split()[0] for n in pattern.needles))
+        super().__init__(pattern.kind, _ARGV, needles, pattern.requires + ((",",),),
+                         precheck=precheck, passes=pattern.passes)
+        self.inner = pattern
+
+    def __repr__(self) -> str:
+        return f"InArgv({self.inner!r})"
+
+    def sub(self, text: str) -> str:
+        if not self._admits(text):
+            return text
+        rule, marker, passes = self.inner.regex, f"[REDACTED:{self.kind}]", self.passes
+        parts, done = [], 0
+        for argv in _ARGV.finditer(text):
+            seen = argv.group()
+            redacted = replace(rule, seen, marker, passes, _as_command_line)
+            if redacted is not seen:
+                parts += (text[done:argv.start()], redacted)
+                done = argv.end()
+        return "".join(parts) + text[done:] if parts else text
 
 
 def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:

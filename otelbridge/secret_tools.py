@@ -18,6 +18,18 @@ _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 
+#: A form field's description or selector that names a secret, in JSON (its quote: group
+#: ``q``): "element": "Password textbox", "selector": "#passwd", "locator": "input[type=password]"
+_FIELD = (r"(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+          + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
+          r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
+          r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)")
+#: Up to 3 other members of the same object, each followed by a comma
+_MEMBERS = (r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+            + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK)
+#: The text typed, to its closing quote
+_FIELD_TEXT = r"(?:(?!(?<!\\)(?P=q))[^\r\n])+"
+
 #: Programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
 #: sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
 #: redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
@@ -278,13 +290,16 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("element", "selector", "locator"),
-        r"(?P<keep>(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?"
-        r"(?<![A-Za-z])(?i:pass(?:word|wort|code|phrase)?|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
-        r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)"
-        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
-        + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"
-        r"(?:(?!(?<!\\)(?P=q))[^\r\n])+",
+        r"(?P<keep>" + _FIELD + _MEMBERS + r"(?P=q)(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
+        + r"(?P=q))(?!\[REDACTED:)" + _FIELD_TEXT,
+        requires=(("text", "value"),),
+    ),
+    # ... the text first: {"value": "X", "selector": "#password"}
+    Pattern.of(
+        "secret",
+        ("element", "selector", "locator"),
+        r"(?P<keep>(?P<q>\\*\")(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"
+        + _FIELD_TEXT + r"(?=(?P=q)" + _MEMBERS + _FIELD.replace(r"(?P<q>\\*\")", "(?P=q)") + ")",
         requires=(("text", "value"),),
     ),
     # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import Pattern
+from .secret_patterns import InArgv, Pattern
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
@@ -73,13 +73,6 @@ _CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb
 #: Where a URL cut before its ``@`` ends: as a cut token (:data:`CUT`), or at a line end, real
 #: or escaped, or before `` …`` (``env | cut -c1-40`` prints ``DATABASE_URL=postgres://u:X``).
 _URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
-#: An element of an argv array between the program and its flag, in its own quotes (Python's
-#: repr quotes ``"it's"`` with double quotes among single-quoted elements); sshpass's own flags
-#: only after ``sshpass`` (its group ``s``; not ssh's ``-p``)
-_ELEMENT = r"(?P<e>" + _Q + r")(?:(?!(?P=e))[^\[\]\r\n])*+(?P=e)"
-_SSHPASS_ELEMENT = _ELEMENT.replace(")(?:", ")(?(s)-)(?:", 1)
-#: An API key as a user name (curl -u KEY:): 8 characters or more of a key's alphabet
-_CURL_KEY = r"[\w.~+/=-]{8,}+"
 #: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON); a bare
 #: item of one word (a comment after it; not markdown's `code`, **bold**, [link])
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
@@ -139,6 +132,28 @@ _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
 
 #: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
 #: later pattern leaves a ``[REDACTED:`` marker alone).
+#: --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
+#: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin
+_SECRET_FLAG = Pattern.of(
+    "secret",
+    _KEY_NEEDLES,
+    r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
+    + r"(?<![_.-]stdin)[ \t]+)"
+    r"(?![-<>|])(?!\[REDACTED:)" + _ARG,
+    requires=(("-",),),
+    precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
+)
+
+#: curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted and
+#: --user=KEY:: the user, 8 characters or more (not -u admin:)
+_CURL_KEY_USER = Pattern.of(
+    "secret",
+    ("curl",),
+    r"(?P<keep>" + _then("curl", r"(?:-u\s*|--user[\s=]+)(?P<uq>\\*[\"'])?") + r")(?!\[REDACTED:)"
+    + r"[\w.~+/=-]{8,}+(?=:(?(uq)(?P=uq)|(?:\s|\Z|\\[nrt])))",
+    requires=(("-u", "--user"), (":",)),
+)
+
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # PEM/PGP private key blocks; an unterminated block (a cut preview) runs to the end
     Pattern.of(
@@ -354,6 +369,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
          r"(?i)[(\[][ \t]*\\*[\"'][\w./-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)")),
         (r":?(?<![\w.-])(?P<fq>" + _Q + r")?", r"(?(fq)(?P=fq))[ \t]*=>", (("=>",),),
          _KEY_WORD_ONCE + r"\\*[\"']?[ \t]*=>"))),
+    # a .properties file's dotted key starting its line: spring.datasource.password=a b c to the
+    # line's end (no shell variable has a dot; after an escaped line end the key is read from
+    # the escape's n)
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        _key_value(r"(?:" + _LINE_START + r"|(?<=\\)(?=n))(?=[\w-]++\.[\w.-]*+=)" + _SECRET_WORD_IN, lines=True),
+        requires=(("=",), (".",)),
+        precheck=r"(?m)(?:^|(?<=\\n)|(?<=\u2192))[\w-]++\.[\w.-]*+=",  # (each line's first word, once)
+    ),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
         "secret",
@@ -388,69 +413,15 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=((":\n", ":\r", ":\\"), ("- ", "-\t")),
         precheck=r":" + _NL_READ + _YAML_GAP + r"[ \t]*-[ \t]",  # (led by a literal: a fast scan)
     ),
-    # --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
-    # names_a_secret knows (the = form is a key above); not --password-stdin
-    Pattern.of(
-        "secret",
-        _KEY_NEEDLES,
-        r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
-        + r"(?<![_.-]stdin)[ \t]+)"
-        r"(?![-<>|])(?!\[REDACTED:)" + _ARG,
-        requires=(("-",),),
-        precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
-    ),
-    # a command's argv as an array: ["deploy", "--password", "X"], also escaped and in single
-    # quotes: the same flags, the next element to its closing quote
-    Pattern.of(
-        "secret",
-        _KEY_NEEDLES,
-        r"(?P<keep>(?P<q>" + _Q + r")-{1,2}+(?!(?i:no)-)(?=[\w.-]{1,100}+(?P=q))[\w.-]*?" + _SECRET_KEY
-        + r"(?<![_.-]stdin)(?P=q)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r"))(?!-)(?!\[REDACTED:)"
-        r"(?:(?!(?<!\\)(?P=vq)).)+",
-        requires=(("\"-", "'-"), (",",)),
-        precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ",",
-    ),
-    # ... and a program's password flag in an argv array (the flags of the rule below):
-    # ["sshpass", "-p", "X"], ["docker", "login", "-u", "u", "-p", "X"], ["redis-cli", "-a", "X"],
-    # ["zip", "-P", "X"], ["mysql", "-uroot", "-pX"], ["7z", "x", "-pX"] (sshpass: its own flags
-    # before -p, not ssh's)
-    Pattern.of(
-        "secret",
-        ("login", "sshpass", "mysql", "mariadb", "7z", "rar", "zip", "redis-cli", "mongo", "twine"),
-        r"(?P<keep>(?P<q>" + _Q + r")(?:(?P<a>redis-cli)|(?P<P>(?:un)?zip)|(?P<att>mysql\w*|mariadb\w*|7z[ar]?"
-        r"|(?:un)?rar)|(?P<s>sshpass)|(?:login|mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine))(?P=q)"
-        r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + _SSHPASS_ELEMENT + r"){0,20}?"
-        + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<fq>" + _Q + r")(?(a)-a|(?(P)-P|-p))"
-        r"(?(att)(?=[^\s\"'\\-])|(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q + r")))"
-        r"(?!-)(?!\[REDACTED:)(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
-        requires=(("-p", "-P", "-a"), (",",)),
-    ),
-    # ... and curl's user:password in an argv array: ["curl", "-u", "u:X"], ["curl",
-    # "--user=u:X"] (curl first: docker's -u uid:gid is no password)
-    Pattern.of(
-        "secret",
-        ("curl",),
-        r"(?P<keep>(?P<q>" + _Q + r")curl(?P=q)(?:" + _JSON_BLANK + "," + _JSON_BLANK
-        + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
-        + r")|-u|--user=)(?:(?!(?(vq)(?P=vq)|(?P=fq)))[^:\r\n])*+:)(?!\[REDACTED:)"
-        r"(?:(?!(?<!\\)(?(vq)(?P=vq)|(?P=fq))).)+",
-        requires=(("-u", "--user"), (",",)),
-    ),
+    _SECRET_FLAG,
+    # ... and in an argv array: ["deploy", "--password", "X"], also escaped, in single quotes
+    InArgv(_SECRET_FLAG, precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ","),
+    # programs' password flags, in an argv array as on a command line: ["sshpass", "-p", "X"],
+    # ["mysql", "-uroot", "-pX"], ["curl", "-u", "u:X"]
+    InArgv(PROGRAM_FLAGS),
     PROGRAM_FLAGS,  # programs' password flags: mysql -pX, sshpass -p X, ... (secret_tools)
-    # curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted,
-    # --user=KEY: and in an argv array ["curl", "-u", "KEY:"]: the user, 8 characters or more
-    # (not -u admin:)
-    Pattern.of(
-        "secret",
-        ("curl",),
-        r"(?P<keep>(?:" + _then("curl", r"(?:-u\s*|--user[\s=]+)(?P<uq>\\*[\"'])?") + r"|(?P<q>" + _Q + r")curl(?P=q)(?:"
-        + _JSON_BLANK + "," + _JSON_BLANK + _ELEMENT + r"){0,20}?" + _JSON_BLANK + "," + _JSON_BLANK
-        + r"(?P<fq>" + _Q + r")(?:(?:-u|--user)(?P=fq)" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P<vq>" + _Q
-        + r")|--user=)))(?!\[REDACTED:)" + _CURL_KEY
-        + r"(?=:(?(uq)(?P=uq)|(?(vq)(?P=vq)|(?(fq)(?P=fq)|(?:\s|\Z|\\[nrt])))))",
-        requires=(("-u", "--user"), (":",)),
-    ),
+    _CURL_KEY_USER,
+    InArgv(_CURL_KEY_USER),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
     # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
     # setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret

@@ -522,8 +522,10 @@ def test_a_tool_calls_arguments_stay_json_with_each_value_redacted(arguments, fi
 # --------------------------------------------------------------------------- pre-tests
 
 def _without_pre_tests(pattern):
-    from otelbridge.secret_patterns import Pattern
+    from otelbridge.secret_patterns import InArgv, Pattern
 
+    if isinstance(pattern, InArgv):
+        return InArgv(pattern.inner)
     return Pattern(pattern.kind, pattern.regex, pattern.needles, pattern.requires, passes=pattern.passes)
 
 
@@ -597,8 +599,9 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # its name, (name, value) tuples, user and password pairs, Redis' AUTH line and ACL rules,
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
     # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML),
-    # a key ending its line and its value the next line's one word, a setter given a literal
-    assert len(PRE_TESTED) == 32
+    # a key ending its line and its value the next line's one word, a setter given a literal,
+    # a .properties file's dotted key
+    assert len(PRE_TESTED) == 33
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
@@ -717,3 +720,13 @@ def test_a_number_under_a_secret_s_key_in_a_json_document_is_redacted():
     assert json.loads(out) == {"command": "login", "password": "[REDACTED:secret]", "pin_length": 6,
                                "usage": {"input_tokens": 5, "max_tokens": 100},
                                "api_key": [{"token": "[REDACTED:secret]"}]}
+
+
+def test_numbers_in_a_list_under_a_secret_s_key_are_redacted():
+    """``{"passwords": [2223334445556, 77788899]}``: each number, also in a nested list; a list
+    of numbers under a key that holds names or counts stays."""
+    out = Redactor().json_text('{"passwords": [2223334445556, 77788899], "api_keys": [[1234567, 7654321]],'
+                               ' "token_counts": [1, 2], "tokens": ["a", 5], "ids": [3, 4.5], "ok": [true]}', 1000)
+    assert json.loads(out) == {"passwords": ["[REDACTED:secret]", "[REDACTED:secret]"],
+                               "api_keys": [["[REDACTED:secret]", "[REDACTED:secret]"]],
+                               "token_counts": [1, 2], "tokens": ["a", 5], "ids": [3, 4.5], "ok": [True]}

@@ -28,6 +28,12 @@ def clean(text: str) -> str:
      '{\\"cmd\\": \\"DB_PASSWORD=[REDACTED:secret]\\", \\"x\\": 1}'),
     ('"token: a\\"b c"', '"token: [REDACTED:secret]"'),
     ("<env>DB_PASSWORD=a<b</env>", "<env>DB_PASSWORD=[REDACTED:secret]</env>"),
+    # a .properties file's dotted key runs to its line's end; on a command line a dotted key
+    # is one word (helm's --set, java's -D)
+    ("port=1\nspring.datasource.password=a b c\nx.y=2", "port=1 spring.datasource.password=[REDACTED:secret] x.y=2"),
+    ("helm upgrade app . --set db.password=Hx1 --set image.tag=2",
+     "helm upgrade app . --set db.password=[REDACTED:secret] --set image.tag=2"),
+    ("java -Dapp.db.password=Jv1 -jar app.jar", "java -Dapp.db.password=[REDACTED:secret] -jar app.jar"),
     # a URL's query: & ends the value, the next parameter survives
     ("https://db/x?password=Pq8&user=ann", "https://db/x?password=[REDACTED:secret]&user=ann"),
     ("/geocode?address=Paris&key=Zq8xW2&lang=fr", "/geocode?address=Paris&key=[REDACTED:secret]&lang=fr"),
@@ -418,6 +424,43 @@ def test_pat_is_a_key_segment_not_path_or_pattern(text, expected):
 ])
 def test_an_argv_array_redacts_programs_short_password_flags(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+#: The corpus' command lines of programs' password flags (and flags that name a secret)
+ARGV_FORMS = ("mysql -pX", "mysqldump -pX", "sshpass -p X", "sshpass -pX", "redis-cli -a X",
+              "curl -u user:pass", "curl --user user:pass", "zip -P X", "7z -pX", "mongosh -p X",
+              "twine -p X", "openssl -pass pass:X", "docker login -p", "ssh-keygen -N", "sqlcmd -P",
+              "htpasswd -nb", "htpasswd -b -C cost", "jarsigner -storepass",
+              "kubectl create secret --from-literal", "az keyvault secret set --value", "psexec -p",
+              "ipmitool -P", "mosquitto_pub -P", "snmpwalk -A and -X", "curl -u KEY: (empty password)",
+              'curl --user "KEY:"', "--password X", "--token X", "--client-secret X")
+
+
+def _argv_forms():
+    import json
+    import shlex
+    from pathlib import Path
+
+    rows = {r["form"]: r for r in map(json.loads, (Path(__file__).parent / "data" / "secret-forms.jsonl")
+                                      .read_text().splitlines())}
+    for form in ARGV_FORMS:
+        argv = shlex.split(rows[form]["text"], posix=True)
+        as_json = json.dumps(argv)
+        yield pytest.param(as_json, rows[form]["secrets"], id=f"{form} json")
+        yield pytest.param(repr(argv), rows[form]["secrets"], id=f"{form} repr")
+        yield pytest.param(json.dumps({"args": argv}, separators=(",", ":")), rows[form]["secrets"], id=f"{form} compact")
+        yield pytest.param(json.dumps(as_json)[1:-1], rows[form]["secrets"], id=f"{form} escaped")
+
+
+@pytest.mark.parametrize(("text", "secrets"), list(_argv_forms()))
+def test_every_command_line_form_holds_as_an_argv_array(text, secrets):
+    """The corpus' command line of each program's password flag, split as a shell does and
+    written as an argv array (JSON, Python's repr, inside a JSON string): its secret is gone,
+    every other element is kept."""
+    out = clean(text)
+    assert not [s for s in secrets if s in out]
+    kept = [e for e in re.findall(r"[\w./@-]+", text) if not any(e in s or s in e for s in secrets)]
+    assert [e for e in kept if e not in out] == []
 
 
 @pytest.mark.parametrize("prefix", ["name: ", "a: \n", "<a", '{"name":"', "- name: ", "x=1 ", "\\n", "?a&",
