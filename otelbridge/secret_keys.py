@@ -60,17 +60,23 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 
 
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
-#: digits at a word's end, an ``_`` in it or a key word alone: not ``$S3CR3T_2024``, ``$MONKEY123``),
+#: digits at a word's end, an ``_`` in it, a key word alone or capitals ending in one, ``$PGPW``:
+#: not ``$S3CR3T_2024``, ``$MONKEY123``),
 #: GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``
-_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$]))"
+_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
+                r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
+                + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
                 r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
-#: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null or a boolean. It
+#: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null, a boolean or code
+#: reading a named value (``request.form["password"]``, ``getpass("Password: ")``). It
 #: ends at the closing quote; unquoted, at blanks then a line end, , ; ) } ] ` or a sentence's
 #: full stop, or (``KEY=x``) a blank.
 _NO_VALUE = (r"(?(dq)" + _PLACEHOLDER + r"\"|(?(sq)" + _PLACEHOLDER + r"'|(?(esc)" + _PLACEHOLDER + r"\\+[\"']"
-             r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False)"
+             r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False"
+             r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
+             r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
              r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\Z)|(?(colon)(?!)|[ \t])))))")
 
 

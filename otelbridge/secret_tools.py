@@ -77,12 +77,13 @@ PROGRAM_FLAGS = Pattern.of(
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
-    # an HTML password input's value: <input type="password" value="X"> (either order)
+    # an HTML password input's value: <input type="password" value="X"> (either order, any
+    # case, the value quoted or not)
     Pattern.of(
         "secret",
         ("<input",),
-        r"(?P<keep><input\b(?=[^<>]*?\btype=\\*[\"']?password\b)[^<>]*?\bvalue=(?P<hq>\\*[\"']))(?!\[REDACTED:)"
-        r"(?:(?!(?P=hq))[^<>\r\n])+(?=(?P=hq))",
+        r"(?P<keep>(?i:<input)\b(?=[^<>]*?\b(?i:type)=\\*[\"']?(?i:password)\b)[^<>]*?\b(?i:value)=(?P<hq>\\*[\"'])?)"
+        r"(?!\[REDACTED:)(?(hq)(?:(?!(?P=hq))[^<>\r\n])+(?=(?P=hq))|[^\s<>\"'`=]+)",
     ),
     # a setter or builder given a secret as a string literal: ds.setPassword("X"),
     # set_password('X'), withApiKey(`X`), also JSON-escaped; not setPasswordEncoder("bcrypt")
