@@ -355,17 +355,28 @@ def _json_strings(doc: Any, fix: Any) -> Any:
 
 
 def _secret_numbers(doc: Any, secret: Callable[[str, bool], bool], hidden: bool = False) -> Any:
-    """``doc`` (decoded JSON) with each number (not a boolean) under a key that ``secret``
-    says names a secret (given the key, and whether its value is a list), or in a list under
-    it (``{"passwords": [1234, 5678]}``), replaced by :data:`FLAG_VALUE`."""
+    """``doc`` (decoded JSON) with each number (not a boolean) replaced by :data:`FLAG_VALUE`
+    where it is a secret: under a key that ``secret`` says names one (given the key, and
+    whether its value is a list), or in a list under it (``{"passwords": [1234, 5678]}``); a
+    list's item after a flag that names one (``["--password", 1234]``); the ``value`` of a
+    ``name`` that names one (``{"name": "DB_PASSWORD", "value": 1234}``)."""
     kind = type(doc)
     if kind is int or kind is float:
         return FLAG_VALUE if hidden else doc
     if kind is list:
-        return [_secret_numbers(x, secret, hidden) for x in doc]
+        out = [_secret_numbers(x, secret, hidden) for x in doc]
+        for i in range(1, len(out)):
+            if type(out[i]) in (int, float) and type(out[i - 1]) is str and names_a_secret(out[i - 1]):
+                out[i] = FLAG_VALUE
+        return out
     if kind is dict:
-        return {k: _secret_numbers(v, secret, _holds_numbers(v) and secret(k, type(v) is list))
-                for k, v in doc.items()}
+        out = {k: _secret_numbers(v, secret, _holds_numbers(v) and secret(k, type(v) is list))
+               for k, v in doc.items()}
+        name = out.get("name", out.get("Name"))
+        for key in ("value", "Value"):
+            if type(out.get(key)) in (int, float) and type(name) is str and secret(name, False):
+                out[key] = FLAG_VALUE
+        return out
     return doc
 
 

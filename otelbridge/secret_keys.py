@@ -68,16 +68,19 @@ _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
                 r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
+#: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
+#: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
+_NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null, a boolean or code
 #: reading a named value (``request.form["password"]``, ``getpass("Password: ")``). It
-#: ends at the closing quote; unquoted, at blanks then a line end, , ; ) } ] ` or a sentence's
+#: ends at the closing quote; unquoted, at blanks then a line end, a JSON string's end, , ; ) } ] ` or a sentence's
 #: full stop, or (``KEY=x``) a blank.
 _NO_VALUE = (r"(?(dq)" + _PLACEHOLDER + r"\"|(?(sq)" + _PLACEHOLDER + r"'|(?(esc)" + _PLACEHOLDER + r"\\+[\"']"
              r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False"
              r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
              r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
-             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\Z)|(?(colon)(?!)|[ \t])))))")
+             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|[ \t])))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static

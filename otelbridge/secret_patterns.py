@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Callable
+from typing import Callable, Iterator
 
 from .literals import literal_database
 
@@ -144,29 +144,78 @@ class InArgv(Pattern):
     as :class:`Pattern`'s, searched in the text itself."""
 
     __slots__ = ("inner",)
+    #: the view of a part of the text, what the text must hold
+    view = staticmethod(_as_command_line)
+    holds: tuple[str, ...] = (",",)
 
     def __init__(self, pattern: Pattern, precheck: str | None = None) -> None:
         # a needle of words ("create secret") is its first word: an argv's words are quoted
         needles = tuple(dict.fromkeys(n.split()[0] for n in pattern.needles))
-        super().__init__(pattern.kind, _ARGV, needles, pattern.requires + ((",",),),
+        super().__init__(pattern.kind, _ARGV, needles, pattern.requires + (self.holds,),
                          precheck=precheck, passes=pattern.passes)
         self.inner = pattern
 
     def __repr__(self) -> str:
-        return f"InArgv({self.inner!r})"
+        return f"{type(self).__name__}({self.inner!r})"
+
+    def parts(self, text: str) -> Iterator[tuple[int, int]]:
+        """Where the view applies: ``(start, end)`` of each argv array, in order."""
+        return (m.span() for m in _ARGV.finditer(text))
 
     def sub(self, text: str) -> str:
         if not self._admits(text):
             return text
         rule, marker, passes = self.inner.regex, f"[REDACTED:{self.kind}]", self.passes
-        parts, done = [], 0
-        for argv in _ARGV.finditer(text):
-            seen = argv.group()
-            redacted = replace(rule, seen, marker, passes, _as_command_line)
+        out, done = [], 0
+        for start, end in self.parts(text):
+            seen = text[start:end]
+            redacted = replace(rule, seen, marker, passes, self.view)
             if redacted is not seen:
-                parts += (text[done:argv.start()], redacted)
-                done = argv.end()
-        return "".join(parts) + text[done:] if parts else text
+                out += (text[done:start], redacted)
+                done = end
+        return "".join(out) + text[done:] if out else text
+
+
+#: A shell word quoted whole that is a flag: ``mysql '-pX' db``, ``xfreerdp "/p:X"``, also at a
+#: JSON string's end
+_QUOTED_FLAG = re.compile(r"(?<![^\s=])(?P<q>\\*[\"'])(?P<text>[-/](?:(?!(?P=q))[^\r\n])*+)(?P=q)"
+                          r"(?=[\s;|&)]|\\[nrt]|\\*\"|\Z)")  # (a shell's word: not an argv's element)
+
+
+def _flags_unquoted(text: str) -> str:
+    """``text`` with each flag quoted whole as a plain word of the same length (its quotes as
+    blanks, its blanks as ``_``)."""
+    return _QUOTED_FLAG.sub(_element_as_word, text)
+
+
+#: Characters before a quoted flag where its program's name may stand (the command-line rules
+#: look 300 back at most)
+COMMAND_BEFORE = 400
+
+
+class WithFlagsUnquoted(InArgv):
+    """``pattern`` applied to a command line whose flags are quoted whole (``mysql '-pX'``,
+    ``7z a "-pX Y"``) as if they were not."""
+
+    __slots__ = ()
+    view = staticmethod(_flags_unquoted)
+    holds = (" '-", ' "-', ' \\"-', " '/", ' "/', ' \\"/', "='-", '="-', "\t'-", '\t"-')
+
+    def __init__(self, pattern: Pattern) -> None:
+        super().__init__(pattern, precheck=_QUOTED_FLAG.pattern)
+
+    def parts(self, text: str) -> Iterator[tuple[int, int]]:
+        """The command around each quoted flag: from its line's start (a real or escaped line
+        end), at most :data:`COMMAND_BEFORE` characters back to a blank, to the flag's end."""
+        done = 0
+        for m in _QUOTED_FLAG.finditer(text):
+            escaped = text.rfind("\\n", 0, m.start())
+            line = max(text.rfind("\n", 0, m.start()) + 1, escaped + 2 if escaped >= 0 else 0)
+            start = max(line, m.start() - COMMAND_BEFORE, done)
+            if start > line:
+                start = max(text.rfind(" ", line, start), line)
+            yield start, m.end()
+            done = m.end()
 
 
 def _collect(needle: int, _start: int, _end: int, _flags: int, found: list[int]) -> None:

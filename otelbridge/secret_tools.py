@@ -6,6 +6,7 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 from __future__ import annotations
 
 from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
+                          _NOT_A_PLACEHOLDER,
                           _NL_READ, _SECRET_WORD, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value,
                           _string_text, _then)
 from .secret_patterns import Pattern
@@ -22,7 +23,7 @@ _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 #: ``q``): "element": "Password textbox", "selector": "#passwd", "locator": "input[type=password]"
 _FIELD = (r"(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
           + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
-          r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
+          r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
           r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)")
 #: Up to 3 other members of the same object, each followed by a comma
 _MEMBERS = (r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
@@ -49,28 +50,29 @@ PROGRAM_FLAGS = Pattern.of(
      "snmp"),
     r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
     + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
-    + "|" + _then(r"(?:un)?zip", r"-P\s*") + "|" + _then("redis-cli", r"-a\s+")
+    + "|" + _then(r"(?:un)?zip", r"-[a-zA-Z]*P\s*") + "|" + _then("redis-cli", r"-a\s+")
     + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-    + "|" + _then("curl", r"(?:(?:-u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
+    + "|" + _then("curl", r"(?:(?:-[a-zA-Z]*u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                            r"|(?:-b|--cookie)\s+)")
     + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
     + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
     + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*n)"
                              r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"|(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"\s+" + _WORD_ARG
                              + r")\s+")
-    + "|" + _then("ssh-keygen", r"-[NP]\s+(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
+    + "|" + _then("ssh-keygen", r"-[NP]\s*(?!''|\"\")") + "|" + _then(r"(?:sqlcmd|bcp|osql)", r"-P\s*")
     + "|" + _then("rabbitmqctl", r"(?:add_user|change_password)\s+\S+\s+")
     + "|" + _then(r"security\s+add-(?:generic|internet)-password", r"-w\s+")
     + "|" + _then("rabbitmqadmin", r"-p\s+") + "|" + _then(r"(?:kubectl|oc)\s+create\s+secret", r"--from-literal[=\s]+[^=\s]+=")
     + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
     + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
     + "|" + _then("lftp", r"-u\s+[^\s,]+,")
-    + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AX]\s+")
+    + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AX]\s*")
     + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
     + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
-    + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)(?(cq)" + _string_text("cq", "+") + "|" + _ARG + ")",
+    + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + "(?(cq)" + _string_text("cq", "+") + "|" + _ARG + ")",
     requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
-               "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:", "-A", "-X"),),
+               "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:", "-A", "-X",
+               "P ", "u ", 'P"', "P'", 'u"', "u'"),),  # (zip -rP X, curl -su u:X: a flag among others)
     passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
 )
 
@@ -82,7 +84,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         ("<input",),
-        r"(?P<keep>(?i:<input)\b(?=[^<>]*?\b(?i:type)=\\*[\"']?(?i:password)\b)[^<>]*?\b(?i:value)=(?P<hq>\\*[\"'])?)"
+        r"(?P<keep>(?i:<input)\b(?=[^<>]*?(?:\b|(?<=\\[tnr]))(?i:type)[ \t]*=[ \t]*\\*[\"']?(?i:password)\b)[^<>]*?"
+        r"(?:\b|(?<=\\[tnr]))(?i:value)[ \t]*=[ \t]*(?P<hq>\\*[\"'])?)"
         r"(?!\[REDACTED:)(?(hq)(?:(?!(?P=hq))[^<>\r\n])+(?=(?P=hq))|[^\s<>\"'`=]+)",
     ),
     # a setter or builder given a secret as a string literal: ds.setPassword("X"),

@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import InArgv, Pattern
+from .secret_patterns import InArgv, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
-                          _YAML_LIST, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
+                          _YAML_LIST, _NOT_A_PLACEHOLDER, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import PROGRAM_FLAGS, TOOL_PATTERNS
 
@@ -73,6 +73,8 @@ _CREDENTIAL_SCHEMES = (r"(?i:https?|ftps?|sftp|ssh|postgres(?:ql)?|mysql|mariadb
 #: Where a URL cut before its ``@`` ends: as a cut token (:data:`CUT`), or at a line end, real
 #: or escaped, or before `` …`` (``env | cut -c1-40`` prints ``DATABASE_URL=postgres://u:X``).
 _URL_CUT = r"(?:" + CUT + r"|(?=\\[nrt]|[ \t]*(?:\r?\n|\u2026|\Z)))"
+#: What may lead a file's line: blanks, ``cat -n``'s number and tab, a diff's + or -
+_LINE_LEAD = r"[ \t]*+(?:\d++(?:\t|\\t))?+[+-]?+"
 #: A YAML list item's text, to its line's end (escaped quotes too: a YAML file in JSON); a bare
 #: item of one word (a comment after it; not markdown's `code`, **bold**, [link])
 _ITEM = r"(?:[^\r\n\\]|\\++(?![nr]))++"
@@ -139,7 +141,7 @@ _SECRET_FLAG = Pattern.of(
     _KEY_NEEDLES,
     r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
-    r"(?![-<>|])(?!\[REDACTED:)" + _ARG,
+    r"(?![-<>|])(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG,
     requires=(("-",),),
     precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
 )
@@ -369,15 +371,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
          r"(?i)[(\[][ \t]*\\*[\"'][\w./-]*?" + _KEY_WORD_ONCE.removeprefix("(?i)")),
         (r":?(?<![\w.-])(?P<fq>" + _Q + r")?", r"(?(fq)(?P=fq))[ \t]*=>", (("=>",),),
          _KEY_WORD_ONCE + r"\\*[\"']?[ \t]*=>"))),
-    # a .properties file's dotted key starting its line: spring.datasource.password=a b c to the
-    # line's end (no shell variable has a dot; after an escaped line end the key is read from
-    # the escape's n)
+    # a .properties file's dotted key starting its line (indented, numbered by cat -n, a diff's
+    # line): spring.datasource.password=a b c to the line's end (no shell variable has a dot;
+    # after an escaped line end the key is read from the escape's n)
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(r"(?:" + _LINE_START + r"|(?<=\\)(?=n))(?=[\w-]++\.[\w.-]*+=)" + _SECRET_WORD_IN, lines=True),
+        _key_value(r"(?:(?:" + _LINE_START + r"|(?<=\\n))" + _LINE_LEAD + r"|(?<=\\)(?=n))(?=[\w-]++\.[\w.-]*+=)"
+                   + _SECRET_WORD_IN, lines=True),
         requires=(("=",), (".",)),
-        precheck=r"(?m)(?:^|(?<=\\n)|(?<=\u2192))[\w-]++\.[\w.-]*+=",  # (each line's first word, once)
+        precheck=r"(?m)(?:^|(?<=\\n)|(?<=\u2192))" + _LINE_LEAD + r"[\w-]++\.[\w.-]*+=",  # (each line's first word, once)
     ),
     # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
     Pattern.of(
@@ -420,6 +423,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # ["mysql", "-uroot", "-pX"], ["curl", "-u", "u:X"]
     InArgv(PROGRAM_FLAGS),
     PROGRAM_FLAGS,  # programs' password flags: mysql -pX, sshpass -p X, ... (secret_tools)
+    WithFlagsUnquoted(PROGRAM_FLAGS),  # ... a flag quoted whole: mysql '-pX', 7z a "-pX Y"
     _CURL_KEY_USER,
     InArgv(_CURL_KEY_USER),
     # a command that sets a named value: aws configure set aws_secret_access_key X, npm config

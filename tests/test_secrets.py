@@ -463,6 +463,60 @@ def test_every_command_line_form_holds_as_an_argv_array(text, secrets):
     assert [e for e in kept if e not in out] == []
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a flag's letter joined to its value, or among other flags
+    ("snmpwalk -v3 -APq7wD4 -XPq7wD5 h", "snmpwalk -v3 -A[REDACTED:secret] -X[REDACTED:secret] h"),
+    ("ssh-keygen -NPq7wD1 -f k", "ssh-keygen -N[REDACTED:secret] -f k"),
+    ("zip -rP Pq7wYY o.zip d", "zip -rP [REDACTED:secret] o.zip d"),
+    ("curl -su alice:Pq7wUU https://x", "curl -su alice:[REDACTED:secret] https://x"),
+    ('["zip", "-rP", "Pq7wYY", "o.zip"]', '["zip", "-rP", "[REDACTED:secret]", "o.zip"]'),
+    # an HTML password input: blanks around =, a tab between attributes (JSON-escaped)
+    ('<input type=password value = "Pq7wH4">', '<input type=password value = "[REDACTED:secret]">'),
+    ('{"html":"<input type=password\\tvalue=Pq7wH3>"}', '{"html":"<input type=password\\tvalue=[REDACTED:secret]>"}'),
+    ('{"value":"Pq7wBr3","selector":"#pw"}', '{"value":"[REDACTED:secret]","selector":"#pw"}'),
+    # a .properties line indented, numbered by cat -n, in a diff
+    ("x=1\n   spring.datasource.password=aa1 bb2\ny=2", "x=1    spring.datasource.password=[REDACTED:secret] y=2"),
+    ("     7\tspring.datasource.password=cat dog", "     7\tspring.datasource.password=[REDACTED:secret]"),
+    ("@@ -1 +1 @@\n+spring.datasource.password=aa1 bb2", "@@ -1 +1 @@ +spring.datasource.password=[REDACTED:secret]"),
+    # a flag quoted whole, as a shell string (also a JSON-escaped one)
+    ("mysql -uroot '-pPq7wQ' db", "mysql -uroot '-p[REDACTED:secret]' db"),
+    ("7z a '-pPq7w U' o.7z a", "7z a '-p[REDACTED:secret]' o.7z a"),
+    ("xfreerdp /u:a '/p:Pq7wR' /v:h", "xfreerdp /u:a '/p:[REDACTED:secret]' /v:h"),
+    ('{"command": "mysql \\"-pPq7wQ2\\" db"}', '{"command": "mysql \\"-p[REDACTED:secret]\\" db"}'),
+    ("mysql '-p' db", None), ("ssh '-p' 2222 h", None), ("grep '-p' x", None),
+    # a placeholder as a flag's whole value is no secret
+    ('mysql -uroot -p"$DB_PASSWORD"', None), ('["sshpass","-p","$SSHPASS"]', None),
+    ("curl -u alice:$TOKEN https://x", None), ("deploy --password ${{ secrets.DEPLOY_PW }} now", None),
+    ("zip -r o.zip d", None), ("curl -sSL https://x", None), ("ssh-keygen -N '' -f k", None),
+])
+def test_forms_a_break_tester_found_in_the_thirteenth_round(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("text", [
+    'password = request.form["password"]', "export DB_PASSWORD=$DB_PASSWORD", "password = None",
+    'token = os.getenv("TOKEN")', "spring.datasource.password=${DB_PASSWORD}",
+])
+def test_a_placeholder_or_code_at_a_json_string_s_end_is_left(text):
+    """A tool call's argument without a line end: the document's pass reads the value up to
+    the string's closing quote, which ends a placeholder or code as a line end does."""
+    import json
+
+    doc = json.dumps({"new_string": text})
+    assert json.loads(redact.Redactor().json_text(doc, 10_000)) == {"new_string": text}
+
+
+def test_numbers_after_a_secret_flag_and_as_a_secret_name_s_value_are_redacted():
+    import json
+
+    out = redact.Redactor().json_text('{"args": ["--password", 27182818, "--port", 8080],'
+                                      ' "env": [{"name": "DB_PASSWORD", "value": 16180339},'
+                                      ' {"name": "PORT", "value": 8080}]}', 10_000)
+    assert json.loads(out) == {"args": ["--password", "[REDACTED:secret]", "--port", 8080],
+                               "env": [{"name": "DB_PASSWORD", "value": "[REDACTED:secret]"},
+                                       {"name": "PORT", "value": 8080}]}
+
+
 @pytest.mark.parametrize("prefix", ["name: ", "a: \n", "<a", '{"name":"', "- name: ", "x=1 ", "\\n", "?a&",
                                     "<add key=\""])
 def test_a_long_word_of_key_words_takes_linear_time(prefix):
