@@ -71,13 +71,15 @@ _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
+#: A placeholder, also after an authorization scheme (``Bearer $TOKEN``)
+_SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null, a boolean or code
 #: reading a named value (``request.form["password"]``, ``getpass("Password: ")``). It
 #: ends at the closing quote; unquoted, at blanks then a line end, a JSON string's end, , ; ) } ] ` or a sentence's
 #: full stop, or (``KEY=x``) a blank.
-_NO_VALUE = (r"(?(dq)" + _PLACEHOLDER + r"\"|(?(sq)" + _PLACEHOLDER + r"'|(?(esc)" + _PLACEHOLDER + r"\\+[\"']"
-             r"|(?:" + _PLACEHOLDER + r"|None|null|nil|undefined|true|false|True|False"
+_NO_VALUE = (r"(?(dq)" + _SCHEMED + r"\"|(?(sq)" + _SCHEMED + r"'|(?(esc)" + _SCHEMED + r"\\+[\"']"
+             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False"
              r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
              r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
              r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|[ \t])))))")

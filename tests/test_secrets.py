@@ -487,6 +487,7 @@ def test_every_command_line_form_holds_as_an_argv_array(text, secrets):
     # a placeholder as a flag's whole value is no secret
     ('mysql -uroot -p"$DB_PASSWORD"', None), ('["sshpass","-p","$SSHPASS"]', None),
     ("curl -u alice:$TOKEN https://x", None), ("deploy --password ${{ secrets.DEPLOY_PW }} now", None),
+    ("Authorization: Bearer $TOKEN", None), ('Authorization: "Bearer ${API_TOKEN}"', None),
     ("zip -r o.zip d", None), ("curl -sSL https://x", None), ("ssh-keygen -N '' -f k", None),
 ])
 def test_forms_a_break_tester_found_in_the_thirteenth_round(text, expected):
