@@ -136,31 +136,33 @@ def _element_as_word(part: re.Match[str]) -> str:
     return " " * len(quote) + part.group("text").translate(_WORD_BREAKS) + " " * len(quote)
 
 
-class InArgv(Pattern):
-    """``pattern`` (a command line's rule, with a ``keep`` group) applied to argv arrays:
-    ``["sshpass", "-p", "X"]`` is read as ``sshpass -p X``. The rule runs on a view of each
-    array of the same length — quotes and separators as blanks, each element one word — and
-    what it matches there is replaced in the text, so one rule serves both forms. ``precheck``:
-    as :class:`Pattern`'s, searched in the text itself."""
+class ViewPattern(Pattern):
+    """``pattern`` (a command line's rule, with a ``keep`` group) applied to :meth:`parts` of
+    a text read through :meth:`view`, a text of the same length: what the rule matches there
+    is replaced in the text, so one rule serves another form of the same command.
+    ``precheck``: as :class:`Pattern`'s, searched in the text itself. Subclasses give
+    :meth:`parts`, :meth:`view` and ``holds``, what a text must also hold."""
 
     __slots__ = ("inner",)
-    #: the view of a part of the text, what the text must hold
-    view = staticmethod(_as_command_line)
-    holds: tuple[str, ...] = (",",)
+    holds: tuple[str, ...] = ()
 
     def __init__(self, pattern: Pattern, precheck: str | None = None) -> None:
-        # a needle of words ("create secret") is its first word: an argv's words are quoted
+        # a needle of words ("create secret") is its first word: the view's words are quoted
         needles = tuple(dict.fromkeys(n.split()[0] for n in pattern.needles))
-        super().__init__(pattern.kind, _ARGV, needles, pattern.requires + (self.holds,),
-                         precheck=precheck, passes=pattern.passes)
+        super().__init__(pattern.kind, pattern._source, needles, pattern.requires + (self.holds,),
+                         pattern._flags, precheck, pattern.passes)
         self.inner = pattern
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r})"
 
     def parts(self, text: str) -> Iterator[tuple[int, int]]:
-        """Where the view applies: ``(start, end)`` of each argv array, in order."""
-        return (m.span() for m in _ARGV.finditer(text))
+        """``(start, end)`` of each part the view applies to, in order, none overlapping."""
+        raise NotImplementedError
+
+    @staticmethod
+    def view(part: str) -> str:
+        raise NotImplementedError
 
     def sub(self, text: str) -> str:
         if not self._admits(text):
@@ -174,6 +176,18 @@ class InArgv(Pattern):
                 out += (text[done:start], redacted)
                 done = end
         return "".join(out) + text[done:] if out else text
+
+
+class InArgv(ViewPattern):
+    """A command line's rule applied to argv arrays: ``["sshpass", "-p", "X"]`` is read as
+    ``sshpass -p X`` (quotes and separators as blanks, each element one word)."""
+
+    __slots__ = ()
+    holds = (",",)
+    view = staticmethod(_as_command_line)
+
+    def parts(self, text: str) -> Iterator[tuple[int, int]]:
+        return (m.span() for m in _ARGV.finditer(text))
 
 
 #: A shell word quoted whole that is a flag: ``mysql '-pX' db``, ``xfreerdp "/p:X"``, also at a
@@ -193,7 +207,7 @@ def _flags_unquoted(text: str) -> str:
 COMMAND_BEFORE = 400
 
 
-class WithFlagsUnquoted(InArgv):
+class WithFlagsUnquoted(ViewPattern):
     """``pattern`` applied to a command line whose flags are quoted whole (``mysql '-pX'``,
     ``7z a "-pX Y"``) as if they were not."""
 
@@ -211,10 +225,10 @@ class WithFlagsUnquoted(InArgv):
         for m in _QUOTED_FLAG.finditer(text):
             escaped = text.rfind("\\n", 0, m.start())
             line = max(text.rfind("\n", 0, m.start()) + 1, escaped + 2 if escaped >= 0 else 0)
-            start = max(line, m.start() - COMMAND_BEFORE, done)
-            if start > line:
+            start = max(line, m.start() - COMMAND_BEFORE)
+            if start > line:  # (from a blank: not inside a word)
                 start = max(text.rfind(" ", line, start), line)
-            yield start, m.end()
+            yield max(start, done), m.end()
             done = m.end()
 
 

@@ -132,8 +132,6 @@ _YAML_VALUE_THEN_NAME = (
 #: A line of base64 (a PuTTY key file's), whole: up to a line end, the text's end or a quote.
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
 
-#: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
-#: later pattern leaves a ``[REDACTED:`` marker alone).
 #: --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
 #: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin
 _SECRET_FLAG = Pattern.of(
@@ -156,6 +154,8 @@ _CURL_KEY_USER = Pattern.of(
     requires=(("-u", "--user"), (":",)),
 )
 
+#: The default patterns, in the order they apply (earlier kinds win on overlapping text; every
+#: later pattern leaves a ``[REDACTED:`` marker alone).
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # PEM/PGP private key blocks; an unterminated block (a cut preview) runs to the end
     Pattern.of(

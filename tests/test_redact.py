@@ -522,9 +522,9 @@ def test_a_tool_calls_arguments_stay_json_with_each_value_redacted(arguments, fi
 # --------------------------------------------------------------------------- pre-tests
 
 def _without_pre_tests(pattern):
-    from otelbridge.secret_patterns import InArgv, Pattern
+    from otelbridge.secret_patterns import Pattern, ViewPattern
 
-    if isinstance(pattern, InArgv):
+    if isinstance(pattern, ViewPattern):
         plain = type(pattern)(pattern.inner)
         plain._pre_source = None
         return plain

@@ -483,6 +483,8 @@ def test_every_command_line_form_holds_as_an_argv_array(text, secrets):
     ("7z a '-pPq7w U' o.7z a", "7z a '-p[REDACTED:secret]' o.7z a"),
     ("xfreerdp /u:a '/p:Pq7wR' /v:h", "xfreerdp /u:a '/p:[REDACTED:secret]' /v:h"),
     ('{"command": "mysql \\"-pPq7wQ2\\" db"}', '{"command": "mysql \\"-p[REDACTED:secret]\\" db"}'),
+    ("mysql -u a '-pXone1' db; mysql '-pXtwo2' db", "mysql -u a '-p[REDACTED:secret]' db; mysql '-p[REDACTED:secret]' db"),
+    ("7z a '-pAa1' x; 7z a '-pBb2' y", "7z a '-p[REDACTED:secret]' x; 7z a '-p[REDACTED:secret]' y"),
     ("mysql '-p' db", None), ("ssh '-p' 2222 h", None), ("grep '-p' x", None),
     # a placeholder as a flag's whole value is no secret
     ('mysql -uroot -p"$DB_PASSWORD"', None), ('["sshpass","-p","$SSHPASS"]', None),
