@@ -62,27 +62,63 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
 #: digits at a word's end, an ``_`` in it, a key word alone or capitals ending in one, ``$PGPW``:
 #: not ``$S3CR3T_2024``, ``$MONKEY123``),
-#: GitHub's ``${{ secrets.TOKEN }}``; not ``${X:-default}``
+#: GitHub's ``${{ secrets.TOKEN }}``, a template's ``{{ .Values.db.password }}``, a format
+#: string's ``{token}``, a command's output ``$(gh auth token)`` (not ``$(echo X)``, whose
+#: text is the value); not ``${X:-default}``
 _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
                 r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
-                r"|\$\{\{[ \t]*(?:secrets|vars|env|inputs|steps|needs|github)\.[\w.-]{1,100}[ \t]*\}\})")
+                r"|\$?\{\{[^{}\r\n]{1,200}\}\}|\{[A-Za-z_][\w.]{0,100}\}"
+                r"|\$\((?![ \t]*+(?:echo|printf)\b)[^()'\"`\\\r\n]{1,200}\))")
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
 #: A placeholder, also after an authorization scheme (``Bearer $TOKEN``)
 _SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
+#: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
+#: first letter of a key word is tested once, before the (case-insensitive) words: twice as
+#: fast as trying every word at every position (with the letters ``re`` folds to s and k:
+#: ``ſ`` long s, ``K`` Kelvin sign).
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+                r"(?![a-z])" + _ABOUT)
+#: Code naming a value: a dotted or ``::`` path whose last name names a secret
+#: (``args.password``, ``process.env.GITHUB_TOKEN``, ``self._auth_token``), or a call (of a
+#: dotted path, a name with an ``_``, or of any name with nothing or a string in it:
+#: ``secrets.token_hex(32)``, ``hash_password(raw)``, ``getpass("Password: ")``), after an
+#: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``["access_token"]``, ``?``,
+#: ``?.split(" ")[1]``)
+_NAME = r"[A-Za-z_$][\w$]*+"
+_CALL_ARGS = r"\((?:[^()\r\n]++|\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\))*+\)"
+_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:(?:" + _NAME + r"\??(?:\.|::))++(?=\w*?" + _SECRET_WORD + r")\w++(?!\()"
+         r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
+         + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
+         r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
+         r"(?:\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
+#: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
+#: ``User(password=hashed_password)``): no value where code ends an argument or a statement
+_SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_?)?(?i:password|passwd)(?:_?hash)?"
+                    r"|(?:(?:api|secret|private|access|client|signing)_?key|(?:access|auth|refresh|id|bearer)_?token"
+                    r"|client_?secret|token|credentials)")
+#: A placeholder after an authorization scheme, or the scheme alone before ``+`` (``"Bearer
+#: " + token``): the closing quote is the regex's to add
+_SCHEME_ONLY = r"(?i:bearer|basic|token)[ \t]++(?=\\*[\"'][ \t]*+\+)"
+#: A quote that closed a string, not one that opens a value (``getpass("Password: ")``)
+_CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
-#: ``esc`` and ``colon``): a placeholder, quoted or not; unquoted, also null, a boolean or code
-#: reading a named value (``request.form["password"]``, ``getpass("Password: ")``). It
-#: ends at the closing quote; unquoted, at blanks then a line end, a JSON string's end, , ; ) } ] ` or a sentence's
-#: full stop, or (``KEY=x``) a blank.
-_NO_VALUE = (r"(?(dq)" + _SCHEMED + r"\"|(?(sq)" + _SCHEMED + r"'|(?(esc)" + _SCHEMED + r"\\+[\"']"
-             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False"
-             r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
-             r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
-             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|[ \t])))))")
+#: ``esc``, ``colon`` and ``blank``): a placeholder, quoted or not, also in a format string
+#: (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null, a boolean, code (:data:`_CODE`), or a
+#: variable named as a secret (:data:`_SECRET_VARIABLE`) before , ; ) } ] or, after ``name =``,
+#: a line end. It ends at the closing quote; unquoted, at blanks then a line end, a JSON
+#: string's end, , ; ) } ] ` or a sentence's full stop, or (``KEY=x``) a blank.
+_NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSERS + r")"
+             r"|(?(sq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")'|" + _CLOSERS + r")"
+             r"|(?(esc)(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\\+[\"']"
+             r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
+             r"|" + _PLACEHOLDER + r"@"
+             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False|" + _CODE + r")"
+             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|[ \t]))"
+             r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?:[ \t]*+[,;)}\]]|(?(blank)[ \t]*+(?:\r?\n|\\[nr]|\Z)|(?!)))))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
@@ -90,6 +126,10 @@ _NO_VALUE = (r"(?(dq)" + _SCHEMED + r"\"|(?(sq)" + _SCHEMED + r"'|(?(esc)" + _SC
 #: b`` is a value with an ``=`` in it)
 _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
           r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
+#: ... and a declared type before code (``password: str = Field(...)``, ``api_key: Optional[str]
+#: = None``, ``token: string = process.env.TOKEN!``): no separator, no value
+_TYPED_CODE = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Optional|Option"
+               r"|Union|Any|any|unknown)\b[^=\r\n\"']{0,60}?[ \t]=(?!=)")
 #: Go's type between a name and its ``=`` (``var apiKey string = "x"``): only before a quoted value
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
@@ -110,7 +150,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
-        r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _TYPED_CODE + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character
@@ -119,7 +159,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
         # key: value and key = value (INI, .properties) to the end of the line; KEY=value to
-        # the next space (a shell's assignment before a command). Unquoted, a value
+        # the next space (a shell's assignment before a command; a $(command) whole). Unquoted, a value
         # also ends at an escape (\" \n ...), a quote that closes the context it sits in
         # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
         # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
@@ -129,17 +169,12 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
         r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + _TO_ITS_END + ")"
         r"|(?(blank)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else
-                                             r"(?:[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
+                                             r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE
+                                             + r"|\\++(?![nrt\"'\\]))+")
         + ")))))"
     )
 
 
-#: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
-#: first letter of a key word is tested once, before the (case-insensitive) words: twice as
-#: fast as trying every word at every position (with the letters ``re`` folds to s and k:
-#: ``ſ`` long s, ``K`` Kelvin sign).
-_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
-                r"(?![a-z])" + _ABOUT)
 #: ... and the rest of the key, taken whole (what follows a key is never part of one)
 _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
 #: A whole word of key characters with :data:`_SECRET_KEY` in it (``DB_PASSWORD``), found in

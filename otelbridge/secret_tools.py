@@ -25,6 +25,12 @@ _FIELD = (r"(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" 
           + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
           r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
           r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)")
+#: A quoted selector or label in code that names a secret's field (``'#password'``,
+#: ``"input[type=password]"``, ``'Password'``; its quote: group ``q``), and the words it holds
+_FIELD_NAMED = (r"(?P<q>\\*[\"'`])(?:(?!(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
+                r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])"
+                r"(?![ _-]?(?i:name|type|id|label|hint))(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)")
+_FIELD_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "pin")
 #: Up to 3 other members of the same object, each followed by a comma
 _MEMBERS = (r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
             + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK)
@@ -195,9 +201,9 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
         r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
     ),
-    # ODBC's Pwd={X} (braces let a password hold ; and =)
+    # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ x }})
     Pattern.of("secret", ("pwd={", "password={"),
-               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\[REDACTED:)[^}\r\n]+(?=\})"),
+               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?![{\s])(?!\[REDACTED:)[^}\r\n]+(?=\})"),
     # user:X made into a Basic credential: btoa('u:X'), Buffer.from('u:X'), b64encode(b'u:X'),
     # echo -n 'u:X' | base64
     Pattern.of(
@@ -305,6 +311,24 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>(?P<q>\\*\")(?:text|value)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK + r"(?P=q))(?!\[REDACTED:)"
         + _FIELD_TEXT + r"(?=(?P=q)" + _MEMBERS + _FIELD.replace(r"(?P<q>\\*\")", "(?P=q)") + ")",
         requires=(("text", "value"),),
+    ),
+    # ... and in code: page.fill('#password', 'X'), page.type('#pw', 'X')
+    Pattern.of(
+        "secret",
+        ("fill", "type"),
+        r"(?P<keep>\.(?:fill|type)\([ \t]*" + _FIELD_NAMED + r"[ \t]*,[ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
+        + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
+        requires=(_FIELD_WORDS,),
+    ),
+    # ... a field found, then filled: getByLabel('Password').fill('X'), cy.get('#password')
+    # .type('X'), find_element(By.ID, "password").send_keys("X"), $('#pw').setValue('X')
+    Pattern.of(
+        "secret",
+        ("fill", "type", "send_keys", "sendkeys", "setvalue", "addvalue", "presssequentially"),
+        r"(?P<keep>" + _FIELD_NAMED + r"[^;\r\n]{0,100}?\)[ \t]*(?:\.\w+\([^()\r\n;]{0,60}\)[ \t]*){0,3}"
+        r"\.(?:fill|type|send_keys|sendKeys|setValue|addValue|pressSequentially)\([ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
+        + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
+        requires=(_FIELD_WORDS,),
     ),
     # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
     # that has a "kty": base64url of 16 characters or more

@@ -182,14 +182,15 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>" + _WORD_START + r"Private-Lines:[ \t]*\d+[ \t]*" + _NL + r")(?!\[REDACTED:)" + _B64_LINE
         + r"(?:" + _NL + _B64_LINE + r")*",
     ),
-    # user:pass@ (or token@) in URLs: scheme and host are kept
+    # user:pass@ (or token@) in URLs, not a placeholder (``{password}@``, ``$TOKEN@``): scheme and host are kept
     # (also JSON-escaped: https:\/\/); a password may hold / ? # @ after its user's ':', up to
     # the last @ before the host (not a port: http://localhost:3000/@vite/client)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
                # (a scheme from its first character on, taken whole: linear in a long a.b.c...)
                r"(?P<keep>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+:(?://|\\/\\/))"
-               r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
-               r"|[^\s/?#@\[\]\"'\\]+(?=@))",
+               r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?!(?-i:" + _PLACEHOLDER + r")@)"
+               r"(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
+               r"|(?!(?:[^\s/?#@:\[\]\"'<>\\]*:)?(?-i:" + _PLACEHOLDER + r")@)[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
     # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
     # string, an ellipsis or a closing quote, with no / @ or space between, for a scheme that
@@ -530,5 +531,5 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                precheck=r":(?:[1-9]\d{0,4}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"':]|\\+:)"),
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter
     Pattern.of("email", ("@", "%40"),
-               r"(?<![\w.%+-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),
+               r"(?<![\w.%+$-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]+"),
 )

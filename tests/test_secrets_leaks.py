@@ -110,9 +110,11 @@ def test_windows_net_use_and_net_user(text, expected):
     ("const API_KEY: &'static str = \"hunter2xyz\";", "const API_KEY: &'static str = \"[REDACTED:secret]\";"),
     ("let token: string | undefined = 'hunter2xyz';", "let token: string | undefined = '[REDACTED:secret]';"),
     ('api_key: Optional[str] = "hunter2xyz"', 'api_key: Optional[str] = "[REDACTED:secret]"'),
-    # a value with an = in it stays one value; a comparison is no value
+    # a value with an = in it stays one value; a comparison is no value, nor is code after a
+    # declared type
     ("token: a = b", "token: [REDACTED:secret]"), ('if password == "x":', None),
-    ("password: str = None", "password: [REDACTED:secret]"),
+    ("password: str = None", None), ("password: str = Field(..., min_length=8)", None),
+    ("token: string = process.env.TOKEN!;", None),
 ])
 def test_go_assignments_and_declared_types(text, expected):
     _check(text, expected)
