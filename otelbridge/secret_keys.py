@@ -89,8 +89,12 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``["access_token"]``, ``?``,
 #: ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
+#: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
+#: not ``monkey``)
+_KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
+                r"|credentials?|token|key|auth)s?(?![a-z]))")
 _CALL_ARGS = r"\((?:[^()\r\n]++|\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\))*+\)"
-_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:(?:" + _NAME + r"\??(?:\.|::))++(?=\w*?" + _SECRET_WORD + r")\w++(?!\()"
+_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:(?:" + _NAME + r"\??(?:\.|::))++" + _KEY_IN_NAME + r"\w++(?!\()"
          r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"

@@ -315,7 +315,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     # ... and in code: page.fill('#password', 'X'), page.type('#pw', 'X')
     Pattern.of(
         "secret",
-        ("fill", "type"),
+        ("fill(", "type("),
         r"(?P<keep>\.(?:fill|type)\([ \t]*" + _FIELD_NAMED + r"[ \t]*,[ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
         + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
         requires=(_FIELD_WORDS,),
@@ -324,7 +324,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     # .type('X'), find_element(By.ID, "password").send_keys("X"), $('#pw').setValue('X')
     Pattern.of(
         "secret",
-        ("fill", "type", "send_keys", "sendkeys", "setvalue", "addvalue", "presssequentially"),
+        ("fill(", "type(", "send_keys(", "sendkeys(", "setvalue(", "addvalue(", "presssequentially("),
         r"(?P<keep>" + _FIELD_NAMED + r"[^;\r\n]{0,100}?\)[ \t]*(?:\.\w+\([^()\r\n;]{0,60}\)[ \t]*){0,3}"
         r"\.(?:fill|type|send_keys|sendKeys|setValue|addValue|pressSequentially)\([ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
         + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
