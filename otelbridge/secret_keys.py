@@ -62,15 +62,16 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
 #: digits at a word's end, an ``_`` in it, a key word alone or capitals ending in one, ``$PGPW``:
 #: not ``$S3CR3T_2024``, ``$MONKEY123``),
-#: GitHub's ``${{ secrets.TOKEN }}``, a template's ``{{ .Values.db.password }}``, a format
-#: string's ``{token}``, a command's output ``$(gh auth token)`` (not ``$(echo X)``, whose
-#: text is the value); not ``${X:-default}``
+#: GitHub's ``${{ secrets.TOKEN }}``, a template's ``{{ .Values.db.password }}`` (not one
+#: quoting a string: ``{{ 'X' | password_hash }}``), a format string's ``{token}``, a
+#: command's output ``$(gh auth token)`` (not ``$(echo X)`` or ``$(base64 <<< X)``, whose text
+#: is the value); not ``${X:-default}``
 _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
                 r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
-                r"|\$?\{\{[^{}\r\n]{1,200}\}\}|\{[A-Za-z_][\w.]{0,100}\}"
-                r"|\$\((?![ \t]*+(?:echo|printf)\b)[^()'\"`\\\r\n]{1,200}\))")
+                r"|\$?\{\{[^{}'\"\\\r\n]{1,200}\}\}|\{[A-Za-z_][\w.]{0,100}\}"
+                r"|\$\((?![ \t]*+(?:echo|printf)\b)[^()'\"`\\<\r\n]{1,200}\))")
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
@@ -84,21 +85,33 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
                 r"(?![a-z])" + _ABOUT)
 #: Code naming a value: a dotted or ``::`` path whose last name names a secret
 #: (``args.password``, ``process.env.GITHUB_TOKEN``, ``self._auth_token``), or a call (of a
-#: dotted path, a name with an ``_``, or of any name with nothing or a string in it:
-#: ``secrets.token_hex(32)``, ``hash_password(raw)``, ``getpass("Password: ")``), after an
-#: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``["access_token"]``, ``?``,
-#: ``?.split(" ")[1]``)
+#: dotted path or a name with an ``_``, with no string but a name's in it; of any name with
+#: nothing in it, or a reader's with one string: ``secrets.token_hex(32)``,
+#: ``hash_password(raw)``, ``getpass("Password: ")``), after an
+#: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
+#: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
                 r"|credentials?|token|key|auth)s?(?![a-z]))")
-_CALL_ARGS = r"\((?:[^()\r\n]++|\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\))*+\)"
+#: A call's arguments that hold no string but a name's or a separator (``("GITHUB_TOKEN", "")``,
+#: ``split(" ")``): nested calls, names, numbers (``hashpw(password.encode(), gensalt())``; not
+#: ``get("X", "devpass")``)
+_ARG_TEXT = (r"(?:[^()\r\n\"'`\\]++|\"(?:[A-Z][A-Z0-9_]{0,100}|[^\w\"'\\\r\n]{1,3})?\""
+             r"|'(?:[A-Z][A-Z0-9_]{0,100}|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:[A-Z][A-Z0-9_]{0,100})?\\+\")")
+_CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"
+#: What a call that reads a value by its name ends in (``os.getenv(``, ``getpass(``,
+#: ``config.get(``): its one string is a name or a prompt (``b64decode("…")``'s is the value)
+_READS = "|".join(f"(?<={w})" for w in (
+    "get", "getenv", "Getenv", "getEnv", "GetEnv", "environ", "fetch", "var", "env", "getpass", "input",
+    "prompt", "config", "lookup", "param", "getParameter", "getProperty", "getString", "getSecret",
+    "get_secret", "GetEnvironmentVariable", "require", "secret", "value", "Value"))
 _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:(?:" + _NAME + r"\??(?:\.|::))++" + _KEY_IN_NAME + r"\w++(?!\()"
          r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
-         r"|\((?:\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'])?\)))"
-         r"(?:\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
+         r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"']\)|\(\)))"
+         r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
 #: ``User(password=hashed_password)``): no value where code ends an argument or a statement
 _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_?)?(?i:password|passwd)(?:_?hash)?"
@@ -121,7 +134,7 @@ _NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSER
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False|" + _CODE + r")"
-             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|[ \t]))"
+             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
              r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?:[ \t]*+[,;)}\]]|(?(blank)[ \t]*+(?:\r?\n|\\[nr]|\Z)|(?!)))))))")
 
 
