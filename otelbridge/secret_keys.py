@@ -62,16 +62,16 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: A placeholder for a value: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` (words of capitals, a name's
 #: digits at a word's end, an ``_`` in it, a key word alone or capitals ending in one, ``$PGPW``:
 #: not ``$S3CR3T_2024``, ``$MONKEY123``),
-#: GitHub's ``${{ secrets.TOKEN }}``, a template's ``{{ .Values.db.password }}`` (not one
-#: quoting a string: ``{{ 'X' | password_hash }}``), a format string's ``{token}``, a
-#: command's output ``$(gh auth token)`` (not ``$(echo X)`` or ``$(base64 <<< X)``, whose text
-#: is the value); not ``${X:-default}``
+#: GitHub's ``${{ secrets.TOKEN }}``, a template's name (``{{ .Values.db.password }}``, ``{{
+#: vault_pw | b64encode }}``; not one quoting a string), a format string's field named in
+#: lower case (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not ``${X:-default}``, nor a
+#: command's output (``$(cmd X)`` may hold X)
 _PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
                 r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
-                r"|\$?\{\{[^{}'\"\\\r\n]{1,200}\}\}|\{[A-Za-z_][\w.]{0,100}\}"
-                r"|\$\((?![ \t]*+(?:echo|printf)\b)[^()'\"`\\<\r\n]{1,200}\))")
+                r"|\$?\{\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.-]{0,100}(?:[ \t]*+\|[ \t]*+\w{1,40})*+[ \t]*+\}\}"
+                r"|\{(?:[a-z_][a-z_.]{0,100}|[a-z]++(?:[A-Z][a-z]++)++)\})")
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
@@ -83,8 +83,9 @@ _SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
 #: ``ſ`` long s, ``K`` Kelvin sign).
 _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                 r"(?![a-z])" + _ABOUT)
-#: Code naming a value: a dotted or ``::`` path whose last name names a secret
-#: (``args.password``, ``process.env.GITHUB_TOKEN``, ``self._auth_token``), or a call (of a
+#: Code naming a value: a dotted or ``::`` path from code's own names (:data:`_ROOTS`) whose
+#: last name names a secret (``args.password``, ``process.env.GITHUB_TOKEN``,
+#: ``self._auth_token``), or a call (of a
 #: dotted path or a name with an ``_``, with no string but a name's in it; of any name with
 #: nothing in it, or a reader's with one string: ``secrets.token_hex(32)``,
 #: ``hash_password(raw)``, ``getpass("Password: ")``), after an
@@ -95,26 +96,37 @@ _NAME = r"[A-Za-z_$][\w$]*+"
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
                 r"|credentials?|token|key|auth)s?(?![a-z]))")
-#: A call's arguments that hold no string but a name's or a separator (``("GITHUB_TOKEN", "")``,
+#: A call's arguments that hold no string but an environment variable's name or a separator
+#: (``("GITHUB_TOKEN", "")``; not a base32 secret's ``"JBSWY3DPEHPK3PXP"``,
 #: ``split(" ")``): nested calls, names, numbers (``hashpw(password.encode(), gensalt())``; not
 #: ``get("X", "devpass")``)
-_ARG_TEXT = (r"(?:[^()\r\n\"'`\\]++|\"(?:[A-Z][A-Z0-9_]{0,100}|[^\w\"'\\\r\n]{1,3})?\""
-             r"|'(?:[A-Z][A-Z0-9_]{0,100}|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:[A-Z][A-Z0-9_]{0,100})?\\+\")")
+_ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
+_ARG_TEXT = (r"(?:[^()\r\n\"'`\\]++|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
+             r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
 _CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"
 #: What a call that reads a value by its name ends in (``os.getenv(``, ``getpass(``,
 #: ``config.get(``): its one string is a name or a prompt (``b64decode("…")``'s is the value)
 _READS = "|".join(f"(?<={w})" for w in (
     "get", "getenv", "Getenv", "getEnv", "GetEnv", "environ", "fetch", "var", "env", "getpass", "input",
     "prompt", "config", "lookup", "param", "getParameter", "getProperty", "getString", "getSecret",
-    "get_secret", "GetEnvironmentVariable", "require", "secret", "value", "Value"))
-_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:(?:" + _NAME + r"\??(?:\.|::))++" + _KEY_IN_NAME + r"\w++(?!\()"
+    "get_secret", "GetEnvironmentVariable", "require", "getItem", "getHeader",
+    "GetHeader", "getInput", "Get", "PostForm", "GetString", "FormValue", "Query", "query", "header",
+    "cookie", "getCookie", "arg"))
+#: Where a path to a secret's value starts (``process.env.X``, ``args.password``, ``self._token``;
+#: not ``my.jwt.secret``, which is a value)
+_ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"
+          r"|env|environ|request|req|params|props|values|data|form|body|secrets|creds|credentials|user"
+          r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config)")
+_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME + r"\??(?:\.|::))*+" + _KEY_IN_NAME
+         + r"\w++(?!\()"
          r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"']\)|\(\)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
 #: ``User(password=hashed_password)``): no value where code ends an argument or a statement
-_SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_?)?(?i:password|passwd)(?:_?hash)?"
+_SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_)?(?:password|passwd)(?:_hash)?"
+                    r"|(?:hashed|new|old|current|raw|plain)Password|password(?:Hash|_hash)"
                     r"|(?:(?:api|secret|private|access|client|signing)_?key|(?:access|auth|refresh|id|bearer)_?token"
                     r"|client_?secret|token|credentials)")
 #: A placeholder after an authorization scheme, or the scheme alone before ``+`` (``"Bearer
@@ -122,20 +134,24 @@ _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_?)?(?i:password
 _SCHEME_ONLY = r"(?i:bearer|basic|token)[ \t]++(?=\\*[\"'][ \t]*+\+)"
 #: A quote that closed a string, not one that opens a value (``getpass("Password: ")``)
 _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
+#: Where an unquoted value that holds nothing ends: blanks, then a line end, a JSON string's
+#: end, , ; ) } ] ` or a sentence's full stop
+_END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon`` and ``blank``): a placeholder, quoted or not, also in a format string
 #: (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null, a boolean, code (:data:`_CODE`), or a
-#: variable named as a secret (:data:`_SECRET_VARIABLE`) before , ; ) } ] or, after ``name =``,
-#: a line end. It ends at the closing quote; unquoted, at blanks then a line end, a JSON
+#: variable named as a secret (:data:`_SECRET_VARIABLE`) before , ) } ] or, after ``name =``,
+#: also ; or a line end (not ``Password=password;`` in a connection string). It ends at the closing quote; unquoted, at blanks then a line end, a JSON
 #: string's end, , ; ) } ] ` or a sentence's full stop, or (``KEY=x``) a blank.
 _NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSERS + r")"
              r"|(?(sq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")'|" + _CLOSERS + r")"
              r"|(?(esc)(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\\+[\"']"
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"
-             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False|" + _CODE + r")"
-             r"(?:[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
-             r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?:[ \t]*+[,;)}\]]|(?(blank)[ \t]*+(?:\r?\n|\\[nr]|\Z)|(?!)))))))")
+             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
+             r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
+             r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
+             r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
@@ -143,10 +159,11 @@ _NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSER
 #: b`` is a value with an ``=`` in it)
 _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
           r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
-#: ... and a declared type before code (``password: str = Field(...)``, ``api_key: Optional[str]
-#: = None``, ``token: string = process.env.TOKEN!``): no separator, no value
-_TYPED_CODE = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Optional|Option"
-               r"|Union|Any|any|unknown)\b[^=\r\n\"']{0,60}?[ \t]=(?!=)")
+#: ... and a known declared type before any value (``password: str = Field(...)``, ``api_key:
+#: Optional[str] = None``, ``token: string = process.env.TOKEN!``): the value, unquoted too, is
+#: then read as after ``=``
+_DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Optional|Option"
+             r"|Union|Any|any|unknown)(?![\w-])[\w\[\]<>|,.&? ]{0,60}?[ \t](?==(?!=))")
 #: Go's type between a name and its ``=`` (``var apiKey string = "x"``): only before a quoted value
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
@@ -167,7 +184,8 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
-        r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _TYPED_CODE + r")|(?::" + _TYPED + r"|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
+        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character
@@ -185,10 +203,10 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
         r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + _TO_ITS_END + ")"
-        r"|(?(blank)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else
+        r"|(?(blank)" + _TO_ITS_END + "|(?(typed)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else
                                              r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE
                                              + r"|\\++(?![nrt\"'\\]))+")
-        + ")))))"
+        + "))))))"
     )
 
 

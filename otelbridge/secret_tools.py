@@ -201,9 +201,9 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
         r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
     ),
-    # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ x }})
+    # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ name }})
     Pattern.of("secret", ("pwd={", "password={"),
-               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?![{\s])(?!\[REDACTED:)[^}\r\n]+(?=\})"),
+               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.| -]{0,100}\}\})(?!\[REDACTED:)[^}\r\n]+(?=\})"),
     # user:X made into a Basic credential: btoa('u:X'), Buffer.from('u:X'), b64encode(b'u:X'),
     # echo -n 'u:X' | base64
     Pattern.of(
