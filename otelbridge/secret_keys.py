@@ -138,11 +138,12 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: end, , ; ) } ] ` or a sentence's full stop
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
-#: ``esc``, ``colon`` and ``blank``): a placeholder, quoted or not, also in a format string
-#: (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null, a boolean, code (:data:`_CODE`), or a
-#: variable named as a secret (:data:`_SECRET_VARIABLE`) before , ) } ] or, after ``name =``,
-#: also ; or a line end (not ``Password=password;`` in a connection string). It ends at the closing quote; unquoted, at blanks then a line end, a JSON
-#: string's end, , ; ) } ] ` or a sentence's full stop, or (``KEY=x``) a blank.
+#: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
+#: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
+#: (to :data:`_END`, or with no ``:`` or blank before it, a blank), code (:data:`_CODE`: to
+#: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), or a variable named
+#: as a secret (:data:`_SECRET_VARIABLE`) before , ) } ] or, after ``name =``, also ; or a line
+#: end (not ``Password=password;`` in a connection string).
 _NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSERS + r")"
              r"|(?(sq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")'|" + _CLOSERS + r")"
              r"|(?(esc)(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\\+[\"']"
