@@ -132,6 +132,8 @@ _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_)?(?:password|p
 #: A placeholder after an authorization scheme, or the scheme alone before ``+`` (``"Bearer
 #: " + token``): the closing quote is the regex's to add
 _SCHEME_ONLY = r"(?i:bearer|basic|token)[ \t]++(?=\\*[\"'][ \t]*+\+)"
+#: ... either in a quoted value
+_SCHEMED_OR_ALONE = "(?:" + _SCHEMED + "|" + _SCHEME_ONLY + ")"
 #: A quote that closed a string, not one that opens a value (``getpass("Password: ")``)
 _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: Where an unquoted value that holds nothing ends: blanks, then a line end, a JSON string's
@@ -144,9 +146,9 @@ _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), or a variable named
 #: as a secret (:data:`_SECRET_VARIABLE`) before , ) } ] or, after ``name =``, also ; or a line
 #: end (not ``Password=password;`` in a connection string).
-_NO_VALUE = (r"(?(dq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\"|" + _CLOSERS + r")"
-             r"|(?(sq)(?:(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")'|" + _CLOSERS + r")"
-             r"|(?(esc)(?:" + _SCHEMED + "|" + _SCHEME_ONLY + r")\\+[\"']"
+_NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + r")"
+             r"|(?(sq)(?:" + _SCHEMED_OR_ALONE + r"'|" + _CLOSERS + r")"
+             r"|(?(esc)" + _SCHEMED_OR_ALONE + r"\\+[\"']"
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"

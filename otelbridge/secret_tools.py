@@ -19,23 +19,25 @@ _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 
+#: A word that names a secret's field (not its name, type, id, label or hint)
+_FIELD_WORD = (r"(?<![A-Za-z])(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])"
+               r"(?![ _-]?(?i:name|type|id|label|hint))")
 #: A form field's description or selector that names a secret, in JSON (its quote: group
 #: ``q``): "element": "Password textbox", "selector": "#passwd", "locator": "input[type=password]"
 _FIELD = (r"(?P<q>\\*\")(?:element|selector|locator)(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
-          + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
-          r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])(?![ _-]?(?i:name|type|id|label))"
-          r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)")
+          + r"(?P=q)(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}?" + _FIELD_WORD
+          + r"(?:(?!(?<!\\)(?P=q))[^\r\n]){0,100}(?P=q)")
 #: A quoted selector or label in code that names a secret's field (``'#password'``,
 #: ``"input[type=password]"``, ``'Password'``; its quote: group ``q``), and the words it holds
-_FIELD_NAMED = (r"(?P<q>\\*[\"'`])(?:(?!(?P=q))[^\r\n]){0,100}?(?<![A-Za-z])"
-                r"(?i:pass(?:word|wort|code|phrase|wd)?|pwd|pw|secret|token|api[ _-]?key|pin)(?![a-z])"
-                r"(?![ _-]?(?i:name|type|id|label|hint))(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)")
+_FIELD_NAMED = (r"(?P<q>\\*[\"'`])(?:(?!(?P=q))[^\r\n]){0,100}?" + _FIELD_WORD
+                + r"(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)")
 _FIELD_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "pin")
 #: Up to 3 other members of the same object, each followed by a comma
 _MEMBERS = (r"(?:" + _JSON_BLANK + "," + _JSON_BLANK + r"(?P=q)\w+(?P=q)" + _JSON_BLANK + ":" + _JSON_BLANK
             + r"(?:(?P=q)(?:(?!(?P=q))[^\r\n]){0,100}(?P=q)|[\w.-]{1,20})){0,3}" + _JSON_BLANK + "," + _JSON_BLANK)
-#: The text typed, to its closing quote
+#: The text typed, to its closing quote (group ``q``; in code, ``vq``)
 _FIELD_TEXT = r"(?:(?!(?<!\\)(?P=q))[^\r\n])+"
+_TYPED_TEXT = _FIELD_TEXT.replace("(?P=q)", "(?P=vq)")
 
 #: Programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
 #: sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
@@ -317,7 +319,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("fill(", "type("),
         r"(?P<keep>\.(?:fill|type)\([ \t]*" + _FIELD_NAMED + r"[ \t]*,[ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
-        + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
+        + _TYPED_TEXT,
         requires=(_FIELD_WORDS,),
     ),
     # ... a field found, then filled: getByLabel('Password').fill('X'), cy.get('#password')
@@ -327,7 +329,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         ("fill(", "type(", "send_keys(", "sendkeys(", "setvalue(", "addvalue(", "presssequentially("),
         r"(?P<keep>" + _FIELD_NAMED + r"[^;\r\n]{0,100}?\)[ \t]*(?:\.\w+\([^()\r\n;]{0,60}\)[ \t]*){0,3}"
         r"\.(?:fill|type|send_keys|sendKeys|setValue|addValue|pressSequentially)\([ \t]*(?P<vq>\\*[\"'`]))(?!\[REDACTED:)"
-        + _FIELD_TEXT.replace("(?P=q)", "(?P=vq)"),
+        + _TYPED_TEXT,
         requires=(_FIELD_WORDS,),
     ),
     # a JSON Web Key's private members (d, p, q, dp, dq, qi; k: a symmetric key) in a document
