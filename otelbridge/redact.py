@@ -44,6 +44,7 @@ from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
+from .secret_keys import FLAG_VALUE, secret_numbers
 from .secrets import DEFAULT_PATTERNS, names_a_secret
 
 __all__ = ["DEFAULT_PATTERNS", "Pattern", "PatternError", "custom_pattern"]  # re-exported
@@ -106,8 +107,6 @@ def home(text: str, lowered: str | None = None) -> str:
 SCAN_MAX_CHARS = 256 << 10
 #: What :meth:`Redactor.clean` gives for a string it did not scan.
 DROPPED = "[REDACTED:too_long]"
-#: What stands for the value of a flag naming a secret (``--token X``) in a sequence.
-FLAG_VALUE = "[REDACTED:secret]"
 #: The scan cache: at most this many strings, of at most this many characters in all (keys
 #: and results), the oldest forgotten first; longer strings than
 #: :data:`MEMO_MAX_CHARS` are scanned each time.
@@ -252,8 +251,9 @@ class Redactor:
     def json_text(self, text: str, limit: int) -> str | None:
         """A JSON document's text (:data:`JSON_ATTRIBUTES`) as it may leave: every string in
         it sanitised and redacted on its whole length (one too long to scan left out), then the
-        document's text redacted as a whole (what only the strings around a value tell:
-        ``{"password": "x"}``, ``["--token", "x"]``) where that leaves it JSON, then the
+        document's text redacted as a whole where that leaves it JSON, for what only the
+        strings around a value tell (``{"password": "x"}``, ``["--token", "x"]``: a string
+        that pass changes as it would alone keeps its own redaction), then the
         longest strings cut (ending in ``…``) until the whole, encoded again, is at most
         ``limit`` characters; ``None`` when even its structure is longer. Text that is not
         JSON is treated as any string (:meth:`clean`)."""
@@ -264,7 +264,7 @@ class Redactor:
         except msgspec.DecodeError:
             scanned = self.scan(text)
             return None if scanned is None else _cap(scanned, limit)
-        doc = _secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)
+        doc = secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)
         out = msgspec.json.encode(doc).decode()
         if len(out) <= SCAN_MAX_CHARS:
             whole = self.redact(out)
@@ -272,7 +272,8 @@ class Redactor:
                 # a match that ran past a string's closing quote is no value: that text's
                 # strings, each redacted already, are what leaves
                 try:
-                    doc, out = msgspec.json.decode(whole), whole
+                    doc = _from_context(doc, msgspec.json.decode(whole), self._alone)
+                    out = msgspec.json.encode(doc).decode()
                 except msgspec.DecodeError:
                     pass
         for _ in range(8):  # each round cuts the longest string by what is over
@@ -288,6 +289,17 @@ class Redactor:
             doc = _json_strings(doc, lambda s, t=longest: _cap(s, size) if s is t else s)
             out = msgspec.json.encode(doc).decode()
         return out if len(out) <= limit else None
+
+    def _alone(self, text: str) -> str | None:
+        """What the document's pass makes of the JSON string ``text`` with no document around
+        it (``None``: no longer one JSON string)."""
+        import msgspec
+
+        try:
+            out = msgspec.json.decode(self.redact(msgspec.json.encode(text).decode()))
+        except msgspec.DecodeError:
+            return None
+        return out if isinstance(out, str) else None
 
     def _names_a_secret_key(self, key: str, listed: bool) -> bool:
         """Whether a JSON value under ``key`` is redacted when it is a string of digits, or
@@ -354,36 +366,22 @@ def _json_strings(doc: Any, fix: Any) -> Any:
     return doc
 
 
-def _secret_numbers(doc: Any, secret: Callable[[str, bool], bool], hidden: bool = False) -> Any:
-    """``doc`` (decoded JSON) with each number (not a boolean) replaced by :data:`FLAG_VALUE`
-    where it is a secret: under a key that ``secret`` says names one (given the key, and
-    whether its value is a list), or in a list under it (``{"passwords": [1234, 5678]}``); a
-    list's item after a flag that names one (``["--password", 1234]``); the ``value`` of a
-    ``name`` that names one (``{"name": "DB_PASSWORD", "value": 1234}``)."""
-    kind = type(doc)
-    if kind is int or kind is float:
-        return FLAG_VALUE if hidden else doc
-    if kind is list:
-        out = [_secret_numbers(x, secret, hidden) for x in doc]
-        for i in range(1, len(out)):
-            if type(out[i]) in (int, float) and type(out[i - 1]) is str and names_a_secret(out[i - 1]):
-                out[i] = FLAG_VALUE
-        return out
-    if kind is dict:
-        out = {k: _secret_numbers(v, secret, _holds_numbers(v) and secret(k, type(v) is list))
-               for k, v in doc.items()}
-        name = out.get("name", out.get("Name"))
-        for key in ("value", "Value"):
-            if type(out.get(key)) in (int, float) and type(name) is str and secret(name, False):
-                out[key] = FLAG_VALUE
-        return out
-    return doc
-
-
-def _holds_numbers(value: Any) -> bool:
-    """A number, or a list with one among its items (also in a list in it)."""
-    kind = type(value)
-    return kind is int or kind is float or (kind is list and any(map(_holds_numbers, value)))
+def _from_context(strings: Any, whole: Any, alone: Callable[[str], str | None]) -> Any:
+    """``whole`` (a document after its text's pass) with each string that pass changed
+    given back as ``strings`` (the same document, each string redacted alone) has it, where
+    the pass reads it so without the document around it (``alone``): JSON's escapes
+    (``\\"``, ``\\n``) are the document's, not the string's; what a string's neighbours tell
+    (``{"password": "x"}``, ``["--token", "x"]``) stays. ``whole`` as it is where the two
+    differ in shape."""
+    if type(whole) is str:
+        if type(strings) is str and whole != strings and alone(strings) == whole:
+            return strings
+        return whole
+    if type(whole) is list and type(strings) is list and len(whole) == len(strings):
+        return [_from_context(s, w, alone) for s, w in zip(strings, whole)]
+    if type(whole) is dict and type(strings) is dict and whole.keys() == strings.keys():
+        return {k: _from_context(strings[k], w, alone) for k, w in whole.items()}
+    return whole
 
 
 #: Join a command line's arguments for the one-string rules: a space, as typed, or where an

@@ -1,21 +1,25 @@
 """The secret detector's building blocks (:mod:`otelbridge.secrets` makes its patterns of them):
 what a key, a flag or a name naming a secret looks like (``_SECRET_WORD_IN``,
-:func:`names_a_secret`), where a value ends after one (``_key_value``), and the pieces of text
-around values (quotes, blanks, line ends, command-line arguments). Its names keep their leading
+:func:`names_a_secret`), where a value ends after one (``_key_value``), the pieces of text
+around values (quotes, blanks, line ends, command-line arguments), and which numbers a JSON
+document's keys make secrets (:func:`secret_numbers`). Its names keep their leading
 underscore: they are the detector's own, shared by these two modules only."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from .secret_tokens import AFTER_ESCAPE
 
 
 #: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
-#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token|signature"
+#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
+#: ``MAX_TOKENS``, a model's limit).
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z]))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
@@ -30,12 +34,16 @@ _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
     "forgejo", "codeberg", "docker", "hf", "npm", "pypi")) + r"|(?<=--))pat)(?![A-Za-z])"
     r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
-#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``), not inside a word (``bypass``, ``compass``,
+#: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``, ``PGPASS``), not inside a word (``bypass``, ``compass``,
 #: ``author``, ``PATH``, ``patch``); in capitals, also before more capitals (``MOT_DE_PASSE``,
 #: ``DB_PASSWORT``, ``COOKIES``), but not as ``PASSPORT``, ``PASSENGER``, ``AUTHOR``.
 _KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|phrase|code|port|enger|age|ive|through|thru))|pwd|pw|cookie"
                 r"|auth(?!(?i:or(?!i[zs])))|dsn|sig(?![A-Za-z]))(?![a-z])"
-                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT)
+                r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT
+                # a service's short name joined to PASS (PGPASS, DBPASS, SMTPPASS, ADMINPASS)
+                + "|(?:" + "|".join(f"(?<={w})" for w in ("PG", "DB", "SQL", "SMTP", "FTP", "ADMIN", "ROOT",
+                                                          "USER", "MAIL", "LDAP", "REDIS", "VNC", "WIFI"))
+                + r")(?-i:PASS)(?![A-Za-z])")
 #: What a key names when one of these words follows the key word: something about the secret,
 #: not the secret (``apiKeySource``, ``token_type``, ``secretName``, ``password_file``,
 #: ``SESSION_COOKIE_SECURE``, ``PASSWORD_MIN_LENGTH``, ``TOKENIZERS_PARALLELISM``); a word whole,
@@ -124,11 +132,11 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME 
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"']\)|\(\)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
-#: ``User(password=hashed_password)``): no value where code ends an argument or a statement
+#: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``): no value where code ends an argument or a statement
 _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_)?(?:password|passwd)(?:_hash)?"
                     r"|(?:hashed|new|old|current|raw|plain)Password|password(?:Hash|_hash)"
-                    r"|(?:(?:api|secret|private|access|client|signing)_?key|(?:access|auth|refresh|id|bearer)_?token"
-                    r"|client_?secret|token|credentials)")
+                    r"|(?:(?:api|secret|private|access|client|signing)(?:_?key|Key)"
+                    r"|(?:access|auth|refresh|id|bearer|session)(?:_?token|Token)|client(?:_?secret|Secret)|token|credentials)")
 #: A placeholder after an authorization scheme, or the scheme alone before ``+`` (``"Bearer
 #: " + token``): the closing quote is the regex's to add
 _SCHEME_ONLY = r"(?i:bearer|basic|token)[ \t]++(?=\\*[\"'][ \t]*+\+)"
@@ -139,13 +147,17 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: Where an unquoted value that holds nothing ends: blanks, then a line end, a JSON string's
 #: end, , ; ) } ] ` or a sentence's full stop
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
+#: A type with no value (``password: str,`` in a signature, ``token: string | null;``)
+_TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"
+              r"|Option<\w+>)(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
 #: (to :data:`_END`, or with no ``:`` or blank before it, a blank), code (:data:`_CODE`: to
-#: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), or a variable named
-#: as a secret (:data:`_SECRET_VARIABLE`) before , ) } ] or, after ``name =``, also ; or a line
-#: end (not ``Password=password;`` in a connection string).
+#: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), a type after ``:``
+#: (:data:`_TYPE_ONLY`), or a variable named as a secret (:data:`_SECRET_VARIABLE`) before
+#: , ) } ] or, after ``name =``, also ; or a line end (not ``Password=password;`` in a
+#: connection string).
 _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + r")"
              r"|(?(sq)(?:" + _SCHEMED_OR_ALONE + r"'|" + _CLOSERS + r")"
              r"|(?(esc)" + _SCHEMED_OR_ALONE + r"\\+[\"']"
@@ -153,6 +165,7 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + r")"
              r"|" + _PLACEHOLDER + r"@"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
+             r"|(?(colon)" + _TYPE_ONLY + _END + r"|(?!))"
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
              r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])))))")
 
@@ -171,8 +184,20 @@ _DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|S
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
-#: An unquoted value to its line's end (or an escape: ``\\n``, ``\\"``)
-_TO_ITS_END = r"(?:[^\r\n\"'\\]++|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+#: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; ) ] } . an
+#: escape or the end (never a JSON document's ``", "`` between two strings: see where it may start)
+_LITERAL = (r"(?:(?:\"[^\"\r\n\\]*+\"|'[^'\r\n\\]*+')(?=[\s,;)\]}.]|\Z)"
+            r"|(?:\\++\"[^\"\r\n\\]*+\\++\"|\\++'[^'\r\n\\]*+\\++')(?=[\s,;)\]}.]|\\[nrt]|\\*\"|\Z))")
+#: An unquoted value to its line's end (or an escape: ``\\n``, ``\\"``), a string literal
+#: after a blank ( , = or [ in it whole (``process.env.X || "lit"``, ``ENV["X"] || "lit"``: code
+#: not known as such holds the literal)
+_TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[])" + _LITERAL + "|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
+#: An unquoted value to the next blank (a shell's ``KEY=value``, ``pass:value``), a command
+#: substitution or a literal after ( , = or [ in it whole; then a literal fallback
+#: (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?: "lit"``, ``if x else "lit"``)
+_WORD_VALUE = (r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
+               + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+               r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+")
 
 
 def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
@@ -188,7 +213,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
-        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))[ \t]*+"
+        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character
@@ -196,19 +221,18 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?!" + _BLOCK_INDICATOR + ")(?!" + _NO_VALUE + ")"
         # \"JSON-escaped\" to the same escaped quote (not a more escaped one inside: \\\");
         # "double" and 'single' quoted to the closing quote (a shell's '\'' inside);
-        # key: value and key = value (INI, .properties) to the end of the line; KEY=value to
-        # the next space (a shell's assignment before a command; a $(command) whole). Unquoted, a value
-        # also ends at an escape (\" \n ...), a quote that closes the context it sits in
+        # key: value and key = value (INI, .properties) to the end of the line, a string
+        # literal in it whole; KEY=value and key:value to the next space (a shell's assignment
+        # before a command, openssl's pass:X; a $(command) or `command` whole). Unquoted, a
+        # value also ends at an escape (\" \n ...), a quote that closes the context it sits in
         # (one after a space or before , ; : ) } ] or the end) and KEY=value at a closing
         # tag; & < > \ and other quotes are part of it (DB_PASSWORD=Xy7&tail). A URL's query
         # (?a=1&password=x&b=2), whose & ends the value, is a pattern of its own, earlier.
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + _TO_ITS_END + ")"
-        r"|(?(blank)" + _TO_ITS_END + "|(?(typed)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else
-                                             r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE
-                                             + r"|\\++(?![nrt\"'\\]))+")
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + "(?(gap)" + _TO_ITS_END + "|" + _WORD_VALUE + "))"
+        r"|(?(blank)" + _TO_ITS_END + "|(?(typed)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else _WORD_VALUE)
         + "))))))"
     )
 
@@ -253,10 +277,10 @@ _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w
 _KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
 _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
                 "cookie", "auth", "dsn", "sig", "pat")
-#: A command-line argument: quoted (also with JSON-escaped quotes: a tool call's command), or
-#: to the next space or a JSON string's closing quote (``"`` then ``, : } ]``: a command in a
-#: JSON document shown as text).
-_ARG = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:(?!\\*\"[,:}\]])\S)+)"
+#: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
+#: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``
+#: then ``, : } ]``: a command in a JSON document shown as text).
+_ARG = r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:(?!\\*\"[,:}\]])\S)+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
@@ -295,6 +319,10 @@ assert _ARG_IN_LINE != _ARG
 #: a statement's keyword and operand, a declaration, a method's call without a string (not
 #: ``user.set_password("x")``), a bare ``pass``/``return``
 _LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
+#: No key in a condition or clause head that ends its line (``if not csrf_token:``, ``except
+#: TokenError:``): the next line, more indented, is code, not the key's value.
+_NO_CONDITION = "".join(rf"(?<!{w} )" for w in ("if", "elif", "while", "not", "except", "case",
+                                                 "lambda", "assert", "as"))
 _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
               + r"|(?:raise|return|throw|yield|await)[ \t]+[\w\"'(\[{.-]|\"\"\"|'''"
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
@@ -335,3 +363,39 @@ def _a_name(end: str) -> str:
     """A regex of a list's element that is a name or a word, not a value (``["AUTHORS",
     "index"]``, ``DB_PASSWORD2``, a validation rule ``min:8``), then ``end`` (a regex)."""
     return r"(?:[A-Za-z][A-Za-z._-]*+(?::[\w,.|-]*+)?|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)" + end
+
+
+#: What stands for the value of a flag naming a secret (``--token X``) in a sequence.
+FLAG_VALUE = "[REDACTED:secret]"
+
+
+def secret_numbers(doc: Any, secret: Callable[[str, bool], bool], hidden: bool = False) -> Any:
+    """``doc`` (decoded JSON) with each number (not a boolean) replaced by :data:`FLAG_VALUE`
+    where it is a secret: under a key that ``secret`` says names one (given the key, and
+    whether its value is a list), or in a list under it (``{"passwords": [1234, 5678]}``); a
+    list's item after a flag that names one (``["--password", 1234]``); the ``value`` of a
+    ``name`` that names one (``{"name": "DB_PASSWORD", "value": 1234}``)."""
+    kind = type(doc)
+    if kind is int or kind is float:
+        return FLAG_VALUE if hidden else doc
+    if kind is list:
+        out = [secret_numbers(x, secret, hidden) for x in doc]
+        for i in range(1, len(out)):
+            if type(out[i]) in (int, float) and type(out[i - 1]) is str and names_a_secret(out[i - 1]):
+                out[i] = FLAG_VALUE
+        return out
+    if kind is dict:
+        out = {k: secret_numbers(v, secret, _holds_numbers(v) and secret(k, type(v) is list))
+               for k, v in doc.items()}
+        name = out.get("name", out.get("Name"))
+        for key in ("value", "Value"):
+            if type(out.get(key)) in (int, float) and type(name) is str and secret(name, False):
+                out[key] = FLAG_VALUE
+        return out
+    return doc
+
+
+def _holds_numbers(value: Any) -> bool:
+    """A number, or a list with one among its items (also in a list in it)."""
+    kind = type(value)
+    return kind is int or kind is float or (kind is list and any(map(_holds_numbers, value)))

@@ -107,6 +107,26 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         requires=(("(",),),
         precheck=r"(?i)(?<![\w$])(?:set|with)_?\w*?(?:pass|pw|secret|token|key|cred|auth|cookie|sig|dsn|pat)\w*\(\s*\\*[\"'`]",
     ),
+    # a signing key as a string literal: jwt.sign(payload, 'X'), jwt.encode({...}, "X", ...),
+    # jwt.verify(token, 'X'), crypto.createHmac('sha256', 'X'), hmac.new(b'X', ...), also
+    # JSON-escaped; not a key passed as a name (jwt.sign(p, secret))
+    Pattern.of(
+        "secret",
+        ("jwt", "hmac"),
+        r"(?P<keep>(?:" + _WORD_START + r"(?<!\$)(?i:jwt)\.(?:sign|encode|verify|decode)\((?:\{[^{}\r\n]*+\}|\([^()\r\n]*+\)"
+        r"|\\*[\"'][^\"'\r\n]*+\\*[\"']|[^()\"'`\r\n,{}]++)*+,|createHmac\(\s*\\*[\"'][\w-]++\\*[\"'],"
+        r"|" + _WORD_START + r"hmac\.new\()[ \t]*+b?(?P<jq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("jq", "+") + r"(?=(?P=jq))",
+        requires=(("(",),),
+    ),
+    # an authorization scheme joined to a literal: "Bearer " + "X", 'Basic ' + 'X', also
+    # JSON-escaped (the scheme may be a marker already)
+    Pattern.of(
+        "secret",
+        ("bearer", "basic", "token", "[redacted:authorization]"),
+        r"(?P<keep>(?:(?i:bearer|basic|token)[ \t]++|\[REDACTED:authorization\])\\*[\"'][ \t]*+\+[ \t]*+"
+        r"(?P<lq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("lq", "+") + r"(?=(?P=lq))",
+        requires=(("+",),),
+    ),
     # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
     # 'AUTH x\r\n' | nc) or redis-cli's prompt (127.0.0.1:6379> auth x), elsewhere when X holds a
     # digit: up to 2 words to the line's end, the last one the password (not SMTP's AUTH LOGIN)

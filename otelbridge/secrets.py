@@ -51,7 +51,7 @@ import re
 from .secret_patterns import InArgv, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
-                          _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
+                          _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _NOT_A_PLACEHOLDER, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import PROGRAM_FLAGS, TOOL_PATTERNS
@@ -276,12 +276,24 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
+        r"(?P<keep>(?<![\w.-])" + _NO_CONDITION + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
         + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL + r"){0,8}+(?P<indent>[ \t]++))"
         r"(?!#)(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )(?!" + _STATEMENT + ")"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
+    ),
+    # a template's default for a secret, its key before the template or its path (Helm's
+    # password: {{ .Values.db.password | default "x" | quote }}, {{ default "x" .Values.p }},
+    # Jinja's default('x')): the literal
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?\{\{-?[ \t]*+(?:[^}|\r\n]{0,100}+\|[ \t]*+)?"
+        r"|\{\{-?[ \t]*+" + _SECRET_WORD_IN + r"[ \t]*+\|[ \t]*)default[ \t]*\(?[ \t]*\\*[\"'])"
+        r"(?!\[REDACTED:)[^\"'\\\r\n]+",
+        requires=(("{{",), ("default",)),
+        precheck=r"\{\{[^}\r\n]{0,100}?default[ \t]*\(?[ \t]*\\*[\"']",
     ),
     # a key ending its line, then a line that is one word (a prompt and what was typed at it,
     # text blocks joined: "Password:" / "Hx9Qz8Wv7Ut"), in plain text or JSON-escaped; not a

@@ -437,6 +437,38 @@ def test_corpus_negatives_and_real_recordings_stay_intact():
         assert redact.clean(kept) == kept
 
 
+#: Files an agent writes, as a Write's ``content``: YAML, code and env files whose line ends
+#: and quotes JSON escapes in the call's arguments.
+FILES = [
+    "name: ci\non: push\nenv:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}\n  NODE_ENV: production\n"
+    "jobs:\n  build:\n    runs-on: ubuntu-latest\n",
+    'import os\napi_key = os.environ["API_KEY"]\nprint("hello")\n',
+    "DB_PASSWORD=${DB_PASSWORD}\nPORT=8080\n",
+    'password = request.form["password"]\nuser = request.form["user"]\nreturn render()\n',
+    "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n"
+    "        key: password\n  - name: PORT\n    value: \"80\"\n",
+]
+
+
+def test_a_tool_call_s_argument_is_redacted_as_the_same_text_alone():
+    """A Write's content holding each corpus form (a line of a file) or a whole file leaves as
+    the same text does in a tool result: the document's pass reads JSON's escapes (``\\"``,
+    ``\\n``), which are no part of the text, and changes only what the strings around a value
+    tell."""
+    r = Redactor()
+    files = FILES + ["# settings\n" + f["text"] + "\nx = 1\n" for f in FORMS]
+    got = {f: json.loads(r.json_text(json.dumps({"file_path": "/src/app/settings.py", "content": f}),
+                                     1_000_000))["content"] for f in files}
+    assert got == {f: r.scan(f) for f in files}
+    assert [got[f] for f in FILES] == [f.replace("\n", " ") for f in FILES]  # nothing in them a secret
+    # what only the document tells stays: a key's value, a flag's, a named value's
+    doc = r.json_text(json.dumps({"content": FILES[0], "password": "Hunter2x9", "args": ["--token", "Tok77q"],
+                                  "env": [{"name": "DB_PASSWORD", "value": "Pg55w0rd"}]}), 1_000_000)
+    assert json.loads(doc) == {"content": FILES[0].replace("\n", " "), "password": "[REDACTED:secret]",
+                               "args": ["--token", "[REDACTED:secret]"],
+                               "env": [{"name": "DB_PASSWORD", "value": "[REDACTED:secret]"}]}
+
+
 def test_a_flag_naming_a_secret_redacts_the_argument_after_it():
     """process.command_args: each element alone cannot tell ``--token X``'s X is a secret."""
     args = ["true", "--password=EqPass111", "--token", "TokSep222", "--api-key", "KeySep333",
@@ -602,8 +634,8 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # a Netscape cookie file's line, HTTPie's -a user:X, Kubernetes Secrets' values (kubectl's
     # YAML and JSON, a manifest, kind before data), HTTPie's key==X, arrays of secrets (JSON, YAML),
     # a key ending its line and its value the next line's one word, a setter given a literal,
-    # a .properties file's dotted key, a program's flag quoted whole
-    assert len(PRE_TESTED) == 34
+    # a .properties file's dotted key, a program's flag quoted whole, a template's default
+    assert len(PRE_TESTED) == 35
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
