@@ -192,11 +192,12 @@ _LITERAL = (r"(?:(?:\"[^\"\r\n\\]*+\"|'[^'\r\n\\]*+')(?=[\s,;)\]}.]|\Z)"
 #: after a blank ( , = or [ in it whole (``process.env.X || "lit"``, ``ENV["X"] || "lit"``: code
 #: not known as such holds the literal)
 _TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[])" + _LITERAL + "|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
-#: An unquoted value to the next blank (a shell's ``KEY=value``, ``pass:value``), a command
-#: substitution or a literal after ( , = or [ in it whole; then a literal fallback
-#: (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?: "lit"``, ``if x else "lit"``)
+#: An unquoted value to the next blank not escaped (a shell's ``KEY=value``, ``KEY=a\\ b``,
+#: ``pass:value``), a command substitution or a literal after ( , = or [ in it whole; then a
+#: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
+#: "lit"``, ``if x else "lit"``)
 _WORD_VALUE = (r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
-               + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+"
+               + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\]))+"
                r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+")
 
 
@@ -280,7 +281,7 @@ _KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature
 #: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
 #: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``
 #: then ``, : } ]``: a command in a JSON document shown as text).
-_ARG = r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:(?!\\*\"[,:}\]])\S)+)"
+_ARG = r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:\\[ ]|(?!\\*\"[,:}\]])\S)+)"
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
@@ -310,7 +311,7 @@ _Q = r"\\*[\"']"
 
 #: A command-line argument (``_ARG``) that ends at an escaped line end too (``\\n``: a
 #: file's lines inside a JSON string)
-_ARG_IN_LINE = _ARG.replace(r"|(?:(?!\\*\"[,:}\]])\S)+)", "|" + _WORD + ")")
+_ARG_IN_LINE = _ARG.replace(r"|(?:\\[ ]|(?!\\*\"[,:}\]])\S)+)", "|" + _WORD + ")")
 assert _ARG_IN_LINE != _ARG
 
 

@@ -60,10 +60,10 @@ PROGRAM_FLAGS = Pattern.of(
     + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
     + "|" + _then(r"(?:un)?zip", r"-[a-zA-Z]*P\s*") + "|" + _then("redis-cli", r"-a\s+")
     + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
-    + "|" + _then("curl", r"(?:(?:-[a-zA-Z]*u\s*|--user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
+    + "|" + _then("curl", r"(?:(?:-[a-zA-Z]*[uU]\s*|--(?:proxy-)?user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                            r"|(?:-b|--cookie)\s+)")
     + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
-    + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
+    + "|" + _then(r"ldap\w+", r"-w\s*") + "|" + _then("ldappasswd", r"-[as]\s*") + "|" + _then("smbclient", r"(?:-U\s*|--user[\s=]+)[^\s%]*%")
     + "|" + _then("htpasswd", r"(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*b)(?:(?=(?:-[a-zA-Z]+\s+(?:\d+\s+)?){0,5}-[a-zA-Z]*n)"
                              r"(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"|(?:-[a-zA-Z]+\s+(?:\d+\s+)?){1,6}+" + _WORD_ARG + r"\s+" + _WORD_ARG
                              + r")\s+")
@@ -74,13 +74,13 @@ PROGRAM_FLAGS = Pattern.of(
     + "|" + _then(r"keyvault\s+secret\s+set", r"--value(?:\s+|=)") + "|" + _then(r"doctl\s+auth\s+init", r"-t\s+")
     + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
     + "|" + _then("lftp", r"-u\s+[^\s,]+,")
-    + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AX]\s*")
+    + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AXc]\s*")
     + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
     + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
     + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + "(?(cq)" + _string_text("cq", "+") + "|" + _ARG + ")",
     requires=(("-p", "-P", "-a", "-u", "--user", "-b", "--cookie", "-k", "pass", "-w", "-U", "-N", "add_user",
                "--from-literal", "--value", "-t", "psk", "/rp", "/RP", "/p:", "-A", "-X",
-               "P ", "u ", 'P"', "P'", 'u"', "u'"),),  # (zip -rP X, curl -su u:X: a flag among others)
+               "-s", "-c", "P ", "u ", 'P"', "P'", 'u"', "u'"),),  # (zip -rP X, curl -su u:X: a flag among others)
     passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
 )
 

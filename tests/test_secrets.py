@@ -433,7 +433,8 @@ ARGV_FORMS = ("mysql -pX", "mysqldump -pX", "sshpass -p X", "sshpass -pX", "redi
               "htpasswd -nb", "htpasswd -b -C cost", "jarsigner -storepass",
               "kubectl create secret --from-literal", "az keyvault secret set --value", "psexec -p",
               "ipmitool -P", "mosquitto_pub -P", "snmpwalk -A and -X", "curl -u KEY: (empty password)",
-              'curl --user "KEY:"', "--password X", "--token X", "--client-secret X")
+              'curl --user "KEY:"', "--password X", "--token X", "--client-secret X", "curl -U proxyuser:X",
+              "curl --proxy-user user:X", "ldappasswd -a old -s new", "snmpwalk -c community")
 
 
 def _argv_forms():
