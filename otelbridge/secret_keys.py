@@ -95,8 +95,9 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
 #: last name names a secret (``args.password``, ``process.env.GITHUB_TOKEN``,
 #: ``self._auth_token``), or a call (of a
 #: dotted path or a name with an ``_``, with no string but a name's in it; of any name with
-#: nothing in it, or a reader's with one string: ``secrets.token_hex(32)``,
-#: ``hash_password(raw)``, ``getpass("Password: ")``), after an
+#: nothing in it, or a reader's with one string and an empty default: ``secrets.token_hex(32)``,
+#: ``hash_password(raw)``, ``getpass("Password: ")``, ``data.get("token", "")``), a Terraform
+#: reference (``var.db_password``, ``random_password.db.result``), after an
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
@@ -119,7 +120,9 @@ _READS = "|".join(f"(?<={w})" for w in (
     "prompt", "config", "lookup", "param", "getParameter", "getProperty", "getString", "getSecret",
     "get_secret", "GetEnvironmentVariable", "require", "getItem", "getHeader",
     "GetHeader", "getInput", "Get", "PostForm", "GetString", "FormValue", "Query", "query", "header",
-    "cookie", "getCookie", "arg"))
+    "cookie", "getCookie", "arg", "pop"))
+#: A reader's default that holds nothing (``.get("token", "")``, ``.pop("password", None)``)
+_EMPTY = r"(?:\\*\"\\*\"|''|None|null|nil|undefined|\{\}|\[\]|false|False)"
 #: Where a path to a secret's value starts (``process.env.X``, ``args.password``, ``self._token``;
 #: not ``my.jwt.secret``, which is a value)
 _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"
@@ -129,7 +132,8 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME 
          + r"\w++(?!\()"
          r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
-         r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"']\)|\(\)))"
+         r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
+         r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+)"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
 #: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``): no value where code ends an argument or a statement
