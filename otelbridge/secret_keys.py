@@ -216,7 +216,8 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
     its line's end, a file's line, not a shell's word)."""
     return (
         # (a quoted key or value may stand on a line of its own: pretty-printed JSON)
-        r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?P<blank>[ \t]++)?+"
+        r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?:(?<=[A-Za-z])[ \t]++(?i:is|was)(?=[ \t]*+:))?+"
+        r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
         + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"

@@ -395,13 +395,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=(("=",), (".",)),
         precheck=r"(?m)(?:^|(?<=\\n)|(?<=\u2192))" + _LINE_LEAD + r"[\w-]++\.[\w.-]*+=",  # (each line's first word, once)
     ),
-    # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2 ...
+    # password: x, "token": "x y", api_key=x, {\\"clientSecret\\": \\"x\\"}, Cookie: a=1; b=2, the password is: x ...
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
         _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
         requires=((":", "="),),
-        precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*)?[:=]",
+        precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*|(?i:is|was)[ \t]*)?[:=]",
     ),
     # an array of secrets as a key's value: {"api_keys": ["X", "Y"]}, passwords = ['X'], YAML's
     # api_keys: then - X lines (at one indent; comment and blank lines between): the strings
