@@ -18,8 +18,12 @@ from .secret_tokens import AFTER_ESCAPE
 #: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
-#: ``MAX_TOKENS``, a model's limit).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z]))|signature"
+#: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
+#: What counts tokens (a model's limit or usage: ``MAX_TOKENS``, ``PROMPT_TOKENS``)
+_COUNTS = ("max", "min", "num", "total", "input", "output", "prompt", "completion", "context",
+           "thinking", "reasoning", "cached", "cache")
+_COUNTED = "|".join(f"(?<={w}[_.-]tokens)(?<![a-z0-9]{w}[_.-]tokens)" for w in _COUNTS)
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
@@ -154,6 +158,10 @@ _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: A type with no value (``password: str,`` in a signature, ``token: string | null;``)
 _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"
               r"|Option<\w+>)(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
+#: ... where it ends: its line's (or a JSON string's) end, or , ; ) and the next parameter
+#: (``name: type``), ``)``, ``}`` or ``=``: not a value after it (``password: str, X``)
+_TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|(?<=[,;)][ \t])[\w*]++[ \t]*+[:=]"
+             r"|(?<=[,;)])[\w*]++[ \t]*+[:=]|(?<=[,;)][ \t])\*{1,2}\w|->)")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
@@ -169,7 +177,7 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + r")"
              r"|" + _PLACEHOLDER + r"@"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
-             r"|(?(colon)" + _TYPE_ONLY + _END + r"|(?!))"
+             r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
              r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])))))")
 
@@ -204,6 +212,10 @@ _WORD_VALUE = (r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,
                + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\]))+"
                r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+")
 
+#: ... then more words, up to a shell's operator, a flag, a comment or a redirection
+#: (``password:two words``; ``pass:X -in f``, ``pass:X && echo``)
+_WORDS_VALUE = _WORD_VALUE + r"(?:[ \t]++(?![-&|;<>#]|\\[nrt])" + _WORD_VALUE + ")*+"
+
 
 def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
     """A regex of ``key`` (a regex), its separator — an optional (escaped) closing quote, ``:``,
@@ -237,7 +249,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?(esc)(?:(?!(?<!\\)(?P=esc)).)+"
         r"|(?(dq)(?:[^\"\\\r\n]|\\.)+"
         r"|(?(sq)[^'\r\n]+(?:'\\+''[^'\r\n]*)*"
-        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + "(?(gap)" + _TO_ITS_END + "|" + _WORD_VALUE + "))"
+        r"|(?(colon)" + (r"(?(fl)[^,}\]\r\n\"'\\]+|" if flow else "(?:") + "(?(gap)" + _TO_ITS_END + "|" + _WORDS_VALUE + "))"
         r"|(?(blank)" + _TO_ITS_END + "|(?(typed)" + _TO_ITS_END + "|" + (_TO_ITS_END if lines else _WORD_VALUE)
         + "))))))"
     )
@@ -250,6 +262,10 @@ _SECRET_KEY = _SECRET_WORD + r"[\w.-]*+"
 #: would rescan the rest of a long word from every key word in it: minutes for 256 Ki of
 #: ``tokentoken…``); from the word's start: the same end, the text before the key word kept
 _SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
+#: ... a word of key characters ending in a key word (``db.password``, ``adminPassword``,
+#: ``SECRET_KEY``; not ``passwordSecretName``, ``passwordKey``, ``tokenAudience``, nor
+#: Helm's ``existingSecret``, a Secret's name)
+_ENDS_IN_KEY_WORD = r"(?![\w.-]*?(?i:existing))[\w.-]*?" + _SECRET_WORD + r"(?-i:_KEY)?(?![\w.-])"
 
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
@@ -328,7 +344,7 @@ _LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
 #: No key in a condition or clause head that ends its line (``if not csrf_token:``, ``except
 #: TokenError:``): the next line, more indented, is code, not the key's value.
 _NO_CONDITION = "".join(rf"(?<!{w} )" for w in ("if", "elif", "while", "not", "except", "case",
-                                                 "lambda", "assert", "as"))
+                                                 "lambda", "assert"))
 _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
               + r"|(?:raise|return|throw|yield|await)[ \t]+[\w\"'(\[{.-]|\"\"\"|'''"
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"

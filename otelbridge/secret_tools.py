@@ -118,13 +118,13 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"|" + _WORD_START + r"hmac\.new\()[ \t]*+b?(?P<jq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("jq", "+") + r"(?=(?P=jq))",
         requires=(("(",),),
     ),
-    # an authorization scheme joined to a literal: "Bearer " + "X", 'Basic ' + 'X', also
-    # JSON-escaped (the scheme may be a marker already)
+    # an authorization scheme joined to a credential's literal (token68: 8 characters or more):
+    # "Bearer " + "X", 'Basic ' + 'X', also JSON-escaped (the scheme may be a marker already)
     Pattern.of(
         "secret",
-        ("bearer", "basic", "token", "[redacted:authorization]"),
-        r"(?P<keep>(?:(?i:bearer|basic|token)[ \t]++|\[REDACTED:authorization\])\\*[\"'][ \t]*+\+[ \t]*+"
-        r"(?P<lq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("lq", "+") + r"(?=(?P=lq))",
+        ("bearer", "basic", "[redacted:authorization]"),
+        r"(?P<keep>(?:(?i:bearer|basic)[ \t]++|\[REDACTED:authorization\])\\*[\"'][ \t]*+\+[ \t]*+"
+        r"(?P<lq>\\*[\"'`]))(?!\[REDACTED:)[\w.~+/-]{8,}+=*+(?=(?P=lq))",
         requires=(("+",),),
     ),
     # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf

@@ -51,7 +51,7 @@ import re
 from .secret_patterns import InArgv, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
-                          _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
+                          _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _NOT_A_PLACEHOLDER, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
 from .secret_tools import PROGRAM_FLAGS, TOOL_PATTERNS
@@ -283,25 +283,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
     ),
-    # a template's default for a secret, its key before the template or its path (Helm's
+    # a template's default for a secret, its key before the template or its path ending in a
+    # key word (not passwordSecretName: {{ … | default "db-creds" }}; Helm's
     # password: {{ .Values.db.password | default "x" | quote }}, {{ default "x" .Values.p }},
     # Jinja's default('x')): the literal
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?\{\{-?[ \t]*+(?:[^}|\r\n]{0,100}+\|[ \t]*+)?"
-        r"|\{\{-?[ \t]*+" + _SECRET_WORD_IN + r"[ \t]*+\|[ \t]*)default[ \t]*\(?[ \t]*\\*[\"'])"
-        r"(?!\[REDACTED:)[^\"'\\\r\n]+",
+        r"(?P<keep>(?:(?<![\w.-])" + _ENDS_IN_KEY_WORD + r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?\{\{-?[ \t]*+(?:[^}|\r\n]{0,100}+\|[ \t]*+)?"
+        r"|\{\{-?[ \t]*+" + _ENDS_IN_KEY_WORD + r"[ \t]*+\|[ \t]*)default[ \t]*\(?[ \t]*\\*[\"'])"
+        r"(?!\[REDACTED:)(?!(?i:true|false|yes|no|on|off|null|none)\\*[\"'])[^\"'\\\r\n]+",
         requires=(("{{",), ("default",)),
         precheck=r"\{\{[^}\r\n]{0,100}?default[ \t]*\(?[ \t]*\\*[\"']",
     ),
     # a key ending its line, then a line that is one word (a prompt and what was typed at it,
-    # text blocks joined: "Password:" / "Hx9Qz8Wv7Ut"), in plain text or JSON-escaped; not a
-    # sibling key (YAML's next ``user: x``), a list item or a comment
+    # text blocks joined: "Password:" / "Hx9Qz8Wv7Ut", blank lines or a code fence between), in
+    # plain text or JSON-escaped; not a sibling key (YAML's next ``user: x``), a list item or a
+    # comment
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*" + _NL + r")"
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*" + _NL + r"(?:[ \t]*+" + _NL + r"){0,2}+(?:```[\w-]*+[ \t]*+" + _NL + r")?+)"
         r"(?!#)(?!- )(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:)[^\s\\\"']++(?=[^\S\r\n]*(?:" + _NL + r"|\Z|\\*[\"'](?:[,}\]]|\Z)))",
         requires=((":",), ("\n", "\\n")),
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:[ \t]*(?:\r?\n|\\)",
