@@ -102,8 +102,9 @@ def home(text: str, lowered: str | None = None) -> str:
 
 #: Strings longer than this (characters) are not scanned: they are dropped from export
 #: (:meth:`Redactor.scan` gives ``None``; :meth:`Redactor.clean` gives :data:`DROPPED`). A
-#: scan costs up to ~0.3 µs a character (prose full of key words; ``bench/redaction.py``),
-#: so at most ~80 ms a string.
+#: scan costs ~0.3 µs a character on prose full of key words (``bench/redaction.py``), up to
+#: ~5 µs on text made of nothing but keys (``pass:a`` lines: every key rule reads each), so
+#: at most ~1.2 s a string, linear in its length.
 SCAN_MAX_CHARS = 256 << 10
 #: What :meth:`Redactor.clean` gives for a string it did not scan.
 DROPPED = "[REDACTED:too_long]"

@@ -22,7 +22,9 @@ from .secret_tokens import AFTER_ESCAPE
 #: What counts tokens (a model's limit or usage: ``MAX_TOKENS``, ``PROMPT_TOKENS``)
 _COUNTS = ("max", "min", "num", "total", "input", "output", "prompt", "completion", "context",
            "thinking", "reasoning", "cached", "cache")
-_COUNTED = "|".join(f"(?<={w}[_.-]tokens)(?<![a-z0-9]{w}[_.-]tokens)" for w in _COUNTS)
+_COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by length)
+    f"(?<=(?:{ws})[_.-]tokens)(?<![a-z0-9](?:{ws})[_.-]tokens)"
+    for ws in sorted({"|".join(w for w in _COUNTS if len(w) == n) for n in {len(w) for w in _COUNTS}}))
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
@@ -336,20 +338,23 @@ _ARG_IN_LINE = _ARG.replace(r"|(?:\\[ ]|(?!\\*\"[,:}\]])\S)+)", "|" + _WORD + ")
 assert _ARG_IN_LINE != _ARG
 
 
-#: A line of code: a block's first statement after ``if password != confirm:`` or ``except
-#: TokenError:`` (not a YAML value on the next line): a block's head (ends with ``:`` or ``{``),
-#: a statement's keyword and operand, a declaration, a method's call without a string (not
-#: ``user.set_password("x")``), a bare ``pass``/``return``
-_LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
 #: No key in a condition or clause head that ends its line (``if not csrf_token:``, ``except
 #: TokenError:``): the next line, more indented, is code, not the key's value.
 _NO_CONDITION = "".join(rf"(?<!{w} )" for w in ("if", "elif", "while", "not", "except", "case",
                                                  "lambda", "assert"))
+_LINE_END = r"[ \t]*(?:\r?\n|\\[nr]|\Z)"
+#: A line of code: a block's first statement after ``if password != confirm:`` or ``except
+#: TokenError:`` (not a YAML value on the next line): a block's head (ends with ``:`` or ``{``),
+#: a statement's keyword and operand, a declaration, a method's call without a string (not
+#: ``user.set_password("x")``), a bare ``pass``/``return``, an assignment (``data = token.read()``)
 _STATEMENT = (r"(?:(?:if|elif|else|for|while|try|with|def|class|except|finally|switch|catch)\b[^\r\n\\]*[:{]" + _LINE_END
               + r"|(?:raise|return|throw|yield|await)[ \t]+[\w\"'(\[{.-]|\"\"\"|'''"
               r"|(?:const|let|var)[ \t]+[\w$]+[ \t]*[=:;]|from[ \t]+[\w.]+[ \t]+import\b|(?:self|this)\.[A-Za-z_]"
               r"|[A-Za-z_]\w*(?:\.\w+)+\([^\r\n\\\"'`]*\)[ \t]*;?" + _LINE_END
-              + r"|(?:pass|break|continue|return)" + _LINE_END + ")")
+              + r"|(?:pass|break|continue|return)" + _LINE_END
+              + r"|[A-Za-z_][\w.]*+[ \t]++(?:[-+*/]|//)?=[ \t]" + ")")
+
+
 def _string_text(quote: str, least: str = "*") -> str:
     """A regex of a quoted string's text, up to its closing quote (the group named ``quote``, an
     escaped one too), possessively: ``least`` ``*`` (empty too) or ``+``."""

@@ -107,6 +107,18 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         requires=(("(",),),
         precheck=r"(?i)(?<![\w$])(?:set|with)_?\w*?(?:pass|pw|secret|token|key|cred|auth|cookie|sig|dsn|pat)\w*\(\s*\\*[\"'`]",
     ),
+    # a literal fallback after code on a line that sets a secret's name, where the key rules
+    # read no value (app.config['SECRET_KEY'] = os.environ.get('K') or 'X', Laravel's
+    # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X"))
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
+        r"[^\r\n;,{}]{1,200}?(?:\|\||\?\?|\?:|[ \t]or[ \t]|\bfetch\([^,()\r\n]{1,100},)[ \t]*+(?P<fq>\\*[\"']))"
+        r"(?!\[REDACTED:)" + _string_text("fq", "+") + r"(?=(?P=fq))",
+        requires=(("||", "??", "?:", " or ", "fetch("),),
+        precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},)[ \t]*+\\*[\"']",
+    ),
     # a signing key as a string literal: jwt.sign(payload, 'X'), jwt.encode({...}, "X", ...),
     # jwt.verify(token, 'X'), crypto.createHmac('sha256', 'X'), hmac.new(b'X', ...), also
     # JSON-escaped; not a key passed as a name (jwt.sign(p, secret))
@@ -118,13 +130,14 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"|" + _WORD_START + r"hmac\.new\()[ \t]*+b?(?P<jq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("jq", "+") + r"(?=(?P=jq))",
         requires=(("(",),),
     ),
-    # an authorization scheme joined to a credential's literal (token68: 8 characters or more):
+    # an authorization scheme joined to a credential's literal (token68: 8 characters or more;
+    # after "Token ", Django REST's scheme, with a digit: not "Invalid token " + "received"):
     # "Bearer " + "X", 'Basic ' + 'X', also JSON-escaped (the scheme may be a marker already)
     Pattern.of(
         "secret",
-        ("bearer", "basic", "[redacted:authorization]"),
-        r"(?P<keep>(?:(?i:bearer|basic)[ \t]++|\[REDACTED:authorization\])\\*[\"'][ \t]*+\+[ \t]*+"
-        r"(?P<lq>\\*[\"'`]))(?!\[REDACTED:)[\w.~+/-]{8,}+=*+(?=(?P=lq))",
+        ("bearer", "basic", "token", "[redacted:authorization]"),
+        r"(?P<keep>(?:(?i:bearer|basic)[ \t]++|(?P<tk>(?i:token)[ \t]++)|\[REDACTED:authorization\])\\*[\"'][ \t]*+\+[ \t]*+"
+        r"(?P<lq>\\*[\"'`]))(?!\[REDACTED:)(?(tk)(?=[\w.~+/-]*?\d))[\w.~+/-]{8,}+=*+(?=(?P=lq))",
         requires=(("+",),),
     ),
     # Redis: AUTH [user] X at a line's start, after a quote (echo "AUTH x" | redis-cli, printf
@@ -223,9 +236,10 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
         r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
     ),
-    # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ name }})
+    # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ name }}; at most
+    # 256 characters: no rescan to the text's end from each unclosed brace)
     Pattern.of("secret", ("pwd={", "password={"),
-               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.| -]{0,100}\}\})(?!\[REDACTED:)[^}\r\n]+(?=\})"),
+               r"(?P<keep>(?<![\w.-])(?i:pwd|password)=\{)(?!\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.| -]{0,100}\}\})(?!\[REDACTED:)[^}\r\n]{1,256}+(?=\})"),
     # user:X made into a Basic credential: btoa('u:X'), Buffer.from('u:X'), b64encode(b'u:X'),
     # echo -n 'u:X' | base64
     Pattern.of(

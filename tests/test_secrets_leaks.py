@@ -405,6 +405,7 @@ def test_forms_a_new_user_found_leaking_or_redacted_wrongly(text, expected):
     # ... but a call with a string, or a YAML value like a call, may hold the secret
     ("if password:\n    user.set_password('Sp5x')", "if password:\n    user.set_password('[REDACTED:secret]')"),
     ('if not csrf_token:\n    abort(400)', None), ("while token:\n    retries += 1", None),
+    ("with open(path) as token:\n    data = token.read()", None),
     ("password:\n  ENC(G6N718UuyPE5bHy)", "password:\n  [REDACTED:secret]"),
     # ... and the AUTHORIZATION family are keys (not AUTHOR); a Secret's data keys may be file names
     ("self.client.credentials(HTTP_AUTHORIZATION='Token kj3h4k5jh')", "self.client.credentials(HTTP_AUTHORIZATION='[REDACTED:secret]')"),
