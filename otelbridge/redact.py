@@ -265,18 +265,8 @@ class Redactor:
         except msgspec.DecodeError:
             scanned = self.scan(text)
             return None if scanned is None else _cap(scanned, limit)
-        doc = secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)
+        doc = self._in_context(secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key))
         out = msgspec.json.encode(doc).decode()
-        if len(out) <= SCAN_MAX_CHARS:
-            whole = self.redact(out)
-            if whole != out:
-                # a match that ran past a string's closing quote is no value: that text's
-                # strings, each redacted already, are what leaves
-                try:
-                    doc = _from_context(doc, msgspec.json.decode(whole), self._alone)
-                    out = msgspec.json.encode(doc).decode()
-                except msgspec.DecodeError:
-                    pass
         for _ in range(8):  # each round cuts the longest string by what is over
             over = len(out) - limit
             if over <= 0:
@@ -290,6 +280,33 @@ class Redactor:
             doc = _json_strings(doc, lambda s, t=longest: _cap(s, size) if s is t else s)
             out = msgspec.json.encode(doc).decode()
         return out if len(out) <= limit else None
+
+    def _in_context(self, doc: Any) -> Any:
+        """``doc`` (decoded JSON, its strings redacted) after its text's pass; where a match ran
+        past a string's closing quote (no value: the result is no JSON), each member of an
+        object, or each object or list in a list, is passed alone instead."""
+        import msgspec
+
+        out = msgspec.json.encode(doc).decode()
+        if len(out) > SCAN_MAX_CHARS:
+            return doc
+        whole = self.redact(out)
+        if whole == out:
+            return doc
+        try:
+            return _from_context(doc, msgspec.json.decode(whole), self._alone)
+        except msgspec.DecodeError:
+            pass
+        if isinstance(doc, dict) and len(doc) > 1:
+            members: dict[str, Any] = {}
+            for key, value in doc.items():
+                members.update(self._in_context({key: value}))
+            return members
+        if isinstance(doc, dict):
+            return {k: self._in_context(v) if isinstance(v, (dict, list)) else v for k, v in doc.items()}
+        if isinstance(doc, list):
+            return [self._in_context(v) if isinstance(v, (dict, list)) else v for v in doc]
+        return doc
 
     def _alone(self, text: str) -> str | None:
         """What the document's pass makes of the JSON string ``text`` with no document around

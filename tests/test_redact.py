@@ -469,6 +469,19 @@ def test_a_tool_call_s_argument_is_redacted_as_the_same_text_alone():
                                "env": [{"name": "DB_PASSWORD", "value": "[REDACTED:secret]"}]}
 
 
+def test_a_string_that_breaks_the_document_s_pass_cancels_no_context():
+    """A sibling whose text the document's pass reads past its closing quote (``token='``)
+    makes that pass's result no JSON: each member is then passed alone, and what only the
+    document tells is still redacted."""
+    r = Redactor()
+    for doc in ({"args": ["--token", "Tk9Sb4Lq2"], "description": "token='"},
+                {"call": {"args": ["--token", "Tk9Sb4Lq2"], "description": "token='"}},
+                [{"password": "Pw7Sb3Kd1", "note": "secret: '"}]):
+        out = r.json_text(json.dumps(doc), 10_000)
+        assert "Tk9Sb4Lq2" not in out and "Pw7Sb3Kd1" not in out
+        assert out.count("[REDACTED:secret]") == 1 and "[REDACTED:secret]\"" in out
+
+
 def test_a_flag_naming_a_secret_redacts_the_argument_after_it():
     """process.command_args: each element alone cannot tell ``--token X``'s X is a secret."""
     args = ["true", "--password=EqPass111", "--token", "TokSep222", "--api-key", "KeySep333",
