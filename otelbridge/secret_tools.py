@@ -5,7 +5,7 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
+from .secret_keys import (_ARG, _ARG_IN_LINE, _ENDS_IN_KEY_WORD, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
                           _NOT_A_PLACEHOLDER,
                           _NL_READ, _SECRET_WORD, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value,
                           _string_text, _then)
@@ -109,15 +109,28 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     ),
     # a literal fallback after code on a line that sets a secret's name, where the key rules
     # read no value (app.config['SECRET_KEY'] = os.environ.get('K') or 'X', Laravel's
-    # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X"))
+    # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X")), or
+    # right after a secret's name (key = process.env.JWT_SECRET || "X", getenv("API_KEY") or "X")
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
-        r"[^\r\n;,{}]{1,200}?(?:\|\||\?\?|\?:|[ \t]or[ \t]|\bfetch\([^,()\r\n]{1,100},)[ \t]*+(?P<fq>\\*[\"']))"
-        r"(?!\[REDACTED:)" + _string_text("fq", "+") + r"(?=(?P=fq))",
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"(?:\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
+        r"[^\r\n;,{}]{1,200}?|\\*[\"']?[)\]]?[ \t]*+)(?:\|\||\?\?|\?:|(?<=[ \t])or[ \t]|\bfetch\([^,()\r\n]{1,100},)"
+        r"[ \t]*+(?P<fq>\\*[\"']))"  # (not a key word: get('password') or 'password' names a field)
+        r"(?!\[REDACTED:)(?!(?i:pass(?:word)?|passwd|secret|token|api_?key)\\*[\"'])" + _string_text("fq", "+") + r"(?=(?P=fq))",
         requires=(("||", "??", "?:", " or ", "fetch("),),
         precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},)[ \t]*+\\*[\"']",
+    ),
+    # Helm's default before a secret's path ({{ default "X" .Values.oauth.clientSecret }}) and
+    # a Terraform variable's default (variable "db_password" { ... default = "X" })
+    Pattern.of(
+        "secret",
+        _KEY_NEEDLES,
+        r"(?P<keep>\{\{-?[ \t]*+default[ \t]*+\(?[ \t]*+(?P<hq>\\*[\"'])"
+        r"|(?<![\w.-])variable[ \t]++\\*\"" + _ENDS_IN_KEY_WORD + r"\\*\"[ \t]*+\{[^{}]{0,400}?"
+        r"(?<![\w.-])default[ \t]*+=[ \t]*+(?P<tq>\\*\"))(?!\[REDACTED:)"
+        r"(?(hq)[^\"'\\\r\n]++(?=(?P=hq)\)?[ \t]++" + _ENDS_IN_KEY_WORD + r")|[^\"\\\r\n]++(?=(?P=tq)))",
+        requires=(("default",),),
     ),
     # a signing key as a string literal: jwt.sign(payload, 'X'), jwt.encode({...}, "X", ...),
     # jwt.verify(token, 'X'), crypto.createHmac('sha256', 'X'), hmac.new(b'X', ...), also
