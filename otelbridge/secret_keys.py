@@ -15,16 +15,16 @@ from typing import Any
 from .secret_tokens import AFTER_ESCAPE
 
 
-#: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
-#: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
-#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
-#: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
 #: What counts tokens (a model's limit or usage: ``MAX_TOKENS``, ``PROMPT_TOKENS``)
 _COUNTS = ("max", "min", "num", "total", "input", "output", "prompt", "completion", "context",
            "thinking", "reasoning", "cached", "cache")
 _COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by length)
     f"(?<=(?:{ws})[_.-]tokens)(?<![a-z0-9](?:{ws})[_.-]tokens)"
     for ws in sorted({"|".join(w for w in _COUNTS if len(w) == n) for n in {len(w) for w in _COUNTS}}))
+#: Key words that make a key secret wherever they stand in it (``MYSQL_ROOT_PASSWORD``,
+#: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
+#: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
+#: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
                  r"[_.-]?key|apikey"
@@ -162,8 +162,8 @@ _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretB
               r"|Option<\w+>)(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
 #: ... where it ends: its line's (or a JSON string's) end, or , ; ) and the next parameter
 #: (``name: type``), ``)``, ``}`` or ``=``: not a value after it (``password: str, X``)
-_TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|(?<=[,;)][ \t])[\w*]++[ \t]*+[:=]"
-             r"|(?<=[,;)])[\w*]++[ \t]*+[:=]|(?<=[,;)][ \t])\*{1,2}\w|->)")
+_TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|->"
+             r"|(?:(?<=[,;)])|(?<=[,;)][ \t]))(?:[\w*]++[ \t]*+[:=]|\*{1,2}\w))")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
@@ -210,13 +210,13 @@ _TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[])" + _LITERAL + "|" + _INNER_QU
 #: ``pass:value``), a command substitution or a literal after ( , = or [ in it whole; then a
 #: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
 #: "lit"``, ``if x else "lit"``)
-_WORD_VALUE = (r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
-               + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\]))+"
-               r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+")
-
-#: ... then more words, up to a shell's operator, a flag, a comment or a redirection
+_WORD_PART = (r"\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
+              + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
+_FALLBACK = r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+"
+_WORD_VALUE = "(?:" + _WORD_PART + ")+" + _FALLBACK
+#: ... and more words, up to a shell's operator, a flag, a comment or a redirection
 #: (``password:two words``; ``pass:X -in f``, ``pass:X && echo``)
-_WORDS_VALUE = _WORD_VALUE + r"(?:[ \t]++(?![-&|;<>#]|\\[nrt])" + _WORD_VALUE + ")*+"
+_WORDS_VALUE = "(?:" + _WORD_PART + r"|[ \t]++(?![-&|;<>#\s]|\\[nrt]|\Z))+" + _FALLBACK
 
 
 def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:

@@ -121,16 +121,13 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         requires=(("||", "??", "?:", " or ", "fetch("),),
         precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},)[ \t]*+\\*[\"']",
     ),
-    # Helm's default before a secret's path ({{ default "X" .Values.oauth.clientSecret }}) and
     # a Terraform variable's default (variable "db_password" { ... default = "X" })
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>\{\{-?[ \t]*+default[ \t]*+\(?[ \t]*+(?P<hq>\\*[\"'])"
-        r"|(?<![\w.-])variable[ \t]++\\*\"" + _ENDS_IN_KEY_WORD + r"\\*\"[ \t]*+\{[^{}]{0,400}?"
-        r"(?<![\w.-])default[ \t]*+=[ \t]*+(?P<tq>\\*\"))(?!\[REDACTED:)"
-        r"(?(hq)[^\"'\\\r\n]++(?=(?P=hq)\)?[ \t]++" + _ENDS_IN_KEY_WORD + r")|[^\"\\\r\n]++(?=(?P=tq)))",
-        requires=(("default",),),
+        r"(?P<keep>(?<![\w.-])variable[ \t]++\\*\"" + _ENDS_IN_KEY_WORD + r"\\*\"[ \t]*+\{[^{}]{0,400}?"
+        r"(?<![\w.-])default[ \t]*+=[ \t]*+(?P<tq>\\*\"))(?!\[REDACTED:)[^\"\\\r\n]++(?=(?P=tq))",
+        requires=(("variable",), ("default",)),
     ),
     # a signing key as a string literal: jwt.sign(payload, 'X'), jwt.encode({...}, "X", ...),
     # jwt.verify(token, 'X'), crypto.createHmac('sha256', 'X'), hmac.new(b'X', ...), also

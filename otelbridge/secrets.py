@@ -284,15 +284,16 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",
     ),
     # a template's default for a secret, its key before the template or its path ending in a
-    # key word (not passwordSecretName: {{ … | default "db-creds" }}; Helm's
-    # password: {{ .Values.db.password | default "x" | quote }}, {{ default "x" .Values.p }},
-    # Jinja's default('x')): the literal
+    # key word, before or after the default (not passwordSecretName: {{ … | default "db-creds" }};
+    # Helm's password: {{ .Values.db.password | default "x" | quote }}, {{ default "x"
+    # .Values.db.password }}, Jinja's default('x')): the literal
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?:(?<![\w.-])" + _ENDS_IN_KEY_WORD + r"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?\{\{-?[ \t]*+(?:[^}|\r\n]{0,100}+\|[ \t]*+)?"
-        r"|\{\{-?[ \t]*+" + _ENDS_IN_KEY_WORD + r"[ \t]*+\|[ \t]*)default[ \t]*\(?[ \t]*\\*[\"'])"
-        r"(?!\[REDACTED:)(?!(?i:true|false|yes|no|on|off|null|none)\\*[\"'])[^\"'\\\r\n]+",
+        r"|\{\{-?[ \t]*+" + _ENDS_IN_KEY_WORD + r"[ \t]*+\|[ \t]*|\{\{-?[ \t]*+(?P<before>))default[ \t]*\(?[ \t]*\\*[\"'])"
+        r"(?!\[REDACTED:)(?!(?i:true|false|yes|no|on|off|null|none)\\*[\"'])"
+        r"(?(before)[^\"'\\\r\n]++(?=\\*[\"']\)?[ \t]++" + _ENDS_IN_KEY_WORD + r")|[^\"'\\\r\n]+)",
         requires=(("{{",), ("default",)),
         precheck=r"\{\{[^}\r\n]{0,100}?default[ \t]*\(?[ \t]*\\*[\"']",
     ),
