@@ -31,8 +31,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .environment import (check_compression, check_headers, check_numbers, check_resource_attributes,
-                          check_sampler,
+from .environment import (check_booleans, check_compression, check_headers, check_numbers,
+                          check_resource_attributes, check_sampler,
                           endpoint_problem, otlp_timeout_s, shown, tls_file_problems, tls_notice,
                           uses_tls)
 
@@ -278,6 +278,8 @@ def build(
             problems.append("; ".join(tls) + "; the otlp exporter is left out, " + (
                 f"using {','.join(exporters)}" if exporters != ("none",)
                 else "spans are built for the reports but not exported"))
+    check_booleans(protocol if "otlp" in exporters else None, flags.get("endpoint"), env, ignored,
+                   problems)
     ignored += check_numbers(env, problems)
     timeout_s = otlp_timeout_s(env, ignored, problems) if "otlp" in exporters else None
     ignored += check_sampler(env, problems)

@@ -316,15 +316,21 @@ TLS_FILES = (("CERTIFICATE", "CA certificate"), ("CLIENT_CERTIFICATE", "client c
              ("CLIENT_KEY", "client key"))
 
 
+def _endpoint_used(flag: str | None, env: Mapping[str, str], ignored: list[str]) -> tuple[str, str]:
+    """The endpoint the OTLP exporter is given (``""``: its default) and its scheme, lower-case
+    (``""``: none). ``ignored``: endpoint variables hidden from it."""
+    endpoint = flag or next((env[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                               "OTEL_EXPORTER_OTLP_ENDPOINT")
+                             if env.get(v) and v not in ignored), "")
+    return endpoint, endpoint.strip().split("://", 1)[0].lower() if "://" in endpoint else ""
+
+
 def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: list[str]) -> bool:
     """Whether the OTLP exporter will connect with TLS (and so read the TLS files): an
     ``https://`` endpoint; over gRPC also one without ``http://`` unless
     ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true``, or an ``http://`` one when it is set to
     something else (the exporters' own rules). ``ignored``: endpoint variables hidden from it."""
-    endpoint = flag or next((env[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                                               "OTEL_EXPORTER_OTLP_ENDPOINT")
-                             if env.get(v) and v not in ignored), "")
-    scheme = endpoint.strip().split("://", 1)[0].lower() if "://" in endpoint else ""
+    endpoint, scheme = _endpoint_used(flag, env, ignored)
     if scheme == "https":
         return True
     if protocol != "grpc":
@@ -333,6 +339,35 @@ def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: l
     if insecure is not None:
         return insecure.strip().lower() != "true"
     return bool(endpoint) and scheme != "http"
+
+
+_BOOLEAN = ("", "true", "false")
+
+
+def check_booleans(otlp_protocol: str | None, flag: str | None, env: Mapping[str, str],
+                   ignored: list[str], problems: list[str]) -> None:
+    """A boolean variable neither ``true``, ``false`` (any case) nor empty is said in
+    ``problems``: the specification reads it as false and asks for a warning (``1`` and ``yes``
+    are not true). ``OTEL_SDK_DISABLED`` always; the gRPC exporter's
+    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` (the first set, as it reads them) when
+    ``otlp_protocol`` is ``grpc`` and its endpoint (``flag`` or the variables not ``ignored``)
+    has ``http://`` or is its default: an ``https://`` one is TLS whatever it says, and
+    :func:`tls_notice` speaks of one without a scheme."""
+    raw = env.get("OTEL_SDK_DISABLED")
+    if raw is not None and raw.strip().lower() not in _BOOLEAN:
+        problems.append(f"OTEL_SDK_DISABLED={shown(raw)} is not true or false: read as false, "
+                        "tracing stays on (true turns it off)")
+    if otlp_protocol != "grpc":
+        return
+    endpoint, scheme = _endpoint_used(flag, env, ignored)
+    if endpoint and scheme != "http":
+        return
+    var = next((v for v in ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
+                if v in env), None)
+    if var is not None and env[var].strip().lower() not in _BOOLEAN:
+        problems.append(f"{var}={shown(env[var])} is not true or false: read as false, gRPC "
+                        "connects with TLS (a plaintext collector sees only failed handshakes; "
+                        "true connects without)")
 
 
 def tls_file_problems(env: Mapping[str, str]) -> list[str]:

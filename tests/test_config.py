@@ -152,6 +152,45 @@ def test_scheme_less_grpc_endpoint_is_said_to_use_tls():
     assert config.build(exporter="otlp", protocol="http/protobuf", env={}).env_problems == ()
 
 
+@pytest.mark.parametrize("value,said", [("maybe", True), ("1", True), ("yes", True), ("TRUE", False),
+                                        (" false ", False), ("", False)])
+def test_sdk_disabled_neither_true_nor_false_is_said_read_as_false(value, said):
+    """The specification: true only for ``true`` (any case), anything else false, with a
+    warning for a value neither true, false nor empty."""
+    problems = config.build(exporter="none", protocol=None,
+                            env={"OTEL_SDK_DISABLED": value}).env_problems
+    assert problems == ((f"OTEL_SDK_DISABLED={value.strip()!r} is not true or false: read as "
+                         "false, tracing stays on (true turns it off)",) if said else ())
+
+
+@pytest.mark.parametrize("env,said", [
+    # the gRPC exporter's default endpoint and an http:// one: "1" is false, so TLS
+    ({"OTEL_EXPORTER_OTLP_INSECURE": "1"}, "OTEL_EXPORTER_OTLP_INSECURE='1'"),
+    ({"OTEL_EXPORTER_OTLP_INSECURE": "yes", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317"},
+     "OTEL_EXPORTER_OTLP_INSECURE='yes'"),
+    # the traces variable is the one read
+    ({"OTEL_EXPORTER_OTLP_TRACES_INSECURE": "on", "OTEL_EXPORTER_OTLP_INSECURE": "1"},
+     "OTEL_EXPORTER_OTLP_TRACES_INSECURE='on'"),
+    # https:// is TLS whatever it says; true and false are booleans
+    ({"OTEL_EXPORTER_OTLP_INSECURE": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:4317"}, None),
+    ({"OTEL_EXPORTER_OTLP_INSECURE": "True"}, None),
+    ({"OTEL_EXPORTER_OTLP_INSECURE": "false"}, None),
+])
+def test_grpc_insecure_neither_true_nor_false_is_said_to_connect_with_tls(env, said):
+    problems = config.build(exporter="otlp", protocol="grpc", env=env).env_problems
+    if said is None:
+        assert problems == ()
+    else:
+        (line,) = problems
+        assert line.startswith(f"{said} is not true or false: read as false, gRPC connects with TLS")
+    # over HTTP the exporter never reads it; without a scheme the TLS notice says it, once
+    assert config.build(exporter="otlp", protocol="http/protobuf", env=env).env_problems == ()
+    if said is not None:
+        (line,) = config.build(exporter="otlp", protocol="grpc",
+                               env={**env, "OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317"}).env_problems
+        assert "has no scheme" in line
+
+
 def _build(env, *, exporter=None, protocol=None, **flags):
     return config.build(exporter=exporter, protocol=protocol, env=env, **flags)
 

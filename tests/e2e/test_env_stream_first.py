@@ -51,6 +51,8 @@ BAD = [
      ["OTEL_RESOURCE_ATTRIBUTES", "not key=value is skipped", "the others are used"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
+    # the specification's booleans: only "true" is true; the SDK said nothing of "yes"
+    ({"OTEL_SDK_DISABLED": "yes"}, ["OTEL_SDK_DISABLED", "'yes'", "read as false", "tracing stays on"]),
 ]
 
 
@@ -148,6 +150,26 @@ def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
     assert f"http://{hostport}" in said
     # insecure as asked: nothing said, every span delivered
     assert plain.returncode == 0 and b"has no scheme" not in plain.stderr
+    assert len(spans) == 8
+
+
+def test_grpc_insecure_that_is_not_true_is_said_and_means_tls():
+    """``OTEL_EXPORTER_OTLP_INSECURE=1`` is false by the specification: the gRPC exporter
+    connects to an ``http://`` endpoint with TLS and a plaintext collector gets nothing. One
+    line says so; ``true`` delivers every span."""
+    with GrpcReceiver() as rx:
+        base = dict(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint)
+        one = run_bridge(["--flush-timeout", "0.5"], DATA,
+                         env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="1", **base))
+        assert rx.received.spans() == []  # only failed handshakes
+        plain = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_INSECURE="true", **base))
+        spans = rx.received.wait_for(8, timeout=10)
+    assert one.returncode == 0 and one.stdout == DATA
+    err = one.stderr.decode().splitlines()
+    assert all(l.startswith("otelbridge: ") for l in err), err
+    (said,) = [l for l in err if "OTEL_EXPORTER_OTLP_INSECURE" in l]
+    assert "OTEL_EXPORTER_OTLP_INSECURE='1' is not true or false" in said and "TLS" in said
+    assert plain.returncode == 0 and b"OTEL_EXPORTER_OTLP_INSECURE" not in plain.stderr
     assert len(spans) == 8
 
 
