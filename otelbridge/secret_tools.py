@@ -16,6 +16,36 @@ _ANY_LINE = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
 #: A Kubernetes Secret's base64 value, or one redacted already
 _B64_OR_MARK = r"(?:\[REDACTED:\w+\]|[A-Za-z0-9+/]+={0,2})"
 
+#: An argument of a call before the one wanted: a literal, a call's or an object's text, or a
+#: name or expression without a comma
+_CALL_ARG = (r"(?:\{[^{}\r\n]*+\}|\([^()\r\n]*+\)|\\*[\"'][^\"'\r\n]*+\\*[\"']"
+             r"|[^()\"'`\r\n,{}]++)*+,")
+#: A call whose next argument, a string literal, is a signing key, up to that literal (its
+#: ``b`` and quote excluded): Node's ``jwt.sign(payload, 'X')`` and ``crypto.createHmac('sha256',
+#: 'X')``, PyJWT's ``jwt.encode(p, "X")``, Ruby's ``JWT.encode(p, 'X')`` and
+#: ``OpenSSL::HMAC.hexdigest('SHA256', 'X', data)``, PHP's ``JWT::encode($p, 'X', 'HS256')``,
+#: ``new Key('X', 'HS256')`` and ``hash_hmac('sha256', $data, 'X')``, Python's
+#: ``hmac.new(b'X')``/``hmac.new(key=b'X')``, Go's ``SignedString([]byte("X"))``,
+#: ``hmac.New(sha256.New, []byte("X"))`` and ``jwtKey = []byte("X")``, Java's
+#: ``Algorithm.HMAC256("X")``, ``Keys.hmacShaKeyFor("X".getBytes())``, ``signWith(…HS256,
+#: "X")``, ``setSigningKey("X")``, ``new SecretKeySpec("X".getBytes(), …)``, Rust's
+#: ``EncodingKey::from_secret(b"X")``, C#'s ``SymmetricSecurityKey(Encoding.UTF8.GetBytes("X"))``
+_SIGNING_KEY_CALL = (
+    r"(?:" + _WORD_START + r"(?<!\$)(?i:jwt)(?:\.|::)(?:sign|encode|verify|decode)\(" + _CALL_ARG
+    + r"|createHmac\(\s*\\*[\"'][\w-]++\\*[\"'],"
+    + r"|" + _WORD_START + r"hmac\.new\((?:key=)?"
+    + r"|OpenSSL::HMAC\.\w+\(\s*\\*[\"'][\w-]++\\*[\"'],"
+    + r"|" + _WORD_START + r"hash_hmac\(\s*\\*[\"'][\w-]++\\*[\"'],[^,()\r\n]++,"
+    + r"|" + _WORD_START + r"new[ \t]++Key\((?=[ \t]*+\\*[\"'][^\"'\r\n]{1,400}?\\*[\"'],[ \t]*+\\*[\"'](?:HS|RS|ES|PS)\d)"
+    + r"|(?:SignedString\(|" + _WORD_START + r"hmac\.New\([\w.]++,[ \t]*+"
+    + r"|" + _WORD_START + r"(?:\w*?(?:[a-z0-9](?:Key|Secret)|_(?i:key|secret)|(?i:secret))|(?i:key))"
+    r"[ \t]*+:?=[ \t]*+)\[\]byte\("
+    + r"|Algorithm\.HMAC(?:256|384|512)\(|Keys\.hmacShaKeyFor\(|setSigningKey\("
+    + r"|signWith\([\w.]*?HS(?:256|384|512),|new[ \t]++SecretKeySpec\("
+    + r"|(?:Encoding|Decoding)Key::from_secret\(&?"
+    + r"|SymmetricSecurityKey\((?:System\.Text\.)?Encoding\.\w+\.GetBytes\()"
+)
+
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 
@@ -129,15 +159,14 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?<![\w.-])default[ \t]*+=[ \t]*+(?P<tq>\\*\"))(?!\[REDACTED:)[^\"\\\r\n]++(?=(?P=tq))",
         requires=(("variable",), ("default",)),
     ),
-    # a signing key as a string literal: jwt.sign(payload, 'X'), jwt.encode({...}, "X", ...),
-    # jwt.verify(token, 'X'), crypto.createHmac('sha256', 'X'), hmac.new(b'X', ...), also
-    # JSON-escaped; not a key passed as a name (jwt.sign(p, secret))
+    # a signing key as a string literal, also JSON-escaped; not a key passed as a name
+    # (jwt.sign(p, secret)). (See :data:`_SIGNING_KEY_CALL`.)
     Pattern.of(
         "secret",
-        ("jwt", "hmac"),
-        r"(?P<keep>(?:" + _WORD_START + r"(?<!\$)(?i:jwt)\.(?:sign|encode|verify|decode)\((?:\{[^{}\r\n]*+\}|\([^()\r\n]*+\)"
-        r"|\\*[\"'][^\"'\r\n]*+\\*[\"']|[^()\"'`\r\n,{}]++)*+,|createHmac\(\s*\\*[\"'][\w-]++\\*[\"'],"
-        r"|" + _WORD_START + r"hmac\.new\()[ \t]*+b?(?P<jq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("jq", "+") + r"(?=(?P=jq))",
+        ("jwt", "hmac", "[]byte(", "from_secret(", "new key(", "getbytes(", "signwith(",
+         "setsigningkey(", "secretkeyspec("),
+        r"(?P<keep>" + _SIGNING_KEY_CALL + r"[ \t]*+b?(?P<jq>\\*[\"'`]))(?!\[REDACTED:)"
+        + _string_text("jq", "+") + r"(?=(?P=jq))",
         requires=(("(",),),
     ),
     # an authorization scheme joined to a credential's literal (token68: 8 characters or more;
