@@ -99,14 +99,19 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
                 r"(?![a-z])" + _ABOUT)
 #: Code naming a value: a dotted or ``::`` path from code's own names (:data:`_ROOTS`) whose
 #: last name names a secret (``args.password``, ``process.env.GITHUB_TOKEN``,
-#: ``self._auth_token``), or a call (of a
-#: dotted path or a name with an ``_``, with no string but a name's in it; of any name with
-#: nothing in it, or a reader's with one string and an empty default: ``secrets.token_hex(32)``,
-#: ``hash_password(raw)``, ``getpass("Password: ")``, ``data.get("token", "")``), a Terraform
-#: reference (``var.db_password``, ``random_password.db.result``), after an
+#: ``self._auth_token``), or a call (of a dotted path, a name with an ``_`` or a camelCase or
+#: PascalCase name of words, with no string but a name's in it; of any name with nothing in it,
+#: or a reader's with one string and an empty default: ``secrets.token_hex(32)``,
+#: ``hash_password(raw)``, ``issueToken(user)``, ``Column(String(128))``, ``getpass("Password:
+#: ")``, ``data.get("token", "")``), a Terraform reference (``var.db_password``,
+#: ``random_password.db.result``), after an
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
+#: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
+#: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters)
+_CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
+               r"(?![\w$])")
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
@@ -136,7 +141,8 @@ _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|con
           r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config)")
 _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME + r"\??(?:\.|::))*+" + _KEY_IN_NAME
          + r"\w++(?!\()"
-         r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+)" + _CALL_ARGS
+         r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+|" + _CAMEL_NAME + ")"
+         + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
          r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+)"

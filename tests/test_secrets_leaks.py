@@ -113,7 +113,8 @@ def test_windows_net_use_and_net_user(text, expected):
     # a value with an = in it stays one value; a comparison is no value, nor is code after a
     # declared type
     ("token: a = b", "token: [REDACTED:secret]"), ('if password == "x":', None),
-    ("password: str = None", None), ("password: str = Field(..., min_length=8)", "password: str = [REDACTED:secret]"),
+    ("password: str = None", None), ("password: str = Field(..., min_length=8)", None),
+    ('password: str = Field(default="hunter2xyz")', "password: str = [REDACTED:secret]"),
     ("token: string = process.env.TOKEN!;", None),
 ])
 def test_go_assignments_and_declared_types(text, expected):
