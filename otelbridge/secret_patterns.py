@@ -190,6 +190,37 @@ class InArgv(ViewPattern):
         return (m.span() for m in _ARGV.finditer(text))
 
 
+#: A YAML block sequence of two items or more at one indent, each ``- item`` on its own line
+#: (a real line end, or an escaped one: a file's text inside JSON); group ``i``: the indent
+_YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))(?P<i>[ \t]*+)-[ \t]++(?:[^\r\n\\]|\\++(?![nr]))*+"
+                         r"(?:(?:\r?\n|(?:\\r)?\\n)(?P=i)-[ \t]++(?:[^\r\n\\]|\\++(?![nr]))*+)++", re.M)
+#: An item's dash, or a line end before the next item
+_YAML_ITEM_PART = re.compile(r"(?:\r?\n|(?:\\r)?\\n|^)[ \t]*+-(?=[ \t])", re.M)
+
+
+def _items_as_command_line(items: str) -> str:
+    """A YAML block sequence's text as a command line of the same length: each item a word
+    (:func:`_as_command_line`'s rule for quoted ones), its dash and line end blanks."""
+    line = _YAML_ITEM_PART.sub(lambda m: " " * len(m.group()), items)
+    return _QUOTED_ITEM.sub(_element_as_word, line)
+
+
+#: A quoted item, whole (after :data:`_YAML_ITEM_PART`'s blanks)
+_QUOTED_ITEM = re.compile(r"(?<![^ \t])(?P<q>\\*[\"'])(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)(?=[ \t]|\Z)")
+
+
+class InYamlList(ViewPattern):
+    """A command line's rule applied to a YAML block sequence (a container's ``args:``):
+    ``- --client-secret`` then ``- X`` is read as ``--client-secret X``."""
+
+    __slots__ = ()
+    holds = ("\n", "\\n")
+    view = staticmethod(_items_as_command_line)
+
+    def parts(self, text: str) -> Iterator[tuple[int, int]]:
+        return (m.span() for m in _YAML_ITEMS.finditer(text))
+
+
 #: A shell word quoted whole that is a flag: ``mysql '-pX' db``, ``xfreerdp "/p:X"``, also at a
 #: JSON string's end
 _QUOTED_FLAG = re.compile(r"(?<![^\s=])(?P<q>\\*[\"'])(?P<text>[-/](?:(?!(?P=q))[^\r\n])*+)(?P=q)"

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import InArgv, Pattern, WithFlagsUnquoted
+from .secret_patterns import InArgv, InYamlList, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES,
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
@@ -435,6 +435,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     _SECRET_FLAG,
     # ... and in an argv array: ["deploy", "--password", "X"], also escaped, in single quotes
     InArgv(_SECRET_FLAG, precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ","),
+    # ... and in a YAML block sequence (a container's args: - --client-secret, then - X)
+    InYamlList(_SECRET_FLAG, precheck=r"-[ \t]++\\*[\"']?-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS
+               + r")[\w.-]*(?:\\*[\"'])?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*-[ \t]"),
     # programs' password flags, in an argv array as on a command line: ["sshpass", "-p", "X"],
     # ["mysql", "-uroot", "-pX"], ["curl", "-u", "u:X"]
     InArgv(PROGRAM_FLAGS),

@@ -462,6 +462,23 @@ def test_forms_a_new_user_found_after_the_fifth_look(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a container's args as a YAML block sequence: a secret flag's value is the next item
+    ("args:\n  - --client-secret\n  - Zq7Lm3Kp9\n  - --port\n  - \"8080\"\n",
+     "args:\n  - --client-secret\n  - [REDACTED:secret]\n  - --port\n  - \"8080\"\n"),
+    ('        - "--password"\n        - "two words"\n        - "--verbose"',
+     '        - "--password"\n        - "[REDACTED:secret]"\n        - "--verbose"'),
+    ("- --api-key\r\n- Zq7Lm3Kp9", "- --api-key\r\n- [REDACTED:secret]"),
+    # not a secret's value: a flag about a file, a negated flag, a flag as the next item, an item
+    # at another indent (a new mapping's list), a flag with its value in one item
+    ("- --password-file\n- /etc/pw", None), ("- --no-password\n- run", None),
+    ("- --token\n- --verbose", None), ("- --token\n  - x:\n    - y", None),
+    ("- --token=[REDACTED:secret]\n- run", None),
+])
+def test_a_secret_flag_in_a_yaml_block_sequence(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
