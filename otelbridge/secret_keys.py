@@ -104,14 +104,17 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
 #: or a reader's with one string and an empty default: ``secrets.token_hex(32)``,
 #: ``hash_password(raw)``, ``issueToken(user)``, ``Column(String(128))``, ``getpass("Password:
 #: ")``, ``data.get("token", "")``), a Terraform reference (``var.db_password``,
-#: ``random_password.db.result``), after an
+#: ``random_password.db.result``), a call whose arguments start on the next line
+#: (``jwt.sign(``), after an
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
 #: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
-#: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters)
+#: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters), before arguments
+#: that name something, comma-separated (``(user)``, ``(String(128), nullable=False)``,
+#: ``(..., min_length=8)``; not a password's ``Summer(2024)`` or ``Word(horse battery)``)
 _CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
-               r"(?![\w$])")
+               r"(?=\((?:[^()\r\n]*?(?<![\w.])[A-Za-z_][\w.]|\.\.\.))(?!\([^()\r\n]*?\w[ \t]++\w)")
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
@@ -145,7 +148,8 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME 
          + _CALL_ARGS
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
-         r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+)"
+         r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+"
+         r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+\((?=[ \t]*+(?:\r?\n|\\[nr]|\Z)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
 #: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``): no value where code ends an argument or a statement
@@ -204,14 +208,14 @@ _DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|S
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
-#: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; ) ] } . an
+#: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; : ) ] } . an
 #: escape or the end (never a JSON document's ``", "`` between two strings: see where it may start)
-_LITERAL = (r"(?:(?:\"[^\"\r\n\\]*+\"|'[^'\r\n\\]*+')(?=[\s,;)\]}.]|\Z)"
-            r"|(?:\\++\"[^\"\r\n\\]*+\\++\"|\\++'[^'\r\n\\]*+\\++')(?=[\s,;)\]}.]|\\[nrt]|\\*\"|\Z))")
+_LITERAL = (r"(?:(?:\"[^\"\r\n\\]*+\"|'[^'\r\n\\]*+')(?=[\s,;:)\]}.]|\Z)"
+            r"|(?:\\++\"[^\"\r\n\\]*+\\++\"|\\++'[^'\r\n\\]*+\\++')(?=[\s,;:)\]}.]|\\[nrt]|\\*\"|\Z))")
 #: An unquoted value to its line's end (or an escape: ``\\n``, ``\\"``), a string literal
-#: after a blank ( , = or [ in it whole (``process.env.X || "lit"``, ``ENV["X"] || "lit"``: code
+#: after a blank ( , = [ or { in it whole (``process.env.X || "lit"``, ``ENV["X"] || "lit"``: code
 #: not known as such holds the literal)
-_TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[])" + _LITERAL + "|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
+_TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[{])" + _LITERAL + "|" + _INNER_QUOTE + r"|\\++(?![nrt\"'\\]))+")
 #: An unquoted value to the next blank not escaped (a shell's ``KEY=value``, ``KEY=a\\ b``,
 #: ``pass:value``), a command substitution or a literal after ( , = or [ in it whole; then a
 #: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
