@@ -124,7 +124,15 @@ _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:wo
 #: ``split(" ")``): nested calls, names, numbers (``hashpw(password.encode(), gensalt())``; not
 #: ``get("X", "devpass")``)
 _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
-_ARG_TEXT = (r"(?:[^()\r\n\"'`\\]++|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
+#: ... a JWT library's options (``{ expiresIn: '1h' }``, ``algorithm="HS256"``,
+#: ``algorithms=["HS256"]``), a dictionary's key that names no secret (``{"sub": user.id}``)
+_ARG_LITERAL = r"(?:\"[\w.-]{0,40}+\"|'[\w.-]{0,40}+'|\\+\"[\w.-]{0,40}+\\+\")"
+_OPTION_LITERAL = (r"(?<![\w$])(?:algorithms?|expiresIn|expires_in|issuer|audience|subject|encoding)"
+                   r"[ \t]*+[:=][ \t]*+\[?[ \t]*+" + _ARG_LITERAL)
+_KEY_LITERAL = (r"(?!\\*[\"'][\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred|sig))" + _ARG_LITERAL
+                + r"(?=[ \t]*+:)")
+_ARG_TEXT = (r"(?:" + _OPTION_LITERAL + "|" + _KEY_LITERAL + r"|[^()\r\n\"'`\\\w]++|\w++"
+             r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
 _CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"
 #: What a call that reads a value by its name ends in (``os.getenv(``, ``getpass(``,
