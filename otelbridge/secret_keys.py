@@ -60,7 +60,7 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
-          r"|config|manager|store|update|change|jar|timeout|lifetime|izer)" + _ABOUT_END
+          r"|config|manager|store|update|change|reset|jar|timeout|lifetime|izer)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
           + r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)" + _ABOUT_END + ")")
 
@@ -80,7 +80,7 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: vault_pw | b64encode }}``; not one quoting a string), a format string's field named in
 #: lower case (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not ``${X:-default}``, nor a
 #: command's output (``$(cmd X)`` may hold X)
-_PLACEHOLDER = (r"(?:\$\{[\w.]{1,100}\}|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
+_PLACEHOLDER = (r"(?:\$\{\??[\w.]{1,100}\}|!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
                 r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
@@ -127,11 +127,15 @@ _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
 #: ... a JWT library's options (``{ expiresIn: '1h' }``, ``algorithm="HS256"``,
 #: ``algorithms=["HS256"]``), a dictionary's key that names no secret (``{"sub": user.id}``)
 _ARG_LITERAL = r"(?:\"[\w.-]{0,40}+\"|'[\w.-]{0,40}+'|\\+\"[\w.-]{0,40}+\\+\")"
+#: ... a hash or signing algorithm's name (``hash_hmac('sha256', …)``, ``JWT.encode(p, k, 'HS256')``)
+_ALGORITHM_NAME = r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}|blake2[bs])"
+_ALGORITHM = (r"(?:\"" + _ALGORITHM_NAME + r"\"|'" + _ALGORITHM_NAME + r"'|\\+\"" + _ALGORITHM_NAME
+              + r"\\+\")")
 _OPTION_LITERAL = (r"(?<![\w$])(?:algorithms?|expiresIn|expires_in|issuer|audience|subject|encoding)"
                    r"[ \t]*+[:=][ \t]*+\[?[ \t]*+" + _ARG_LITERAL)
 _KEY_LITERAL = (r"(?!\\*[\"'][\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred|sig))" + _ARG_LITERAL
                 + r"(?=[ \t]*+:)")
-_ARG_TEXT = (r"(?:" + _OPTION_LITERAL + "|" + _KEY_LITERAL + r"|[^()\r\n\"'`\\\w]++|\w++"
+_ARG_TEXT = (r"(?:" + _OPTION_LITERAL + "|" + _KEY_LITERAL + "|" + _ALGORITHM + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
 _CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"
@@ -149,7 +153,7 @@ _EMPTY = r"(?:\\*\"\\*\"|''|None|null|nil|undefined|\{\}|\[\]|false|False)"
 #: not ``my.jwt.secret``, which is a value)
 _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"
           r"|env|environ|request|req|params|props|values|data|form|body|secrets|creds|credentials|user"
-          r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config)")
+          r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config|Rails)")
 _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME + r"\??(?:\.|::))*+" + _KEY_IN_NAME
          + r"\w++(?!\()"
          r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+|" + _CAMEL_NAME + ")"
@@ -210,15 +214,15 @@ _TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> 
 #: ... and a known declared type before any value (``password: str = Field(...)``, ``api_key:
 #: Optional[str] = None``, ``token: string = process.env.TOKEN!``): the value, unquoted too, is
 #: then read as after ``=``
-_DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Optional|Option"
+_DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Optional|Option|Mapped"
              r"|Union|Any|any|unknown)(?![\w-])[\w\[\]<>|,.&? ]{0,60}?[ \t](?==(?!=))")
 #: Go's type between a name and its ``=`` (``var apiKey string = "x"``): only before a quoted value
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
 #: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; : ) ] } . an
-#: escape or the end (never a JSON document's ``", "`` between two strings: see where it may start)
-_LITERAL = (r"(?:(?:\"[^\"\r\n\\]*+\"|'[^'\r\n\\]*+')(?=[\s,;:)\]}.]|\Z)"
+#: escape or the end (a single-quoted one also before a JSON string's closing quote) (never a JSON document's ``", "`` between two strings: see where it may start)
+_LITERAL = (r"(?:\"[^\"\r\n\\]*+\"(?=[\s,;:)\]}.]|\Z)|'[^'\r\n\\]*+'(?=[\s,;:)\]}.\"]|\\++\"|\Z)"
             r"|(?:\\++\"[^\"\r\n\\]*+\\++\"|\\++'[^'\r\n\\]*+\\++')(?=[\s,;:)\]}.]|\\[nrt]|\\*\"|\Z))")
 #: An unquoted value to its line's end (or an escape: ``\\n``, ``\\"``), a string literal
 #: after a blank ( , = [ or { in it whole (``process.env.X || "lit"``, ``ENV["X"] || "lit"``: code
