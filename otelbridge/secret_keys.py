@@ -60,7 +60,9 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
-          r"|config|manager|store|update|change|reset|jar|timeout|lifetime|izer)" + _ABOUT_END
+          r"|config|manager|store|update|change|jar|timeout|lifetime|izer)" + _ABOUT_END
+          + r"|[_.-]?(?i:reset)[_.-]?(?i:timeout|url|uri|link|path|page|route|expire|expiry|expiration|ttl"
+          r"|days|hours|minutes|seconds|enabled|required)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
           + r"|[_.-]?(?i:min|max)[_.-]?(?i:length|len|age|size)" + _ABOUT_END + ")")
 
@@ -80,7 +82,7 @@ _BLOCK_INDICATOR = r"[|>][-+0-9]{0,2}[ \t]*(?:#[^\r\n\\]*)?(?:\r?\n|\\+[rn]|\Z)"
 #: vault_pw | b64encode }}``; not one quoting a string), a format string's field named in
 #: lower case (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not ``${X:-default}``, nor a
 #: command's output (``$(cmd X)`` may hold X)
-_PLACEHOLDER = (r"(?:\$\{\??[\w.]{1,100}\}|!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
+_PLACEHOLDER = (r"(?:\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0,100}\)|(?<![\"'])!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?)[0-9]*+(?![\w$])"
                 r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                 + r")(?![\w$]))"
                 r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+"
@@ -104,17 +106,23 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE +
 #: or a reader's with one string and an empty default: ``secrets.token_hex(32)``,
 #: ``hash_password(raw)``, ``issueToken(user)``, ``Column(String(128))``, ``getpass("Password:
 #: ")``, ``data.get("token", "")``), a Terraform reference (``var.db_password``,
-#: ``random_password.db.result``), a call whose arguments start on the next line
-#: (``jwt.sign(``), after an
+#: ``random_password.db.result``), a method's call whose arguments go on past its line
+#: (``jwt.sign(``, ``jwt.encode(payload,``), after an
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
 #: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
 #: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters), before arguments
-#: that name something, comma-separated (``(user)``, ``(String(128), nullable=False)``,
-#: ``(..., min_length=8)``; not a password's ``Summer(2024)`` or ``Word(horse battery)``)
+#: that only code writes — a keyword argument, a snake_case or dotted name, a call, ``...``
+#: first, a comma and a blank (``(String(128), nullable=False)``, ``(oauth2_scheme)``, ``(input,
+#: salt)``) — or lower-case names followed by a statement's or an argument's end
+#: (``issueToken(user);``, ``{ token: issueToken(user) }``); not a password's ``Summer(2024)``,
+#: ``Welcome(Xk9q);`` or ``Word(horse battery)``
 _CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
-               r"(?=\((?:[^()\r\n]*?(?<![\w.])[A-Za-z_][\w.]|\.\.\.))(?!\([^()\r\n]*?\w[ \t]++\w)")
+               r"(?=\((?:\.\.\.[,)]|[^()\r\n\"'`]*?(?:[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
+               r"|[a-z0-9]_[a-z]|[a-z]\.[A-Za-z_]|\(|,[ \t])"
+               r"|[a-z_$][\w$]*+(?:,[ \t]*+[a-z_$][\w$]*+)*+\)[ \t]*+[;,)}\]]))"
+               r"(?!\([^()\r\n]*?\w[ \t]++\w)")
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
@@ -124,17 +132,19 @@ _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:wo
 #: ``split(" ")``): nested calls, names, numbers (``hashpw(password.encode(), gensalt())``; not
 #: ``get("X", "devpass")``)
 _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
-#: ... a JWT library's options (``{ expiresIn: '1h' }``, ``algorithm="HS256"``,
-#: ``algorithms=["HS256"]``), a dictionary's key that names no secret (``{"sub": user.id}``)
-_ARG_LITERAL = r"(?:\"[\w.-]{0,40}+\"|'[\w.-]{0,40}+'|\\+\"[\w.-]{0,40}+\\+\")"
-#: ... a hash or signing algorithm's name (``hash_hmac('sha256', …)``, ``JWT.encode(p, k, 'HS256')``)
+#: ... a dictionary's key in lower case that names no secret, after ``{`` or ``,`` (``{"sub":
+#: user.id}``; not a ternary's ``dev ? 'X' : y``), a hash or signing algorithm's name (``hash_hmac('sha256', …)``,
+#: ``JWT.encode(p, k, 'HS256')``), a JWT library's options (``algorithm="HS256"``,
+#: ``algorithms=["HS256"]``, ``{ expiresIn: '1h' }``)
 _ALGORITHM_NAME = r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}|blake2[bs])"
 _ALGORITHM = (r"(?:\"" + _ALGORITHM_NAME + r"\"|'" + _ALGORITHM_NAME + r"'|\\+\"" + _ALGORITHM_NAME
               + r"\\+\")")
-_OPTION_LITERAL = (r"(?<![\w$])(?:algorithms?|expiresIn|expires_in|issuer|audience|subject|encoding)"
-                   r"[ \t]*+[:=][ \t]*+\[?[ \t]*+" + _ARG_LITERAL)
-_KEY_LITERAL = (r"(?!\\*[\"'][\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred|sig))" + _ARG_LITERAL
-                + r"(?=[ \t]*+:)")
+_DURATION = r"(?:\"\d{1,9}+ ?[a-z]{0,7}+\"|'\d{1,9}+ ?[a-z]{0,7}+'|\\+\"\d{1,9}+ ?[a-z]{0,7}+\\+\")"
+_OPTION_LITERAL = (r"(?<![\w$])(?:algorithms?[ \t]*+[:=][ \t]*+\[?[ \t]*+" + _ALGORITHM
+                   + r"|(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _DURATION + ")")
+_KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!\\*[\"'][\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred|sig))"
+                r"(?:\"[a-z_][a-z0-9_.-]{0,39}+\"|'[a-z_][a-z0-9_.-]{0,39}+'|\\+\"[a-z_][a-z0-9_.-]{0,39}+\\+\")"
+                r"(?=[ \t]*+:)")
 _ARG_TEXT = (r"(?:" + _OPTION_LITERAL + "|" + _KEY_LITERAL + "|" + _ALGORITHM + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
@@ -161,7 +171,8 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME 
          + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
          r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+"
-         r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+\((?=[ \t]*+(?:\r?\n|\\[nr]|\Z)))"
+         r"|(?:" + _NAME + r"\??(?:\.|::))++[a-z_]\w*+\([^()\r\n\"'`\\]*+"
+         r"(?=(?:\r?\n|\\[nr]|\Z)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
 #: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``): no value where code ends an argument or a statement

@@ -190,23 +190,47 @@ class InArgv(ViewPattern):
         return (m.span() for m in _ARGV.finditer(text))
 
 
-#: A YAML block sequence of two items or more at one indent, each ``- item`` on its own line
-#: (a real line end, or an escaped one: a file's text inside JSON); group ``i``: the indent
-_YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))(?P<i>[ \t]*+)-[ \t]++(?:[^\r\n\\]|\\++(?![nr]))*+"
-                         r"(?:(?:\r?\n|(?:\\r)?\\n)(?P=i)-[ \t]++(?:[^\r\n\\]|\\++(?![nr]))*+)++", re.M)
-#: An item's dash, or a line end before the next item
-_YAML_ITEM_PART = re.compile(r"(?:\r?\n|(?:\\r)?\\n|^)[ \t]*+-(?=[ \t])", re.M)
+#: A line end, real or escaped (a file's text inside JSON); a line's text up to one
+_EOL = r"(?:\r?\n|(?:\\r)?\\n)"
+_LINE_TEXT = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
+#: A YAML block sequence of two items or more at one indent, each ``- item`` on its own line,
+#: blank and comment lines between them; group ``i``: the indent
+_YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))(?P<i>[ \t]*+)-[ \t]++" + _LINE_TEXT
+                         + r"(?:(?:" + _EOL + r"[ \t]*+(?:#" + _LINE_TEXT + r")?(?=" + _EOL + r"))*+"
+                         + _EOL + r"(?P=i)-[ \t]++" + _LINE_TEXT + r")++", re.M)
+#: One line of a sequence: its line end and indent (``lead``), then an item's dash and text, or
+#: a blank or comment line's text
+_YAML_LINE = re.compile(r"(?P<lead>(?:" + _EOL + r"|^)[ \t]*+)(?:(?P<dash>-[ \t]++)(?P<item>" + _LINE_TEXT
+                        + r")|" + _LINE_TEXT + ")")
+#: An item quoted whole (also escaped quotes), then what follows it (a comment)
+_QUOTED_ITEM = re.compile(r"(?P<q>\\*[\"'])(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)")
+#: A comment after an unquoted item
+_ITEM_COMMENT = re.compile(r"[ \t]++#")
+
+
+def _item_as_word(line: re.Match[str]) -> str:
+    """One line of a sequence as part of a command line of the same length: its line end,
+    indent and dash, a comment or a blank line as blanks; a quoted item as one word
+    (:func:`_element_as_word`), an unquoted one of several words (a list's prose:
+    ``- Prompt for the token``) led by ``|``, which no flag takes for its value."""
+    item = line.group("item")
+    if item is None:
+        return " " * len(line.group())
+    out = " " * (len(line.group("lead")) + len(line.group("dash")))
+    quoted = _QUOTED_ITEM.match(item)
+    if quoted is not None:
+        return out + _element_as_word(quoted) + " " * (len(item) - quoted.end())
+    comment = _ITEM_COMMENT.search(item)
+    text = item if comment is None else item[:comment.start()]
+    words = text.rstrip()
+    if (" " in words or "\t" in words) and not words.startswith("-"):
+        words = "|" + words[1:]
+    return out + words + " " * (len(item) - len(words))
 
 
 def _items_as_command_line(items: str) -> str:
-    """A YAML block sequence's text as a command line of the same length: each item a word
-    (:func:`_as_command_line`'s rule for quoted ones), its dash and line end blanks."""
-    line = _YAML_ITEM_PART.sub(lambda m: " " * len(m.group()), items)
-    return _QUOTED_ITEM.sub(_element_as_word, line)
-
-
-#: A quoted item, whole (after :data:`_YAML_ITEM_PART`'s blanks)
-_QUOTED_ITEM = re.compile(r"(?<![^ \t])(?P<q>\\*[\"'])(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)(?=[ \t]|\Z)")
+    """A YAML block sequence's text as a command line of the same length (:func:`_item_as_word`)."""
+    return _YAML_LINE.sub(_item_as_word, items)
 
 
 class InYamlList(ViewPattern):

@@ -35,7 +35,7 @@ _ARG_GAP = r"(?:\s|\\[nrt])*+"
 #: ``signWith(…HS256, "X")``, ``setSigningKey("X")``, ``new SecretKeySpec("X".getBytes(), …)``
 #: (Kotlin's without ``new``), Rust's ``EncodingKey::from_secret(b"X")``,
 #: ``from_base64_secret("X")`` and ``HmacSha256::new_from_slice(b"X")``, C#'s
-#: ``SymmetricSecurityKey(Encoding.UTF8.GetBytes("X"))`` and ``key = Encoding.UTF8.GetBytes("X")``,
+#: ``SymmetricSecurityKey(Encoding.UTF8.GetBytes("X"))``,
 #: python-jose's ``jws.sign(p, "X")``, itsdangerous' ``URLSafeTimedSerializer("X")``, Express's
 #: ``cookieParser("X")``, jose's ``.sign(new TextEncoder().encode("X"))``, Elixir's
 #: ``Joken.Signer.create("HS256", "X")`` and ``:crypto.mac(:hmac, :sha256, "X", data)``
@@ -47,13 +47,13 @@ _SIGNING_KEY_CALL = (
     + r"|" + _WORD_START + r"hash_hmac\(" + _ARG_GAP + r"\\*[\"'][\w-]++\\*[\"'],[^,()]++,"
     + r"|" + _WORD_START + r"new[ \t]++Key\((?=[ \t]*+\\*[\"'][^\"'\r\n]{1,400}?\\*[\"'],[ \t]*+\\*[\"']HS(?:256|384|512)\\*[\"'])"
     + r"|(?:SignedString\(" + _ARG_GAP + r"|" + _WORD_START + r"hmac\.New\(" + _ARG_GAP + r"[\w.]++" + _ARG_GAP + ","
-    + _ARG_GAP + r"|" + _WORD_START + r"(?i:\w*?(?:secret|(?:jwt|signing|hmac|mac|sign|auth|session|cookie|token|api"
+    + _ARG_GAP + r"|" + _WORD_START + r"(?i:\w*?(?:secret|(?:jwt|signing|hmac|mac|sign"
     r"|private|encryption|crypt|secret)_?key))[ \t]*+(?::=?|=)[ \t]*+"
     r"|jwt\.Token\)[^\r\n]{0,100}?\{" + _ARG_GAP + r"return[ \t]++)\[\]byte\([ \t]*+"
     + r"|Algorithm\.HMAC(?:256|384|512)\(|Keys\.hmacShaKeyFor\((?:Decoders\.BASE64(?:URL)?\.decode\()?"
     + r"|setSigningKey\(|signWith\([\w.]*?HS(?:256|384|512),|(?<![\w.])(?:new[ \t]++)?SecretKeySpec\("
     + r"|(?:Encoding|Decoding)Key::from_(?:base64_)?secret\(&?|::new_from_slice\(&?"
-    + r"|(?:SymmetricSecurityKey\(|(?<![\w.])[kK]ey[ \t]*+=[ \t]*+)(?:System\.Text\.)?Encoding\.\w+\.GetBytes\("
+    + r"|SymmetricSecurityKey\((?:System\.Text\.)?Encoding\.\w+\.GetBytes\("
     + r"|Signer\.create\(" + _ARG_GAP + r"\\*\"HS(?:256|384|512)\\*\"," + r"|:crypto\.mac\(:hmac,[ \t]*+:\w+,"
     + r"|\.sign\(new[ \t]++TextEncoder\(\)\.encode\(|(?:URLSafe(?:Timed)?Serializer|TimestampSigner|cookieParser)\()"
     # a keyword's name, bytes(), a byte string's prefix
@@ -306,7 +306,7 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         ("btoa(", "buffer.from(", "b64encode(", "base64"),
         r"(?P<keep>(?:\b(?:btoa|Buffer\.from|b64encode)\([ \t]*b?(?P<q>\\*[\"'`])"
         r"|" + _WORD_START + r"echo[ \t]+(?:-n[ \t]+)?(?P<eq>\\*[\"']?))"
-        r"(?![\w.-]*://)(?!\[REDACTED:)[^\s:\"'`\\$]{1,64}:)(?!\[REDACTED:)[^\s\"'`\\]+"
+        r"(?![\w.-]*://)(?:\[REDACTED:\w++\]|(?!\[REDACTED:)[^\s:\"'`\\$]{1,64}):)(?!\[REDACTED:)[^\s\"'`\\]+"
         r"(?=(?(q)(?P=q)|(?P=eq)[ \t]*\|[ \t]*base64\b))",
     ),
     # pulumi config set --secret NAME X (or --secret after): the value (the name is the flag's)

@@ -133,13 +133,14 @@ _YAML_VALUE_THEN_NAME = (
 _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
 
 #: --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
-#: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin
+#: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin, nor a
+#: shell's comment after the flag (--token # none), nor a boolean (--secret true, --auth none)
 _SECRET_FLAG = Pattern.of(
     "secret",
     _KEY_NEEDLES,
     r"(?P<keep>-(?<![\w-]-)-?+(?!(?i:no)-)(?=[\w.-]{1,64}+[ \t])[\w.-]*?" + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
-    r"(?![-<>|])(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG,
+    r"(?![-<>|#])(?!\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _ARG,
     requires=(("-",),),
     precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
 )
@@ -437,7 +438,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     InArgv(_SECRET_FLAG, precheck=r"[\"']-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS + r")[\w.-]*\\*[\"']" + _JSON_BLANK + ","),
     # ... and in a YAML block sequence (a container's args: - --client-secret, then - X)
     InYamlList(_SECRET_FLAG, precheck=r"-[ \t]++\\*[\"']?-{1,2}+[\w.-]*?(?i:" + _KEY_WORDS
-               + r")[\w.-]*(?:\\*[\"'])?[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*-[ \t]"),
+               + r")[\w.-]*(?:\\*[\"'])?[ \t]*(?:#[^\r\n]*)?(?:\r?\n|(?:\\r)?\\n)"),
     # programs' password flags, in an argv array as on a command line: ["sshpass", "-p", "X"],
     # ["mysql", "-uroot", "-pX"], ["curl", "-u", "u:X"]
     InArgv(PROGRAM_FLAGS),

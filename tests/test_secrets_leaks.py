@@ -474,6 +474,11 @@ def test_forms_a_new_user_found_after_the_fifth_look(text, expected):
     ("- --password-file\n- /etc/pw", None), ("- --no-password\n- run", None),
     ("- --token\n- --verbose", None), ("- --token\n  - x:\n    - y", None),
     ("- --token=[REDACTED:secret]\n- run", None),
+    # comment and blank lines between, a comment after the flag
+    ("args:\n  - --token  # ci\n\n  # rotated\n  - Zq7Lm3Kp9", "args:\n  - --token  # ci\n\n  # rotated\n  - [REDACTED:secret]"),
+    # a Kubernetes reference to a variable, a boolean, a markdown list's prose
+    ("args:\n  - --api-key\n  - $(API_KEY)", None), ("cmd:\n  - --secret\n  - true", None),
+    ("## Options\n\n- --token\n- Prompt for the token if not given", None),
 ])
 def test_a_secret_flag_in_a_yaml_block_sequence(text, expected):
     _check(text, expected)
