@@ -132,20 +132,17 @@ _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:wo
 #: ``split(" ")``): nested calls, names, numbers (``hashpw(password.encode(), gensalt())``; not
 #: ``get("X", "devpass")``)
 _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
-#: ... a dictionary's key in lower case that names no secret, after ``{`` or ``,`` (``{"sub":
-#: user.id}``; not a ternary's ``dev ? 'X' : y``), a hash or signing algorithm's name (``hash_hmac('sha256', …)``,
-#: ``JWT.encode(p, k, 'HS256')``), a JWT library's options (``algorithm="HS256"``,
-#: ``algorithms=["HS256"]``, ``{ expiresIn: '1h' }``)
-_ALGORITHM_NAME = r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}|blake2[bs])"
-_ALGORITHM = (r"(?:\"" + _ALGORITHM_NAME + r"\"|'" + _ALGORITHM_NAME + r"'|\\+\"" + _ALGORITHM_NAME
-              + r"\\+\")")
-_DURATION = r"(?:\"\d{1,9}+ ?[a-z]{0,7}+\"|'\d{1,9}+ ?[a-z]{0,7}+'|\\+\"\d{1,9}+ ?[a-z]{0,7}+\\+\")"
-_OPTION_LITERAL = (r"(?<![\w$])(?:algorithms?[ \t]*+[:=][ \t]*+\[?[ \t]*+" + _ALGORITHM
-                   + r"|(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _DURATION + ")")
-_KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!\\*[\"'][\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred|sig))"
-                r"(?:\"[a-z_][a-z0-9_.-]{0,39}+\"|'[a-z_][a-z0-9_.-]{0,39}+'|\\+\"[a-z_][a-z0-9_.-]{0,39}+\\+\")"
-                r"(?=[ \t]*+:)")
-_ARG_TEXT = (r"(?:" + _OPTION_LITERAL + "|" + _KEY_LITERAL + "|" + _ALGORITHM + r"|[^()\r\n\"'`\\\w]++|\w++"
+#: ... a hash or signing algorithm's name (``hash_hmac('sha256', …)``, ``JWT.encode(p, k,
+#: 'HS256')``, ``algorithms=["HS256"]``), a token's lifetime (``{ expiresIn: '1h' }``), a
+#: dictionary's key in lower case that names no secret, after ``{`` or ``,`` (``{"sub":
+#: user.id}``; not a ternary's ``dev ? 'X' : y``). (Either quote closes: only names are inside.)
+_ARG_QUOTE = r"\\*[\"']"
+_ALGORITHM = (_ARG_QUOTE + r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}"
+              r"|blake2[bs])" + _ARG_QUOTE)
+_LIFETIME = r"(?<![\w$])(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _ARG_QUOTE + r"\d{1,9}+ ?[a-z]{0,7}+" + _ARG_QUOTE
+_KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred"
+                r"|sig))" + _ARG_QUOTE + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
+_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
 _CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"
