@@ -26,7 +26,7 @@ _COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by leng
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
 #: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
-                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared)"
+                 r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared|jwt)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
                  # found at their ``key`` (a first letter tested already: f, h, l are common)
@@ -60,7 +60,7 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
-          r"|config|manager|store|update|change|jar|timeout|lifetime|izer)" + _ABOUT_END
+          r"|config|manager|store|update|change|jar|timeout|lifetime|izer|context|exception|error)" + _ABOUT_END
           + r"|[_.-]?(?i:reset)[_.-]?(?i:timeout|url|uri|link|path|page|route|expire|expiry|expiration|ttl"
           r"|days|hours|minutes|seconds|enabled|required)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
@@ -97,7 +97,7 @@ _SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
 #: first letter of a key word is tested once, before the (case-insensitive) words: twice as
 #: fast as trying every word at every position (with the letters ``re`` folds to s and k:
 #: ``ſ`` long s, ``K`` Kelvin sign).
-_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmM\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
+_SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmMjJ\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE + r")|" + _KEY_SEGMENT + r")"
                 r"(?![a-z])" + _ABOUT)
 #: Code naming a value: a dotted or ``::`` path from code's own names (:data:`_ROOTS`) whose
 #: last name names a secret (``args.password``, ``process.env.GITHUB_TOKEN``,
@@ -161,22 +161,27 @@ _EMPTY = r"(?:\\*\"\\*\"|''|None|null|nil|undefined|\{\}|\[\]|false|False)"
 _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"
           r"|env|environ|request|req|params|props|values|data|form|body|secrets|creds|credentials|user"
           r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config|Rails)")
-_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::)(?:" + _NAME + r"\??(?:\.|::))*+" + _KEY_IN_NAME
+_CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::|->)(?:" + _NAME + r"\??(?:\.|::|->))*+" + _KEY_IN_NAME
          + r"\w++(?!\()"
-         r"|(?:" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+|" + _CAMEL_NAME + ")"
+         r"|(?:" + _NAME + r"(?:\??(?:\.|::|->)" + _NAME + r")++|[A-Za-z][A-Za-z0-9]*+_\w*+|" + _CAMEL_NAME + ")"
          + _CALL_ARGS
-         + r"|" + _NAME + r"(?:\??(?:\.|::)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
+         + r"|" + _NAME + r"(?:\??(?:\.|::|->)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
          r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+"
-         r"|(?:" + _NAME + r"\??(?:\.|::))++[a-z_]\w*+\([^()\r\n\"'`\\]*+"
+         r"|(?:" + _NAME + r"\??(?:\.|::|->))++[a-z_]\w*+\([^()\r\n\"'`\\]*+"
          r"(?=(?:\r?\n|\\[nr]|\Z)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,
-#: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``): no value where code ends an argument or a statement
+#: ``User(password=hashed_password)``, ``{ apiKey: apiKey }``, ``TEST_USER_PASSWORD``): no value where code ends an argument or a statement
 _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_)?(?:password|passwd)(?:_hash)?"
                     r"|(?:hashed|new|old|current|raw|plain)Password|password(?:Hash|_hash)"
                     r"|(?:(?:api|secret|private|access|client|signing)(?:_?key|Key)"
-                    r"|(?:access|auth|refresh|id|bearer|session)(?:_?token|Token)|client(?:_?secret|Secret)|token|credentials)")
+                    r"|(?:access|auth|refresh|id|bearer|session)(?:_?token|Token)|client(?:_?secret|Secret)|token|credentials"
+                    # a constant named for a secret (TEST_USER_PASSWORD)
+                    r"|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)*?_(?:PASSWORD|PASSWD|TOKEN|SECRET|KEY)(?:_[A-Z0-9]++)*+)")
+#: A package's version in a manifest, quoted (``"jsonwebtoken": "^9.0.2"``, ``"cookie-parser":
+#: "~1.4"``): the closing quote is the regex's to add
+_VERSION = r"(?:[\^~]|[<>]=?|==)?[ \t]*+\d{1,4}+\.\d{1,6}+(?:\.\d{1,6}+)?+(?:[-+][\w.]{1,40}+)?+"
 #: A placeholder after an authorization scheme, or the scheme alone before ``+`` (``"Bearer
 #: " + token``): the closing quote is the regex's to add
 _SCHEME_ONLY = r"(?i:bearer|basic|token)[ \t]++(?=\\*[\"'][ \t]*+\+)"
@@ -189,7 +194,7 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: A type with no value (``password: str,`` in a signature, ``token: string | null;``)
 _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"
-              r"|Option<\w+>)(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
+              r"|Option<\w+>|Annotated\[[\w.]++(?:,[ \t]*+[\w.]++(?:\([\w.]*+\))?+)*+\])(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
 #: ... where it ends: its line's (or a JSON string's) end, or , ; ) and the next parameter
 #: (``name: type``), ``)``, ``}`` or ``=``: not a value after it (``password: str, X``)
 _TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|->"
@@ -202,8 +207,8 @@ _TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|->"
 #: (:data:`_TYPE_ONLY`), or a variable named as a secret (:data:`_SECRET_VARIABLE`) before
 #: , ) } ] or, after ``name =``, also ; or a line end (not ``Password=password;`` in a
 #: connection string).
-_NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + r")"
-             r"|(?(sq)(?:" + _SCHEMED_OR_ALONE + r"'|" + _CLOSERS + r")"
+_NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSION + r"\")"
+             r"|(?(sq)(?:" + _SCHEMED_OR_ALONE + r"'|" + _CLOSERS + "|" + _VERSION + r"')"
              r"|(?(esc)" + _SCHEMED_OR_ALONE + r"\\+[\"']"
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"

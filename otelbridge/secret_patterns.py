@@ -193,15 +193,17 @@ class InArgv(ViewPattern):
 #: A line end, real or escaped (a file's text inside JSON); a line's text up to one
 _EOL = r"(?:\r?\n|(?:\\r)?\\n)"
 _LINE_TEXT = r"(?:[^\r\n\\]|\\++(?![nr]))*+"
-#: A YAML block sequence of two items or more at one indent, each ``- item`` on its own line,
-#: blank and comment lines between them; group ``i``: the indent
-_YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))(?P<i>[ \t]*+)-[ \t]++" + _LINE_TEXT
-                         + r"(?:(?:" + _EOL + r"[ \t]*+(?:#" + _LINE_TEXT + r")?(?=" + _EOL + r"))*+"
-                         + _EOL + r"(?P=i)-[ \t]++" + _LINE_TEXT + r")++", re.M)
-#: One line of a sequence: its line end and indent (``lead``), then an item's dash and text, or
-#: a blank or comment line's text
-_YAML_LINE = re.compile(r"(?P<lead>(?:" + _EOL + r"|^)[ \t]*+)(?:(?P<dash>-[ \t]++)(?P<item>" + _LINE_TEXT
-                        + r")|" + _LINE_TEXT + ")")
+#: A line's number as a file reader shows it (``    24→``, ``24\t``)
+_LINE_NUMBER = r"(?:[ \t]*+\d{1,7}+(?:→|\t|\\t))?+"
+#: A YAML block sequence of two items or more at one indent, each ``- item`` on its own line
+#: (numbered too), blank and comment lines between them; group ``i``: the indent
+_YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))" + _LINE_NUMBER + r"(?P<i>[ \t]*+)-[ \t]++" + _LINE_TEXT
+                         + r"(?:(?:" + _EOL + _LINE_NUMBER + r"[ \t]*+(?:#" + _LINE_TEXT + r")?(?=" + _EOL + r"))*+"
+                         + _EOL + _LINE_NUMBER + r"(?P=i)-[ \t]++" + _LINE_TEXT + r")++", re.M)
+#: One line of a sequence: its line end, number and indent (``lead``), then an item's dash and
+#: text, or a blank or comment line's text
+_YAML_LINE = re.compile(r"(?P<lead>(?:" + _EOL + r"|^)" + _LINE_NUMBER + r"[ \t]*+)(?:(?P<dash>-[ \t]++)(?P<item>"
+                        + _LINE_TEXT + r")|" + _LINE_TEXT + ")")
 #: An item quoted whole (also escaped quotes), then what follows it (a comment)
 _QUOTED_ITEM = re.compile(r"(?P<q>\\*[\"'])(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)")
 #: A comment after an unquoted item
