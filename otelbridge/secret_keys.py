@@ -25,7 +25,7 @@ _COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by leng
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
 #: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|pepper|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared|jwt)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
@@ -222,8 +222,8 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
 #: str = "x"``, ``token: string | undefined = 'x'``): only before a quoted value (``token: a =
 #: b`` is a value with an ``=`` in it)
-_TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?"
-          r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*\\*[\"'])")
+_TYPED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:mut[ \t]+)?(?:[\w.]++(?:[\[<][\w.,\[\]<> ]{0,60}[\]>])?|\[[\w; ]{1,40}\])"
+          r"(?:[ \t]*\|[ \t]*[\w.]+){0,3}[ \t]+(?==[ \t]*(?:[bBrR]{1,2})?\\*[\"'])")
 #: ... and a known declared type before any value (``password: str = Field(...)``, ``api_key:
 #: Optional[str] = None``, ``token: string = process.env.TOKEN!``): the value, unquoted too, is
 #: then read as after ``=``
@@ -269,7 +269,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
         + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
-        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
+        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:[bBrRuU]|[bB][rR]|[rR][bB])?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character
         r"(?!\[REDACTED:)(?(dq)|(?(sq)|(?(esc)|(?![{\[<>]|\((?:[\s)\"'\\]|\Z)))))"
@@ -326,15 +326,15 @@ def names_a_secret(arg: str) -> bool:
 #: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
 #: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
 #: of such characters. The lookahead skips the positions no word can start at.
-_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
+_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pepper"
              r"|pat(?![a-z]))")
 #: ... and the rest of its word, up to the next key word (the last key word of a word then
 #: reaches the word's end): each character is scanned once, however many key words a word holds
 _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
 
 #: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
-_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pepper|pat(?![a-zA-Z]))"
+_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "pepper",
                 "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
 #: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``

@@ -153,17 +153,36 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     ),
     # a literal fallback after code on a line that sets a secret's name, where the key rules
     # read no value (app.config['SECRET_KEY'] = os.environ.get('K') or 'X', Laravel's
-    # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X")), or
+    # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X"), Ruby's block
+    # ENV.fetch("K") { "X" }), or
     # right after a secret's name (key = process.env.JWT_SECRET || "X", getenv("API_KEY") or "X")
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"(?:\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
-        r"[^\r\n;,{}]{1,200}?|\\*[\"']?[)\]]?[ \t]*+)(?:\|\||\?\?|\?:|(?<=[ \t])or[ \t]|\bfetch\([^,()\r\n]{1,100},)"
+        r"[^\r\n;,{}]{1,200}?|\\*[\"']?[)\]]?[ \t]*+)(?:\|\||\?\?|\?:|(?<=[ \t])or[ \t]|\bfetch\([^,()\r\n]{1,100},"
+        r"|\bfetch\([^()\r\n]{1,100}\)[ \t]*+\{)"
         r"[ \t]*+(?P<fq>\\*[\"']))"  # (not a key word: get('password') or 'password' names a field)
         r"(?!\[REDACTED:)(?!(?i:pass(?:word)?|passwd|secret|token|api_?key)\\*[\"'])" + _string_text("fq", "+") + r"(?=(?P=fq))",
         requires=(("||", "??", "?:", " or ", "fetch("),),
-        precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},)[ \t]*+\\*[\"']",
+        precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},|\bfetch\([^()\r\n]{1,100}\)[ \t]*+\{)[ \t]*+\\*[\"']",
+    ),
+    # a web server's header named for a secret, set to a value (nginx's proxy_set_header
+    # X-Api-Key "X";, add_header, Apache's RequestHeader set X-Token "X"; not a $variable)
+    Pattern.of(
+        "secret",
+        ("proxy_set_header", "add_header", "grpc_set_header", "requestheader"),
+        r"(?P<keep>(?<![\w-])(?:proxy_set_header|add_header|grpc_set_header|(?i:RequestHeader)[ \t]++(?:set|add|append))"
+        r"[ \t]++\\*[\"']?" + _ENDS_IN_KEY_WORD + r"\\*[\"']?[ \t]++(?P<hq>\\*[\"'])?)(?!\[REDACTED:)(?!\$)"
+        r"(?(hq)" + _string_text("hq", "+") + r"(?=(?P=hq))|[^\s;\"'\\]++)",
+    ),
+    # OmniAuth's provider secret (config.omniauth :github, "ID", "X"; provider :github, "ID", "X")
+    Pattern.of(
+        "secret",
+        ("omniauth", "provider"),
+        r"(?P<keep>(?:\.omniauth|(?<![\w.])provider)[ \t(]++:\w++,[ \t]*+\\*[\"'][^\"'\r\n]{1,200}\\*[\"'],[ \t]*+"
+        r"(?P<oq>\\*[\"']))(?!\[REDACTED:)" + _string_text("oq", "+") + r"(?=(?P=oq))",
+        requires=((":",),),
     ),
     # a Terraform variable's default (variable "db_password" { ... default = "X" })
     Pattern.of(
