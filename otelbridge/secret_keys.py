@@ -25,7 +25,7 @@ _COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by leng
 #: ``clientSecret``, ``_authToken``, ``X-Amz-Signature``), unless a lower-case letter follows
 #: (``tokens``, ``tokenizer``, ``passwordless``, ``secretary`` are not keys of secrets; nor is
 #: ``MAX_TOKENS``, a model's limit, though ``API_TOKENS`` is).
-_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|pepper|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
+_KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared|jwt)"
                  r"[_.-]?key|apikey"
                  # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
@@ -60,7 +60,8 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
-          r"|config|manager|store|update|change|jar|timeout|lifetime|izer|context|exception|error)" + _ABOUT_END
+          r"|config|manager|store|update|change|jar|timeout|lifetime|izer|context|exception|error|pattern"
+          r"|regexp?|issuer|audience)" + _ABOUT_END
           + r"|[_.-]?(?i:reset)[_.-]?(?i:timeout|url|uri|link|path|page|route|expire|expiry|expiration|ttl"
           r"|days|hours|minutes|seconds|enabled|required)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
@@ -269,7 +270,8 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
         + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
-        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:[bBrRuU]|[bB][rR]|[rR][bB])?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
+        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?:[bBrRuU]|[bB][rR]|[rR][bB])(?=\\*[\"'])(?!\"\"\"|'''))?+"
+        r"(?:\"\"(?=\")|''(?=')|\\+\"\\+\"(?=\\+\"))?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character
         r"(?!\[REDACTED:)(?(dq)|(?(sq)|(?(esc)|(?![{\[<>]|\((?:[\s)\"'\\]|\Z)))))"
@@ -326,15 +328,15 @@ def names_a_secret(arg: str) -> bool:
 #: What every match of :data:`_SECRET_KEY` holds: one of these words (in any case, as ``re``
 #: folds it: ``ſ`` is an ``s``), then the rest of the key (``[\w.-]*``), the keyword being made
 #: of such characters. The lookahead skips the positions no word can start at.
-_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pepper"
+_KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig"
              r"|pat(?![a-z]))")
 #: ... and the rest of its word, up to the next key word (the last key word of a word then
 #: reaches the word's end): each character is scanned once, however many key words a word holds
 _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
 
 #: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pepper|pat(?![a-zA-Z]))"
-_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key", "pepper",
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
+_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
                 "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
 #: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``

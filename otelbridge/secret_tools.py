@@ -5,6 +5,8 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
+import re
+
 from .secret_keys import (_ARG, _ARG_IN_LINE, _ENDS_IN_KEY_WORD, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
                           _NOT_A_PLACEHOLDER,
                           _NL_READ, _SECRET_WORD, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value,
@@ -154,35 +156,45 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     # a literal fallback after code on a line that sets a secret's name, where the key rules
     # read no value (app.config['SECRET_KEY'] = os.environ.get('K') or 'X', Laravel's
     # 'password' => env('K') ?: 'X', ERB's <%= ENV['K'] || 'X' %>, ENV.fetch("K", "X"), Ruby's block
-    # ENV.fetch("K") { "X" }), or
-    # right after a secret's name (key = process.env.JWT_SECRET || "X", getenv("API_KEY") or "X")
+    # ENV.fetch("K") { "X" }), or right after a secret's name (key = process.env.JWT_SECRET || "X",
+    # getenv("API_KEY") or "X", ENV.fetch(:secret_token) { "X" })
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"(?:\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
+        r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"(?:\\*[\"']?\]?[ \t]*+(?:=>?|:)[ \t]*+(?:<%=[ \t]*+)?"
         r"[^\r\n;,{}]{1,200}?|\\*[\"']?[)\]]?[ \t]*+)(?:\|\||\?\?|\?:|(?<=[ \t])or[ \t]|\bfetch\([^,()\r\n]{1,100},"
         r"|\bfetch\([^()\r\n]{1,100}\)[ \t]*+\{)"
+        r"|\bfetch\([ \t]*+:?\\*[\"']?" + _SECRET_WORD_IN + r"\\*[\"']?\)[ \t]*+\{[ \t]*+(?:\|\w*+\|)?)"
         r"[ \t]*+(?P<fq>\\*[\"']))"  # (not a key word: get('password') or 'password' names a field)
         r"(?!\[REDACTED:)(?!(?i:pass(?:word)?|passwd|secret|token|api_?key)\\*[\"'])" + _string_text("fq", "+") + r"(?=(?P=fq))",
         requires=(("||", "??", "?:", " or ", "fetch("),),
-        precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},|\bfetch\([^()\r\n]{1,100}\)[ \t]*+\{)[ \t]*+\\*[\"']",
+        precheck=r"(?:\|\||\?\?|\?:|[ \t]or|\bfetch\([^,()\r\n]{1,100},|\bfetch\([^()\r\n]{1,100}\)[ \t]*+\{[ \t]*+(?:\|\w*+\|)?)[ \t]*+\\*[\"']",
     ),
-    # a web server's header named for a secret, set to a value (nginx's proxy_set_header
-    # X-Api-Key "X";, add_header, Apache's RequestHeader set X-Token "X"; not a $variable)
+    # a web server's header named for a token, a key, a secret or a password set to one (nginx's
+    # proxy_set_header X-Api-Key "X";, add_header; Apache's RequestHeader set X-Token "X"): one
+    # word of 8 characters or more ending the directive, not a variable, template or placeholder
     Pattern.of(
         "secret",
         ("proxy_set_header", "add_header", "grpc_set_header", "requestheader"),
-        r"(?P<keep>(?<![\w-])(?:proxy_set_header|add_header|grpc_set_header|(?i:RequestHeader)[ \t]++(?:set|add|append))"
-        r"[ \t]++\\*[\"']?" + _ENDS_IN_KEY_WORD + r"\\*[\"']?[ \t]++(?P<hq>\\*[\"'])?)(?!\[REDACTED:)(?!\$)"
-        r"(?(hq)" + _string_text("hq", "+") + r"(?=(?P=hq))|[^\s;\"'\\]++)",
+        r"(?P<keep>(?<![\w-])(?:proxy_set_header|add_header|grpc_set_header|(?i:RequestHeader)[ \t]++"
+        r"(?:set|add|append))[ \t]++(?P<hq>\\*[\"']?)[\w-]*?(?i:token|api[_-]?key|secret|password|passwd)(?P=hq)"
+        r"[ \t]++(?P<vq>\\*[\"']?))(?!\[REDACTED:)(?![$%@<{])(?=[^\s;\"'\\$%{}<>@]{8,}+(?P=vq)(?:[ \t]*+;|[ \t]*+$|\\n))"
+        r"[^\s;\"'\\]++",
+        flags=re.M,
     ),
-    # OmniAuth's provider secret (config.omniauth :github, "ID", "X"; provider :github, "ID", "X")
+    # Devise's pepper, a literal (config.pepper = "X"; not bell_pepper = "green")
     Pattern.of(
         "secret",
-        ("omniauth", "provider"),
-        r"(?P<keep>(?:\.omniauth|(?<![\w.])provider)[ \t(]++:\w++,[ \t]*+\\*[\"'][^\"'\r\n]{1,200}\\*[\"'],[ \t]*+"
+        ("pepper",),
+        r"(?P<keep>(?<![\w-])(?:\w++\.)?(?i:pepper)[ \t]*+=[ \t]*+(?P<pq>\\*[\"']))(?!\[REDACTED:)"
+        r"[^\s\"'\\]{12,}+(?=(?P=pq))",
+    ),
+    # OmniAuth's provider secret in Devise (config.omniauth :github, "ID", "X")
+    Pattern.of(
+        "secret",
+        ("omniauth",),
+        r"(?P<keep>\.omniauth[ \t(]++:\w++,[ \t]*+\\*[\"'][^\"'\r\n]{1,200}\\*[\"'],[ \t]*+"
         r"(?P<oq>\\*[\"']))(?!\[REDACTED:)" + _string_text("oq", "+") + r"(?=(?P=oq))",
-        requires=((":",),),
     ),
     # a Terraform variable's default (variable "db_password" { ... default = "X" })
     Pattern.of(
