@@ -276,8 +276,9 @@ def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) ->
     from .redact import endpoint as printable
 
     target = printable(value.strip())[:80]
+    said = "" if insecure is None or insecure.strip().lower() in _BOOLEAN else f" but {shown(insecure)}"
     return [f"{where}{target!r} has no scheme: gRPC connects with TLS (OTEL_EXPORTER_OTLP_INSECURE "
-            f"is not true); for a plaintext collector use http://{target} or set "
+            f"is not true{said}); for a plaintext collector use http://{target} or set "
             "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
 
 
@@ -365,9 +366,9 @@ def check_booleans(otlp_protocol: str | None, flag: str | None, env: Mapping[str
     var = next((v for v in ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
                 if v in env), None)
     if var is not None and env[var].strip().lower() not in _BOOLEAN:
-        problems.append(f"{var}={shown(env[var])} is not true or false: read as false, gRPC "
-                        "connects with TLS (a plaintext collector sees only failed handshakes; "
-                        "true connects without)")
+        problems.append(f"{var}={shown(env[var])} is not true or false: read as false, so gRPC "
+                        "connects with TLS, even to an http:// endpoint (a plaintext collector sees "
+                        "only failed handshakes; true connects without)")
 
 
 def tls_file_problems(env: Mapping[str, str]) -> list[str]:

@@ -108,7 +108,7 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmMjJ\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE
 #: ``hash_password(raw)``, ``issueToken(user)``, ``Column(String(128))``, ``getpass("Password:
 #: ")``, ``data.get("token", "")``), a Terraform reference (``var.db_password``,
 #: ``random_password.db.result``), a method's call whose arguments go on past its line
-#: (``jwt.sign(``, ``jwt.encode(payload,``), after an
+#: (``jwt.sign(``, ``jwt.encode(payload,``, Go's ``jwt.NewWithClaims(m, jwt.MapClaims{``), after an
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
@@ -169,7 +169,7 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::|->)(?:" + _NA
          + r"|" + _NAME + r"(?:\??(?:\.|::|->)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\]"
          r"|(?:" + _READS + r")\(\\*[\"'][^\"'\\\r\n]{0,100}\\*[\"'](?:,[ \t]*+" + _EMPTY + r")?\)|\(\))"
          r"|(?:var|local|module|data|random_password|random_string)\.[\w-]++(?:\.[\w-]++|\[\d{1,9}\])*+"
-         r"|(?:" + _NAME + r"\??(?:\.|::|->))++[a-z_]\w*+\([^()\r\n\"'`\\]*+"
+         r"|(?:" + _NAME + r"\??(?:\.|::|->))++(?:[a-z_]\w*+|[A-Z][a-z]++(?:[A-Z][a-z]++)*+)\([^()\r\n\"'`\\]*+"
          r"(?=(?:\r?\n|\\[nr]|\Z)))"
          r"(?:\.expect\(\\*\"[^\"\\\r\n]{0,200}\\*\"\)|\??\." + _NAME + r"(?:" + _CALL_ARGS + r")?|\[(?:\\*[\"'][\w.-]{1,100}\\*[\"']|\d{1,9})\]|[?!])*+")
 #: A variable named as a secret's key is (``password=password``, ``api_key=api_key,``,

@@ -182,13 +182,13 @@ def test_grpc_insecure_neither_true_nor_false_is_said_to_connect_with_tls(env, s
         assert problems == ()
     else:
         (line,) = problems
-        assert line.startswith(f"{said} is not true or false: read as false, gRPC connects with TLS")
+        assert line.startswith(f"{said} is not true or false: read as false, so gRPC connects with TLS")
     # over HTTP the exporter never reads it; without a scheme the TLS notice says it, once
     assert config.build(exporter="otlp", protocol="http/protobuf", env=env).env_problems == ()
     if said is not None:
         (line,) = config.build(exporter="otlp", protocol="grpc",
                                env={**env, "OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317"}).env_problems
-        assert "has no scheme" in line
+        assert "has no scheme" in line and f"is not true but {said.split('=', 1)[1]}" in line
 
 
 def _build(env, *, exporter=None, protocol=None, **flags):
