@@ -136,14 +136,16 @@ _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
 #: ... a hash or signing algorithm's name (``hash_hmac('sha256', …)``, ``JWT.encode(p, k,
 #: 'HS256')``, ``algorithms=["HS256"]``), a token's lifetime (``{ expiresIn: '1h' }``), a
 #: dictionary's key in lower case that names no secret, after ``{`` or ``,`` (``{"sub":
-#: user.id}``; not a ternary's ``dev ? 'X' : y``). (Either quote closes: only names are inside.)
+#: user.id}``; not a ternary's ``dev ? 'X' : y``), a marker (a literal redacted already). (Either
+#: quote closes: only names are inside.)
 _ARG_QUOTE = r"\\*[\"']"
 _ALGORITHM = (_ARG_QUOTE + r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}"
               r"|blake2[bs])" + _ARG_QUOTE)
 _LIFETIME = r"(?<![\w$])(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _ARG_QUOTE + r"\d{1,9}+ ?[a-z]{0,7}+" + _ARG_QUOTE
 _KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred"
                 r"|sig))" + _ARG_QUOTE + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
-_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + r"|[^()\r\n\"'`\\\w]++|\w++"
+_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
+             + _ARG_QUOTE + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
 _CALL_ARGS = r"\((?:" + _ARG_TEXT + r"|\((?:" + _ARG_TEXT + r"|\(" + _ARG_TEXT + r"*+\))*+\))*+\)"

@@ -62,6 +62,24 @@ _SIGNING_KEY_CALL = (
     + _ARG_GAP + r"(?:(?:key|secret)[ \t]*+=[ \t]*+)?(?:bytes\()?(?:[bB][rR]?|[rR][bB])?"
 )
 
+#: A signing key as a string literal, also JSON-escaped (:data:`_SIGNING_KEY_CALL`); not a key
+#: passed as a name (``jwt.sign(p, secret)``). Applied before the key rules: a value that is such
+#: a call is then code holding a marker, and stays (``token = jwt.encode(p, "[REDACTED:secret]")``).
+SIGNING_KEY = Pattern.of(
+    "secret",
+    ("jwt", "jws", "hmac", "[]byte(", "_secret(", "new key(", "getbytes(", "signwith(",
+     "setsigningkey(", "secretkeyspec(", "new_from_slice(", "signer.create(", "textencoder()",
+     "serializer(", "timestampsigner(", "cookieparser("),
+    r"(?P<keep>" + _SIGNING_KEY_CALL + r"(?P<jq>\\*[\"'`]))(?!\[REDACTED:)"
+    + _string_text("jq", "+") + r"(?=(?P=jq))",
+    requires=(("(",),),
+    # each call's head as a literal (a text that only names JWT or HMAC: 7x faster)
+    precheck=r"(?i:jw[ts])(?:\.|::)(?:sign|encode|verify|decode)\(|createHmac\(|(?i:hmac)\.(?:new|New)\("
+    r"|hash_hmac\(|OpenSSL::HMAC|new[ \t]+Key\(|SignedString\(|\[\]byte\(|Algorithm\.HMAC|hmacShaKeyFor\("
+    r"|setSigningKey\(|signWith\(|SecretKeySpec\(|Key::from_|::new_from_slice\(|GetBytes\(|Signer\.create\("
+    r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
+)
+
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 
@@ -203,22 +221,6 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>(?<![\w.-])variable[ \t]++\\*\"" + _ENDS_IN_KEY_WORD + r"\\*\"[ \t]*+\{[^{}]{0,400}?"
         r"(?<![\w.-])default[ \t]*+=[ \t]*+(?P<tq>\\*\"))(?!\[REDACTED:)[^\"\\\r\n]++(?=(?P=tq))",
         requires=(("variable",), ("default",)),
-    ),
-    # a signing key as a string literal, also JSON-escaped; not a key passed as a name
-    # (jwt.sign(p, secret)). (See :data:`_SIGNING_KEY_CALL`.)
-    Pattern.of(
-        "secret",
-        ("jwt", "jws", "hmac", "[]byte(", "_secret(", "new key(", "getbytes(", "signwith(",
-         "setsigningkey(", "secretkeyspec(", "new_from_slice(", "signer.create(", "textencoder()",
-         "serializer(", "timestampsigner(", "cookieparser("),
-        r"(?P<keep>" + _SIGNING_KEY_CALL + r"(?P<jq>\\*[\"'`]))(?!\[REDACTED:)"
-        + _string_text("jq", "+") + r"(?=(?P=jq))",
-        requires=(("(",),),
-        # each call's head as a literal (a text that only names JWT or HMAC: 7x faster)
-        precheck=r"(?i:jw[ts])(?:\.|::)(?:sign|encode|verify|decode)\(|createHmac\(|(?i:hmac)\.(?:new|New)\("
-        r"|hash_hmac\(|OpenSSL::HMAC|new[ \t]+Key\(|SignedString\(|\[\]byte\(|Algorithm\.HMAC|hmacShaKeyFor\("
-        r"|setSigningKey\(|signWith\(|SecretKeySpec\(|Key::from_|::new_from_slice\(|GetBytes\(|Signer\.create\("
-        r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
     ),
     # an authorization scheme joined to a credential's literal (token68: 8 characters or more;
     # after "Token ", Django REST's scheme, with a digit: not "Invalid token " + "received"):

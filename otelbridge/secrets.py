@@ -54,7 +54,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _NOT_A_PLACEHOLDER, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_tokens import CUT, VENDOR_TOKENS
-from .secret_tools import PROGRAM_FLAGS, TOOL_PATTERNS
+from .secret_tools import PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -223,6 +223,9 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
+    # a signing key given to a library's call as a literal (jwt.sign(p, 'X')): before the key
+    # rules, which then leave the call, a marker in it (token = jwt.encode(p, "[REDACTED:secret]"))
+    SIGNING_KEY,
     # Bearer <token> wherever it stands (a header value the key rule below does not see), also
     # Bearer: <token> and after an _ (a tool's name: mcp__srv__Bearer <token>)
     Pattern.of("bearer", ("bearer",), r"(?P<keep>(?<![A-Za-z0-9])bearer(?::[ \t]*|\s+))(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),

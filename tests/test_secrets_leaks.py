@@ -484,6 +484,22 @@ def test_a_secret_flag_in_a_yaml_block_sequence(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a signing key's literal is marked first; the call around it, code holding only a marker,
+    # stays (it was hidden whole)
+    ('token = jwt.encode(payload, "Zq7Lm3Kp9", algorithm="HS256")',
+     'token = jwt.encode(payload, "[REDACTED:secret]", algorithm="HS256")'),
+    ("const token = jwt.sign({ id: user.id }, 'Zq7Lm3Kp9', { expiresIn: '1h' });",
+     "const token = jwt.sign({ id: user.id }, '[REDACTED:secret]', { expiresIn: '1h' });"),
+    ('token = os.getenv("GITHUB_TOKEN", "Zq7-Lm3")', 'token = os.getenv("GITHUB_TOKEN", "[REDACTED:secret]")'),
+    # another literal in the call: hidden whole, as code the detector cannot place
+    ('token = jwt.encode(payload, "Zq7Lm3Kp9", "Yb8Kq2Lm4")', "token = [REDACTED:secret]"),
+    ('password = foo("[REDACTED:secret]", "hunter2")', "password = [REDACTED:secret]"),
+])
+def test_a_call_holding_only_a_marker_is_code(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
