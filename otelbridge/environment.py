@@ -263,6 +263,15 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
 
+def _insecure(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` variable the gRPC exporter reads (the first
+    set) and its value; ``(None, None)`` when neither is set."""
+    for var in ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE"):
+        if var in env:
+            return var, env[var]
+    return None, None
+
+
 def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) -> list[str]:
     """One line when the gRPC exporter will connect to ``value`` (given by ``where``) with TLS
     because it has no scheme: the OTLP exporter specification has a scheme-less gRPC endpoint
@@ -270,7 +279,7 @@ def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) ->
     ``true`` — a plaintext collector then sees only failed handshakes."""
     if protocol != "grpc" or "://" in value:
         return []
-    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    insecure = _insecure(env)[1]
     if (insecure or "").strip().lower() == "true":
         return []
     from .redact import endpoint as printable
@@ -336,7 +345,7 @@ def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: l
         return True
     if protocol != "grpc":
         return False
-    insecure = env.get("OTEL_EXPORTER_OTLP_TRACES_INSECURE", env.get("OTEL_EXPORTER_OTLP_INSECURE"))
+    insecure = _insecure(env)[1]
     if insecure is not None:
         return insecure.strip().lower() != "true"
     return bool(endpoint) and scheme != "http"
@@ -363,10 +372,9 @@ def check_booleans(otlp_protocol: str | None, flag: str | None, env: Mapping[str
     endpoint, scheme = _endpoint_used(flag, env, ignored)
     if endpoint and scheme != "http":
         return
-    var = next((v for v in ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
-                if v in env), None)
-    if var is not None and env[var].strip().lower() not in _BOOLEAN:
-        problems.append(f"{var}={shown(env[var])} is not true or false: read as false, so gRPC "
+    var, insecure = _insecure(env)
+    if insecure is not None and insecure.strip().lower() not in _BOOLEAN:
+        problems.append(f"{var}={shown(insecure)} is not true or false: read as false, so gRPC "
                         "connects with TLS, even to an http:// endpoint (a plaintext collector sees "
                         "only failed handshakes; true connects without)")
 

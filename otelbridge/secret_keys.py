@@ -15,6 +15,11 @@ from typing import Any
 from .secret_tokens import AFTER_ESCAPE
 
 
+#: The key words as a regex (without a global flag) and as needles.
+_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
+_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
+                "cookie", "auth", "dsn", "sig", "pat")
+
 #: What counts tokens (a model's limit or usage: ``MAX_TOKENS``, ``PROMPT_TOKENS``)
 _COUNTS = ("max", "min", "num", "total", "input", "output", "prompt", "completion", "context",
            "thinking", "reasoning", "cached", "cache")
@@ -142,8 +147,8 @@ _ARG_QUOTE = r"\\*[\"']"
 _ALGORITHM = (_ARG_QUOTE + r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}"
               r"|blake2[bs])" + _ARG_QUOTE)
 _LIFETIME = r"(?<![\w$])(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _ARG_QUOTE + r"\d{1,9}+ ?[a-z]{0,7}+" + _ARG_QUOTE
-_KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:pass|pwd|secret|token|key|auth|cred"
-                r"|sig))" + _ARG_QUOTE + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
+_KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:" + _KEY_WORDS + "))" + _ARG_QUOTE
+                + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
 _ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
              + _ARG_QUOTE + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
@@ -336,10 +341,6 @@ _KEY_WORD = (r"(?i)(?=[pscktad])(?:pass|pwd|pw|secret|credential|token|signature
 #: reaches the word's end): each character is scanned once, however many key words a word holds
 _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w.-])*+"
 
-#: The key words as a regex (without a global flag) and as needles.
-_KEY_WORDS = r"(?:pass|pwd|pw|secret|credential|token|signature|key|cookie|auth|dsn|sig|pat(?![a-zA-Z]))"
-_KEY_NEEDLES = ("pass", "pwd", "pw", "secret", "credential", "token", "signature", "key",
-                "cookie", "auth", "dsn", "sig", "pat")
 #: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
 #: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``
 #: then ``, : } ]``: a command in a JSON document shown as text).

@@ -5,8 +5,6 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 
 from __future__ import annotations
 
-import re
-
 from .secret_keys import (_ARG, _ARG_IN_LINE, _ENDS_IN_KEY_WORD, _INNER_QUOTE, _JSON_BLANK, _KEY_NEEDLES, _LINE_START, _NL,
                           _NOT_A_PLACEHOLDER,
                           _NL_READ, _SECRET_WORD, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value,
@@ -196,9 +194,8 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         ("proxy_set_header", "add_header", "grpc_set_header", "requestheader"),
         r"(?P<keep>(?<![\w-])(?:proxy_set_header|add_header|grpc_set_header|(?i:RequestHeader)[ \t]++"
         r"(?:set|add|append))[ \t]++(?P<hq>\\*[\"']?)[\w-]*?(?i:token|api[_-]?key|secret|password|passwd)(?P=hq)"
-        r"[ \t]++(?P<vq>\\*[\"']?))(?!\[REDACTED:)(?![$%@<{])(?=[^\s;\"'\\$%{}<>@]{8,}+(?P=vq)(?:[ \t]*+;|[ \t]*+$|\\n))"
+        r"[ \t]++(?P<vq>\\*[\"']?))(?!\[REDACTED:)(?![$%@<{])(?=[^\s;\"'\\$%{}<>@]{8,}+(?P=vq)[ \t]*+(?:;|\r?\n|\\n|\Z))"
         r"[^\s;\"'\\]++",
-        flags=re.M,
     ),
     # Devise's pepper, a literal (config.pepper = "X"; not bell_pepper = "green")
     Pattern.of(
