@@ -117,8 +117,10 @@ _BLANKS = r"(?:\s|\\[nrt])*+"
 #: either escaped); an element in its own quotes (``"it's"`` among ``'``-quoted ones)
 _ARGV = re.compile(r"(?:(?P<a>" + _QUOTE + r")(?:(?!(?P=a))[^\r\n])*+(?P=a)" + _BLANKS + "," + _BLANKS
                    + r")+(?P<b>" + _QUOTE + r")(?:(?!(?P=b))[^\r\n])*+(?P=b)")
-#: An element's quotes and text, or a separator, in an argv
-_ARGV_PART = re.compile(r"(?P<q>" + _QUOTE + r")(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)|" + _BLANKS + "," + _BLANKS)
+#: An element quoted whole (its quote: group ``q``, its text: ``text``); with a separator, the
+#: parts of an argv
+_ELEMENT = r"(?P<q>" + _QUOTE + r")(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)"
+_ARGV_PART = re.compile(_ELEMENT + "|" + _BLANKS + "," + _BLANKS)
 #: What a command line would read as a word's end in an element's text
 _WORD_BREAKS = str.maketrans(" \t|;&", "_____")
 
@@ -205,7 +207,7 @@ _YAML_ITEMS = re.compile(r"(?:^|(?<=\\n))" + _LINE_NUMBER + r"(?P<i>[ \t]*+)-[ \
 _YAML_LINE = re.compile(r"(?P<lead>(?:" + _EOL + r"|^)" + _LINE_NUMBER + r"[ \t]*+)(?:(?P<dash>-[ \t]++)(?P<item>"
                         + _LINE_TEXT + r")|" + _LINE_TEXT + ")")
 #: An item quoted whole (also escaped quotes), then what follows it (a comment)
-_QUOTED_ITEM = re.compile(r"(?P<q>\\*[\"'])(?P<text>(?:(?!(?P=q))[^\r\n])*+)(?P=q)")
+_QUOTED_ITEM = re.compile(_ELEMENT)
 #: A comment after an unquoted item
 _ITEM_COMMENT = re.compile(r"[ \t]++#")
 
