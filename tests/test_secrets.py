@@ -817,3 +817,16 @@ def test_an_argument_in_escaped_quotes_is_taken_whole(text, expected):
 ])
 def test_terraform_outputs_and_key_value_tables(text, expected):
     assert redact.Redactor().redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a format string's field named in capitals as after ``$`` is a placeholder
+    ('headers = {"Authorization": f"Bearer {EXPIRED_TOKEN}"}', None),
+    ('token = "{API_KEY}"', None), ("Authorization: Bearer {TOKEN}", None),
+    # braces around a value that is no such name hide nothing
+    ('password = "{S3CR3T_2024}"', 'password = "[REDACTED:secret]"'),
+    ('password = "{HUNTER}"', 'password = "[REDACTED:secret]"'),
+    ("Authorization: Bearer {Xy7-2q}", "Authorization: [REDACTED:authorization]"),
+])
+def test_a_format_string_s_field_in_capitals_is_a_placeholder(text, expected):
+    assert clean(text) == (text if expected is None else expected)
