@@ -216,7 +216,8 @@ _TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|->"
 #: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), a type after ``:``
 #: (:data:`_TYPE_ONLY`), or a variable named as a secret (:data:`_SECRET_VARIABLE`) before
 #: , ) } ] or, after ``name =``, also ; or a line end (not ``Password=password;`` in a
-#: connection string).
+#: connection string); any lower-case name as the last member of an object passed to a call
+#: (``User.create({ email, passwordHash: hash })``).
 _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSION + r"\")"
              r"|(?(sq)(?:" + _SCHEMED_OR_ALONE + r"'|" + _CLOSERS + "|" + _VERSION + r"')"
              r"|(?(esc)" + _SCHEMED_OR_ALONE + r"\\+[\"']"
@@ -226,7 +227,8 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
              r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
-             r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])))))")
+             r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])"
+             r"|[a-z_$][\w$]{0,100}+[ \t]*+\}[ \t]*+\)))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static

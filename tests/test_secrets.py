@@ -830,3 +830,18 @@ def test_terraform_outputs_and_key_value_tables(text, expected):
 ])
 def test_a_format_string_s_field_in_capitals_is_a_placeholder(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # unquoted, a name is a variable: the object's last member before the call's ``)``
+    ("const user = await db.users.create({ email, passwordHash: hash });", None),
+    ('json.NewEncoder(w).Encode(map[string]string{"token": tok})', None),
+    ("x({ password: hunter2 })", None),
+    # not before ``})``, or not a name: a value
+    ("{password: hunter2}", "{password: [REDACTED:secret]"),
+    ("(export PASSWORD=hunter2)", "(export PASSWORD=[REDACTED:secret]"),
+    ("x({ password: Hunter2! })", "x({ password: [REDACTED:secret]"),
+    ('x({ password: "hunter2" })', 'x({ password: "[REDACTED:secret]" })'),
+])
+def test_a_name_closing_an_object_passed_to_a_call_is_a_variable(text, expected):
+    assert clean(text) == (text if expected is None else expected)
