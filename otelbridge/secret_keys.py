@@ -119,18 +119,22 @@ _SECRET_WORD = (r"(?=[pPsScCtTaAkKdDeEmMjJ\u017f\u212a])(?:(?i:" + _KEY_ANYWHERE
 #: ``await`` or ``new``, then what reads its result (``.unwrap()``, ``.expect("msg")``,
 #: ``["access_token"]``, ``?``, ``?.split(" ")[1]``)
 _NAME = r"[A-Za-z_$][\w$]*+"
+#: A form field's label (``PasswordField('Password', …)``, ``CharField(label='API Key')``; not
+#: pydantic's ``Field('X')``, a default): a few words of letters, the first capitalised
+_LABEL = r"(?:(?<=[a-z]Field\()|(?<=label=))\\*[\"'][A-Z][A-Za-z]*+(?: [A-Za-z]++){0,4}+\\*[\"']"
 #: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
 #: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters), before arguments
 #: that only code writes — a keyword argument, a snake_case or dotted name, a call, ``...``
 #: first, a comma and a blank (``(String(128), nullable=False)``, ``(oauth2_scheme)``, ``(input,
 #: salt)``) — or lower-case names followed by a statement's or an argument's end
-#: (``issueToken(user);``, ``{ token: issueToken(user) }``); not a password's ``Summer(2024)``,
-#: ``Welcome(Xk9q);`` or ``Word(horse battery)``
+#: (``issueToken(user);``, ``{ token: issueToken(user) }``), or a form field's label first
+#: (:data:`_LABEL`); not a password's ``Summer(2024)``, ``Welcome(Xk9q);`` or ``Word(horse
+#: battery)``
 _CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
-               r"(?=\((?:\.\.\.[,)]|[^()\r\n\"'`]*?(?:[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
+               r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|[^()\r\n\"'`]*?(?:[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
                r"|[a-z0-9]_[a-z]|[a-z]\.[A-Za-z_]|\(|,[ \t])"
                r"|[a-z_$][\w$]*+(?:,[ \t]*+[a-z_$][\w$]*+)*+\)[ \t]*+[;,)}\]]))"
-               r"(?!\([^()\r\n]*?\w[ \t]++\w)")
+               r"(?!\((?!" + _LABEL + r"[ \t]*+[,)])[^()\r\n]*?\w[ \t]++\w)")
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
@@ -143,15 +147,15 @@ _ENV_NAME = r"[A-Z]{1,12}+(?:_[A-Z0-9]{1,40}+)*+"
 #: ... a hash or signing algorithm's name (``hash_hmac('sha256', …)``, ``JWT.encode(p, k,
 #: 'HS256')``, ``algorithms=["HS256"]``), a token's lifetime (``{ expiresIn: '1h' }``), a
 #: dictionary's key in lower case that names no secret, after ``{`` or ``,`` (``{"sub":
-#: user.id}``; not a ternary's ``dev ? 'X' : y``), a marker (a literal redacted already). (Either
-#: quote closes: only names are inside.)
+#: user.id}``; not a ternary's ``dev ? 'X' : y``), a form field's label, a marker (a literal
+#: redacted already). (Either quote closes: only names are inside.)
 _ARG_QUOTE = r"\\*[\"']"
 _ALGORITHM = (_ARG_QUOTE + r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|384|512)|hmac-?sha\d{1,3}"
               r"|blake2[bs])" + _ARG_QUOTE)
 _LIFETIME = r"(?<![\w$])(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _ARG_QUOTE + r"\d{1,9}+ ?[a-z]{0,7}+" + _ARG_QUOTE
 _KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:" + _KEY_WORDS + "))" + _ARG_QUOTE
                 + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
-_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
+_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _LABEL + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
              + _ARG_QUOTE + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")

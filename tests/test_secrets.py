@@ -827,12 +827,6 @@ def test_terraform_outputs_and_key_value_tables(text, expected):
     ('password = "{S3CR3T_2024}"', 'password = "[REDACTED:secret]"'),
     ('password = "{HUNTER}"', 'password = "[REDACTED:secret]"'),
     ("Authorization: Bearer {Xy7-2q}", "Authorization: [REDACTED:authorization]"),
-])
-def test_a_format_string_s_field_in_capitals_is_a_placeholder(text, expected):
-    assert clean(text) == (text if expected is None else expected)
-
-
-@pytest.mark.parametrize("text, expected", [
     # unquoted, a name is a variable: the object's last member before the call's ``)``
     ("const user = await db.users.create({ email, passwordHash: hash });", None),
     ('json.NewEncoder(w).Encode(map[string]string{"token": tok})', None),
@@ -842,6 +836,17 @@ def test_a_format_string_s_field_in_capitals_is_a_placeholder(text, expected):
     ("(export PASSWORD=hunter2)", "(export PASSWORD=[REDACTED:secret]"),
     ("x({ password: Hunter2! })", "x({ password: [REDACTED:secret]"),
     ('x({ password: "hunter2" })', 'x({ password: "[REDACTED:secret]" })'),
+    # a form field's label is no value: the line stays whole
+    ("    password = PasswordField('Password', validators=[DataRequired()])", None),
+    ("    confirm = PasswordField('Confirm Password', validators=[EqualTo('password')])", None),
+    ("password = forms.CharField(label='Password', widget=forms.PasswordInput)", None),
+    # a literal that is no label, or pydantic's Field (its first argument is the default)
+    ("password = PasswordField('Xk9q2mP7')", "password = [REDACTED:secret]"),
+    ("password = PasswordField('Password', default='Xk9q2mP7')", "password = [REDACTED:secret]"),
+    ("password: str = Field('Hunter', min_length=8)", "password: str = [REDACTED:secret]"),
+    ("password = hash('Password')", "password = [REDACTED:secret]"),
 ])
-def test_a_name_closing_an_object_passed_to_a_call_is_a_variable(text, expected):
+def test_placeholders_variables_and_labels_in_code_are_no_values(text, expected):
+    """A format string's field in capitals, a name closing an object passed to a call, a form
+    field's label: the line stays whole; a literal near them is still a value."""
     assert clean(text) == (text if expected is None else expected)
