@@ -116,8 +116,9 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     for row in failed[:MAX_ERRORS_SHOWN]:
         out.append(Text(f"  error {escape.terminal(row.name, 60)}: {escape.terminal(row.error, 300)}",
                         style="red"))
-    if len(failed) > MAX_ERRORS_SHOWN:
-        out.append(Text(f"  … {len(failed) - MAX_ERRORS_SHOWN} more failed", style="red"))
+    shown = min(len(failed), MAX_ERRORS_SHOWN)
+    if trace.totals.errors > shown:  # (failed spans folded away count too)
+        out.append(Text(f"  … {trace.totals.errors - shown} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
     out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")))
     return out

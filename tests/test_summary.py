@@ -258,3 +258,20 @@ def test_a_trace_link_shows_no_credential_of_its_template():
                     "00000000000000000000000000000005?orgId=1&token=[REDACTED:secret]")
     grafana = "https://grafana.example/explore?orgId=1&left=%7B%22query%22:%22{trace_id}%22%7D"
     assert trace_url(grafana, 1) == grafana.replace("{trace_id}", f"{1:032x}")
+
+
+def test_failed_spans_beyond_those_drawn_are_counted_in_more_failed():
+    collector = Collector()
+    ms = 1_000_000
+    collector.take(Row(1, 1, None, "invoke_agent claude-code", "session", 0, 10_000 * ms))
+    for i in range(100):
+        row = Row(1, 100 + i, 1, f"execute_tool Bash {i}", "tool", i * 10 * ms, i * 10 * ms + ms)
+        if i % 2:
+            row.error, row.status = f"exit {i}", "tool_error"
+        collector.take(row)
+    (trace,) = collector.traces.values()
+    assert trace.totals.errors == 50
+    text = waterfall.render_text(collector)
+    shown = text.count("  error execute_tool Bash ")
+    assert shown == waterfall.MAX_ERRORS_SHOWN
+    assert f"… {50 - shown} more failed" in text
