@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from . import escape
-from .summary import (Collector, Line, Trace, format_cost, format_duration, more_text, select,
+from .summary import (Collector, Line, Row, Trace, format_cost, format_duration, more_text, select,
                       tokens_text, totals_text, trace_head, trace_url)
 
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
@@ -59,6 +59,13 @@ def _style(line: Line, depth0: bool) -> str:
     if row.status in ("cached", "stopped", "paused"):
         return "yellow" if row.status != "cached" else "dim"
     return "green" if depth0 else "cyan"
+
+
+def _failed(trace: Trace, lines_: list[Line]) -> tuple[list[Row], int]:
+    """(the failed rows among ``lines_`` whose texts are shown, at most :data:`MAX_ERRORS_SHOWN`;
+    how many of the trace's failed spans are not: folded away or over the bound)."""
+    failed = [l.row for l in lines_ if l.row is not None and l.row.error][:MAX_ERRORS_SHOWN]
+    return failed, max(trace.totals.errors - len(failed), 0)
 
 
 def trace_lines(trace: Trace, width: int, template: str | None = None,
@@ -112,13 +119,12 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
         text.append(format_cost(line.cost).rjust(_COST_W) + " ")
         text.append(escape.terminal(row.status, _STATUS_W), style=style)
         out.append(text)
-    failed = [l.row for l in lines_ if l.row is not None and l.row.error]
-    for row in failed[:MAX_ERRORS_SHOWN]:
+    failed, more = _failed(trace, lines_)
+    for row in failed:
         out.append(Text(f"  error {escape.terminal(row.name, 60)}: {escape.terminal(row.error, 300)}",
                         style="red"))
-    shown = min(len(failed), MAX_ERRORS_SHOWN)
-    if trace.totals.errors > shown:  # (failed spans folded away count too)
-        out.append(Text(f"  … {trace.totals.errors - shown} more failed", style="red"))
+    if more:
+        out.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
     out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")))
     return out
@@ -210,9 +216,12 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
         if link:
             line += f" · [open trace]({link})"
         out.append(line)
-        failed = [l.row for l in lines_ if l.row is not None and l.row.error]
-        for row in failed[:MAX_ERRORS_SHOWN]:
+        failed, more = _failed(trace, lines_)
+        for row in failed:
             out.append(f"> **{md(row.name, 120)}**: {md(row.error, 500)}")
+            out.append("")
+        if more:
+            out.append(f"> … {more} more failed")
             out.append("")
         out.append("")
     if others:

@@ -260,7 +260,8 @@ def test_a_trace_link_shows_no_credential_of_its_template():
     assert trace_url(grafana, 1) == grafana.replace("{trace_id}", f"{1:032x}")
 
 
-def test_failed_spans_beyond_those_drawn_are_counted_in_more_failed():
+def _fifty_failed_of_a_hundred_tools() -> Collector:
+    """A session of 100 tool calls, every other one failed (more than a waterfall draws)."""
     collector = Collector()
     ms = 1_000_000
     collector.take(Row(1, 1, None, "invoke_agent claude-code", "session", 0, 10_000 * ms))
@@ -269,9 +270,22 @@ def test_failed_spans_beyond_those_drawn_are_counted_in_more_failed():
         if i % 2:
             row.error, row.status = f"exit {i}", "tool_error"
         collector.take(row)
+    return collector
+
+
+def test_failed_spans_beyond_those_drawn_are_counted_in_more_failed():
+    collector = _fifty_failed_of_a_hundred_tools()
     (trace,) = collector.traces.values()
     assert trace.totals.errors == 50
     text = waterfall.render_text(collector)
     shown = text.count("  error execute_tool Bash ")
     assert shown == waterfall.MAX_ERRORS_SHOWN
     assert f"… {50 - shown} more failed" in text
+
+
+def test_the_step_summary_counts_the_failed_spans_whose_texts_it_does_not_show():
+    collector = _fifty_failed_of_a_hundred_tools()
+    md = waterfall.step_summary(collector)
+    shown = md.count("> **execute\\_tool Bash ")
+    assert shown == waterfall.MAX_ERRORS_SHOWN
+    assert f"> … {50 - shown} more failed" in md
