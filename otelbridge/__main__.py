@@ -70,12 +70,17 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     from .cli import SUBCOMMANDS, run_command
+    from .source.early import options_end
 
     command, prog = run_command, "otelbridge"
     if args and args[0] in SUBCOMMANDS:
         command, prog = SUBCOMMANDS[args[0]], f"otelbridge {args[0]}"
         args = args[1:]
     try:
+        if command is run_command and args[options_end(args):] == ["--"]:
+            import click  # an empty command is a mistake, not a request for pipe mode
+
+            raise click.UsageError("'--' needs a command after it: otelbridge [OPTIONS] -- CMD ARGS...")
         code = command.main(args=args, prog_name=prog, standalone_mode=False)
     except SystemExit as exc:  # --help, --version
         code = exc.code if isinstance(exc.code, int) else 0

@@ -87,6 +87,10 @@ class CountingExporter(SpanExporter):
         busy = self._busy_since
         return self._last_ok and (busy is None or time.monotonic() - busy < self.STUCK_S)
 
+    def busy(self) -> bool:
+        """An export is waiting for its answer now."""
+        return self._busy_since is not None
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         self._busy_since = time.monotonic()
         with self._lock:
@@ -470,5 +474,7 @@ class Exporters:
                 part = f"{p.exporter.label}: {ended - p.exporter.exported} of {ended} not confirmed"
                 if p.overflowed:
                     part += f", {p.overflowed} of them let go by a full queue"
+                if p.exporter.busy():  # a collector that takes the connection, then is silent
+                    part += f"; still waiting for it at --flush-timeout ({self.cfg.flush_timeout_s:g} s)"
                 parts.append(part)
         return "export incomplete (" + "; ".join(parts) + ")" if parts else None

@@ -45,9 +45,10 @@ MARK_EVERY_NS = 5_000_000
 F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
-def plain_tee(args: list[str]) -> bool:
-    """True when ``args`` is the tee without a wrapped command: every argument an option of the
-    tee (``--opt=VALUE`` or ``--opt VALUE`` for :data:`VALUE_OPTIONS`), nothing else."""
+def options_end(args: list[str]) -> int:
+    """Index of the first argument of ``args`` that is not an option of the tee (``--opt=VALUE``
+    or ``--opt VALUE`` for :data:`VALUE_OPTIONS`, a :data:`FLAG_OPTIONS` flag); ``len(args)``
+    when every one is, one more when the last option lacks its value."""
     i = 0
     while i < len(args):
         arg = args[i]
@@ -57,8 +58,13 @@ def plain_tee(args: list[str]) -> bool:
         elif arg in FLAG_OPTIONS:
             i += 1
         else:
-            return False
-    return i == len(args)
+            return i
+    return i
+
+
+def plain_tee(args: list[str]) -> bool:
+    """True when ``args`` is the tee without a wrapped command: options of the tee, nothing else."""
+    return options_end(args) == len(args)
 
 
 def pipe_room(fd: int, size: int) -> int:

@@ -129,6 +129,20 @@ def test_a_bad_flag_stays_a_usage_error(args):
     assert proc.stderr.count(b"Error:") == 1
 
 
+@pytest.mark.parametrize("args", [["--"], ["--exporter", "none", "--"], ["-q", "--"]])
+def test_a_separator_without_a_command_is_a_usage_error(args):
+    """``otelbridge --`` ran pipe mode on the terminal's stdin: a mistake, as an empty command."""
+    proc = run_bridge(args, b'{"type":"system"}\n', env=clean_env())
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.count(b"Error:") == 1 and b"needs a command" in proc.stderr
+
+
+def test_a_separator_as_an_option_value_is_no_empty_command():
+    proc = run_bridge(["--exporter", "none", "-q", "--redact", "--"], b'{"type":"system"}\n',
+                      env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == b'{"type":"system"}\n'
+
+
 def test_grpc_endpoint_without_scheme_says_tls_and_grpc_core_keeps_off_stderr():
     """The OTLP exporter spec: a scheme-less gRPC endpoint uses TLS unless
     OTEL_EXPORTER_OTLP_INSECURE=true. Against a plaintext collector that is said in one line, and

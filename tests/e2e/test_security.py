@@ -319,7 +319,7 @@ def test_tls_export_needs_the_ca(tmp_path, protocol):
     assert bad.stdout == data
     err = bad.stderr.decode()
     assert f"0 exported, {count} dropped" in err
-    assert f"export incomplete ({rx_bad.endpoint}: {count} of {count} not confirmed)" in err
+    assert f"export incomplete ({rx_bad.endpoint}: {count} of {count} not confirmed" in err
     assert "CERTIFICATE_VERIFY_FAILED" in err  # the reason is named
     assert "Traceback" not in err
 
