@@ -223,9 +223,12 @@ class Pipeline:
             limits=self.exporters.limits,
         )
         self._remote_flags = span_ctx.trace_flags if span_ctx is not None else None
+        self._remote_ctx = span_ctx
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be exported")
         self.report = report
+        if report is not None:
+            report.not_exported = self.not_exported
         # the views read every record ahead of the builder, sampled or not
         emits = [report.sink(self.builder) if report is not None else self.builder.emit]
         if last is not None and self.exporters.paths:  # (nothing to wait for without exporters)
@@ -268,6 +271,17 @@ class Pipeline:
                 None, self.run.ref.trace_id, self.run.record(0).name)
             sampled = result.decision.is_sampled()
         return self.run.traceparent(sampled), self.run.parent is not None
+
+    def not_exported(self, trace_id: int) -> str | None:
+        """Why no backend a trace link points at will hold the trace ``trace_id`` (no exporter,
+        ``OTEL_SDK_DISABLED``, ``file``/``console`` only, sampled out), or ``None``."""
+        if self.stats.not_exported_reason:
+            return self.stats.not_exported_reason
+        if all(p.exporter.local for p in self.exporters.paths):
+            return "no OTLP exporter"
+        if not self.builder.sampled(trace_id, self._remote_ctx):
+            return "sampled out"
+        return None
 
     def new_stream(self) -> None:
         """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the

@@ -17,7 +17,7 @@ import os
 import time
 
 from . import __version__, escape
-from .summary import (Collector, Trace, format_cost, format_duration, more_text, select,
+from .summary import (Collector, Trace, format_cost, format_duration, link_note, more_text, select,
                       tokens_text, totals_text, trace_head, trace_url)
 
 #: Rows drawn per trace (the rest folded into "… N more").
@@ -60,7 +60,8 @@ def trace_section(trace: Trace, template: str | None) -> list[str]:
     link = escape.url(trace_url(template, trace.trace_id))
     ident = f'<span class="id">trace {trace.trace_id:032x}</span>'
     if link:
-        ident += f' · <a href="{h(link)}" rel="noreferrer noopener">open trace</a>'
+        ident += (f' · <a href="{h(link)}" rel="noreferrer noopener">open trace</a>'
+                  f'{h(link_note(trace.not_exported))}')
     out.append(f"<p>{ident}</p>")
     out.append('<div class="row head"><span>span</span><span>0s … '
                f'{h(format_duration(span))}</span><span class="num">time</span>'

@@ -304,6 +304,15 @@ class SpanBuilder:
             self._flags[rec.trace_id] = flags
         return flags
 
+    def sampled(self, trace_id: int, parent: SpanContext | None) -> bool:
+        """Whether a trace whose root has ``parent`` (``TRACEPARENT``'s, or ``None``) would be
+        exported: the provider's sampler says so for its root (every built-in sampler decides
+        by the trace id and the parent alone); ``False`` without an SDK tracer."""
+        if not self._sdk:
+            return False
+        context = trace.set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
+        return self.provider.sampler.should_sample(context, trace_id, "").decision.is_sampled()
+
     def _decide(self, rec: SpanRecord, parent: SpanContext | None, name: str,
                 kind: SpanKind) -> tuple[bool, TraceFlags, TraceState | None, bool]:
         """What ``Tracer.start_span`` would decide for a span of ``rec``'s trace under

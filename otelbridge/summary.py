@@ -68,6 +68,12 @@ def trace_url(template: str | None, trace_id: int) -> str | None:
     return redact.current().scrub(template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}"))
 
 
+def link_note(not_exported: str | None) -> str:
+    """What follows a trace link whose trace no backend will hold: ``" (not in the backend:
+    sampled out)"``; ``""`` when it is exported."""
+    return f" (not in the backend: {not_exported})" if not_exported else ""
+
+
 def format_duration(ns: int) -> str:
     """``1234567890`` ns → ``"1.2s"``; under a second in ms, over a minute ``"2m03s"``."""
     ms = max(ns, 0) / 1e6
@@ -241,6 +247,8 @@ class Trace:
     rows: list[Row] = field(default_factory=list)
     totals: Totals = field(default_factory=Totals)
     not_kept: int = 0
+    #: why no backend a trace link points at holds it (``"sampled out"``), ``None`` when one does
+    not_exported: str | None = None
 
     @property
     def start_ns(self) -> int:
@@ -260,14 +268,17 @@ class Trace:
 
 class Collector:
     """The finished spans of a run, as :class:`Trace` objects (a span sink: ``emit`` takes each
-    redacted record). ``on_new_trace(trace_id)`` is called for each trace's first span. Never
+    redacted record). ``on_new_trace(trace_id)`` is called for each trace's first span,
+    ``not_exported(trace_id)`` says why no backend will hold it (:attr:`Trace.not_exported`). Never
     raises."""
 
     def __init__(self, max_rows: int = MAX_ROWS, max_traces: int = MAX_TRACES,
-                 on_new_trace: Callable[[int], None] | None = None) -> None:
+                 on_new_trace: Callable[[int], None] | None = None,
+                 not_exported: Callable[[int], str | None] | None = None) -> None:
         self.max_rows = max_rows
         self.max_traces = max_traces
         self.on_new_trace = on_new_trace
+        self.not_exported = not_exported
         self.traces: OrderedDict[int, Trace] = OrderedDict()
         self.rows = 0
         self.dropped_traces = 0
@@ -298,6 +309,8 @@ class Collector:
                 self.dropped.add(old.totals)
                 self.dropped_traces += 1
             trace = self.traces[row.trace_id] = Trace(row.trace_id)
+            if self.not_exported is not None:
+                trace.not_exported = self.not_exported(row.trace_id)
             if self.on_new_trace is not None:
                 self.on_new_trace(row.trace_id)
         self._account(trace.totals, row)

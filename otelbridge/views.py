@@ -71,8 +71,11 @@ class Report:
         if wanted:  # the views' modules are imported only then
             from .summary import Collector
 
-            self.collector = Collector(on_new_trace=self._link)
+            self.collector = Collector(on_new_trace=self._link,
+                                       not_exported=lambda trace_id: self.not_exported(trace_id))
         self._linked: OrderedDict[int, None] = OrderedDict()
+        #: why no backend a link points at holds a trace, or ``None`` (the pipeline sets it)
+        self.not_exported: Callable[[int], str | None] = lambda trace_id: None
 
     @property
     def wants_spans(self) -> bool:
@@ -109,13 +112,14 @@ class Report:
         if not self.template or trace_id in self._linked:
             return
         from . import escape
-        from .summary import MAX_LINKED, trace_url
+        from .summary import MAX_LINKED, link_note, trace_url
 
         self._linked[trace_id] = None
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
         what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
-        self.write(f"trace{' ' + what if what else ''}: {escape.visible(trace_url(self.template, trace_id))}")
+        self.write(f"trace{' ' + what if what else ''}: {escape.visible(trace_url(self.template, trace_id))}"
+                   + link_note(self.not_exported(trace_id)))
 
     def finish(self) -> None:
         """At exit: every view on. Never raises: a view never changes the run's outcome."""

@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.text import Text
 
 from . import escape
-from .summary import (Collector, Line, Row, Trace, format_cost, format_duration, more_text, select,
-                      tokens_text, totals_text, trace_head, trace_url)
+from .summary import (Collector, Line, Row, Trace, format_cost, format_duration, link_note,
+                      more_text, select, tokens_text, totals_text, trace_head, trace_url)
 
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40
@@ -126,7 +126,8 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     if more:
         out.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
-    out.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")))
+    out.append(Text(f"trace {trace.trace_id:032x}"
+                    + (f"  {escape.terminal(url)}{link_note(trace.not_exported)}" if url else "")))
     return out
 
 
@@ -214,7 +215,7 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
         line = f"trace `{trace.trace_id:032x}`"
         link = escape.url(trace_url(template, trace.trace_id))
         if link:
-            line += f" · [open trace]({link})"
+            line += f" · [open trace]({link}){md(link_note(trace.not_exported))}"
         out.append(line)
         failed, more = _failed(trace, lines_)
         for row in failed:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from otelbridge.escape import markdown
+
 from tests.conftest import EXAMPLES, clean_env, roots, run_bridge, side_by_side, workflow_facts
 from tests.receivers import HttpReceiver
 
@@ -37,7 +41,8 @@ def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     url = TEMPLATE.replace("{trace_id}", trace_id)
     err = proc.stderr.decode()
     assert "\x1b" not in err
-    assert err.index(f"otelbridge: trace session: {url}") < err.index(f"trace {trace_id}  {url}")
+    note = " (not in the backend: exporter none)"  # the link's id is the run's; no span left
+    assert err.index(f"otelbridge: trace session: {url}{note}\n") < err.index(f"trace {trace_id}  {url}{note}\n")
     last = [json.loads(l) for l in data.splitlines() if b'"type":"result"' in l][-1]
     assert got["total_cost_usd"] == repr(last["total_cost_usd"]) and got["status"] == "ok"
     assert int(got["input_tokens"]) > 0 and int(got["output_tokens"]) > 0
@@ -45,9 +50,10 @@ def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     for name in ("invoke_agent claude-code", "turn 1", "turn 2", "task local_bash"):
         assert name in err
     md = step.read_text()
-    assert f"[open trace]({url})" in md and "turn 1" in md
+    assert f"[open trace]({url}) \\(not in the backend\\: exporter none\\)\n" in md  # markdown
+    assert "turn 1" in md
     html = page.read_text()
-    assert f'href="{url}"' in html and "turn 2" in html
+    assert f'href="{url}" rel="noreferrer noopener">open trace</a>{note}' in html and "turn 2" in html
     assert page.stat().st_mode & 0o777 == 0o600
 
 
@@ -67,12 +73,39 @@ def test_wrapper_mode_links_and_outputs_the_run_span(tmp_path):
     assert got["status"] == "error"  # the run exited 3 and the workflow failed
     err = proc.stderr.decode()
     url = TEMPLATE.replace("{trace_id}", run.trace_id)
-    assert err.count(f"otelbridge: trace run: {url}") == 1  # at start, before the waterfall
+    assert err.count(f"otelbridge: trace run: {url}\n") == 1  # at start, before the waterfall
+    assert "not in the backend" not in err
     assert err.index(f"otelbridge: trace run: {url}") < err.index("run sh  error")
     (wf,) = roots(spans, "invoke_workflow")
     assert f"otelbridge: trace workflow: {TEMPLATE.replace('{trace_id}', wf.trace_id)}" in err
     for agent in agents:
         assert f"invoke_agent {agent['label']}" in err
+
+
+@pytest.mark.parametrize("how, why", [
+    (dict(OTEL_TRACES_SAMPLER="always_off"), "sampled out"),
+    (dict(OTEL_TRACES_SAMPLER="parentbased_always_on",
+          TRACEPARENT="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"), "sampled out"),
+    (dict(OTEL_SDK_DISABLED="true"), "OTEL_SDK_DISABLED"),
+    (dict(OTEL_TRACES_EXPORTER="console"), "no OTLP exporter"),
+])
+def test_a_link_to_a_trace_no_backend_holds_says_why(tmp_path, how, why):
+    """A trace link leads nowhere when the trace is sampled out or not sent over OTLP: each
+    place that shows it says so, and the receiver indeed holds none of its spans."""
+    step = tmp_path / "summary.md"
+    with HttpReceiver() as rx:
+        env = clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), OTELBRIDGE_TRACE_URL=TEMPLATE,
+                        OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, **how)
+        proc = run_bridge(["--summary", "always"], SESSION.read_bytes(), env=env)
+        assert proc.returncode == 0
+        assert rx.received.spans() == []
+    err = proc.stderr.decode()
+    (line,) = [l for l in err.splitlines() if l.startswith(("otelbridge: trace session: ",
+                                                             "otelbridge: trace: "))]
+    url = line.split(": ")[-2].split(" ")[0]
+    assert line.endswith(f"{url} (not in the backend: {why})")
+    assert f"  {url} (not in the backend: {why})\n" in err
+    assert f"[open trace]({url}){markdown(f' (not in the backend: {why})')}\n" in step.read_text()
 
 
 def test_no_views_without_ci_terminal_or_files(tmp_path):
