@@ -56,6 +56,7 @@ class CallsMixin:
             agent = self._agent(s, scope, now)
             if agent is None:
                 return
+            agent.own_line()
         else:
             self._turn(s, now)
         mid = ev.message_id or s.scope_chat.get(scope)

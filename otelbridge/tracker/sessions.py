@@ -90,6 +90,8 @@ MAX_LINKS = 128
 DEFAULT_AGENT = "claude-code"
 NO_RESULT = "stream ended before result"
 NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
+#: a turn a ``prevent_continuation`` notice stopped before any model call (its result: success)
+STOPPED_BEFORE_MODEL = "stopped before any model call (prevent_continuation)"
 
 
 def _collapse(obj: Any, wall: int, to: int) -> None:
@@ -284,6 +286,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             s.model = ev.model
         attrs = {str(key): value for key, value in ev.attributes.items()}
         self._event(s, SpanEvent(ev.name or "event", now, attrs))
+        if attrs.get("informational.prevent_continuation") is True:
+            self._turn(s, now).stopped = True
 
     def _on_error(self, s: Session, ev: SessionError, now: int) -> None:
         attrs: dict[str, Any] = {"exception.message": ev.message,
@@ -301,6 +305,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if agent is not None:
             agent.last_ns = max(agent.last_ns, now)
             agent.ready_ns = max(agent.ready_ns, now)
+            agent.own_line(now if ev.ts_ns is not None else None)
 
     def _duplicate(self, s: Session, ev: TurnResult) -> bool:
         last = s.last
@@ -365,6 +370,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         usage = _turn_usage(ev.usage, turn)
         usage_attrs(rec.attributes, usage)
         self._result_error(rec, ev)
+        if turn.stopped and turn.calls == 0 and rec.error is None:
+            # the result says success, yet nothing ran: the prompt never reached the model
+            rec.error, rec.error_type = STOPPED_BEFORE_MODEL, "prevent_continuation"
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         if not deferred:

@@ -82,6 +82,21 @@ class Agent(msgspec.Struct):
     usage: Usage = msgspec.field(default_factory=Usage)
     #: as :attr:`Turn.ready_ns`, for its own model calls
     ready_ns: int = 0
+    #: the line it was first seen on carried a timestamp (else ``start_ns`` is where the
+    #: stream clock stood, which may be long before it began)
+    start_stamped: bool = True
+    #: one of its own lines came
+    had_line: bool = False
+
+    def own_line(self, prompt_ns: int | None = None) -> None:
+        """One of its own lines came (``parent_tool_use_id`` is its key); ``prompt_ns``: it is a
+        user line with a timestamp, at that time (epoch ns). A first line that is its prompt
+        shows when it began, if it was first seen where the stream clock stood still (a model
+        call's first line comes only after the model's latency: it shows nothing of that)."""
+        if not self.had_line:
+            self.had_line = True
+            if prompt_ns is not None and not self.start_stamped:
+                self.start_ns = max(self.start_ns, prompt_ns)
 
 
 class Task(msgspec.Struct):
@@ -128,6 +143,8 @@ class Turn(msgspec.Struct):
     #: when its next top-level model call was asked for, at the latest (its prompt, the last
     #: tool result or model call before it; 0: its start)
     ready_ns: int = 0
+    #: a notice of the CLI stopped it (``prevent_continuation``: a hook blocked its prompt)
+    stopped: bool = False
 
 
 class Session(msgspec.Struct):

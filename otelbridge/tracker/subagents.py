@@ -64,7 +64,8 @@ class SubagentsMixin:
             earlier = s.tasks.pop(ev.task_id, None)  # progress seen before its start
             if earlier is not None:
                 self._release(s, "task", ev.task_id)
-            agent = self._agent(s, key, earlier.first_seen_ns if earlier else now)
+            agent = self._agent(s, key, earlier.first_seen_ns if earlier else now,
+                                stamped=earlier is None and ev.ts_ns is not None)
             if agent is None:
                 return
             s.agent_tasks[ev.task_id] = key
@@ -107,7 +108,7 @@ class SubagentsMixin:
         if agent is None and ev.subagent_type and ev.task_id not in s.tasks:
             # a sub-agent whose task_started was not seen (a stream read from its middle)
             key = ev.tool_use_id or f"task:{ev.task_id}"
-            agent = self._agent(s, key, now)
+            agent = self._agent(s, key, now, stamped=ev.ts_ns is not None)
             if agent is not None:
                 s.agent_tasks[ev.task_id] = key
                 agent.task_id = ev.task_id
@@ -215,7 +216,7 @@ class SubagentsMixin:
             return None
         return tool
 
-    def _agent(self, s: Session, key: str, now: int) -> Agent | None:
+    def _agent(self, s: Session, key: str, now: int, *, stamped: bool = True) -> Agent | None:
         agent = s.agents.get(key)
         if agent is not None:
             self._charge(s, "agent", key, agent)  # active: the most recent
@@ -223,7 +224,7 @@ class SubagentsMixin:
         if key in s.closed_agents:
             self.ctx.stats.late_events_ignored += 1
             return None
-        agent = Agent(key, self._span_id(s, "subagent", key), now, now)
+        agent = Agent(key, self._span_id(s, "subagent", key), now, now, start_stamped=stamped)
         hint = s.hints.pop(key, None)
         if hint is not None:
             agent.subagent_type, agent.description = hint

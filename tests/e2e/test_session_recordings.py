@@ -47,16 +47,22 @@ class Facts:
         self.results = []
         #: per result: the usage of its turn's top-level model calls (each message's last line)
         self.calls_usage: list[dict] = []
+        #: per result: a notice with prevent_continuation stopped its turn before any model call
+        self.stopped: list[bool] = []
         calls: dict[str, dict] = {}
+        stopped = False
         for d in lines:
             if d.get("type") == "assistant" and not d.get("parent_tool_use_id"):
                 calls[d["message"]["id"]] = d["message"].get("usage") or {}
+            if d.get("subtype") == "informational" and d.get("prevent_continuation") is True:
+                stopped = True
             if d.get("type") == "result":
                 if self.results and d.get("uuid") and d.get("uuid") == self.results[-1].get("uuid"):
                     continue  # a duplicated result
                 self.results.append(d)
                 self.calls_usage.append(_summed(calls.values()))
-                calls = {}
+                self.stopped.append(stopped and not calls)
+                calls, stopped = {}, False
         self.inits = [d for d in lines if d.get("type") == "system" and d.get("subtype") == "init"]
         self.messages: dict[str, str | None] = {}  # message id → parent_tool_use_id
         self.tools: dict[str, tuple[str, str]] = {}  # tool id → (name, message id)
@@ -165,9 +171,9 @@ def test_session_tree(path: Path):
     turns = sorted((s for s in trace if kind(s) == "turn"), key=lambda s: s.attributes["turn.number"])
     assert [t.name for t in turns] == [f"turn {n}" for n in range(1, len(facts.results) + 1)]
     assert all(t.parent_span_id == session.span_id for t in turns)
-    for turn, res in zip(turns, facts.results):
+    for turn, res, stopped in zip(turns, facts.results, facts.stopped):
         assert turn.attributes["result.is_error"] is res.get("is_error", False)
-        assert (turn.status_code == 2) is (res.get("is_error") is True)
+        assert (turn.status_code == 2) is (res.get("is_error") is True or stopped)
     last = facts.results[-1]
     assert (session.status_code == 2) is (last.get("is_error") is True)
     assert session.attributes.get("result.subtype") == last.get("subtype")

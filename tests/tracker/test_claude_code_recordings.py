@@ -250,16 +250,18 @@ def test_a_recording_piped_in_a_minute_after_it_was_made_is_dated_by_its_own_tim
 def test_a_first_timestamp_after_the_wait_moves_the_open_runs_to_the_streams_day():
     """A recording of another day paced at 0.1 s a line: its first timestamp (line 16) comes
     1.6 s after its first line, when ``auto`` has settled on the wall clock. The runs still
-    open — the session, the turn, the Agent tool call and its sub-agent (line 15) — move to the
-    recording's day with it, just before line 16, as far apart as they came."""
+    open — the session, the turn, the Agent tool call (line 14) and its sub-agent (line 15) —
+    move to the recording's day with it, just before line 16, as far apart as they came; the
+    sub-agent begins at its own first line, its prompt (line 16)."""
     L = lines(EXPLORE)
     run = Run(EXPLORE, mode="auto", arrival=lambda n: WALL + n * 100 * MS)
     assert run.outside_parents() == []
     agent, tool = run.one("invoke_agent Explore"), run.one("execute_tool Agent")
     assert agent.parent_span_id == tool.span_id
     ts16 = iso_ns(L[16]["timestamp"])
-    # line 15 (task_started) came 0.1 s before line 16; line 14 (the Agent call) 0.2 s before
-    assert (tool.start_ns, agent.start_ns) == (ts16 - 200 * MS, ts16 - 100 * MS)
+    # line 14 (the Agent call) came 0.2 s before line 16, the sub-agent's prompt
+    assert L[16]["parent_tool_use_id"] == L[14]["message"]["content"][0]["id"]
+    assert tool.start_ns == ts16 - 200 * MS and ts16 - MS <= agent.start_ns <= ts16
     assert agent.end_ns >= iso_ns(L[19]["timestamp"])
     assert all(abs(r.start_ns - ts16) < 60 * 10**9 for r in run.records)
 
@@ -460,7 +462,8 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
     """hook-blocked-prompt-2.1.284: the CLI's result says success (0 turns) after a
     system/informational notice that the hook blocked the prompt (prevent_continuation). The
     session carries that notice as an event, level and prevent_continuation; not its text,
-    which holds the prompt and the hook's command."""
+    which holds the prompt and the hook's command. The turn it stopped failed: no model call
+    ran (a CI job that did nothing is not ``ok``)."""
     path = CLAUDE / "hook-blocked-prompt-2.1.284.jsonl"
     L = lines(path)
     (notice,) = [l for l in L.values() if l.get("subtype") == "informational"]
@@ -472,6 +475,30 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
                                 "informational.prevent_continuation": True}
     assert not any("BLOCKME" in str(v) for r in run.records for v in r.attributes.values())
     assert not any("BLOCKME" in str(v) for e in session.events for v in e.attributes.values())
+    (result,) = [l for l in L.values() if "num_turns" in l]
+    assert result["is_error"] is False and result["num_turns"] == 0
+    turn = run.one("turn 1")
+    assert (turn.error, turn.error_type) == ("stopped before any model call (prevent_continuation)",
+                                             "prevent_continuation")
+    assert session.error is None and len(run.records) == 2
+
+
+def test_a_notice_preventing_continuation_after_a_model_call_fails_no_turn(tmp_path):
+    """prevent_continuation after the turn's model call (a Stop hook): the turn did its work."""
+    def line(doc: dict) -> str:
+        return json.dumps({"session_id": "s", **doc}) + "\n"
+
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    path = tmp_path / "stop-hook.jsonl"
+    path.write_text("".join([
+        line({"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.284"}),
+        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage}}),
+        line({"type": "system", "subtype": "informational", "content": "Stop hook", "level": "warning",
+              "prevent_continuation": True}),
+        line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10, "usage": usage}),
+    ]))
+    run = Run(path)
+    assert run.one("turn 1").error is None and run.one("chat m").error is None
 
 
 def test_a_prompts_turn_without_result_timestamp_ends_at_the_result_and_never_past_the_next_turn(tmp_path):
@@ -585,3 +612,24 @@ def test_a_task_updated_completed_ends_the_task_when_the_stream_stops_before_its
     (task,) = [r for r in Run(cut).records if r.name == "task local_bash"]
     assert task.error is None and task.attributes["task.status"] == "completed"
     assert task.end_ns == L[12]["patch"]["end_time"] * MS
+
+
+@needs_fixtures
+def test_a_sub_agent_begins_at_its_first_line_when_the_clock_stood_still_at_its_tool_call():
+    """subagent-general-purpose: nothing between the ToolSearch result (line 9) and the
+    sub-agent's prompt (line 25) carries a timestamp, so its Agent tool call (line 23) and
+    task_started (line 24) stand at line 9's time, 7.7 s before it began. The sub-agent's span
+    starts at its prompt; the tool's result (line 28) says it ran totalDurationMs (1853 ms)."""
+    path = CLAUDE / "subagent-general-purpose.jsonl"
+    L = lines(path)
+    call = L[23]["message"]["content"][0]
+    assert call["name"] == "Agent" and L[25]["parent_tool_use_id"] == call["id"]
+    assert all("timestamp" not in L[n] for n in range(10, 25))
+    run = Run(path)
+    agent = run.one("invoke_agent general-purpose")
+    tool = run.one("execute_tool Agent")
+    assert tool.start_ns == iso_ns(L[9]["timestamp"])
+    assert agent.start_ns == iso_ns(L[25]["timestamp"]) and agent.parent_span_id == tool.span_id
+    assert agent.end_ns == tool.end_ns == iso_ns(L[28]["timestamp"])
+    ran = L[28]["tool_use_result"]["totalDurationMs"]
+    assert abs((agent.end_ns - agent.start_ns) - ran * MS) <= 2 * MS
