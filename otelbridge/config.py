@@ -141,19 +141,23 @@ def resolve_protocol(flag: str | None, env: Mapping[str, str], problems: list[st
         if value not in PROTOCOLS:
             raise ConfigError(f"--protocol {flag!r} is not supported: use {', '.join(PROTOCOLS)}")
         return value
+    refused: list[str] = []
+    value, source = "http/protobuf", "the default"
     for var in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
         raw = env.get(var, "")
-        value = raw.strip().lower()
-        if not value:
+        given = raw.strip().lower()
+        if not given:
             continue
-        if value == "http":
-            value = "http/protobuf"
-        if value in PROTOCOLS:
-            return value
-        if problems is not None:
-            problems.append(f"{var}={shown(raw)} is not an OTLP protocol ({', '.join(PROTOCOLS)}); "
-                            "ignored")
-    return "http/protobuf"
+        if given == "http":
+            given = "http/protobuf"
+        if given in PROTOCOLS:
+            value, source = given, var
+            break
+        refused.append(f"{var}={shown(raw)}")
+    if problems is not None:
+        problems.extend(f"{bad} is not an OTLP protocol ({', '.join(PROTOCOLS)}); using {value} "
+                        f"({source})" for bad in refused)
+    return value
 
 
 def ci_is_set(env: Mapping[str, str]) -> bool:

@@ -16,8 +16,10 @@ DATA = CBC.read_bytes()
 #: (variables, the words the one line about them must contain)
 BAD = [
     ({"OTEL_TRACES_EXPORTER": "zipkin"}, ["OTEL_TRACES_EXPORTER", "zipkin", "not exported"]),
-    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "junk"}, ["OTEL_EXPORTER_OTLP_PROTOCOL", "junk", "ignored"]),
-    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/xml"}, ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "ignored"]),
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"},
+     ["OTEL_EXPORTER_OTLP_PROTOCOL", "thrift", "using http/protobuf (the default)"]),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/xml", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+     ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "using grpc (OTEL_EXPORTER_OTLP_PROTOCOL)"]),
     ({"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
      ["OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "using http://localhost:4318"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "ten"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
