@@ -153,6 +153,9 @@ class Row:
     output_tokens: int | None = None
     total_tokens: int | None = None
     cost: Decimal | None = None
+    #: a turn whose own cost is unknown (no ``turn.cost_usd``: its result came late): its
+    #: ``cost`` still counts for its session, but no difference is shown for it
+    cost_unknown: bool = False
     #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
     conversation: str | None = None
     authority: bool = False
@@ -197,6 +200,7 @@ def row_of(rec: SpanRecord) -> Row:
               output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
               total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
               cost=_decimal(attrs.get("result.total_cost_usd")),
+              cost_unknown=kind == "turn" and "result.total_cost_usd" in attrs and "turn.cost_usd" not in attrs,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
               authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage")
     if rec.error is not None:
@@ -448,7 +452,8 @@ def select(trace: Trace, budget: int) -> list[Line]:
         previous: Decimal | None = None
         for kid in kids:
             if kid.kind == "turn" and kid.cost is not None:
-                turn_cost[kid.span_id] = kid.cost - previous if previous is not None else kid.cost
+                if not kid.cost_unknown:
+                    turn_cost[kid.span_id] = kid.cost - previous if previous is not None else kid.cost
                 previous = kid.cost
     lines: list[Line] = []
     stack: list[Line | tuple[Row, int]] = []

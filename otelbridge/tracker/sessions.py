@@ -364,9 +364,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         rec = self._turn_record(s, turn, start, end)
         self._result_attrs(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))
-        if ev.total_cost_usd is not None:
+        if ev.total_cost_usd is not None and not (deferred or s.cost_stale):
             # a difference of two sums of floats: 0.0046249 came out as 0.004624900000000001
             rec.attributes["turn.cost_usd"] = round(ev.total_cost_usd - (previous or 0.0), 12)
+        s.cost_stale = deferred
         usage = _turn_usage(ev.usage, turn)
         usage_attrs(rec.attributes, usage)
         self._result_error(rec, ev)

@@ -175,6 +175,9 @@ class Session(msgspec.Struct):
     tail: Usage = msgspec.field(default_factory=Usage)
     tail_mark: int = 0
     last: TurnResult | None = None
+    #: the last result came after the next turn began: its cumulative cost may hold that
+    #: turn's too, so neither turn's own cost is known
+    cost_stale: bool = False
     last_seq: int | None = None
     chats: dict[str, Chat] = msgspec.field(default_factory=dict)
     scope_chat: dict[str | None, str] = msgspec.field(default_factory=dict)
