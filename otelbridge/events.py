@@ -442,6 +442,9 @@ class TurnResult(Event):
     origin: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
+    #: the final usage of the turn's last model call (Claude Code 2.1.2xx: ``usage.iterations``'
+    #: last entry of ``type`` ``message``), whose own lines gave a snapshot of its start
+    last_call: Usage | None = None
     model_usage: dict[str, Usage] = msgspec.field(default_factory=dict)
     error: str | None = None
     uuid: str | None = None

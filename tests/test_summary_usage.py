@@ -74,13 +74,22 @@ def test_a_result_without_model_usage_leaves_the_model_calls_counted(tmp_path):
 
 
 @needs_fixtures()
-def test_a_model_call_carries_the_largest_usage_its_lines_showed():
+def test_a_model_call_carries_the_largest_usage_its_lines_or_its_result_showed():
+    """Its lines' largest, or the final usage its turn's result gives the last call
+    (``usage.iterations``, matched by the input counts)."""
     path = CC / "subagent-explore-2.1.178.jsonl"
     best: dict[str, int] = {}
+    inputs: dict[str, tuple] = {}
+    key = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     for d in docs(path):
         if d.get("type") == "assistant" and d["message"].get("usage"):
-            mid = d["message"]["id"]
-            best[mid] = max(best.get(mid, -1), d["message"]["usage"]["output_tokens"])
+            mid, usage = d["message"]["id"], d["message"]["usage"]
+            best[mid] = max(best.get(mid, -1), usage["output_tokens"])
+            if not d.get("parent_tool_use_id"):
+                inputs[mid] = tuple(usage.get(k) for k in key)
+        if d.get("type") == "result" and (steps := d["usage"].get("iterations")):
+            (mid,) = [m for m, i in inputs.items() if i == tuple(steps[-1].get(k) for k in key)]
+            best[mid] = max(best[mid], steps[-1]["output_tokens"])
     report, _ = run(path)
     chats = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "chat"]
     assert len(chats) == len(best)

@@ -270,6 +270,9 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
     model_usage = doc.get("modelUsage")
     if model_usage is None:
         model_usage = doc.get("model_usage")
+    usage = doc.get("usage")
+    steps = usage.get("iterations") if isinstance(usage, dict) else None
+    last = steps[-1] if isinstance(steps, list) and steps else None
     return TurnResult(
         line.session_id,
         line.ts_ns,
@@ -284,7 +287,8 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         total_cost_usd=float(cost)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost
         else None,
-        usage=parse_usage(doc.get("usage")),
+        usage=parse_usage(usage),
+        last_call=parse_usage(last) if isinstance(last, dict) and last.get("type") == "message" else None,
         model_usage=_model_usage(model_usage),
         error=error,
         uuid=as_str(doc.get("uuid")),

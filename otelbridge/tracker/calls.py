@@ -212,6 +212,22 @@ class CallsMixin:
                 chat.usage.input_tokens, chat.usage.anthropic = usage.input_tokens, usage.anthropic
                 chat.usage.cache_read, chat.usage.cache_creation = usage.cache_read, usage.cache_creation
 
+    @staticmethod
+    def _settle_last_call(s: Session, turn: Turn, last: Usage | None) -> None:
+        """The turn's last model call's final usage (``last``, from its result) goes to the open
+        call of the turn whose input counts are the same (one call's lines and its final usage
+        share them), which then has its final ``output_tokens``."""
+        if last is None or last.output_tokens is None:
+            return
+        key = (last.input_tokens, last.cache_read, last.cache_creation)
+        same = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n and not c.final
+                and (c.usage.input_tokens, c.usage.cache_read, c.usage.cache_creation) == key]
+        if len(same) == 1:
+            usage = same[0].usage
+            usage.output_tokens = max(usage.output_tokens or 0, last.output_tokens)
+            if last.reasoning_output is not None:
+                usage.reasoning_output = max(usage.reasoning_output or 0, last.reasoning_output)
+
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
         self._release(s, "chat", chat.message_id)

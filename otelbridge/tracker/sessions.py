@@ -353,6 +353,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                     if chat.owner is None and chat.turn_n == turn.n:
                         chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
+        self._settle_last_call(s, turn, ev.last_call)
         self._settle_output(s, turn, ev.usage)
         if ev.is_error:
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")

@@ -639,3 +639,38 @@ def test_a_sub_agent_begins_at_its_first_line_when_the_clock_stood_still_at_its_
     assert agent.end_ns == tool.end_ns == iso_ns(L[28]["timestamp"])
     ran = L[28]["tool_use_result"]["totalDurationMs"]
     assert abs((agent.end_ns - agent.start_ns) - ran * MS) <= 2 * MS
+
+
+@needs_fixtures
+def _with_iterations(path) -> bool:
+    return any((d.get("usage") or {}).get("iterations") for d in lines(path).values()
+               if d.get("type") == "result")
+
+
+@pytest.mark.parametrize("path", [p for p in ALL if _with_iterations(p)], ids=lambda p: p.name)
+def test_a_turns_last_model_call_takes_its_final_output_tokens_from_the_result(path):
+    """A model call's lines carry the usage snapshot of its start (``output_tokens`` 1 or 2);
+    the result's ``usage.iterations`` ends with the turn's last call's final usage. The call
+    whose lines show the same input counts takes its output tokens (a result may come after
+    the next turn's calls: all calls so far are candidates)."""
+    L = lines(path)
+    run = Run(path)
+    calls: dict[str, dict] = {}
+    checked = 0
+    for n in sorted(L):
+        doc = L[n]
+        if doc.get("type") == "assistant" and not doc.get("parent_tool_use_id"):
+            calls[doc["message"]["id"]] = doc["message"].get("usage") or {}
+        if doc.get("type") != "result":
+            continue
+        steps = (doc.get("usage") or {}).get("iterations") or []
+        if steps and steps[-1].get("type") == "message":
+            last = steps[-1]
+            key = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            same = [m for m, u in calls.items() if all(u.get(k) == last.get(k) for k in key)]
+            assert len(same) == 1, n
+            (chat,) = run.attr("gen_ai.response.id", same[0])
+            shown = max(last["output_tokens"], calls.pop(same[0]).get("output_tokens") or 0)
+            assert chat.attributes["gen_ai.usage.output_tokens"] == shown
+            checked += 1
+    assert checked
