@@ -240,7 +240,7 @@ class CallsMixin:
             attrs["gen_ai.provider.name"] = s.provider
         if chat.model:
             attrs["gen_ai.request.model"] = chat.model
-            if chat.error_type is None:
+            if chat.error_type is None or chat.streamed:  # an API-error message had no response
                 attrs["gen_ai.response.model"] = chat.model
         if chat.stop_reason:
             attrs["gen_ai.response.finish_reasons"] = [chat.stop_reason]

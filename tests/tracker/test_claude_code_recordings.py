@@ -425,7 +425,8 @@ def test_turns_without_timestamps_on_their_results_follow_one_another():
 def test_a_model_call_cut_by_an_interrupt_is_an_error():
     """interrupt-2.1.276: the message's stream began (message_start) and never ended (no
     message_delta) before the interrupt; the result says aborted_streaming. The call is ERROR
-    too, not OK under an ERROR turn. Calls whose stream ended stay OK (workflow-probe)."""
+    too, not OK under an ERROR turn; the model answered (its message_start names it), so it
+    keeps gen_ai.response.model. Calls whose stream ended stay OK (workflow-probe)."""
     path = CLAUDE / "interrupt-2.1.276.jsonl"
     L = lines(path)
     (result,) = [l for l in L.values() if l.get("type") == "result"]
@@ -433,6 +434,9 @@ def test_a_model_call_cut_by_an_interrupt_is_an_error():
     run = Run(path)
     (chat,) = [r for r in run.records if r.name.startswith("chat ")]
     assert chat.error_type == "aborted_streaming" and "did not finish" in chat.error
+    (start,) = [l for l in L.values() if l.get("type") == "stream_event"
+                and l["event"]["type"] == "message_start"]
+    assert chat.attributes["gen_ai.response.model"] == start["event"]["message"]["model"]
     assert run.one("turn 1").error_type == result["subtype"]
     probe = Run(CLAUDE / "workflow-probe-2.1.206.jsonl")
     chats = [r for r in probe.records if r.name.startswith("chat ")]
