@@ -78,6 +78,33 @@ SIGNING_KEY = Pattern.of(
     r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
 )
 
+#: A name naming a password, secret, token, API key or credentials, dotted too (``req.Password``,
+#: ``$db_password``, ``this.apiKey``, ``GITHUB_TOKEN``): a segment of its own, at its end; not a
+#: bare ``key`` or ``auth`` (``event.key === "Enter"``, ``auth == "basic"``)
+_COMPARED_NAME = (r"(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
+                  r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret|token|credentials?|api_?key|private_?key"
+                  r"|access_?key|client_?secret)(?![\w$])")
+#: An equality test: ``==``, ``!=``, ``===``, ``!==``
+_EQUALITY = r"[ \t]*+[!=]==?(?!=)[ \t]*+"
+#: A literal that is a placeholder (a null or a boolean are tested by the rule)
+_NO_LITERAL = r"(?!\$\{|\{\{|%[(s])"
+#: Four characters of a string literal at least, before its closing quote (the group named):
+#: a comparison with less is with a sentinel (``""``, ``"x"``, ``"-"``, ``"abc"``)
+_FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
+#: A password or token compared with a string literal of four characters or more, the literal (``if req.Password !=
+#: "X"``, ``password === 'X'``, Java's ``password.equals("X")``, and the other way round: ``"X"
+#: == token``, ``"X".equals(password)``): a credential written into the code
+COMPARED = Pattern.of(
+    "secret",
+    ("pass", "pwd", "secret", "token", "credential", "key"),
+    r"(?P<keep>" + _COMPARED_NAME + r"(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+)(?P<cq>\\*[\"'`])"
+    r"|(?<![\w\\])(?P<rq>\\*[\"']))(?!\[REDACTED:)(?!(?i:null|undefined|none|nil|true|false)(?:(?P=cq)|(?P=rq)))"
+    r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
+    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+)"
+    + _COMPARED_NAME + "))",
+    requires=(("==", "!=", ".equals"),),
+)
+
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
 _WORD_ARG = r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|\S+)"
 
@@ -149,6 +176,7 @@ PROGRAM_FLAGS = Pattern.of(
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
+    COMPARED,
     # an HTML password input's value: <input type="password" value="X"> (either order, any
     # case, the value quoted or not)
     Pattern.of(

@@ -747,7 +747,8 @@ def test_a_dockerfile_env_in_escaped_json():
     ("{:password => \"Cd1x\", :user => 'u'}", "{:password => \"[REDACTED:secret]\", :user => 'u'}"),
     ('{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"Cd1x\\\\\\"\\"}',
      '{\\"cmd\\": \\"os.environ[\\\\\\"API_KEY\\\\\\"] = \\\\\\"[REDACTED:secret]\\\\\\"\\"}'),
-    # a variable, an empty default, a read, a comparison, a list, a log call, Perl's constant
+    # a variable, an empty default, a read, a comparison with a sentinel (under 4 characters),
+    # a list, a log call, Perl's constant
     ('os.Setenv("API_KEY", key)', None), ("os.environ.get('API_KEY', '')", None), ("x = d['token']", None),
     ("d['token'] == 'abc'", None), ("if password == \"abc\":", None), ('["sshpass", "-e", "ssh"]', None),
     ("log.info('token', 'getting list')", None), ("use constant ZIP_HDR_SIG => 0x04034b50;", None),
