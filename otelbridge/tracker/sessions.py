@@ -215,7 +215,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.turn_count += 1
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
-                      after_clock=self.ctx.clock.latest is not None)
+                      after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending)
+        s.stop_pending = False
         return s.turn
 
     def _turn(self, s: Session, now: int) -> Turn:
@@ -287,7 +288,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         attrs = {str(key): value for key, value in ev.attributes.items()}
         self._event(s, SpanEvent(ev.name or "event", now, attrs))
         if attrs.get("informational.prevent_continuation") is True:
-            self._turn(s, now).stopped = True
+            if s.turn is not None:
+                s.turn.stopped = True
+            else:  # a notice never opens a turn: the next one is the one it stopped
+                s.stop_pending = True
 
     def _on_error(self, s: Session, ev: SessionError, now: int) -> None:
         attrs: dict[str, Any] = {"exception.message": ev.message,

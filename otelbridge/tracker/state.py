@@ -178,6 +178,8 @@ class Session(msgspec.Struct):
     #: the last result came after the next turn began: its cumulative cost may hold that
     #: turn's too, so neither turn's own cost is known
     cost_stale: bool = False
+    #: a ``prevent_continuation`` notice came while no turn was open: it stopped the next
+    stop_pending: bool = False
     last_seq: int | None = None
     chats: dict[str, Chat] = msgspec.field(default_factory=dict)
     scope_chat: dict[str | None, str] = msgspec.field(default_factory=dict)

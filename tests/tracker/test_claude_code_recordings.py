@@ -678,3 +678,25 @@ def test_a_turns_last_model_call_takes_its_final_output_tokens_from_the_result(p
             assert chat.attributes["gen_ai.usage.output_tokens"] == shown
             checked += 1
     assert checked
+
+
+def test_a_notice_after_a_result_opens_no_turn(tmp_path):
+    """A prevent_continuation notice with no turn open (after the last result) is an event on
+    the session, not a turn of its own cut off at the end of input."""
+    def line(doc: dict) -> str:
+        return json.dumps({"session_id": "s", **doc}) + "\n"
+
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    path = tmp_path / "late-notice.jsonl"
+    path.write_text("".join([
+        line({"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.284"}),
+        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage}}),
+        line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10, "usage": usage}),
+        line({"type": "system", "subtype": "informational", "content": "Stop hook", "level": "warning",
+              "prevent_continuation": True}),
+    ]))
+    run = Run(path)
+    assert [r.name for r in run.records if r.name.startswith("turn")] == ["turn 1"]
+    assert all(r.error is None for r in run.records)
+    session = run.one("invoke_agent claude-code")
+    assert [e.name for e in session.events] == ["informational"]
