@@ -75,6 +75,7 @@ from .base import Context, Recent, interrupted_event, put_attributes, remember, 
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
+from .results import result_attributes, result_error, turn_usage
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -367,15 +368,15 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 self._emit_agent(s, agent, None)
         s.start_ns = min(s.start_ns, start)
         rec = self._turn_record(s, turn, start, end)
-        self._result_attrs(rec.attributes, ev)
+        result_attributes(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))
         if ev.total_cost_usd is not None and not (deferred or s.cost_stale):
             # a difference of two sums of floats: 0.0046249 came out as 0.004624900000000001
             rec.attributes["turn.cost_usd"] = round(ev.total_cost_usd - (previous or 0.0), 12)
         s.cost_stale = deferred
-        usage = _turn_usage(ev.usage, turn)
+        usage = turn_usage(ev.usage, turn)
         usage_attrs(rec.attributes, usage)
-        self._result_error(rec, ev)
+        result_error(rec, ev)
         if turn.stopped and turn.calls == 0 and rec.error is None:
             # the result says success, yet nothing ran: the prompt never reached the model
             rec.error, rec.error_type = STOPPED_BEFORE_MODEL, "prevent_continuation"
@@ -439,28 +440,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             end_ns=max(end, start, turn.child_end_ns),  # its calls lie inside it
             attributes=attrs,
         )
-
-    @staticmethod
-    def _result_attrs(attrs: dict[str, Any], ev: TurnResult) -> None:
-        put_attributes(attrs, (
-            ("result.subtype", ev.subtype or None),
-            ("result.stop_reason", ev.stop_reason or None),
-            ("result.terminal_reason", ev.terminal_reason or None),
-            ("result.is_error", ev.is_error),
-            ("result.run_id", ev.run_id),
-            ("result.background_active", ev.background_active),
-            ("result.num_turns", ev.num_turns),
-            ("result.duration_ms", ev.duration_ms),
-            ("result.duration_api_ms", ev.duration_api_ms),
-            ("result.total_cost_usd", ev.total_cost_usd),
-        ))
-
-    @staticmethod
-    def _result_error(rec: SpanRecord, ev: TurnResult) -> None:
-        if ev.is_error:  # the text says what failed: never "success"
-            kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
-            rec.error = ev.error or ev.content or kind or "result is_error"
-            rec.error_type = kind or "result_error"
 
     def _close_session(self, s: Session, *, eof: bool) -> None:
         """End everything ``s`` holds, then the session span itself, exactly once."""
@@ -532,7 +511,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         events.extend(self.ctx.take_session_events(s.sid))  # Caudra goal events, notices
         last = s.last
         if last is not None:
-            self._result_attrs(attrs, last)
+            result_attributes(attrs, last)
             for model, usage in last.model_usage.items():
                 ev_attrs: dict[str, Any] = {"gen_ai.response.model": model}
                 usage_attrs(ev_attrs, usage)
@@ -574,7 +553,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if incomplete:
             rec.error, rec.error_type = NO_RESULT, "incomplete"
         elif last is not None:
-            self._result_error(rec, last)
+            result_error(rec, last)
         return rec
 
 
@@ -597,12 +576,3 @@ SessionTracker._handlers = {
     CaudraWorkflowSnapshot: SessionTracker._on_caudra_workflow,
     CaudraWorkflowLog: SessionTracker._on_caudra_workflow,
 }
-
-
-def _turn_usage(reported: Usage | None, turn: Turn) -> Usage | None:
-    """A result's usage for its turn: as reported, but the turn's model calls' sum when the
-    result reports no token at all while they did (Claude Code's result of an interrupted
-    turn says 0 for every count)."""
-    if reported is not None and not reported.has_tokens() and turn.calls_usage.has_tokens():
-        return turn.calls_usage
-    return reported

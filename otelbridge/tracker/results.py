@@ -1,0 +1,45 @@
+"""What a ``result`` line puts on the span of its turn and of its session: the ``result.*``
+attributes, the ERROR status of an ``is_error`` result, and the turn's usage (docs/span-model.md,
+"Turns" and "Status")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import SpanRecord, TurnResult, Usage
+from .base import put_attributes
+from .state import Turn
+
+
+def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
+    """``result.*`` of ``ev`` into ``attrs`` (those it gives)."""
+    put_attributes(attrs, (
+        ("result.subtype", ev.subtype or None),
+        ("result.stop_reason", ev.stop_reason or None),
+        ("result.terminal_reason", ev.terminal_reason or None),
+        ("result.is_error", ev.is_error),
+        ("result.run_id", ev.run_id),
+        ("result.background_active", ev.background_active),
+        ("result.num_turns", ev.num_turns),
+        ("result.duration_ms", ev.duration_ms),
+        ("result.duration_api_ms", ev.duration_api_ms),
+        ("result.total_cost_usd", ev.total_cost_usd),
+    ))
+
+
+def result_error(rec: SpanRecord, ev: TurnResult) -> None:
+    """``rec`` ERROR when ``ev`` says ``is_error``, whatever its ``subtype``: described by its
+    error, else its text, else its ``subtype`` or ``terminal_reason`` (never ``success``)."""
+    if ev.is_error:
+        kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
+        rec.error = ev.error or ev.content or kind or "result is_error"
+        rec.error_type = kind or "result_error"
+
+
+def turn_usage(reported: Usage | None, turn: Turn) -> Usage | None:
+    """A result's usage for its turn: as reported, but the turn's model calls' sum when the
+    result reports no token at all while they did (Claude Code's result of an interrupted
+    turn says 0 for every count)."""
+    if reported is not None and not reported.has_tokens() and turn.calls_usage.has_tokens():
+        return turn.calls_usage
+    return reported
