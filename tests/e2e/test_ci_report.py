@@ -11,7 +11,7 @@ import pytest
 
 from otelbridge.escape import markdown
 
-from tests.conftest import EXAMPLES, clean_env, roots, run_bridge, side_by_side, workflow_facts
+from tests.conftest import EXAMPLES, FIXTURES, clean_env, roots, run_bridge, side_by_side, workflow_facts
 from tests.receivers import HttpReceiver
 
 SESSION = EXAMPLES / "claude-code-session.jsonl"
@@ -106,6 +106,24 @@ def test_a_link_to_a_trace_no_backend_holds_says_why(tmp_path, how, why):
     assert line.endswith(f"{url} (not in the backend: {why})")
     assert f"  {url} (not in the backend: {why})\n" in err
     assert f"[open trace]({url}){markdown(f' (not in the backend: {why})')}\n" in step.read_text()
+
+
+@pytest.mark.skipif(not (FIXTURES / "claude-code").is_dir(), reason="shared fixtures not present")
+def test_a_ratio_sampler_notes_exactly_the_traces_the_backend_lacks():
+    """traceidratio 0.5 over the Claude Code recordings (replay: deterministic ids): the links
+    without a note are exactly the traces whose spans reached the receiver."""
+    files = sorted(str(p) for p in (FIXTURES / "claude-code").glob("*.jsonl"))
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_TRACES_SAMPLER="traceidratio", OTEL_TRACES_SAMPLER_ARG="0.5",
+                        OTELBRIDGE_TRACE_URL=TEMPLATE, OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint)
+        proc = run_bridge(["replay", *files], env=env)
+        assert proc.returncode == 0, proc.stderr
+        received = {s.trace_id for s in rx.received.spans()}
+    links = [l for l in proc.stderr.decode().splitlines() if l.startswith("otelbridge: trace")]
+    linked = {l.split("/trace/")[1][:32]: l.endswith("(not in the backend: sampled out)") for l in links}
+    assert len(linked) == len(links) >= 10
+    assert {t for t, out in linked.items() if not out} == received
+    assert 0 < len(received) < len(linked)
 
 
 def test_no_views_without_ci_terminal_or_files(tmp_path):
