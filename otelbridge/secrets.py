@@ -406,7 +406,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        _key_value(r"(?<![\w.-])" + _SECRET_WORD_IN),
+        # (the first key of a flow mapping, {password: x}: its value ends at , } or ])
+        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t]))(?P<fl>))?" + _SECRET_WORD_IN, flow=True),
         requires=((":", "="),),
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*|(?i:is|was)[ \t]*)?[:=]",
     ),

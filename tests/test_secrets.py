@@ -832,10 +832,11 @@ def test_terraform_outputs_and_key_value_tables(text, expected):
     ("const user = await db.users.create({ email, passwordHash: hash });", None),
     ('json.NewEncoder(w).Encode(map[string]string{"token": tok})', None),
     ("x({ password: hunter2 })", None),
-    # not before ``})``, or not a name: a value
-    ("{password: hunter2}", "{password: [REDACTED:secret]"),
+    # not before ``})``, or not a name: a value (the first key of a flow mapping: to its , } or ])
+    ("{password: hunter2}", "{password: [REDACTED:secret]}"),
+    ("{password: hunter2, user: bob}", "{password: [REDACTED:secret], user: bob}"),
     ("(export PASSWORD=hunter2)", "(export PASSWORD=[REDACTED:secret]"),
-    ("x({ password: Hunter2! })", "x({ password: [REDACTED:secret]"),
+    ("x({ password: Hunter2! })", "x({ password: [REDACTED:secret]})"),
     ('x({ password: "hunter2" })', 'x({ password: "[REDACTED:secret]" })'),
     # a form field's label is no value: the line stays whole
     ("    password = PasswordField('Password', validators=[DataRequired()])", None),
