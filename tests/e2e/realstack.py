@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import random
 import re
 import socket
 import subprocess
@@ -59,7 +60,36 @@ def require_binaries(*binaries: Path) -> None:
         pytest.skip(message)
 
 
+def _below_ephemeral() -> tuple[int, int]:
+    """Ports under the kernel's ephemeral range (``ip_local_port_range``), which it never gives
+    an outgoing connection."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return max(1024, low - 12000), low
+
+
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
+    """A free 127.0.0.1 port for a service to listen on, below the ephemeral range: one the
+    kernel picks (``bind(0)``) can be taken by a connection the tests make before the service
+    binds it ("address already in use"); never the same twice in a run."""
+    low, high = _below_ephemeral()
+    pick = random.Random()
+    for _ in range(500):
+        port = pick.randrange(low, high)
+        if port in _GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
