@@ -171,6 +171,8 @@ async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
 
     Raises :class:`ChildError` when the command cannot be started.
     """
+    if not argv[0]:  # (exec would search PATH's directories and say "permission denied")
+        raise ChildError(argv[0], "command not found", 127)
     read_fd, write_fd = os.pipe()
     try:
         popen = subprocess.Popen(

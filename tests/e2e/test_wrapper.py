@@ -31,10 +31,11 @@ def test_killed_child_gives_128_plus_signal():
     assert proc.returncode == 128 + signal.SIGKILL
 
 
-def test_missing_command_is_127_with_one_line():
-    proc = run_bridge(["--exporter", "none", "--", "definitely-not-a-command-xyz"])
+@pytest.mark.parametrize("name", ["definitely-not-a-command-xyz", ""])
+def test_missing_command_is_127_with_one_line(name):
+    proc = run_bridge(["--exporter", "none", "--", name])
     assert proc.returncode == 127
-    assert b"command not found" in proc.stderr
+    assert f"cannot run '{name}': command not found".encode() in proc.stderr
     assert proc.stdout == b""
     assert b"replay" not in proc.stderr  # no hint for what is not a recording
 
