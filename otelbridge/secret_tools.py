@@ -78,31 +78,42 @@ SIGNING_KEY = Pattern.of(
     r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
 )
 
-#: A name naming a password, secret, token, API key or credentials, dotted too (``req.Password``,
-#: ``$db_password``, ``this.apiKey``, ``GITHUB_TOKEN``): a segment of its own, at its end; not a
-#: bare ``key`` or ``auth`` (``event.key === "Enter"``, ``auth == "basic"``)
-_COMPARED_NAME = (r"(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
-                  r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret|token|credentials?|api_?key|private_?key"
-                  r"|access_?key|client_?secret)(?![\w$])")
-#: An equality test: ``==``, ``!=``, ``===``, ``!==``
+#: The key words of a compared secret: not a bare ``key`` or ``auth`` (``event.key ===
+#: "Enter"``, ``auth == "basic"``)
+_COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret|token|credentials?|api_?key|private_?key"
+                  r"|access_?key|client_?secret)")
+#: A name naming a password, secret, token, API key or credentials, as a segment of its own at
+#: its end: dotted (``req.Password``, ``this.apiKey``), a variable (``$db_password``,
+#: ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
+#: (``$_POST["password"]``, ``os.environ['API_TOKEN']``)
+_COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
+                  + _COMPARED_WORD + r"(?![\w$])(?:\(\))?"
+                  r"|(?:[\w$]++(?:\??\.[\w$]++)*+)?\[\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"']\])")
+#: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Java's ``.equals(``, a test
+#: framework's ``).toBe(`` / ``.toEqual(``
 _EQUALITY = r"[ \t]*+[!=]==?(?!=)[ \t]*+"
+_TEST = r"(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+|\)\.to(?:Be|Equal|StrictEqual)\([ \t]*+)"
+#: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
+_SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
 _NO_LITERAL = r"(?!\$\{|\{\{|%[(s])"
 #: Four characters of a string literal at least, before its closing quote (the group named):
 #: a comparison with less is with a sentinel (``""``, ``"x"``, ``"-"``, ``"abc"``)
 _FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
-#: A password or token compared with a string literal of four characters or more, the literal (``if req.Password !=
-#: "X"``, ``password === 'X'``, Java's ``password.equals("X")``, and the other way round: ``"X"
-#: == token``, ``"X".equals(password)``): a credential written into the code
+#: A password or token tested for equality with a string literal of four characters or more,
+#: the literal (``if req.Password != "X"``, ``password === 'X'``, Java's
+#: ``password.equals("X")``, ``expect(user.password).toBe("X")``, a shell's ``[ "$PASSWORD" =
+#: "X" ]``, and the other way round: ``"X" == token``, ``"X".equals(password)``): a credential
+#: written into the code
 COMPARED = Pattern.of(
     "secret",
     ("pass", "pwd", "secret", "token", "credential", "key"),
-    r"(?P<keep>" + _COMPARED_NAME + r"(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+)(?P<cq>\\*[\"'`])"
+    r"(?P<keep>(?:" + _COMPARED_NAME + _TEST + "|" + _SHELL_TEST + r")(?P<cq>\\*[\"'`])"
     r"|(?<![\w\\])(?P<rq>\\*[\"']))(?!\[REDACTED:)(?!(?i:null|undefined|none|nil|true|false)(?:(?P=cq)|(?P=rq)))"
     r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
     r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+)"
     + _COMPARED_NAME + "))",
-    requires=(("==", "!=", ".equals"),),
+    requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", '" ='),),
 )
 
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
