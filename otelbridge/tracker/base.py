@@ -242,6 +242,13 @@ class Context(msgspec.Struct):
         if self.budget is None:
             self.budget = StateBudget(self.stats)
 
+    def own_time(self, ts_ns: int | None) -> bool:
+        """Whether a line's time is its own: its timestamp, or a clock that moves (wall, live
+        ``auto``, and the pending lines before the stream's first timestamp, which lie before
+        it); not the stream clock after a timestamp, which stands still until the next one (an
+        untimed line's time is then where the clock stood: a bound from below)."""
+        return ts_ns is not None or not self.clock.uses_stream
+
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
         """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
         trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``)."""

@@ -95,7 +95,8 @@ class CallsMixin:
             if call.id in s.tools:
                 continue
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
-                        call.name, call.arguments, chat.turn_n, message_id=mid)
+                        call.name, call.arguments, chat.turn_n, message_id=mid,
+                        dated=self.ctx.own_time(ev.ts_ns))
             s.tools[call.id] = tool
             self._charge(s, "tool", call.id, tool)
             remember(s.tool_spans, call.id, (tool.span_id, now), cap=MAX_ITEMS)
@@ -279,6 +280,12 @@ class CallsMixin:
                    error_type: str | None, result: str | None) -> None:
         self._release(s, "tool", tool.id)
         end = max(end, tool.start_ns)
+        start = tool.start_ns
+        agent = s.agents.get(tool.id) if not tool.dated else None
+        if agent is not None and agent.prompt_ns is not None:  # it started the sub-agent at once
+            start = min(max(start, agent.prompt_ns), end)
+            if tool.id in s.tool_spans:  # the sub-agent, ended later, stays inside it
+                s.tool_spans[tool.id] = (tool.span_id, start)
         chat = s.chats.get(tool.message_id) if tool.message_id is not None else None
         if chat is not None:
             chat.child_end_ns = max(chat.child_end_ns, end)
@@ -302,8 +309,8 @@ class CallsMixin:
                 trace_id=s.trace_id,
                 span_id=tool.span_id,
                 parent_span_id=tool.parent_span_id,
-                start_ns=tool.start_ns,
-                end_ns=max(end, tool.start_ns),
+                start_ns=start,
+                end_ns=end,
                 attributes=attrs,
                 error=error,
                 error_type=error_type,

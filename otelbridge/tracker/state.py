@@ -61,6 +61,8 @@ class Tool(msgspec.Struct):
     message_id: str | None = None
     #: the status text of the failed foreground task that is this call (its exit code)
     task_failure: str | None = None
+    #: its line's time was its own (see ``Context.own_time``), not where the stream clock stood
+    dated: bool = True
 
 
 class Agent(msgspec.Struct):
@@ -82,11 +84,13 @@ class Agent(msgspec.Struct):
     usage: Usage = msgspec.field(default_factory=Usage)
     #: as :attr:`Turn.ready_ns`, for its own model calls
     ready_ns: int = 0
-    #: the line it was first seen on carried a timestamp (else ``start_ns`` is where the
-    #: stream clock stood, which may be long before it began)
+    #: the line it was first seen on was dated by its own time (else ``start_ns`` is where
+    #: the stream clock stood, which may be long before it began)
     start_stamped: bool = True
-    #: one of its own lines came
+    #: one of its own lines came; ``prompt_ns``: the first was its prompt (a ``user`` line)
+    #: with a timestamp, at that time (epoch ns)
     had_line: bool = False
+    prompt_ns: int | None = None
 
     def own_line(self, prompt_ns: int | None = None) -> None:
         """One of its own lines came (``parent_tool_use_id`` is its key); ``prompt_ns``: it is a
@@ -94,7 +98,7 @@ class Agent(msgspec.Struct):
         shows when it began, if it was first seen where the stream clock stood still (a model
         call's first line comes only after the model's latency: it shows nothing of that)."""
         if not self.had_line:
-            self.had_line = True
+            self.had_line, self.prompt_ns = True, prompt_ns
             if prompt_ns is not None and not self.start_stamped:
                 self.start_ns = max(self.start_ns, prompt_ns)
 

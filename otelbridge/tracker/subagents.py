@@ -65,7 +65,7 @@ class SubagentsMixin:
             if earlier is not None:
                 self._release(s, "task", ev.task_id)
             agent = self._agent(s, key, earlier.first_seen_ns if earlier else now,
-                                stamped=earlier is None and ev.ts_ns is not None)
+                                stamped=earlier is None and self.ctx.own_time(ev.ts_ns))
             if agent is None:
                 return
             s.agent_tasks[ev.task_id] = key
@@ -108,7 +108,7 @@ class SubagentsMixin:
         if agent is None and ev.subagent_type and ev.task_id not in s.tasks:
             # a sub-agent whose task_started was not seen (a stream read from its middle)
             key = ev.tool_use_id or f"task:{ev.task_id}"
-            agent = self._agent(s, key, now, stamped=ev.ts_ns is not None)
+            agent = self._agent(s, key, now, stamped=self.ctx.own_time(ev.ts_ns))
             if agent is not None:
                 s.agent_tasks[ev.task_id] = key
                 agent.task_id = ev.task_id

@@ -256,18 +256,19 @@ def test_a_recording_piped_in_a_minute_after_it_was_made_is_dated_by_its_own_tim
 def test_a_first_timestamp_after_the_wait_moves_the_open_runs_to_the_streams_day():
     """A recording of another day paced at 0.1 s a line: its first timestamp (line 16) comes
     1.6 s after its first line, when ``auto`` has settled on the wall clock. The runs still
-    open — the session, the turn, the Agent tool call (line 14) and its sub-agent (line 15) —
-    move to the recording's day with it, just before line 16, as far apart as they came; the
-    sub-agent begins at its own first line, its prompt (line 16)."""
+    open — the session, the turn, the Agent tool call and its sub-agent (line 15) — move to the
+    recording's day with it, just before line 16, as far apart as they came (their lines were
+    dated as they came, not by a stream clock standing still: the sub-agent's prompt moves
+    nothing)."""
     L = lines(EXPLORE)
     run = Run(EXPLORE, mode="auto", arrival=lambda n: WALL + n * 100 * MS)
     assert run.outside_parents() == []
     agent, tool = run.one("invoke_agent Explore"), run.one("execute_tool Agent")
     assert agent.parent_span_id == tool.span_id
     ts16 = iso_ns(L[16]["timestamp"])
-    # line 14 (the Agent call) came 0.2 s before line 16, the sub-agent's prompt
+    # line 15 (task_started) came 0.1 s before line 16; line 14 (the Agent call) 0.2 s before
     assert L[16]["parent_tool_use_id"] == L[14]["message"]["content"][0]["id"]
-    assert tool.start_ns == ts16 - 200 * MS and ts16 - MS <= agent.start_ns <= ts16
+    assert (tool.start_ns, agent.start_ns) == (ts16 - 200 * MS, ts16 - 100 * MS)
     assert agent.end_ns >= iso_ns(L[19]["timestamp"])
     assert all(abs(r.start_ns - ts16) < 60 * 10**9 for r in run.records)
 
@@ -629,7 +630,9 @@ def test_a_sub_agent_begins_at_its_first_line_when_the_clock_stood_still_at_its_
     """subagent-general-purpose: nothing between the ToolSearch result (line 9) and the
     sub-agent's prompt (line 25) carries a timestamp, so its Agent tool call (line 23) and
     task_started (line 24) stand at line 9's time, 7.7 s before it began. The sub-agent's span
-    starts at its prompt; the tool's result (line 28) says it ran totalDurationMs (1853 ms)."""
+    and its Agent tool call's start at its prompt (the call starts the sub-agent at once); the
+    tool's result (line 28) says it ran totalDurationMs (1853 ms). The model call that asked for
+    it keeps its start (asked for after line 9's tool result)."""
     path = CLAUDE / "subagent-general-purpose.jsonl"
     L = lines(path)
     call = L[23]["message"]["content"][0]
@@ -638,8 +641,10 @@ def test_a_sub_agent_begins_at_its_first_line_when_the_clock_stood_still_at_its_
     run = Run(path)
     agent = run.one("invoke_agent general-purpose")
     tool = run.one("execute_tool Agent")
-    assert tool.start_ns == iso_ns(L[9]["timestamp"])
-    assert agent.start_ns == iso_ns(L[25]["timestamp"]) and agent.parent_span_id == tool.span_id
+    assert tool.start_ns == agent.start_ns == iso_ns(L[25]["timestamp"])
+    assert agent.parent_span_id == tool.span_id
+    chat = run.by_id(tool.parent_span_id)
+    assert chat.start_ns == iso_ns(L[9]["timestamp"]) and chat.end_ns >= tool.end_ns
     assert agent.end_ns == tool.end_ns == iso_ns(L[28]["timestamp"])
     ran = L[28]["tool_use_result"]["totalDurationMs"]
     assert abs((agent.end_ns - agent.start_ns) - ran * MS) <= 2 * MS
