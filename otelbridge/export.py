@@ -412,6 +412,12 @@ class Exporters:
             return False
         return True if all(p.exporter.exported >= handed for p in self.paths) else None
 
+    def backend_got_none(self) -> bool:
+        """After :meth:`shutdown`: spans were handed to OTLP exporters and none confirmed one
+        (a dead or refusing collector, a wrong endpoint)."""
+        backends = [p for p in self.paths if not p.exporter.local]
+        return bool(backends) and self.counter.ended > 0 and all(p.exporter.exported == 0 for p in backends)
+
     def pending(self) -> int:
         """Spans the slowest exporter has not settled yet (waiting or being exported)."""
         return max((p.unsettled() for p in self.paths), default=0)

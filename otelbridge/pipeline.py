@@ -358,6 +358,8 @@ class Pipeline:
         """After the flush: the waterfall/step summary, the counts line, ``--stats-json``,
         and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost)."""
         if self.report is not None:
+            if self.exporters.backend_got_none():
+                self.report.not_exported_at_all("export failed")
             self.report.finish()
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
                                     code, all_exported)

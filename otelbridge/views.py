@@ -121,6 +121,11 @@ class Report:
         self.write(f"trace{' ' + what if what else ''}: {escape.visible(trace_url(self.template, trace_id))}"
                    + link_note(self.not_exported(trace_id)))
 
+    def not_exported_at_all(self, why: str) -> None:
+        """No trace reached the backend (``why``): every trace link the views show says so."""
+        for trace in self.collector.traces.values() if self.collector is not None else ():
+            trace.not_exported = trace.not_exported or why
+
     def finish(self) -> None:
         """At exit: every view on. Never raises: a view never changes the run's outcome."""
         collector = self.collector

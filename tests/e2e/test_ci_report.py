@@ -6,6 +6,7 @@ wrapper mode (the run span's trace) and with spans checked at a real OTLP receiv
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -106,6 +107,26 @@ def test_a_link_to_a_trace_no_backend_holds_says_why(tmp_path, how, why):
     assert line.endswith(f"{url} (not in the backend: {why})")
     assert f"  {url} (not in the backend: {why})\n" in err
     assert f"[open trace]({url}){markdown(f' (not in the backend: {why})')}\n" in step.read_text()
+
+
+def test_links_to_a_collector_that_took_no_span_say_so_at_exit(tmp_path):
+    """A dead endpoint: the link printed as the trace began could not know; the waterfall and
+    the step summary at exit, after the flush, say that no span reached the backend."""
+    step = tmp_path / "summary.md"
+    with socket.socket() as s:  # a port nobody listens on: refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), OTELBRIDGE_TRACE_URL=TEMPLATE)
+    proc = run_bridge(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "0.5",
+                       "--summary", "always"], SESSION.read_bytes(), env=env)
+    assert proc.returncode == 0 and proc.stdout == SESSION.read_bytes()
+    err = proc.stderr.decode()
+    (line,) = [l for l in err.splitlines() if l.startswith("otelbridge: trace session: ")]
+    url = line.split(": ", 2)[2]
+    assert "not in the backend" not in url  # at the start it was on its way
+    assert f"  {url} (not in the backend: export failed)\n" in err
+    assert f"[open trace]({url}){markdown(' (not in the backend: export failed)')}\n" in step.read_text()
+    assert "spans 18 built, 0 exported, 18 dropped" in err
 
 
 @pytest.mark.skipif(not (FIXTURES / "claude-code").is_dir(), reason="shared fixtures not present")
