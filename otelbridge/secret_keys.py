@@ -122,6 +122,12 @@ _NAME = r"[A-Za-z_$][\w$]*+"
 #: A form field's label (``PasswordField('Password', …)``, ``CharField(label='API Key')``; not
 #: pydantic's ``Field('X')``, a default): a few words of letters, the first capitalised
 _LABEL = r"(?:(?<=[a-z]Field\()|(?<=label=))\\*[\"'][A-Z][A-Za-z]*+(?: [A-Za-z]++){0,4}+\\*[\"']"
+#: Keywords whose value describes a field and holds no value of it (pydantic's, Django's, argparse's)
+_DESCRIBING = r"(?<![\w$])(?:description|alias|validation_alias|serialization_alias|title|help|help_text|verbose_name|placeholder)"
+#: ... their literal: words (``Field(..., description='API token')``, ``alias='apiKey'``)
+_DESCRIBED = (r"(?:" + "|".join(f"(?<={w}=)" for w in (
+    "description", "alias", "validation_alias", "serialization_alias", "title", "help", "help_text",
+    "verbose_name", "placeholder")) + r")(?:\"[^\"\\\r\n]{0,200}+\"|'[^'\\\r\n]{0,200}+'|\\+\"[^\"\\\r\n]{0,200}+\\+\")")
 #: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
 #: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters), before arguments
 #: that only code writes — a keyword argument, a snake_case or dotted name, a call, ``...``
@@ -131,10 +137,11 @@ _LABEL = r"(?:(?<=[a-z]Field\()|(?<=label=))\\*[\"'][A-Z][A-Za-z]*+(?: [A-Za-z]+
 #: (:data:`_LABEL`); not a password's ``Summer(2024)``, ``Welcome(Xk9q);`` or ``Word(horse
 #: battery)``
 _CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
-               r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|[^()\r\n\"'`]*?(?:[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
+               r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|(?:\\*\"\\*\"|''|None|null|nil|undefined|false|False)[ \t]*+[,)]"
+               r"|[^()\r\n\"'`]*?(?:" + _DESCRIBING + r"=|[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
                r"|[a-z0-9]_[a-z]|[a-z]\.[A-Za-z_]|\(|,[ \t])"
                r"|[a-z_$][\w$]*+(?:,[ \t]*+[a-z_$][\w$]*+)*+\)[ \t]*+[;,)}\]]))"
-               r"(?!\((?!" + _LABEL + r"[ \t]*+[,)])[^()\r\n]*?\w[ \t]++\w)")
+               r"(?!\([^()\r\n\"']*?\w[ \t]++\w)")
 #: A name with a key word as a segment of its own (``GITHUB_TOKEN``, ``apiKey``, ``_auth_token``;
 #: not ``monkey``)
 _KEY_IN_NAME = (r"(?=\w*?(?-i:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z]))(?i:pass(?:word|wd|phrase)?|pwd|pw|secret"
@@ -155,7 +162,7 @@ _ALGORITHM = (_ARG_QUOTE + r"(?i:sha-?(?:1|224|256|384|512)|md5|[hrepx]s(?:256|3
 _LIFETIME = r"(?<![\w$])(?:expiresIn|expires_in)[ \t]*+[:=][ \t]*+" + _ARG_QUOTE + r"\d{1,9}+ ?[a-z]{0,7}+" + _ARG_QUOTE
 _KEY_LITERAL = (r"(?:(?<=[{,])|(?<=[{,][ \t]))(?!" + _ARG_QUOTE + r"[\w.-]*?(?i:" + _KEY_WORDS + "))" + _ARG_QUOTE
                 + r"[a-z_][a-z0-9_.-]{0,39}+" + _ARG_QUOTE + r"(?=[ \t]*+:)")
-_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _LABEL + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
+_ARG_TEXT = (r"(?:" + _LIFETIME + "|" + _KEY_LITERAL + "|" + _ALGORITHM + "|" + _LABEL + "|" + _DESCRIBED + "|" + _ARG_QUOTE + r"\[REDACTED:\w++\]"
              + _ARG_QUOTE + r"|[^()\r\n\"'`\\\w]++|\w++"
              r"|\"(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?\""
              r"|'(?:" + _ENV_NAME + r"|[^\w\"'\\\r\n]{1,3})?'|\\+\"(?:" + _ENV_NAME + r")?\\+\")")
@@ -285,7 +292,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
         + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
-        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?:[bBrRuU]|[bB][rR]|[rR][bB])(?=\\*[\"'])(?!\"\"\"|'''))?+"
+        r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?:[bBfF][rR]|[rR][bBfF]|[bBrRuUfF])(?=\\*[\"'])(?!\"\"\"|'''))?+"
         r"(?:\"\"(?=\")|''(?=')|\\+\"\\+\"(?=\\+\"))?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)
         # holding no secret itself; a quoted one is a string, whatever its first character

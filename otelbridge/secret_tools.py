@@ -78,10 +78,11 @@ SIGNING_KEY = Pattern.of(
     r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
 )
 
-#: The key words of a compared secret: not a bare ``key`` or ``auth`` (``event.key ===
-#: "Enter"``, ``auth == "basic"``)
-_COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret|token|credentials?|api_?key|private_?key"
-                  r"|access_?key|client_?secret)")
+#: The key words of a compared secret, also its confirmation or its value (``passwordConfirm``,
+#: ``password2``, ``tokenValue``): not a bare ``key`` or ``auth`` (``event.key === "Enter"``,
+#: ``auth == "basic"``)
+_COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|credentials?|api_?key|private_?key"
+                  r"|access_?key|client_?secret)(?:_?(?i:confirm(?:ation)?|repeat|again|value|2))?")
 #: A name naming a password, secret, token, API key or credentials, as a segment of its own at
 #: its end: dotted (``req.Password``, ``this.apiKey``), a variable (``$db_password``,
 #: ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
