@@ -21,6 +21,11 @@ EXPLORE = CLAUDE / "subagent-explore-2.1.178.jsonl"
 ALL = (sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []) + sorted(RECORDINGS.glob("*.jsonl"))
 
 
+def _line(doc: dict) -> str:
+    """One stream-json line of session ``s``."""
+    return json.dumps({"session_id": "s", **doc}) + "\n"
+
+
 @needs_fixtures
 def test_phased_workflow_deferred_results_pair_with_turns_in_order():
     L = lines(PHASED)
@@ -494,51 +499,30 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
     assert session.error is None and len(run.records) == 2
 
 
-def test_a_notice_preventing_continuation_after_a_model_call_fails_no_turn(tmp_path):
-    """prevent_continuation after the turn's model call (a Stop hook): the turn did its work."""
-    def line(doc: dict) -> str:
-        return json.dumps({"session_id": "s", **doc}) + "\n"
-
-    usage = {"input_tokens": 10, "output_tokens": 5}
-    path = tmp_path / "stop-hook.jsonl"
-    path.write_text("".join([
-        line({"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.284"}),
-        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage}}),
-        line({"type": "system", "subtype": "informational", "content": "Stop hook", "level": "warning",
-              "prevent_continuation": True}),
-        line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10, "usage": usage}),
-    ]))
-    run = Run(path)
-    assert run.one("turn 1").error is None and run.one("chat m").error is None
-
-
 def test_a_prompts_turn_without_result_timestamp_ends_at_the_result_and_never_past_the_next_turn(tmp_path):
     """A turn a prompt opened (no origin) whose result has no timestamp and a duration_ms longer
     than its lines show (the CLI counts from when it took the prompt, maybe queued): it ends
     at the result's time and starts duration_ms before, as the contract says. Extended to its
     start + duration_ms it ran 58 s into the turn after it, and into the future live."""
-    def line(doc: dict) -> str:
-        return json.dumps({"session_id": "s", **doc}) + "\n"
-
     init = {"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.280"}
     usage = {"input_tokens": 10, "output_tokens": 5}
     path = tmp_path / "queued.jsonl"
     path.write_text("".join([
-        line(init),
-        line({"type": "user", "message": {"role": "user", "content": "go"}, "timestamp": "2026-06-01T12:00:00Z"}),
-        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage},
+        _line(init),
+        _line({"type": "user", "message": {"role": "user", "content": "go"}, "timestamp": "2026-06-01T12:00:00Z"}),
+        _line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage},
               "timestamp": "2026-06-01T12:00:01Z"}),
-        line({"type": "result", "subtype": "success", "duration_ms": 1500, "usage": usage}),
-        line(init),
-        line({"type": "user", "message": {"role": "user", "content": "again"}, "timestamp": "2026-06-01T12:00:02Z"}),
-        line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [], "usage": usage},
+        _line({"type": "result", "subtype": "success", "duration_ms": 1500, "usage": usage}),
+        _line(init),
+        _line({"type": "user", "message": {"role": "user", "content": "again"}, "timestamp": "2026-06-01T12:00:02Z"}),
+        _line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [], "usage": usage},
               "timestamp": "2026-06-01T12:00:03Z"}),
-        line({"type": "result", "subtype": "success", "duration_ms": 60000, "usage": usage}),
-        line(init),
-        line({"type": "user", "message": {"role": "user", "content": "more"}, "timestamp": "2026-06-01T12:00:04Z"}),
-        line({"type": "assistant", "message": {"id": "m3", "model": "m", "content": [], "usage": usage},
+        _line({"type": "result", "subtype": "success", "duration_ms": 60000, "usage": usage}),
+        _line(init),
+        _line({"type": "user", "message": {"role": "user", "content": "more"}, "timestamp": "2026-06-01T12:00:04Z"}),
+        _line({"type": "assistant", "message": {"id": "m3", "model": "m", "content": [], "usage": usage},
               "timestamp": "2026-06-01T12:00:05Z"}),
-        line({"type": "result", "subtype": "success", "duration_ms": 1000, "usage": usage}),
+        _line({"type": "result", "subtype": "success", "duration_ms": 1000, "usage": usage}),
     ]))
     run = Run(path)
     t2, t3 = run.one("turn 2"), run.one("turn 3")
@@ -551,23 +535,20 @@ def test_a_deferred_results_one_call_takes_its_output_tokens_too(tmp_path):
     """Both results at the end (the phased recording's shape): turn 1 was closed by the next
     init before its result came. Its one call was ended then, keeping its first line's
     snapshot (3 of 997 output tokens); it now ends with its turn's result, which settles it."""
-    def line(doc: dict) -> str:
-        return json.dumps({"session_id": "s", **doc}) + "\n"
-
     init = {"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.280"}
     path = tmp_path / "deferred.jsonl"
     path.write_text("".join([
-        line(init),
-        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [],
+        _line(init),
+        _line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [],
                                                "usage": {"input_tokens": 10, "output_tokens": 3}},
               "timestamp": "2026-06-01T12:00:01Z"}),
-        line(init),
-        line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [],
+        _line(init),
+        _line({"type": "assistant", "message": {"id": "m2", "model": "m", "content": [],
                                                "usage": {"input_tokens": 20, "output_tokens": 2}},
               "timestamp": "2026-06-01T12:00:03Z"}),
-        line({"type": "result", "subtype": "success", "duration_ms": 1500, "result_index": 0,
+        _line({"type": "result", "subtype": "success", "duration_ms": 1500, "result_index": 0,
               "usage": {"input_tokens": 10, "output_tokens": 997}}),
-        line({"type": "result", "subtype": "success", "duration_ms": 1000, "result_index": 1,
+        _line({"type": "result", "subtype": "success", "duration_ms": 1000, "result_index": 1,
               "usage": {"input_tokens": 20, "output_tokens": 50}}),
     ]))
     run = Run(path)
@@ -685,23 +666,23 @@ def test_a_turns_last_model_call_takes_its_final_output_tokens_from_the_result(p
     assert checked
 
 
-def test_a_notice_after_a_result_opens_no_turn(tmp_path):
-    """A prevent_continuation notice with no turn open (after the last result) is an event on
-    the session, not a turn of its own cut off at the end of input."""
-    def line(doc: dict) -> str:
-        return json.dumps({"session_id": "s", **doc}) + "\n"
-
+@pytest.mark.parametrize("after_result", [False, True], ids=["stop-hook", "after-the-result"])
+def test_a_notice_after_a_model_call_fails_nothing_and_opens_no_turn(tmp_path, after_result):
+    """prevent_continuation after the turn's model call (a Stop hook) fails no span: the turn
+    did its work. After the last result (no turn open) it is an event on the session, not a
+    turn of its own cut off at the end of input."""
     usage = {"input_tokens": 10, "output_tokens": 5}
-    path = tmp_path / "late-notice.jsonl"
+    notice = _line({"type": "system", "subtype": "informational", "content": "Stop hook",
+                    "level": "warning", "prevent_continuation": True})
+    result = _line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10,
+                    "usage": usage})
+    path = tmp_path / "notice.jsonl"
     path.write_text("".join([
-        line({"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.284"}),
-        line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage}}),
-        line({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10, "usage": usage}),
-        line({"type": "system", "subtype": "informational", "content": "Stop hook", "level": "warning",
-              "prevent_continuation": True}),
+        _line({"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.284"}),
+        _line({"type": "assistant", "message": {"id": "m1", "model": "m", "content": [], "usage": usage}}),
+        *((result, notice) if after_result else (notice, result)),
     ]))
     run = Run(path)
     assert [r.name for r in run.records if r.name.startswith("turn")] == ["turn 1"]
     assert all(r.error is None for r in run.records)
-    session = run.one("invoke_agent claude-code")
-    assert [e.name for e in session.events] == ["informational"]
+    assert [e.name for e in run.one("invoke_agent claude-code").events] == ["informational"]
