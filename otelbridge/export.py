@@ -364,6 +364,8 @@ class Exporters:
             path = ExportPath(exp, limit, delay)
             self.paths.append(path)
             self.provider.add_span_processor(path)
+        #: the paths to a backend (OTLP), not to a file or stderr
+        self.backends = [p for p in self.paths if not p.exporter.local]
         stats.not_exported_reason = None if self.paths else (
             NO_USABLE_EXPORTER if self.left_out else EXPORTER_NONE)
 
@@ -415,8 +417,8 @@ class Exporters:
     def backend_got_none(self) -> bool:
         """After :meth:`shutdown`: spans were handed to OTLP exporters and none confirmed one
         (a dead or refusing collector, a wrong endpoint)."""
-        backends = [p for p in self.paths if not p.exporter.local]
-        return bool(backends) and self.counter.ended > 0 and all(p.exporter.exported == 0 for p in backends)
+        return (bool(self.backends) and self.counter.ended > 0
+                and all(p.exporter.exported == 0 for p in self.backends))
 
     def pending(self) -> int:
         """Spans the slowest exporter has not settled yet (waiting or being exported)."""

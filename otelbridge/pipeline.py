@@ -222,7 +222,6 @@ class Pipeline:
             remote_parent_flags=span_ctx.trace_flags if span_ctx is not None else None,
             limits=self.exporters.limits,
         )
-        self._remote_flags = span_ctx.trace_flags if span_ctx is not None else None
         self._remote_ctx = span_ctx
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
             say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be exported")
@@ -264,8 +263,8 @@ class Pipeline:
         without a run span."""
         if self.run is None:
             return None
-        if self._remote_flags is not None:  # under TRACEPARENT: its decision
-            sampled = self._remote_flags.sampled
+        if self._remote_ctx is not None:  # under TRACEPARENT: its decision
+            sampled = self._remote_ctx.trace_flags.sampled
         else:  # the provider's sampler decides by trace id (every built-in sampler does)
             result = self.exporters.provider.sampler.should_sample(
                 None, self.run.ref.trace_id, self.run.record(0).name)
@@ -277,7 +276,7 @@ class Pipeline:
         ``OTEL_SDK_DISABLED``, ``file``/``console`` only, sampled out), or ``None``."""
         if self.stats.not_exported_reason:
             return self.stats.not_exported_reason
-        if all(p.exporter.local for p in self.exporters.paths):
+        if not self.exporters.backends:
             return "no OTLP exporter"
         if not self.builder.sampled(trace_id, self._remote_ctx):
             return "sampled out"

@@ -122,12 +122,16 @@ _NAME = r"[A-Za-z_$][\w$]*+"
 #: A form field's label (``PasswordField('Password', …)``, ``CharField(label='API Key')``; not
 #: pydantic's ``Field('X')``, a default): a few words of letters, the first capitalised
 _LABEL = r"(?:(?<=[a-z]Field\()|(?<=label=))\\*[\"'][A-Z][A-Za-z]*+(?: [A-Za-z]++){0,4}+\\*[\"']"
+#: A value that holds nothing (a reader's default: ``.get("token", "")``, ``.pop("password",
+#: None)``; a call's only argument: ``Field(None)``, ``useState('')``)
+_EMPTY = r"(?:\\*\"\\*\"|''|None|null|nil|undefined|\{\}|\[\]|false|False)"
 #: Keywords whose value describes a field and holds no value of it (pydantic's, Django's, argparse's)
-_DESCRIBING = r"(?<![\w$])(?:description|alias|validation_alias|serialization_alias|title|help|help_text|verbose_name|placeholder)"
+_DESCRIBING_WORDS = ("description", "alias", "validation_alias", "serialization_alias", "title", "help",
+                     "help_text", "verbose_name", "placeholder")
+_DESCRIBING = r"(?<![\w$])(?:" + "|".join(_DESCRIBING_WORDS) + ")"
 #: ... their literal: words (``Field(..., description='API token')``, ``alias='apiKey'``)
-_DESCRIBED = (r"(?:" + "|".join(f"(?<={w}=)" for w in (
-    "description", "alias", "validation_alias", "serialization_alias", "title", "help", "help_text",
-    "verbose_name", "placeholder")) + r")(?:\"[^\"\\\r\n]{0,200}+\"|'[^'\\\r\n]{0,200}+'|\\+\"[^\"\\\r\n]{0,200}+\\+\")")
+_DESCRIBED = (r"(?:" + "|".join(f"(?<={w}=)" for w in _DESCRIBING_WORDS)
+              + r")(?:\"[^\"\\\r\n]{0,200}+\"|'[^'\\\r\n]{0,200}+'|\\+\"[^\"\\\r\n]{0,200}+\\+\")")
 #: A function's camelCase or a class's PascalCase name of words (``issueToken``, ``getApiKey``,
 #: ``Column``, ``Depends``; not ``aB3dE`` or ``Hunter2``, a value's letters), before arguments
 #: that only code writes — a keyword argument, a snake_case or dotted name, a call, ``...``
@@ -137,7 +141,7 @@ _DESCRIBED = (r"(?:" + "|".join(f"(?<={w}=)" for w in (
 #: (:data:`_LABEL`); not a password's ``Summer(2024)``, ``Welcome(Xk9q);`` or ``Word(horse
 #: battery)``
 _CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
-               r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|(?:\\*\"\\*\"|''|None|null|nil|undefined|false|False)[ \t]*+[,)]"
+               r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|" + _EMPTY + r"[ \t]*+[,)]"
                r"|[^()\r\n\"'`]*?(?:" + _DESCRIBING + r"=|[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
                r"|[a-z0-9]_[a-z]|[a-z]\.[A-Za-z_]|\(|,[ \t])"
                r"|[a-z_$][\w$]*+(?:,[ \t]*+[a-z_$][\w$]*+)*+\)[ \t]*+[;,)}\]]))"
@@ -175,8 +179,6 @@ _READS = "|".join(f"(?<={w})" for w in (
     "get_secret", "GetEnvironmentVariable", "require", "getItem", "getHeader",
     "GetHeader", "getInput", "Get", "PostForm", "GetString", "FormValue", "Query", "query", "header",
     "cookie", "getCookie", "arg", "pop"))
-#: A reader's default that holds nothing (``.get("token", "")``, ``.pop("password", None)``)
-_EMPTY = r"(?:\\*\"\\*\"|''|None|null|nil|undefined|\{\}|\[\]|false|False)"
 #: Where a path to a secret's value starts (``process.env.X``, ``args.password``, ``self._token``;
 #: not ``my.jwt.secret``, which is a value)
 _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"

@@ -90,14 +90,16 @@ _COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|
 _COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
                   + _COMPARED_WORD + r"(?![\w$])(?:\(\))?"
                   r"|(?:[\w$]++(?:\??\.[\w$]++)*+)?\[\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"']\])")
-#: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Java's ``.equals(``, a test
-#: framework's ``).toBe(`` / ``.toEqual(``
-_EQUALITY = r"[ \t]*+[!=]==?(?!=)[ \t]*+"
-_TEST = r"(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+|\)\.to(?:Be|Equal|StrictEqual)\([ \t]*+)"
+#: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Java's ``.equals(``; and, after the
+#: name only, a test framework's ``).toBe(`` / ``.toEqual(``
+_EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|\.equals(?:IgnoreCase)?\([ \t]*+)"
+_TEST = r"(?:" + _EQUALITY + r"|\)\.to(?:Be|Equal|StrictEqual)\([ \t]*+)"
 #: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
 _SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
 _NO_LITERAL = r"(?!\$\{|\{\{|%[(s])"
+#: A null or a boolean as a literal's whole text
+_NULL_WORD = r"(?i:null|undefined|none|nil|true|false)"
 #: Four characters of a string literal at least, before its closing quote (the group named):
 #: a comparison with less is with a sentinel (``""``, ``"x"``, ``"-"``, ``"abc"``)
 _FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
@@ -110,10 +112,9 @@ COMPARED = Pattern.of(
     "secret",
     ("pass", "pwd", "secret", "token", "credential", "key"),
     r"(?P<keep>(?:" + _COMPARED_NAME + _TEST + "|" + _SHELL_TEST + r")(?P<cq>\\*[\"'`])"
-    r"|(?<![\w\\])(?P<rq>\\*[\"']))(?!\[REDACTED:)(?!(?i:null|undefined|none|nil|true|false)(?:(?P=cq)|(?P=rq)))"
+    r"|(?<![\w\\])(?P<rq>\\*[\"']))(?!\[REDACTED:)(?!" + _NULL_WORD + r"(?:(?P=cq)|(?P=rq)))"
     r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
-    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?:" + _EQUALITY + r"|\.equals(?:IgnoreCase)?\([ \t]*+)"
-    + _COMPARED_NAME + "))",
+    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)" + _EQUALITY + _COMPARED_NAME + "))",
     requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", '" ='),),
 )
 
