@@ -53,7 +53,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _KEY_WORD_ONCE, _KEY_WORDS, _LINE, _LINE_START, _NL, _NL_READ, _PLACEHOLDER,
                           _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _NOT_A_PLACEHOLDER, _a_name, _key_value, _secrets_key, _string_text, _then, names_a_secret)
-from .secret_tokens import CUT, VENDOR_TOKENS
+from .secret_tokens import AWS_PREFIXES, CUT, VENDOR_TOKENS
 from .secret_tools import PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
@@ -223,6 +223,14 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
+    # ... and one without a '/' or '+' next to its access key id (a marker by now): a
+    # credentials CSV's row, new BasicAWSCredentials("AKIA...", "X"), AKIA...:X
+    Pattern.of(
+        "aws_secret_key", AWS_PREFIXES,
+        r"(?P<keep>\[REDACTED:aws_access_key\](?:\\*[\"'`])?[ \t]*[,:;| \t][ \t]*(?:\\*[\"'`])?)"
+        r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
     # a signing key given to a library's call as a literal (jwt.sign(p, 'X')): before the key
     # rules, which then leave the call, a marker in it (token = jwt.encode(p, "[REDACTED:secret]"))
     SIGNING_KEY,
@@ -345,19 +353,22 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'),
     # (the user also a name or a call: os.Getenv("U")),
     # Go's SetBasicAuth, .NET's NetworkCredential, Java's PasswordAuthentication("ann",
-    # "x".toCharArray()), UsernamePasswordCredentials, OkHttp's Credentials.basic: the second
-    # string to its closing quote
+    # "x".toCharArray()), any class named for credentials or a password's token or
+    # authentication (UsernamePasswordCredentials, new BasicAWSCredentials, Spring's
+    # UsernamePasswordAuthenticationToken, Shiro's UsernamePasswordToken,
+    # AwsBasicCredentials.create, OkHttp's Credentials.basic): the second string to its
+    # closing quote
     Pattern.of(
         "secret",
-        ("auth", "credential", "login("),
+        ("auth", "credential", "login(", "passwordtoken"),
         r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
-        r"|(?<=\w)\.(?:login|auth|authenticate)|\b(?:SetBasicAuth|NetworkCredential|PasswordAuthentication"
-        r"|UsernamePasswordCredentials|Credentials\.basic))"
+        r"|(?<=\w)\.(?:login|auth|authenticate)|\bSetBasicAuth"
+        r"|(?<![\w.])(?:[\w.]*\.)?(?=[A-Z])[A-Za-z0-9]*?(?:Credentials?|Password(?:Auth\w*|Token))(?:\.(?:basic|create|of))?)"
         r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|[$\w.\[\]>-]{1,60}+(?:\([^()\r\n,]{0,60}\))?)"
         r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
         r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)(?:\.\w+\(\))?[ \t]*[,)])",
         requires=(("(",), (",",)),
-        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|\.basic|\.login)\(",
+        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|PasswordToken|\.basic|\.create|\.of|\.login)\(",
     ),
     # a (name, value) pair as a tuple or an array of two: ('password', 'x'), ("api_key", "x"),
     # [('user', 'u'), ('token', 'x')], ["password", "x"], [["DB_PASSWORD", "x"]] (not a call's

@@ -500,6 +500,36 @@ def test_a_call_holding_only_a_marker_is_code(text, expected):
     _check(text, expected)
 
 
+_AWS_SECRET = "Xk9vLm2Qw8Xk9vLm2Qw8Xk9vLm2Qw8Xk9vLm2Qw8"  # 40 characters, no '/' or '+'
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an AWS secret access key without '/' or '+' is known by its key id beside it
+    (f'new BasicAWSCredentials("AKIAIOSFODNN7EXAMPLE", "{_AWS_SECRET}");',
+     'new BasicAWSCredentials("[REDACTED:aws_access_key]", "[REDACTED:aws_secret_key]");'),
+    (f"AKIAIOSFODNN7EXAMPLE,{_AWS_SECRET}\nnext,row",
+     "[REDACTED:aws_access_key],[REDACTED:aws_secret_key]\nnext,row"),
+    (f'\\"AKIAIOSFODNN7EXAMPLE\\", \\"{_AWS_SECRET}\\"',
+     '\\"[REDACTED:aws_access_key]\\", \\"[REDACTED:aws_secret_key]\\"'),
+    # ... and not a word, a path or a hex digest next to it
+    ("AKIAIOSFODNN7EXAMPLE is the id; the secret key is forty characters long, see the docs",
+     "[REDACTED:aws_access_key] is the id; the secret key is forty characters long, see the docs"),
+    ("AKIAIOSFODNN7EXAMPLE 0123456789abcdef0123456789abcdef01234567",
+     "[REDACTED:aws_access_key] 0123456789abcdef0123456789abcdef01234567"),
+    # a class named for credentials or a password's token: its second string
+    ('auth.authenticate(new UsernamePasswordAuthenticationToken("admin", "Gr33nTea!9"));',
+     'auth.authenticate(new UsernamePasswordAuthenticationToken("admin", "[REDACTED:secret]"));'),
+    ('new AWS.Credentials(keyId, "Gr33nTea9x")', 'new AWS.Credentials(keyId, "[REDACTED:secret]")'),
+    ("new UsernamePasswordToken(username, 'Gr33nTea!9')", "new UsernamePasswordToken(username, '[REDACTED:secret]')"),
+    # not a method that reads credentials, nor a form field's label and hint
+    ('Credentials c = getCredentials("default", "us-east-1");', None),
+    ('PasswordField("Password", "Enter your password")', None),
+    ('resetPassword(user.email, "Welcome back")', None),
+])
+def test_a_secret_known_by_its_neighbour(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
