@@ -93,7 +93,12 @@ _COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?
 #: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Java's ``.equals(``; and, after the
 #: name only, a test framework's ``).toBe(`` / ``.toEqual(``
 _EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|\.equals(?:IgnoreCase)?\([ \t]*+)"
-_TEST = r"(?:" + _EQUALITY + r"|\)\.to(?:Be|Equal|StrictEqual)\([ \t]*+)"
+_TEST = r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo)\([ \t]*+)"
+#: A test framework's assertion of equality, to its first argument: ``assertEqual(``,
+#: ``assertEquals(``, ``Assert.AreEqual(``, ``assert.equal(``, ``assert.strictEqual(``, Rust's
+#: ``assert_eq!(``, ``assert_ne!(``
+_ASSERT = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?)|(?:Assert\.)?Are(?:Not)?Equal|assert\.(?:not)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual"
+           r"|assert_(?:eq|ne)!)\([ \t]*+")
 #: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
 _SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
@@ -106,16 +111,20 @@ _FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
 #: A password or token tested for equality with a string literal of four characters or more,
 #: the literal (``if req.Password != "X"``, ``password === 'X'``, Java's
 #: ``password.equals("X")``, ``expect(user.password).toBe("X")``, a shell's ``[ "$PASSWORD" =
-#: "X" ]``, and the other way round: ``"X" == token``, ``"X".equals(password)``): a credential
-#: written into the code
+#: "X" ]``, and the other way round: ``"X" == token``, ``"X".equals(password)``; a test's
+#: assertion, ``assertEquals("X", user.getPassword())``, ``assertEqual(user.password, "X")``): a
+#: credential written into the code
 COMPARED = Pattern.of(
     "secret",
     ("pass", "pwd", "secret", "token", "credential", "key"),
-    r"(?P<keep>(?:" + _COMPARED_NAME + _TEST + "|" + _SHELL_TEST + r")(?P<cq>\\*[\"'`])"
-    r"|(?<![\w\\])(?P<rq>\\*[\"']))(?!\[REDACTED:)(?!" + _NULL_WORD + r"(?:(?P=cq)|(?P=rq)))"
+    r"(?P<keep>(?:(?P<an>" + _ASSERT + r")?" + _COMPARED_NAME + r"(?(an)[ \t]*+,[ \t]*+|" + _TEST + r")|" + _SHELL_TEST
+    + r")(?P<cq>\\*[\"'`])|(?:(?P<a>" + _ASSERT + r")|(?<![\w\\]))(?P<rq>\\*[\"']))"
+    r"(?!\[REDACTED:)(?!" + _NULL_WORD + r"(?:(?P=cq)|(?P=rq)))"
     r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
-    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)" + _EQUALITY + _COMPARED_NAME + "))",
-    requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", '" ='),),
+    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?(a)[ \t]*+,[ \t]*+|" + _EQUALITY + r")"
+    + _COMPARED_NAME + "))",
+    requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", ".isequalto(", '" =', "equal(",
+               "equals(", "assert_"),),
 )
 
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
@@ -357,6 +366,19 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b)"
         r"[^\n|;&<]{0,200}?<<<[ \t]*))"
         r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
+    ),
+    # a literal written into a file named for a secret (by its last word: .vault_pass,
+    # db_password, api_key.txt; not token_count.txt): echo 'X' > ~/.vault_pass, printf 'X\n' >>
+    # .secrets/db_password, echo X | sudo tee /etc/app/token (not a variable)
+    Pattern.of(
+        "secret",
+        ("echo", "printf"),
+        r"(?P<keep>" + _WORD_START + r"(?:echo|printf)[ \t]++(?:-[neE]{1,3}[ \t]++)?(?P<q>\\*[\"'])?)(?![-$])(?!\[REDACTED:)"
+        r"(?(q)(?:(?!(?P=q))[^\r\n\\])++(?=(?:\\\\?n)?(?P=q))|[^\s\"'\\;&|<>]++)"
+        r"(?=(?:(?:\\\\?n)?(?P=q))?[ \t]*+(?:>>?|\|[ \t]*+(?:sudo[ \t]++)?tee(?:[ \t]++-a)?)[ \t]*+[\"']?[\w~./-]*?"
+        r"(?<![A-Za-z0-9])(?i:pass(?:word|wd|phrase)?|secrets?|token|credentials?|api_?key)(?:\.[a-z]{1,6})?"
+        r"(?=[\s\"';&|)]|\\[nrt\"]|\Z))",
+        requires=((">", "tee"),),
     ),
     # a database's password as a connect call's third argument: mysql_connect/mysqli/PDO(host
     # or DSN, user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X)
