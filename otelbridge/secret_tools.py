@@ -86,19 +86,24 @@ _COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|
 #: A name naming a password, secret, token, API key or credentials, as a segment of its own at
 #: its end: dotted (``req.Password``, ``this.apiKey``), a variable (``$db_password``,
 #: ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
-#: (``$_POST["password"]``, ``os.environ['API_TOKEN']``)
+#: (``$_POST["password"]``, ``os.environ['API_TOKEN']``), an environment lookup
+#: (``os.getenv("API_TOKEN")``, ``os.environ.get("DB_PASSWORD")``)
 _COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
                   + _COMPARED_WORD + r"(?![\w$])(?:\(\))?"
-                  r"|(?:[\w$]++(?:\??\.[\w$]++)*+)?\[\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"']\])")
-#: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Java's ``.equals(``; and, after the
-#: name only, a test framework's ``).toBe(`` / ``.toEqual(``
-_EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|\.equals(?:IgnoreCase)?\([ \t]*+)"
-_TEST = r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo)\([ \t]*+)"
-#: A test framework's assertion of equality, to its first argument: ``assertEqual(``,
-#: ``assertEquals(``, ``Assert.AreEqual(``, ``assert.equal(``, ``assert.strictEqual(``, Rust's
-#: ``assert_eq!(``, ``assert_ne!(``
-_ASSERT = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?)|(?:Assert\.)?Are(?:Not)?Equal|assert\.(?:not)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual"
-           r"|assert_(?:eq|ne)!)\([ \t]*+")
+                  r"|(?<![\w$])(?:[\w$]++(?:\??\.[\w$]++)*+)?(?:\[|(?<=[.\w])(?:getenv|Getenv|get|GetEnvironmentVariable)\([ \t]*+)"
+                  r"\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"'](?:\]|[ \t]*+\)))")
+#: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Perl's ``eq`` and ``ne``, Java's
+#: ``.equals(``; and, after the name only, a test framework's ``).toBe(``, ``.toEqual(``,
+#: ``.isEqualTo(``, RSpec's ``).to eq(``
+_EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.equals(?:IgnoreCase)?\([ \t]*+)"
+_TEST = r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo)\([ \t]*+|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+)"
+#: A call comparing its two arguments, to its first: a test framework's assertion
+#: (``assertEqual(``, ``assertEquals(``, ``Assert.AreEqual(``, ``assert.strictEqual(``, Rust's
+#: ``assert_eq!(``), ``Objects.equals(``, ``strcmp(``, ``hmac.compare_digest(``, Go's
+#: ``strings.EqualFold(``
+_EQUAL_CALL = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?)|(?:Assert\.)?Are(?:Not)?Equal"
+               r"|assert\.(?:not)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual|assert_(?:eq|ne)!"
+               r"|Objects\.equals|str(?:n|case|ncase)?cmp|compare_digest|EqualFold)\([ \t]*+")
 #: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
 _SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
@@ -117,14 +122,14 @@ _FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
 COMPARED = Pattern.of(
     "secret",
     ("pass", "pwd", "secret", "token", "credential", "key"),
-    r"(?P<keep>(?:(?P<an>" + _ASSERT + r")?" + _COMPARED_NAME + r"(?(an)[ \t]*+,[ \t]*+|" + _TEST + r")|" + _SHELL_TEST
-    + r")(?P<cq>\\*[\"'`])|(?:(?P<a>" + _ASSERT + r")|(?<![\w\\]))(?P<rq>\\*[\"']))"
+    r"(?P<keep>(?:(?P<an>" + _EQUAL_CALL + r")?" + _COMPARED_NAME + r"(?(an)[ \t]*+,[ \t]*+|" + _TEST + r")|" + _SHELL_TEST
+    + r")(?P<cq>\\*[\"'`])|(?:(?P<a>" + _EQUAL_CALL + r")|(?<![\w\\]))(?P<rq>\\*[\"']))"
     r"(?!\[REDACTED:)(?!" + _NULL_WORD + r"(?:(?P=cq)|(?P=rq)))"
     r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
     r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?(a)[ \t]*+,[ \t]*+|" + _EQUALITY + r")"
     + _COMPARED_NAME + "))",
     requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", ".isequalto(", '" =', "equal(",
-               "equals(", "assert_"),),
+               "equals(", "assert_", " eq", " ne ", "cmp(", "_digest(", "equalfold("),),
 )
 
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
