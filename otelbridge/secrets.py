@@ -86,6 +86,10 @@ _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env",
             "setItem", "setProperty", "SetEnvironmentVariable")
 #: A table's column gap: two blanks or more, a tab (also escaped), then any blanks
 _TAB = r"(?:[ \t]{2,}|\t|\\t)[ \t]*+"
+#: A flow mapping's ``: value`` of one word, then its next key after a blank (``, host:``, a
+#: shorthand ``, host,``) or its closing brace
+_FLOW_WORD_THEN_KEY = (r"[ \t]*+:[ \t]++[^\s,}\]\"'\\]++[ \t]*+(?:,[ \t]++(?:[A-Za-z_$][\w$]*+[ \t]*+:"
+                       r"|[a-z_$][A-Za-z_$]*+[ \t]*+[,}])|\})")
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
@@ -417,8 +421,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        # (the first key of a flow mapping, {password: x}: its value ends at , } or ])
-        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t]))(?P<fl>))?" + _SECRET_WORD_IN, flow=True),
+        # (the first key of a flow mapping, {password: x}, or a later one whose value is one
+        # word before the next key or the closing brace, {user: u, password: pw, host: h}: its
+        # value ends at , } or ])
+        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t])|(?<=,[ \t])(?=" + _SECRET_WORD_IN + _FLOW_WORD_THEN_KEY
+                   + r"))(?P<fl>))?" + _SECRET_WORD_IN, flow=True),
         requires=((":", "="),),
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*|(?i:is|was)[ \t]*)?[:=]",
     ),

@@ -530,6 +530,24 @@ def test_a_secret_known_by_its_neighbour(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a later key of a flow mapping or an object: a one-word value before the next key or the
+    # brace ends at its comma, the rest of the line kept
+    ("const client = new Client({ user: 'app', password: pw, host: 'db', port: 5432 });",
+     "const client = new Client({ user: 'app', password: [REDACTED:secret], host: 'db', port: 5432 });"),
+    ("{user: bob, password: Zq7Lm3Kp9, role: admin}", "{user: bob, password: [REDACTED:secret], role: admin}"),
+    ("await login({ email, password: hashed, remember })",
+     "await login({ email, password: [REDACTED:secret], remember })"),
+    # ... not a value of more words, nor one whose comma has no blank after it (it may be the
+    # password's own), nor a next word that is no key: the rest of the line is hidden
+    ("{ user: bob, password: two words, role: admin }", "{ user: bob, password: [REDACTED:secret]"),
+    ("user: bob, password: Zq7L,m3Kp9, role: admin", "user: bob, password: [REDACTED:secret]"),
+    ("user: bob, password: Zq7L, M3Kp9, role: admin", "user: bob, password: [REDACTED:secret]"),
+])
+def test_a_later_key_of_a_flow_mapping(text, expected):
+    _check(text, expected)
+
+
 FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line.strip()]
 
