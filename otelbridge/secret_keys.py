@@ -258,6 +258,10 @@ _DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|S
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
+#: A shell's operator that ends a word: ``;``, ``&``, ``&&``, ``|``, ``||`` before a blank or the
+#: end (``export DB_PASSWORD=X; ls``, ``--password X&& ls``); glued to more (``Xy7&tail``,
+#: ``a;b``) it is part of the word
+SHELL_END = r"(?:[;&|]++(?:\s|\\[nrt]|\Z))"
 #: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; : ) ] } . an
 #: escape or the end (a single-quoted one also before a JSON string's closing quote) (never a JSON document's ``", "`` between two strings: see where it may start)
 _LITERAL = (r"(?:\"[^\"\r\n\\]*+\"(?=[\s,;:)\]}.]|\Z)|'[^'\r\n\\]*+'(?=[\s,;:)\]}.\"]|\\++\"|\Z)"
@@ -271,7 +275,7 @@ _TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[{])" + _LITERAL + "|" + _INNER_Q
 #: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
 #: "lit"``, ``if x else "lit"``)
 _WORD_PART = (r"\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
-              + r"|[^\s\"'\\<]++|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
+              + r"|[^\s\"'\\<;&|]++|(?!" + SHELL_END + r")[;&|]|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
 _FALLBACK = r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+"
 _WORD_VALUE = "(?:" + _WORD_PART + ")+" + _FALLBACK
 #: ... and more words, up to a shell's operator, a flag, a comment or a redirection
@@ -333,7 +337,11 @@ _ENDS_IN_KEY_WORD = r"(?![\w.-]*?(?i:existing))[\w.-]*?" + _SECRET_WORD + r"(?-i
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
 #: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
-SECRET_FLAG = r"-{1,2}+(?!(?i:no)-)[\w.-]*?" + _SECRET_KEY
+#: A flag's dashes and its name up to a key word (not ``--no-``); after one ``-``, no digit
+#: before the key word and no ``-p`` then a capital or a digit: a short flag and its value glued
+#: (``7z a -pXk9pw2 archive.7z``, ``mysql -pMyPass1 db``), whose next argument is no secret
+FLAG_PREFIX = r"(?:--(?!(?i:no)-)[\w.-]*?|-(?!-|(?i:no)-|p[A-Z0-9])[A-Za-z_.-]*?)"
+SECRET_FLAG = FLAG_PREFIX + _SECRET_KEY
 _NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
 
 
@@ -361,13 +369,14 @@ _KEY_WORD_ONCE = _KEY_WORD + r"(?:(?!" + _KEY_WORD.removeprefix("(?i)") + r")[\w
 #: A command-line argument: a command's output (``$(cmd X)``), quoted (also with JSON-escaped
 #: quotes: a tool call's command), or to the next space or a JSON string's closing quote (``"``
 #: then ``, : } ]``: a command in a JSON document shown as text).
-_ARG = r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)|(?:\\[ ]|(?!\\*\"[,:}\]])\S)+)"
+_ARG = (r"(?:\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<aq>\\+[\"'])(?:(?!(?P=aq))[^\r\n])*(?P=aq)"
+        r"|(?:\\[ ]|(?!\\*\"[,:}\]]|" + SHELL_END + r")\S)+)")
 #: Where a word begins: after no letter, digit or ``_``, or :data:`AFTER_ESCAPE` (the next line
 #: of a command in escaped JSON: a tool call's arguments).
 _WORD_START = r"(?:(?<![A-Za-z0-9_])|" + AFTER_ESCAPE + ")"
 #: Blanks, also escaped line ends (a file's lines inside a JSON string); a word up to either.
 _SEP = r"(?:\s|\\[nrt])+"
-_WORD = r"(?:(?!\\[nrt]|\\*\"[,:}\]])\S)+"
+_WORD = r"(?:(?!\\[nrt]|\\*\"[,:}\]]|" + SHELL_END + r")\S)+"
 
 
 def _then(program: str, flag: str) -> str:
@@ -391,7 +400,7 @@ _Q = r"\\*[\"']"
 
 #: A command-line argument (``_ARG``) that ends at an escaped line end too (``\\n``: a
 #: file's lines inside a JSON string)
-_ARG_IN_LINE = _ARG.replace(r"|(?:\\[ ]|(?!\\*\"[,:}\]])\S)+)", "|" + _WORD + ")")
+_ARG_IN_LINE = _ARG.replace(r"|(?:\\[ ]|(?!\\*\"[,:}\]]|" + SHELL_END + r")\S)+)", "|" + _WORD + ")")
 assert _ARG_IN_LINE != _ARG
 
 

@@ -176,7 +176,7 @@ def test_more_programs_secret_stores_and_token_logins(text, expected):
     ("('$2b$12$abcdefghijklmnopqrstuuhashhash')", "('[REDACTED:password_hash]')"), ("echo $1$2$3", None),
     # a Netscape cookie file's value; session cookies by name; Slack's browser tokens
     ("#HttpOnly_.x.com\tTRUE\t/\tTRUE\t0\tsessionid\tCk1x", "#HttpOnly_.x.com\tTRUE\t/\tTRUE\t0\tsessionid\t[REDACTED:secret]"),
-    ("JSESSIONID=Ck1x; Path=/", "JSESSIONID=[REDACTED:secret] Path=/"),
+    ("JSESSIONID=Ck1x; Path=/", "JSESSIONID=[REDACTED:secret]; Path=/"),
     ("cookies = {'sessionid': 'Ck1x'}", "cookies = {'sessionid': '[REDACTED:secret]'}"),
     ("PHPSESSID: Ck1x", "PHPSESSID: [REDACTED:secret]"),
     ('{"sessionId": "3fa85f64", "session_id": "abc"}', None),
@@ -545,6 +545,30 @@ def test_a_secret_known_by_its_neighbour(text, expected):
     ("user: bob, password: Zq7L, M3Kp9, role: admin", "user: bob, password: [REDACTED:secret]"),
 ])
 def test_a_later_key_of_a_flow_mapping(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a shell's ; && || | & before a blank ends the value: the command after it stays
+    ("export DB_PASSWORD=Zq7Lm3Kp9; ls", "export DB_PASSWORD=[REDACTED:secret]; ls"),
+    ("htpasswd -b -c f admin Zq7Lm3Kp9; ls", "htpasswd -b -c f admin [REDACTED:secret]; ls"),
+    ("./deploy --password Zq7Lm3Kp9&& ls", "./deploy --password [REDACTED:secret]&& ls"),
+    ("tool --password Zq7Lm3Kp9 | tee log", "tool --password [REDACTED:secret] | tee log"),
+    ("DB_PASSWORD=Zq7Lm3Kp9;", "DB_PASSWORD=[REDACTED:secret];"),
+    # ... glued to more, it is part of the value
+    ("export DB_PASSWORD=Zq7&Lm3 ./run", "export DB_PASSWORD=[REDACTED:secret] ./run"),
+    ("PASSWORD=Zq7;Lm3 ./x", "PASSWORD=[REDACTED:secret] ./x"),
+    # a short flag and its value glued (7z -pX, mysql -pX): the next argument is no secret,
+    # also when the value holds a key word
+    ("7z a -pXk9pw2Lq7 archive.7z dir", "7z a -p[REDACTED:secret] archive.7z dir"),
+    ("7z a -pMyPass123 archive.7z dir", "7z a -p[REDACTED:secret] archive.7z dir"),
+    ('["7z", "a", "-pXk9pw2Lq7", "archive.7z"]', '["7z", "a", "-p[REDACTED:secret]", "archive.7z"]'),
+    # ... and a flag named for a secret still takes it
+    ("keytool -list -storepass Zq7Lm3Kp9 -v", "keytool -list -storepass [REDACTED:secret] -v"),
+    ("Connect-Thing -AccessToken Zq7Lm3Kp9 -Force", "Connect-Thing -AccessToken [REDACTED:secret] -Force"),
+    ("tool --db2-password Zq7Lm3Kp9 host", "tool --db2-password [REDACTED:secret] host"),
+])
+def test_where_a_shell_word_ends(text, expected):
     _check(text, expected)
 
 
