@@ -156,4 +156,8 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("aws_access_key", AWS_PREFIXES,
      r"(?<![A-Z0-9])(?:" + "|".join(p.upper() for p in AWS_PREFIXES) + r")"
      r"(?:[A-Z0-9]{16}(?![A-Z0-9])|(?=[A-Z]*[0-9])[A-Z0-9]{8,15}" + CUT + ")"),
+    # an STS session token by the base64 of its first bytes (the AWS CLI's text output shows it
+    # unlabelled: CREDENTIALS ASIA... date secret token)
+    ("aws_session_token", ("iqojb3jpz2lux2vj", "zxivyxdze", "aqodyxdze"),
+     START + r"(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)[A-Za-z0-9/+=]{20,}"),
 )

@@ -84,26 +84,31 @@ SIGNING_KEY = Pattern.of(
 _COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|credentials?|api_?key|private_?key"
                   r"|access_?key|client_?secret)(?:_?(?i:confirm(?:ation)?|repeat|again|value|2))?")
 #: A name naming a password, secret, token, API key or credentials, as a segment of its own at
-#: its end: dotted (``req.Password``, ``this.apiKey``), a variable (``$db_password``,
+#: its end: dotted (``req.Password``, ``this.apiKey``, PHP's ``$user->password``), a variable (``$db_password``,
 #: ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
 #: (``$_POST["password"]``, ``os.environ['API_TOKEN']``), an environment lookup
 #: (``os.getenv("API_TOKEN")``, ``os.environ.get("DB_PASSWORD")``)
-_COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++\??\.(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
+_COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++(?:\??\.|->)(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
                   + _COMPARED_WORD + r"(?![\w$])(?:\(\))?"
                   r"|(?<![\w$])(?:[\w$]++(?:\??\.[\w$]++)*+)?(?:\[|(?<=[.\w])(?:getenv|Getenv|get|GetEnvironmentVariable)\([ \t]*+)"
                   r"\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"'](?:\]|[ \t]*+\)))")
 #: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Perl's ``eq`` and ``ne``, Java's
 #: ``.equals(``; and, after the name only, a test framework's ``).toBe(``, ``.toEqual(``,
-#: ``.isEqualTo(``, RSpec's ``).to eq(``
+#: ``.isEqualTo(``, RSpec's ``).to eq(``, chai's ``).to.equal(``, Hamcrest's ``, equalTo(``,
+#: NUnit's ``, Is.EqualTo(``, Kotest's ``shouldBe``
 _EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.equals(?:IgnoreCase)?\([ \t]*+)"
-_TEST = r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo)\([ \t]*+|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+)"
+_TEST = (r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo|to\.(?:be\.)?(?:equal|eql))\([ \t]*+"
+         r"|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+|[ \t]*+,[ \t]*+(?:is\([ \t]*+)?(?:equalTo|Is\.EqualTo)\([ \t]*+"
+         r"|[ \t]++shouldBe[ \t]++)")
 #: A call comparing its two arguments, to its first: a test framework's assertion
-#: (``assertEqual(``, ``assertEquals(``, ``Assert.AreEqual(``, ``assert.strictEqual(``, Rust's
-#: ``assert_eq!(``), ``Objects.equals(``, ``strcmp(``, ``hmac.compare_digest(``, Go's
-#: ``strings.EqualFold(``
-_EQUAL_CALL = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?)|(?:Assert\.)?Are(?:Not)?Equal"
-               r"|assert\.(?:not)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual|assert_(?:eq|ne)!"
-               r"|Objects\.equals|str(?:n|case|ncase)?cmp|compare_digest|EqualFold)\([ \t]*+")
+#: (``assertEqual(``, ``assertEquals(``, ``assertSame(``, ``Assert.AreEqual(``, xUnit's
+#: ``Assert.Equal(``, ``assert.strictEqual(``, Go's testify ``assert.Equal(t,``, Rust's
+#: ``assert_eq!(``, ``XCTAssertEqual(``, Minitest's ``assert_equal``), ``Objects.equals(``,
+#: ``strcmp(``, ``hmac.compare_digest(``, Go's ``strings.EqualFold(``
+_EQUAL_CALL = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?|Same|NotSame)|(?:Assert\.)?Are(?:Not)?Equal"
+               r"|(?:[aA]ssert|require)\.(?:[nN]ot)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual|assert_(?:eq|ne)!|assert_equal"
+               r"|XCTAssert(?:Not)?Equal|Objects\.equals|str(?:n|case|ncase)?cmp|compare_digest|EqualFold)"
+               r"(?:\(|(?<=assert_equal)[ \t])[ \t]*+(?:t[ \t]*+,[ \t]*+)?")
 #: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
 _SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
@@ -113,6 +118,11 @@ _NULL_WORD = r"(?i:null|undefined|none|nil|true|false)"
 #: Four characters of a string literal at least, before its closing quote (the group named):
 #: a comparison with less is with a sentinel (``""``, ``"x"``, ``"-"``, ``"abc"``)
 _FOUR = r"(?=(?:(?!(?P={0}))[^\r\n]){{4}})"
+#: ... and shaped as a password may be: no blank (a message: "Password is required"), a letter
+#: or a digit ("*****" is a mask), not bracketed ("[MASKED]", "<TOKEN>") nor a constant's name
+#: ("REPLACE_ME", "PASSED")
+_SHAPED = (r"(?!(?:(?!(?P={0}))[^\r\n])*?[ \t])(?=(?:(?!(?P={0}))[^\r\n])*?[A-Za-z0-9])(?![\[<])"
+           r"(?![A-Z_]++(?P={0}))")
 #: A password or token tested for equality with a string literal of four characters or more,
 #: the literal (``if req.Password != "X"``, ``password === 'X'``, Java's
 #: ``password.equals("X")``, ``expect(user.password).toBe("X")``, a shell's ``[ "$PASSWORD" =
@@ -125,11 +135,12 @@ COMPARED = Pattern.of(
     r"(?P<keep>(?:(?P<an>" + _EQUAL_CALL + r")?" + _COMPARED_NAME + r"(?(an)[ \t]*+,[ \t]*+|" + _TEST + r")|" + _SHELL_TEST
     + r")(?P<cq>\\*[\"'`])|(?:(?P<a>" + _EQUAL_CALL + r")|(?<![\w\\]))(?P<rq>\\*[\"']))"
     r"(?!\[REDACTED:)(?!" + _NULL_WORD + r"(?:(?P=cq)|(?P=rq)))"
-    r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
-    r"|" + _FOUR.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?(a)[ \t]*+,[ \t]*+|" + _EQUALITY + r")"
+    r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _SHAPED.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
+    r"|" + _FOUR.format("rq") + _SHAPED.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?(a)[ \t]*+,[ \t]*+|" + _EQUALITY + r")"
     + _COMPARED_NAME + "))",
     requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", ".isequalto(", '" =', "equal(",
-               "equals(", "assert_", " eq", " ne ", "cmp(", "_digest(", "equalfold("),),
+               "equals(", "assert_", " eq", " ne ", "cmp(", "_digest(", "equalfold(", "equalto(", "assertsame(",
+               "assertnotsame(", ".eql(", "shouldbe"),),
 )
 
 #: A command's argument before the secret one: quoted (a file name with blanks) or a word
@@ -362,26 +373,39 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                + _ARG_IN_LINE),
     # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
     # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
-    # <<< X, sudo -S ... <<< X, docker login --password-stdin <<< X, gh auth --with-token <<< X
+    # <<< X, sudo -S ... <<< X, docker login --password-stdin <<< X, gh auth --with-token <<< X,
+    # a secret store's put or set (wrangler secret put K <<< X, vercel env add K production <<< X)
     Pattern.of(
         "secret",
         ("passwd", "<<<"),
         r"(?P<keep>(?:" + _WORD_START + r"openssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
         r"|" + _WORD_START + r"mkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
-        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b)"
+        r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b"
+        r"|\b(?:secrets?[ \t]++(?:put|set|create)|secrets[ \t]++versions[ \t]++add|env[ \t]++add)\b)"
         r"[^\n|;&<]{0,200}?<<<[ \t]*))"
         r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
     ),
-    # a literal written into a file named for a secret (by its last word: .vault_pass,
-    # db_password, api_key.txt; not token_count.txt): echo 'X' > ~/.vault_pass, printf 'X\n' >>
-    # .secrets/db_password, echo X | sudo tee /etc/app/token (not a variable)
+    # rclone config create|update NAME TYPE KEY VALUE ...: the value of a key naming a secret
+    # (pass, secret_access_key, client_secret; token {"access_token": ...} whole), not a boolean
+    Pattern.of(
+        "secret",
+        ("rclone",),
+        r"(?P<keep>" + _then(r"rclone[ \t]++config[ \t]++(?:create|update)", r"(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]++")
+        + r")(?!-|(?i:true|false)(?![\w.-]))(?!\[REDACTED:)(?:\{[^\r\n]*\}(?=[ \t]|\\[nrt]|\Z)|" + _ARG_IN_LINE + ")",
+    ),
+    # a word written into a file named for a secret, its last word one (.vault_pass, db_password,
+    # api_key.txt, token; not /etc/passwd, token_count.txt, secrets.md, password.html): echo 'X'
+    # > ~/.vault_pass, printf '%s\n' X >> "$HOME/.secrets/db_password", echo X | sudo -u app tee
+    # -a /etc/app/token (not a variable, nor words: a message)
     Pattern.of(
         "secret",
         ("echo", "printf"),
-        r"(?P<keep>" + _WORD_START + r"(?:echo|printf)[ \t]++(?:-[neE]{1,3}[ \t]++)?(?P<q>\\*[\"'])?)(?![-$])(?!\[REDACTED:)"
-        r"(?(q)(?:(?!(?P=q))[^\r\n\\])++(?=(?:\\\\?n)?(?P=q))|[^\s\"'\\;&|<>]++)"
-        r"(?=(?:(?:\\\\?n)?(?P=q))?[ \t]*+(?:>>?|\|[ \t]*+(?:sudo[ \t]++)?tee(?:[ \t]++-a)?)[ \t]*+[\"']?[\w~./-]*?"
-        r"(?<![A-Za-z0-9])(?i:pass(?:word|wd|phrase)?|secrets?|token|credentials?|api_?key)(?:\.[a-z]{1,6})?"
+        r"(?P<keep>" + _WORD_START + r"(?:echo[ \t]++(?:-[neE]{1,3}[ \t]++)?|printf[ \t]++(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)[ \t]++)?)"
+        r"(?P<q>\\*[\"'])?)(?![-$])(?!\[REDACTED:)"
+        r"(?(q)(?:(?!(?P=q))[^\s\\])++(?=(?:\\\\?n)?(?P=q))|[^\s\"'\\;&|<>]++)"
+        r"(?=(?:(?:\\\\?n)?(?P=q))?[ \t]*+(?:>>?|\|[ \t]*+(?:sudo(?:[ \t]++-[a-zA-Z](?:[ \t]++\w++)?)*+[ \t]++)?tee"
+        r"(?:[ \t]++-{1,2}[a-z]++)?)[ \t]*+\\*[\"']?[\w~./${}-]*?"
+        r"(?<![A-Za-z0-9])(?i:pass(?:word|phrase)?|secret|token|credentials|api_?key)(?:\.txt)?"
         r"(?=[\s\"';&|)]|\\[nrt\"]|\Z))",
         requires=((">", "tee"),),
     ),

@@ -91,6 +91,9 @@ _TAB = r"(?:[ \t]{2,}|\t|\\t)[ \t]*+"
 #: shorthand ``, host,``) or its closing brace
 _FLOW_WORD_THEN_KEY = (r"[ \t]*+:[ \t]++[^\s,}\]\"'\\]++[ \t]*+(?:,[ \t]++(?:[A-Za-z_$][\w$]*+[ \t]*+:"
                        r"|[a-z_$][A-Za-z_$]*+[ \t]*+[,}])|\})")
+#: Between an AWS key id and the next field: blanks (also escaped: a JSON string's ``\\t``)
+#: around one , : ; | = or a blank
+_AWS_PAIR_SEP = r"(?=[ \t,:;|=]|\\t)(?:[ \t]|\\t)*+[,:;|=]?(?:[ \t]|\\t)*+"
 #: A short JSON member and its comma, between a name and its value (AWS SSM's
 #: ``{"Name": "/prod/db/password", "Type": "SecureString", "Value": "x"}``).
 _OTHER_PAIR = (_Q + r"?[\w.-]{1,40}" + _Q + "?" + _JSON_BLANK + ":" + _JSON_BLANK
@@ -228,11 +231,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
-    # ... and one without a '/' or '+' next to its access key id (a marker by now): a
-    # credentials CSV's row, new BasicAWSCredentials("AKIA...", "X"), AKIA...:X
+    # ... and one without a '/' or '+' next to its access key id (a marker by now), also after
+    # a date (the AWS CLI's text output): a credentials CSV's row, new BasicAWSCredentials(
+    # "AKIA...", @"X"), AKIA...:X, ACCESSKEY AKIA... 2020-01-01T00:00:00+00:00 X Active
     Pattern.of(
         "aws_secret_key", AWS_PREFIXES,
-        r"(?P<keep>\[REDACTED:aws_access_key\](?:\\*[\"'`])?[ \t]*[,:;| \t][ \t]*(?:\\*[\"'`])?)"
+        r"(?P<keep>\[REDACTED:aws_access_key\](?:\\*[\"'`])?(?:" + _AWS_PAIR_SEP + r"\d{4}-\d\d-\d\d[\w:.+-]*+)?"
+        + _AWS_PAIR_SEP + r"@?(?:\\*[\"'`])?)(?!/)"
         r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
         r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
@@ -357,23 +362,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # a user and password pair: auth=('ann', 'x') (requests, httpx), HTTPBasicAuth('ann', 'x'),
     # aiohttp.BasicAuth('ann', 'x'), HTTPDigestAuth, smtp.login('ann', 'x'), db.auth(user, 'x'),
     # (the user also a name or a call: os.Getenv("U")),
-    # Go's SetBasicAuth, .NET's NetworkCredential, Java's PasswordAuthentication("ann",
-    # "x".toCharArray()), any class named for credentials or a password's token or
-    # authentication (UsernamePasswordCredentials, new BasicAWSCredentials, Spring's
-    # UsernamePasswordAuthenticationToken, Shiro's UsernamePasswordToken,
-    # AwsBasicCredentials.create, OkHttp's Credentials.basic): the second string to its
-    # closing quote
+    # Go's SetBasicAuth, the classes of a user and password or a key id and secret
+    # (.NET's NetworkCredential, Java's PasswordAuthentication("ann", "x".toCharArray()),
+    # UsernamePasswordCredentials, Dropwizard's BasicCredentials, new BasicAWSCredentials,
+    # AwsBasicCredentials.create, new AWS.Credentials, Go's credentials.NewStaticCredentials,
+    # minio's NewStaticV4, Spring's UsernamePasswordAuthenticationToken[.unauthenticated] and
+    # TestingAuthenticationToken, Shiro's UsernamePasswordToken, OkHttp's Credentials.basic;
+    # not any class named for credentials: NewSharedCredentials(path, "profile")): the second
+    # string to its closing quote
     Pattern.of(
         "secret",
         ("auth", "credential", "login(", "passwordtoken"),
         r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
         r"|(?<=\w)\.(?:login|auth|authenticate)|\bSetBasicAuth"
-        r"|(?<![\w.])(?:[\w.]*\.)?(?=[A-Z])[A-Za-z0-9]*?(?:Credentials?|Password(?:Auth\w*|Token))(?:\.(?:basic|create|of))?)"
+        r"|(?<![\w.])(?:[\w.]*\.)?(?:(?:Basic(?:AWS)?|AwsBasic|UsernamePassword|Password|Network)Credentials?(?:\.create)?"
+        r"|AWS\.Credentials|Credentials\.basic|UsernamePassword(?:Authentication)?Token(?:\.(?:un)?authenticated)?"
+        r"|PasswordAuthentication|TestingAuthenticationToken|NewStatic(?:V4|Credentials(?:Provider)?)))"
         r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|[$\w.\[\]>-]{1,60}+(?:\([^()\r\n,]{0,60}\))?)"
         r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
         r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)(?:\.\w+\(\))?[ \t]*[,)])",
         requires=(("(",), (",",)),
-        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|PasswordToken|\.basic|\.create|\.of|\.login)\(",
+        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|PasswordToken|authenticated|NewStatic\w*|\.basic|\.create|\.login)\(",
     ),
     # a (name, value) pair as a tuple or an array of two: ('password', 'x'), ("api_key", "x"),
     # [('user', 'u'), ('token', 'x')], ["password", "x"], [["DB_PASSWORD", "x"]] (not a call's
