@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 from . import redact
@@ -119,13 +119,19 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+#: Significant digits a cost keeps: a double's 15 (``0.11752375000000001``, the CLI's own sum
+#: of floats, is ``0.11752375``)
+_COST_DIGITS = Context(prec=15)
+
+
 def _decimal(value: Any) -> Decimal | None:
-    """A cost as the stream wrote it: ``0.0141`` → ``Decimal("0.0141")`` (``repr`` of a float
-    is its shortest round-trip form)."""
+    """A cost as the stream wrote it, to 15 significant digits: ``0.0141`` →
+    ``Decimal("0.0141")`` (``repr`` of a float is its shortest round-trip form), and the sum of
+    such costs exact."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
-        result = Decimal(repr(value))
+        result = _COST_DIGITS.create_decimal(repr(value))
     except InvalidOperation:
         return None
     return result if result.is_finite() else None

@@ -249,6 +249,28 @@ def test_job_output_cost_is_plain_decimal_notation(tmp_path):
         assert f"total_cost_usd={want}" in out.read_text().splitlines()
 
 
+def test_job_output_cost_drops_a_float_s_noise(tmp_path):
+    """The 13 Claude Code recordings in one stream: one of them writes its cost as
+    0.11752375000000001 (the CLI's own float sum); the job's total is the sum of each session's
+    last cost, each to a double's 15 significant digits."""
+    from decimal import Context
+    recordings = sorted((FIXTURES / "claude-code").glob("*.jsonl"))
+    stream = b"".join(p.read_bytes() for p in recordings)
+    assert b'"total_cost_usd":0.11752375000000001' in stream
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(stream)
+    out = tmp_path / "out"
+    run(path, env={"GITHUB_OUTPUT": str(out)})
+    last: dict[str, str] = {}
+    for line in stream.splitlines():
+        doc = json.loads(line) if line.strip().startswith(b"{") else {}
+        if doc.get("type") == "result" and "total_cost_usd" in doc:
+            last[doc["session_id"]] = repr(doc["total_cost_usd"])
+    want = sum((Context(prec=15).create_decimal(v) for v in last.values()), Decimal(0))
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())["total_cost_usd"]
+    assert got == format(want.normalize(), "f") and len(got) < 12, got
+
+
 def test_rows_sharing_span_ids_are_counted_once_per_row_not_walked_again():
     """A recording concatenated with itself, replayed (deterministic ids): its copies' spans
     share ids. A folded line counts at most the rows there are (the walk of each shared id's
