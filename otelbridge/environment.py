@@ -27,7 +27,7 @@ def shown(value: str, limit: int = 40) -> str:
     return repr(message(value.strip())[:limit])
 
 
-#: Numeric variables the SDK reads: (name, smallest usable value, what the SDK does without it).
+#: Numeric variables the SDK reads: (name, smallest usable value, what is used without it).
 NUMERIC_ENV = (
     # milliseconds, as the specification says (the Python SDK alone reads seconds: the value
     # reaches the exporter from :func:`otlp_timeout_s`)
@@ -39,9 +39,10 @@ NUMERIC_ENV = (
     ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),
     ("OTEL_ATTRIBUTE_COUNT_LIMIT", 0, "128"),
     # a length limit of 0 would blank every string (--max-attribute-length 0 is refused alike)
-    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "no limit"),
+    ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "--max-attribute-length (256 by default)"),
     ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", 0, "OTEL_ATTRIBUTE_COUNT_LIMIT or 128"),
-    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+    ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", 1,
+     "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or --max-attribute-length (256 by default)"),
     ("OTEL_SPAN_EVENT_COUNT_LIMIT", 0, "128"),
     ("OTEL_SPAN_LINK_COUNT_LIMIT", 0, "128"),
     ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", 0, "128"),

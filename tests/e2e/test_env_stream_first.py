@@ -33,7 +33,10 @@ BAD = [
     ({"OTEL_TRACES_SAMPLER_ARG": "2", "OTEL_TRACES_SAMPLER": "traceidratio"},
      ["OTEL_TRACES_SAMPLER_ARG", "'2'", "from 0 to 1", "using parentbased_always_on"]),
     ({"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "0"},
-     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "from 1 to", "ignored"]),
+     ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "from 1 to", "ignored",
+      "using OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or --max-attribute-length (256 by default)"]),
+    ({"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT": "-1"},
+     ["OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "from 1 to", "using --max-attribute-length (256 by default)"]),
     # the SDK refuses a delay of 0 (tracing off for the run), a queue beyond a C size, and a
     # delay past time_t in its thread (a traceback, every span dropped)
     ({"OTEL_BSP_SCHEDULE_DELAY": "0"}, ["OTEL_BSP_SCHEDULE_DELAY", "from 1 to 86400000", "using 5000 ms"]),
