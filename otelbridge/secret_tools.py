@@ -103,12 +103,13 @@ _TEST = (r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo|to\
 #: A call comparing its two arguments, to its first: a test framework's assertion
 #: (``assertEqual(``, ``assertEquals(``, ``assertSame(``, ``Assert.AreEqual(``, xUnit's
 #: ``Assert.Equal(``, ``assert.strictEqual(``, Go's testify ``assert.Equal(t,``, Rust's
-#: ``assert_eq!(``, ``XCTAssertEqual(``, Minitest's ``assert_equal``), ``Objects.equals(``,
+#: ``assert_eq!(``, ``XCTAssertEqual(``, Minitest's ``assert_equal``; after testify's ``t`` or
+#: JUnit 4's message), ``Objects.equals(``,
 #: ``strcmp(``, ``hmac.compare_digest(``, Go's ``strings.EqualFold(``
 _EQUAL_CALL = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?|Same|NotSame)|(?:Assert\.)?Are(?:Not)?Equal"
                r"|(?:[aA]ssert|require)\.(?:[nN]ot)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual|assert_(?:eq|ne)!|assert_equal"
                r"|XCTAssert(?:Not)?Equal|Objects\.equals|str(?:n|case|ncase)?cmp|compare_digest|EqualFold)"
-               r"(?:\(|(?<=assert_equal)[ \t])[ \t]*+(?:t[ \t]*+,[ \t]*+)?")
+               r"(?:\(|(?<=assert_equal)[ \t])[ \t]*+(?:t[ \t]*+,[ \t]*+|\\*\"[^\"\\\r\n]*+\\*\"[ \t]*+,[ \t]*+)?")
 #: A shell's test of a quoted variable (``[ "$PASSWORD" = "X" ]``, ``!=``, ``==``)
 _SHELL_TEST = (r"\\*\"\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"[ \t]++(?:==?|!=)[ \t]++")
 #: A literal that is a placeholder (a null or a boolean are tested by the rule)
@@ -409,12 +410,15 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?=[\s\"';&|)]|\\[nrt\"]|\Z))",
         requires=((">", "tee"),),
     ),
-    # a database's password as a connect call's third argument: mysql_connect/mysqli/PDO(host
-    # or DSN, user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X)
+    # a password or secret as a call's third argument: mysql_connect/mysqli/PDO(host or DSN,
+    # user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X),
+    # Azure's ClientSecretCredential(tenant, client, X), MongoCredential.createCredential(user,
+    # db, X)
     Pattern.of(
         "secret",
-        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize("),
-        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
+        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize(", "clientsecretcredential(", "credential("),
+        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize|ClientSecretCredential"
+        r"|create(?:ScramSha(?:1|256)|Plain|MongoCR)?Credential)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
         r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
     ),
     # ODBC's Pwd={X} (braces let a password hold ; and =; not a template's {{ name }}; at most
