@@ -216,6 +216,14 @@ PROGRAM_FLAGS = Pattern.of(
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
     COMPARED,
+    # ... and bash's [[ $PASSWORD == X ]] with an unquoted word of 4 characters or more (not a
+    # glob: [[ $TOKEN == ghp_* ]], not a variable)
+    Pattern.of(
+        "secret",
+        ("[[",),
+        r"(?P<keep>\[\[[ \t]++\\*\"?\$\{?(?:\w*?_)?" + _COMPARED_WORD + r"\}?\\*\"?[ \t]++(?:==?|!=)[ \t]++)"
+        r"(?![\"'$])(?!\[REDACTED:)(?=[^\s*?\[\]\\]{4,}+[ \t]++\]\])[^\s*?\[\]\\]++",
+    ),
     # an HTML password input's value: <input type="password" value="X"> (either order, any
     # case, the value quoted or not)
     Pattern.of(
