@@ -334,13 +334,13 @@ _SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
 #: Helm's ``existingSecret``, a Secret's name)
 _ENDS_IN_KEY_WORD = r"(?![\w.-]*?(?i:existing))[\w.-]*?" + _SECRET_WORD + r"(?-i:_KEY)?(?![\w.-])"
 
-#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
-#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
-#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
 #: A flag's dashes and its name up to a key word (not ``--no-``); after one ``-``, no digit
 #: before the key word and no ``-p`` then a capital or a digit: a short flag and its value glued
 #: (``7z a -pXk9pw2 archive.7z``, ``mysql -pMyPass1 db``), whose next argument is no secret
 FLAG_PREFIX = r"(?:--(?!(?i:no)-)[\w.-]*?|-(?!-|(?i:no)-|p[A-Z0-9])[A-Za-z_.-]*?)"
+#: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
+#: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
+#: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.
 SECRET_FLAG = FLAG_PREFIX + _SECRET_KEY
 _NOT_A_VALUE = re.compile(r"(?i:.*[_.-]stdin)")
 

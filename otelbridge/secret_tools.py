@@ -84,8 +84,8 @@ SIGNING_KEY = Pattern.of(
 _COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|credentials?|api_?key|private_?key"
                   r"|access_?key|client_?secret)(?:_?(?i:confirm(?:ation)?|repeat|again|value|2))?")
 #: A name naming a password, secret, token, API key or credentials, as a segment of its own at
-#: its end: dotted (``req.Password``, ``this.apiKey``, PHP's ``$user->password``), a variable (``$db_password``,
-#: ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
+#: its end: dotted (``req.Password``, ``this.apiKey``, PHP's ``$user->password``), a variable
+#: (``$db_password``, ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
 #: (``$_POST["password"]``, ``os.environ['API_TOKEN']``), an environment lookup
 #: (``os.getenv("API_TOKEN")``, ``os.environ.get("DB_PASSWORD")``)
 _COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++(?:\??\.|->)(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
@@ -100,12 +100,12 @@ _EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.equals(?:I
 _TEST = (r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo|to\.(?:be\.)?(?:equal|eql))\([ \t]*+"
          r"|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+|[ \t]*+,[ \t]*+(?:is\([ \t]*+)?(?:equalTo|Is\.EqualTo)\([ \t]*+"
          r"|[ \t]++shouldBe[ \t]++)")
-#: A call comparing its two arguments, to its first: a test framework's assertion
-#: (``assertEqual(``, ``assertEquals(``, ``assertSame(``, ``Assert.AreEqual(``, xUnit's
-#: ``Assert.Equal(``, ``assert.strictEqual(``, Go's testify ``assert.Equal(t,``, Rust's
-#: ``assert_eq!(``, ``XCTAssertEqual(``, Minitest's ``assert_equal``; after testify's ``t`` or
-#: JUnit 4's message), ``Objects.equals(``,
-#: ``strcmp(``, ``hmac.compare_digest(``, Go's ``strings.EqualFold(``
+#: A call comparing its two arguments, to its first (after testify's ``t`` or JUnit 4's
+#: message): a test framework's assertion (``assertEqual(``, ``assertEquals(``, ``assertSame(``,
+#: ``Assert.AreEqual(``, xUnit's ``Assert.Equal(``, ``assert.strictEqual(``, testify's
+#: ``assert.Equal(t,``, Rust's ``assert_eq!(``, ``XCTAssertEqual(``, Minitest's
+#: ``assert_equal``), ``Objects.equals(``, ``strcmp(``, ``hmac.compare_digest(``, Go's
+#: ``strings.EqualFold(``
 _EQUAL_CALL = (r"(?<![\w.])(?:[\w.]*\.)?(?:assert(?:Equals?|NotEquals?|Same|NotSame)|(?:Assert\.)?Are(?:Not)?Equal"
                r"|(?:[aA]ssert|require)\.(?:[nN]ot)?(?:[sS]trict|[dD]eep(?:Strict)?)?[eE]qual|assert_(?:eq|ne)!|assert_equal"
                r"|XCTAssert(?:Not)?Equal|Objects\.equals|str(?:n|case|ncase)?cmp|compare_digest|EqualFold)"
