@@ -5,8 +5,9 @@
   stream).
 * **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): read again from
   the start; the partial line before the cut is dropped, and so are the NUL bytes before the
-  first line (a writer that kept its offset leaves a hole that long). A truncation followed by more writes than
-  our old position before the next poll is indistinguishable from appending (as for ``tail``).
+  first line (a writer that kept its offset leaves a hole that long). A truncation followed by
+  more writes than our old position before the next poll is known by the file's first bytes
+  (up to 4 KiB) no longer being what was read there.
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
@@ -155,6 +156,9 @@ class Follower:
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
         self._closed_head = ""  # the head of the file last closed
+        #: the open file's first bytes as last seen (up to :data:`HEAD_BYTES`, no further than
+        #: read): a truncation the file grew back past our position between polls changes them
+        self._prefix = b""
         #: a restart reads up to here again without exporting (see :class:`Position`)
         self.replay_to = 0
         self._stopped: asyncio.Event | None = None
@@ -194,6 +198,7 @@ class Follower:
                                    saved.workflows if self.replay_to and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
+        self._prefix = b""
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
             # stop before any quiet moment re-reads it from there, not from its end
@@ -238,9 +243,20 @@ class Follower:
             return None  # moved away, not yet recreated: keep reading the old one
         if (st.st_dev, st.st_ino) != self.ident:
             return ROTATED
-        if os.fstat(self.fd).st_size < self.pos:
+        if os.fstat(self.fd).st_size < self.pos or self._rewritten():
             return TRUNCATED
         return None
+
+    def _rewritten(self) -> bool:
+        """Whether the open file's first bytes differ from those seen at the last poll (then
+        taken anew, up to :data:`HEAD_BYTES` and our position): truncated, then written past
+        our position before this poll (``copytruncate`` and a fast writer)."""
+        try:
+            now = os.pread(self.fd, min(HEAD_BYTES, self.pos), 0)
+        except OSError:
+            return False
+        seen, self._prefix = self._prefix, now
+        return not now.startswith(seen)
 
     def _current_head(self) -> str:
         """The :func:`head` of the file open (or last closed); ``""`` when it cannot be read."""
@@ -345,6 +361,9 @@ class Follower:
                         await self._sleep()
                         continue
                     resume = False
+                elif self._changed() == TRUNCATED:  # before reading on: past our position may
+                    self._from_the_start()          # lie another text's middle
+                    continue
                 await self._drain()
                 change = self._changed()
                 if change == ROTATED:
@@ -354,10 +373,7 @@ class Follower:
                     self._open(False)
                     continue
                 if change == TRUNCATED:
-                    self.on_switch(TRUNCATED)
-                    os.lseek(self.fd, 0, os.SEEK_SET)
-                    self.pos = self.complete = 0
-                    self._hole = True
+                    self._from_the_start()
                     continue
                 self.checkpoint()
                 await self._sleep()
@@ -365,6 +381,14 @@ class Follower:
         finally:
             self.checkpoint()
             self._close()
+
+    def _from_the_start(self) -> None:
+        """The open file was truncated: read it again from its start, NUL bytes skipped."""
+        self.on_switch(TRUNCATED)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        self.pos = self.complete = 0
+        self._prefix = b""
+        self._hole = True
 
     async def _sleep(self) -> None:
         try:

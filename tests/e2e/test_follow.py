@@ -284,6 +284,33 @@ def test_a_copytruncate_under_a_writer_that_keeps_its_offset_loses_no_line(tmp_p
     assert roots(rx) == {"wf-A": 1, "wf-B": 1}
 
 
+def test_a_copytruncate_the_file_outgrows_before_the_next_poll_is_still_seen(tmp_path):
+    """Truncated, then written past our old position within one poll (a fast writer after
+    logrotate's ``copytruncate``): the file only grew, but its first bytes changed. The new
+    content is read from its start: no line cut in two, both workflows whole."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    stats = tmp_path / "stats.json"
+    first, second = workflow("A"), workflow("B-a-longer-name-than-the-first")
+    assert len(second) > len(first)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--stats-json", str(stats), "--poll-interval", "1")
+        try:
+            append(log, first)
+            wait(lambda: "wf-A" in roots(rx), what="workflow A")
+            with open(log, "r+") as fh:  # truncated and rewritten at once: one poll sees it grown
+                fh.truncate(0)
+                fh.write(second)
+            assert log.stat().st_size > len(first)
+            wait(lambda: "wf-B-a-longer-name-than-the-first" in roots(rx), what="workflow B")
+        finally:
+            stop(proc)
+    counts = json.loads(stats.read_text())
+    assert counts["bad_lines"] == 0
+    assert counts["lines"] == first.count("\n") + second.count("\n")
+    assert roots(rx) == {"wf-A": 1, "wf-B-a-longer-name-than-the-first": 1}
+    assert len(workflow_spans(rx.received.spans())) == 2 * SPANS_PER_WORKFLOW
+
+
 def stamps_ns(text: str) -> list[int]:
     """The ``timestamp`` of every line that has one, in epoch ns."""
     from datetime import datetime
