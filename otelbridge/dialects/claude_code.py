@@ -373,7 +373,8 @@ class ClaudeCode:
             attrs = {"informational.level": as_str(doc.get("level")),
                      "informational.prevent_continuation": doc.get("prevent_continuation")}
             return [SessionMark(line.session_id, line.ts_ns, name="informational",
-                                attributes={k: v for k, v in attrs.items() if isinstance(v, (str, bool))})]
+                                attributes={k: v for k, v in attrs.items() if isinstance(v, (str, bool))},
+                                text=as_str(doc.get("content")))]
         if subtype == "init":
             if is_milk(doc):
                 return []

@@ -31,7 +31,8 @@ TASK = "task"
 
 def session_text(s: Session) -> int:
     """Estimated bytes of the strings ``s`` holds itself (for ``s.text_bytes``)."""
-    held = text_bytes(s.sid, s.agent_name, s.model, s.version, s.cwd)
+    held = text_bytes(s.sid, s.agent_name, s.model, s.version, s.cwd, s.stop_pending,
+                      s.turn.stopped if s.turn is not None else None)
     last = s.last
     if last is not None:
         held += text_bytes(last.terminal_reason, last.error, last.content, last.stop_reason)

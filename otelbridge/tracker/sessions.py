@@ -217,7 +217,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
                       after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending)
-        s.stop_pending = False
+        s.stop_pending = None
         return s.turn
 
     def _turn(self, s: Session, now: int) -> Turn:
@@ -287,12 +287,16 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if ev.model:
             s.model = ev.model
         attrs = {str(key): value for key, value in ev.attributes.items()}
+        text = ev.text if self.ctx.capture_content and ev.text else None
+        if text is not None:
+            attrs[f"{ev.name or 'event'}.content"] = text
         self._event(s, SpanEvent(ev.name or "event", now, attrs))
         if attrs.get("informational.prevent_continuation") is True:
             if s.turn is not None:
-                s.turn.stopped = True
+                s.turn.stopped = text or ""
             else:  # a notice never opens a turn: the next one is the one it stopped
-                s.stop_pending = True
+                s.stop_pending = text or ""
+            s.text_bytes = session_text(s)
 
     def _on_error(self, s: Session, ev: SessionError, now: int) -> None:
         attrs: dict[str, Any] = {"exception.message": ev.message,
@@ -377,9 +381,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         usage = turn_usage(ev.usage, turn)
         usage_attrs(rec.attributes, usage)
         result_error(rec, ev)
-        if turn.stopped and turn.calls == 0 and rec.error is None:
+        if turn.stopped is not None and turn.calls == 0 and rec.error is None:
             # the result says success, yet nothing ran: the prompt never reached the model
-            rec.error, rec.error_type = STOPPED_BEFORE_MODEL, "prevent_continuation"
+            rec.error = f"{STOPPED_BEFORE_MODEL}: {turn.stopped}" if turn.stopped else STOPPED_BEFORE_MODEL
+            rec.error_type = "prevent_continuation"
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         if not deferred:

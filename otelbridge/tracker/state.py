@@ -147,8 +147,9 @@ class Turn(msgspec.Struct):
     #: when its next top-level model call was asked for, at the latest (its prompt, the last
     #: tool result or model call before it; 0: its start)
     ready_ns: int = 0
-    #: a notice of the CLI stopped it (``prevent_continuation``: a hook blocked its prompt)
-    stopped: bool = False
+    #: a notice of the CLI stopped it (``prevent_continuation``: a hook blocked its prompt):
+    #: the notice's text with ``--capture-content``, else ``""``; ``None``: not stopped
+    stopped: str | None = None
 
 
 class Session(msgspec.Struct):
@@ -182,8 +183,9 @@ class Session(msgspec.Struct):
     #: the last result came after the next turn began: its cumulative cost may hold that
     #: turn's too, so neither turn's own cost is known
     cost_stale: bool = False
-    #: a ``prevent_continuation`` notice came while no turn was open: it stopped the next
-    stop_pending: bool = False
+    #: a ``prevent_continuation`` notice came while no turn was open: it stopped the next (as
+    #: :attr:`Turn.stopped`)
+    stop_pending: str | None = None
     last_seq: int | None = None
     chats: dict[str, Chat] = msgspec.field(default_factory=dict)
     scope_chat: dict[str | None, str] = msgspec.field(default_factory=dict)

@@ -499,6 +499,20 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
     assert session.error is None and len(run.records) == 2
 
 
+@needs_fixtures
+def test_with_capture_content_a_blocked_prompt_s_turn_says_what_the_hook_said():
+    """With --capture-content the notice's text (content: the hook's command and message, the
+    prompt) is the notice event's ``informational.content`` and follows the turn's error."""
+    path = CLAUDE / "hook-blocked-prompt-2.1.284.jsonl"
+    (notice,) = [l for l in lines(path).values() if l.get("subtype") == "informational"]
+    run = Run(path, capture_content=True)
+    (event,) = [e for e in run.one("invoke_agent claude-code").events if e.name == "informational"]
+    assert event.attributes["informational.content"] == notice["content"]
+    turn = run.one("turn 1")
+    assert turn.error == f"stopped before any model call (prevent_continuation): {notice['content']}"
+    assert "blocked by probe hook" in turn.error and turn.error_type == "prevent_continuation"
+
+
 def test_a_prompts_turn_without_result_timestamp_ends_at_the_result_and_never_past_the_next_turn(tmp_path):
     """A turn a prompt opened (no origin) whose result has no timestamp and a duration_ms longer
     than its lines show (the CLI counts from when it took the prompt, maybe queued): it ends
