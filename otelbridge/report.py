@@ -5,9 +5,10 @@ The page has inline CSS only — no script, no external asset, and a Content-Sec
 ``default-src 'none'`` — so it works offline and as a CI artifact, and nothing in it can run.
 Per trace: the root span's name and facts, the trace id and link, a time axis and one row per
 shown span (:func:`otelbridge.summary.select`, :data:`HTML_ROWS` per trace): the name indented
-by depth, a bar placed on the axis (``left``/``width`` in percent of the trace's duration),
-duration, tokens in/out, cost and status; then every failed span's text in full (as
-exported: redacted). Every text goes through :func:`otelbridge.escape.html`; links only when
+by depth, a bar placed on the axis (``left``/``width`` in percent of the trace's duration; a
+bar at the end kept inside its track),
+duration, tokens in/out, cost and status; then every failed span's text, whole as exported
+(redacted, capped). Every text goes through :func:`otelbridge.escape.html`; links only when
 ``http``/``https`` (:func:`otelbridge.escape.url`). Written with mode 0600.
 """
 
@@ -28,7 +29,7 @@ _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:110rem}
 h1{font-size:1.3rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.8rem 0 .2rem}
 .facts,.id{color:var(--dim)}.id{font:12px ui-monospace,monospace}
-.row{display:grid;grid-template-columns:minmax(14rem,26%) 1fr 5rem 7rem 5.5rem 8rem;
+.row{display:grid;grid-template-columns:minmax(14rem,26%) minmax(8rem,1fr) 5rem 7rem 5.5rem 8rem;
  gap:.6rem;align-items:center;border-bottom:1px solid var(--line);min-height:1.5rem}
 .row>span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .num{text-align:right;font-variant-numeric:tabular-nums}
@@ -41,11 +42,19 @@ h1{font-size:1.3rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.8rem 0 .2rem}
 .errors{margin:.6rem 0 0;padding-left:1.2rem}
 .errors pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0 .6rem;
  font:12px ui-monospace,monospace}
+@media (max-width:60rem){body{margin:.8rem;font-size:12px}
+ .row{grid-template-columns:minmax(8rem,30%) minmax(6rem,1fr) 4rem 5.5rem 4.5rem 6rem;gap:.4rem}}
 """
 
 
 def _pct(value: float) -> str:
     return f"{max(0.0, min(value, 100.0)):.3f}%"
+
+
+def _left(value: float) -> str:
+    """A bar's ``left``: at most its track's width less the bar's 2 px (a span at the trace's
+    end keeps a mark inside the track, whose overflow is hidden)."""
+    return f"min({_pct(value)},calc(100% - 2px))"
 
 
 def trace_section(trace: Trace, template: str | None) -> list[str]:
@@ -79,12 +88,12 @@ def trace_section(trace: Trace, template: str | None) -> list[str]:
         width = row.duration_ns * 100 / span
         out.append(
             f'<div class="row"><span{pad} title="{h(row.name)}">{h(row.name)}</span>'
-            f'<span class="track"><span class="bar {state}" style="left:{_pct(left)};'
+            f'<span class="track"><span class="bar {state}" style="left:{_left(left)};'
             f'width:{_pct(width)}"></span></span>'
             f'<span class="num">{h(format_duration(row.duration_ns))}</span>'
             f'<span class="num">{h(tokens_text(row))}</span>'
             f'<span class="num">{h(format_cost(line.cost))}</span>'
-            f'<span class="status {state}">{h(row.status)}</span></div>')
+            f'<span class="status {state}" title="{h(row.status)}">{h(row.status)}</span></div>')
     failed = [l.row for l in lines if l.row is not None and l.row.error]
     if failed:
         out.append('<ul class="errors">')

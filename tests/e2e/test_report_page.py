@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.chromium import Chromium, binary, png_pixels
-from tests.conftest import EXAMPLES, clean_env, run_bridge, workflow_facts
+from tests.conftest import EXAMPLES, FIXTURES, clean_env, needs_fixtures, run_bridge, workflow_facts
 
 pytestmark = pytest.mark.skipif(binary() is None, reason="chromium is not installed (.ci/run installs it)")
 
@@ -83,3 +83,27 @@ def test_the_page_shows_rows_laid_out_and_runs_nothing(tmp_path):
             if px in (OK, ERROR):
                 colours[px] = colours.get(px, 0) + 1
     assert colours.get(OK, 0) > 1000 and colours.get(ERROR, 0) > 500  # bars painted, failures red
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("width", [1400, 700])
+def test_every_bar_is_drawn_inside_its_track_also_at_the_trace_s_end_and_in_a_narrow_window(tmp_path, width):
+    """task-tool-2.1.6 has no timestamps: most of its spans take no time at the trace's end. Each
+    keeps a mark inside its track (a bar at 100 % was clipped by the track); in a 700 px window
+    the track keeps its width. A cut status has its full text as the cell's title."""
+    recording = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    page = tmp_path / "report.html"
+    data = recording.read_bytes()
+    proc = run_bridge(["--exporter", "none", "--report", str(page)], data, env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    with Chromium(width=width) as browser:
+        browser.open(page)
+        rows = len(browser.query("section.trace .row:not(.head):not(.more)"))
+        tracks = [browser.box(n) for n in browser.query("section.trace .row .track")]  # (a query
+        bars = [browser.box(n) for n in browser.query("section.trace .row .bar")]  # renews ids)
+        assert rows == len(tracks) == len(bars) > 40
+        for (tx, _, tw, _), (bx, _, bw, bh) in zip(tracks, bars):
+            assert tw >= 60 and bw >= 1 and bh >= 5
+            assert tx - 0.5 <= bx and bx + bw <= tx + tw + 0.5, (tx, tw, bx, bw)
+        statuses = [browser.html(n) for n in browser.query("section.trace .row .status")]
+        assert statuses and all(f'title="' in s for s in statuses)
