@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 
 from . import __version__, escape
 from .summary import (Collector, Trace, format_cost, format_duration, link_note, more_text, select,
@@ -57,8 +58,9 @@ def _left(value: float) -> str:
     return f"min({_pct(value)},calc(100% - 2px))"
 
 
-def trace_section(trace: Trace, template: str | None) -> list[str]:
-    """The HTML lines of one trace."""
+def trace_section(trace: Trace, template: str | None, names: Mapping[int, str] | None = None) -> list[str]:
+    """The HTML lines of one trace; ``names``: the root span's name of each trace on the page (a
+    linked one is a link to its section)."""
     h = escape.html
     root, facts = trace_head(trace)
     t0, t1 = trace.start_ns, trace.end_ns
@@ -72,6 +74,11 @@ def trace_section(trace: Trace, template: str | None) -> list[str]:
         ident += (f' · <a href="{h(link)}" rel="noreferrer noopener">open trace</a>'
                   f'{h(link_note(trace.not_exported))}')
     out.append(f"<p>{ident}</p>")
+    if trace.linked:
+        names = names or {}
+        linked = [f'<a href="#t{t:032x}">{h(names[t])}</a>' if t in names
+                  else f'<span class="id">trace {t:032x}</span>' for t in sorted(trace.linked)]
+        out.append(f'<p class="facts">linked: {", ".join(linked)}</p>')
     out.append('<div class="row head"><span>span</span><span>0s … '
                f'{h(format_duration(span))}</span><span class="num">time</span>'
                '<span class="num">tokens in/out</span><span class="num">cost</span><span>status</span></div>')
@@ -118,8 +125,9 @@ def page(collector: Collector, template: str | None = None) -> str:
         f'<p class="facts">{h(totals_text(collector))} · written '
         f"{h(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} by otelbridge {h(__version__)}</p>",
     ]
+    names = {t.trace_id: root.name for t in collector.traces.values() if (root := t.root()) is not None}
     for trace in collector.traces.values():
-        out.extend(trace_section(trace, template))
+        out.extend(trace_section(trace, template, names))
     if collector.dropped_traces:
         out.append(f'<p class="more">{collector.dropped_traces} earlier traces not shown.</p>')
     if not collector.traces:

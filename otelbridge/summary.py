@@ -165,6 +165,8 @@ class Row:
     #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
     conversation: str | None = None
     authority: bool = False
+    #: the other traces its links point at (a workflow's session, a session's workflows)
+    linked: tuple[int, ...] = ()
 
     @property
     def duration_ns(self) -> int:
@@ -208,7 +210,8 @@ def row_of(rec: SpanRecord) -> Row:
               cost=_decimal(attrs.get("result.total_cost_usd")),
               cost_unknown=kind == "turn" and "result.total_cost_usd" in attrs and "turn.cost_usd" not in attrs,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
-              authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage")
+              authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage",
+              linked=tuple({link.trace_id for link in rec.links} - {rec.trace_id}))
     if rec.error is not None:
         row.error = rec.error or "error"
         row.status = str(rec.error_type or attrs.get("error.type") or "error")
@@ -259,6 +262,8 @@ class Trace:
     not_kept: int = 0
     #: why no backend a trace link points at holds it (``"sampled out"``), ``None`` when one does
     not_exported: str | None = None
+    #: the other traces its spans link to
+    linked: set[int] = field(default_factory=set)
 
     @property
     def start_ns(self) -> int:
@@ -324,6 +329,7 @@ class Collector:
             if self.on_new_trace is not None:
                 self.on_new_trace(row.trace_id)
         self._account(trace.totals, row)
+        trace.linked.update(row.linked)
         if self.rows < self.max_rows or (
                 self.rows < 2 * self.max_rows and (row.kind in STRUCTURAL or row.error)):
             trace.rows.append(row)

@@ -17,7 +17,7 @@ from otelbridge.pipeline import Pipeline
 from otelbridge.stats import Stats
 from otelbridge.summary import Collector, Row
 from otelbridge.views import Report
-from tests.conftest import EXAMPLES, FIXTURES, workflow_facts
+from tests.conftest import EXAMPLES, FIXTURES, needs_fixtures, workflow_facts
 
 SESSION = EXAMPLES / "claude-code-session.jsonl"
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -329,3 +329,20 @@ def test_the_step_summary_counts_the_failed_spans_whose_texts_it_does_not_show()
     shown = md.count("> **execute\\_tool Bash ")
     assert shown == waterfall.MAX_ERRORS_SHOWN
     assert f"> … {50 - shown} more failed" in md
+
+
+@needs_fixtures()
+def test_the_report_page_links_a_workflow_s_section_and_its_session_s_both_ways():
+    """workflow-phased-2.1.270: the session starts a workflow, its own trace; the spans link
+    both ways, and so do the page's two sections (a link to the other's anchor)."""
+    from otelbridge import report as page_of
+    rep, _ = run(FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl")
+    traces = list(rep.collector.traces.values())
+    by_root = {t.root().name: t for t in traces}
+    session, workflow = by_root["invoke_agent claude-code"], by_root["invoke_workflow sleep-join"]
+    assert session.linked == {workflow.trace_id} and workflow.linked == {session.trace_id}
+    html = page_of.page(rep.collector)
+    assert (f'linked: <a href="#t{workflow.trace_id:032x}">invoke_workflow sleep-join</a>' in html
+            and f'<section class="trace" id="t{workflow.trace_id:032x}">' in html)
+    assert (f'linked: <a href="#t{session.trace_id:032x}">invoke_agent claude-code</a>' in html
+            and f'<section class="trace" id="t{session.trace_id:032x}">' in html)
