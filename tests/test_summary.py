@@ -249,6 +249,7 @@ def test_job_output_cost_is_plain_decimal_notation(tmp_path):
         assert f"total_cost_usd={want}" in out.read_text().splitlines()
 
 
+@needs_fixtures()
 def test_job_output_cost_drops_a_float_s_noise(tmp_path):
     """The 13 Claude Code recordings in one stream: one of them writes its cost as
     0.11752375000000001 (the CLI's own float sum); the job's total is the sum of each session's
