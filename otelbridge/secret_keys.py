@@ -66,7 +66,7 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
           r"|config|manager|store|update|change|jar|timeout|lifetime|izer|context|exception|error|pattern"
-          r"|regexp?|issuer|audience)" + _ABOUT_END
+          r"|regexp?|issuer|audience|domain)" + _ABOUT_END
           + r"|[_.-]?(?i:reset)[_.-]?(?i:timeout|url|uri|link|path|page|route|expire|expiry|expiration|ttl"
           r"|days|hours|minutes|seconds|enabled|required)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
@@ -140,7 +140,7 @@ _DESCRIBED = (r"(?:" + "|".join(f"(?<={w}=)" for w in _DESCRIBING_WORDS)
 #: (``issueToken(user);``, ``{ token: issueToken(user) }``), or a form field's label first
 #: (:data:`_LABEL`); not a password's ``Summer(2024)``, ``Welcome(Xk9q);`` or ``Word(horse
 #: battery)``
-_CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
+_CAMEL_NAME = (r"(?:[a-z]{2,}+(?=[A-Z])|[A-Z]{2,}(?=[A-Z][a-z])|[A-Z][a-z]++)(?:[A-Z][a-z]++|[A-Z]{2,}+(?![a-z]))*+"
                r"(?=\((?:" + _LABEL + r"[ \t]*+[,)]|\.\.\.[,)]|" + _EMPTY + r"[ \t]*+[,)]"
                r"|[^()\r\n\"'`]*?(?:" + _DESCRIBING + r"=|[A-Za-z_]\w*+[ \t]*+=(?!=)[ \t]*+[\w.\[({-]"
                r"|[a-z0-9]_[a-z]|[a-z]\.[A-Za-z_]|\(|,[ \t])"
@@ -241,7 +241,9 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
              r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
              r"|(?:" + _SECRET_VARIABLE + r")(?![\w$])(?(blank)[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z)|[ \t]*+[,)}\]])"
-             r"|[a-z_$][\w$]{0,100}+[ \t]*+\}[ \t]*+\)))))")
+             r"|[a-z_$][\w$]{0,100}+[ \t]*+\}[ \t]*+\)"
+             r"|\([ \t]*+[a-z_$][\w$]{0,100}+(?:[ \t]*+,[ \t]*+[a-z_$][\w$]{0,100}+)++[ \t]*+\)"
+             r"(?=[ \t]*+(?:[,;)}\]]|\r?\n|\\[nr]|\Z))))))")
 
 
 #: A declared type between a name's ``:`` and its ``=`` (``password: str = "x"``, ``API_KEY: &'static
@@ -258,10 +260,12 @@ _DECLARED = (r"[ \t]*+&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|S
 _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 
 
-#: A shell's operator that ends a word: ``;``, ``&``, ``&&``, ``|``, ``||`` before a blank or the
-#: end (``export DB_PASSWORD=X; ls``, ``--password X&& ls``); glued to more (``Xy7&tail``,
-#: ``a;b``) it is part of the word
-SHELL_END = r"(?:[;&|]++(?:\s|\\[nrt]|\Z))"
+#: A shell's operator that ends a word: ``&&`` and ``||`` anywhere (``set PASSWORD=X&&app.exe``),
+#: ``;``, ``&``, ``|`` before a blank or the end (``export DB_PASSWORD=X; ls``); glued to more
+#: (``Xy7&tail``, ``a;b``: a .env file's value) they are part of the word
+SHELL_END = r"(?:&&|\|\||[;&|]++(?:\s|\\[nrt]|\Z))"
+#: A connection string's ``;`` before its next ``key=`` (``…;Password=X;Encrypt=true``)
+CONN_END = r";(?=[A-Za-z][A-Za-z0-9 _.]{0,40}=)"
 #: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; : ) ] } . an
 #: escape or the end (a single-quoted one also before a JSON string's closing quote) (never a JSON document's ``", "`` between two strings: see where it may start)
 _LITERAL = (r"(?:\"[^\"\r\n\\]*+\"(?=[\s,;:)\]}.]|\Z)|'[^'\r\n\\]*+'(?=[\s,;:)\]}.\"]|\\++\"|\Z)"
@@ -275,7 +279,7 @@ _TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[{])" + _LITERAL + "|" + _INNER_Q
 #: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
 #: "lit"``, ``if x else "lit"``)
 _WORD_PART = (r"\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
-              + r"|[^\s\"'\\<;&|]++|(?!" + SHELL_END + r")[;&|]|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
+              + r"|[^\s\"'\\<;&|]++|(?!" + SHELL_END + "|" + CONN_END + r")[;&|]|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
 _FALLBACK = r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+"
 _WORD_VALUE = "(?:" + _WORD_PART + ")+" + _FALLBACK
 #: ... and more words, up to a shell's operator, a flag, a comment or a redirection
@@ -335,9 +339,11 @@ _SECRET_WORD_IN = r"(?=[\w.-]*?" + _SECRET_WORD + r")[\w.-]++"
 _ENDS_IN_KEY_WORD = r"(?![\w.-]*?(?i:existing))[\w.-]*?" + _SECRET_WORD + r"(?-i:_KEY)?(?![\w.-])"
 
 #: A flag's dashes and its name up to a key word (not ``--no-``); after one ``-``, no digit
-#: before the key word and no ``-p`` then a capital or a digit: a short flag and its value glued
-#: (``7z a -pXk9pw2 archive.7z``, ``mysql -pMyPass1 db``), whose next argument is no secret
-FLAG_PREFIX = r"(?:--(?!(?i:no)-)[\w.-]*?|-(?!-|(?i:no)-|p[A-Z0-9])[A-Za-z_.-]*?)"
+#: before the key word in its own part of the name (``-s3-secret-key`` is a flag) and no
+#: ``-p``/``-P`` then anything but the key word (``-pass``, ``-pw``,
+#: ``-Password``): a short flag and its value glued (``7z a -pXk9pw2 archive.7z``, ``mysql
+#: -ppassword db``, ``unzip -Psecret1 f.zip``), whose next argument is no secret
+FLAG_PREFIX = r"(?:--(?!(?i:no)-)[\w.-]*?|-(?!-|(?i:no)-|[pP](?!(?i:ass|wd?|sw))[\w.]*+(?!-))(?:[\w.]*+-)*?[A-Za-z_.]*?)"
 #: A command-line flag that names a secret (``--password``, ``--api-key``, ``--client-secret``,
 #: ``-Token``): the argument after it is its value. Not ``-p`` (``claude -p PROMPT``), not a
 #: flag about the secret (``--token-file``), not ``--no-password`` or ``--password-stdin``.

@@ -88,15 +88,15 @@ _COMPARED_WORD = (r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret(?:_?key)?|token|
 #: (``$db_password``, ``GITHUB_TOKEN``), a getter's call (``user.getPassword()``), a subscript
 #: (``$_POST["password"]``, ``os.environ['API_TOKEN']``), an environment lookup
 #: (``os.getenv("API_TOKEN")``, ``os.environ.get("DB_PASSWORD")``)
-_COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++(?:\??\.|->)(?!equals))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
+_COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++(?:\??\.|->)(?![eE]quals|eql\?))*+(?:[\w$]*?(?:(?<=[_$])|(?<=[a-z])(?=[A-Z])))?"
                   + _COMPARED_WORD + r"(?![\w$])(?:\(\))?"
                   r"|(?<![\w$])(?:[\w$]++(?:\??\.[\w$]++)*+)?(?:\[|(?<=[.\w])(?:getenv|Getenv|get|GetEnvironmentVariable)\([ \t]*+)"
                   r"\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"'](?:\]|[ \t]*+\)))")
 #: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Perl's ``eq`` and ``ne``, Java's
-#: ``.equals(``; and, after the name only, a test framework's ``).toBe(``, ``.toEqual(``,
+#: ``.equals(``, C#'s ``.Equals(``, Ruby's ``.eql?(``; and, after the name only, a test framework's ``).toBe(``, ``.toEqual(``,
 #: ``.isEqualTo(``, RSpec's ``).to eq(``, chai's ``).to.equal(``, Hamcrest's ``, equalTo(``,
 #: NUnit's ``, Is.EqualTo(``, Kotest's ``shouldBe``
-_EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.equals(?:IgnoreCase)?\([ \t]*+)"
+_EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.(?:[eE]quals(?:IgnoreCase)?|eql\?)\([ \t]*+)"
 _TEST = (r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo|to\.(?:be\.)?(?:equal|eql))\([ \t]*+"
          r"|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+|[ \t]*+,[ \t]*+(?:is\([ \t]*+)?(?:equalTo|Is\.EqualTo)\([ \t]*+"
          r"|[ \t]++shouldBe[ \t]++)")
@@ -139,7 +139,7 @@ COMPARED = Pattern.of(
     r"(?(cq)" + _NO_LITERAL + _FOUR.format("cq") + _SHAPED.format("cq") + _string_text("cq", "+") + r"(?=(?P=cq))"
     r"|" + _FOUR.format("rq") + _SHAPED.format("rq") + _string_text("rq", "+") + r"(?=(?P=rq)(?(a)[ \t]*+,[ \t]*+|" + _EQUALITY + r")"
     + _COMPARED_NAME + "))",
-    requires=(("==", "!=", ".equals", ".tobe(", ".toequal(", ".tostrictequal(", ".isequalto(", '" =', "equal(",
+    requires=(("==", "!=", ".equals", ".eql?(", ".tobe(", ".toequal(", ".tostrictequal(", ".isequalto(", '" =', "equal(",
                "equals(", "assert_", " eq", " ne ", "cmp(", "_digest(", "equalfold(", "equalto(", "assertsame(",
                "assertnotsame(", ".eql(", "shouldbe"),),
 )
@@ -169,7 +169,8 @@ _TYPED_TEXT = _FIELD_TEXT.replace("(?P=q)", "(?P=vq)")
 
 #: Programs whose short flag takes a password: docker/podman/helm/az ... login -p X,
 #: sshpass -p X, mysql -pX (not -p X: a prompt, then the database), 7z/rar -pX, zip -P X,
-#: redis-cli -a X, mongosh -p X, twine -p X, curl -u user:X, openssl -pass pass:X,
+#: redis-cli -a X, mongosh -p X, twine -p X, dotnet nuget/vsce/ovsx ... -p X, skopeo
+#: --dest-creds user:X, docker login -pX glued, curl -u user:X, openssl -pass pass:X,
 #: openssl enc -k X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X,
 #: htpasswd -b FILE USER X; curl -b COOKIES (a quoted user:X to its closing quote);
 #: jarsigner -storepass X, rabbitmqadmin -p X, kubectl create secret --from-literal=K=X,
@@ -180,14 +181,15 @@ _TYPED_TEXT = _FIELD_TEXT.replace("(?P=q)", "(?P=vq)")
 PROGRAM_FLAGS = Pattern.of(
     "secret",
     ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
-     "twine", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
+     "twine", "nuget", "vsce", "ovsx", "skopeo", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
      "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
      "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop", "ipmitool", "mosquitto",
      "snmp"),
-    r"(?P<keep>(?:" + _then("login", r"-p\s+") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
+    r"(?P<keep>(?:" + _then("login", r"-p(?:\s+|(?=[^\s-]))") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
     + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
     + "|" + _then(r"(?:un)?zip", r"-[a-zA-Z]*P\s*") + "|" + _then("redis-cli", r"-a\s+")
-    + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p\s+")
+    + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p(?:\s+|(?=[^\s-]))")
+    + "|" + _then(r"(?:nuget|vsce|ovsx)", r"-p\s+") + "|" + _then("skopeo", r"--(?:src-|dest-)?creds[\s=]+[^\s:]+:")
     + "|" + _then("curl", r"(?:(?:-[a-zA-Z]*[uU]\s*|--(?:proxy-)?user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                            r"|(?:-b|--cookie)\s+)")
     + "|" + _then("openssl", r"-k\s+") + "|" + _then("(?:keytool|jarsigner)", r"-(?:src|dest|new)?(?:store|key)pass\s+")
@@ -212,6 +214,15 @@ PROGRAM_FLAGS = Pattern.of(
     passes=4,  # curl -u a:X -b Y, keytool -storepass X -keypass Y: each flag after the name
 )
 
+#: A pass phrase given as ``pass:X`` to the flag that takes it (openssl's ``-passin``,
+#: ``-passout``, ``-pass``, apksigner's ``--ks-pass``, ``--key-pass``): ``X`` alone (before the key
+#: rules, whose ``pass:`` value runs over more words)
+PASS_PHRASE_ARG = Pattern.of(
+    "secret",
+    ("pass:",),
+    r"(?P<keep>(?<![\w-])-{1,2}(?:[a-z]++-)?pass(?:in|out)?[ \t=]++\\*[\"']?pass:)(?!\[REDACTED:)[^\s\"'\\]++",
+)
+
 #: In the order they apply, after the key rules and the programs' flags of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`.
 TOOL_PATTERNS: tuple[Pattern, ...] = (
@@ -233,14 +244,22 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?:\b|(?<=\\[tnr]))(?i:value)[ \t]*=[ \t]*(?P<hq>\\*[\"'])?)"
         r"(?!\[REDACTED:)(?(hq)(?:(?!(?P=hq))[^<>\r\n])+(?=(?P=hq))|[^\s<>\"'`=]+)",
     ),
+    # a setter or builder of a user and password given both as literals: the second
+    # (client.setBasicAuth("bob", "X"), withCredentials("bob", "X"), setAuthCredentials)
+    Pattern.of(
+        "secret",
+        ("auth(", "credential"),
+        r"(?P<keep>(?<![\w$])(?:set|with)_?\w*?(?:BasicAuth|Credentials?)\(\s*(?P<uq>\\*[\"'`])(?:(?!(?P=uq))[^\r\n]){0,200}?"
+        r"(?P=uq)[ \t]*+,[ \t]*+(?P<fq>\\*[\"'`]))(?!\[REDACTED:)" + _string_text("fq", "+") + r"(?=(?P=fq))",
+    ),
     # a setter or builder given a secret as a string literal: ds.setPassword("X"),
     # set_password('X'), withApiKey(`X`), also JSON-escaped; not setPasswordEncoder("bcrypt")
-    # (the key word ends the name) nor setPassword(pw) (no literal)
+    # (the key word ends the name) nor setPassword(pw) (no literal), nor a pair's user (above)
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w$])(?:set|with)_?\w*?" + _SECRET_WORD + r"\(\s*(?P<fq>\\*[\"'`]))(?!\[REDACTED:)"
-        + _string_text("fq", "+") + r"(?=(?P=fq))",
+        + _string_text("fq", "+") + r"(?=(?P=fq)(?![ \t]*+,[ \t]*+\\*[\"'`]\[REDACTED:))",
         requires=(("(",),),
         precheck=r"(?i)(?<![\w$])(?:set|with)_?\w*?(?:pass|pw|secret|token|key|cred|auth|cookie|sig|dsn|pat)\w*\(\s*\\*[\"'`]",
     ),
@@ -420,12 +439,13 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     ),
     # a password or secret as a call's third argument: mysql_connect/mysqli/PDO(host or DSN,
     # user, X), JDBC's DriverManager.getConnection(url, user, X), Sequelize(db, user, X),
-    # Azure's ClientSecretCredential(tenant, client, X), MongoCredential.createCredential(user,
-    # db, X)
+    # Azure's [New]ClientSecretCredential(tenant, client, X), MongoCredential.createCredential(user,
+    # db, X), Go's smtp.PlainAuth(identity, user, X, host)
     Pattern.of(
         "secret",
-        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize(", "clientsecretcredential(", "credential("),
-        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize|ClientSecretCredential"
+        ("connect(", "mysqli(", "pdo(", "getconnection(", "sequelize(", "clientsecretcredential(", "credential(",
+         "plainauth("),
+        r"(?P<keep>\b(?:mysqli?_connect|mysqli|PDO|getConnection|Sequelize|(?:New)?ClientSecretCredential|PlainAuth"
         r"|create(?:ScramSha(?:1|256)|Plain|MongoCR)?Credential)\((?:[ \t]*(?:(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n])*"
         r"(?P=aq)|[$\w.\[\]>-]{1,60}+)[ \t]*,){2}[ \t]*(?P<vq>\\*[\"']))(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq))",
     ),

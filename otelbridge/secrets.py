@@ -55,7 +55,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name, _key_value, _secrets_key, _string_text, _then,
                           names_a_secret)
 from .secret_tokens import AWS_PREFIXES, CUT, VENDOR_TOKENS
-from .secret_tools import PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
+from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -87,9 +87,9 @@ _SETTERS = ("(?i:define)", "(?i:setdefault)", "(?i:[gs]etenv)", "putenv", "env",
             "setItem", "setProperty", "SetEnvironmentVariable")
 #: A table's column gap: two blanks or more, a tab (also escaped), then any blanks
 _TAB = r"(?:[ \t]{2,}|\t|\\t)[ \t]*+"
-#: A flow mapping's ``: value`` of one word, then its next key after a blank (``, host:``, a
-#: shorthand ``, host,``) or its closing brace
-_FLOW_WORD_THEN_KEY = (r"[ \t]*+:[ \t]++[^\s,}\]\"'\\]++[ \t]*+(?:,[ \t]++(?:[A-Za-z_$][\w$]*+[ \t]*+:"
+#: A flow mapping's ``: value`` of one word, then its next key after a blank (``, host:``,
+#: ``, 'host':``, a shorthand ``, host,``) or its closing brace
+_FLOW_WORD_THEN_KEY = (r"\\?[\"']?[ \t]*+:[ \t]++[^\s,}\]\"'\\]++[ \t]*+(?:,[ \t]++(?:\\?[\"']?[A-Za-z_$][\w$]*+\\?[\"']?[ \t]*+:"
                        r"|[a-z_$][A-Za-z_$]*+[ \t]*+[,}])|\})")
 #: Between an AWS key id and the next field: blanks (also escaped: a JSON string's ``\\t``)
 #: around one , : ; | = or a blank
@@ -148,7 +148,7 @@ _SECRET_FLAG = Pattern.of(
     _KEY_NEEDLES,
     r"(?P<keep>(?<![\w-])(?=-{1,2}+[\w.-]{1,64}+[ \t])" + FLAG_PREFIX + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
-    r"(?![-<>|#])(?!\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _ARG,
+    r"(?![-<>|#])(?![^\s\[]{0,24}\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _ARG,
     requires=(("-",),),
     precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
 )
@@ -244,6 +244,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # a signing key given to a library's call as a literal (jwt.sign(p, 'X')): before the key
     # rules, which then leave the call, a marker in it (token = jwt.encode(p, "[REDACTED:secret]"))
     SIGNING_KEY,
+    PASS_PHRASE_ARG,  # openssl's -passout pass:X, one word (before the key rules' pass:X words)
     # Bearer <token> wherever it stands (a header value the key rule below does not see), also
     # Bearer: <token> and after an _ (a tool's name: mcp__srv__Bearer <token>)
     Pattern.of("bearer", ("bearer",), r"(?P<keep>(?<![A-Za-z0-9])bearer(?::[ \t]*|\s+))(?!\[REDACTED:)[A-Za-z0-9._~+/=-]{8,}", re.I),
@@ -367,22 +368,27 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # UsernamePasswordCredentials, Dropwizard's BasicCredentials, new BasicAWSCredentials,
     # AwsBasicCredentials.create, new AWS.Credentials, Go's credentials.NewStaticCredentials,
     # minio's NewStaticV4, Spring's UsernamePasswordAuthenticationToken[.unauthenticated] and
-    # TestingAuthenticationToken, Shiro's UsernamePasswordToken, OkHttp's Credentials.basic;
+    # TestingAuthenticationToken, Shiro's UsernamePasswordToken, OkHttp's Credentials.basic, AWS's
+    # BasicSessionCredentials, Azure's StorageSharedKeyCredential, Go's url.UserPassword, neo4j's
+    # AuthTokens.basic;
     # not any class named for credentials: NewSharedCredentials(path, "profile")): the second
     # string to its closing quote
     Pattern.of(
         "secret",
-        ("auth", "credential", "login(", "passwordtoken"),
+        ("auth", "credential", "login(", "passwordtoken", "userpassword("),
         r"(?P<keep>(?:(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]*=[ \t]*|(?<![\w.])(?:[\w.]*\.)?(?:HTTP)?(?:Basic|Digest|Proxy)Auth\w*"
         r"|(?<=\w)\.(?:login|auth|authenticate)|\bSetBasicAuth"
         r"|(?<![\w.])(?:[\w.]*\.)?(?:(?:Basic(?:AWS)?|AwsBasic|UsernamePassword|Password|Network)Credentials?(?:\.create)?"
         r"|AWS\.Credentials|Credentials\.basic|UsernamePassword(?:Authentication)?Token(?:\.(?:un)?authenticated)?"
-        r"|PasswordAuthentication|TestingAuthenticationToken|NewStatic(?:V4|Credentials(?:Provider)?)))"
+        r"|PasswordAuthentication|TestingAuthenticationToken|NewStatic(?:V4|Credentials(?:Provider)?)"
+        r"|(?:Basic|Aws)SessionCredentials(?:\.create)?|(?:AzureNamedKey|StorageSharedKey|NewSharedKey)Credential"
+        r"|UserPassword|AuthTokens\.basic))"
         r"\([ \t]*(?:(?P<uq>" + _Q + r")(?:(?!(?P=uq))[^\r\n]){0,200}?(?P=uq)|[$\w.\[\]>-]{1,60}+(?:\([^()\r\n,]{0,60}\))?)"
         r"[ \t]*,[ \t]*(?P<vq>" + _Q + r"))"
         r"(?!\[REDACTED:)(?:(?!(?<!\\)(?P=vq))[^\r\n])+(?=(?P=vq)(?:\.\w+\(\))?[ \t]*[,)])",
         requires=(("(",), (",",)),
-        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|PasswordToken|authenticated|NewStatic\w*|\.basic|\.create|\.login)\(",
+        precheck=r"(?:=[ \t]*|Auth\w*|Credentials?|Credential|PasswordToken|authenticated|NewStatic\w*|UserPassword"
+                 r"|\.basic|\.create|\.login)\(",
     ),
     # a (name, value) pair as a tuple or an array of two: ('password', 'x'), ("api_key", "x"),
     # [('user', 'u'), ('token', 'x')], ["password", "x"], [["DB_PASSWORD", "x"]] (not a call's
@@ -431,10 +437,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        # (the first key of a flow mapping, {password: x}, or a later one whose value is one
-        # word before the next key or the closing brace, {user: u, password: pw, host: h}: its
-        # value ends at , } or ])
-        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t])|(?<=,[ \t])(?=" + _SECRET_WORD_IN + _FLOW_WORD_THEN_KEY
+        # (the first key of a flow mapping, {password: x}, {'password': pw}, or a later one whose
+        # value is one word before the next key or the closing brace, {user: u, password: pw,
+        # host: h}, {'user': u, 'password': pw, 'host': h}: its value ends at , } or ])
+        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t])|(?<=\{[\"'])|(?<=\{[ \t][\"'])|(?<=\{\\\")|(?<=\{[ \t]\\\")"
+                   r"|(?:(?<=,[ \t])|(?<=,[ \t][\"'])|(?<=,[ \t]\\\"))(?=" + _SECRET_WORD_IN + _FLOW_WORD_THEN_KEY
                    + r"))(?P<fl>))?" + _SECRET_WORD_IN, flow=True),
         requires=((":", "="),),
         precheck=_KEY_WORD_ONCE + r"\\*[\"']?(?:[ \t]*+" + _NL + r")*+[ \t]*(?:\?|\|\||\*?(?:string|\[\]byte)[ \t]*|(?i:is|was)[ \t]*)?[:=]",

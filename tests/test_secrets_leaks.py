@@ -586,3 +586,36 @@ def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
                   json.dumps(text, ensure_ascii=False)):
         out = _REDACTOR.redact(place)
         assert not [s for s in form["secrets"] if s in out], out
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a short flag glued to a lower-case value: the next argument stays
+    ("mysql -uroot -ppassword app_db", "mysql -uroot -p[REDACTED:secret] app_db"),
+    ("unzip -Psecret123 out.zip -d /tmp/x", "unzip -P[REDACTED:secret] out.zip -d /tmp/x"),
+    ("docker login -ubob -pZq7Lm3Kp9 reg.io", "docker login -ubob -p[REDACTED:secret] reg.io"),
+    ("mongosh -u admin -pZq7Lm3Kp9 db", "mongosh -u admin -p[REDACTED:secret] db"),
+    # ... and a flag whose earlier part holds a digit is a flag
+    ("./server -s3-secret-key Zq7Lm3Kp9 -bucket b", "./server -s3-secret-key [REDACTED:secret] -bucket b"),
+    ("./x -pkcs12-password Zq7Lm3Kp9 in.p12", "./x -pkcs12-password [REDACTED:secret] in.p12"),
+    # openssl's pass:X after its flag is one word
+    ("openssl genrsa -passout pass:Zq7Lm3Kp9 2048", "openssl genrsa -passout pass:[REDACTED:secret] 2048"),
+    ("apksigner sign --ks-pass pass:Zq7Lm3Kp9 app.apk", "apksigner sign --ks-pass pass:[REDACTED:secret] app.apk"),
+    # && and || end a word glued too; a connection string's ; before its next key=
+    ("set PASSWORD=Zq7Lm3Kp9&&app.exe", "set PASSWORD=[REDACTED:secret]&&app.exe"),
+    ("Server=db;User Id=sa;Password=Zq7Lm3Kp9;Encrypt=true", "Server=db;User Id=sa;Password=[REDACTED:secret];Encrypt=true"),
+    # an object with quoted keys: a one-word value ends at its comma
+    ("cfg = {'password': pw, 'host': db_host}", "cfg = {'password': [REDACTED:secret], 'host': db_host}"),
+    ('{ "api_key": Zq7Lm3Kp9, "region": "us" }', '{ "api_key": [REDACTED:secret], "region": "us" }'),
+    # a setter of a user and password: the password, not the user
+    ('client.setBasicAuth("bob", "Zq7Lm3Kp9")', 'client.setBasicAuth("bob", "[REDACTED:secret]")'),
+    ('builder.withCredentials("bob", "Zq7Lm3Kp9")', 'builder.withCredentials("bob", "[REDACTED:secret]")'),
+    ('smtp.PlainAuth("", "bob", "Zq7Lm3Kp9", "smtp.x.com")', 'smtp.PlainAuth("", "bob", "[REDACTED:secret]", "smtp.x.com")'),
+    ('new StorageSharedKeyCredential("acct", "Zq7Lm3Kp9==")', 'new StorageSharedKeyCredential("acct", "[REDACTED:secret]")'),
+    ('u := url.UserPassword("bob", "Zq7Lm3Kp9")', 'u := url.UserPassword("bob", "[REDACTED:secret]")'),
+    ('if (password.Equals("Zq7Lm3Kp9"))', 'if (password.Equals("[REDACTED:secret]"))'),
+    # code, not values
+    ("auth = HTTPBasicAuth(user, pw)", None), ("r = requests.get(url, auth=(user, pw), timeout=5)", None),
+    ('authDomain: "myapp.firebaseapp.com",', None), ("openssl rsa -passin env:PASS -in k.pem", None),
+])
+def test_forms_a_second_breaker_found(text, expected):
+    _check(text, expected)
