@@ -38,7 +38,9 @@ _ARG_GAP = r"(?:\s|\\[nrt])*+"
 #: ``SymmetricSecurityKey(Encoding.UTF8.GetBytes("X"))``,
 #: python-jose's ``jws.sign(p, "X")``, itsdangerous' ``URLSafeTimedSerializer("X")``, Express's
 #: ``cookieParser("X")``, jose's ``.sign(new TextEncoder().encode("X"))``, Elixir's
-#: ``Joken.Signer.create("HS256", "X")`` and ``:crypto.mac(:hmac, :sha256, "X", data)``
+#: ``Joken.Signer.create("HS256", "X")`` and ``:crypto.mac(:hmac, :sha256, "X", data)``; and a
+#: client's key or password as its one literal: Azure's ``AzureKeyCredential("X")``, Go's
+#: ``ssh.Password("X")``, Rust's ``.bearer_auth("X")``
 _SIGNING_KEY_CALL = (
     r"(?:" + _WORD_START + r"(?<!\$)(?i:jwt|jws)(?:\.|::)(?:sign|encode|verify|decode)\(" + _CALL_ARG
     + r"|createHmac\(" + _ARG_GAP + r"\\*[\"'][\w-]++\\*[\"'],(?:" + _ARG_GAP + r"Buffer\.from\()?"
@@ -55,7 +57,8 @@ _SIGNING_KEY_CALL = (
     + r"|(?:Encoding|Decoding)Key::from_(?:base64_)?secret\(&?|::new_from_slice\(&?"
     + r"|SymmetricSecurityKey\((?:System\.Text\.)?Encoding\.\w+\.GetBytes\("
     + r"|Signer\.create\(" + _ARG_GAP + r"\\*\"HS(?:256|384|512)\\*\"," + r"|:crypto\.mac\(:hmac,[ \t]*+:\w+,"
-    + r"|\.sign\(new[ \t]++TextEncoder\(\)\.encode\(|(?:URLSafe(?:Timed)?Serializer|TimestampSigner|cookieParser)\()"
+    + r"|\.sign\(new[ \t]++TextEncoder\(\)\.encode\(|(?:URLSafe(?:Timed)?Serializer|TimestampSigner|cookieParser)\("
+    + r"|(?<![\w.])(?:new[ \t]++)?Azure(?:Key|Sas)Credential\(|\bssh\.Password\(|\.bearer_auth\()"
     # a keyword's name, bytes(), a byte string's prefix
     + _ARG_GAP + r"(?:(?:key|secret)[ \t]*+=[ \t]*+)?(?:bytes\()?(?:[bB][rR]?|[rR][bB])?"
 )
@@ -67,7 +70,8 @@ SIGNING_KEY = Pattern.of(
     "secret",
     ("jwt", "jws", "hmac", "[]byte(", "_secret(", "new key(", "getbytes(", "signwith(",
      "setsigningkey(", "secretkeyspec(", "new_from_slice(", "signer.create(", "textencoder()",
-     "serializer(", "timestampsigner(", "cookieparser("),
+     "serializer(", "timestampsigner(", "cookieparser(", "keycredential(", "sascredential(", "ssh.password(",
+     "bearer_auth("),
     r"(?P<keep>" + _SIGNING_KEY_CALL + r"(?P<jq>\\*[\"'`]))(?!\[REDACTED:)"
     + _string_text("jq", "+") + r"(?=(?P=jq))",
     requires=(("(",),),
@@ -75,7 +79,8 @@ SIGNING_KEY = Pattern.of(
     precheck=r"(?i:jw[ts])(?:\.|::)(?:sign|encode|verify|decode)\(|createHmac\(|(?i:hmac)\.(?:new|New)\("
     r"|hash_hmac\(|OpenSSL::HMAC|new[ \t]+Key\(|SignedString\(|\[\]byte\(|Algorithm\.HMAC|hmacShaKeyFor\("
     r"|setSigningKey\(|signWith\(|SecretKeySpec\(|Key::from_|::new_from_slice\(|GetBytes\(|Signer\.create\("
-    r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(",
+    r"|:crypto\.mac\(|TextEncoder\(\)|Serializer\(|TimestampSigner\(|cookieParser\(|(?:Key|Sas)Credential\("
+    r"|ssh\.Password\(|\.bearer_auth\(",
 )
 
 #: The key words of a compared secret, also its confirmation or its value (``passwordConfirm``,
@@ -93,9 +98,9 @@ _COMPARED_NAME = (r"(?:(?:\$|" + _WORD_START + r")(?:[\w$]++(?:\??\.|->)(?![eE]q
                   r"|(?<![\w$])(?:[\w$]++(?:\??\.[\w$]++)*+)?(?:\[|(?<=[.\w])(?:getenv|Getenv|get|GetEnvironmentVariable)\([ \t]*+)"
                   r"\\*[\"'](?:[\w-]*?[_-])?" + _COMPARED_WORD + r"\\*[\"'](?:\]|[ \t]*+\)))")
 #: A test of equality: ``==``, ``!=``, ``===``, ``!==``, Perl's ``eq`` and ``ne``, Java's
-#: ``.equals(``, C#'s ``.Equals(``, Ruby's ``.eql?(``; and, after the name only, a test framework's ``).toBe(``, ``.toEqual(``,
-#: ``.isEqualTo(``, RSpec's ``).to eq(``, chai's ``).to.equal(``, Hamcrest's ``, equalTo(``,
-#: NUnit's ``, Is.EqualTo(``, Kotest's ``shouldBe``
+#: ``.equals(``, C#'s ``.Equals(``, Ruby's ``.eql?(``; and, after the name only, a test
+#: framework's ``).toBe(``, ``.toEqual(``, ``.isEqualTo(``, RSpec's ``).to eq(``, chai's
+#: ``).to.equal(``, Hamcrest's ``, equalTo(``, NUnit's ``, Is.EqualTo(``, Kotest's ``shouldBe``
 _EQUALITY = r"(?:[ \t]*+[!=]==?(?!=)[ \t]*+|[ \t]++(?:eq|ne)[ \t]++|\.(?:[eE]quals(?:IgnoreCase)?|eql\?)\([ \t]*+)"
 _TEST = (r"(?:" + _EQUALITY + r"|\)\.(?:to(?:Be|Equal|StrictEqual)|isEqualTo|to\.(?:be\.)?(?:equal|eql))\([ \t]*+"
          r"|\)\.(?:not_)?to[ \t]++eq(?:\(|[ \t]++)[ \t]*+|[ \t]*+,[ \t]*+(?:is\([ \t]*+)?(?:equalTo|Is\.EqualTo)\([ \t]*+"
