@@ -264,8 +264,9 @@ _GO_TYPED = r"(?<=[ \t])\*?(?:string|\[\]byte)[ \t]*+(?==[ \t]*\\*[\"'`])"
 #: ``;``, ``&``, ``|`` before a blank or the end (``export DB_PASSWORD=X; ls``); glued to more
 #: (``Xy7&tail``, ``a;b``: a .env file's value) they are part of the word
 SHELL_END = r"(?:&&|\|\||[;&|]++(?:\s|\\[nrt]|\Z))"
-#: A connection string's ``;`` before its next ``key=`` (``…;Password=X;Encrypt=true``)
-CONN_END = r";(?=[A-Za-z][A-Za-z0-9 _.]{0,40}=)"
+#: A connection string's ``;`` before its next ``key=`` (``…;Password=X;Encrypt=true``); a ``,``
+#: and blanks before the next ``key=`` (``password=pw, dbname=d``, ``password=X, ip=…``)
+CONN_END = r"(?:;(?=[A-Za-z][A-Za-z0-9 _.]{0,40}=)|,(?=[ \t]++[A-Za-z_][\w.-]{0,40}+=))"
 #: A string literal inside an unquoted value, also JSON-escaped, before a blank , ; : ) ] } . an
 #: escape or the end (a single-quoted one also before a JSON string's closing quote) (never a JSON document's ``", "`` between two strings: see where it may start)
 _LITERAL = (r"(?:\"[^\"\r\n\\]*+\"(?=[\s,;:)\]}.]|\Z)|'[^'\r\n\\]*+'(?=[\s,;:)\]}.\"]|\\++\"|\Z)"
@@ -279,7 +280,7 @@ _TO_ITS_END = (r"(?:[^\r\n\"'\\]++|(?<=[ \t(,=\[{])" + _LITERAL + "|" + _INNER_Q
 #: literal fallback (``password=args.password or "lit"``, ``|| "lit"``, ``?? "lit"``, ``?:
 #: "lit"``, ``if x else "lit"``)
 _WORD_PART = (r"\$\((?:[^()\r\n]++|\([^()\r\n]*+\))*+\)|`[^`\r\n]*+`|(?<=[(,=\[])" + _LITERAL
-              + r"|[^\s\"'\\<;&|]++|(?!" + SHELL_END + "|" + CONN_END + r")[;&|]|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
+              + r"|[^\s\"'\\<;&|,]++|(?!" + SHELL_END + "|" + CONN_END + r")[;&|,]|<(?!/)|" + _INNER_QUOTE + r"|\\++[ ]|\\++(?![nrt\"'\\])")
 _FALLBACK = r"(?:[ \t]++(?:or|\|\||\?\?|\?:|if[ \t][^\r\n\"'=]{0,80}?[ \t]else)[ \t]++" + _LITERAL + ")?+"
 _WORD_VALUE = "(?:" + _WORD_PART + ")+" + _FALLBACK
 #: ... and more words, up to a shell's operator, a flag, a comment or a redirection

@@ -613,6 +613,10 @@ def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
     ('new StorageSharedKeyCredential("acct", "Zq7Lm3Kp9==")', 'new StorageSharedKeyCredential("acct", "[REDACTED:secret]")'),
     ('u := url.UserPassword("bob", "Zq7Lm3Kp9")', 'u := url.UserPassword("bob", "[REDACTED:secret]")'),
     ('if (password.Equals("Zq7Lm3Kp9"))', 'if (password.Equals("[REDACTED:secret]"))'),
+    # a comma and blanks before the next key= end the value
+    ("user=bob, password=Zq7Lm3Kp9, ip=10.0.0.1", "user=bob, password=[REDACTED:secret], ip=10.0.0.1"),
+    ("psycopg2.connect(host=h, password=p, dbname=d)", "psycopg2.connect(host=h, password=[REDACTED:secret], dbname=d)"),
+    ("DB_PASSWORD=Zq7,Lm3, c=d", "DB_PASSWORD=[REDACTED:secret], c=d"),
     # code, not values
     ("auth = HTTPBasicAuth(user, pw)", None), ("r = requests.get(url, auth=(user, pw), timeout=5)", None),
     ('authDomain: "myapp.firebaseapp.com",', None), ("openssl rsa -passin env:PASS -in k.pem", None),
