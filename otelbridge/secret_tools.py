@@ -183,6 +183,8 @@ _TYPED_TEXT = _FIELD_TEXT.replace("(?P=q)", "(?P=vq)")
 #: user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X, xfreerdp /p:X, rdesktop -p X;
 #: ipmitool -P X, mosquitto_pub -P X, snmpwalk -A X -X Y. One of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`, among the key rules.
+#: ``-p`` and its value, apart or glued (``docker login -p X``, ``-pX``)
+_P_VALUE = r"-p(?:\s+|(?=[^\s-]))"
 PROGRAM_FLAGS = Pattern.of(
     "secret",
     ("login", "curl", "sshpass", "mysql", "mariadb", "7z", "rar ", "zip ", "redis-cli", "mongo",
@@ -190,10 +192,10 @@ PROGRAM_FLAGS = Pattern.of(
      "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
      "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop", "ipmitool", "mosquitto",
      "snmp"),
-    r"(?P<keep>(?:" + _then("login", r"-p(?:\s+|(?=[^\s-]))") + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
+    r"(?P<keep>(?:" + _then("login", _P_VALUE) + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
     + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
     + "|" + _then(r"(?:un)?zip", r"-[a-zA-Z]*P\s*") + "|" + _then("redis-cli", r"-a\s+")
-    + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", r"-p(?:\s+|(?=[^\s-]))")
+    + "|" + _then(r"(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|twine)", _P_VALUE)
     + "|" + _then(r"(?:nuget|vsce|ovsx)", r"-p\s+") + "|" + _then("skopeo", r"--(?:src-|dest-)?creds[\s=]+[^\s:]+:")
     + "|" + _then("curl", r"(?:(?:-[a-zA-Z]*[uU]\s*|--(?:proxy-)?user[\s=]+)(?P<cq>\\*[\"'])?(?!\[REDACTED:)[^\s:\"'\\]*:(?!\\*[\"']|\\[nrt])"
                            r"|(?:-b|--cookie)\s+)")

@@ -211,7 +211,7 @@ def row_of(rec: SpanRecord) -> Row:
               cost_unknown=kind == "turn" and "result.total_cost_usd" in attrs and "turn.cost_usd" not in attrs,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
               authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage",
-              linked=tuple({link.trace_id for link in rec.links} - {rec.trace_id}))
+              linked=tuple({link.trace_id for link in rec.links} - {rec.trace_id}) if rec.links else ())
     if rec.error is not None:
         row.error = rec.error or "error"
         row.status = str(rec.error_type or attrs.get("error.type") or "error")

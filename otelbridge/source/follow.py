@@ -156,8 +156,8 @@ class Follower:
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
         self._closed_head = ""  # the head of the file last closed
-        #: the open file's first bytes as last seen (up to :data:`HEAD_BYTES`, no further than
-        #: read): a truncation the file grew back past our position between polls changes them
+        #: the open file's first bytes as read (up to :data:`HEAD_BYTES`): a truncation the
+        #: file grew back past our position between polls changes them
         self._prefix = b""
         #: a restart reads up to here again without exporting (see :class:`Position`)
         self.replay_to = 0
@@ -198,7 +198,7 @@ class Follower:
                                    saved.workflows if self.replay_to and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
-        self._prefix = b""
+        self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
             # stop before any quiet moment re-reads it from there, not from its end
@@ -220,6 +220,8 @@ class Follower:
             if n == 0:
                 return
             at = self.pos
+            if at == len(self._prefix) < HEAD_BYTES:  # the file's first bytes, as read
+                self._prefix += self.buf[:min(n, HEAD_BYTES - at)]
             self.pos += n
             if self._hole:  # NUL bytes at the start of a truncated file: no line's
                 skip = n - len(self.buf[:n].lstrip(b"\0"))
@@ -248,15 +250,13 @@ class Follower:
         return None
 
     def _rewritten(self) -> bool:
-        """Whether the open file's first bytes differ from those seen at the last poll (then
-        taken anew, up to :data:`HEAD_BYTES` and our position): truncated, then written past
-        our position before this poll (``copytruncate`` and a fast writer)."""
+        """Whether the open file's first bytes are no longer those read there: truncated, then
+        written past our position between two polls (``copytruncate`` and a fast writer)."""
+        seen = self._prefix
         try:
-            now = os.pread(self.fd, min(HEAD_BYTES, self.pos), 0)
+            return bool(seen) and os.pread(self.fd, len(seen), 0) != seen
         except OSError:
             return False
-        seen, self._prefix = self._prefix, now
-        return not now.startswith(seen)
 
     def _current_head(self) -> str:
         """The :func:`head` of the file open (or last closed); ``""`` when it cannot be read."""
@@ -361,12 +361,8 @@ class Follower:
                         await self._sleep()
                         continue
                     resume = False
-                elif self._changed() == TRUNCATED:  # before reading on: past our position may
-                    self._from_the_start()          # lie another text's middle
-                    continue
-                await self._drain()
-                change = self._changed()
-                if change == ROTATED:
+                change = self._changed()  # before reading on: past our position may lie
+                if change == ROTATED:     # another text's middle
                     await self._drain()  # the last writes to the old file
                     self._close()
                     self.on_switch(ROTATED)
@@ -375,6 +371,7 @@ class Follower:
                 if change == TRUNCATED:
                     self._from_the_start()
                     continue
+                await self._drain()
                 self.checkpoint()
                 await self._sleep()
             await self._drain()  # stopped: what was written since the last poll is read too
