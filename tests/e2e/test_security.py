@@ -470,8 +470,10 @@ def test_forms_corpus_through_a_real_run_leaves_no_secret(tmp_path):
     out = tmp_path / "spans.jsonl"
     count = expected_spans(data)
     with HttpReceiver() as rx:
+        # (~4,700 spans: a loaded machine may need more than the default 5 s to flush them;
+        # what is under test is what leaves, not how fast)
         proc = run_bridge(["--capture-content", "--exporter", "otlp,file", "--output", str(out),
-                           "--endpoint", rx.endpoint], data, env=clean_env(), timeout=120)
+                           "--endpoint", rx.endpoint, "--flush-timeout", "60"], data, env=clean_env(), timeout=120)
         spans = rx.received.wait_for(count, timeout=20)
         raw = b"".join(r.SerializeToString() for r in rx.received.requests)
     assert proc.returncode == 0, proc.stderr[-2000:]
