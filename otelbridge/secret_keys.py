@@ -199,7 +199,7 @@ _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::|->)(?:" + _NA
 _SECRET_VARIABLE = (r"(?:(?:hashed|db|new|old|current|raw|plain)_)?(?:password|passwd)(?:_hash)?"
                     r"|(?:hashed|new|old|current|raw|plain)Password|password(?:Hash|_hash)"
                     r"|(?:(?:api|secret|private|access|client|signing)(?:_?key|Key)"
-                    r"|(?:access|auth|refresh|id|bearer|session)(?:_?token|Token)|client(?:_?secret|Secret)|token|credentials"
+                    r"|(?:access|auth|refresh|id|bearer|session)(?:_?token|Token)|client(?:_?secret|Secret)|token|credentials|auth"
                     # a constant named for a secret (TEST_USER_PASSWORD)
                     r"|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)*?_(?:PASSWORD|PASSWD|TOKEN|SECRET|KEY)(?:_[A-Z0-9]++)*+)")
 #: A package's version in a manifest, quoted (``"jsonwebtoken": "^9.0.2"``, ``"cookie-parser":

@@ -618,7 +618,8 @@ def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
     ("psycopg2.connect(host=h, password=p, dbname=d)", "psycopg2.connect(host=h, password=[REDACTED:secret], dbname=d)"),
     ("DB_PASSWORD=Zq7,Lm3, c=d", "DB_PASSWORD=[REDACTED:secret], c=d"),
     # code, not values
-    ("auth = HTTPBasicAuth(user, pw)", None), ("r = requests.get(url, auth=(user, pw), timeout=5)", None),
+    ("auth = HTTPBasicAuth(user, pw)", None), ("r = requests.get(url, auth=auth)", None),
+    ('payload = {"auth": auth}', None), ("session.auth = auth", None), ("r = requests.get(url, auth=(user, pw), timeout=5)", None),
     ('authDomain: "myapp.firebaseapp.com",', None), ("openssl rsa -passin env:PASS -in k.pem", None),
 ])
 def test_forms_a_second_breaker_found(text, expected):
