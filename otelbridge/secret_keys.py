@@ -236,6 +236,7 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
              r"|(?(esc)" + _SCHEMED_OR_ALONE + r"\\+[\"']"
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"
+             r"|`" + _SCHEMED + r"`(?=" + _END + r")"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
              r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
