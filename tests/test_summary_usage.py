@@ -147,6 +147,10 @@ def test_milk_input_counts_the_cache_and_model_usage_alone_counts(tmp_path):
     report, _ = run(path)
     totals = report.collector.totals()
     assert (totals.input_tokens, totals.output_tokens) == (milk_input(usage), usage["output_tokens"]) == (500, 20)
+    # ... and its one turn's: the per-model usage less what earlier results covered (none)
+    rows = {r.kind: r for t in report.collector.traces.values() for r in t.rows}
+    assert (rows["turn"].input_tokens, rows["turn"].output_tokens) == (500, 20)
+    assert (rows["session"].input_tokens, rows["session"].output_tokens) == (500, 20)
 
 
 def workflow_tokens(path: Path) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import SpanRecord, TurnResult, Usage
+from ..events import COUNTS, SpanRecord, TurnResult, Usage
 from .base import put_attributes
 from .state import Turn
 
@@ -36,10 +36,25 @@ def result_error(rec: SpanRecord, ev: TurnResult) -> None:
         rec.error_type = kind or "result_error"
 
 
-def turn_usage(reported: Usage | None, turn: Turn) -> Usage | None:
+def turn_usage(reported: Usage | None, turn: Turn, model_total: Usage | None = None,
+               before: Usage | None = None) -> Usage | None:
     """A result's usage for its turn: as reported, but the turn's model calls' sum when the
     result reports no token at all while they did (Claude Code's result of an interrupted
-    turn says 0 for every count)."""
+    turn says 0 for every count); with no ``usage`` at all, its per-model usage summed
+    (``model_total``, cumulative) less what the session's earlier results covered (``before``):
+    milk's interrupted result gives ``model_usage`` alone."""
+    if reported is None and model_total is not None and model_total.has_tokens():
+        return _less(model_total, before) if before is not None else model_total
     if reported is not None and not reported.has_tokens() and turn.calls_usage.has_tokens():
         return turn.calls_usage
     return reported
+
+
+def _less(total: Usage, before: Usage) -> Usage:
+    """``total`` less ``before``, count by count (a count ``total`` lacks stays ``None``)."""
+    out = Usage(anthropic=total.anthropic)
+    for name in COUNTS:
+        mine = getattr(total, name)
+        if mine is not None:
+            setattr(out, name, max(0, mine - (getattr(before, name) or 0)))
+    return out

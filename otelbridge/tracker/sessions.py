@@ -378,7 +378,12 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             # a difference of two sums of floats: 0.0046249 came out as 0.004624900000000001
             rec.attributes["turn.cost_usd"] = round(ev.total_cost_usd - (previous or 0.0), 12)
         s.cost_stale = deferred
-        usage = turn_usage(ev.usage, turn)
+        model_total = None
+        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
+            model_total = Usage()
+            for each in ev.model_usage.values():
+                model_total.add(each)
+        usage = turn_usage(ev.usage, turn, model_total, s.model_total)
         usage_attrs(rec.attributes, usage)
         result_error(rec, ev)
         if turn.stopped is not None and turn.calls == 0 and rec.error is None:
@@ -397,10 +402,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             if s.usage is None:
                 s.usage = Usage()
             s.usage.add(usage)
-        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
-            s.model_total = Usage()
-            for usage in ev.model_usage.values():
-                s.model_total.add(usage)
+        if model_total is not None:
+            s.model_total = model_total
             s.model_results += 1
         if ev.final:
             self._close_session(s, eof=False)
