@@ -345,7 +345,9 @@ class WorkflowTracker:
         elif e.ended_ns is not None:
             end = e.ended_ns
         elif started is not None and e.duration_ms is not None:
-            end = started + e.duration_ms * 1_000_000
+            # Claude Code counts durationMs from when the agent got its agentId, which can be
+            # seconds after startedAt; its last progress is then the later, true end
+            end = max(started + e.duration_ms * 1_000_000, e.last_progress_ns or 0)
         else:
             end = end_fallback
         if end < start:

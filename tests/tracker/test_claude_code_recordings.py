@@ -95,6 +95,27 @@ def test_phased_workflow_tasks_of_a_workflow_agent_stay_under_the_session():
 
 
 @needs_fixtures
+def test_phased_workflow_agent_ends_at_its_last_progress_when_duration_counts_from_later():
+    """Claude Code counts ``durationMs`` from when an agent got its ``agentId`` (sleeper-b: line
+    12, 1.2 s after its ``startedAt``): ``startedAt + durationMs`` would end it before line 21,
+    which still shows it running, and before sleeper-a, which line 21 shows done."""
+    L = lines(PHASED)
+    run = Run(PHASED)
+    agents = lambda n: {e["label"]: e for e in L[n]["workflow_progress"] if e.get("type") == "workflow_agent"}
+    b21, b22, a21 = agents(21)["sleeper-b"], agents(22)["sleeper-b"], agents(21)["sleeper-a"]
+    assert (b21["state"], b22["state"], a21["state"]) == ("progress", "done", "done")
+    assert b22["startedAt"] + b22["durationMs"] < b22["lastProgressAt"]  # the case at hand
+    assert b22["lastProgressAt"] == agents(12)["sleeper-b"]["lastProgressAt"] + b22["durationMs"]
+    a, b = run.one("invoke_agent sleeper-a"), run.one("invoke_agent sleeper-b")
+    assert b.start_ns == b22["startedAt"] * MS
+    assert b.end_ns == b22["lastProgressAt"] * MS
+    assert a.end_ns == a21["lastProgressAt"] * MS < b.end_ns
+    sleep, join = run.one("phase Sleep"), run.one("phase Join")
+    joiner = agents(22)["joiner"]
+    assert sleep.end_ns == b.end_ns <= join.start_ns == joiner["startedAt"] * MS
+
+
+@needs_fixtures
 def test_background_bash_hangs_off_its_tool_call_and_the_woken_turn_is_turn_2():
     L = lines(WAKE)
     run = Run(WAKE)
