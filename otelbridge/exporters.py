@@ -14,7 +14,7 @@ import base64
 import os
 import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -71,6 +71,25 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     return OTLPSpanExporter(endpoint=url, session=_http_session(), **kwargs)
 
 
+class NotOtlpError(Exception):
+    """An answer no OTLP receiver gives, though the SDK would count it as success."""
+
+
+def not_otlp(status: int | None, headers: Mapping[str, str]) -> str | None:
+    """Why an HTTP answer of ``status`` 2xx or 3xx is no OTLP receiver's, else ``None``. The
+    SDK counts every status below 400 as sent, but its transports follow no redirect, and a
+    web page (a UI's port, a login page) took nothing in: the spans would be lost unsaid."""
+    if status is None or not 200 <= status < 400:
+        return None
+    if status >= 300:
+        return (f"the endpoint answered {status}, a redirect to {headers.get('location') or 'elsewhere'}, "
+                "which OTLP exporters do not follow: set the endpoint to where it points")
+    if (headers.get("content-type") or "").split(";")[0].strip().lower() == "text/html":
+        return ("the endpoint answered with a web page (text/html), not an OTLP response: is it "
+                "a user interface's port? OTLP/HTTP is usually on port 4318")
+    return None
+
+
 def _plain_http_transport(url: str):
     """The SDK's ``urllib3`` transport for a plain ``http://`` collector that ``requests``
     would send nothing more to, else ``None`` (the SDK's default, ``requests``). ``requests``
@@ -88,10 +107,19 @@ def _plain_http_transport(url: str):
     if (proxies.get("http") or proxies.get("all")) and not proxy_bypass(parts.hostname or ""):
         return None
     try:
-        from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
+        from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPResult, Urllib3HTTPTransport
     except ImportError:
         return None
-    return Urllib3HTTPTransport()
+
+    class OtlpAnswersOnly(Urllib3HTTPTransport):
+        """The SDK's transport; an answer :func:`not_otlp` refuses is a failed request."""
+
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            result = super().request(*args, **kwargs)
+            reason = not_otlp(result.status_code, result.headers() if result.status_code else {})
+            return result if reason is None else Urllib3HTTPResult(error=NotOtlpError(reason))
+
+    return OtlpAnswersOnly()
 
 
 def _credential_provider() -> bool:
@@ -131,15 +159,13 @@ CERTIFICATE_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER
 
 
 def _http_session():
-    """A ``requests`` session that keeps the exporter's ``verify`` (the CA file of
-    ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``), or ``None`` when no CA file is configured or a
-    credential-provider session is (the exporter then builds its own).
+    """A ``requests`` session that refuses what :func:`not_otlp` refuses and keeps the
+    exporter's ``verify`` when a CA file is configured (``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``);
+    ``None`` when a credential-provider session is (the exporter then builds its own).
 
     ``requests`` lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override a session's ``verify``
     (psf/requests#4726, #3829): on a machine or CI image that sets them — common — the
     configured CA would be ignored and a collector with a private CA refused."""
-    if not any(os.environ.get(v) for v in CERTIFICATE_VARIABLES):
-        return None
     if _credential_provider():
         return None
     import requests
@@ -151,7 +177,18 @@ def _http_session():
                 merged["verify"] = self.verify
             return merged
 
-    return PinnedVerifySession()
+    pinned = any(os.environ.get(v) for v in CERTIFICATE_VARIABLES)
+    session = PinnedVerifySession() if pinned else requests.Session()
+    session.hooks["response"].append(_refuse_non_otlp)
+    return session
+
+
+def _refuse_non_otlp(response: Any, *args: Any, **kwargs: Any) -> None:
+    """A ``requests`` response hook: raises :class:`NotOtlpError` for what :func:`not_otlp`
+    refuses (the SDK's transport makes it a failed request)."""
+    reason = not_otlp(response.status_code, response.headers)
+    if reason is not None:
+        raise NotOtlpError(reason)
 
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")

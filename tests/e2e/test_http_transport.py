@@ -35,8 +35,10 @@ def no_proxies(monkeypatch, tmp_path):
 
 
 def test_plain_http_without_a_proxy_takes_the_urllib3_transport(no_proxies):
+    from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
+
     transport = _plain_http_transport("http://127.0.0.1:4318/v1/traces")
-    assert type(transport).__name__ == "Urllib3HTTPTransport"
+    assert isinstance(transport, Urllib3HTTPTransport)
     assert _plain_http_transport("https://collector.example:4318/v1/traces") is None  # CA bundles: requests
 
 
@@ -142,3 +144,52 @@ def test_the_traces_variable_is_taken_without_the_blanks_around_it():
     assert run.returncode == 0 and run.stdout == DATA
     assert len(got) == SPANS and set(rx.received.targets) == {"/v1/traces"}
     assert f"{SPANS} exported, 0 dropped".encode() in run.stderr
+
+
+class _Redirecting:
+    """A real HTTP server on 127.0.0.1 that answers every POST with ``status`` and a
+    ``Location`` (a front end moved elsewhere): the OTLP receiver it names is never reached."""
+
+    def __init__(self, status: int, location: str) -> None:
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(status)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("credentials", ["", "ann:s3cret@"], ids=["urllib3", "requests"])
+def test_a_redirect_is_a_failed_export_said_with_where_it_points(tmp_path, credentials):
+    """The SDK counts a 3xx as sent, yet follows no redirect: the spans were lost while the run
+    said them exported. Now each transport (``requests`` for credentials in the URL) fails it,
+    and the one line names where the endpoint points."""
+    with HttpReceiver() as rx:
+        front = _Redirecting(308, f"{rx.endpoint}/v1/traces")
+        try:
+            run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "5",
+                              "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+        finally:
+            front.close()
+        assert rx.received.requests == []
+    assert run.stdout == DATA
+    assert run.returncode == 1
+    err = run.stderr.decode()
+    assert f"the endpoint answered 308, a redirect to {rx.endpoint}/v1/traces" in err
+    assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
+    assert "s3cret" not in err

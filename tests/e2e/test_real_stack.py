@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -26,7 +27,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
 from tests.conftest import EXAMPLES, FIXTURES, needs_fixtures, workflow_facts
 from tests.e2e import realstack
-from tests.e2e.realstack import CONF, COLLECTOR, JAEGER, run_otelbridge_together, wait_for_trace
+from tests.e2e.realstack import CONF, COLLECTOR, JAEGER, run_otelbridge, run_otelbridge_together, wait_for_trace
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
@@ -100,6 +101,20 @@ def test_collector_and_jaeger_start_without_warnings(stack):
     assert realstack.startup_warnings(stack["collector"]) == []
     (ui,) = realstack.startup_warnings(stack["jaeger"])
     assert "ui assets not embedded" in ui
+
+
+@needs_fixtures()
+def test_jaegers_query_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
+    """Jaeger's query port (its UI's, in a trace link) answers any POST with its web page, 200:
+    the SDK would count the spans as sent. The run says what the endpoint is instead."""
+    data = (FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl").read_bytes()
+    proc = run_otelbridge(["--fail-on-export-error", "--endpoint",
+                           f"http://127.0.0.1:{stack['jaeger_ports']['query']}"], data)
+    assert proc.stdout == data
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "the endpoint answered with a web page (text/html), not an OTLP response" in err
+    assert re.search(r"spans (\d+) built, 0 exported, \1 dropped", err)
 
 
 def send_through_stack(stack, path) -> list:
