@@ -73,6 +73,17 @@ SYNTHETIC_MODEL = "<synthetic>"
 
 _encode = msgspec.json.Encoder()
 
+
+def _arguments(value: Any) -> str:
+    """A tool call's ``input`` as JSON text: an object as encoded; a string that holds a JSON
+    object or array (the Workflow tool's input) as that document, not as a string of it."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            value = msgspec.json.decode(value)
+        except msgspec.DecodeError:
+            pass
+    return _encode.encode(value).decode("utf-8", "replace")
+
 #: The session's agent name when ``system/init`` does not say which CLI printed it.
 UNNAMED_AGENT = "agent"
 
@@ -126,11 +137,16 @@ def _text(value: Any) -> str | None:
 def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
     """An ``assistant`` line → one :class:`ModelCall` (``phase="line"``). An API-error message
     (``model: "<synthetic>"`` or ``is_api_error_message: true``) names no model and carries its
-    ``error`` value and text as ``api_error``/``api_error_text``. A tool input that is not an
-    object (a Workflow script given as a string) is kept as its JSON text."""
+    ``error`` value and text as ``api_error``/``api_error_text``. A tool's arguments are the
+    line's ``wire_tool_inputs`` entry for its id when there is one (the input as the tool got
+    it: current Claude Code cuts a long ``input`` string, a Workflow script, at 200 characters),
+    else its ``input`` (:func:`_arguments`)."""
     msg = doc.get("message")
     if not isinstance(msg, dict):
         return []
+    wire = doc.get("wire_tool_inputs")
+    if not isinstance(wire, dict):
+        wire = None
     calls: list[ToolCall] = []
     texts: list[str] = []
     content = msg.get("content")
@@ -142,13 +158,13 @@ def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
             if kind == "tool_use":
                 tool_id = _sid(block.get("id"))
                 if tool_id:
-                    args = block.get("input")
+                    args = wire.get(tool_id) if wire is not None else None
+                    if not isinstance(args, dict):
+                        args = block.get("input")
                     call = ToolCall(
                         tool_id,
                         as_str(block.get("name")),
-                        as_str(_encode.encode(args).decode("utf-8", "replace"))
-                        if args is not None
-                        else None,
+                        as_str(_arguments(args)) if args is not None else None,
                     )
                     if isinstance(args, dict):  # Agent/Task tool: the sub-agent it starts
                         call.subagent_type = as_str(args.get("subagent_type"))

@@ -81,7 +81,6 @@ def test_phased_workflow_tasks_of_a_workflow_agent_stay_under_the_session():
         assert task.parent_span_id == session.span_id
         assert task.attributes["task.owned_by_subagent"] is L[n]["owned_by_subagent"] is True
         assert task.attributes["task.is_backgrounded"] is L[n]["is_backgrounded"] is False
-    # the Workflow tool's input (line 6) is a JSON string, not an object: kept as its JSON text
     (tool,) = run.attr("gen_ai.tool.call.id", L[8]["tool_use_id"])
     assert tool.name == "execute_tool Workflow"
     # queued agents without agentId yet (line 10: sleeper-b) are keyed by index: one span each,
@@ -113,6 +112,32 @@ def test_phased_workflow_agent_ends_at_its_last_progress_when_duration_counts_fr
     sleep, join = run.one("phase Sleep"), run.one("phase Join")
     joiner = agents(22)["joiner"]
     assert sleep.end_ns == b.end_ns <= join.start_ns == joiner["startedAt"] * MS
+
+
+@needs_fixtures
+def test_tool_arguments_are_the_inputs_as_the_tools_got_them():
+    """The Workflow tool's ``input`` (line 6) is a string of JSON cut at 200 characters; the
+    line's ``wire_tool_inputs`` holds the object the tool got: that is the arguments. A string
+    that holds a whole JSON document is that document, not a string of it."""
+    L = lines(PHASED)
+    run = Run(PHASED, capture_content=True)
+    (use,) = [b for b in L[6]["message"]["content"] if b.get("type") == "tool_use"]
+    assert isinstance(use["input"], str) and len(use["input"]) == 200
+    with pytest.raises(ValueError):
+        json.loads(use["input"])
+    (tool,) = run.attr("gen_ai.tool.call.id", use["id"])
+    assert tool.name == "execute_tool Workflow"
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == L[6]["wire_tool_inputs"][use["id"]]
+    (skill,) = [b for b in L[3]["message"]["content"] if b.get("type") == "tool_use"]
+    (tool,) = run.attr("gen_ai.tool.call.id", skill["id"])
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == skill["input"] \
+        == L[3]["wire_tool_inputs"][skill["id"]]
+
+    from otelbridge.dialects.claude_code import _arguments
+    script = {"script": "export const meta = {\n  name: 'x' }"}
+    assert json.loads(_arguments(json.dumps(script))) == script
+    assert json.loads(_arguments('{"script": "cut sh')) == '{"script": "cut sh'
+    assert json.loads(_arguments("ls -la")) == "ls -la"
 
 
 @needs_fixtures
