@@ -25,7 +25,8 @@
   ``result is_error``;
 * a later ``init`` that changes the model or CLI version adds a ``session.changed`` event with
   the new values, a changed ``cwd`` ``session.cwd_changed`` (a path is not exported); the session
-  span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``;
+  span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``
+  (every turn carries the model it began with);
 * times: the line's own timestamp, else the clock (:mod:`otelbridge.clock`); when the clock
   settles on the stream (:meth:`SessionTracker.rebase`) or ``auto`` switches to it mid-session,
   the times taken so far move with it; end ≥ start always; every span ends once.
@@ -217,6 +218,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
                       after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending)
+        s.turn.model = s.model
         s.stop_pending = None
         return s.turn
 
@@ -250,9 +252,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             s.waiting.append(s.turn)
             s.turn = None
         turn = self._open_turn(s, now)
-        turn_model = ev.model or s.model
-        if turn.n > 1 and turn_model:
-            turn.model = turn_model
+        turn.model = ev.model or s.model
         changed: dict[str, Any] = {key: new for key, old, new in (
             ("gen_ai.request.model", s.model, ev.model), ("gen_ai.agent.version", s.version, ev.version),
         ) if old is not None and new is not None and new != old}

@@ -82,6 +82,12 @@ def test_a_mid_session_init_that_changes_model_version_or_cwd():
                                   "session.cwd_changed": True}  # the path itself never leaves
     assert "session.cwd" not in session.attributes
     assert run.one("turn 2").attributes["gen_ai.request.model"] == "m-2"
+    assert run.one("turn 1").attributes["gen_ai.request.model"] == "m-1"  # every turn: its own
+
+
+def test_a_turn_an_older_stream_opens_carries_the_sessions_model():
+    run = Run().feed(init(0), call(100, "msg_1"), result(200), call(300, "msg_2"), result(400)).finish()
+    assert [run.one(f"turn {n}").attributes["gen_ai.request.model"] for n in (1, 2)] == ["m-1", "m-1"]
 
 
 def test_a_foreground_task_owned_by_a_subagent_is_its_tool_call():
