@@ -412,6 +412,8 @@ class ToolResult(Event):
     is_error: bool = False
     content: str | None = None
     parent_tool_use_id: str | None = None
+    #: the sub-agent's id an Agent/Task tool's result names (``tool_use_result.agentId``)
+    agent_id: str | None = None
 
 
 class UserMessage(Event):

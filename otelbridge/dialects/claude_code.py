@@ -208,6 +208,7 @@ def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
     content = msg.get("content") if isinstance(msg, dict) else None
     summary = doc.get("tool_use_result")
     line_error = isinstance(summary, dict) and summary.get("is_error") is True
+    agent_id = as_str(summary.get("agentId")) if isinstance(summary, dict) else None
     results: list[Event] = []
     if isinstance(content, list):
         for block in content[:MAX_BLOCKS]:
@@ -222,6 +223,7 @@ def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
                             is_error=block.get("is_error") is True or line_error,
                             content=_text(block.get("content")),
                             parent_tool_use_id=ptu,
+                            agent_id=agent_id,
                         )
                     )
     if results:

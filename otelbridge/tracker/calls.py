@@ -135,6 +135,7 @@ class CallsMixin:
         agent = s.agents.get(ev.tool_use_id)
         if agent is not None:
             agent.tool_done_ns = now
+            agent.agent_id = agent.agent_id or ev.agent_id
         if tool is None:
             if ev.parent_tool_use_id is None and agent is None:
                 self._turn(s, now)

@@ -75,6 +75,8 @@ class Agent(msgspec.Struct):
     subagent_type: str | None = None
     description: str | None = None
     task_id: str | None = None
+    #: its id as its tool's result names it (Claude Code before task lines: no ``task_id``)
+    agent_id: str | None = None
     status: str | None = None
     summary: str | None = None
     task_usage: TaskUsage | None = None

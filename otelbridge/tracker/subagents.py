@@ -288,7 +288,7 @@ class SubagentsMixin:
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
         put_attributes(attrs, (("gen_ai.agent.description", agent.description),
-                               ("gen_ai.agent.id", agent.task_id), ("task.id", agent.task_id),
+                               ("gen_ai.agent.id", agent.task_id or agent.agent_id), ("task.id", agent.task_id),
                                ("task.status", agent.status)))
         if not agent.key.startswith("task:"):
             attrs["task.tool_use_id"] = agent.key

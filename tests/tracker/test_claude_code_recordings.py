@@ -18,6 +18,7 @@ AGENT = CLAUDE / "claudecli-go-agent-subagent-2.1.87.jsonl"
 NO_TS = CLAUDE / "claudecli-go-basic-thinking-2.1.68.jsonl"
 API_ERROR = CLAUDE / "error-turn-invalid-model-2.1.206.jsonl"
 EXPLORE = CLAUDE / "subagent-explore-2.1.178.jsonl"
+TASK_TOOL = CLAUDE / "task-tool-2.1.6.jsonl"
 ALL = (sorted(CLAUDE.glob("*.jsonl")) if CLAUDE.is_dir() else []) + sorted(RECORDINGS.glob("*.jsonl"))
 
 
@@ -138,6 +139,22 @@ def test_tool_arguments_are_the_inputs_as_the_tools_got_them():
     assert json.loads(_arguments(json.dumps(script))) == script
     assert json.loads(_arguments('{"script": "cut sh')) == '{"script": "cut sh'
     assert json.loads(_arguments("ls -la")) == "ls -la"
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", [TASK_TOOL, AGENT, EXPLORE], ids=lambda p: p.name)
+def test_a_subagent_is_known_by_the_agent_id_its_tools_result_names(path):
+    """2.1.6 prints no task lines: the sub-agent's id is only in its Task tool's result
+    (``tool_use_result.agentId``); later versions give it as the task's id too, the same."""
+    L = lines(path)
+    results = {n: d["tool_use_result"]["agentId"] for n, d in L.items()
+               if isinstance(d.get("tool_use_result"), dict) and "agentId" in d["tool_use_result"]}
+    (n, agent_id), = results.items()
+    (block,) = [b for b in L[n]["message"]["content"] if b.get("type") == "tool_result"]
+    run = Run(path)
+    (agent,) = [r for r in run.records if r.name.startswith("invoke_agent ") and r.name != "invoke_agent claude-code"]
+    assert agent.attributes["task.tool_use_id"] == block["tool_use_id"]
+    assert agent.attributes["gen_ai.agent.id"] == agent_id
 
 
 @needs_fixtures
