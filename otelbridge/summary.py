@@ -549,7 +549,8 @@ def totals_text(collector: Collector) -> str:
 def job_outputs(collector: Collector) -> str:
     """The ``GITHUB_OUTPUT`` lines: ``trace_id``, ``input_tokens``, ``output_tokens``,
     ``workflow_tokens``, ``total_cost_usd`` (exact sum of the stream's values, ``0`` without
-    any) and ``status``."""
+    any) and ``status`` (empty, as ``trace_id``, when no span was built: nothing ran that the
+    stream showed, so nothing is ``ok``)."""
     t = collector.totals()
     main = collector.main_trace()
     cost = t.cost
@@ -557,4 +558,4 @@ def job_outputs(collector: Collector) -> str:
         f"input_tokens={t.input_tokens}\noutput_tokens={t.output_tokens}\n"
         f"workflow_tokens={t.workflow_tokens}\n"
         f"total_cost_usd={format(cost.normalize(), 'f') if cost else 0}\n"
-        f"status={'error' if t.failed else 'ok'}\n")
+        f"status={'' if main is None else 'error' if t.failed else 'ok'}\n")
