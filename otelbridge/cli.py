@@ -83,7 +83,8 @@ def _shared(fn):
                           "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]"),
         click.option("--fail-on-export-error", is_flag=True,
                      help="Exit 1 when spans could not be exported (default: report on stderr only)."),
-        click.option("--no-traceparent", is_flag=True, help="Ignore TRACEPARENT/TRACESTATE."),
+        click.option("--no-traceparent", is_flag=True,
+                     help="Ignore the TRACEPARENT/TRACESTATE given (a wrapped command still gets the run span's)."),
         click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
                      show_default=True,
                      help="Waterfall per trace on stderr at exit (auto: when stderr is a "

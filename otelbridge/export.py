@@ -482,7 +482,7 @@ class Exporters:
                 part = f"{p.exporter.label}: {ended - p.exporter.exported} of {ended} not confirmed"
                 if p.overflowed:
                     part += f", {p.overflowed} of them let go by a full queue"
-                if p.exporter.busy():  # a collector that takes the connection, then is silent
-                    part += f"; still waiting for it at --flush-timeout ({self.cfg.flush_timeout_s:g} s)"
+                if p.exporter.busy():  # a silent collector, or a refused connection retried
+                    part += f"; still trying at --flush-timeout ({self.cfg.flush_timeout_s:g} s)"
                 parts.append(part)
         return "export incomplete (" + "; ".join(parts) + ")" if parts else None
