@@ -27,6 +27,33 @@ from .state import Chat, Session, Tool, Turn
 MAX_ITEMS = 10_000
 
 _json = msgspec.json.Encoder()
+#: Anthropic's ``stop_reason`` as the GenAI conventions' ``finish_reason`` (others as given)
+_FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+                   "model_context_window_exceeded": "length", "tool_use": "tool_call",
+                   "refusal": "content_filter"}
+
+
+def _output_messages(chat: Chat) -> str:
+    """``gen_ai.output.messages`` of ``chat``: one assistant message of its text and its tool
+    calls (``tool_call`` parts, arguments as JSON), with the ``finish_reason`` the conventions
+    require: ``error`` for an API error (its message is the CLI's own), else its ``stop_reason``
+    mapped, else ``tool_call`` (it asked for tools) or ``stop``."""
+    parts: list[dict[str, Any]] = [{"type": "text", "content": chat.content}] if chat.content else []
+    for call_id, name, arguments in chat.tool_calls:
+        part: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name}
+        if arguments is not None:
+            try:
+                part["arguments"] = msgspec.json.decode(arguments)
+            except msgspec.DecodeError:
+                part["arguments"] = arguments
+        parts.append(part)
+    if chat.error_type:
+        finish = "error"
+    elif chat.stop_reason:
+        finish = _FINISH_REASONS.get(chat.stop_reason, chat.stop_reason)
+    else:
+        finish = "tool_call" if chat.tool_calls else "stop"
+    return _json.encode([{"role": "assistant", "parts": parts, "finish_reason": finish}]).decode()
 
 
 def usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
@@ -94,6 +121,8 @@ class CallsMixin:
         for call in ev.tool_calls:
             if call.id in s.tools:
                 continue
+            if self.ctx.capture_content:
+                chat.tool_calls.append((call.id, call.name, call.arguments))
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                         call.name, call.arguments, chat.turn_n, message_id=mid,
                         dated=self.ctx.own_time(ev.ts_ns))
@@ -251,10 +280,8 @@ class CallsMixin:
             if s.tail_mark != s.model_results:
                 s.tail, s.tail_mark = Usage(), s.model_results
             s.tail.add(chat.usage)
-        if self.ctx.capture_content and chat.content:
-            attrs["gen_ai.output.messages"] = _json.encode(
-                [{"role": "assistant", "parts": [{"type": "text", "content": chat.content}]}]
-            ).decode()
+        if self.ctx.capture_content and (chat.content or chat.tool_calls):
+            attrs["gen_ai.output.messages"] = _output_messages(chat)
         if chat.owner is not None:
             agent = s.agents.get(chat.owner)
             if agent is not None:

@@ -763,3 +763,57 @@ def test_a_notice_after_a_model_call_fails_nothing_and_opens_no_turn(tmp_path, a
     assert [r.name for r in run.records if r.name.startswith("turn")] == ["turn 1"]
     assert all(r.error is None for r in run.records)
     assert [e.name for e in run.one("invoke_agent claude-code").events] == ["informational"]
+
+
+GENERAL = CLAUDE / "subagent-general-purpose.jsonl"
+PROBE = CLAUDE / "workflow-probe-2.1.206.jsonl"
+
+
+def _outputs(run: Run) -> dict[str, list]:
+    """``{gen_ai.response.id: gen_ai.output.messages decoded}`` of the run's model calls."""
+    return {r.attributes["gen_ai.response.id"]: json.loads(r.attributes["gen_ai.output.messages"])
+            for r in run.records if r.name.startswith("chat ") and "gen_ai.output.messages" in r.attributes}
+
+
+@needs_fixtures
+def test_output_messages_carry_text_tool_calls_and_a_finish_reason():
+    """The GenAI conventions' output message: its text, a ``tool_call`` part per tool the call
+    asked for (id, name, arguments as the tool got them) and the ``finish_reason`` they require."""
+    L = lines(GENERAL)
+    out = _outputs(Run(GENERAL, capture_content=True))
+    calls = {}
+    for n, d in L.items():
+        if d.get("type") == "assistant":
+            calls.setdefault(d["message"]["id"], []).extend(d["message"]["content"])
+    assert set(out) == {mid for mid, blocks in calls.items()
+                        if any(b["type"] in ("text", "tool_use") for b in blocks)}
+    for mid, blocks in calls.items():
+        if mid not in out:
+            continue
+        (message,) = out[mid]
+        uses = [b for b in blocks if b["type"] == "tool_use"]
+        texts = [b["text"] for b in blocks if b["type"] == "text"]
+        want = ([{"type": "text", "content": "\n".join(texts)}] if texts else []) + [
+            {"type": "tool_call", "id": b["id"], "name": b["name"], "arguments": b["input"]} for b in uses]
+        assert message == {"role": "assistant", "parts": want,
+                           "finish_reason": "tool_call" if uses else "stop"}
+    assert any(not any(p["type"] == "text" for p in m[0]["parts"]) for m in out.values())  # a tool call alone
+
+    # the stream's own stop_reason (message_delta), mapped: tool_use → tool_call, end_turn → stop
+    L = lines(PROBE)
+    out = _outputs(Run(PROBE, capture_content=True))
+    mid, checked = None, 0
+    for n, d in L.items():
+        event = d.get("event") or {}
+        if d.get("type") == "stream_event" and event.get("type") == "message_start":
+            mid = event["message"]["id"]
+        if d.get("type") == "stream_event" and event.get("type") == "message_delta" and mid in out:
+            reason = event["delta"]["stop_reason"]
+            assert out[mid][0]["finish_reason"] == {"tool_use": "tool_call", "end_turn": "stop"}[reason]
+            checked += 1
+    assert checked == 3
+
+    # an API error's message (the CLI's own, stop_sequence) is an error
+    (chat,) = [r for r in Run(API_ERROR, capture_content=True).records if r.name.startswith("chat")]
+    (message,) = json.loads(chat.attributes["gen_ai.output.messages"])
+    assert message["finish_reason"] == "error"
