@@ -259,6 +259,19 @@ class CallsMixin:
             if last.reasoning_output is not None:
                 usage.reasoning_output = max(usage.reasoning_output or 0, last.reasoning_output)
 
+    @staticmethod
+    def _settle_stop(s: Session, turn: Turn, stop_reason: str | None) -> None:
+        """The turn's last model call (its latest still open at the result) stopped for the
+        result's ``stop_reason``, the last message's, when its own lines did not say why
+        (Claude Code prints ``stop_reason: null`` on each assistant line; milk none)."""
+        if not stop_reason:
+            return
+        calls = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n]
+        if calls:
+            last = max(calls, key=lambda c: c.end_ns)
+            if last.stop_reason is None and last.error_type is None:
+                last.stop_reason = stop_reason
+
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
         self._release(s, "chat", chat.message_id)

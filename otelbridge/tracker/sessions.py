@@ -363,6 +363,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                         chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_last_call(s, turn, ev.last_call)
+        self._settle_stop(s, turn, ev.stop_reason)
         self._settle_output(s, turn, ev.usage)
         if ev.is_error:
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")

@@ -817,3 +817,28 @@ def test_output_messages_carry_text_tool_calls_and_a_finish_reason():
     (chat,) = [r for r in Run(API_ERROR, capture_content=True).records if r.name.startswith("chat")]
     (message,) = json.loads(chat.attributes["gen_ai.output.messages"])
     assert message["finish_reason"] == "error"
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", [GENERAL, WAKE, PHASED, EXPLORE, NO_TS], ids=lambda p: p.name)
+def test_a_turns_last_model_call_stops_for_its_results_stop_reason(path):
+    """Claude Code prints ``stop_reason: null`` on each assistant line; the result's is the last
+    message's: the turn's last call carries it as ``gen_ai.response.finish_reasons``, the calls
+    before it (which asked for tools) none."""
+    L = lines(path)
+    assert all(d["message"].get("stop_reason") is None for d in L.values() if d.get("type") == "assistant")
+    results = [d for d in L.values() if d.get("type") == "result"]
+    run = Run(path)
+    checked = 0
+    for n, result in enumerate(results, 1):
+        turn = run.one(f"turn {n}")
+        chats = sorted((r for r in run.records if r.name.startswith("chat ") and r.parent_span_id == turn.span_id),
+                       key=lambda r: (r.end_ns, r.start_ns))
+        assert chats
+        *before, last = chats
+        want = [result["stop_reason"]] if result.get("stop_reason") else None  # 2.1.68: null
+        assert last.attributes.get("gen_ai.response.finish_reasons") == want
+        assert all("gen_ai.response.finish_reasons" not in c.attributes for c in before)
+        checked += 1
+    assert checked == len(results) > 0
+    assert path == NO_TS or all(r["stop_reason"] == "end_turn" for r in results)
