@@ -176,6 +176,8 @@ class _OnceFilter(logging.Filter):
         if len(msg) > 500:
             msg = msg[:500].rsplit(" ", 1)[0] + " …"
         if record.name.startswith(_EXPORT_LOGGERS):
+            # the SDK's form when no status came, or one it took for success was refused
+            msg = msg.replace(" batch code: None, reason: ", " batch: ")
             if self._seen:
                 self.suppressed += 1
                 return False

@@ -75,16 +75,18 @@ class NotOtlpError(Exception):
     """An answer no OTLP receiver gives, though the SDK would count it as success."""
 
 
-def not_otlp(status: int | None, headers: Mapping[str, str]) -> str | None:
-    """Why an HTTP answer of ``status`` 2xx or 3xx is no OTLP receiver's, else ``None``. The
-    SDK counts every status below 400 as sent, but its transports follow no redirect, and a
-    web page (a UI's port, a login page) took nothing in: the spans would be lost unsaid."""
+def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") -> str | None:
+    """Why an HTTP answer of ``status`` 2xx or 3xx (``headers``, ``body``) is no OTLP
+    receiver's, else ``None``. The SDK counts every status below 400 as sent, but its
+    transports follow no redirect, and a web page (a UI's port, a login page) took nothing
+    in: the spans would be lost unsaid. An empty body is no page, whatever its label (web
+    frameworks label an empty answer ``text/html``)."""
     if status is None or not 200 <= status < 400:
         return None
     if status >= 300:
         return (f"the endpoint answered {status}, a redirect to {headers.get('location') or 'elsewhere'}, "
                 "which OTLP exporters do not follow: set the endpoint to where it points")
-    if (headers.get("content-type") or "").split(";")[0].strip().lower() == "text/html":
+    if body and (headers.get("content-type") or "").split(";")[0].strip().lower() == "text/html":
         return ("the endpoint answered with a web page (text/html), not an OTLP response: is it "
                 "a user interface's port? OTLP/HTTP is usually on port 4318")
     return None
@@ -116,7 +118,7 @@ def _plain_http_transport(url: str):
 
         def request(self, *args: Any, **kwargs: Any) -> Any:
             result = super().request(*args, **kwargs)
-            reason = not_otlp(result.status_code, result.headers() if result.status_code else {})
+            reason = not_otlp(result.status_code, result.headers(), result.content()) if result.status_code else None
             return result if reason is None else Urllib3HTTPResult(error=NotOtlpError(reason))
 
     return OtlpAnswersOnly()
@@ -186,7 +188,7 @@ def _http_session():
 def _refuse_non_otlp(response: Any, *args: Any, **kwargs: Any) -> None:
     """A ``requests`` response hook: raises :class:`NotOtlpError` for what :func:`not_otlp`
     refuses (the SDK's transport makes it a failed request)."""
-    reason = not_otlp(response.status_code, response.headers)
+    reason = not_otlp(response.status_code, response.headers, response.content)
     if reason is not None:
         raise NotOtlpError(reason)
 

@@ -43,6 +43,9 @@ from typing import IO, Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
+from .json_doc import JSON_ATTRIBUTES, fit, from_context
+from .json_doc import cap as _cap
+from .json_doc import strings as _json_strings
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
 from .secret_keys import FLAG_VALUE, secret_numbers
 from .secrets import DEFAULT_PATTERNS, names_a_secret
@@ -81,12 +84,6 @@ def _sanitise(text: str) -> str:
     # every invisible character (bidi controls, zero-width, tags, fillers...): what a view
     # would hide must not split a secret the detector then misses
     return INVISIBLE.sub("", text)
-
-
-def _cap(text: str, limit: int) -> str:
-    if len(text) > limit:
-        return text[: max(limit - 1, 0)] + "…"
-    return text
 
 
 def home(text: str, lowered: str | None = None) -> str:
@@ -254,10 +251,11 @@ class Redactor:
         it sanitised and redacted on its whole length (one too long to scan left out), then the
         document's text redacted as a whole where that leaves it JSON, for what only the
         strings around a value tell (``{"password": "x"}``, ``["--token", "x"]``: a string
-        that pass changes as it would alone keeps its own redaction), then the
-        longest strings cut (ending in ``…``) until the whole, encoded again, is at most
-        ``limit`` characters; ``None`` when even its structure is longer. Text that is not
-        JSON is treated as any string (:meth:`clean`)."""
+        that pass changes as it would alone keeps its own redaction; a document too long for
+        that pass, each member alone), then fitted to ``limit`` characters
+        (:func:`otelbridge.json_doc.fit`: its longest strings cut, then the last items of its
+        longest list left out); ``None`` when nothing fits. Text that is not JSON is treated as
+        any string (:meth:`clean`)."""
         import msgspec
 
         try:
@@ -265,21 +263,8 @@ class Redactor:
         except msgspec.DecodeError:
             scanned = self.scan(text)
             return None if scanned is None else _cap(scanned, limit)
-        doc = self._in_context(secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key))
-        out = msgspec.json.encode(doc).decode()
-        for _ in range(8):  # each round cuts the longest string by what is over
-            over = len(out) - limit
-            if over <= 0:
-                return out
-            strings: list[str] = []
-            _json_strings(doc, lambda s: strings.append(s) or s)
-            longest = max(strings, key=len, default="")
-            if len(longest) <= 1:
-                return None
-            size = max(len(longest) - over, 1)
-            doc = _json_strings(doc, lambda s, t=longest: _cap(s, size) if s is t else s)
-            out = msgspec.json.encode(doc).decode()
-        return out if len(out) <= limit else None
+        return fit(self._in_context(secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)),
+                   limit)
 
     def _in_context(self, doc: Any) -> Any:
         """``doc`` (decoded JSON, its strings redacted) after its text's pass; where a match ran
@@ -288,22 +273,22 @@ class Redactor:
         import msgspec
 
         out = msgspec.json.encode(doc).decode()
-        if len(out) > SCAN_MAX_CHARS:
-            return doc
-        whole = self.redact(out)
-        if whole == out:
-            return doc
-        try:
-            return _from_context(doc, msgspec.json.decode(whole), self._alone)
-        except msgspec.DecodeError:
-            pass
+        if len(out) <= SCAN_MAX_CHARS:  # (longer: its parts, each alone)
+            whole = self.redact(out)
+            if whole == out:
+                return doc
+            try:
+                return from_context(doc, msgspec.json.decode(whole), self._alone)
+            except msgspec.DecodeError:
+                pass
         if isinstance(doc, dict) and len(doc) > 1:
             members: dict[str, Any] = {}
             for key, value in doc.items():
                 members.update(self._in_context({key: value}))
             return members
-        if isinstance(doc, dict):
-            return {k: self._in_context(v) if isinstance(v, (dict, list)) else v for k, v in doc.items()}
+        if isinstance(doc, dict):  # its key alone too: a member too long to pass whole
+            return {self.scrub(k): self._in_context(v) if isinstance(v, (dict, list)) else v
+                    for k, v in doc.items()}
         if isinstance(doc, list):
             return [self._in_context(v) if isinstance(v, (dict, list)) else v for v in doc]
         return doc
@@ -364,44 +349,6 @@ class Redactor:
 
 
 _NUMBERS = frozenset({int, bool, float})
-#: Attributes whose value is a JSON document (the GenAI conventions' message lists, a tool
-#: call's arguments): redacted
-#: and cut string by string inside it, so that what leaves is still JSON.
-JSON_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages",
-                             "gen_ai.system_instructions", "gen_ai.tool.call.arguments"})
-
-
-def _json_strings(doc: Any, fix: Any) -> Any:
-    """``doc`` (decoded JSON) with every string ``s`` replaced by ``fix(s)`` (``None``: left
-    out of its list or object)."""
-    if isinstance(doc, str):
-        return fix(doc)
-    if isinstance(doc, list):
-        return [v for v in (_json_strings(x, fix) for x in doc) if v is not None]
-    if isinstance(doc, dict):
-        return {k: v for k, v in ((k, _json_strings(x, fix)) for k, x in doc.items())
-                if v is not None}
-    return doc
-
-
-def _from_context(strings: Any, whole: Any, alone: Callable[[str], str | None]) -> Any:
-    """``whole`` (a document after its text's pass) with each string that pass changed
-    given back as ``strings`` (the same document, each string redacted alone) has it, where
-    the pass reads it so without the document around it (``alone``): JSON's escapes
-    (``\\"``, ``\\n``) are the document's, not the string's; what a string's neighbours tell
-    (``{"password": "x"}``, ``["--token", "x"]``) stays. ``whole`` as it is where the two
-    differ in shape."""
-    if type(whole) is str:
-        if type(strings) is str and whole != strings and alone(strings) == whole:
-            return strings
-        return whole
-    if type(whole) is list and type(strings) is list and len(whole) == len(strings):
-        return [_from_context(s, w, alone) for s, w in zip(strings, whole)]
-    if type(whole) is dict and type(strings) is dict and whole.keys() == strings.keys():
-        return {k: _from_context(strings[k], w, alone) for k, w in whole.items()}
-    return whole
-
-
 #: Join a command line's arguments for the one-string rules: a space, as typed, or where an
 #: argument holds one, a character they also take for whitespace (some rules' needles then miss).
 _ARG_SEPS = (" ", "\x1f")

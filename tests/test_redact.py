@@ -779,3 +779,39 @@ def test_numbers_in_a_list_under_a_secret_s_key_are_redacted():
     assert json.loads(out) == {"passwords": ["[REDACTED:secret]", "[REDACTED:secret]"],
                                "api_keys": [["[REDACTED:secret]", "[REDACTED:secret]"]],
                                "token_counts": [1, 2], "tokens": ["a", 5], "ids": [3, 4.5], "ok": [True]}
+
+
+def test_a_document_too_long_for_the_whole_pass_is_passed_member_by_member():
+    """Over 256 Ki characters the document's text is not passed whole: each member is, alone,
+    so what only a neighbour tells (``{"password": "x"}``, ``["--token", "x"]``) and a key
+    that is a secret are still redacted."""
+    key = "sk-ant-api03-" + "Zq9x" * 20 + "AA"
+    doc = {"a": "y" * 150_000, "b": "y" * 150_000,
+           "tool": {"password": "hunter2hunter2", key: "v", "args": ["--token", "Tok77qZ9"]}}
+    assert len(json.dumps(doc)) > redact.SCAN_MAX_CHARS
+    out = Redactor().json_text(json.dumps(doc), 400_000)
+    assert out is not None
+    got = json.loads(out)
+    assert "hunter2hunter2" not in out and key not in out and "Tok77qZ9" not in out
+    assert got["tool"]["password"].startswith("[REDACTED:")
+    assert got["tool"]["args"][0] == "--token" and got["tool"]["args"][1].startswith("[REDACTED:")
+    assert got["a"] == got["b"] == "y" * 150_000
+
+
+def test_a_document_over_the_cap_loses_its_last_list_items_before_its_short_strings():
+    """A message's text and 19 tool calls (a real turn's parallel calls) in 256 characters: the
+    text is cut, the last tool calls are left out, each kept part stays whole in its shape."""
+    parts = [{"type": "text", "content": "I will read every module of the package now. " * 4}] + [
+        {"type": "tool_call", "id": f"toolu_01Abc{n:02d}", "name": "Read"} for n in range(19)]
+    doc = [{"role": "assistant", "parts": parts, "finish_reason": "tool_call"}]
+    out = Redactor().json_text(json.dumps(doc), 256)
+    assert out is not None and len(out) <= 256
+    (message,) = json.loads(out)
+    assert message["role"] == "assistant" and message["finish_reason"] == "tool_call"
+    text, *calls = message["parts"]
+    assert text["type"] == "text" and text["content"].endswith("…")
+    assert parts[0]["content"].startswith(text["content"][:-1])
+    assert 1 <= len(calls) < 19
+    assert calls == parts[1:1 + len(calls)]  # the first ones, whole
+    # nothing but short strings and one-item lists: those are cut as before
+    assert json.loads(Redactor().json_text(json.dumps({"k": "abcdefghij"}), 12)) == {"k": "abc…"}

@@ -35,18 +35,12 @@ _FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "l
 
 def _output_messages(chat: Chat) -> str:
     """``gen_ai.output.messages`` of ``chat``: one assistant message of its text and its tool
-    calls (``tool_call`` parts, arguments as JSON), with the ``finish_reason`` the conventions
-    require: ``error`` for an API error (its message is the CLI's own), else its ``stop_reason``
-    mapped, else ``tool_call`` (it asked for tools) or ``stop``."""
+    calls (``tool_call`` parts: id and name; the arguments are on each call's ``execute_tool``
+    span, not held twice), with the ``finish_reason`` the conventions require: ``error`` for an
+    API error (its message is the CLI's own), else its ``stop_reason`` mapped, else
+    ``tool_call`` (it asked for tools) or ``stop``."""
     parts: list[dict[str, Any]] = [{"type": "text", "content": chat.content}] if chat.content else []
-    for call_id, name, arguments in chat.tool_calls:
-        part: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name}
-        if arguments is not None:
-            try:
-                part["arguments"] = msgspec.json.decode(arguments)
-            except msgspec.DecodeError:
-                part["arguments"] = arguments
-        parts.append(part)
+    parts.extend({"type": "tool_call", "id": call_id, "name": name} for call_id, name in chat.tool_calls)
     if chat.error_type:
         finish = "error"
     elif chat.stop_reason:
@@ -122,7 +116,7 @@ class CallsMixin:
             if call.id in s.tools:
                 continue
             if self.ctx.capture_content:
-                chat.tool_calls.append((call.id, call.name, call.arguments))
+                chat.tool_calls.append((call.id, call.name))
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                         call.name, call.arguments, chat.turn_n, message_id=mid,
                         dated=self.ctx.own_time(ev.ts_ns))

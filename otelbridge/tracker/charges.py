@@ -48,7 +48,8 @@ def session_weight(s: Session) -> int:
 
 
 _WEIGH: dict[type, Any] = {
-    Chat: lambda c: ITEM_BYTES + text_bytes(c.message_id, c.model, c.content, c.error_text),
+    Chat: lambda c: ITEM_BYTES + text_bytes(c.message_id, c.model, c.content, c.error_text)
+    + sum(REF_BYTES + text_bytes(*call) for call in c.tool_calls),
     Tool: lambda t: ITEM_BYTES + text_bytes(t.id, t.name, t.arguments),
     Agent: lambda a: ITEM_BYTES + text_bytes(a.key, a.description, a.summary),
     Task: lambda t: ITEM_BYTES + text_bytes(t.task_id, t.description),

@@ -42,8 +42,8 @@ class Chat(msgspec.Struct):
     child_end_ns: int = 0
     #: its ``message_start`` was seen: the stream shows its end (``message_delta``) too
     streamed: bool = False
-    #: the tool calls it made, (id, name, arguments as JSON text): kept with content capture only
-    tool_calls: list[tuple[str, str | None, str | None]] = msgspec.field(default_factory=list)
+    #: the tool calls it made, (id, name): kept with content capture only
+    tool_calls: list[tuple[str, str | None]] = msgspec.field(default_factory=list)
 
 
 class Tool(msgspec.Struct):

@@ -146,11 +146,11 @@ def test_the_traces_variable_is_taken_without_the_blanks_around_it():
     assert f"{SPANS} exported, 0 dropped".encode() in run.stderr
 
 
-class _Redirecting:
-    """A real HTTP server on 127.0.0.1 that answers every POST with ``status`` and a
-    ``Location`` (a front end moved elsewhere): the OTLP receiver it names is never reached."""
+class _Answering:
+    """A real HTTP server on 127.0.0.1 that answers every POST with ``status``, ``headers``
+    and ``body`` (a front end moved elsewhere; a web framework's empty answer)."""
 
-    def __init__(self, status: int, location: str) -> None:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
         import http.server
         import threading
 
@@ -158,9 +158,11 @@ class _Redirecting:
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self.send_response(status)
-                self.send_header("Location", location)
-                self.send_header("Content-Length", "0")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
@@ -180,7 +182,7 @@ def test_a_redirect_is_a_failed_export_said_with_where_it_points(tmp_path, crede
     said them exported. Now each transport (``requests`` for credentials in the URL) fails it,
     and the one line names where the endpoint points."""
     with HttpReceiver() as rx:
-        front = _Redirecting(308, f"{rx.endpoint}/v1/traces")
+        front = _Answering(308, {"Location": f"{rx.endpoint}/v1/traces"})
         try:
             run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "5",
                               "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
@@ -193,3 +195,17 @@ def test_a_redirect_is_a_failed_export_said_with_where_it_points(tmp_path, crede
     assert f"the endpoint answered 308, a redirect to {rx.endpoint}/v1/traces" in err
     assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
     assert "s3cret" not in err
+
+
+@pytest.mark.parametrize("credentials", ["", "ann:s3cret@"], ids=["urllib3", "requests"])
+def test_an_empty_answer_labelled_html_is_a_success(tmp_path, credentials):
+    """Web frameworks label an empty answer ``text/html`` (Flask's ``return "", 200``): no
+    page, so the spans count as exported, as the SDK counts them."""
+    front = _Answering(200, {"Content-Type": "text/html; charset=utf-8"})
+    try:
+        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "5",
+                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+    finally:
+        front.close()
+    assert run.returncode == 0 and run.stdout == DATA
+    assert f"spans {SPANS} built, {SPANS} exported, 0 dropped" in run.stderr.decode()

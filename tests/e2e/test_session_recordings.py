@@ -385,3 +385,30 @@ def test_piped_resumed_session_is_dated_by_its_own_first_timestamp():
     session = [s for s in spans if s.parent_span_id == ""]
     assert len(session) == 1 and note.parent_span_id == session[0].span_id
     assert all(abs(s.start_ns - first) < 60 * 10**9 for s in spans)
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_captured_output_messages_fit_the_default_cap_whole_parts_first():
+    """task-tool-2.1.6 asks for up to 19 tools in one message: at the default cap (256) each
+    model call's output message is still exported, valid JSON, its first parts whole (a tool
+    call's id matches its ``execute_tool`` span), the rest left out."""
+    path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    blocks: dict[str, list] = {}
+    for doc in docs(path):
+        if doc.get("type") == "assistant":
+            blocks.setdefault(doc["message"]["id"], []).extend(doc["message"]["content"])
+    spans = export(path, capture_content=True)
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name.startswith("execute_tool ")}
+    chats = {s.attributes["gen_ai.response.id"]: s for s in spans if s.name.startswith("chat ")}
+    assert max(sum(b["type"] == "tool_use" for b in v) for v in blocks.values()) == 19
+    for mid, chat in chats.items():
+        text = chat.attributes["gen_ai.output.messages"]
+        assert len(text) <= 256
+        (message,) = json.loads(text)
+        uses = [b for b in blocks[mid] if b["type"] == "tool_use"]
+        assert message["finish_reason"] == ("tool_call" if uses else "stop")
+        calls = [p for p in message["parts"] if p["type"] == "tool_call"]
+        assert 1 <= len(calls) <= len(uses) or (not uses and not calls)
+        for part, use in zip(calls, uses):  # the first ones, whole, in order
+            assert part == {"type": "tool_call", "id": use["id"], "name": use["name"]}
+            assert tools[use["id"]].parent_span_id == chat.span_id

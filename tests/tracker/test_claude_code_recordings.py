@@ -778,7 +778,8 @@ def _outputs(run: Run) -> dict[str, list]:
 @needs_fixtures
 def test_output_messages_carry_text_tool_calls_and_a_finish_reason():
     """The GenAI conventions' output message: its text, a ``tool_call`` part per tool the call
-    asked for (id, name, arguments as the tool got them) and the ``finish_reason`` they require."""
+    asked for (id and name: the arguments are on the tool's own span) and the ``finish_reason``
+    they require."""
     L = lines(GENERAL)
     out = _outputs(Run(GENERAL, capture_content=True))
     calls = {}
@@ -794,7 +795,7 @@ def test_output_messages_carry_text_tool_calls_and_a_finish_reason():
         uses = [b for b in blocks if b["type"] == "tool_use"]
         texts = [b["text"] for b in blocks if b["type"] == "text"]
         want = ([{"type": "text", "content": "\n".join(texts)}] if texts else []) + [
-            {"type": "tool_call", "id": b["id"], "name": b["name"], "arguments": b["input"]} for b in uses]
+            {"type": "tool_call", "id": b["id"], "name": b["name"]} for b in uses]
         assert message == {"role": "assistant", "parts": want,
                            "finish_reason": "tool_call" if uses else "stop"}
     assert any(not any(p["type"] == "text" for p in m[0]["parts"]) for m in out.values())  # a tool call alone
