@@ -84,6 +84,7 @@ def _arguments(value: Any) -> str:
             pass
     return _encode.encode(value).decode("utf-8", "replace")
 
+
 #: The session's agent name when ``system/init`` does not say which CLI printed it.
 UNNAMED_AGENT = "agent"
 
