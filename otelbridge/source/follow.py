@@ -150,6 +150,7 @@ class Follower:
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
+        self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: where this run began reading (:meth:`rollback` goes back there)
         self._begun: Position | None = None
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
@@ -299,11 +300,7 @@ class Follower:
         self._unsettled.clear()
         begun = self._begun
         if begun is not None and begun != self.saved:
-            try:
-                save_position(self.state_file, begun, self.path, self._head_of(begun))
-                self.saved = begun
-            except OSError as exc:
-                self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
+            self._save(begun)
 
     def stopped(self, workflows: tuple[str, ...] = ()) -> None:
         """The run ended every span it exports at a stop: a checkpoint at the last one taken
@@ -338,9 +335,12 @@ class Follower:
             return
         try:
             save_position(self.state_file, pos, self.path, self._head_of(pos))
-            self.saved = pos
+            self.saved, self._unsaved = pos, None
         except OSError as exc:
-            self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}")
+            if exc.strerror != self._unsaved:  # (a read-only state directory fails at every poll)
+                self._unsaved = exc.strerror
+                self.say(f"cannot save follow position in {str(self.state_file)!r}: {exc.strerror}; "
+                         "a restart cannot resume from here (set --state-dir to a writable directory)")
 
     # ------------------------------------------------------------------ loop
 
