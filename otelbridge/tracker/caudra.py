@@ -388,6 +388,7 @@ class CaudraTracker:
             )
         root = self._root_record(run, start, end, root_events)
         if reason is not None and root.error_type == "incomplete":
+            root.error = f"{reason} before a terminal workflow status"  # the stream did not end
             root.events.append(interrupted_event(end, reason))
         self.ctx.emit(root)
 

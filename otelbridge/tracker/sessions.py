@@ -134,7 +134,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def finish(self, *, reason: str | None = None) -> None:
         """End of input: end every session (and all it holds) exactly once. With a ``reason``
         (the run was cut short) each session span ended here, and each span in it ended
-        without its own end (those ERROR ``incomplete``), carries an ``interrupted`` event."""
+        without its own end (those ERROR ``incomplete``), carries an ``interrupted`` event; a
+        session or turn without its result says ``{reason} before result``."""
         emit = self.ctx.emit
         if reason is not None:
             cut_sessions = {s.span_id for s in self.sessions.values()}
@@ -142,6 +143,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             def cut(rec: SpanRecord) -> None:
                 if rec.error_type == "incomplete" or rec.span_id in cut_sessions:
                     rec.events.append(interrupted_event(rec.end_ns, reason))
+                if rec.error == NO_RESULT:  # the stream did not end: the run was stopped
+                    rec.error = f"{reason} before result"
                 emit(rec)
 
             self.ctx.emit = cut

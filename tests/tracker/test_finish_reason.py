@@ -99,7 +99,10 @@ def test_session_part_marks_the_session_and_what_it_cut_short():
                      if r.attributes["gen_ai.tool.call.id"] == "tu_cut")
     assert cut == {(session.name, session.span_id), (open_turn.name, open_turn.span_id),
                    (open_tool.name, open_tool.span_id)}
-    assert session.error == NO_RESULT and open_turn.error == NO_RESULT  # errors as at plain EOF
+    # the stream did not end: the run was cut short, and the status says by what
+    assert NO_RESULT == "stream ended before result"
+    assert session.error == open_turn.error == "downstream closed before result"
+    assert session.error_type == open_turn.error_type == "incomplete"
     for name in ("turn 1", "execute_tool Read", "chat m"):
         assert all(e.name != "interrupted" for r in by_name[name] for e in r.events), name
     assert all(r.events[-1].time_ns == r.end_ns for r in records if (r.name, r.span_id) in cut)
@@ -137,7 +140,8 @@ def test_caudra_open_root_says_why_it_was_cut_short():
     tracker, records = caudra_run()
     tracker.finish(reason=interrupted_by(15))
     (root,) = [r for r in records if r.name == "invoke_workflow review"]
-    assert root.error == RUN_INCOMPLETE
+    assert RUN_INCOMPLETE == "stream ended before a terminal workflow status"  # at plain EOF
+    assert root.error == "interrupted by SIGTERM before a terminal workflow status"
     assert [(e.name, e.attributes, e.time_ns) for e in root.events] == [
         ("interrupted", {"otelbridge.reason": "interrupted by SIGTERM"}, root.end_ns)]
 
