@@ -24,8 +24,11 @@ from .config import DEFAULT_GRACE_S, DEFAULT_MAX_LINE
 from .messages import say
 
 _SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-_EPILOG = ("Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
-           "service name, resource attributes, sampler). stdout carries the stream alone.")
+_OTEL = ("Standard OTEL_* variables configure the exporter (endpoint, headers, timeout, TLS, "
+         "service name, resource attributes, sampler).")
+_EPILOG = _OTEL + " stdout carries the stream alone."
+#: replay and follow write nothing to stdout
+_EPILOG_NO_STREAM = _OTEL + " Nothing is written to stdout."
 
 
 class Seconds(click.FloatRange):
@@ -158,7 +161,7 @@ def run_command(**flags):
     return run(cfg)
 
 
-@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+@click.command(context_settings=_SETTINGS, epilog=_EPILOG_NO_STREAM)
 @_shared
 @click.argument("files", nargs=-1, required=True, metavar="FILE...",
                 type=click.Path(path_type=Path))
@@ -180,7 +183,7 @@ def default_state_dir() -> Path:
     return Path(base) / "otelbridge"
 
 
-@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+@click.command(context_settings=_SETTINGS, epilog=_EPILOG_NO_STREAM)
 @_shared
 @_live
 @click.option("--from-start", is_flag=True,
