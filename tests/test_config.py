@@ -317,3 +317,19 @@ def test_seconds_flags_out_of_range_are_a_usage_error_before_anything_runs(tmp_p
     assert proc.returncode == 2 and not ran.exists()
     err = proc.stderr.decode()
     assert f"Invalid value for '{flag}'" in err and "Traceback" not in err
+
+
+def test_a_report_or_stats_file_whose_directory_is_missing_is_said_at_start(tmp_path):
+    build = config.build
+    """Both are written at exit: a typo in the directory is said when the run begins (after a
+    long CI run the file would just be missing), and the path is kept (the run may make it)."""
+    missing = tmp_path / "nope"
+    cfg = build(exporter="none", protocol=None, env={}, report=str(missing / "r.html"),
+                stats_json=str(missing / "s.json"))
+    said = [p for p in cfg.env_problems if "no directory" in p]
+    assert said == [
+        f"--report '{missing / 'r.html'}': no directory '{missing}' now; it is written at exit, if the directory is there by then",
+        f"--stats-json '{missing / 's.json'}': no directory '{missing}' now; it is written at exit, if the directory is there by then"]
+    assert cfg.report == str(missing / "r.html") and cfg.stats_json == str(missing / "s.json")
+    cfg = build(exporter="none", protocol=None, env={}, report=str(tmp_path / "r.html"), stats_json="s.json")
+    assert not [p for p in cfg.env_problems if "no directory" in p]
