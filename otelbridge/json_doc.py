@@ -16,6 +16,9 @@ import msgspec
 #: still JSON.
 JSON_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages",
                              "gen_ai.system_instructions", "gen_ai.tool.call.arguments"})
+#: Deeper documents are left out: no agent's message or tool input nests so, and walking one
+#: would overflow the interpreter's stack.
+MAX_DEPTH = 64
 
 
 def cap(text: str, limit: int) -> str:
@@ -25,16 +28,28 @@ def cap(text: str, limit: int) -> str:
     return text
 
 
-def strings(doc: Any, fix: Callable[[str], Any]) -> Any:
+def strings(doc: Any, fix: Callable[[str], Any], key: Callable[[str], str] | None = None) -> Any:
     """``doc`` with every string ``s`` replaced by ``fix(s)`` (``None``: left out of its list
-    or object)."""
+    or object), and with ``key``, every object's key by ``key(k)``."""
     if isinstance(doc, str):
         return fix(doc)
     if isinstance(doc, list):
-        return [v for v in (strings(x, fix) for x in doc) if v is not None]
+        return [v for v in (strings(x, fix, key) for x in doc) if v is not None]
     if isinstance(doc, dict):
-        return {k: v for k, v in ((k, strings(x, fix)) for k, x in doc.items()) if v is not None}
+        return {(k if key is None else key(k)): v
+                for k, v in ((k, strings(x, fix, key)) for k, x in doc.items()) if v is not None}
     return doc
+
+
+def depth(doc: Any) -> int:
+    """How deep ``doc``'s lists and objects nest (a string or number: 0), without recursion."""
+    n, level = 0, [doc]
+    while True:
+        containers = [d for d in level if isinstance(d, (list, dict))]
+        if not containers:
+            return n
+        n += 1
+        level = [x for d in containers for x in (d.values() if isinstance(d, dict) else d)]
 
 
 def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> Any:
@@ -42,16 +57,23 @@ def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> A
     given back as ``each`` (the same document, each string redacted alone) has it, where
     the pass reads it so without the document around it (``alone``): JSON's escapes
     (``\\"``, ``\\n``) are the document's, not the string's; what a string's neighbours tell
-    (``{"password": "x"}``, ``["--token", "x"]``) stays. ``whole`` as it is where the two
-    differ in shape."""
+    (``{"password": "x"}``, ``["--token", "x"]``) stays. A key the pass changed though it is no
+    secret alone was taken for what follows a flag (``{"flag": "--password", "value": X}``):
+    the key stays, its value is hidden. ``whole`` as it is where the two differ in shape."""
     if type(whole) is str:
         if type(each) is str and whole != each and alone(each) == whole:
             return each
         return whole
     if type(whole) is list and type(each) is list and len(whole) == len(each):
         return [from_context(s, w, alone) for s, w in zip(each, whole)]
-    if type(whole) is dict and type(each) is dict and whole.keys() == each.keys():
-        return {k: from_context(each[k], w, alone) for k, w in whole.items()}
+    if type(whole) is dict and type(each) is dict and len(whole) == len(each):
+        out: dict[str, Any] = {}
+        for (key, mine), (said, value) in zip(each.items(), whole.items()):
+            if said == key or alone(key) == said:
+                out[said] = from_context(mine, value, alone)
+            else:
+                out[key] = said if type(value) is str else from_context(mine, value, alone)
+        return out
     return whole
 
 
@@ -60,47 +82,53 @@ SHORT = 40
 
 
 def fit(doc: Any, limit: int) -> str | None:
-    """``doc`` encoded in at most ``limit`` characters: its longest strings cut (ending in
-    ``…``) by what is over, those of :data:`SHORT` characters or fewer kept while the last
-    items of its longest list can be left out instead (a quarter of them a round, in place;
-    its first item stays: a message's text part before its tool calls); ``None`` when no cut
-    makes it fit."""
-    while True:
+    """``doc`` encoded in at most ``limit`` characters: its strings longer than
+    :data:`SHORT` cut (ending in ``…``) to one length, the longest that fits; where even that
+    is not enough, first the last items of its first list of several (breadth first: a
+    message's tool call parts, not its messages) left out, as many as its size says (its first
+    item stays), in place; ``None`` when nothing fits."""
+    for _ in range(64):
         out = _cut_strings(doc, limit, SHORT)
         if out is not None:
             return out
-        lists: list[list] = []
-        _lists(doc, lists)
-        longest = max(lists, key=len, default=[])
-        if len(longest) < 2:
+        items = _first_list(doc)
+        if items is None:
             return _cut_strings(doc, limit, 1)
-        del longest[max(1, len(longest) - max(1, len(longest) // 4)):]
+        floor = len(msgspec.json.encode(strings(doc, lambda s: s if len(s) <= 1 else "…")))
+        del items[max(1, min(len(items) - 1, len(items) * limit // max(floor, 1))):]
+    return None
 
 
 def _cut_strings(doc: Any, limit: int, least: int) -> str | None:
-    """``doc`` encoded in at most ``limit`` characters by cutting strings longer than
-    ``least``, longest first; ``None`` when that is not enough."""
+    """``doc`` encoded in at most ``limit`` characters, every string longer than ``least``
+    cut to one length (found by bisection: the longest that fits); ``None`` when even
+    ``least + 1`` does not fit."""
     out = msgspec.json.encode(doc).decode()
-    for _ in range(8):  # each round cuts the longest string by what is over
-        over = len(out) - limit
-        if over <= 0:
-            return out
-        found: list[str] = []
-        strings(doc, lambda s: found.append(s) or s)
-        longest = max(found, key=len, default="")
-        if len(longest) <= least:
-            return None
-        size = max(len(longest) - over, 1)
-        doc = strings(doc, lambda s, t=longest: cap(s, size) if s is t else s)
-        out = msgspec.json.encode(doc).decode()
-    return out if len(out) <= limit else None
+    if len(out) <= limit:
+        return out
+    found: list[int] = []
+    strings(doc, lambda s: found.append(len(s)) or s)
+    longest = max(found, default=0)
+    if longest <= least:
+        return None
+    low, high, best = least + 1, longest - 1, None
+    while low <= high:
+        size = (low + high) // 2
+        text = msgspec.json.encode(strings(doc, lambda s: cap(s, size) if len(s) > size else s)).decode()
+        if len(text) <= limit:
+            low, best = size + 1, text
+        else:
+            high = size - 1
+    return best
 
 
-def _lists(doc: Any, found: list[list]) -> None:
-    if isinstance(doc, list):
-        found.append(doc)
-        for x in doc:
-            _lists(x, found)
-    elif isinstance(doc, dict):
-        for x in doc.values():
-            _lists(x, found)
+def _first_list(doc: Any) -> list | None:
+    """The first list of two items or more, breadth first, or ``None``."""
+    level = [doc]
+    while level:
+        for d in level:
+            if isinstance(d, list) and len(d) > 1:
+                return d
+        level = [x for d in level if isinstance(d, (list, dict))
+                 for x in (d.values() if isinstance(d, dict) else d)]
+    return None

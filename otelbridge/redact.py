@@ -43,7 +43,7 @@ from typing import IO, Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
-from .json_doc import JSON_ATTRIBUTES, fit, from_context
+from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, depth, fit, from_context
 from .json_doc import cap as _cap
 from .json_doc import strings as _json_strings
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
@@ -253,9 +253,10 @@ class Redactor:
         strings around a value tell (``{"password": "x"}``, ``["--token", "x"]``: a string
         that pass changes as it would alone keeps its own redaction; a document too long for
         that pass, each member alone), then fitted to ``limit`` characters
-        (:func:`otelbridge.json_doc.fit`: its longest strings cut, then the last items of its
-        longest list left out); ``None`` when nothing fits. Text that is not JSON is treated as
-        any string (:meth:`clean`)."""
+        (:func:`otelbridge.json_doc.fit`: its long strings cut to one length, then the last
+        items of its first list of several left out); ``None`` when nothing fits or it nests deeper than
+        :data:`~otelbridge.json_doc.MAX_DEPTH`. Keys are sanitised and redacted as strings are.
+        Text that is not JSON is treated as any string (:meth:`clean`)."""
         import msgspec
 
         try:
@@ -263,8 +264,10 @@ class Redactor:
         except msgspec.DecodeError:
             scanned = self.scan(text)
             return None if scanned is None else _cap(scanned, limit)
-        return fit(self._in_context(secret_numbers(_json_strings(doc, self.scan), self._names_a_secret_key)),
-                   limit)
+        if depth(doc) > MAX_DEPTH:
+            return None
+        doc = _json_strings(doc, self.scan, self.scrub)  # keys too: an invisible character splits none
+        return fit(self._in_context(secret_numbers(doc, self._names_a_secret_key)), limit)
 
     def _in_context(self, doc: Any) -> Any:
         """``doc`` (decoded JSON, its strings redacted) after its text's pass; where a match ran

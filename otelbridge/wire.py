@@ -93,9 +93,33 @@ def as_str(value: Any) -> str | None:
     return None
 
 
-def _held(text: str) -> str:
-    cut = max(text.rfind(c, 0, MAX_HELD_CHARS + 1) for c in " \t\n\r")
+def _held(text: str, bound: int = MAX_HELD_CHARS) -> str:
+    cut = max(text.rfind(c, 0, bound + 1) for c in " \t\n\r")
     return text[:cut] if cut > 0 else ""
+
+
+def held_json(doc: Any) -> str | None:
+    """``doc`` (decoded JSON) as JSON text of at most :data:`MAX_HELD_CHARS` characters: where
+    it is longer, its longest strings cut as :func:`as_str` cuts one (before a whitespace:
+    no token held cut in half), one at a time; ``None`` when that is not enough (a document
+    of many strings). Cutting the text itself would leave no JSON."""
+    import msgspec
+
+    from .json_doc import strings
+
+    text = msgspec.json.encode(doc).decode("utf-8", "replace")
+    for _ in range(16):
+        over = len(text) - MAX_HELD_CHARS
+        if over <= 0:
+            return text
+        found: list[str] = []
+        strings(doc, lambda s: found.append(s) or s)
+        longest = max(found, key=len, default="")
+        if len(longest) <= 1:
+            return None
+        doc = strings(doc, lambda s, t=longest: _held(s, max(len(s) - over, 0)) if s is t else s)
+        text = msgspec.json.encode(doc).decode("utf-8", "replace")
+    return text if len(text) <= MAX_HELD_CHARS else None
 
 
 def as_key(value: Any) -> str | None:

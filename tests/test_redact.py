@@ -815,3 +815,36 @@ def test_a_document_over_the_cap_loses_its_last_list_items_before_its_short_stri
     assert calls == parts[1:1 + len(calls)]  # the first ones, whole
     # nothing but short strings and one-item lists: those are cut as before
     assert json.loads(Redactor().json_text(json.dumps({"k": "abcdefghij"}), 12)) == {"k": "abc…"}
+
+
+@pytest.mark.parametrize("doc, hidden", [
+    ({"flag": "--password", "value": "Zq8vT3xLw9Rk2Mp7"}, "value"),  # the pass took the key for the flag's value
+    ({"option": "--token", "arg": "Zq8vT3xLw9Rk2Mp7"}, "arg"),
+    ({"pass\u200bword": "Zq8vT3xLw9Rk2Mp7"}, "password"),  # an invisible character in a key
+    ({"pass\u202eword": "Zq8vT3xLw9Rk2Mp7"}, "password"),
+])
+def test_keys_are_sanitised_and_a_key_taken_for_a_flags_value_keeps_its_value_hidden(doc, hidden):
+    out = Redactor().json_text(json.dumps(doc), 1000)
+    assert "Zq8vT3xLw9Rk2Mp7" not in out
+    got = json.loads(out)
+    assert got[hidden].startswith("[REDACTED:")
+    assert "\u200b" not in out and "\u202e" not in out
+    # a key that is a secret alone stays hidden
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "abcdef"
+    assert json.loads(Redactor().json_text(json.dumps({token: "v"}), 1000)) == {"[REDACTED:github_token]": "v"}
+
+
+def test_a_flat_object_of_long_strings_is_cut_evenly_and_a_deep_one_left_out():
+    """Ten long values in 256 characters: each keeps the same share (it was left out: eight
+    rounds cut eight strings); a document nesting past 64 levels is left out (walking it
+    overflowed the stack, and its span was lost)."""
+    doc = {f"field{i}": f"value {i} " + "lorem ipsum " * 10 for i in range(10)}
+    out = Redactor().json_text(json.dumps(doc), 256)
+    assert out is not None and len(out) <= 256
+    got = json.loads(out)
+    assert list(got) == list(doc)
+    assert len({len(v) for v in got.values()}) == 1 and all(v.endswith("…") for v in got.values())
+    assert all(doc[k].startswith(v[:-1]) for k, v in got.items())
+    assert Redactor().json_text(json.dumps({"x": json.loads("[" * 65 + "]" * 65)}), 1000) is None
+    assert Redactor().json_text(json.dumps({"x": json.loads("[" * 63 + "]" * 63)}), 1000) is not None
+    assert Redactor().json_text(json.dumps(json.loads("[" * 400 + "]" * 400)), 1000) is None

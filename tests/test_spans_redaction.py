@@ -265,3 +265,15 @@ def test_default_patterns_find_the_same_in_a_name_s_subject_alone():
     differ = [(op, text) for op in sorted(OPERATIONS - {"invoke_workflow", "run"}) for text in texts
               if _name(raw_record(f"{op} {text}"), alone) != whole.name(f"{op} {text}")]
     assert differ == []
+
+
+def test_a_tool_span_with_arguments_nesting_too_deep_is_built_without_them(path):
+    """A tool input nested 400 deep overflowed the stack in the JSON walk: the span was lost
+    ("span not redacted, not built"). Now the arguments alone are left out."""
+    deep = json.dumps({"x": json.loads("[" * 400 + "]" * 400)})
+    rec = SpanRecord(name="execute_tool Bash", trace_id=0x1234, span_id=0x56, parent_span_id=None,
+                     start_ns=10, end_ns=20,
+                     attributes={"gen_ai.tool.name": "Bash", "gen_ai.tool.call.arguments": deep})
+    span = build(rec, redact.Redactor.build(max_length=1000), path)
+    assert span.name == "execute_tool Bash" and span.attributes["gen_ai.tool.name"] == "Bash"
+    assert "gen_ai.tool.call.arguments" not in span.attributes

@@ -59,7 +59,7 @@ from ..events import (
     as_str,
     ms_to_ns,
 )
-from ..wire import MAX_DURATION_MS
+from ..wire import MAX_DURATION_MS, held_json
 from .base import LineInfo, parse_usage
 from .claude_code_workflow import _EntryCache, progress, task_usage
 
@@ -74,15 +74,16 @@ SYNTHETIC_MODEL = "<synthetic>"
 _encode = msgspec.json.Encoder()
 
 
-def _arguments(value: Any) -> str:
-    """A tool call's ``input`` as JSON text: an object as encoded; a string that holds a JSON
-    object or array (the Workflow tool's input) as that document, not as a string of it."""
+def _arguments(value: Any) -> str | None:
+    """A tool call's ``input`` as JSON text (:func:`~otelbridge.wire.held_json`: still JSON when
+    long, a big file's ``Write`` too): an object as encoded; a string that holds a JSON object
+    or array (the Workflow tool's input) as that document, not as a string of it."""
     if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
         try:
             value = msgspec.json.decode(value)
         except msgspec.DecodeError:
             pass
-    return _encode.encode(value).decode("utf-8", "replace")
+    return held_json(value)
 
 
 #: The session's agent name when ``system/init`` does not say which CLI printed it.
@@ -165,7 +166,7 @@ def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
                     call = ToolCall(
                         tool_id,
                         as_str(block.get("name")),
-                        as_str(_arguments(args)) if args is not None else None,
+                        _arguments(args) if args is not None else None,
                     )
                     if isinstance(args, dict):  # Agent/Task tool: the sub-agent it starts
                         call.subagent_type = as_str(args.get("subagent_type"))

@@ -265,3 +265,21 @@ def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
         b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":{"a":1},'
         b'"last_tool_name":"Bash"}')
     assert isinstance(ev, TaskProgress) and ev.last_tool_name == "Bash"
+
+
+def test_a_tool_input_over_the_held_bound_stays_json_and_no_token_is_cut():
+    """A Write of a 72 KB file: its arguments were cut as text at 64 KiB, mid-string, and left
+    as no JSON (exported as a cut string). Now its longest string is cut before a whitespace."""
+    from otelbridge.wire import MAX_HELD_CHARS
+
+    content = "hello world\n" * 6000 + "ghp_" + "a1B2c3D4e5" * 4
+    line = {"type": "assistant", "session_id": "s", "message": {"id": "m1", "model": "m", "content": [
+        {"type": "tool_use", "id": "tu_w", "name": "Write", "input": {"file_path": "/repo/a.txt", "content": content}},
+        {"type": "tool_use", "id": "tu_many", "name": "Bash", "input": {"args": ["ab"] * 40_000}}]}}
+    (call,), _ = decode(line)
+    write, many = call.tool_calls
+    assert len(write.arguments) <= MAX_HELD_CHARS
+    got = msgspec.json.decode(write.arguments)
+    assert got["file_path"] == "/repo/a.txt"
+    assert content.startswith(got["content"]) and got["content"].endswith("hello world")  # whole words
+    assert many.arguments is None  # 40,000 short strings: no cut makes it fit, left out
