@@ -264,11 +264,17 @@ def build(
         problems.append(f"OTELBRIDGE_TRACE_URL={shown(template)} has no {TRACE_ID_PLACEHOLDER} "
                         "placeholder; ignored, no trace links")
         template = None
-    for option in ("report", "stats_json"):  # written at exit: a missing directory said now
-        where = os.path.dirname(os.path.abspath(flags[option])) if flags.get(option) else None
-        if where is not None and not os.path.isdir(where):
-            problems.append(f"--{option.replace('_', '-')} {shown(flags[option], 300)}: no directory "
-                            f"{shown(where, 300)} now; it is written at exit, if the directory is there by then")
+    for option in ("report", "stats_json"):  # written at exit: what cannot be is said now
+        path = flags.get(option)
+        where = os.path.dirname(os.path.abspath(path)) if path else None
+        said = f"--{option.replace('_', '-')} {shown(path or '', 300)}: "
+        if path and os.path.isdir(path):
+            problems.append(said + "a directory; the file cannot be written")
+        elif where is not None and os.path.exists(where) and not os.path.isdir(where):
+            problems.append(said + f"{shown(where, 300)} is not a directory; the file cannot be written")
+        elif where is not None and not os.path.isdir(where):
+            problems.append(said + f"no directory {shown(where, 300)} now; it is written at exit, "
+                            "if the directory is there by then")
     if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
         raise ConfigError(f"--summary must be one of {', '.join(SUMMARY_MODES)}")
     for name in ("flush_timeout_s", "grace_s"):

@@ -333,3 +333,13 @@ def test_a_report_or_stats_file_whose_directory_is_missing_is_said_at_start(tmp_
     assert cfg.report == str(missing / "r.html") and cfg.stats_json == str(missing / "s.json")
     cfg = build(exporter="none", protocol=None, env={}, report=str(tmp_path / "r.html"), stats_json="s.json")
     assert not [p for p in cfg.env_problems if "no directory" in p]
+
+
+def test_a_report_path_that_is_a_directory_or_under_a_file_is_said_at_start(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    cfg = config.build(exporter="none", protocol=None, env={}, report=str(tmp_path),
+                       stats_json=str(afile / "s.json"))
+    assert [p for p in cfg.env_problems if p.startswith("--")] == [
+        f"--report '{tmp_path}': a directory; the file cannot be written",
+        f"--stats-json '{afile / 's.json'}': '{afile}' is not a directory; the file cannot be written"]

@@ -1,5 +1,5 @@
 """``otelbridge follow PATH``: trace what a CLI writes to PATH (``tail -F``, an offset file) until
-SIGTERM/SIGINT. Workflows still open at the stop are not exported: the offset file makes the next
+SIGTERM/SIGINT/SIGHUP. Workflows still open at the stop are not exported: the offset file makes the next
 start read them again from their first line (see :mod:`otelbridge.source.follow`) — unless their
 file is no longer at PATH. A new file at PATH is a stream of its own."""
 
@@ -15,6 +15,7 @@ from ..deadline import Deadline
 from ..events import SpanRecord
 from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
+from ..source import interrupted_by
 from ..source.follow import MAX_WORKFLOWS
 from ..stats import Stats
 from .loop import install_loop
@@ -104,9 +105,15 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         hold.replaying = lambda: follower.replay_to > 0
         if follower.saved is not None:
             hold.exported = frozenset(follower.saved.workflows)
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        stopped_by: list[int] = []
+
+        def stop(signum: int) -> None:
+            stopped_by.append(signum)
+            follower.stop()
+
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             try:
-                loop.add_signal_handler(signum, follower.stop)
+                loop.add_signal_handler(signum, stop, signum)
             except (NotImplementedError, RuntimeError):
                 pass
         code = 0
@@ -121,7 +128,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         # their file is no longer at the path, where no start can read them again
         rereadable = follower.rereadable()
         hold.stopping = rereadable
-        pipeline.end_stream()
+        pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None)
         follower.stopped(tuple(hold.released))  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:

@@ -135,7 +135,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         """End of input: end every session (and all it holds) exactly once. With a ``reason``
         (the run was cut short) each session span ended here, and each span in it ended
         without its own end (those ERROR ``incomplete``), carries an ``interrupted`` event; a
-        session or turn without its result says ``{reason} before result``."""
+        session or turn without its result says ``{reason} before result``, a tool or task
+        without its end ``no tool_result: {reason}``."""
         emit = self.ctx.emit
         if reason is not None:
             cut_sessions = {s.span_id for s in self.sessions.values()}
@@ -145,6 +146,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                     rec.events.append(interrupted_event(rec.end_ns, reason))
                 if rec.error == NO_RESULT:  # the stream did not end: the run was stopped
                     rec.error = f"{reason} before result"
+                elif rec.error in (NO_TOOL_RESULT, NO_TERMINAL):
+                    rec.error = f"{rec.error.removesuffix(' at end of input')}: {reason}"
                 emit(rec)
 
             self.ctx.emit = cut

@@ -148,7 +148,7 @@ def test_rotation_truncation_and_restart(tmp_path):
     cut = [t for t in turns if t.status_code == 2]
     assert len(complete) == 4 * TEMPLATE.count('"type":"result"') == 4
     assert [(t.attributes["error.type"], t.status_message) for t in cut] == [
-        ("incomplete", "stream ended before result")]
+        ("incomplete", "interrupted by SIGTERM before result")]
     arrived = {(s.trace_id, s.span_id) for s in everything}
     assert all((t.trace_id, t.parent_span_id) in arrived for t in turns)
     assert all(link in arrived for s in spans for link in s.links)
@@ -547,3 +547,26 @@ def test_a_state_directory_it_cannot_write_is_said_once_and_the_workflows_still_
     said = [l for l in err.decode().splitlines() if "cannot save follow position" in l]
     assert len(said) == 1, err
     assert said[0].endswith("a restart cannot resume from here (set --state-dir to a writable directory)")
+
+
+def test_a_hangup_stops_follow_as_sigterm_does_and_the_cut_session_says_by_what(tmp_path):
+    """SIGHUP (a closed terminal, a supervisor's reload) killed follow at once: no flush, 4 of
+    14 spans, and the offset already past the open session. Now it stops as on SIGTERM, and
+    what the stop ends says so, in place of "stream ended before result"."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    lines = (EXAMPLES / "claude-code-session.jsonl").read_text().splitlines(keepends=True)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:20]))  # turn 1 open, no result yet
+            wait(lambda: any(s.name.startswith("chat ") for s in rx.received.spans()), what="a model call")
+        finally:
+            proc.send_signal(signal.SIGHUP)
+            _, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0, err
+        spans = {s.name: s for s in rx.received.spans()}
+    for name in ("invoke_agent claude-code", "turn 1"):
+        assert spans[name].status_message == "interrupted by SIGHUP before result"
+        name_, _, attributes = spans[name].events[-1]
+        assert (name_, attributes) == ("interrupted", {"otelbridge.reason": "interrupted by SIGHUP"})

@@ -103,6 +103,7 @@ def test_session_part_marks_the_session_and_what_it_cut_short():
     assert NO_RESULT == "stream ended before result"
     assert session.error == open_turn.error == "downstream closed before result"
     assert session.error_type == open_turn.error_type == "incomplete"
+    assert open_tool.error == "no tool_result: downstream closed" and open_tool.error_type == "incomplete"
     for name in ("turn 1", "execute_tool Read", "chat m"):
         assert all(e.name != "interrupted" for r in by_name[name] for e in r.events), name
     assert all(r.events[-1].time_ns == r.end_ns for r in records if (r.name, r.span_id) in cut)
