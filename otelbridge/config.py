@@ -266,13 +266,15 @@ def build(
         template = None
     for option in ("report", "stats_json"):  # written at exit: what cannot be is said now
         path = flags.get(option)
-        where = os.path.dirname(os.path.abspath(path)) if path else None
-        said = f"--{option.replace('_', '-')} {shown(path or '', 300)}: "
-        if path and os.path.isdir(path):
+        where = os.path.dirname(os.path.abspath(path)) if path else ""
+        if not path or os.path.isdir(where) and not os.path.isdir(path):
+            continue  # (shown() imports the redactor: only when there is something to say)
+        said = f"--{option.replace('_', '-')} {shown(path, 300)}: "
+        if os.path.isdir(path):
             problems.append(said + "a directory; the file cannot be written")
-        elif where is not None and os.path.exists(where) and not os.path.isdir(where):
+        elif os.path.exists(where):
             problems.append(said + f"{shown(where, 300)} is not a directory; the file cannot be written")
-        elif where is not None and not os.path.isdir(where):
+        else:
             problems.append(said + f"no directory {shown(where, 300)} now; it is written at exit, "
                             "if the directory is there by then")
     if flags.get("summary") is not None and flags["summary"] not in SUMMARY_MODES:
