@@ -1,6 +1,6 @@
 """A JSON document's strings, for the attributes whose value is one (:data:`JSON_ATTRIBUTES`):
 rewrite each string, put back what a pass over the whole text changed, and fit the document to
-a length by cutting its longest strings, then leaving out the last items of its longest list.
+a length by cutting its long strings to one length, then leaving out the last items of a list.
 Documents are decoded JSON (``dict``/``list``/``str``/numbers); nothing here scans text
 (:mod:`otelbridge.redact` does)."""
 
