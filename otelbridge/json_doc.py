@@ -6,6 +6,7 @@ Documents are decoded JSON (``dict``/``list``/``str``/numbers); nothing here sca
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,25 @@ def depth(doc: Any) -> int:
         level = [x for d in containers for x in (d.values() if isinstance(d, dict) else d)]
 
 
+class Pairs(list):
+    """An object's members as the text has them, in order (a key may repeat: two keys the
+    pass hid alike)."""
+
+
+def decode_pairs(text: str) -> Any:
+    """``text`` decoded, each object as :class:`Pairs` (``ValueError`` when it is no JSON)."""
+    return json.loads(text, object_pairs_hook=Pairs)
+
+
+def _plain(doc: Any) -> Any:
+    """``doc`` with each :class:`Pairs` an object again (a repeated key: its last value)."""
+    if type(doc) is Pairs:
+        return {k: _plain(v) for k, v in doc}
+    if type(doc) is list:
+        return [_plain(v) for v in doc]
+    return doc
+
+
 def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> Any:
     """``whole`` (a document after its text's pass) with each string that pass changed
     given back as ``each`` (the same document, each string redacted alone) has it, where
@@ -59,22 +79,23 @@ def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> A
     (``\\"``, ``\\n``) are the document's, not the string's; what a string's neighbours tell
     (``{"password": "x"}``, ``["--token", "x"]``) stays. A key the pass changed though it is no
     secret alone was taken for what follows a flag (``{"flag": "--password", "value": X}``):
-    the key stays, its value is hidden. ``whole`` as it is where the two differ in shape."""
+    the key stays, its value is hidden. ``whole`` (:func:`decode_pairs`: objects as
+    :class:`Pairs`) as it is where the two differ in shape."""
     if type(whole) is str:
         if type(each) is str and whole != each and alone(each) == whole:
             return each
         return whole
     if type(whole) is list and type(each) is list and len(whole) == len(each):
         return [from_context(s, w, alone) for s, w in zip(each, whole)]
-    if type(whole) is dict and type(each) is dict and len(whole) == len(each):
+    if type(whole) is Pairs and type(each) is dict and len(whole) == len(each):
         out: dict[str, Any] = {}
-        for (key, mine), (said, value) in zip(each.items(), whole.items()):
+        for (key, mine), (said, value) in zip(each.items(), whole):
             if said == key or alone(key) == said:
                 out[said] = from_context(mine, value, alone)
             else:
                 out[key] = said if type(value) is str else from_context(mine, value, alone)
         return out
-    return whole
+    return _plain(whole)
 
 
 #: Strings this short are cut only when no list can lose an item (a part's ``type``, a tool call's id).

@@ -43,7 +43,7 @@ from typing import IO, Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
-from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, depth, fit, from_context
+from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, decode_pairs, depth, fit, from_context
 from .json_doc import cap as _cap
 from .json_doc import strings as _json_strings
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
@@ -281,8 +281,8 @@ class Redactor:
             if whole == out:
                 return doc
             try:
-                return from_context(doc, msgspec.json.decode(whole), self._alone)
-            except msgspec.DecodeError:
+                return from_context(doc, decode_pairs(whole), self._alone)
+            except ValueError:  # no JSON: a match ran past a string's end
                 pass
         if isinstance(doc, dict) and len(doc) > 1:
             members: dict[str, Any] = {}

@@ -820,12 +820,13 @@ def test_a_document_over_the_cap_loses_its_last_list_items_before_its_short_stri
 @pytest.mark.parametrize("doc, hidden", [
     ({"flag": "--password", "value": "Zq8vT3xLw9Rk2Mp7"}, "value"),  # the pass took the key for the flag's value
     ({"option": "--token", "arg": "Zq8vT3xLw9Rk2Mp7"}, "arg"),
+    ({"a": "--password", "b": "Xy1Secret99", "c": "--token", "value": "Zq8vT3xLw9Rk2Mp7"}, "value"),
     ({"pass\u200bword": "Zq8vT3xLw9Rk2Mp7"}, "password"),  # an invisible character in a key
     ({"pass\u202eword": "Zq8vT3xLw9Rk2Mp7"}, "password"),
 ])
 def test_keys_are_sanitised_and_a_key_taken_for_a_flags_value_keeps_its_value_hidden(doc, hidden):
     out = Redactor().json_text(json.dumps(doc), 1000)
-    assert "Zq8vT3xLw9Rk2Mp7" not in out
+    assert "Zq8vT3xLw9Rk2Mp7" not in out and "Xy1Secret99" not in out  # (two keys hidden alike)
     got = json.loads(out)
     assert got[hidden].startswith("[REDACTED:")
     assert "\u200b" not in out and "\u202e" not in out
