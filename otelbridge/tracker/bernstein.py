@@ -8,7 +8,7 @@ on ``MissingTerminalSignal``; span names by docs/span-model.md (``run {cmd}``, `
   ``bernstein.<field>`` (``reason``, ``hint``, ``question``, ``options``, ``id``, ``path``;
   the plan ``markdown`` only with ``--capture-content``).
 * ``COMPLETED``/``FAILED`` are terminal: ``bernstein.terminal_signal`` says which; ``FAILED``
-  sets ERROR with its ``reason`` (``error.type = run_failed``).
+  sets ERROR described ``FAILED: {reason}`` (``error.type = run_failed``).
 * A run with signals but no terminal one is not failed: ``bernstein.terminal_signal = none``
   and a ``MissingTerminalSignal`` event (the seed's conformance warning); counted in
   ``stats.bernstein_runs_without_terminal``. A run without any signal gets nothing.
@@ -150,7 +150,8 @@ class BernsteinTracker:
                 SpanEvent(MISSING_TERMINAL, end_ns, {"bernstein.reason": "no COMPLETED or FAILED signal"})
             )
         elif run.terminal == "FAILED" and rec.error is None:
-            rec.error = run.reason or "FAILED"
+            # (named: a reason reads like the wrapped command's own, "exit 2")
+            rec.error = f"FAILED: {run.reason}" if run.reason else "FAILED"
             rec.error_type = "run_failed"
 
     # ------------------------------------------------------------------ records

@@ -71,7 +71,7 @@ def test_example_signals_on_run_stdin():
         assert "bernstein.markdown" not in attrs  # plan content is opt-in
     # FAILED is terminal: the run ends at it, ERROR with its reason
     failed_reason = sigs[-1][1]["reason"]
-    assert (run.status_code, run.status_message) == (2, failed_reason)
+    assert (run.status_code, run.status_message) == (2, f"FAILED: {failed_reason}")
     assert run.attributes["error.type"] == "run_failed"
     assert run.attributes["bernstein.terminal_signal"] == "FAILED"
     assert run.end_ns == run.events[-1][1]

@@ -38,7 +38,7 @@ def test_pipe_run_ends_at_its_terminal_signal():
     assert run.name == "run stdin"
     assert run.parent_span_id is None
     assert (run.start_ns, run.end_ns) == (WALL, WALL)  # the wall clock: construction to signal
-    assert (run.error, run.error_type) == ("exit 2", "run_failed")
+    assert (run.error, run.error_type) == ("FAILED: exit 2", "run_failed")
     assert run.attributes == {"bernstein.terminal_signal": "FAILED", "gen_ai.conversation.id": "sess-b"}
     assert [(e.name, e.attributes) for e in run.events] == [
         ("bernstein.question", {"bernstein.question": "Apply migration?", "bernstein.id": "q-001",
@@ -96,7 +96,7 @@ def test_wrapper_mode_decorates_the_process_span():
     assert records == []  # the wrapper span's owner emits it
     rec = SpanRecord("run my-cli", 0x99, 0x77, None, WALL - 5, WALL + 5, {"process.exit.code": 0})
     ctx.decorate_process(rec)
-    assert (rec.error, rec.error_type) == ("exit 3", "run_failed")
+    assert (rec.error, rec.error_type) == ("FAILED: exit 3", "run_failed")
     assert rec.attributes == {"process.exit.code": 0, "bernstein.terminal_signal": "FAILED"}
     assert [e.name for e in rec.events] == ["bernstein.question", "bernstein.failed", "bernstein.completed"]
     assert ctx.stats.duplicate_notifications == 1
