@@ -109,21 +109,21 @@ def fit(doc: Any, limit: int) -> str | None:
     message's tool call parts, not its messages) left out, as many as its size says (its first
     item stays), in place; ``None`` when nothing fits."""
     for _ in range(64):
-        out = _cut_strings(doc, limit, SHORT)
+        out = cut_strings(doc, limit, SHORT)
         if out is not None:
             return out
         items = _first_list(doc)
         if items is None:
-            return _cut_strings(doc, limit, 1)
+            return cut_strings(doc, limit, 1)
         floor = len(msgspec.json.encode(strings(doc, lambda s: s if len(s) <= 1 else "…")))
         del items[max(1, min(len(items) - 1, len(items) * limit // max(floor, 1))):]
     return None
 
 
-def _cut_strings(doc: Any, limit: int, least: int) -> str | None:
+def cut_strings(doc: Any, limit: int, least: int, cut: Callable[[str, int], str] = cap) -> str | None:
     """``doc`` encoded in at most ``limit`` characters, every string longer than ``least``
-    cut to one length (found by bisection: the longest that fits); ``None`` when even
-    ``least + 1`` does not fit."""
+    cut to one length by ``cut(s, length)`` (found by bisection: the longest that fits);
+    ``None`` when even ``least + 1`` does not fit."""
     out = msgspec.json.encode(doc).decode()
     if len(out) <= limit:
         return out
@@ -135,7 +135,7 @@ def _cut_strings(doc: Any, limit: int, least: int) -> str | None:
     low, high, best = least + 1, longest - 1, None
     while low <= high:
         size = (low + high) // 2
-        text = msgspec.json.encode(strings(doc, lambda s: cap(s, size) if len(s) > size else s)).decode()
+        text = msgspec.json.encode(strings(doc, lambda s: cut(s, size) if len(s) > size else s)).decode()
         if len(text) <= limit:
             low, best = size + 1, text
         else:

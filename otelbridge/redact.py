@@ -289,9 +289,8 @@ class Redactor:
             for key, value in doc.items():
                 members.update(self._in_context({key: value}))
             return members
-        if isinstance(doc, dict):  # its key alone too: a member too long to pass whole
-            return {self.scrub(k): self._in_context(v) if isinstance(v, (dict, list)) else v
-                    for k, v in doc.items()}
+        if isinstance(doc, dict):  # (its keys were redacted alone before: json_text)
+            return {k: self._in_context(v) if isinstance(v, (dict, list)) else v for k, v in doc.items()}
         if isinstance(doc, list):
             return [self._in_context(v) if isinstance(v, (dict, list)) else v for v in doc]
         return doc

@@ -9,9 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
+
+from .json_doc import MAX_DEPTH, cut_strings, depth
+
 #: The longest string one wire value is held as (characters): a memory bound on what the
 #: tracker holds per value (64 Ki). Exported text is redacted and capped by the span builder.
 MAX_HELD_CHARS = 65_536
+_ENCODE = msgspec.json.Encoder().encode
 
 #: 2000-01-01T00:00:00Z in epoch ms. Earlier "timestamps" are treated as garbage.
 MIN_EPOCH_MS = 946_684_800_000
@@ -100,26 +105,16 @@ def _held(text: str, bound: int = MAX_HELD_CHARS) -> str:
 
 def held_json(doc: Any) -> str | None:
     """``doc`` (decoded JSON) as JSON text of at most :data:`MAX_HELD_CHARS` characters: where
-    it is longer, its longest strings cut as :func:`as_str` cuts one (before a whitespace:
-    no token held cut in half), one at a time; ``None`` when that is not enough (a document
-    of many strings). Cutting the text itself would leave no JSON."""
-    import msgspec
-
-    from .json_doc import strings
-
-    text = msgspec.json.encode(doc).decode("utf-8", "replace")
-    for _ in range(16):
-        over = len(text) - MAX_HELD_CHARS
-        if over <= 0:
-            return text
-        found: list[str] = []
-        strings(doc, lambda s: found.append(s) or s)
-        longest = max(found, key=len, default="")
-        if len(longest) <= 1:
-            return None
-        doc = strings(doc, lambda s, t=longest: _held(s, max(len(s) - over, 0)) if s is t else s)
-        text = msgspec.json.encode(doc).decode("utf-8", "replace")
-    return text if len(text) <= MAX_HELD_CHARS else None
+    it is longer, its long strings cut as :func:`as_str` cuts one (before a whitespace: no
+    token held cut in half) to the longest one length that fits; ``None`` when that is not
+    enough (a document of many strings) or it nests too deep to walk. Cutting the text itself
+    would leave no JSON."""
+    text = _ENCODE(doc).decode()
+    if len(text) <= MAX_HELD_CHARS:
+        return text
+    if depth(doc) > MAX_DEPTH:
+        return None
+    return cut_strings(doc, MAX_HELD_CHARS, 1, _held)
 
 
 def as_key(value: Any) -> str | None:

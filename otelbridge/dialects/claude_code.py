@@ -71,8 +71,6 @@ AGENT_TASK_TYPES = frozenset({"local_agent", "Agent"})
 #: The model name Claude Code gives its own text for a failed API call.
 SYNTHETIC_MODEL = "<synthetic>"
 
-_encode = msgspec.json.Encoder()
-
 
 def _arguments(value: Any) -> str | None:
     """A tool call's ``input`` as JSON text (:func:`~otelbridge.wire.held_json`: still JSON when
