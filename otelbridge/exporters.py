@@ -79,16 +79,18 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
     """Why an HTTP answer of ``status`` 2xx or 3xx (``headers``, ``body``) is no OTLP
     receiver's, else ``None``. The SDK counts every status below 400 as sent, but its
     transports follow no redirect, and a web page (a UI's port, a login page) took nothing
-    in: the spans would be lost unsaid. An empty body is no page, whatever its label (web
-    frameworks label an empty answer ``text/html``)."""
+    in: the spans would be lost unsaid. A page is known by its label or by its body (markup:
+    an OTLP answer, protobuf or JSON, never begins with ``<``); an empty body is no page,
+    whatever its label (web frameworks label an empty answer ``text/html``)."""
     if status is None or not 200 <= status < 400:
         return None
     if status >= 300:
         return (f"the endpoint answered {status}, a redirect to {headers.get('location') or 'elsewhere'}, "
                 "which OTLP exporters do not follow: set the endpoint to where it points")
-    if body and (headers.get("content-type") or "").split(";")[0].strip().lower() == "text/html":
-        return ("the endpoint answered with a web page (text/html), not an OTLP response: is it "
-                "a user interface's port? OTLP/HTTP is usually on port 4318")
+    kind = (headers.get("content-type") or "").split(";")[0].strip().lower()
+    if body and (kind == "text/html" or body.lstrip()[:1] == b"<"):
+        return (f"the endpoint answered with a web page ({kind or 'no content type'}), not an OTLP "
+                "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
     return None
 
 

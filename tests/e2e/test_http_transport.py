@@ -209,3 +209,20 @@ def test_an_empty_answer_labelled_html_is_a_success(tmp_path, credentials):
         front.close()
     assert run.returncode == 0 and run.stdout == DATA
     assert f"spans {SPANS} built, {SPANS} exported, 0 dropped" in run.stderr.decode()
+
+
+@pytest.mark.parametrize("content_type", [None, "application/xhtml+xml", "text/plain"])
+def test_a_page_under_another_label_is_known_by_its_body(tmp_path, content_type):
+    """A front end serving its page without a label, as XHTML or as text: an OTLP answer
+    (protobuf or JSON) never begins with "<", so the page confirms nothing either."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    front = _Answering(200, headers, b"\n<!DOCTYPE html><html><head><title>Grafana</title></head></html>")
+    try:
+        run = run_bridge(["--endpoint", f"http://{front.host}", "--flush-timeout", "5",
+                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+    finally:
+        front.close()
+    assert run.stdout == DATA and run.returncode == 1
+    err = run.stderr.decode()
+    assert f"the endpoint answered with a web page ({content_type or 'no content type'}), not an OTLP response" in err
+    assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
