@@ -7,7 +7,8 @@ Detectors:
 
 * ``otelbridge-before`` — the patterns of an earlier commit (``--before REV``, default the
   commit before the detector was rebuilt), loaded from git;
-* ``otelbridge`` — :mod:`otelbridge.secrets` as it is now;
+* ``otelbridge`` — :mod:`otelbridge.secrets` as it is now, each string alone; then as one run
+  that met every positive first (:mod:`otelbridge.found_secrets`: the values it remembers);
 * ``detect-secrets`` — Yelp's ``detect-secrets`` 1.5, every plugin, on each line of the string
   as its file scan does (default filters, a ``.txt`` file's keyword rules); a found secret
   value is replaced wherever it occurs; also its ad-hoc ``scan_line`` (eager) mode;
@@ -40,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from otelbridge import redact  # noqa: E402
+from otelbridge.found_secrets import MAX_VALUES  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "secret-forms.jsonl"
 MARK = "[REDACTED"
@@ -84,8 +86,33 @@ def before_detector(rev: str) -> Callable[[str], str]:
 
 def now_detector() -> Callable[[str], str]:
     r = redact.Redactor()
-    # uncached, so the cost is the scan's: sanitise, patterns, line ends
-    return lambda text: redact._LINE_ENDS.sub(" ", r.redact(redact._sanitise(text)))
+    # uncached, so the cost is the scan's: sanitise, patterns, line ends; each string alone
+    # (nothing learnt from one form hides another: :func:`remembered` measures that)
+    return lambda text: redact._LINE_ENDS.sub(" ", r.redact(redact._sanitise(text), learn=False))
+
+
+def remembered(forms: list[dict], real: list[str], show: int) -> None:
+    """One run that met every positive form first (its redactor remembers each value found):
+    how many values it keeps, which negatives and recording strings it then changes that a
+    fresh one does not (false hits from memory), and the cost of a string then, uncached."""
+    r, fresh = redact.Redactor(), redact.Redactor()
+    for f in forms:
+        if f["kind"] == "positive":
+            r.scan(f["text"])
+    negatives = [f["text"] for f in forms if f["kind"] == "negative"]
+    changed = [(s, r.scan(s)) for s in negatives + real if r.scan(s) != fresh.scan(s)]
+    costs = {}
+    for name, who in (("nothing remembered", fresh), (f"{len(r.found)} values remembered", r)):
+        t0 = time.process_time()
+        for s in real:
+            who.redact(redact._sanitise(s), learn=False)
+        costs[name] = (time.process_time() - t0) / len(real) * 1e6
+    print(f"\n== one run that met every positive first: {len(r.found)} values remembered "
+          f"(at most {MAX_VALUES}); negatives and recording strings "
+          f"changed by them {len(changed)}/{len(negatives) + len(real)}; "
+          + "; ".join(f"{k} {v:.1f} µs/string" for k, v in costs.items()))
+    for s, out in changed[:show]:
+        print("  changed:", repr(s[:80]), "->", repr(out[:80]))
 
 
 def detect_secrets_detector(eager: bool) -> Callable[[str], str]:
@@ -316,6 +343,7 @@ def main() -> None:
         detectors["otelbridge+detect-secrets"] = lambda text: library(ours(text))
     for name, detect in detectors.items():
         evaluate(name, detect, forms, real, args.show)
+    remembered(forms, real, args.show)
     worst_case()
     if args.mix_mb:
         full_trace(args.mix_mb, args.runs)

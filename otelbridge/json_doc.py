@@ -7,7 +7,7 @@ Documents are decoded JSON (``dict``/``list``/``str``/numbers); nothing here sca
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -96,6 +96,20 @@ def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> A
                 out[key] = said if type(value) is str else from_context(mine, value, alone)
         return out
     return _plain(whole)
+
+
+def string_pairs(a: Any, b: Any) -> Iterator[tuple[str, str]]:
+    """Each string of ``a`` (keys too) with the string at its place in ``b``, where the two
+    documents have one shape there."""
+    if type(a) is str and type(b) is str:
+        yield a, b
+    elif type(a) is list and type(b) is list and len(a) == len(b):
+        for x, y in zip(a, b):
+            yield from string_pairs(x, y)
+    elif type(a) is dict and type(b) is dict and len(a) == len(b):
+        for (ka, va), (kb, vb) in zip(a.items(), b.items()):
+            yield ka, kb
+            yield from string_pairs(va, vb)
 
 
 #: Strings this short are cut only when no list can lose an item (a part's ``type``, a tool call's id).

@@ -43,7 +43,8 @@ from typing import IO, Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
-from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, decode_pairs, depth, fit, from_context
+from .found_secrets import FoundSecrets
+from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, decode_pairs, depth, fit, from_context, string_pairs
 from .json_doc import cap as _cap
 from .json_doc import strings as _json_strings
 from .secret_patterns import Needles, Pattern, PatternError, custom_pattern
@@ -151,7 +152,8 @@ class Redactor:
     ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters).
     """
 
-    __slots__ = ("patterns", "max_length", "only_defaults", "_memo", "_needles", "_keys", "_flags")
+    __slots__ = ("patterns", "max_length", "only_defaults", "found", "_memo", "_needles", "_keys",
+                 "_flags", "_probes")
 
     def __init__(self, patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS,
                  max_length: int = DEFAULT_MAX_LENGTH) -> None:
@@ -169,6 +171,10 @@ class Redactor:
         self._keys: set[str] = set()
         #: the default patterns apply: so does the flag rule of sequences (:func:`_flag_values`)
         self._flags = set(DEFAULT_PATTERNS) <= set(patterns)
+        #: every value redacted so far, hidden in every string after (:mod:`otelbridge.found_secrets`)
+        self.found = FoundSecrets(" ".join(f"[REDACTED:{p.kind}]" for p in patterns))
+        #: JSON key → whether a string of digits under it is redacted (:meth:`_names_a_secret_key`)
+        self._probes: dict[tuple[str, bool], bool] = {}
 
     @classmethod
     def build(
@@ -184,15 +190,23 @@ class Redactor:
         patterns = (DEFAULT_PATTERNS if defaults else ()) + tuple(custom_pattern(r) for r in extra)
         return cls(patterns, max_length if max_length is not None else DEFAULT_MAX_LENGTH)
 
-    def redact(self, text: str) -> str:
-        """``text`` with every pattern's matches replaced by markers, and home directories as
-        ``~``; no sanitising, no cap, no length bound (use :meth:`scan`)."""
+    def redact(self, text: str, learn: bool = True) -> str:
+        """``text`` with every pattern's matches replaced by markers, then every value found
+        so far (:attr:`found`, which learns this text's matches unless ``learn`` is false),
+        and home directories as ``~``; no sanitising, no cap, no length bound (use
+        :meth:`scan`)."""
         patterns = self.patterns
         needles = self._needles
         if needles is None:
             needles = self._needles = Needles(patterns)
+        matched: list[str] | None = [] if learn else None
         for i in needles.wanted(text):
-            text = patterns[i].sub(text)
+            text = patterns[i].sub(text, matched)
+            if matched:
+                self.found.learn(matched, patterns[i].kind)
+                matched.clear()
+        if self.found:
+            text = self.found.hide(text)
         return home(text)
 
     def scan(self, text: str) -> str | None:
@@ -207,6 +221,8 @@ class Redactor:
             if "\n" in out or "\r" in out:
                 out = _LINE_ENDS.sub(" ", out)
             self._memo.put(text, out)
+        elif self.found:  # scanned before a value it holds was found elsewhere
+            out = self.found.hide(out)
         return out
 
     def scrub(self, text: str) -> str:
@@ -277,13 +293,16 @@ class Redactor:
 
         out = msgspec.json.encode(doc).decode()
         if len(out) <= SCAN_MAX_CHARS:  # (longer: its parts, each alone)
-            whole = self.redact(out)
+            whole = self.redact(out, learn=False)  # (what it finds is learnt where it is kept)
             if whole == out:
                 return doc
             try:
-                return from_context(doc, decode_pairs(whole), self._alone)
+                kept = from_context(doc, decode_pairs(whole), self._alone)
             except ValueError:  # no JSON: a match ran past a string's end
                 pass
+            else:
+                self.found.learn_changes(string_pairs(doc, kept))
+                return kept
         if isinstance(doc, dict) and len(doc) > 1:
             members: dict[str, Any] = {}
             for key, value in doc.items():
@@ -301,7 +320,7 @@ class Redactor:
         import msgspec
 
         try:
-            out = msgspec.json.decode(self.redact(msgspec.json.encode(text).decode()))
+            out = msgspec.json.decode(self.redact(msgspec.json.encode(text).decode(), learn=False))
         except msgspec.DecodeError:
             return None
         return out if isinstance(out, str) else None
@@ -310,8 +329,14 @@ class Redactor:
         """Whether a JSON value under ``key`` is redacted when it is a string of digits, or
         (``listed``) a list of one (a number under such a key is a secret too:
         ``{"password": 98765432}``, ``{"passwords": [98765432]}``)."""
-        probe = '{"%s": ["%s"]}' if listed else '{"%s": "%s"}'
-        return "[REDACTED:" in (self.scan(probe % (key.replace('"', ""), "86420975")) or "")
+        known = self._probes.get((key, listed))
+        if known is None:
+            probe = ('{"%s": ["%s"]}' if listed else '{"%s": "%s"}') % (key.replace('"', ""), "86420975")
+            # (not learnt: the probe's digits are no one's secret)
+            known = len(probe) <= SCAN_MAX_CHARS and "[REDACTED:" in self.redact(_sanitise(probe), learn=False)
+            if len(self._probes) < MEMO_ENTRIES:
+                self._probes[(key, listed)] = known
+        return known
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
@@ -321,7 +346,8 @@ class Redactor:
         out: dict[str, Any] = {}
         if not attrs:
             return out
-        scan, limit, keys, known = self.scan, self.max_length, self._keys, self._memo.items
+        scan, limit, keys = self.scan, self.max_length, self._keys
+        known = self._memo.items if not self.found else {}  # (scan hides what was found since)
         for key, value in attrs.items():
             kind = type(value)  # exact types first: one test for the common values
             if kind in _NUMBERS:
@@ -339,9 +365,10 @@ class Redactor:
                         value = _cap(value, limit)
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
-                                     for v in (_flag_values(value, self.redact) if self._flags else value))
+                                     for v in (_flag_values(value, self.redact, self.found)
+                                               if self._flags else value))
                          if v != ""]
-            if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
+            if key not in keys or self.found:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
                 if safe_key == key and len(keys) < MEMO_ENTRIES:
                     keys.add(key)
@@ -356,17 +383,19 @@ _NUMBERS = frozenset({int, bool, float})
 _ARG_SEPS = (" ", "\x1f")
 
 
-def _flag_values(args: list[Any] | tuple[Any, ...],
-                 redact: Callable[[str], str]) -> list[Any] | tuple[Any, ...]:
+def _flag_values(args: list[Any] | tuple[Any, ...], redact: Callable[[str], str],
+                 found: FoundSecrets) -> list[Any] | tuple[Any, ...]:
     """``args`` (a command line, or any sequence) with what an argument holds only through the
     ones before it replaced by a marker, which each element alone cannot tell: the argument
     after a flag that names a secret (``--password X``, ``--api-key X``:
     :func:`~otelbridge.secrets.names_a_secret`), unless it is a flag itself, and what ``redact``
-    finds in the line the arguments make (``sshpass -p X``, ``curl -u u:X``, ``mysql -pX``)."""
+    finds in the line the arguments make (``sshpass -p X``, ``curl -u u:X``, ``mysql -pX``).
+    A value hidden after its flag is remembered in ``found``."""
     out = list(args)
     for i, a in enumerate(args[:-1]):
         if isinstance(a, str) and names_a_secret(a) and isinstance(out[i + 1], str) \
                 and not out[i + 1].startswith("-"):
+            found.learn((out[i + 1],), "secret")
             out[i + 1] = FLAG_VALUE
     sep = next((s for s in _ARG_SEPS if all(type(a) is str and s not in a for a in out)), None)
     # (a line too long to scan is not joined: its arguments are each scanned, or dropped)

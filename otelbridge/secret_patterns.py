@@ -63,13 +63,15 @@ class Pattern:
     def __repr__(self) -> str:
         return f"Pattern({self.kind!r}, {self._source!r})"
 
-    def sub(self, text: str) -> str:
+    def sub(self, text: str, found: list[str] | None = None) -> str:
+        """``text`` with each match as this pattern's marker; each text replaced is appended
+        to ``found`` when given."""
         if not self._admits(text):
             return text
         marker = f"[REDACTED:{self.kind}]"
-        if "keep" not in self.regex.groupindex:
-            return self.regex.sub(marker, text)
-        return replace(self.regex, text, marker, self.passes)
+        if "keep" in self.regex.groupindex or found is not None:
+            return replace(self.regex, text, marker, self.passes, found=found)
+        return self.regex.sub(marker, text)
 
     def _admits(self, text: str) -> bool:
         """False when the precheck finds nothing: no match possible."""
@@ -82,24 +84,28 @@ class Pattern:
 
 
 def replace(regex: re.Pattern[str], text: str, marker: str, passes: int = 1,
-            view: Callable[[str], str] | None = None) -> str:
+            view: Callable[[str], str] | None = None, found: list[str] | None = None) -> str:
     """``text`` with each match of ``regex`` (after its group ``keep``, if it took part) as
     ``marker``. ``passes`` > 1: where a match was replaced, ``regex`` is tried again at its
     start, anchored, until one finds nothing (a program's name before each of its flags: the
-    next flag). ``view``: ``regex`` reads ``view(text)``, a text of the same length, instead."""
+    next flag). ``view``: ``regex`` reads ``view(text)``, a text of the same length, instead.
+    ``found``: each text replaced is appended to it."""
     starts: list[int] | None = None
+    keep = "keep" in regex.groupindex
     for _ in range(passes):
         seen = text if view is None else view(text)
-        found = (regex.finditer(seen) if starts is None
-                 else [m for m in map(regex.match, (seen,) * len(starts), starts) if m is not None])
+        matches = (regex.finditer(seen) if starts is None
+                   else [m for m in map(regex.match, (seen,) * len(starts), starts) if m is not None])
         parts: list[str] = []
         done = shift = 0
         starts = []
-        for m in found:
+        for m in matches:
             start = m.start()
             if start < done:  # tried again inside another's match: that one was found first
                 continue
-            cut, end = max(m.end("keep"), start), m.end()
+            cut, end = max(m.end("keep") if keep else -1, start), m.end()
+            if found is not None:
+                found.append(text[cut:end])
             parts += (text[done:cut], marker)
             starts.append(start + shift)
             shift += len(marker) - (end - cut)
@@ -166,14 +172,14 @@ class ViewPattern(Pattern):
     def view(part: str) -> str:
         raise NotImplementedError
 
-    def sub(self, text: str) -> str:
+    def sub(self, text: str, found: list[str] | None = None) -> str:
         if not self._admits(text):
             return text
         rule, marker, passes = self.inner.regex, f"[REDACTED:{self.kind}]", self.passes
         out, done = [], 0
         for start, end in self.parts(text):
             seen = text[start:end]
-            redacted = replace(rule, seen, marker, passes, self.view)
+            redacted = replace(rule, seen, marker, passes, self.view, found)
             if redacted is not seen:
                 out += (text[done:start], redacted)
                 done = end

@@ -219,3 +219,14 @@ def session_span_count(data: bytes) -> int:
             s["results"] += 1
             s["open"] = s["pending"] > 0
     return sum(1 + s["turns"] + len(s["chats"]) + len(s["tools"]) for s in sessions.values())
+
+
+@pytest.fixture(autouse=True)
+def fresh_redactor():
+    """Each test a run of its own: the installed redactor remembers every secret it found
+    (``Redactor.found``), which a later test's text must not meet."""
+    from otelbridge import redact
+
+    previous = redact.install(redact.Redactor())
+    yield
+    redact.install(previous)

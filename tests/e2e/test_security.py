@@ -522,3 +522,52 @@ def test_no_ci_log_command_can_be_forged_through_our_lines_on_stderr():
     assert "deploy]true" in err and "title=forged" in err  # the texts are shown
     assert "##[" not in err and "##vso[" not in err
     assert [line for line in err.splitlines() if line.lstrip().startswith("::")] == []
+
+
+def echo_stream(password: str, token: str) -> bytes:
+    """A Claude Code session in which each secret shows its form once (``export API_TOKEN=…``,
+    a ``.env`` file's ``DB_PASSWORD=…``) and then appears bare: the model's prose before the
+    command in the same message, the prose after reading it, a command's output echoing it."""
+    sid, model = "sess-found-0001", "claude-sonnet-4-5"
+
+    def assistant(mid: str, text: str, tool: str, name: str, args: dict) -> dict:
+        return {"type": "assistant", "session_id": sid, "message": {
+            "id": mid, "model": model, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": [{"type": "text", "text": text}, {"type": "tool_use", "id": tool, "name": name, "input": args}]}}
+
+    def result(tool: str, text: str) -> dict:
+        return {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tool, "content": text}]}}
+
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": ["Bash", "Read"]},
+        assistant("msg_1", f"I'll export the token {token} first.", "toolu_1", "Bash",
+                  {"command": f"export API_TOKEN={token}"}),
+        result("toolu_1", ""),
+        assistant("msg_2", "Reading the settings.", "toolu_2", "Read", {"file_path": "/tmp/app/.env"}),
+        result("toolu_2", f"DB_HOST=db.internal\nDB_PASSWORD={password}\n"),
+        assistant("msg_3", f"The database password is {password}; checking it reaches the app.", "toolu_3",
+                  "Bash", {"command": "printenv DB_PASSWORD"}),
+        result("toolu_3", password + "\n"),
+        {"type": "result", "subtype": "success", "is_error": False, "session_id": sid,
+         "result": f"Done: the app uses {password}.", "num_turns": 3, "duration_ms": 10},
+    ]
+    return b"".join(json.dumps(l).encode() + b"\n" for l in lines)
+
+
+def test_a_secret_found_once_is_hidden_wherever_it_appears_again():
+    """With ``--capture-content``, a value the detector found in one place (a command, a file a
+    tool read) leaves nowhere: not in the prose around it, not in a command's bare output."""
+    password, token = "Zq8vK2mP9xL4wR", "tk-7Hq2Lm9Xv4Rs8Wd3"
+    data = echo_stream(password, token)
+    _, spans, raw = export(["--capture-content"], data)
+    assert len(spans) == 8
+    text = json.dumps([asdict(s) for s in spans], ensure_ascii=False)
+    assert password not in text and token not in text
+    assert password.encode() not in raw and token.encode() not in raw
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in by_name(spans, "execute_tool")}
+    assert tools["toolu_3"].attributes["gen_ai.tool.call.result"] == "[REDACTED:secret] "
+    chats = [json.loads(s.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"]
+             for s in by_name(spans, "chat")]
+    assert chats == ["I'll export the token [REDACTED:secret] first.", "Reading the settings.",
+                     "The database password is [REDACTED:secret]; checking it reaches the app."]

@@ -1,0 +1,141 @@
+"""otelbridge.found_secrets: a value the detector redacted once is redacted wherever it appears
+after, in the same run (one :class:`~otelbridge.redact.Redactor`), also where nothing around it
+says it is a secret; ordinary words are never remembered."""
+
+from __future__ import annotations
+
+import json
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otelbridge import redact
+from otelbridge.events import SpanEvent, SpanRecord
+from otelbridge.found_secrets import MAX_CHARS, MAX_VALUES, FoundSecrets, replaced, worth_remembering
+from otelbridge.redact import Redactor
+from otelbridge.spans import PresetIdGenerator, SpanBuilder
+from otelbridge.stats import Stats
+
+PW = "Zq8vK2mP9xL4wR"
+
+
+def test_a_value_found_in_one_string_is_hidden_in_every_later_one():
+    r = Redactor()
+    assert r.scan(f"export DB_PASSWORD={PW}") == "export DB_PASSWORD=[REDACTED:secret]"
+    assert r.found.markers == {PW: "[REDACTED:secret]"}
+    # bare, in prose, in a JSON document's strings: nothing says it is one
+    assert r.scan(PW + "\n") == "[REDACTED:secret] "
+    assert r.clean(f"The password is {PW}; checking it.") == "The password is [REDACTED:secret]; checking it."
+    assert r.json_text(json.dumps({"out": f"got {PW}!", "seen": [PW, "x"]}), 1000) == \
+        '{"out":"got [REDACTED:secret]!","seen":["[REDACTED:secret]","x"]}'
+    # an argv element and the rest of the string it was found in
+    assert r.attributes({"process.command_args": ["echo", PW]}) == \
+        {"process.command_args": ["echo", "[REDACTED:secret]"]}
+    assert r.scan(f"DB_PASSWORD={PW} ./run --check {PW}") == \
+        "DB_PASSWORD=[REDACTED:secret] ./run --check [REDACTED:secret]"
+
+
+def test_a_string_scanned_before_the_value_was_found_is_hidden_when_met_again():
+    r = Redactor()
+    said = f"I'll set it to {PW} now"
+    assert r.scan(said) == said  # nothing tells yet: the scan is remembered as it is
+    assert r.attributes({"a": said}) == {"a": said}
+    r.scan(f"password: {PW}")
+    assert r.scan(said) == "I'll set it to [REDACTED:secret] now"
+    assert r.attributes({"a": said}) == {"a": "I'll set it to [REDACTED:secret] now"}
+
+
+def test_a_value_found_through_its_neighbours_in_a_json_document_is_remembered():
+    r = Redactor()
+    # no string alone is a secret: the key before it says so
+    assert r.json_text(json.dumps({"password": PW}), 1000) == '{"password":"[REDACTED:secret]"}'
+    assert r.scan(f"connected with {PW}") == "connected with [REDACTED:secret]"
+    r2 = Redactor()
+    assert r2.attributes({"process.command_args": ["mysql", "--password", "Hq2-r7Lm0x"]}) == \
+        {"process.command_args": ["mysql", "--password", "[REDACTED:secret]"]}
+    assert r2.scan("Hq2-r7Lm0x") == "[REDACTED:secret]"
+
+
+def test_only_values_that_cannot_be_ordinary_words_are_remembered():
+    r = Redactor()
+    for text in ("password=changeme", "password=hunter2", "token: abcdefghijkl", "secret=********"):
+        assert "[REDACTED:secret]" in r.scan(text), text
+    assert r.found.markers == {}
+    assert r.scan("changeme hunter2 abcdefghijkl ********") == "changeme hunter2 abcdefghijkl ********"
+    assert worth_remembering(" 'k3y with space' ") == "k3y with space"
+    assert worth_remembering("Bearer [REDACTED:jwt]") is None
+    assert worth_remembering("ab1-cd2") is None  # 7 characters
+    assert worth_remembering("ab1-cd2e") == "ab1-cd2e"
+
+
+def test_the_detector_s_probes_and_discarded_readings_are_not_learnt():
+    r = Redactor()
+    # a key is probed with a number of 8 digits; a JSON text's whole pass that reads a YAML file's
+    # escaped line ends as one line is discarded (the string keeps its own reading)
+    yaml = "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n- name: HOST\n  value: db.internal\n"
+    doc = r.json_text(json.dumps({"count": 86420975, "passwords": [12345678], "content": yaml}), 10_000)
+    assert json.loads(doc)["content"] == yaml.replace("\n", " ")
+    assert json.loads(doc)["passwords"] == ["[REDACTED:secret]"]
+    assert r.found.markers == {}
+    assert r.scan("86420975 12345678 db.internal") == "86420975 12345678 db.internal"
+
+
+def test_a_longer_value_is_hidden_whole_before_a_shorter_one_inside_it():
+    found = FoundSecrets()
+    assert found.learn(["abc123xyz"], "secret") == 1
+    assert found.learn(["abc123xyz-long-tail"], "api_key") == 1
+    assert found.learn(["abc123xyz"], "secret") == 0
+    assert found.hide("a abc123xyz-long-tail b abc123xyz") == "a [REDACTED:api_key] b [REDACTED:secret]"
+
+
+def test_at_most_max_values_are_remembered_the_latest_found():
+    found = FoundSecrets()
+    values = [f"v{i:04d}-Zq8v" for i in range(MAX_VALUES + 5)]
+    assert found.learn(values, "secret") == MAX_VALUES + 5
+    assert len(found) == MAX_VALUES
+    assert found.hide(f"{values[0]} {values[5]} {values[-1]}") == f"{values[0]} [REDACTED:secret] [REDACTED:secret]"
+    assert found.learn(["x" * (MAX_CHARS + 1) + "1"], "secret") == 0
+
+
+def test_no_value_inside_a_marker_is_remembered():
+    r = Redactor()
+    found = r.found
+    assert found.learn(["aws_secret_key", "REDACTED:aws"], "secret") == 0
+    assert r.scan("[REDACTED:aws_secret_key]") == "[REDACTED:aws_secret_key]"
+
+
+def test_what_markers_replaced_is_read_back_from_the_text_before_them():
+    assert replaced('{"password": "Zq8v-abc", "x": 1}', '{"password": "[REDACTED:secret]", "x": 1}') == \
+        [("Zq8v-abc", "secret")]
+    assert replaced("a Zq8v-abc b Tok-9999x c", "a [REDACTED:secret] b [REDACTED:token] c") == \
+        [("Zq8v-abc", "secret"), ("Tok-9999x", "token")]
+    assert replaced("unrelated", "other [REDACTED:secret]") == []
+
+
+def test_one_span_s_strings_hide_a_value_whichever_of_them_is_read_first():
+    """The command that shows the secret's form is an attribute after the output that echoes
+    it bare, and an event before both: all three leave without it."""
+    rec = SpanRecord(
+        name="execute_tool Bash", trace_id=0x1234, span_id=0x56, parent_span_id=None,
+        start_ns=10, end_ns=20,
+        attributes={"gen_ai.tool.call.result": PW + "\n", "gen_ai.tool.call.arguments":
+                    json.dumps({"command": f"export DB_PASSWORD={PW}; printenv DB_PASSWORD"})},
+    )
+    rec.events.append(SpanEvent("output", 15, {"text": f"value {PW}"}))
+    rec.error, rec.error_type = f"failed with {PW}", "tool_error"
+    previous = redact.install(Redactor())
+    try:
+        ids = PresetIdGenerator()
+        provider = TracerProvider(id_generator=ids, shutdown_on_exit=False)
+        memory = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        SpanBuilder(provider, ids, Stats()).emit(rec)
+        (span,) = memory.get_finished_spans()
+    finally:
+        redact.install(previous)
+    assert span.attributes["gen_ai.tool.call.result"] == "[REDACTED:secret] "
+    assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == \
+        {"command": "export DB_PASSWORD=[REDACTED:secret]; printenv DB_PASSWORD"}
+    assert span.events[0].attributes["text"] == "value [REDACTED:secret]"
+    assert span.status.description == "failed with [REDACTED:secret]"
