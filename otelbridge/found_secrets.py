@@ -69,13 +69,16 @@ class FoundSecrets:
     but building it again for each value found costs more than it saves at this size). Safe to
     share between threads."""
 
-    __slots__ = ("markers", "reserved", "_order", "_lock")
+    __slots__ = ("markers", "reserved", "learnt", "_order", "_lock")
 
     def __init__(self, reserved: str = "") -> None:
         #: text no value may be part of (:func:`worth_remembering`)
         self.reserved = reserved
-        #: value → marker, the oldest first
+        #: value → marker, the oldest first (this one dict for the object's life: its truth
+        #: tells a caller in one C call whether anything is known)
         self.markers: dict[str, str] = {}
+        #: values learnt so far, forgotten ones too (a caller compares it before and after)
+        self.learnt = 0
         #: (value, marker), the longest first: a value inside a longer one must not leave the
         #: rest of it
         self._order: tuple[tuple[str, str], ...] = ()
@@ -97,6 +100,7 @@ class FoundSecrets:
                 if len(markers) >= MAX_VALUES:
                     del markers[next(iter(markers))]
                 markers[value] = f"[REDACTED:{kind}]"
+                self.learnt += 1
                 self._order = tuple(sorted(markers.items(), key=lambda item: -len(item[0])))
             new += 1
         return new

@@ -152,8 +152,8 @@ class Redactor:
     ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters).
     """
 
-    __slots__ = ("patterns", "max_length", "only_defaults", "found", "_memo", "_needles", "_keys",
-                 "_flags", "_probes")
+    __slots__ = ("patterns", "max_length", "only_defaults", "found", "_known", "_memo", "_needles",
+                 "_keys", "_flags", "_probes")
 
     def __init__(self, patterns: tuple[Pattern, ...] = DEFAULT_PATTERNS,
                  max_length: int = DEFAULT_MAX_LENGTH) -> None:
@@ -173,6 +173,8 @@ class Redactor:
         self._flags = set(DEFAULT_PATTERNS) <= set(patterns)
         #: every value redacted so far, hidden in every string after (:mod:`otelbridge.found_secrets`)
         self.found = FoundSecrets(" ".join(f"[REDACTED:{p.kind}]" for p in patterns))
+        #: its values (a dict: empty, the common case, is one C call to tell)
+        self._known = self.found.markers
         #: JSON key → whether a string of digits under it is redacted (:meth:`_names_a_secret_key`)
         self._probes: dict[tuple[str, bool], bool] = {}
 
@@ -205,7 +207,7 @@ class Redactor:
             if matched:
                 self.found.learn(matched, patterns[i].kind)
                 matched.clear()
-        if self.found:
+        if self._known:
             text = self.found.hide(text)
         return home(text)
 
@@ -221,7 +223,7 @@ class Redactor:
             if "\n" in out or "\r" in out:
                 out = _LINE_ENDS.sub(" ", out)
             self._memo.put(text, out)
-        elif self.found:  # scanned before a value it holds was found elsewhere
+        elif self._known:  # scanned before a value it holds was found elsewhere
             out = self.found.hide(out)
         return out
 
@@ -347,7 +349,8 @@ class Redactor:
         if not attrs:
             return out
         scan, limit, keys = self.scan, self.max_length, self._keys
-        known = self._memo.items if not self.found else {}  # (scan hides what was found since)
+        found = self._known
+        known = self._memo.items if not found else {}  # (scan hides what was found since)
         for key, value in attrs.items():
             kind = type(value)  # exact types first: one test for the common values
             if kind in _NUMBERS:
@@ -368,7 +371,7 @@ class Redactor:
                                      for v in (_flag_values(value, self.redact, self.found)
                                                if self._flags else value))
                          if v != ""]
-            if key not in keys or self.found:  # attribute keys are few and mostly ours: remembered when clean
+            if key not in keys or found:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
                 if safe_key == key and len(keys) < MEMO_ENTRIES:
                     keys.add(key)

@@ -131,10 +131,11 @@ def redacted(rec: SpanRecord, safe: redact.Redactor | None = None) -> SpanRecord
     ``error`` becomes :data:`otelbridge.redact.DROPPED`). Ids, times and numbers as they are.
     Idempotent; ``rec`` is not changed."""
     safe = safe or redact.current()
-    known = len(safe.found)
+    found = safe.found
+    learnt = found.learnt
     out = _redacted(rec, safe)
     # a value found in one of its strings is hidden in all of them, those read before it too
-    return out if len(safe.found) == known else _redacted(rec, safe)
+    return out if found.learnt == learnt else _redacted(rec, safe)
 
 
 def _redacted(rec: SpanRecord, safe: redact.Redactor) -> SpanRecord:
