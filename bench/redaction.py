@@ -96,6 +96,7 @@ def remembered(forms: list[dict], real: list[str], show: int) -> None:
     how many values it keeps, which negatives and recording strings it then changes that a
     fresh one does not (false hits from memory), and the cost of a string then, uncached."""
     r, fresh = redact.Redactor(), redact.Redactor()
+    bare_hits: list[bool] = []
     for f in forms:
         if f["kind"] == "positive":
             r.scan(f["text"])
@@ -107,7 +108,21 @@ def remembered(forms: list[dict], real: list[str], show: int) -> None:
         for s in real:
             who.redact(redact._sanitise(s), learn=False)
         costs[name] = (time.process_time() - t0) / len(real) * 1e6
-    print(f"\n== one run that met every positive first: {len(r.found)} values remembered "
+    # each form alone, then its secrets bare (a command's output printing it): hidden by memory?
+    bare = alone = 0
+    for f in forms:
+        if f["kind"] == "positive":
+            once = redact.Redactor()
+            once.scan(f["text"])
+            for secret in f["secrets"]:
+                bare += 1
+                alone += MARK in fresh.scan(secret)
+                hidden = once.scan(secret)
+                remembered_bare = MARK in hidden and secret not in hidden
+                bare_hits.append(remembered_bare)
+    print(f"\n== a positive form's secrets met bare after the form: {sum(bare_hits)}/{bare} hidden "
+          f"({alone} of them found by their shape alone)")
+    print(f"== one run that met every positive first: {len(r.found)} values remembered "
           f"(at most {MAX_VALUES}); negatives and recording strings "
           f"changed by them {len(changed)}/{len(negatives) + len(real)}; "
           + "; ".join(f"{k} {v:.1f} µs/string" for k, v in costs.items()))

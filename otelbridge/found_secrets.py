@@ -3,18 +3,22 @@ redacted wherever it appears again in the run, even where nothing around it says
 the model's prose repeating it (``I'll set the password to Zq8v…``), a tool's output echoing it
 bare (``echo $DB_PASSWORD`` → the value), a later file showing it under another name.
 
-The detector reads each string's shape alone; this is its memory across strings. Only values
-that cannot be ordinary words are remembered (:func:`worth_remembering`): at least
-:data:`MIN_CHARS` characters, not letters alone, no marker inside. At most :data:`MAX_VALUES`
-values are remembered (the latest found: a ``follow`` process lives for days); a value is
-hidden by exact match, in any string redacted after it was found (and in the rest of the string
-it was found in)."""
+The detector reads each string's shape alone; this is its memory across strings. From each text
+a pattern replaced, the candidates (:func:`candidates`: each of its parts between separators, or
+the value after its ``key=``/``user:``, each also as JSON escapes or unescapes it) that
+could be a generated secret and that the detector would not find alone are remembered
+(:func:`worth_remembering`): 8 characters or more, no blank, a letter and a digit. A value the
+detector finds by its shape (an e-mail, a vendor token) needs no memory and would only crowd
+the others out. At most :data:`MAX_VALUES` values are kept, the latest found or met again (a
+``follow`` process lives for days); a value is hidden by exact match, in any string redacted
+after it was found (and in the rest of the string it was found in)."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 #: Shortest value remembered, in characters: shorter ones are as often a word as a secret.
 MIN_CHARS = 8
@@ -24,23 +28,46 @@ MAX_VALUES = 128
 #: Longest value remembered, in characters (a PEM key block is ~3 Ki): what is kept stays
 #: bounded (at most :data:`MAX_VALUES` × this).
 MAX_CHARS = 8192
-#: Quotes and blanks around a match are not part of its value (``'k3y with space'``).
-_AROUND = " \t\r\n\"'`"
+#: Quotes, blanks and brackets around a match, and the punctuation after it, are not part of its value
+#: (``'k3y with space'``, ``The password is: X.``).
+_AROUND = " \t\r\n\"'`.,;:()[]{}<>"
+#: What separates the values a match may hold (a cookie list, ``a=X&b=Y``, ``X,Y``, a YAML list)
+_SEPARATORS = re.compile(r"[\s,;&|]+|\\[nrt]")
+#: A key or user before a value (``sid=X``, ``deploy:X``)
+_LABELLED = re.compile(r"^[^=:\s]+[=:](?=[^=])")  # (not base64's padding: ``YW5u==``)
 _MARKER = re.compile(r"\[REDACTED:(\w+)\]")
 
 
-def worth_remembering(value: str, reserved: str = "") -> str | None:
-    """``value`` (a text the detector replaced) without the quotes and blanks around it, or
-    ``None`` when it may be an ordinary word or holds a marker already (``Bearer
-    [REDACTED:jwt]``): shorter than :data:`MIN_CHARS` or longer than :data:`MAX_CHARS`, letters
-    only, no letter or digit, or part of ``reserved`` (the markers' text: hiding it would write
-    a marker into a marker)."""
-    value = value.strip(_AROUND)
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or value.isalpha() or "[REDACTED:" in value or value in reserved:
-        return None
-    if "\0" in value or not any(c.isalnum() for c in value):
-        return None
-    return value
+def candidates(match: str) -> list[str]:
+    """The values a text a pattern replaced may hold: each part between separators
+    (:data:`_SEPARATORS`), or its text after a ``key=`` or ``user:`` where it has one, trimmed
+    of quotes, brackets and the punctuation after it; each also with JSON's escapes read (a
+    file's text holding ``Gr\\u00fc\\u00dfe``) and written (the same value inside a JSON
+    string)."""
+    found: dict[str, None] = {}
+    for part in _SEPARATORS.split(match):
+        part = part.strip(_AROUND)
+        found[_LABELLED.sub("", part, count=1).strip(_AROUND) if _LABELLED.match(part) else part] = None
+    for value in list(found):
+        if "\\" in value:
+            try:
+                found[json.loads(f'"{value}"')] = None
+            except ValueError:
+                pass
+        if not value.isascii() or '"' in value or "\\" in value or "/" in value:
+            found[json.dumps(value)[1:-1]] = found[json.dumps(value, ensure_ascii=False)[1:-1]] = None
+    return [v for v in found if v]
+
+
+def worth_remembering(value: str, reserved: str = "") -> bool:
+    """Whether ``value`` may be a generated secret: :data:`MIN_CHARS` to :data:`MAX_CHARS`
+    characters, no blank, a letter and a digit, no marker, no part of ``reserved`` (the
+    markers' text: hiding it would write a marker into a marker)."""
+    if not MIN_CHARS <= len(value) <= MAX_CHARS or "[REDACTED:" in value or value in reserved:
+        return False
+    if any(c.isspace() for c in value) or "\0" in value:
+        return False
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def replaced(before: str, after: str) -> list[tuple[str, str]]:
@@ -69,11 +96,13 @@ class FoundSecrets:
     but building it again for each value found costs more than it saves at this size). Safe to
     share between threads."""
 
-    __slots__ = ("markers", "reserved", "learnt", "_order", "_lock")
+    __slots__ = ("markers", "reserved", "found_alone", "learnt", "_order", "_lock")
 
-    def __init__(self, reserved: str = "") -> None:
+    def __init__(self, reserved: str = "", found_alone: Callable[[str], bool] = lambda _: False) -> None:
         #: text no value may be part of (:func:`worth_remembering`)
         self.reserved = reserved
+        #: whether the detector finds a value with nothing around it (then it needs no memory)
+        self.found_alone = found_alone
         #: value → marker, the oldest first (this one dict for the object's life: its truth
         #: tells a caller in one C call whether anything is known)
         self.markers: dict[str, str] = {}
@@ -87,16 +116,21 @@ class FoundSecrets:
     def __len__(self) -> int:
         return len(self.markers)
 
-    def learn(self, values: Iterable[str], kind: str) -> int:
-        """Remember each of ``values`` worth it (:func:`worth_remembering`) under ``kind``,
-        forgetting the oldest beyond :data:`MAX_VALUES`; returns how many were new."""
+    def learn(self, matches: Iterable[str], kind: str) -> int:
+        """Remember under ``kind`` each value worth it (:func:`worth_remembering`, not found
+        alone) of each text in ``matches`` (:func:`candidates`); one met again becomes the
+        latest; the oldest beyond :data:`MAX_VALUES` are forgotten. Returns how many were new."""
         new = 0
-        for raw in values:
-            value = worth_remembering(raw, self.reserved)
-            if value is None or value in self.markers:
+        markers = self.markers
+        for value in (v for match in matches for v in candidates(match)):
+            if value in markers:
+                with self._lock:
+                    if value in markers:
+                        markers[value] = markers.pop(value)
+                continue
+            if not worth_remembering(value, self.reserved) or self.found_alone(value):
                 continue
             with self._lock:
-                markers = self.markers
                 if len(markers) >= MAX_VALUES:
                     del markers[next(iter(markers))]
                 markers[value] = f"[REDACTED:{kind}]"

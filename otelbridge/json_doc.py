@@ -99,8 +99,9 @@ def from_context(each: Any, whole: Any, alone: Callable[[str], str | None]) -> A
 
 
 def string_pairs(a: Any, b: Any) -> Iterator[tuple[str, str]]:
-    """Each string of ``a`` (keys too) with the string at its place in ``b``, where the two
-    documents have one shape there."""
+    """Each string of ``a`` (keys too) with the string at its place in ``b``; where the two
+    documents differ in shape (a list whose items a marker took together), the JSON texts of
+    the two parts there."""
     if type(a) is str and type(b) is str:
         yield a, b
     elif type(a) is list and type(b) is list and len(a) == len(b):
@@ -110,6 +111,8 @@ def string_pairs(a: Any, b: Any) -> Iterator[tuple[str, str]]:
         for (ka, va), (kb, vb) in zip(a.items(), b.items()):
             yield ka, kb
             yield from string_pairs(va, vb)
+    elif type(a) in (list, dict) and type(b) in (str, list, dict):
+        yield msgspec.json.encode(a).decode(), b if type(b) is str else msgspec.json.encode(b).decode()
 
 
 #: Strings this short are cut only when no list can lose an item (a part's ``type``, a tool call's id).

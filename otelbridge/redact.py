@@ -172,7 +172,8 @@ class Redactor:
         #: the default patterns apply: so does the flag rule of sequences (:func:`_flag_values`)
         self._flags = set(DEFAULT_PATTERNS) <= set(patterns)
         #: every value redacted so far, hidden in every string after (:mod:`otelbridge.found_secrets`)
-        self.found = FoundSecrets(" ".join(f"[REDACTED:{p.kind}]" for p in patterns))
+        self.found = FoundSecrets(" ".join(f"[REDACTED:{p.kind}]" for p in patterns),
+                                  lambda value: "[REDACTED:" in self._detect(value))
         #: its values (a dict: empty, the common case, is one C call to tell)
         self._known = self.found.markers
         #: JSON key → whether a string of digits under it is redacted (:meth:`_names_a_secret_key`)
@@ -197,19 +198,24 @@ class Redactor:
         so far (:attr:`found`, which learns this text's matches unless ``learn`` is false),
         and home directories as ``~``; no sanitising, no cap, no length bound (use
         :meth:`scan`)."""
+        text = self._detect(text, [] if learn else None)
+        if self._known:
+            text = self.found.hide(text)
+        return home(text)
+
+    def _detect(self, text: str, matched: list[str] | None = None) -> str:
+        """``text`` with every pattern's matches replaced by markers; each text replaced is
+        learnt (:attr:`found`) when ``matched`` is a list (a scratch one, left empty)."""
         patterns = self.patterns
         needles = self._needles
         if needles is None:
             needles = self._needles = Needles(patterns)
-        matched: list[str] | None = [] if learn else None
         for i in needles.wanted(text):
             text = patterns[i].sub(text, matched)
             if matched:
                 self.found.learn(matched, patterns[i].kind)
                 matched.clear()
-        if self._known:
-            text = self.found.hide(text)
-        return home(text)
+        return text
 
     def scan(self, text: str) -> str | None:
         """``text`` sanitised and redacted (:meth:`redact`) on its whole length, not capped;
@@ -371,7 +377,7 @@ class Redactor:
                                      for v in (_flag_values(value, self.redact, self.found)
                                                if self._flags else value))
                          if v != ""]
-            if key not in keys or found:  # attribute keys are few and mostly ours: remembered when clean
+            if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
                 if safe_key == key and len(keys) < MEMO_ENTRIES:
                     keys.add(key)

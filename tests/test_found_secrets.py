@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelbridge import redact
 from otelbridge.events import SpanEvent, SpanRecord
-from otelbridge.found_secrets import MAX_CHARS, MAX_VALUES, FoundSecrets, replaced, worth_remembering
+from otelbridge.found_secrets import MAX_CHARS, MAX_VALUES, FoundSecrets, candidates, replaced, worth_remembering
 from otelbridge.redact import Redactor
 from otelbridge.spans import PresetIdGenerator, SpanBuilder
 from otelbridge.stats import Stats
@@ -57,16 +57,51 @@ def test_a_value_found_through_its_neighbours_in_a_json_document_is_remembered()
     assert r2.scan("Hq2-r7Lm0x") == "[REDACTED:secret]"
 
 
-def test_only_values_that_cannot_be_ordinary_words_are_remembered():
+def test_only_values_that_may_be_generated_secrets_are_remembered():
+    """Words, phrases, identifiers without a digit and values the detector finds by their shape
+    alone (an e-mail: it would only crowd the others out) are not remembered."""
     r = Redactor()
-    for text in ("password=changeme", "password=hunter2", "token: abcdefghijkl", "secret=********"):
-        assert "[REDACTED:secret]" in r.scan(text), text
+    for text in ("password=changeme", "password=hunter2", "token: abcdefghijkl", "secret=********",
+                 "password: the usual one2", "- Token: mcp__vault__get_token", "--secret=db-password-prod",
+                 "mail ann.lee+ci@example.com"):
+        assert "[REDACTED:" in r.scan(text), text
     assert r.found.markers == {}
-    assert r.scan("changeme hunter2 abcdefghijkl ********") == "changeme hunter2 abcdefghijkl ********"
-    assert worth_remembering(" 'k3y with space' ") == "k3y with space"
-    assert worth_remembering("Bearer [REDACTED:jwt]") is None
-    assert worth_remembering("ab1-cd2") is None  # 7 characters
-    assert worth_remembering("ab1-cd2e") == "ab1-cd2e"
+    later = "changeme hunter2 abcdefghijkl the usual one2 mcp__vault__get_token db-password-prod"
+    assert r.scan(later) == later
+    assert worth_remembering("ab1-cd2") is False  # 7 characters
+    assert worth_remembering("ab1-cd2e") is True
+    assert worth_remembering("ab1 cd2e9") is False
+
+
+def test_the_value_is_remembered_not_the_text_around_it():
+    """What a pattern replaced may hold more than the secret: punctuation after it, the user
+    before a URL's password, a cookie list, a query string, list items."""
+    assert candidates("Xy7Qw3Er9Ty.") == ["Xy7Qw3Er9Ty"]
+    assert "Zq8vK2mP9xL4wR" in candidates("deploy:Zq8vK2mP9xL4wR")
+    assert {"abc123def456ghi", "Xb7Yc2Zd9Ee1"} <= set(candidates("session=abc123def456ghi; sid=Xb7Yc2Zd9Ee1; Path=/"))
+    assert "Zq8vK2mP9x" in candidates("Zq8vK2mP9x&user=bob")
+    assert {"Ab9x2Cd8Ef", "Qw3e4Rt5Yy"} <= set(candidates("Ab9x2Cd8Ef\n  - Qw3e4Rt5Yy"))
+    # JSON's escapes, read and written: a file's text and the same value in prose
+    assert "Grüße-2024-xK9" in candidates("Gr\\u00fc\\u00dfe-2024-xK9")
+    r = Redactor()
+    for reveal in ("The password is: Xy7Qw3Er9Ty.", "git clone https://deploy:Zq8vK2mP9xL4wR@git.example.com/r",
+                   "Set-Cookie: sid=Xb7Yc2Zd9Ee1; Path=/", '{"password": "Gr\\u00fc\\u00dfe-2024-xK9"}'):
+        assert "[REDACTED:" in r.scan(reveal), reveal
+    assert r.scan("echo Xy7Qw3Er9Ty Zq8vK2mP9xL4wR Xb7Yc2Zd9Ee1 Grüße-2024-xK9") == \
+        "echo [REDACTED:secret] [REDACTED:url_credentials] [REDACTED:secret] [REDACTED:secret]"
+    # a list a marker took whole, in a JSON document
+    r = Redactor()
+    assert r.json_text(json.dumps({"api_keys": ["Ab9x2Cd8Ef77", "Qw3e4Rt5Yy99"]}), 256) == '{"api_keys":["[REDACTED:secret]"]}'
+    assert r.scan("Ab9x2Cd8Ef77 Qw3e4Rt5Yy99") == "[REDACTED:secret] [REDACTED:secret]"
+
+
+def test_a_value_met_again_becomes_the_latest():
+    found = FoundSecrets()
+    values = [f"v{i:04d}-Zq8v" for i in range(MAX_VALUES)]
+    found.learn(values, "secret")
+    found.learn([values[0]], "secret")  # met again: the oldest is now values[1]
+    found.learn(["w0000-Zq8v"], "secret")
+    assert found.hide(f"{values[0]} {values[1]}") == f"[REDACTED:secret] {values[1]}"
 
 
 def test_the_detector_s_probes_and_discarded_readings_are_not_learnt():

@@ -107,8 +107,11 @@ class CallsMixin:
             chat.error_type, chat.error_text = ev.api_error, ev.api_error_text
         if ev.stop_reason:
             chat.stop_reason = ev.stop_reason
+        learn = self.ctx.learn
         if ev.content:
             chat.content = ((chat.content + "\n") if chat.content else "") + ev.content
+            if learn is not None:
+                learn(ev.content, False)
         if ev.usage is not None:
             self._merge_usage(chat, ev)
         self._charge(s, "chat", mid, chat)  # new or active: the most recent, at its size now
@@ -117,6 +120,8 @@ class CallsMixin:
                 continue
             if self.ctx.capture_content:
                 chat.tool_calls.append((call.id, call.name))
+            if learn is not None and call.arguments:
+                learn(call.arguments, True)
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                         call.name, call.arguments, chat.turn_n, message_id=mid,
                         dated=self.ctx.own_time(ev.ts_ns))

@@ -524,10 +524,12 @@ def test_no_ci_log_command_can_be_forged_through_our_lines_on_stderr():
     assert [line for line in err.splitlines() if line.lstrip().startswith("::")] == []
 
 
-def echo_stream(password: str, token: str) -> bytes:
+def echo_stream(password: str, token: str, user_password: str) -> bytes:
     """A Claude Code session in which each secret shows its form once (``export API_TOKEN=…``,
-    a ``.env`` file's ``DB_PASSWORD=…``) and then appears bare: the model's prose before the
-    command in the same message, the prose after reading it, a command's output echoing it."""
+    a ``.env`` file's ``DB_PASSWORD=…``, ``password: …`` in the model's prose) and then appears
+    bare: the model's prose before the command in the same message, the prose after reading it,
+    a command's output echoing it, the arguments of the call the prose announced (whose span
+    ends before the prose's)."""
     sid, model = "sess-found-0001", "claude-sonnet-4-5"
 
     def assistant(mid: str, text: str, tool: str, name: str, args: dict) -> dict:
@@ -549,6 +551,9 @@ def echo_stream(password: str, token: str) -> bytes:
         assistant("msg_3", f"The database password is {password}; checking it reaches the app.", "toolu_3",
                   "Bash", {"command": "printenv DB_PASSWORD"}),
         result("toolu_3", password + "\n"),
+        assistant("msg_4", f"I'll create the database user with password: {user_password}", "toolu_4", "Bash",
+                  {"command": f"./create-user app {user_password}"}),
+        result("toolu_4", f"created user app ({user_password})"),
         {"type": "result", "subtype": "success", "is_error": False, "session_id": sid,
          "result": f"Done: the app uses {password}.", "num_turns": 3, "duration_ms": 10},
     ]
@@ -558,16 +563,20 @@ def echo_stream(password: str, token: str) -> bytes:
 def test_a_secret_found_once_is_hidden_wherever_it_appears_again():
     """With ``--capture-content``, a value the detector found in one place (a command, a file a
     tool read) leaves nowhere: not in the prose around it, not in a command's bare output."""
-    password, token = "Zq8vK2mP9xL4wR", "tk-7Hq2Lm9Xv4Rs8Wd3"
-    data = echo_stream(password, token)
+    password, token, user_password = "Zq8vK2mP9xL4wR", "tk-7Hq2Lm9Xv4Rs8Wd3", "Ab9x2Cd8Ef77"
+    data = echo_stream(password, token, user_password)
     _, spans, raw = export(["--capture-content"], data)
-    assert len(spans) == 8
+    assert len(spans) == 10
     text = json.dumps([asdict(s) for s in spans], ensure_ascii=False)
-    assert password not in text and token not in text
-    assert password.encode() not in raw and token.encode() not in raw
+    for secret in (password, token, user_password):
+        assert secret not in text and secret.encode() not in raw, secret
     tools = {s.attributes["gen_ai.tool.call.id"]: s for s in by_name(spans, "execute_tool")}
     assert tools["toolu_3"].attributes["gen_ai.tool.call.result"] == "[REDACTED:secret] "
+    assert json.loads(tools["toolu_4"].attributes["gen_ai.tool.call.arguments"]) == \
+        {"command": "./create-user app [REDACTED:secret]"}
+    assert tools["toolu_4"].attributes["gen_ai.tool.call.result"] == "created user app ([REDACTED:secret])"
     chats = [json.loads(s.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"]
              for s in by_name(spans, "chat")]
     assert chats == ["I'll export the token [REDACTED:secret] first.", "Reading the settings.",
-                     "The database password is [REDACTED:secret]; checking it reaches the app."]
+                     "The database password is [REDACTED:secret]; checking it reaches the app.",
+                     "I'll create the database user with password: [REDACTED:secret]"]
