@@ -72,7 +72,8 @@ def _shared(fn):
                      show_default=True,
                      help="Longest line decoded, in bytes (longer ones pass through, counted)."),
         click.option("--dialect", "dialects", multiple=True, metavar="NAME",
-                     help="Decode only these dialects (repeatable). [default: all]"),
+                     help="Decode only these dialects (repeatable): claude_code (Claude Code and "
+                          "cbc), milk, caudra, bernstein. [default: all]"),
         click.option("--capture-content", is_flag=True,
                      help="Export previews and content (opt-in; still redacted)."),
         click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
@@ -87,7 +88,8 @@ def _shared(fn):
         click.option("--fail-on-export-error", is_flag=True,
                      help="Exit 1 when spans could not be exported (default: report on stderr only)."),
         click.option("--no-traceparent", is_flag=True,
-                     help="Ignore the TRACEPARENT/TRACESTATE given (a wrapped command still gets the run span's)."),
+                     help="Ignore the TRACEPARENT/TRACESTATE given (spans start traces of their "
+                          "own; a command otelbridge wraps still gets its run span's)."),
         click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
                      show_default=True,
                      help="Waterfall per trace on stderr at exit (auto: when stderr is a "
@@ -113,7 +115,9 @@ def _live(fn):
     fn = click.option("--deterministic-ids", is_flag=True,
                       help="Derive trace/span ids from stream ids.")(fn)
     fn = click.option("--clock", type=click.Choice(MODES), default="auto", show_default=True,
-                      help="Time for lines without a timestamp: wall clock, stream clock, or auto.")(fn)
+                      help="Time for lines without a timestamp: wall (when read), stream (the "
+                           "latest timestamp the stream has shown), or auto (when read, in the "
+                           "stream's own frame once it has shown a time).")(fn)
     return fn
 
 

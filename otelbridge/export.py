@@ -485,6 +485,6 @@ class Exporters:
                 if p.overflowed:
                     part += f", {p.overflowed} of them let go by a full queue"
                 if p.exporter.busy():  # a silent collector, or a refused connection retried
-                    part += f"; still trying at --flush-timeout ({self.cfg.flush_timeout_s:g} s)"
+                    part += f"; still retrying when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
                 parts.append(part)
         return "export incomplete (" + "; ".join(parts) + ")" if parts else None

@@ -4,10 +4,13 @@ the model's prose repeating it (``I'll set the password to Zq8v…``), a tool's 
 bare (``echo $DB_PASSWORD`` → the value), a later file showing it under another name.
 
 The detector reads each string's shape alone; this is its memory across strings. From each text
-a pattern replaced, the candidates (:func:`candidates`: each of its parts between separators, or
-the value after its ``key=``/``user:``, each also as JSON escapes or unescapes it) that
-could be a generated secret and that the detector would not find alone are remembered
-(:func:`worth_remembering`): 8 characters or more, no blank, a letter and a digit. A value the
+a pattern replaced, the candidates (:func:`candidates`: the text, the value it begins with, that
+value after its ``key=``/``user:``, each also decoded as JSON, a shell, a URL or base64 would)
+that could be a generated secret and that the detector would not find alone are remembered
+(:func:`worth_remembering`): 8 characters or more, no blank, a letter and a digit, not a path,
+placeholder, identifier or file name. Only the value a match begins with: a rule's match may
+run on past it (to a line's end, over ``,host=…``), and what follows is ordinary text (a host,
+a version, a model's name) that hidden everywhere would damage every later span. A value the
 detector finds by its shape (an e-mail, a vendor token) needs no memory and would only crowd
 the others out. At most :data:`MAX_VALUES` values are kept, the latest found or met again (a
 ``follow`` process lives for days); a value is hidden by exact match, in any string redacted
@@ -15,57 +18,95 @@ after it was found (and in the rest of the string it was found in)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
 from collections.abc import Callable, Iterable
+from urllib.parse import unquote
 
 #: Shortest value remembered, in characters: shorter ones are as often a word as a secret.
 MIN_CHARS = 8
-#: Values remembered at most (the latest found are kept); with all of them a string costs
-#: ~6 µs more, 7 ms for one of 256 Ki characters (``bench/redaction.py``).
-MAX_VALUES = 128
+#: Values remembered at most (the latest found or met again are kept; a run finds a few); with
+#: all of them a string costs ~4 µs more, 4 ms for one of 256 Ki characters
+#: (``bench/redaction.py``).
+MAX_VALUES = 64
 #: Longest value remembered, in characters (a PEM key block is ~3 Ki): what is kept stays
 #: bounded (at most :data:`MAX_VALUES` × this).
 MAX_CHARS = 8192
-#: Quotes, blanks and brackets around a match, and the punctuation after it, are not part of its value
-#: (``'k3y with space'``, ``The password is: X.``).
+#: Quotes, blanks and brackets around a match, and the punctuation after it, are not part of
+#: its value (``'X'``, ``The password is: X.``).
 _AROUND = " \t\r\n\"'`.,;:()[]{}<>"
-#: What separates the values a match may hold (a cookie list, ``a=X&b=Y``, ``X,Y``, a YAML list)
+#: What ends the value a match begins with where a rule's match runs on (a cookie list,
+#: ``a=X&b=Y``, ``X,host=…``, a YAML list, the rest of a line)
 _SEPARATORS = re.compile(r"[\s,;&|]+|\\[nrt]")
 #: A key or user before a value (``sid=X``, ``deploy:X``)
 _LABELLED = re.compile(r"^[^=:\s]+[=:](?=[^=])")  # (not base64's padding: ``YW5u==``)
+#: Text that names a value rather than being one: a path, a placeholder, a reference in code
+#: (``process.env.GH_TOKEN2``), an identifier (``deploy_ed25519``, ``DB01_PASS``), a file name
+_NAMES_A_VALUE = re.compile(
+    r"[/~$]|\.\.?/|.*\$[({]"
+    r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|[a-z][a-z0-9]*(?:_[a-z0-9]+)+$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+    r"|.*\.(?:json|ya?ml|toml|ini|env|pem|key|pub|crt|txt|sh|py|js|ts|go|rs|rb|php|cfg|conf|log)$", re.I)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
 _MARKER = re.compile(r"\[REDACTED:(\w+)\]")
 
 
 def candidates(match: str) -> list[str]:
-    """The values a text a pattern replaced may hold: each part between separators
-    (:data:`_SEPARATORS`), or its text after a ``key=`` or ``user:`` where it has one, trimmed
-    of quotes, brackets and the punctuation after it; each also with JSON's escapes read (a
-    file's text holding ``Gr\\u00fc\\u00dfe``) and written (the same value inside a JSON
-    string)."""
-    found: dict[str, None] = {}
-    for part in _SEPARATORS.split(match):
-        part = part.strip(_AROUND)
-        found[_LABELLED.sub("", part, count=1).strip(_AROUND) if _LABELLED.match(part) else part] = None
+    """The values a text a pattern replaced may hold: the text itself, and the value it begins
+    with (up to a separator: :data:`_SEPARATORS`; a rule's match may run on past it), or that
+    value's text after its ``key=``, ``user:`` or ``user/``; each trimmed of quotes, brackets
+    and the punctuation after it, and each also as it reads with JSON's or a shell's escapes
+    read, URL-decoded, base64-decoded (a Kubernetes secret's data, a Basic credential's
+    ``user:X``), and with JSON's escapes written (the same value inside a JSON string)."""
+    first = next((p for p in (p.strip(_AROUND) for p in _SEPARATORS.split(match)) if p), "")
+    found = dict.fromkeys([match.strip(_AROUND), first])
+    if _LABELLED.match(first):
+        found[_LABELLED.sub("", first, count=1).strip(_AROUND)] = None
+    if first.count("/") == 1 and first[0] not in "/~.":
+        found[first.partition("/")[2]] = None  # sqlplus's and a credential's user/X
     for value in list(found):
-        if "\\" in value:
-            try:
-                found[json.loads(f'"{value}"')] = None
-            except ValueError:
-                pass
-        if not value.isascii() or '"' in value or "\\" in value or "/" in value:
+        for other in _decoded(value):
+            found[other] = None
+            if ":" in other:
+                found[other.partition(":")[2]] = None
+    for value in list(found):
+        if not value.isascii() or '"' in value or "\\" in value:
             found[json.dumps(value)[1:-1]] = found[json.dumps(value, ensure_ascii=False)[1:-1]] = None
     return [v for v in found if v]
 
 
+def _decoded(value: str) -> list[str]:
+    """``value`` with JSON's escapes read, with a shell's backslashes read, URL-decoded, and
+    base64-decoded where it is base64 of printable text: those that differ from it."""
+    out = []
+    if "\\" in value:
+        try:
+            out.append(json.loads(f'"{value}"'))
+        except ValueError:
+            pass
+        out.append(re.sub(r"\\(.)", r"\1", value))
+    if "%" in value:
+        out.append(unquote(value))
+    if len(value) % 4 == 0 and _BASE64.fullmatch(value):
+        try:
+            text = base64.b64decode(value, validate=True).decode()
+        except ValueError:
+            pass
+        else:
+            if text.isprintable():
+                out.append(text)
+    return [v for v in out if v != value]
+
+
 def worth_remembering(value: str, reserved: str = "") -> bool:
     """Whether ``value`` may be a generated secret: :data:`MIN_CHARS` to :data:`MAX_CHARS`
-    characters, no blank, a letter and a digit, no marker, no part of ``reserved`` (the
-    markers' text: hiding it would write a marker into a marker)."""
+    characters, no blank, a letter and a digit, nothing that names a value rather than being
+    one (:data:`_NAMES_A_VALUE`: a path, a placeholder, an identifier, a file name), no marker,
+    no part of ``reserved`` (the markers' text: hiding it would write a marker into a marker)."""
     if not MIN_CHARS <= len(value) <= MAX_CHARS or "[REDACTED:" in value or value in reserved:
         return False
-    if any(c.isspace() for c in value) or "\0" in value:
+    if any(c.isspace() for c in value) or "\0" in value or _NAMES_A_VALUE.match(value):
         return False
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 

@@ -194,14 +194,12 @@ class Redactor:
         return cls(patterns, max_length if max_length is not None else DEFAULT_MAX_LENGTH)
 
     def redact(self, text: str, learn: bool = True) -> str:
-        """``text`` with every pattern's matches replaced by markers, then every value found
-        so far (:attr:`found`, which learns this text's matches unless ``learn`` is false),
-        and home directories as ``~``; no sanitising, no cap, no length bound (use
-        :meth:`scan`)."""
-        text = self._detect(text, [] if learn else None)
-        if self._known:
-            text = self.found.hide(text)
-        return home(text)
+        """``text`` with every pattern's matches replaced by markers, home directories as
+        ``~``, then every value found so far (:attr:`found`, which learns this text's matches
+        unless ``learn`` is false); no sanitising, no cap, no length bound (use :meth:`scan`)."""
+        text = home(self._detect(text, [] if learn else None))
+        # (after home: the text a cache hit's is hidden in, so the same either way)
+        return self.found.hide(text) if self._known else text
 
     def _detect(self, text: str, matched: list[str] | None = None) -> str:
         """``text`` with every pattern's matches replaced by markers; each text replaced is

@@ -127,11 +127,15 @@ class Stats:
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool) -> int:
-    """The counts line on stderr unless ``--quiet``, then ``problem`` (lost spans) even so,
+    """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
+    a line saying so), then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
+        if stats.lines and stats.lines_not_wanted == stats.lines:
+            say("no line was of a stream otelbridge reads, so nothing was traced (Claude Code "
+                "prints one with --output-format stream-json --verbose); the input passed through")
     if problem:
         say(problem)
     if cfg.stats_json:

@@ -343,3 +343,20 @@ def test_a_report_path_that_is_a_directory_or_under_a_file_is_said_at_start(tmp_
     assert [p for p in cfg.env_problems if p.startswith("--")] == [
         f"--report '{tmp_path}': a directory; the file cannot be written",
         f"--stats-json '{afile / 's.json'}': '{afile}' is not a directory; the file cannot be written"]
+
+
+def test_output_without_the_file_exporter_is_said_at_start(tmp_path):
+    """--output is read by the file exporter alone: given without it, nothing is written
+    there, and the run says so and how to ask for it (a new user's run wrote no file, silently)."""
+    out = str(tmp_path / "spans.jsonl")
+    cfg = config.build(exporter="none", protocol=None, env={}, output=out)
+    assert [p for p in cfg.env_problems if p.startswith("--output")] == [
+        "--output is for --exporter file, which is not in use (none): nothing is written there; "
+        "add file, e.g. --exporter file"]
+    cfg = config.build(exporter=None, protocol=None, env={}, output=out)
+    assert [p for p in cfg.env_problems if p.startswith("--output")] == [
+        "--output is for --exporter file, which is not in use (otlp): nothing is written there; "
+        "add file, e.g. --exporter otlp,file"]
+    for exporter, env in (("otlp,file", {}), (None, {"OTEL_TRACES_EXPORTER": "file"})):
+        cfg = config.build(exporter=exporter, protocol=None, env=env, output=out)
+        assert not [p for p in cfg.env_problems if p.startswith("--output")]

@@ -91,3 +91,22 @@ def test_the_decoding_process_sets_up_only_for_input(tmp_path, data, set_up):
     stages = {"otelbridge.pipeline", "otelbridge.tracker", "opentelemetry.sdk.trace",
               "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"}
     assert (stages & modules) == (stages if set_up else set())
+
+
+NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge reads, so nothing was traced (Claude Code "
+                b"prints one with --output-format stream-json --verbose); the input passed through\n")
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"hello\nworld\n", True),  # claude -p without --output-format stream-json
+    (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n', True),  # Codex's JSON
+    (b"", False),
+    ((ROOT / "examples" / "cbc-workflow.jsonl").read_bytes(), False),
+])
+def test_a_run_in_which_no_line_was_of_a_stream_it_reads_says_so(data, said):
+    """A new user's first try often pipes the wrong output (plain text, another CLI's JSON): the
+    counts line alone ("0 decoded, 2 not wanted") did not say why nothing was traced."""
+    proc = run_bridge(["--exporter", "none"], data, env=plain_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    assert (NOT_A_STREAM in proc.stderr) is said
+    assert proc.stderr.count(b"\n") == (2 if said else 1)

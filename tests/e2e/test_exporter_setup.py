@@ -207,5 +207,5 @@ def test_quiet_leaves_out_the_counts_line_but_not_lost_spans():
     assert proc.returncode == 0 and proc.stdout == DATA
     # the SDK retries a refused connection for its export timeout (10 s): busy at the deadline
     assert (f"export incomplete (http://127.0.0.1:9: {SPANS} of {SPANS} not confirmed; "
-            "still trying at --flush-timeout (1 s))") in err
+            "still retrying when --flush-timeout (1 s) ran out)") in err
     assert " bytes, " not in err  # the counts line
