@@ -11,7 +11,8 @@ read, so every exported string is, in this order:
 2. **redacted** — each match of :data:`DEFAULT_PATTERNS` (unless ``--no-default-redaction``) and
    of every ``--redact REGEX`` is replaced by a marker naming its kind, ``[REDACTED:jwt]``;
 3. **home directories** shown as ``~`` (``/home/NAME``, ``/Users/NAME``, ``/root``,
-   ``C:\\Users\\NAME``);
+   ``C:\\Users\\NAME``), and every value a pattern replaced earlier in the run replaced by its
+   marker wherever it appears (:mod:`otelbridge.found_secrets`);
 4. **capped** — after all of the above, at most ``max_length`` characters
    (``--max-attribute-length``, default 256, and ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``);
    a cut string ends in ``…``. Span names at 64.
@@ -353,8 +354,7 @@ class Redactor:
         if not attrs:
             return out
         scan, limit, keys = self.scan, self.max_length, self._keys
-        found = self._known
-        known = self._memo.items if not found else {}  # (scan hides what was found since)
+        known = self._memo.items if not self._known else {}  # (scan hides what was found since)
         for key, value in attrs.items():
             kind = type(value)  # exact types first: one test for the common values
             if kind in _NUMBERS:
