@@ -158,6 +158,10 @@ class Row:
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    #: a sub-agent's tokens as its task reports them, input and output together
+    #: (``task.usage.total_tokens``): shown where its own calls' are not, counted nowhere (its
+    #: session's total holds them)
+    task_tokens: int | None = None
     cost: Decimal | None = None
     #: a turn whose own cost is unknown (no ``turn.cost_usd``: its result came late): its
     #: ``cost`` still counts for its session, but no difference is shown for it
@@ -207,6 +211,7 @@ def row_of(rec: SpanRecord) -> Row:
               input_tokens=_int(attrs.get("gen_ai.usage.input_tokens")),
               output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
               total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
+              task_tokens=_int(attrs.get("task.usage.total_tokens")) if kind == "agent" else None,
               cost=_decimal(attrs.get("result.total_cost_usd")),
               cost_unknown=kind == "turn" and "result.total_cost_usd" in attrs and "turn.cost_usd" not in attrs,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
@@ -498,10 +503,11 @@ def select(trace: Trace, budget: int) -> list[Line]:
 
 
 def tokens_text(row: Row) -> str:
-    """``"3.8k/116"`` (input with cache / output), or a workflow's total ``"7.0k"``."""
+    """``"3.8k/116"`` (input with cache / output), or a workflow's or sub-agent's total
+    ``"7.0k"`` (input and output together, as it reports them)."""
     if row.input_tokens is not None or row.output_tokens is not None:
         return f"{format_count(row.input_tokens or 0)}/{format_count(row.output_tokens or 0)}"
-    return format_count(row.total_tokens)
+    return format_count(row.total_tokens if row.total_tokens is not None else row.task_tokens)
 
 
 def more_text(line: Line) -> str:

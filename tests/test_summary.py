@@ -347,3 +347,23 @@ def test_the_report_page_links_a_workflow_s_section_and_its_session_s_both_ways(
             and f'<section class="trace" id="t{workflow.trace_id:032x}">' in html)
     assert (f'linked: <a href="#t{session.trace_id:032x}">invoke_agent claude-code</a>' in html
             and f'<section class="trace" id="t{session.trace_id:032x}">' in html)
+
+
+@needs_fixtures()
+def test_a_sub_agent_whose_calls_are_not_in_the_stream_shows_its_task_s_tokens():
+    """subagent-general-purpose: the sub-agent's own lines are not in the stream, only its
+    task's usage (``total_tokens`` in ``task_notification``): its row showed no tokens. It shows
+    that total now, and the totals stay the session's own (it holds them)."""
+    path = FIXTURES / "claude-code" / "subagent-general-purpose.jsonl"
+    reported = [json.loads(l)["usage"]["total_tokens"] for l in path.read_text().splitlines()
+                if '"task_notification"' in l and '"usage"' in l]
+    report, _ = run(path)
+    (trace,) = report.collector.traces.values()
+    (agent,) = [r for r in trace.rows if r.name.startswith("invoke_agent general-purpose")]
+    assert agent.input_tokens is None and agent.task_tokens == reported[0] == 10197
+    assert summary.tokens_text(agent) == "10k"
+    last = last_result(path)
+    totals = report.collector.totals()
+    assert totals.workflow_tokens == 0
+    assert totals.input_tokens == sum(u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"]
+                                      for u in last["modelUsage"].values())
