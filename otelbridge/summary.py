@@ -422,7 +422,8 @@ class Line:
 def select(trace: Trace, budget: int) -> list[Line]:
     """The lines of ``trace`` in tree order (children by start), at most about ``budget`` rows:
     the roots, every failed span, then structural spans (runs, sessions, turns, workflows,
-    phases), then the slowest, each with its ancestors; hidden children are folded into one
+    phases), then the slowest (among equally slow, the most tokens: a recording without times
+    has every call and tool at 0 ms), each with its ancestors; hidden children are folded into one
     "… N more" line under their parent. Turn rows carry their own cost (the difference from the
     previous turn's cumulative value)."""
     by_id = {r.span_id: r for r in trace.rows}
@@ -456,7 +457,7 @@ def select(trace: Trace, budget: int) -> list[Line]:
     keep: set[int] = set()
     ranked = sorted(trace.rows, key=lambda r: (
         0 if r.parent_id not in by_id else 1 if r.error else 2 if r.kind in STRUCTURAL else 3,
-        -r.duration_ns, r.start_ns))
+        -r.duration_ns, -_tokens(r), r.start_ns))
     for r in ranked:
         if len(keep) >= budget:
             break
@@ -500,6 +501,11 @@ def select(trace: Trace, budget: int) -> list[Line]:
     if trace.not_kept:
         lines.append(Line(0, more=trace.not_kept))
     return lines
+
+
+def _tokens(row: Row) -> int:
+    """``row``'s tokens, however it reports them (0: none)."""
+    return ((row.input_tokens or 0) + (row.output_tokens or 0)) or row.total_tokens or row.task_tokens or 0
 
 
 def tokens_text(row: Row) -> str:

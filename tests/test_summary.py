@@ -367,3 +367,23 @@ def test_a_sub_agent_whose_calls_are_not_in_the_stream_shows_its_task_s_tokens()
     assert totals.workflow_tokens == 0
     assert totals.input_tokens == sum(u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"]
                                       for u in last["modelUsage"].values())
+
+
+@needs_fixtures()
+def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
+    """task-tool-2.1.6 has no timestamps: every call and tool is 0 ms, so "the slowest" was the
+    first in order, and the main agent's last model call (27k tokens) was folded away behind 19
+    identical Read rows. Among equally slow rows, the most tokens are kept first."""
+    path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    report, _ = run(path)
+    (trace,) = report.collector.traces.values()
+    lines = summary.select(trace, waterfall.TERMINAL_ROWS)
+    shown = {l.row.span_id for l in lines if l.row is not None}
+    assert any(l.more for l in lines)  # folded
+    assert all(r.duration_ns == 0 for r in trace.rows if r.kind in ("chat", "tool"))
+    turn = next(r for r in trace.rows if r.name == "turn 1")
+    main_calls = [r for r in trace.rows if r.kind == "chat" and r.parent_id == turn.span_id]
+    assert [summary.tokens_text(r) for r in main_calls] == ["24k/157", "27k/4"]
+    assert all(r.span_id in shown for r in main_calls)
+    folded_calls = [r for r in trace.rows if r.kind == "chat" and r.span_id not in shown]
+    assert all(summary._tokens(r) <= min(summary._tokens(c) for c in main_calls) for r in folded_calls)
