@@ -36,15 +36,16 @@ log = logging.getLogger("otelbridge")
 MAX_ARGS = 64
 
 
-
 def _learn(text: str, is_json: bool) -> None:
     """Content as it arrives, read by the redactor for the secrets it shows (it remembers them:
-    :mod:`otelbridge.found_secrets`); the text itself goes nowhere."""
+    :mod:`otelbridge.found_secrets`); the text itself goes nowhere. With ``--capture-content``
+    the same strings are exported later: their scans are the cache's."""
     safe = redact.current()
     if is_json:
         safe.json_text(text, safe.max_length)
     else:
         safe.scan(text)
+
 
 class SpanSink(Protocol):
     """Where finished span records go: the span builder (stage 5), the report (trace links,
@@ -309,7 +310,7 @@ class Pipeline:
                 parent=self.parent,
                 capture_content=cfg.capture_content,
                 on_trace=self.report.on_trace if self.report is not None else None,
-                learn=_learn if cfg.capture_content else None,
+                learn=_learn,
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)

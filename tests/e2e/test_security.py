@@ -580,3 +580,30 @@ def test_a_secret_found_once_is_hidden_wherever_it_appears_again():
     assert chats == ["I'll export the token [REDACTED:secret] first.", "Reading the settings.",
                      "The database password is [REDACTED:secret]; checking it reaches the app.",
                      "I'll create the database user with password: [REDACTED:secret]"]
+
+
+def test_a_secret_in_a_command_is_hidden_in_an_error_exported_by_default():
+    """Without ``--capture-content`` a command is not exported, but an error result's text is
+    (a status description): the password the command set, repeated bare there, was exported.
+    Model output and tool calls are read as they arrive, exported or not."""
+    password = "Zq8vK2mP9xL4wR"
+    sid, model = "sess-found-0002", "claude-sonnet-4-5"
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": ["Bash"],
+         "claude_code_version": "2.1.280"},
+        {"type": "assistant", "session_id": sid, "message": {
+            "id": "msg_1", "model": model, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                         "input": {"command": f"export DB_PASSWORD={password} && ./migrate"}}]}},
+        {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "connection refused", "is_error": True}]}},
+        {"type": "result", "subtype": "success", "is_error": True, "session_id": sid, "num_turns": 1,
+         "duration_ms": 10, "result": f"Error: could not connect, password {password} rejected"},
+    ]
+    data = b"".join(json.dumps(l).encode() + b"\n" for l in lines)
+    _, spans, raw = export([], data)
+    assert len(spans) == 4
+    assert password.encode() not in raw
+    failed = {s.name: s.status_message for s in spans if s.status_message}
+    assert failed["invoke_agent claude-code"] == "Error: could not connect, password [REDACTED:secret] rejected"
+    assert "gen_ai.tool.call.arguments" not in next(s for s in spans if s.name == "execute_tool Bash").attributes
