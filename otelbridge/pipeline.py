@@ -37,14 +37,23 @@ MAX_ARGS = 64
 
 
 def _learn(text: str, is_json: bool) -> None:
-    """Content as it arrives, read by the redactor for the secrets it shows (it remembers them:
-    :mod:`otelbridge.found_secrets`); the text itself goes nowhere. With ``--capture-content``
-    the same strings are exported later: their scans are the cache's."""
+    """Content as it arrives (``--capture-content``), read by the redactor for the secrets it
+    shows (it remembers them: :mod:`otelbridge.found_secrets`); the same strings are exported
+    later, so their scans are kept in its cache."""
     safe = redact.current()
     if is_json:
         safe.json_text(text, safe.max_length)
     else:
         safe.scan(text)
+
+
+def _learn_only(text: str, is_json: bool) -> None:
+    """Content as it arrives, not exported: read for the secrets it shows, nothing kept."""
+    safe = redact.current()
+    if is_json:
+        safe.json_text(text, safe.max_length)
+    else:
+        safe.learn(text)
 
 
 class SpanSink(Protocol):
@@ -310,7 +319,7 @@ class Pipeline:
                 parent=self.parent,
                 capture_content=cfg.capture_content,
                 on_trace=self.report.on_trace if self.report is not None else None,
-                learn=_learn,
+                learn=_learn if cfg.capture_content else _learn_only,
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)

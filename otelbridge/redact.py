@@ -232,6 +232,13 @@ class Redactor:
             out = self.found.hide(out)
         return out
 
+    def learn(self, text: str) -> None:
+        """Read ``text`` for the secrets it shows (:attr:`found` remembers them) as :meth:`scan`
+        would, keeping nothing else: for content that is not exported (a tool's output without
+        ``--capture-content``), which would only push what is exported out of the cache."""
+        if len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:
+            self.redact(_sanitise(text))
+
     def scrub(self, text: str) -> str:
         """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""
         out = self.scan(text)

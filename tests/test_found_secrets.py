@@ -194,3 +194,15 @@ def test_one_span_s_strings_hide_a_value_whichever_of_them_is_read_first():
         {"command": "export DB_PASSWORD=[REDACTED:secret]; printenv DB_PASSWORD"}
     assert span.events[0].attributes["text"] == "value [REDACTED:secret]"
     assert span.status.description == "failed with [REDACTED:secret]"
+
+
+def test_learn_reads_a_text_that_is_not_exported_without_caching_it():
+    """A tool's output without --capture-content: read for the secrets it shows, not kept in
+    the scan cache (a file read whole would push out what is exported)."""
+    r = Redactor()
+    text = "HOST=api01.internal\nAPI_TOKEN=Qw3rTy7uIo9pAs2dZx\n"
+    r.learn(text)
+    assert r.found.markers == {"Qw3rTy7uIo9pAs2dZx": "[REDACTED:secret]"}
+    assert len(r._memo) == 0
+    assert r.scan("API rejected key Qw3rTy7uIo9pAs2dZx for api01.internal") == \
+        "API rejected key [REDACTED:secret] for api01.internal"

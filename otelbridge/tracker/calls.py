@@ -176,6 +176,8 @@ class CallsMixin:
             owner = s.agents.get(tool.owner)
             if owner is not None:
                 owner.last_ns = max(owner.last_ns, now)
+        if ev.content and self.ctx.learn is not None:
+            self.ctx.learn(ev.content, False)
         error = None
         if ev.is_error:
             error = ev.content if (self.ctx.capture_content and ev.content) else None

@@ -607,3 +607,27 @@ def test_a_secret_in_a_command_is_hidden_in_an_error_exported_by_default():
     failed = {s.name: s.status_message for s in spans if s.status_message}
     assert failed["invoke_agent claude-code"] == "Error: could not connect, password [REDACTED:secret] rejected"
     assert "gen_ai.tool.call.arguments" not in next(s for s in spans if s.name == "execute_tool Bash").attributes
+
+
+def test_a_secret_a_file_showed_is_hidden_in_an_error_exported_by_default():
+    """A tool's output is not exported without ``--capture-content``, but it is read: a token a
+    ``.env`` file showed, repeated bare in an error result's text, leaves as its marker."""
+    token = "Qw3rTy7uIo9pAs2dZx"
+    sid, model = "sess-found-0003", "claude-sonnet-4-5"
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": ["Read"],
+         "claude_code_version": "2.1.280"},
+        {"type": "assistant", "session_id": sid, "message": {
+            "id": "msg_1", "model": model, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/srv/app/.env"}}]}},
+        {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": f"HOST=api01.internal\nAPI_TOKEN={token}\n"}]}},
+        {"type": "result", "subtype": "error_during_execution", "is_error": True, "session_id": sid, "num_turns": 1,
+         "duration_ms": 10, "errors": [f"API rejected key {token} for api01.internal"]},
+    ]
+    data = b"".join(json.dumps(l).encode() + b"\n" for l in lines)
+    _, spans, raw = export([], data)
+    assert len(spans) == 4
+    assert token.encode() not in raw
+    session = next(s for s in spans if s.name == "invoke_agent claude-code")
+    assert session.status_message == "API rejected key [REDACTED:secret] for api01.internal"
