@@ -582,52 +582,43 @@ def test_a_secret_found_once_is_hidden_wherever_it_appears_again():
                      "I'll create the database user with password: [REDACTED:secret]"]
 
 
-def test_a_secret_in_a_command_is_hidden_in_an_error_exported_by_default():
-    """Without ``--capture-content`` a command is not exported, but an error result's text is
-    (a status description): the password the command set, repeated bare there, was exported.
-    Model output and tool calls are read as they arrive, exported or not."""
-    password = "Zq8vK2mP9xL4wR"
-    sid, model = "sess-found-0002", "claude-sonnet-4-5"
+def one_call_session(sid: str, tool: str, args: dict, output: str, result: dict) -> bytes:
+    """A Claude Code session of one tool call: its ``output`` (an error when ``result`` says
+    so), then the ``result`` line's fields."""
+    model = "claude-sonnet-4-5"
     lines = [
-        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": ["Bash"],
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": [tool],
          "claude_code_version": "2.1.280"},
         {"type": "assistant", "session_id": sid, "message": {
             "id": "msg_1", "model": model, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                         "input": {"command": f"export DB_PASSWORD={password} && ./migrate"}}]}},
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": args}]}},
         {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "connection refused", "is_error": True}]}},
-        {"type": "result", "subtype": "success", "is_error": True, "session_id": sid, "num_turns": 1,
-         "duration_ms": 10, "result": f"Error: could not connect, password {password} rejected"},
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": output, "is_error": result["is_error"]}]}},
+        {"type": "result", "session_id": sid, "num_turns": 1, "duration_ms": 10, **result},
     ]
-    data = b"".join(json.dumps(l).encode() + b"\n" for l in lines)
-    _, spans, raw = export([], data)
-    assert len(spans) == 4
-    assert password.encode() not in raw
-    failed = {s.name: s.status_message for s in spans if s.status_message}
-    assert failed["invoke_agent claude-code"] == "Error: could not connect, password [REDACTED:secret] rejected"
-    assert "gen_ai.tool.call.arguments" not in next(s for s in spans if s.name == "execute_tool Bash").attributes
+    return b"".join(json.dumps(l).encode() + b"\n" for l in lines)
 
 
-def test_a_secret_a_file_showed_is_hidden_in_an_error_exported_by_default():
-    """A tool's output is not exported without ``--capture-content``, but it is read: a token a
-    ``.env`` file showed, repeated bare in an error result's text, leaves as its marker."""
-    token = "Qw3rTy7uIo9pAs2dZx"
-    sid, model = "sess-found-0003", "claude-sonnet-4-5"
-    lines = [
-        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "cwd": "/tmp", "tools": ["Read"],
-         "claude_code_version": "2.1.280"},
-        {"type": "assistant", "session_id": sid, "message": {
-            "id": "msg_1", "model": model, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/srv/app/.env"}}]}},
-        {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": f"HOST=api01.internal\nAPI_TOKEN={token}\n"}]}},
-        {"type": "result", "subtype": "error_during_execution", "is_error": True, "session_id": sid, "num_turns": 1,
-         "duration_ms": 10, "errors": [f"API rejected key {token} for api01.internal"]},
-    ]
-    data = b"".join(json.dumps(l).encode() + b"\n" for l in lines)
+@pytest.mark.parametrize(("tool", "args", "output", "result"), [
+    # a command's password, repeated in an error result's text
+    ("Bash", {"command": "export DB_PASSWORD=Zq8vK2mP9xL4wR && ./migrate"}, "connection refused",
+     {"subtype": "success", "is_error": True, "result": "could not connect, password Zq8vK2mP9xL4wR rejected"}),
+    # a token a file showed (a tool's output), repeated in a result's errors
+    ("Read", {"file_path": "/srv/app/.env"}, "HOST=api01.internal\nAPI_TOKEN=Zq8vK2mP9xL4wR\n",
+     {"subtype": "error_during_execution", "is_error": True, "errors": ["key Zq8vK2mP9xL4wR rejected by api01.internal"]}),
+])
+def test_a_secret_is_hidden_in_an_error_exported_by_default(tool, args, output, result):
+    """Without ``--capture-content`` a tool's arguments and output are not exported, but an
+    error result's text is (a status description): the value they showed, repeated bare there,
+    was exported. Model output, tool calls and tool outputs are read as they arrive."""
+    secret = "Zq8vK2mP9xL4wR"
+    data = one_call_session(f"sess-found-{tool}", tool, args, output, result)
     _, spans, raw = export([], data)
     assert len(spans) == 4
-    assert token.encode() not in raw
+    assert secret.encode() not in raw
     session = next(s for s in spans if s.name == "invoke_agent claude-code")
-    assert session.status_message == "API rejected key [REDACTED:secret] for api01.internal"
+    said = result.get("result") or result["errors"][0]
+    assert session.status_message == said.replace(secret, "[REDACTED:secret]")
+    assert "[REDACTED:secret]" in session.status_message
+    tool_span = next(s for s in spans if s.name == f"execute_tool {tool}")
+    assert "gen_ai.tool.call.arguments" not in tool_span.attributes and "gen_ai.tool.call.result" not in tool_span.attributes
