@@ -258,9 +258,10 @@ def build(
     if flags.get("output") in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         raise ConfigError("--output cannot be stdout (it carries the stream alone): give a file path")
     if flags.get("output") and "file" not in exporters:
-        problems.append(f"--output is for --exporter file, which is not in use "
-                        f"({','.join(exporters)}): nothing is written there; add file, e.g. "
-                        f"--exporter {','.join(n for n in exporters if n != 'none') + ',' if exporters != ('none',) else ''}file")
+        kept = ",".join(n for n in exporters if n != "none")
+        problems.append(f"--output is for --exporter file, which is not in use ({','.join(exporters)}): "
+                        "nothing is written there; add --exporter file"
+                        + (f" (or {kept},file to keep {kept})" if kept else ""))
     if trace_url_template is not None and TRACE_ID_PLACEHOLDER not in trace_url_template:
         raise ConfigError(f"--trace-url-template needs the {TRACE_ID_PLACEHOLDER} placeholder")
     template = trace_url_template or env.get("OTELBRIDGE_TRACE_URL") or None

@@ -133,9 +133,10 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        if stats.lines and stats.lines_not_wanted == stats.lines:
-            say("no line was of a stream otelbridge reads, so nothing was traced (Claude Code "
-                "prints one with --output-format stream-json --verbose); the input passed through")
+        if stats.lines and not stats.lines_decoded and stats.lines_not_wanted + stats.bad_lines == stats.lines:
+            say("no line was of a stream otelbridge reads (one JSON object a line), so nothing was "
+                "traced (Claude Code prints one with --output-format stream-json --verbose); the "
+                "input passed through")
     if problem:
         say(problem)
     if cfg.stats_json:

@@ -352,11 +352,11 @@ def test_output_without_the_file_exporter_is_said_at_start(tmp_path):
     cfg = config.build(exporter="none", protocol=None, env={}, output=out)
     assert [p for p in cfg.env_problems if p.startswith("--output")] == [
         "--output is for --exporter file, which is not in use (none): nothing is written there; "
-        "add file, e.g. --exporter file"]
+        "add --exporter file"]
     cfg = config.build(exporter=None, protocol=None, env={}, output=out)
     assert [p for p in cfg.env_problems if p.startswith("--output")] == [
         "--output is for --exporter file, which is not in use (otlp): nothing is written there; "
-        "add file, e.g. --exporter otlp,file"]
+        "add --exporter file (or otlp,file to keep otlp)"]
     for exporter, env in (("otlp,file", {}), (None, {"OTEL_TRACES_EXPORTER": "file"})):
         cfg = config.build(exporter=exporter, protocol=None, env=env, output=out)
         assert not [p for p in cfg.env_problems if p.startswith("--output")]

@@ -93,13 +93,15 @@ def test_the_decoding_process_sets_up_only_for_input(tmp_path, data, set_up):
     assert (stages & modules) == (stages if set_up else set())
 
 
-NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge reads, so nothing was traced (Claude Code "
-                b"prints one with --output-format stream-json --verbose); the input passed through\n")
+NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge reads (one JSON object a line), so nothing "
+                b"was traced (Claude Code prints one with --output-format stream-json --verbose); the "
+                b"input passed through\n")
 
 
 @pytest.mark.parametrize(("data", "said"), [
     (b"hello\nworld\n", True),  # claude -p without --output-format stream-json
     (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n', True),  # Codex's JSON
+    (b'{\n  "type": "result",\n  "subtype": "success",\n  "result": "ok"\n}\n', True),  # pretty-printed JSON
     (b"", False),
     ((ROOT / "examples" / "cbc-workflow.jsonl").read_bytes(), False),
 ])
