@@ -7,6 +7,7 @@ mode one thread touches the tracker.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import posixpath
@@ -36,24 +37,15 @@ log = logging.getLogger("otelbridge")
 MAX_ARGS = 64
 
 
-def _learn(text: str, is_json: bool) -> None:
-    """Content as it arrives (``--capture-content``), read by the redactor for the secrets it
-    shows (it remembers them: :mod:`otelbridge.found_secrets`); the same strings are exported
-    later, so their scans are kept in its cache."""
+def _learn(text: str, is_json: bool, keep: bool) -> None:
+    """Content as it arrives, read by the redactor for the secrets it shows (it remembers them:
+    :mod:`otelbridge.found_secrets`); ``keep``: it is exported later (``--capture-content``),
+    so its reading stays in the redactor's cache."""
     safe = redact.current()
     if is_json:
         safe.json_text(text, safe.max_length)
     else:
-        safe.scan(text)
-
-
-def _learn_only(text: str, is_json: bool) -> None:
-    """Content as it arrives, not exported: read for the secrets it shows, nothing kept."""
-    safe = redact.current()
-    if is_json:
-        safe.json_text(text, safe.max_length)
-    else:
-        safe.learn(text)
+        safe.learn(text, keep)
 
 
 class SpanSink(Protocol):
@@ -319,7 +311,7 @@ class Pipeline:
                 parent=self.parent,
                 capture_content=cfg.capture_content,
                 on_trace=self.report.on_trace if self.report is not None else None,
-                learn=_learn if cfg.capture_content else _learn_only,
+                learn=functools.partial(_learn, keep=cfg.capture_content),
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)

@@ -232,12 +232,15 @@ class Redactor:
             out = self.found.hide(out)
         return out
 
-    def learn(self, text: str) -> None:
+    def learn(self, text: str, keep: bool = False) -> None:
         """Read ``text`` for the secrets it shows (:attr:`found` remembers them) as :meth:`scan`
-        would, keeping nothing else: for content that is not exported (a tool's output without
-        ``--capture-content``), which would only push what is exported out of the cache."""
-        if len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:
-            self.redact(_sanitise(text))
+        would. ``keep``: its reading stays in the cache (it is exported later: content with
+        ``--capture-content``); else nothing else is kept (content that is not exported would
+        only push what is out of the cache)."""
+        if keep:
+            self.scan(text)
+        elif len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:
+            self._detect(_sanitise(text), [])
 
     def scrub(self, text: str) -> str:
         """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""
@@ -347,7 +350,7 @@ class Redactor:
         if known is None:
             probe = ('{"%s": ["%s"]}' if listed else '{"%s": "%s"}') % (key.replace('"', ""), "86420975")
             # (not learnt: the probe's digits are no one's secret)
-            known = len(probe) <= SCAN_MAX_CHARS and "[REDACTED:" in self.redact(_sanitise(probe), learn=False)
+            known = len(probe) <= SCAN_MAX_CHARS and "[REDACTED:" in self._detect(_sanitise(probe))
             if len(self._probes) < MEMO_ENTRIES:
                 self._probes[(key, listed)] = known
         return known

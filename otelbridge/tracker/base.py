@@ -223,10 +223,11 @@ class Context(msgspec.Struct):
     capture_content: bool = False
     #: called with (trace_id, label) when a new trace's root is first known (trace links)
     on_trace: Callable[[int, str], None] | None = None
-    #: called with each model output text and tool call's arguments (``(text, is_json)``) as
-    #: its line arrives: what a secret shows there is known before any span holding it is
-    #: built (a tool's span ends before its call's message's span), also where they are not
-    #: exported (a command's secret, then a status description that repeats it)
+    #: called with each model output, tool call's arguments and tool output (``(text,
+    #: is_json)``) as its line arrives: what a secret shows there is known before any span
+    #: holding it is built (a tool's span ends before its call's message's span), also where
+    #: it is not exported (a command's or a file's secret, then a status description that
+    #: repeats it)
     learn: Callable[[str, bool], None] | None = None
     #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
     #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
