@@ -187,8 +187,13 @@ class FoundSecrets:
                    for value, kind in replaced(before, after))
 
     def hide(self, text: str) -> str:
-        """``text`` with every remembered value replaced by its marker."""
+        """``text`` with every remembered value replaced by its marker; a value met here
+        becomes the latest (the last forgotten)."""
+        markers = self.markers
         for value, marker in self._order:
             if value in text:
                 text = text.replace(value, marker)
+                with self._lock:
+                    if value in markers:
+                        markers[value] = markers.pop(value)
         return text

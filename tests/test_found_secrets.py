@@ -122,6 +122,10 @@ def test_a_value_met_again_becomes_the_latest():
     found.learn([values[0]], "secret")  # met again: the oldest is now values[1]
     found.learn(["w0000-Zq8v"], "secret")
     assert found.hide(f"{values[0]} {values[1]}") == f"[REDACTED:secret] {values[1]}"
+    # met bare (hidden in a string) counts too: values[2] is kept, values[3] goes next
+    assert found.hide(values[2]) == "[REDACTED:secret]"
+    found.learn(["w0001-Zq8v"], "secret")
+    assert found.hide(f"{values[2]} {values[3]}") == f"[REDACTED:secret] {values[3]}"
 
 
 def test_the_detector_s_probes_and_discarded_readings_are_not_learnt():
