@@ -316,7 +316,32 @@ class CallsMixin:
         )
         if chat.error_type is not None:
             rec.error, rec.error_type = chat.error_text or chat.error_type, chat.error_type
-        self.ctx.emit(rec)
+        turn = s.turn
+        if chat.owner is None and turn is not None and turn.n == chat.turn_n \
+                and turn.first_call is None and rec.start_ns <= turn.start_ns \
+                and not (turn.dated or self.ctx.clock.untimed):
+            turn.first_call = rec  # asked for at the turn's start, wherever its result puts it
+        else:
+            self.ctx.emit(rec)
+
+    def _move_calls(self, s: Session, turn: Turn, start: int, woken: bool) -> None:
+        """``turn``'s result puts its start at ``start`` (epoch ns): its open top-level calls
+        were asked for within it (``woken``: no earlier), the first at its start (when that
+        start was not dated: :attr:`Turn.first_call`)."""
+        first = not (turn.dated or self.ctx.clock.untimed)
+        for chat in s.chats.values():
+            if chat.owner is None and chat.turn_n == turn.n and (
+                    woken or (first and chat.start_ns == turn.start_ns)):
+                chat.start_ns = min(max(chat.start_ns, start) if woken else start, chat.end_ns)
+
+    def _release_first_call(self, turn: Turn, start: int) -> None:
+        """Emit ``turn``'s held first model call (:attr:`Turn.first_call`), starting at the
+        turn's final ``start`` (epoch ns; no later than the call's end)."""
+        rec = turn.first_call
+        if rec is not None:
+            turn.first_call = None
+            rec.start_ns = min(start, rec.end_ns)
+            self.ctx.emit(rec)
 
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
                    error_type: str | None, result: str | None) -> None:

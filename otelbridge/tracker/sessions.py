@@ -114,6 +114,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self.sessions: OrderedDict[str | None, Session] = OrderedDict()
         self._closed = Recent(MAX_CLOSED_REMEMBERED)
         self._stream_mode = self.ctx.clock.uses_stream
+        self._dated = False  # the event being handled has a timestamp of its own
 
     # ------------------------------------------------------------------ events in
 
@@ -123,6 +124,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if handler is None:
             return
         now = self._time(ev.ts_ns)
+        self._dated = ev.ts_ns is not None
         session = self._session(ev.session_id, now)
         if session is None:
             return
@@ -223,7 +225,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.turn_count += 1
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
-                      after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending)
+                      after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending,
+                      dated=self._dated)
         s.turn.model = s.model
         s.stop_pending = None
         return s.turn
@@ -255,6 +258,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             if current in s.chats and s.chats[current].turn_n == s.turn.n:
                 del s.scope_chat[None]
             s.turn.closed_ns = now
+            self._release_first_call(s.turn, s.turn.start_ns)  # a deferred result moves no start
             s.waiting.append(s.turn)
             s.turn = None
         turn = self._open_turn(s, now)
@@ -364,9 +368,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 # carries a timestamp: it ran duration_ms from its start
                 start = max(start, now - duration)
                 end = max(end, start + duration)
-                for chat in s.chats.values():  # its calls were asked for within it
-                    if chat.owner is None and chat.turn_n == turn.n:
-                        chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
+            self._move_calls(s, turn, start, woken)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_last_call(s, turn, ev.last_call)
         self._settle_stop(s, turn, ev.stop_reason)
@@ -374,6 +376,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if ev.is_error:
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
+        self._release_first_call(turn, start)
         for agent in list(s.agents.values()):
             if self._agent_done(s, agent):
                 self._emit_agent(s, agent, None)
@@ -496,6 +499,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             return
         for chat in [c for c in s.chats.values() if c.owner is None]:
             self._emit_chat(s, chat)
+        self._release_first_call(turn, turn.start_ns)
         rec = self._turn_record(s, turn, turn.start_ns, turn.last_ns)
         rec.attributes["turn.result"] = False
         rec.error, rec.error_type = NO_RESULT, "incomplete"

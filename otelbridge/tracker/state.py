@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import SpanEvent, TaskUsage, TurnResult, TurnStarted, Usage
+from ..events import SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
 from .base import Recent, Refs
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
@@ -154,6 +154,13 @@ class Turn(msgspec.Struct):
     #: a notice of the CLI stopped it (``prevent_continuation``: a hook blocked its prompt):
     #: the notice's text with ``--capture-content``, else ``""``; ``None``: not stopped
     stopped: str | None = None
+    #: the line that opened it had a timestamp of its own (a CLI asks the model after it)
+    dated: bool = False
+    #: its first top-level model call, ended, asked for at its start, when that start was not
+    #: dated (Claude Code's ``init`` has no timestamp; it took a later line's): held until the
+    #: start is final (its result may move it earlier), to start with it; never in a recording
+    #: without timestamps (the call's end is then no time either)
+    first_call: SpanRecord | None = None
 
 
 class Session(msgspec.Struct):

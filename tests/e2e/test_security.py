@@ -576,7 +576,7 @@ def test_a_secret_found_once_is_hidden_wherever_it_appears_again():
         {"command": "./create-user app [REDACTED:secret]"}
     assert tools["toolu_4"].attributes["gen_ai.tool.call.result"] == "created user app ([REDACTED:secret])"
     chats = [json.loads(s.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"]
-             for s in by_name(spans, "chat")]
+             for s in sorted(by_name(spans, "chat"), key=lambda s: s.attributes["gen_ai.response.id"])]
     assert chats == ["I'll export the token [REDACTED:secret] first.", "Reading the settings.",
                      "The database password is [REDACTED:secret]; checking it reaches the app.",
                      "I'll create the database user with password: [REDACTED:secret]"]

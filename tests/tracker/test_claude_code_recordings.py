@@ -192,7 +192,12 @@ def test_lines_before_the_first_timestamp_take_it():
     run = Run(AGENT)
     first = iso_ns(L[4]["timestamp"])  # lines 1-3 carry no timestamp
     (chat2,) = run.attr("gen_ai.response.id", L[2]["message"]["id"])
-    assert chat2.start_ns == first
+    # the turn's first model call starts with the turn (its result, line 12, at the stream
+    # clock, line 10's time, − duration_ms), not at the first timestamp its untimed lines took:
+    # it was asked for at the prompt
+    turn = run.one("turn 1")
+    assert chat2.start_ns == turn.start_ns == iso_ns(L[10]["timestamp"]) - L[12]["duration_ms"] * MS < first
+    assert chat2.parent_span_id == turn.span_id
     (tool,) = run.attr("gen_ai.tool.call.id", L[3]["tool_use_id"])
     (agent,) = run.attr("task.id", L[3]["task_id"])
     assert tool.start_ns == first and agent.parent_span_id == tool.span_id

@@ -110,9 +110,10 @@ def test_session_turn_chat_tool_tree_usage_and_times():
     assert tool.parent_span_id == chat1.span_id
     assert {r.trace_id for r in run.records} == {session.trace_id}
     assert chat1.kind == "CLIENT" and tool.kind == "INTERNAL"
-    # times (ns) from the events: chat 0..350 (asked for at the turn's start, 0; its first line
-    # at 100), tool 200..500 (the chat ends no earlier than its tool), chat 2 asked for at the
-    # tool's result (500), turn starts at result − duration
+    # times (ns) from the events: chat 0..500 (asked for at the turn's start, its init's own
+    # time 0, not at the result − duration before it: the CLI asks the model after it printed
+    # its init; its first line at 100), tool 200..500 (the chat ends no earlier than its tool),
+    # chat 2 asked for at the tool's result (500), turn starts at result − duration
     assert (chat1.start_ns, chat1.end_ns) == (at(0), at(500))
     assert (chat2.start_ns, chat2.end_ns) == (at(500), at(600))
     assert (tool.start_ns, tool.end_ns) == (at(200), at(500))
