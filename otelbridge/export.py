@@ -48,7 +48,7 @@ from opentelemetry.sdk.trace.export import (
 from . import redact
 from .config import Config
 from .environment import without
-from .exporters import OtlpJsonFileExporter, otlp_exporter
+from .exporters import OtlpJsonFileExporter, failure_cause, otlp_exporter
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
 from .resource import make_resource
@@ -69,11 +69,17 @@ class CountingExporter(SpanExporter):
     #: An export running longer than this (seconds) marks the exporter as stuck.
     STUCK_S = 1.0
 
-    def __init__(self, inner: SpanExporter, label: str, local: bool = False) -> None:
+    def __init__(self, inner: SpanExporter, label: str, local: bool = False,
+                 default_endpoint: str = "") -> None:
         self.inner = inner
         self.label = label
         #: it writes here (a file, stderr): no collector to wait for
         self.local = local
+        #: why ``label`` is the default endpoint, said after a refused connection; else ``""``
+        self.default_endpoint = default_endpoint
+        #: why its last export failed, as :func:`~otelbridge.exporters.failure_cause` says it
+        #: (the SDK logs it on the exporting thread); ``None``: none did, or for no known cause
+        self.cause: str | None = None
         self.exported = 0
         self.failed = 0
         self._lock = threading.Lock()
@@ -81,6 +87,15 @@ class CountingExporter(SpanExporter):
         self.taken = 0
         self._last_ok = True
         self._busy_since: float | None = None
+
+    def failed_because(self, message: str) -> str | None:
+        """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
+        the cause said as a user acts on it, ``None`` when it is no known failure."""
+        cause = failure_cause(message)
+        if cause is not None and self.default_endpoint and cause.startswith("connection refused"):
+            cause += f" ({self.default_endpoint})"
+        self.cause = cause or self.cause
+        return cause
 
     def healthy(self) -> bool:
         """True when the last export succeeded and none has been running for :data:`STUCK_S`."""
@@ -95,11 +110,14 @@ class CountingExporter(SpanExporter):
         self._busy_since = time.monotonic()
         with self._lock:
             self.taken += len(spans)
+        _exporting.current = self
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
             log.warning("export to %s raised %s", self.label, type(exc).__name__)
             result = SpanExportResult.FAILURE
+        finally:
+            _exporting.current = None
         self._busy_since = None
         self._last_ok = result == SpanExportResult.SUCCESS
         with self._lock:
@@ -118,6 +136,10 @@ class CountingExporter(SpanExporter):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
+
+#: ``current``: the :class:`CountingExporter` whose export runs on this thread (the SDK logs an
+#: export's failure there)
+_exporting = threading.local()
 
 #: the sampled bit of a span's trace flags (an int test: the flags' ``sampled`` property costs
 #: a call per span and processor)
@@ -178,11 +200,15 @@ class _OnceFilter(logging.Filter):
         if record.name.startswith(_EXPORT_LOGGERS):
             # the SDK's form when no status came, or one it took for success was refused
             msg = msg.replace(" batch code: None, reason: ", " batch: ")
+            exporter = getattr(_exporting, "current", None)
+            cause = exporter.failed_because(message) if exporter is not None else None
             if self._seen:
                 self.suppressed += 1
                 return False
             self._seen = True
-            msg += " (further export messages suppressed)"
+            if cause is not None:  # said as a user acts on it, not as the SDK logs it
+                record.name, msg = "otelbridge", f"export to {exporter.label} failed: {cause}"
+            msg += " (retrying; further export messages suppressed)"
         else:
             key = (record.name, msg)
             if key in self._said:
@@ -263,6 +289,18 @@ def _endpoint_label(cfg: Config) -> str:
         or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
     ), _header_secrets(env))
+
+
+def _endpoint_unset(cfg: Config) -> str:
+    """Why the exporter sends to its default endpoint, on localhost, as the hint to a refused
+    connection says it; ``""`` when an endpoint is set."""
+    names = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if cfg.endpoint or any(os.environ.get(n) and n not in cfg.ignored_env for n in names):
+        return ""
+    if any(n in cfg.ignored_env for n in names):  # (out of the environment by now)
+        return "the default, used in place of the endpoint said unusable at start"
+    return ("no endpoint is set, this is the default: set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, "
+            "or use --exporter none where there is no collector")
 
 
 def queue_size(env: Mapping[str, str] | None = None) -> int:
@@ -377,7 +415,8 @@ class Exporters:
         raises (``OSError`` for a file that cannot be opened, the SDK's errors for a value it
         refuses)."""
         if name == "otlp":
-            return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg))
+            return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg),
+                                    default_endpoint=_endpoint_unset(cfg))
         if name == "console":
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(
@@ -485,6 +524,9 @@ class Exporters:
                 if p.overflowed:
                     part += f", {p.overflowed} of them let go by a full queue"
                 if p.exporter.busy():  # a silent collector, or a refused connection retried
-                    part += f"; still retrying when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
+                    part += "; still retrying" if p.exporter.cause is not None else "; no answer yet"
+                    part += f" when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
+                if p.exporter.cause is not None:
+                    part += f"; {p.exporter.cause}"
                 parts.append(part)
         return "export incomplete (" + "; ".join(parts) + ")" if parts else None

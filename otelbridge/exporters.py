@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import stat
 import threading
 from collections.abc import Mapping, Sequence
@@ -92,6 +93,54 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
         return (f"the endpoint answered with a web page ({kind or 'no content type'}), not an OTLP "
                 "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
     return None
+
+
+#: A failed export's SDK message → its cause, as a user acts on it: (texts any of which the
+#: message holds, the cause). gRPC's and urllib3's wordings both.
+_CAUSES = (
+    (("Connection refused",), "connection refused: is a collector listening there?"),
+    (("Expected SETTINGS frame", "http1.x server"),
+     "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, or use "
+     "--protocol http/protobuf)"),
+    (("Connection reset by peer", "Connection aborted", "RemoteDisconnected", "BadStatusLine"),
+     "the connection was cut: an OTLP/gRPC port? (OTLP/HTTP is usually on 4318, or use --protocol grpc)"),
+    (("NameResolutionError", "Name or service not known", "Domain name not found",
+      "Temporary failure in name resolution", "DNS resolution failed"), "the host name is not found"),
+    (("WRONG_VERSION_NUMBER",), "TLS to a plain-text endpoint (WRONG_VERSION_NUMBER): use http://"),
+    (("CERTIFICATE_VERIFY_FAILED",),
+     "the collector's certificate is not trusted (CERTIFICATE_VERIFY_FAILED: "
+     "OTEL_EXPORTER_OTLP_CERTIFICATE names a CA file)"),
+    (("timed out", "DEADLINE_EXCEEDED", "Deadline Exceeded"),
+     "no answer within the timeout (OTEL_EXPORTER_OTLP_TIMEOUT)"),
+)
+_HTTP_STATUS = re.compile(r"\bcode: (\d{3})\b")
+_GRPC_STATUS = re.compile(r"StatusCode\.([A-Z_]+)")
+_STATUS_HINTS = {
+    "401": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
+    "403": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
+    "404": "no OTLP receiver at that URL (OTLP/HTTP takes …/v1/traces)",
+    "UNAUTHENTICATED": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
+    "PERMISSION_DENIED": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
+    "UNIMPLEMENTED": "no OTLP trace receiver there",
+}
+
+
+def failure_cause(message: str) -> str | None:
+    """What an OTLP exporter's failure ``message`` (the SDK's log line) says went wrong, as one
+    short clause with what to check; ``None`` when it is none of the known failures."""
+    for needles, cause in _CAUSES:
+        if any(n in message for n in needles):
+            return cause
+    http = _HTTP_STATUS.search(message)
+    grpc = _GRPC_STATUS.search(message)
+    if http is not None:
+        status, name = http.group(1), f"HTTP {http.group(1)}"
+    elif grpc is not None and grpc.group(1) != "UNAVAILABLE":
+        status, name = grpc.group(1), f"gRPC {grpc.group(1)}"
+    else:
+        return None
+    hint = _STATUS_HINTS.get(status)
+    return f"{name}: {hint}" if hint else f"{name} from the collector"
 
 
 def _plain_http_transport(url: str):

@@ -193,9 +193,10 @@ def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
                           DATA, env=clean_env(**setting))
     err = proc.stderr.decode()
     assert proc.returncode == 0 and proc.stdout == DATA
-    assert err.count("code: 401, reason: Unauthorized") == 1
-    assert "(further export messages suppressed)" in err
-    assert "export incomplete" in err
+    cause = "HTTP 401: the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)"
+    assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause} (retrying; further export "
+                     "messages suppressed)") == 1
+    assert f"otelbridge: export incomplete ({rx.endpoint}: {SPANS} of {SPANS} not confirmed; {cause})" in err
     assert "TRACES_SAMPLER_ARG" in err or "an item that is not name=value" in err
     assert "Traceback" not in err
 
@@ -207,5 +208,24 @@ def test_quiet_leaves_out_the_counts_line_but_not_lost_spans():
     assert proc.returncode == 0 and proc.stdout == DATA
     # the SDK retries a refused connection for its export timeout (10 s): busy at the deadline
     assert (f"export incomplete (http://127.0.0.1:9: {SPANS} of {SPANS} not confirmed; "
-            "still retrying when --flush-timeout (1 s) ran out)") in err
+            "still retrying when --flush-timeout (1 s) ran out; connection refused: is a collector "
+            "listening there?)") in err
     assert " bytes, " not in err  # the counts line
+
+
+def test_a_refused_default_endpoint_says_none_was_set():
+    """No endpoint set and no collector on localhost: the export error says the endpoint is the
+    default and what to set, or --exporter none; the stream is whole."""
+    import socket
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 4318)) == 0:
+            pytest.skip("something listens on localhost:4318 here")
+    proc = run_bridge(["--summary", "never", "--flush-timeout", "1"], DATA, env=clean_env())
+    err = proc.stderr.decode().splitlines()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    hint = ("connection refused: is a collector listening there? (no endpoint is set, this is the default: "
+            "set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, or use --exporter none where there is no collector)")
+    assert err[0] == f"otelbridge: export to localhost:4318 failed: {hint} (retrying; further export messages suppressed)"
+    assert err[-1].startswith(f"otelbridge: export incomplete (localhost:4318: {SPANS} of {SPANS} not confirmed")
+    assert err[-1].endswith(f"; {hint})") and len(err) == 3

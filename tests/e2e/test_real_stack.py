@@ -117,6 +117,29 @@ def test_jaegers_query_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
     assert re.search(r"spans (\d+) built, 0 exported, \1 dropped", err)
 
 
+@pytest.mark.parametrize("protocol, port, cause", [
+    ("grpc", "http", "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, "
+                     "or use --protocol http/protobuf)"),
+    ("http/protobuf", "grpc", "the connection was cut: an OTLP/gRPC port? (OTLP/HTTP is usually on 4318, "
+                              "or use --protocol grpc)"),
+])
+def test_the_collectors_other_port_is_named_as_the_cause(stack, protocol, port, cause):
+    """OTLP/gRPC sent to the collector's OTLP/HTTP port, or the other way round: the stream
+    passes, and the run says what is wrong in its own words (not gRPC's or urllib3's), once as
+    it happens and once in the exit line."""
+    data = (EXAMPLES / "claude-code-session.jsonl").read_bytes()
+    endpoint = f"http://127.0.0.1:{stack['ports'][port]}"
+    proc = run_otelbridge(["--protocol", protocol, "--endpoint", endpoint, "--flush-timeout", "2",
+                           "--summary", "never"], data)
+    assert proc.stdout == data and proc.returncode == 0
+    lines = proc.stderr.decode().splitlines()
+    assert lines[0] == f"otelbridge: export to {endpoint} failed: {cause} (retrying; further export messages suppressed)"
+    assert lines[-1].startswith(f"otelbridge: export incomplete ({endpoint}: 18 of 18 not confirmed; ")
+    assert lines[-1].endswith(f"; {cause})")
+    assert len(lines) == 3  # and the counts line
+    assert "StatusCode" not in proc.stderr.decode() and "HTTPConnection" not in proc.stderr.decode()
+
+
 def send_through_stack(stack, path) -> list:
     """``otelbridge --deterministic-ids`` over ``path`` twice, side by side: to a test receiver
     (the reference spans, returned) and to the collector's OTLP/HTTP receiver."""

@@ -1,0 +1,33 @@
+"""What an OTLP exporter's failure says went wrong (exporters.failure_cause), from the SDK's own
+log lines as its OTLP/HTTP (urllib3) and OTLP/gRPC exporters write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from otelbridge.exporters import failure_cause
+
+
+@pytest.mark.parametrize("message, cause", [
+    ("Transient error HTTPConnectionPool(host='no-such-host.invalid', port=4318): Max retries exceeded "
+     "with url: /v1/traces (Caused by NameResolutionError(\"HTTPConnection(host='no-such-host.invalid', "
+     "port=4318): Failed to resolve 'no-such-host.invalid' ([Errno -2] Name or service not known)\"))",
+     "the host name is not found"),
+    ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to no-such-host.invalid:4317, "
+     "retrying in 1.15s. Error details: errors resolving no-such-host.invalid:4317: [field:hostname lookup "
+     "error:address lookup failed for no-such-host.invalid:4317: Domain name not found]",
+     "the host name is not found"),
+    ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to 127.0.0.1:4399, retrying "
+     "in 1.03s. Error details: failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:4399: "
+     "Failed to connect to remote host: Connection refused", "connection refused: is a collector listening there?"),
+    ("Failed to export spans batch code: 404, reason: Not Found",
+     "HTTP 404: no OTLP receiver at that URL (OTLP/HTTP takes …/v1/traces)"),
+    ("Failed to export spans batch code: 503, reason: Service Unavailable", "HTTP 503 from the collector"),
+    ("Failed to export traces to 127.0.0.1:4317, error code: StatusCode.PERMISSION_DENIED",
+     "gRPC PERMISSION_DENIED: the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)"),
+    ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to 127.0.0.1:4317, "
+     "retrying in 1.0s.", None),  # a status that names no cause
+    ("Exception while exporting Span batch.", None),
+])
+def test_an_export_failure_is_said_by_its_cause(message, cause):
+    assert failure_cause(message) == cause
