@@ -318,6 +318,11 @@ class Pipeline:
         self.splitter = None
         self.new_lines(keep_partial=False)
 
+    def settle_clock(self) -> None:
+        """A clock still pending (no timestamp yet, its wait not over) settles now, on the wall
+        clock: the records it held go out."""
+        self.tracker.ctx.clock.settle()
+
     def _emit_under_run(self, rec: SpanRecord) -> None:
         """The sink, for a wrapped command: the run span learns its children's times."""
         run = self.run

@@ -99,8 +99,12 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         follower = Follower(
             path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
             poll_s=poll_s, on_switch=on_switch,
-            is_quiet=lambda: pipeline.tracker.open_workflows() == 0, say=say,
+            is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0,
+            say=say,
             handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
+            # a clock still waiting for a timestamp would hold the records of the lines read
+            # again past the end of that stretch, and they would go out
+            on_replayed=pipeline.settle_clock,
         )
         hold.replaying = lambda: follower.replay_to > 0
         if follower.saved is not None:

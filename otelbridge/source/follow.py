@@ -12,10 +12,10 @@
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
   read from its start) and byte offset of the last *checkpoint* — the end of the last
-  complete line read at a moment when no workflow was open (``is_quiet()``), saved once the
-  spans handed on by then are exported (``settled(handed)``; ``handed()`` counts them). A
-  restart resumes there: a workflow open at the stop is read again from its first line by the
-  next start (the caller exports nothing of it at stop), so nothing is traced twice or missed.
+  complete line read at a moment when nothing the caller traces was open (``is_quiet()``: a
+  turn, a workflow), saved once the spans handed on by then are exported (``settled(handed)``;
+  ``handed()`` counts them). A restart resumes there: what was open at the stop is read again
+  from its first line by the next start (a workflow: the caller exports nothing of it at stop).
   Once an export fails the position stays where it is for the rest of the run: the next start
   reads again what may not have reached the collector. If PATH is another file by then
   (rotated while we were away), it is read from its start.
@@ -110,8 +110,9 @@ class Follower:
     """Reads ``path`` as it grows and hands each chunk to ``on_chunk(buf, n)``.
 
     ``on_switch(kind)`` is called before reading a new file (:data:`ROTATED`) or re-reading a
-    truncated one (:data:`TRUNCATED`); ``is_quiet()`` says whether the lines read so far leave no
-    workflow open (only then is a checkpoint taken); ``handed()`` counts the spans handed to
+    truncated one (:data:`TRUNCATED`); ``on_replayed()`` when a restart has read again what the
+    last run read (:attr:`replay_to`), before what comes after; ``is_quiet()`` says whether the
+    lines read so far leave nothing open (only then is a checkpoint taken); ``handed()`` counts the spans handed to
     export so far and ``settled(n)`` says whether the first ``n`` are exported (True), still on
     their way (``None``) or may be lost (False): a checkpoint is saved once settled. :meth:`run`
     returns when :meth:`stop` is called; :meth:`save_settled` saves what settled after it.
@@ -130,6 +131,7 @@ class Follower:
         say: Callable[[str], None] = lambda message: None,
         handed: Callable[[], int] = lambda: 0,
         settled: Callable[[int], bool | None] = lambda handed: True,
+        on_replayed: Callable[[], None] = lambda: None,
         chunk: int = CHUNK,
     ) -> None:
         self.path = Path(path)
@@ -138,6 +140,7 @@ class Follower:
         self.from_start = from_start
         self.poll_s = poll_s
         self.on_switch = on_switch or (lambda kind: None)
+        self.on_replayed = on_replayed
         self.is_quiet = is_quiet
         self.say = say
         self.buf = bytearray(chunk)
@@ -235,6 +238,7 @@ class Follower:
             if n:
                 self.on_chunk(self.buf, n)
             if self.replay_to and self.pos >= self.replay_to:
+                self.on_replayed()  # what the lines read again still hold back goes now
                 self.replay_to = 0
             await asyncio.sleep(0)
 

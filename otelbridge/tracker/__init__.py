@@ -156,3 +156,9 @@ class Tracker:
         """Workflow runs (of every part that keeps a :class:`RunTable`) not yet ended
         (``follow`` checkpoints only when this is 0)."""
         return sum(len(part.table.open) for part in self.parts if hasattr(part, "table"))
+
+    def open_turns(self) -> int:
+        """Sessions with a turn, a sub-agent, a tool or a task open (``follow`` checkpoints only
+        when this is 0 too, so that a restart reads each of them again from its first line)."""
+        return sum(1 for part in self.parts if isinstance(part, SessionTracker)
+                   for s in part.sessions.values() if s.turn or s.waiting or s.agents or s.tools or s.tasks)

@@ -12,8 +12,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import EXAMPLES, FIXTURES, ROOT, clean_env, needs_fixtures, workflow_facts, workflow_spans
-from tests.receivers import GrpcReceiver
+from tests.receivers import GrpcReceiver, HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
 TEMPLATE = CBC.read_text()
@@ -571,3 +573,52 @@ def test_a_hangup_stops_follow_as_sigterm_does_and_the_cut_session_says_by_what(
         assert spans[name].status_message == "interrupted by SIGHUP before result"
         name_, _, attributes = spans[name].events[-1]
         assert (name_, attributes) == ("interrupted", {"otelbridge.reason": "interrupted by SIGHUP"})
+
+
+def tree_names(spans) -> list[tuple[str, str]]:
+    """(span name, its parent's name or "") for every span, sorted: the shape of the traces."""
+    by_id = {s.span_id: s for s in spans}
+    return sorted((s.name, by_id[s.parent_span_id].name if s.parent_span_id in by_id else "")
+                  for s in spans)
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, how):
+    """A sidecar stopped (or killed) mid-turn, the agent writing on: the next start reads again
+    from before the open turn (the position waits while a turn is open), so the turn's rest is
+    traced under its own session, turn, tool call and sub-agent — nothing lost, no span whose
+    parent never arrives. The deterministic ids make the spans sent twice the same spans."""
+    path = FIXTURES / "claude-code" / "idea-planner-explore-subagent-2.1.224.jsonl"
+    lines = path.read_text().splitlines(keepends=True)  # the Agent's sub-agent runs lines 3–9
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx, HttpReceiver() as ref:
+        replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", ref.endpoint,
+                                 "--summary", "never", str(path)],
+                                env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
+        assert replay.returncode == 0, replay.stderr
+        proc = start(log, state, rx, "--from-start", "--deterministic-ids")
+        try:
+            append(log, "".join(lines[:6]))  # mid-turn: the sub-agent's Bash call ended, itself open
+            wait(lambda: (saved_offset(state) or {}).get("offset") == 0 and rx.received.spans(),
+                 what="the spans of the calls that ended")
+        finally:
+            if how == "SIGKILL":
+                proc.kill()
+                proc.communicate(timeout=20)
+            else:
+                stop(proc)
+        assert saved_offset(state)["offset"] == 0  # the turn opened at the first line
+        append(log, "".join(lines[6:]))
+        proc = start(log, state, rx, "--deterministic-ids")
+        try:
+            wait(lambda: any(s.name == "turn 1" and not s.events for s in rx.received.spans()),
+                 what="the turn, ended by its result")
+        finally:
+            stop(proc)
+        spans, want = rx.received.spans(), ref.received.spans()
+    ids = {s.span_id for s in spans}
+    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)  # no orphan
+    assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}  # nothing lost
+    assert set(tree_names(spans)) == set(tree_names(want))  # no other span: no "invoke_agent subagent"
