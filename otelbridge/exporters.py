@@ -102,8 +102,10 @@ _CAUSES = (
     (("Expected SETTINGS frame", "http1.x server"),
      "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, or use "
      "--protocol http/protobuf)"),
-    (("Connection reset by peer", "Connection aborted", "RemoteDisconnected", "BadStatusLine"),
-     "the connection was cut: an OTLP/gRPC port? (OTLP/HTTP is usually on 4318, or use --protocol grpc)"),
+    (("Connection reset by peer", "Connection aborted", "RemoteDisconnected", "BadStatusLine",
+      "Socket closed"),
+     "the other end closed the connection: an OTLP receiver of another protocol? (OTLP/gRPC is "
+     "usually on port 4317, OTLP/HTTP on 4318: --protocol)"),
     (("NameResolutionError", "Name or service not known", "Domain name not found",
       "Temporary failure in name resolution", "DNS resolution failed"), "the host name is not found"),
     (("WRONG_VERSION_NUMBER",), "TLS to a plain-text endpoint (WRONG_VERSION_NUMBER): use http://"),

@@ -31,3 +31,14 @@ from otelbridge.exporters import failure_cause
 ])
 def test_an_export_failure_is_said_by_its_cause(message, cause):
     assert failure_cause(message) == cause
+
+
+def test_a_closed_connection_names_both_protocols_ports():
+    """gRPC's and urllib3's words for a peer that closed the connection: the same cause, which
+    does not guess the protocol (any listener that is no OTLP receiver does it too)."""
+    grpc = ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to 127.0.0.1:14397, "
+            "retrying in 0.9s. Error details: Socket closed")
+    http = "Transient error ('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))"
+    assert failure_cause(grpc) == failure_cause(http) == (
+        "the other end closed the connection: an OTLP receiver of another protocol? (OTLP/gRPC is "
+        "usually on port 4317, OTLP/HTTP on 4318: --protocol)")

@@ -176,12 +176,40 @@ class Follower:
 
     # ------------------------------------------------------------------ files
 
-    def _open(self, resume: bool) -> bool:
-        """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``)."""
+    def _moved(self) -> Path | None:
+        """The saved position's file under another name in PATH's directory (rotated while no
+        run read it), when it holds bytes past the position; else ``None``."""
+        saved = self.saved
+        if saved is None:
+            return None
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == (saved.dev, saved.ino):
+                return None
+        except FileNotFoundError:
+            pass
+        try:
+            for entry in os.scandir(self.path.parent):
+                st = entry.stat(follow_symlinks=False)
+                if (st.st_dev, st.st_ino) == (saved.dev, saved.ino) and stat.S_ISREG(st.st_mode) \
+                        and st.st_size > saved.offset:
+                    return Path(entry.path)
+        except OSError:
+            pass
+        return None
+
+    def _open(self, resume: bool) -> bool:
+        """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
+        in the saved file, rotated away from PATH since, when it holds lines not read yet (the
+        loop then finds PATH another file and goes on to it from its start)."""
+        moved = self._moved() if resume else None
+        try:
+            fd = os.open(moved or self.path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             return False
+        if moved is not None:
+            self.say(f"{str(moved)!r}, the file followed before, was rotated away from "
+                     f"{str(self.path)!r} since: its rest is read first")
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)

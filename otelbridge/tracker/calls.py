@@ -281,13 +281,15 @@ class CallsMixin:
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "chat"
         attrs["gen_ai.response.id"] = chat.message_id
+        # an API-error message had no response (its stop_reason is the CLI's filler)
+        answered = chat.error_type is None or chat.streamed
         if s.provider:
             attrs["gen_ai.provider.name"] = s.provider
         if chat.model:
             attrs["gen_ai.request.model"] = chat.model
-            if chat.error_type is None or chat.streamed:  # an API-error message had no response
+            if answered:
                 attrs["gen_ai.response.model"] = chat.model
-        if chat.stop_reason:
+        if chat.stop_reason and answered:
             attrs["gen_ai.response.finish_reasons"] = [chat.stop_reason]
         usage_attrs(attrs, chat.usage)
         if chat.mark == s.model_results:  # no modelUsage since its last line: not yet covered
@@ -319,7 +321,7 @@ class CallsMixin:
         turn = s.turn
         if chat.owner is None and turn is not None and turn.n == chat.turn_n \
                 and turn.first_call is None and rec.start_ns <= turn.start_ns \
-                and not (turn.dated or self.ctx.clock.untimed):
+                and not (turn.dated or turn.prompted or self.ctx.clock.untimed):
             turn.first_call = rec  # asked for at the turn's start, wherever its result puts it
         else:
             self.ctx.emit(rec)
@@ -328,7 +330,7 @@ class CallsMixin:
         """``turn``'s result puts its start at ``start`` (epoch ns): its open top-level calls
         were asked for within it (``woken``: no earlier), the first at its start (when that
         start was not dated: :attr:`Turn.first_call`)."""
-        first = not (turn.dated or self.ctx.clock.untimed)
+        first = not (turn.dated or turn.prompted or self.ctx.clock.untimed)
         for chat in s.chats.values():
             if chat.owner is None and chat.turn_n == turn.n and (
                     woken or (first and chat.start_ns == turn.start_ns)):

@@ -318,7 +318,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _on_user(self, s: Session, ev: UserMessage, now: int) -> None:
         if ev.parent_tool_use_id is None:
             turn = self._turn(s, now)
-            turn.ready_ns = max(turn.ready_ns, now)  # a prompt: the next call answers it
+            turn.ready_ns, turn.prompted = max(turn.ready_ns, now), True  # the next call answers it
             return
         agent = self._agent(s, ev.parent_tool_use_id, now)
         if agent is not None:

@@ -156,6 +156,8 @@ class Turn(msgspec.Struct):
     stopped: str | None = None
     #: the line that opened it had a timestamp of its own (a CLI asks the model after it)
     dated: bool = False
+    #: a prompt line came (its first call was asked for then, not at its start)
+    prompted: bool = False
     #: its first top-level model call, ended, asked for at its start, when that start was not
     #: dated (Claude Code's ``init`` has no timestamp; it took a later line's): held until the
     #: start is final (its result may move it earlier), to start with it; never in a recording

@@ -120,8 +120,8 @@ def test_jaegers_query_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
 @pytest.mark.parametrize("protocol, port, cause", [
     ("grpc", "http", "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, "
                      "or use --protocol http/protobuf)"),
-    ("http/protobuf", "grpc", "the connection was cut: an OTLP/gRPC port? (OTLP/HTTP is usually on 4318, "
-                              "or use --protocol grpc)"),
+    ("http/protobuf", "grpc", "the other end closed the connection: an OTLP receiver of another protocol? "
+                              "(OTLP/gRPC is usually on port 4317, OTLP/HTTP on 4318: --protocol)"),
 ])
 def test_the_collectors_other_port_is_named_as_the_cause(stack, protocol, port, cause):
     """OTLP/gRPC sent to the collector's OTLP/HTTP port, or the other way round: the stream

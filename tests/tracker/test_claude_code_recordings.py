@@ -224,6 +224,10 @@ def test_an_api_error_message_is_an_error_chat_never_a_synthetic_model():
     run = Run(API_ERROR)
     (chat,) = run.attr("gen_ai.response.id", L[3]["message"]["id"])
     assert "<synthetic>" not in chat.name and "gen_ai.request.model" not in chat.attributes
+    # no response came: no response model, no finish reason (its stop_sequence is the CLI's
+    # filler): the error says what happened
+    assert L[3]["message"]["stop_reason"] == "stop_sequence"
+    assert not {"gen_ai.response.model", "gen_ai.response.finish_reasons"} & set(chat.attributes)
     assert chat.error_type == L[3]["error"] == "model_not_found"
     assert chat.error == L[3]["message"]["content"][0]["text"]
 
@@ -848,3 +852,15 @@ def test_a_turns_last_model_call_stops_for_its_results_stop_reason(path):
         checked += 1
     assert checked == len(results) > 0
     assert path == NO_TS or all(r["stop_reason"] == "end_turn" for r in results)
+
+
+@needs_fixtures
+def test_a_turns_first_call_starts_at_its_prompt_when_the_stream_shows_it():
+    """2.1.280 prints the prompt (line 2, timed) after its untimed init: the first call was
+    asked for then — not at the turn's start, which its result puts earlier — read whole or
+    line by line alike."""
+    L = lines(WAKE)
+    run = Run(WAKE)
+    turn = run.one("turn 1")
+    (chat,) = run.attr("gen_ai.response.id", L[3]["message"]["id"])
+    assert turn.start_ns < chat.start_ns == iso_ns(L[2]["timestamp"]) < iso_ns(L[3]["timestamp"])
