@@ -80,6 +80,8 @@ class CountingExporter(SpanExporter):
         #: why its last export failed, as :func:`~otelbridge.exporters.failure_cause` says it
         #: (the SDK logs it on the exporting thread); ``None``: none did, or for no known cause
         self.cause: str | None = None
+        #: the SDK said an export of it failed (with a known cause or not)
+        self.refused = False
         self.exported = 0
         self.failed = 0
         self._lock = threading.Lock()
@@ -91,6 +93,7 @@ class CountingExporter(SpanExporter):
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
         the cause said as a user acts on it, ``None`` when it is no known failure."""
+        self.refused = True
         cause = failure_cause(message)
         if cause is not None and self.default_endpoint and cause.startswith("connection refused"):
             cause += f" ({self.default_endpoint})"
@@ -524,7 +527,7 @@ class Exporters:
                 if p.overflowed:
                     part += f", {p.overflowed} of them let go by a full queue"
                 if p.exporter.busy():  # a silent collector, or a refused connection retried
-                    part += "; still retrying" if p.exporter.cause is not None else "; no answer yet"
+                    part += "; still retrying" if p.exporter.refused else "; no answer yet"
                     part += f" when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
                 if p.exporter.cause is not None:
                     part += f"; {p.exporter.cause}"
