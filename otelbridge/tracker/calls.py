@@ -321,20 +321,10 @@ class CallsMixin:
         turn = s.turn
         if chat.owner is None and turn is not None and turn.n == chat.turn_n \
                 and turn.first_call is None and rec.start_ns <= turn.start_ns \
-                and not (turn.dated or turn.prompted or self.ctx.clock.untimed):
+                and not (turn.asked_shown or self.ctx.clock.untimed):
             turn.first_call = rec  # asked for at the turn's start, wherever its result puts it
         else:
             self.ctx.emit(rec)
-
-    def _move_calls(self, s: Session, turn: Turn, start: int, woken: bool) -> None:
-        """``turn``'s result puts its start at ``start`` (epoch ns): its open top-level calls
-        were asked for within it (``woken``: no earlier), the first at its start (when that
-        start was not dated: :attr:`Turn.first_call`)."""
-        first = not (turn.dated or turn.prompted or self.ctx.clock.untimed)
-        for chat in s.chats.values():
-            if chat.owner is None and chat.turn_n == turn.n and (
-                    woken or (first and chat.start_ns == turn.start_ns)):
-                chat.start_ns = min(max(chat.start_ns, start) if woken else start, chat.end_ns)
 
     def _release_first_call(self, turn: Turn, start: int) -> None:
         """Emit ``turn``'s held first model call (:attr:`Turn.first_call`), starting at the

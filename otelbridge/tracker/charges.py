@@ -89,9 +89,12 @@ class ChargesMixin:
             if kind == SESSION:
                 self._close_session(s, eof=True)  # type: ignore[attr-defined]
             elif kind == CHAT and key in s.chats:
-                self._emit_chat(s, s.chats[key])  # type: ignore[attr-defined]
-                if s.turn is not None:  # nor held (Turn.first_call): its memory is what the budget wants
-                    self._release_first_call(s.turn, s.turn.start_ns)  # type: ignore[attr-defined]
+                chat = s.chats[key]
+                self._emit_chat(s, chat)  # type: ignore[attr-defined]
+                turn = s.turn  # nor held (Turn.first_call): its memory is what the budget wants
+                held = turn.first_call if turn is not None else None
+                if held is not None and held.span_id == chat.span_id:
+                    self._release_first_call(turn, turn.start_ns)  # type: ignore[attr-defined]
             elif kind == AGENT and key in s.agents:
                 self._emit_agent(s, s.agents[key], reason)  # type: ignore[attr-defined]
             elif kind == TASK and key in s.tasks:

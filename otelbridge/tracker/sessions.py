@@ -226,7 +226,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
                       after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending,
-                      dated=self._dated)
+                      asked_shown=self._dated)
         s.turn.model = s.model
         s.stop_pending = None
         return s.turn
@@ -318,7 +318,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _on_user(self, s: Session, ev: UserMessage, now: int) -> None:
         if ev.parent_tool_use_id is None:
             turn = self._turn(s, now)
-            turn.ready_ns, turn.prompted = max(turn.ready_ns, now), True  # the next call answers it
+            turn.ready_ns, turn.asked_shown = max(turn.ready_ns, now), True  # the next call answers it
             return
         agent = self._agent(s, ev.parent_tool_use_id, now)
         if agent is not None:
@@ -368,7 +368,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 # carries a timestamp: it ran duration_ms from its start
                 start = max(start, now - duration)
                 end = max(end, start + duration)
-            self._move_calls(s, turn, start, woken)
+                for chat in s.chats.values():  # its calls were asked for within it
+                    if chat.owner is None and chat.turn_n == turn.n:
+                        chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
         self._settle_last_call(s, turn, ev.last_call)
         self._settle_stop(s, turn, ev.stop_reason)

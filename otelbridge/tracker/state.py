@@ -154,14 +154,13 @@ class Turn(msgspec.Struct):
     #: a notice of the CLI stopped it (``prevent_continuation``: a hook blocked its prompt):
     #: the notice's text with ``--capture-content``, else ``""``; ``None``: not stopped
     stopped: str | None = None
-    #: the line that opened it had a timestamp of its own (a CLI asks the model after it)
-    dated: bool = False
-    #: a prompt line came (its first call was asked for then, not at its start)
-    prompted: bool = False
-    #: its first top-level model call, ended, asked for at its start, when that start was not
-    #: dated (Claude Code's ``init`` has no timestamp; it took a later line's): held until the
-    #: start is final (its result may move it earlier), to start with it; never in a recording
-    #: without timestamps (the call's end is then no time either)
+    #: the stream shows when its first call was asked for: the line that opened it had a
+    #: timestamp of its own (a CLI asks the model after it), or a prompt line came
+    asked_shown: bool = False
+    #: its first top-level model call, ended, asked for at its start, when the stream does not
+    #: show when (Claude Code's ``init`` has no timestamp; it took a later line's): held until
+    #: the start is final (its result may move it earlier), to start with it; never in a
+    #: recording without timestamps (the call's end is then no time either)
     first_call: SpanRecord | None = None
 
 

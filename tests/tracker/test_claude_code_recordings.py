@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from tests.conftest import EXAMPLES
 from tests.tracker.recording import CLAUDE, MS, RECORDINGS, WALL, Run, iso_ns, lines
 
 needs_fixtures = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
@@ -864,3 +865,18 @@ def test_a_turns_first_call_starts_at_its_prompt_when_the_stream_shows_it():
     turn = run.one("turn 1")
     (chat,) = run.attr("gen_ai.response.id", L[3]["message"]["id"])
     assert turn.start_ns < chat.start_ns == iso_ns(L[2]["timestamp"]) < iso_ns(L[3]["timestamp"])
+
+
+def test_only_a_turns_first_call_moves_with_its_start():
+    """Caudra's example: the turn's lines before its first timestamp (the tool result) take it;
+    its result moves the turn's start earlier. The first call moves with it; the second, asked
+    for at the tool's result, stays there and does not overlap the first."""
+    path = EXAMPLES / "caudra-session-turns.jsonl"
+    L = lines(path)
+    run = Run(path)
+    turn = run.one("turn 1")
+    (first,) = run.attr("gen_ai.response.id", L[3]["message"]["id"])
+    (second,) = run.attr("gen_ai.response.id", L[5]["message"]["id"])
+    tool_result = iso_ns(L[4]["timestamp"])
+    assert first.start_ns == turn.start_ns < tool_result
+    assert second.start_ns == tool_result >= first.end_ns
