@@ -211,7 +211,7 @@ class _OnceFilter(logging.Filter):
             self._seen = True
             if cause is not None:  # said as a user acts on it, not as the SDK logs it
                 record.name, msg = "otelbridge", f"export to {exporter.label} failed: {cause}"
-            msg += " (retrying; further export messages suppressed)"
+            msg += " (further export messages suppressed)"
         else:
             key = (record.name, msg)
             if key in self._said:

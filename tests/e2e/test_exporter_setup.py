@@ -194,8 +194,8 @@ def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
     err = proc.stderr.decode()
     assert proc.returncode == 0 and proc.stdout == DATA
     cause = "HTTP 401: the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)"
-    assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause} (retrying; further export "
-                     "messages suppressed)") == 1
+    assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause} (further export messages "
+                     "suppressed)") == 1
     assert f"otelbridge: export incomplete ({rx.endpoint}: {SPANS} of {SPANS} not confirmed; {cause})" in err
     assert "TRACES_SAMPLER_ARG" in err or "an item that is not name=value" in err
     assert "Traceback" not in err
@@ -226,6 +226,6 @@ def test_a_refused_default_endpoint_says_none_was_set():
     assert proc.returncode == 0 and proc.stdout == DATA
     hint = ("connection refused: is a collector listening there? (no endpoint is set, this is the default: "
             "set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, or use --exporter none where there is no collector)")
-    assert err[0] == f"otelbridge: export to localhost:4318 failed: {hint} (retrying; further export messages suppressed)"
+    assert err[0] == f"otelbridge: export to localhost:4318 failed: {hint} (further export messages suppressed)"
     assert err[-1].startswith(f"otelbridge: export incomplete (localhost:4318: {SPANS} of {SPANS} not confirmed")
     assert err[-1].endswith(f"; {hint})") and len(err) == 3
