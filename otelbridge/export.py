@@ -92,12 +92,13 @@ class CountingExporter(SpanExporter):
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
-        the cause said as a user acts on it, ``None`` when it is no known failure."""
+        the cause said as a user acts on it (with why the endpoint is the default, when it is),
+        ``None`` when it is no known failure."""
         self.refused = True
         cause = failure_cause(message)
+        self.cause = cause or self.cause  # (the exit line's: the hint below is said once)
         if cause is not None and self.default_endpoint and cause.startswith("connection refused"):
             cause += f" ({self.default_endpoint})"
-        self.cause = cause or self.cause
         return cause
 
     def healthy(self) -> bool:
