@@ -356,11 +356,14 @@ class Pipeline:
             self.stats.bad_lines += 1
             log.warning("chunk not decoded: %s", exc)
 
-    def end_stream(self, reason: str | None = None) -> None:
+    def end_stream(self, reason: str | None = None, *, last_line: bool = True) -> None:
         """End of one stream's input: its last line, every open span ended. ``reason`` (see
-        :meth:`Tracker.finish`): why the run was cut short, ``None`` at plain end of input."""
+        :meth:`Tracker.finish`): why the run was cut short, ``None`` at plain end of input.
+        ``last_line=False``: a last line without ``\n`` is left unread (a followed file's line
+        still being written, which the next start reads whole)."""
         try:
-            self.splitter.close()
+            if last_line:
+                self.splitter.close()
             if self.timers is not None:
                 self.timers.run_all()
             self.tracker.finish(reason=reason)

@@ -132,7 +132,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         # their file is no longer at the path, where no start can read them again
         rereadable = follower.rereadable()
         hold.stopping = rereadable
-        pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None)
+        # a last line without "\n" in a file still at the path is one being written: the next
+        # start reads it whole (the position ends before it)
+        pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
+                            last_line=not rereadable)
         follower.stopped(tuple(hold.released))  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:

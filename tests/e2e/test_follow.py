@@ -659,3 +659,42 @@ def test_a_file_rotated_while_stopped_is_read_to_its_end_first(tmp_path):
     down = [s for s in spans if s.attributes.get("gen_ai.conversation.id") == sid["down"]]
     assert "invoke_agent general-purpose" in {s.name for s in down}
     assert len([s for s in down if s.name == "invoke_agent claude-code"]) == 1  # read once
+
+
+@needs_fixtures()
+def test_a_stop_while_a_line_is_being_written_leaves_it_to_the_next_start(tmp_path):
+    """Stopped while the agent is half-way through a line: that line is not read as a bad one
+    (the counts say 0 bad), and the next start, the line whole by then, traces it: every span
+    of a replay arrives, none whose parent never arrives."""
+    path = FIXTURES / "claude-code" / "custom-agent-2.1.6.jsonl"
+    data = path.read_bytes()
+    cut = sum(len(line) for line in data.splitlines(keepends=True)[:5]) + 300  # inside line 6
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_bytes(b"")
+    with GrpcReceiver() as rx, HttpReceiver() as ref:
+        replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", ref.endpoint,
+                                 "--summary", "never", str(path)],
+                                env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
+        assert replay.returncode == 0, replay.stderr
+        proc = start(log, state, rx, "--from-start", "--deterministic-ids")
+        try:
+            with open(log, "ab") as fh:
+                fh.write(data[:cut])
+            wait(lambda: any(s.name.startswith("execute_tool") for s in rx.received.spans()),
+                 what="the first tool call, ended by its result on line 5")
+        finally:
+            _, first_err = stop(proc)
+        with open(log, "ab") as fh:
+            fh.write(data[cut:])
+        proc = start(log, state, rx, "--deterministic-ids")
+        try:
+            wait(lambda: any(s.name == "turn 1" and not s.events for s in rx.received.spans()),
+                 what="the turn, ended by its result")
+        finally:
+            _, err = stop(proc)
+        spans, want = rx.received.spans(), ref.received.spans()
+    assert b" 5 lines, 5 decoded, " in first_err and b" 0 bad, " in first_err, first_err
+    assert b" 0 bad, " in err, err
+    ids = {s.span_id for s in spans}
+    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)
+    assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}
