@@ -257,9 +257,13 @@ class Context(msgspec.Struct):
 
     def root_trace_id(self, session_id: str | None, key: str | None) -> int:
         """The trace id of a new root: the ``TRACEPARENT`` trace when there is one, else a new
-        trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``)."""
+        trace (deterministic from ``session_id``/``key`` with ``--deterministic-ids``; random
+        when both are ``None``: no stream id names the root, and every such root of every
+        stream would share the trace derived from nothing)."""
         if self.parent is not None:
             return self.parent.trace_id
+        if session_id is None and key is None:
+            return self.ids.unique_trace_id()
         return self.ids.trace_id(session_id, key)
 
     def root_parent(self) -> tuple[int | None, bool]:

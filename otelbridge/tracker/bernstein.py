@@ -166,7 +166,9 @@ class BernsteinTracker:
             start = run.first_ns  # the clock moved to the stream's (older) time meanwhile
         end = max(end, start)
         self.next_start_ns = end
-        trace_id = self.ctx.root_trace_id(run.session_id, f"stdin/{self.runs_emitted}")
+        # (a run no session names has a random trace: signals carry no id of their own)
+        key = None if run.session_id is None else f"stdin/{self.runs_emitted}"
+        trace_id = self.ctx.root_trace_id(run.session_id, key)
         parent_span_id, remote = self.ctx.root_parent()
         attrs = put_attributes({}, [("gen_ai.conversation.id", run.session_id)])
         rec = SpanRecord(

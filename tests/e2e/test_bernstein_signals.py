@@ -176,3 +176,21 @@ def test_recordings_of_other_clis_make_no_caudra_or_bernstein_spans():
     proc, spans = export(data, "--dialect", "caudra", "--dialect", "bernstein", expect=0)
     assert spans == []
     assert b"spans 0 built, 0 exported" in proc.stderr
+
+
+def test_runs_no_session_names_get_traces_of_their_own_with_deterministic_ids():
+    """Signals carry no id: with ``--deterministic-ids`` a ``run stdin`` of one stream and one of
+    another (even the same signal) must not share the trace derived from nothing, nor a span
+    id; within one stream the second run is a trace of its own too."""
+    runs = []
+    for data, expect in ((SIGNALS.read_bytes(), 1), (b"BERNSTEIN:COMPLETED\n", 1),
+                         (b"BERNSTEIN:COMPLETED\n", 1),
+                         (b"BERNSTEIN:COMPLETED\nBERNSTEIN:FAILED {\"reason\":\"x\"}\n", 2)):
+        _, spans = export(data, "--deterministic-ids", expect=expect, env=clean_env())
+        runs.append(spans)
+    last = runs[-1]
+    assert [len(r) for r in runs] == [1, 1, 1, 2] and all(s.name == "run stdin" for r in runs for s in r)
+    trace_ids = [s.trace_id for r in runs for s in r]
+    assert len(set(trace_ids)) == 5  # five runs, five traces
+    assert len({s.span_id for r in runs for s in r}) == 5
+    assert [s.attributes["bernstein.terminal_signal"] for s in last] == ["COMPLETED", "FAILED"]
