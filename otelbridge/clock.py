@@ -74,6 +74,13 @@ class Clock:
             self._settle(0)
         return self._settled
 
+    def wait_left_s(self) -> float | None:
+        """Seconds until a pending ``auto`` clock's wait for a timestamp runs out (``None``: it
+        waits for nothing: settled, another mode, or no line dated yet)."""
+        if self._settled or self.mode != "auto" or self._anchor is None:
+            return None
+        return max(0, WAIT_NS - (self._wall() - self._anchor)) / 1e9
+
     @property
     def uses_stream(self) -> bool:
         """True when times come from the stream clock (mode ``stream``, or ``auto`` switched)."""

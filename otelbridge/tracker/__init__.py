@@ -125,7 +125,17 @@ class Tracker:
             self._sink(rec)
 
     def _check_clock(self) -> None:
-        _ = self.ctx.clock.settled  # a pending auto clock whose wait ran out settles here
+        clock = self.ctx.clock
+        if clock.settled:  # (a pending auto clock whose wait ran out settles here)
+            return
+        # a timer may fire a little before the wait is over (the loop's granularity; the
+        # wait counts from the first dated line, after the timer was set): the held records
+        # must not wait for a next line, which may not come for long
+        left = clock.wait_left_s()
+        if left is None:
+            self._waiting = False  # nothing dated yet: the next line sets the check again
+        else:
+            self.ctx.call_later(left + 0.001, self._check_clock)
 
     def handle(self, ev: Event) -> None:
         if not self._waiting:

@@ -412,3 +412,25 @@ def test_captured_output_messages_fit_the_default_cap_whole_parts_first():
         for part, use in zip(calls, uses):  # the first ones, whole, in order
             assert part == {"type": "tool_call", "id": use["id"], "name": use["name"]}
             assert tools[use["id"]].parent_span_id == chat.span_id
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_piped_lines_without_timestamps_are_exported_without_waiting_for_a_next_line():
+    """A live pipe, a CLI that prints no timestamps (2.1.6): the spans its first lines end go out
+    once the clock's one-second wait for a timestamp is over, while the agent is still at work
+    and prints nothing more; not only when its next line comes."""
+    from tests.e2e.live import feed_live
+
+    data = (FIXTURES / "claude-code" / "custom-agent-2.1.6.jsonl").read_bytes()
+    head = b"".join(data.splitlines(keepends=True)[:5])  # up to the Task tool's result
+
+    with HttpReceiver() as rx:
+        def tool_span_arrived():
+            spans = rx.received.wait_for(1, timeout=10)
+            assert [s.name for s in spans] == ["execute_tool Task"], "the tool's span waited for a next line"
+
+        code, out, err = feed_live(["--endpoint", rx.endpoint, "--summary", "never"],
+                                   [(0.0, head), (tool_span_arrived, data[len(head):])], 0.0)
+        spans = rx.received.wait_for(7, timeout=5)
+    assert code == 0 and out == data, err
+    assert len(spans) == 7

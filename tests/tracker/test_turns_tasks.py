@@ -176,6 +176,23 @@ def test_live_auto_waits_one_second_then_settles_on_the_wall_clock():
     assert records[-1].start_ns == WALL + WAIT_NS  # settled: the wall clock at arrival
 
 
+def test_live_auto_whose_timer_fires_before_the_wait_is_over_checks_again():
+    """The loop's timer may fire a little early, and the wait counts from the first dated line,
+    which comes after the timer was set: the held records still go out once the second has
+    passed, with no further line (an agent thinking for minutes sends none)."""
+    now = [WALL]
+    timers = Timers()
+    tr, records = tracker("auto", lambda: now[0], timers)
+    tr.handle(TaskNotification(S, None, task_id="stale", status="completed"))
+    now[0] += WAIT_NS - 2_000_000  # the timer fires 2 ms early
+    timers.fire()
+    assert records == [] and [round(t.delay, 4) for t in timers.pending] == [0.003]  # 2 ms + 1
+    now[0] += 3_000_000
+    timers.fire()
+    assert [(r.name, r.start_ns) for r in records] == [("task notification", WALL)]
+    assert timers.pending == []
+
+
 def test_live_auto_with_a_recording_piped_in_moves_to_its_first_timestamp():
     tr, records = tracker("auto", lambda: WALL, Timers())
     tr.handle(TaskNotification(S, None, task_id="stale", status="completed"))
