@@ -73,6 +73,8 @@ def candidates(match: str) -> list[str]:
     for value in list(found):
         if not value.isascii() or '"' in value or "\\" in value:
             found[json.dumps(value)[1:-1]] = found[json.dumps(value, ensure_ascii=False)[1:-1]] = None
+        if "/" in value:  # (JSON may escape a solidus too: PHP's json_encode, Go's for </)
+            found[json.dumps(value)[1:-1].replace("/", "\\/")] = None
     return [v for v in found if v]
 
 

@@ -37,12 +37,14 @@ _KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token
                  # found at their ``key`` (a first letter tested already: f, h, l are common)
                  r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
                                        for sep in ("", "[_.-]")) + r")")
-#: A personal access token's key: ``pat`` after a forge's name (``GH_PAT``, ``github_pat``,
-#: ``AZURE_DEVOPS_PAT``, ``githubPat``) or as a flag (``--pat``); alone it is code's
+#: A personal access token's key: ``pat`` after a forge's or registry's name (``GH_PAT``,
+#: ``github_pat``, ``AZURE_DEVOPS_PAT``, ``DOCKERHUB_PAT``, ``githubPat``; the Azure DevOps CLI's
+#: ``AZURE_DEVOPS_EXT_PAT``) or as a flag (``--pat``); alone it is code's
 #: ``pat = re.compile(...)``, ``_IPV4_PAT``.
 _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
     "gh", "github", "gitlab", "glab", "ado", "azure", "azdo", "devops", "vsts", "bitbucket", "gitea",
-    "forgejo", "codeberg", "docker", "hf", "npm", "pypi")) + r"|(?<=--))pat)(?![A-Za-z])"
+    "forgejo", "codeberg", "docker", "dockerhub", "hub", "quay", "jfrog", "hf", "npm", "pypi",
+    "ext")) + r"|(?<=--))pat)(?![A-Za-z])"
     r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``, ``PGPASS``), not inside a word (``bypass``, ``compass``,

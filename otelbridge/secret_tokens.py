@@ -151,6 +151,22 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("render_key", ("rnd_",), _lead("rnd_") + _MIXED + r"[A-Za-z0-9]{30,}"),
     ("fireworks_key", ("fw_",), _lead("fw_") + _MIXED + r"[A-Za-z0-9]{20,}"),
     ("resend_key", ("re_",), _lead("re_") + _MIXED + r"[A-Za-z0-9_]{24,}"),
+    # Docker Hub personal and organization access tokens; Contentful's personal ones; JFrog's
+    # API keys and reference tokens (base64 of reftkn:01:); Hugging Face's organization tokens;
+    # Google's OAuth refresh tokens
+    ("docker_token", ("dckr_pat_", "dckr_oat_"), START + r"dckr_(?:pat|oat)_" + _body(_W, "{20,}", 19)),
+    ("contentful_token", ("cfpat-",), START + r"CFPAT-" + _body(_W, "{40,}", 39)),
+    ("jfrog_token", ("akcp", "cmvmdgtuojaxoj"),
+     START + r"(?:AKCp[A-Za-z0-9]{60,}|cmVmdGtuOjAxOj[A-Za-z0-9+/=]{40,})"),
+    ("huggingface_token", ("api_org_",), START + r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])"),
+    ("google_oauth", ("1//0",), r"(?<![\w/])1//0[\w-]{40,}"),
+    # a private key's base64 (DER) without its BEGIN/END lines, by its first bytes: PKCS#8 RSA
+    # and EC (P-256), PKCS#1 RSA, SEC1 EC, OpenSSH's (openssh-key-v1); not a certificate's or
+    # a public key's
+    ("private_key", ("qibadanbgkqhkig9w0baqefaasc", "ibaak", "agembmgbyqgsm49", "mhccaqeei",
+                     "b3blbnnzac1rzxktdjea"),
+     START + r"(?:MII[A-Za-z0-9+/]{2}(?:QIBADANBgkqhkiG9w0BAQEFAASC|[AgQw]IBAAK[BC])|MIGHAgEAMBMGByqGSM49"
+     r"|MHcCAQEEI|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{20,}={0,2}"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,

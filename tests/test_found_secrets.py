@@ -36,6 +36,15 @@ def test_a_value_found_in_one_string_is_hidden_in_every_later_one():
         "DB_PASSWORD=[REDACTED:secret] ./run --check [REDACTED:secret]"
 
 
+def test_a_value_with_a_slash_is_hidden_where_json_escapes_the_slash():
+    """``/`` may be written ``\\/`` in JSON (PHP's json_encode, Go's for ``</``): an error text
+    quoting the value so is hidden whole, not from the slash on."""
+    r = Redactor()
+    r.scan("export DB_PASSWORD='k3Lp9Qw/zXv+2mR7'")
+    assert r.scan("call failed with k3Lp9Qw\\/zXv+2mR7 at host") == "call failed with [REDACTED:secret] at host"
+    assert "k3Lp9Qw\\/zXv+2mR7" in candidates("k3Lp9Qw/zXv+2mR7")
+
+
 def test_a_string_scanned_before_the_value_was_found_is_hidden_when_met_again():
     r = Redactor()
     said = f"I'll set it to {PW} now"

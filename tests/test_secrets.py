@@ -131,8 +131,11 @@ def test_private_key_body_without_its_begin_line():
     # a certificate's or public key's end is not a private key's (read by a run that has not
     # met the line as a private key's: it would hide it wherever it meets it again)
     redact.install(redact.Redactor())
+    body = "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ"  # (a certificate's)
     for end in ("-----END CERTIFICATE-----", "-----END PUBLIC KEY-----"):
-        assert clean(f"{line}\n{end}") == f"{line} {end}"
+        assert clean(f"{body}\n{end}") == f"{body} {end}"
+    # a private key's first bytes say what it is, with no BEGIN or END line around them
+    assert clean(f"key={line}") == "key=[REDACTED:private_key]"
 
 
 def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
@@ -163,6 +166,8 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "create user x password ", "set password ", "put-parameter --name token ", "ENV TOKEN ", "LS0tLS1CRUdJTi",
     "define('token', ", "['token'] = ", "'token' => ", "set('pass', 'x", ":token=>",
     "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:", "password  x\n", '"token": {"a": 1, ',
+    # labels of words
+    "API Key: ", '"API Key": "', "\\nAPI Key: x\\n", "api key = x ",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
