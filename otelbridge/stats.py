@@ -133,9 +133,11 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        if stats.lines and not stats.lines_decoded and stats.lines_not_wanted + stats.bad_lines == stats.lines:
-            say("no line was of a stream otelbridge reads (one JSON object a line), so nothing was "
-                "traced (Claude Code prints one with --output-format stream-json --verbose); the "
+        # (a line may decode and make no span: another CLI's JSON that shares a type's name)
+        if stats.lines and stats.spans_started <= (1 if cfg.command else 0):
+            traced = "only the command's run was traced" if cfg.command else "nothing was traced"
+            say(f"no line was of a stream otelbridge reads (one JSON object a line), so {traced} "
+                "(Claude Code prints one with --output-format stream-json --verbose); the "
                 "input passed through")
     if problem:
         say(problem)

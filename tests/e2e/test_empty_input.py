@@ -101,6 +101,8 @@ NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge reads (one JSON
 @pytest.mark.parametrize(("data", "said"), [
     (b"hello\nworld\n", True),  # claude -p without --output-format stream-json
     (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n', True),  # Codex's JSON
+    # ... with an error item, a line a dialect decodes (its type's name is shared) into no span
+    (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"error","message":"stream error"}\n', True),
     (b'{\n  "type": "result",\n  "subtype": "success",\n  "result": "ok"\n}\n', True),  # pretty-printed JSON
     (b"", False),
     ((ROOT / "examples" / "cbc-workflow.jsonl").read_bytes(), False),
@@ -112,3 +114,13 @@ def test_a_run_in_which_no_line_was_of_a_stream_it_reads_says_so(data, said):
     assert proc.returncode == 0 and proc.stdout == data
     assert (NOT_A_STREAM in proc.stderr) is said
     assert proc.stderr.count(b"\n") == (2 if said else 1)
+
+
+def test_a_wrapped_command_that_printed_no_stream_says_only_its_run_was_traced():
+    """Wrapper mode builds the command's run span whatever it printed: not "nothing was traced"."""
+    data = b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n'
+    proc = run_bridge(["--exporter", "none", "--", sys.executable, "-c",
+                       f"import sys; sys.stdout.buffer.write({data!r})"], b"", env=plain_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    assert NOT_A_STREAM.replace(b"so nothing was traced", b"so only the command's run was traced") in proc.stderr
+    assert b" 1 built, " in proc.stderr
