@@ -241,6 +241,8 @@ class Totals:
     turn_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
     errors: int = 0
     failed: bool = False
+    #: a span taken carried a token count (else the stream showed none: not the same as 0)
+    counted: bool = False
 
     @property
     def cost(self) -> Decimal:
@@ -255,6 +257,7 @@ class Totals:
         self.turn_cost.update(other.turn_cost)
         self.errors += other.errors
         self.failed |= other.failed
+        self.counted |= other.counted
 
 
 @dataclass
@@ -347,6 +350,7 @@ class Collector:
         # a model call's usage is its own: the sub-agents its tools ran count theirs apart
         covered = self._covered.pop(key, False) is None and row.kind != "chat"
         usage = row.input_tokens is not None or row.output_tokens is not None
+        totals.counted |= usage
         conv = (row.trace_id, row.conversation)
         if row.authority:
             got_in, got_out = self._counted.pop(conv, (0, 0))
@@ -546,10 +550,13 @@ def totals_text(collector: Collector) -> str:
     """One line over the whole run."""
     t = collector.totals()
     traces = len(collector.traces) + collector.dropped_traces
-    text = (f"{traces} trace{'s' if traces != 1 else ''}, {t.input_tokens:,} input tokens "
-            f"(with cache), {t.output_tokens:,} output tokens")
+    text = f"{traces} trace{'s' if traces != 1 else ''}"
+    if t.counted:
+        text += f", {t.input_tokens:,} input tokens (with cache), {t.output_tokens:,} output tokens"
     if t.workflow_tokens:
         text += f", {t.workflow_tokens:,} workflow tokens (input and output together)"
+    elif not t.counted:  # (not 0: the stream showed none)
+        text += ", no token counts in the stream"
     if t.session_cost or t.turn_cost:
         text += f", {format_cost(t.cost)}"
     return text + f", {plural(t.errors, 'failed span')}, status {'error' if t.failed else 'ok'}"

@@ -387,3 +387,18 @@ def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
     assert all(r.span_id in shown for r in main_calls)
     folded_calls = [r for r in trace.rows if r.kind == "chat" and r.span_id not in shown]
     assert all(summary._tokens(r) <= min(summary._tokens(c) for c in main_calls) for r in folded_calls)
+
+
+@needs_fixtures()
+def test_the_total_says_when_the_stream_showed_no_token_count():
+    """Cursor's lines carry no usage: its total says so rather than "0 input tokens"; a stream
+    with counts, and a workflow's own total, say their numbers."""
+    cursor, _ = run(FIXTURES / "other-dialects" / "cursor-full-session.jsonl")
+    assert summary.totals_text(cursor.collector) == \
+        "1 trace, no token counts in the stream, 0 failed spans, status ok"
+    session, _ = run(SESSION)
+    assert summary.totals_text(session.collector).startswith(
+        "1 trace, 6,627 input tokens (with cache), 198 output tokens, $0.0141")
+    cbc, _ = run(CBC)
+    assert summary.totals_text(cbc.collector).startswith(
+        "2 traces, 7,000 workflow tokens (input and output together), ")
