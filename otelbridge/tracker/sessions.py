@@ -397,7 +397,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 model_total.add(each)
         usage = turn_usage(ev.usage, turn, model_total, s.model_total)
         usage_attrs(rec.attributes, usage)
-        result_error(rec, ev)
+        result_error(rec, ev, rec.end_ns)
         if turn.stopped is not None and turn.calls == 0 and rec.error is None:
             # the result says success, yet nothing ran: the prompt never reached the model
             rec.error = f"{STOPPED_BEFORE_MODEL}: {turn.stopped}" if turn.stopped else STOPPED_BEFORE_MODEL

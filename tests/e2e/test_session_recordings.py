@@ -292,6 +292,9 @@ def test_milk_times_from_ts_and_session_events(path: Path):
             assert attrs["exception.recoverable"] is err["recoverable"]
     if res.get("usage"):
         assert session.attributes["gen_ai.usage.cache_read.input_tokens"] == res["usage"]["cache_read"]
+    # an interrupted result (not an error) marks its turn so, at the result; no other turn
+    marks = [(s.name, e[1]) for s in spans for e in s.events if e[0] == "interrupted"]
+    assert marks == ([("turn 1", ns(res["ts"]))] if res["subtype"] == "interrupted" else [])
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
