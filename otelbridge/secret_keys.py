@@ -33,10 +33,14 @@ _COUNTED = "|".join(  # (lookbehinds are of one width: the words grouped by leng
 _KEY_ANYWHERE = (r"pass(?:word|wd|phrase|code)|sshpass|secret|credentials?|token(?!S(?![a-z])(?:" + _COUNTED + "))|signature"
                  r"|(?:api|access|private|account|client|signing|encryption|master|session|auth|preshared|jwt)"
                  r"[_.-]?key|apikey"
-                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY:
-                 # found at their ``key`` (a first letter tested already: f, h, l are common)
-                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in ("subscription", "functions", "license", "hmac")
-                                       for sep in ("", "[_.-]")) + r")")
+                 # Ocp-Apim-Subscription-Key, x-functions-key, NEW_RELIC_LICENSE_KEY, HMAC_KEY, a
+                 # vendor's or role's key (OPENAI_KEY, AZURE_STORAGE_KEY, Laravel's APP_KEY,
+                 # SUPABASE_SERVICE_ROLE_KEY, ALGOLIA_ADMIN_KEY): found at their ``key`` (a first
+                 # letter tested already: f, h, l are common)
+                 r"|key(?:" + "|".join(rf"(?<={w}{sep}key)" for w in (
+                     "subscription", "functions", "license", "hmac", "openai", "anthropic", "gemini",
+                     "mistral", "cohere", "groq", "deepseek", "sendgrid", "mailgun", "algolia", "storage",
+                     "admin", "app", "service", "role") for sep in ("", "[_.-]")) + r")")
 #: A personal access token's key: ``pat`` after a forge's or registry's name (``GH_PAT``,
 #: ``github_pat``, ``AZURE_DEVOPS_PAT``, ``DOCKERHUB_PAT``, ``githubPat``; the Azure DevOps CLI's
 #: ``AZURE_DEVOPS_EXT_PAT``) or as a flag (``--pat``); alone it is code's

@@ -4,15 +4,17 @@ variable's name — ``Access Key: X`` / ``Secret Key: Y`` (MinIO's ``mc admin us
 ``API Key: X``, ``api key = X``, ``{"API Key": "X"}``, ``Client Secret: X``, ``Refresh Token: X``.
 
 A label is an adjective the key words of :mod:`otelbridge.secret_keys` also read joined
-(``ACCESS_KEY``, ``clientSecret``) and its noun, one blank between them; its value is read as a
-key's is (:func:`~otelbridge.secret_keys._key_value`: to the line's end after ``: ``, to its
-closing quote when quoted). Not ``Access Key ID`` (an id names the key), nor a word before the
-adjective that makes it another thing (``primary key: id``: ``primary`` is not an adjective here).
+(``ACCESS_KEY``, ``clientSecret``) and its noun, one blank between them. Words are also prose
+and documentation (``The access token: it expires after 1 hour``, ``API Key: set it in
+Settings``, ``API Key: not set``), so its value is only one word that looks generated: 12
+characters or more of letters, digits and ``+/=_-``, a letter and a digit among them, not an
+identifier in capitals (``OPENAI_API_KEY``) nor followed by more of a path, a masked value or an
+ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key ID`` (an id
+names the key), nor a label whose first word makes it another thing (``primary key: id``).
 """
 
 from __future__ import annotations
 
-from .secret_keys import _key_value
 from .secret_patterns import Pattern
 from .secret_tokens import AFTER_ESCAPE
 
@@ -27,10 +29,15 @@ _LABEL = (
     r"|(?:app|application|db|database|admin|root|user|account)[ ]password"
     r")(?![\w-])"
 )
+#: ... its closing quote (also escaped), ``:`` or ``=`` between blanks, an opening quote
+_SEPARATOR = r"\\*[\"']?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
+#: One generated-looking word (see the module's text)
+_VALUE = (r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])"
+          r"[\w+/=-]{12,}+(?![.*:@~]?[\w*~])")
 
 LABEL_PATTERNS = (
-    Pattern.of("secret", ("key", "token", "secret", "password"), _key_value(_LABEL),
+    Pattern.of("secret", ("key", "token", "secret", "password"),
+               r"(?P<keep>" + _LABEL + _SEPARATOR + r")(?!\[REDACTED:)" + _VALUE,
                requires=((" ",), (":", "=")),
-               # (a key's closing quote, blanks, line ends, escaped ones, "is": then : or =)
-               precheck=r"(?i)(?:key|token|secret|password)\\*[\"']?(?:\s|\\+[rn]|is|was)*[:=]"),
+               precheck=r"(?i)(?:key|token|secret|password)\\*[\"']?[ \t]*[:=]"),
 )

@@ -160,13 +160,16 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      START + r"(?:AKCp[A-Za-z0-9]{60,}|cmVmdGtuOjAxOj[A-Za-z0-9+/=]{40,})"),
     ("huggingface_token", ("api_org_",), START + r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])"),
     ("google_oauth", ("1//0",), r"(?<![\w/])1//0[\w-]{40,}"),
-    # a private key's base64 (DER) without its BEGIN/END lines, by its first bytes: PKCS#8 RSA
-    # and EC (P-256), PKCS#1 RSA, SEC1 EC, OpenSSH's (openssh-key-v1); not a certificate's or
-    # a public key's
-    ("private_key", ("qibadanbgkqhkig9w0baqefaasc", "ibaak", "agembmgbyqgsm49", "mhccaqeei",
-                     "b3blbnnzac1rzxktdjea"),
-     START + r"(?:MII[A-Za-z0-9+/]{2}(?:QIBADANBgkqhkiG9w0BAQEFAASC|[AgQw]IBAAK[BC])|MIGHAgEAMBMGByqGSM49"
-     r"|MHcCAQEEI|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{20,}={0,2}"),
+    # a private key's base64 (DER) without its BEGIN/END lines, by its first bytes: PKCS#8
+    # (RSA, EC, Ed25519; encrypted: PBES2), PKCS#1 RSA, SEC1 EC (P-256, P-384), OpenSSH's
+    # (openssh-key-v1); not a certificate's or a public key's. Its next lines of base64 too
+    # (a key wrapped at 64 or 70 characters)
+    ("private_key", ("ibadanbgkqhkig9w0baqefaasc", "ibaak", "ageambmgbyqgsm49", "mhccaqeei",
+                     "migkagebbda", "mc4caqawbqydk2vwbcie", "bgkqhkig9w0bbq0w", "b3blbnnzac1rzxktdjea"),
+     START + r"(?:MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAASC|MII[A-Za-z0-9+/]{2}[AgQw]IBAAK[BC]"
+     r"|MIGHAgEAMBMGByqGSM49|MHcCAQEEI|MIGkAgEBBDA|MC4CAQAwBQYDK2VwBCIE"
+     r"|MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]BXBgkqhkiG9w0BBQ0w|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{20,}={0,2}"
+     r"(?:(?:\r?\n|\\+n)[A-Za-z0-9+/]{16,}={0,2})*"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,
