@@ -97,8 +97,9 @@ _CAPITAL_NAME = (r"(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KE
 #: A placeholder for a value: a positional parameter (SQL's or a shell's ``$1``),
 #: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` and ``{DB_PASSWORD}`` (:data:`_CAPITAL_NAME`), GitHub's
 #: ``${{ secrets.TOKEN }}``, a template's name (``{{ .Values.db.password }}``, ``{{ vault_pw |
-#: b64encode }}``; not one quoting a string), a format string's field named in lower case (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not
-#: ``${X:-default}``, nor a command's output (``$(cmd X)`` may hold X)
+#: b64encode }}``; not one quoting a string), a format string's field named in lower case
+#: (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not ``${X:-default}``, nor a command's output
+#: (``$(cmd X)`` may hold X)
 _PLACEHOLDER = (r"(?:\$[0-9](?![\w$])|\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0,100}\)|(?<![\"'])!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$" + _CAPITAL_NAME
                 + r"|\$?\{\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.-]{0,100}(?:[ \t]*+\|[ \t]*+\w{1,40})*+[ \t]*+\}\}"
                 r"|\{(?:[a-z_][a-z_.]{0,100}|[a-z]++(?:[A-Z][a-z]++)++|" + _CAPITAL_NAME + r")\})")
