@@ -92,7 +92,27 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
     if body and (kind == "text/html" or body.lstrip()[:1] == b"<"):
         return (f"the endpoint answered with a web page ({kind or 'no content type'}), not an OTLP "
                 "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
+    other = _json_keys(body) - _OTLP_ANSWER_KEYS
+    if other:
+        return (f"the endpoint answered with JSON that is no OTLP response (keys {', '.join(sorted(other)[:3])}): "
+                "a health check's or another service's port? OTLP/HTTP is usually on port 4318")
     return None
+
+
+#: The fields of an OTLP export response in JSON (``ExportTraceServiceResponse``); a protobuf
+#: one never begins with ``{``
+_OTLP_ANSWER_KEYS = frozenset({"partialSuccess", "partial_success"})
+
+
+def _json_keys(body: bytes) -> set[str]:
+    """The keys of ``body`` when it is a JSON object, else none."""
+    if body.lstrip()[:1] != b"{":
+        return set()
+    try:
+        doc = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return set()
+    return {str(k) for k in doc} if isinstance(doc, dict) else set()
 
 
 #: A failed export's SDK message → its cause, as a user acts on it: (texts any of which the
@@ -130,6 +150,9 @@ _STATUS_HINTS = {
 def failure_cause(message: str) -> str | None:
     """What an OTLP exporter's failure ``message`` (the SDK's log line) says went wrong, as one
     short clause with what to check; ``None`` when it is none of the known failures."""
+    ours = message.find("the endpoint answered ")  # (not_otlp's own words: a cause already)
+    if ours >= 0:
+        return message[ours:].splitlines()[0]
     for needles, cause in _CAUSES:
         if any(n in message for n in needles):
             return cause

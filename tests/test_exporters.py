@@ -28,6 +28,11 @@ from otelbridge.exporters import failure_cause
     ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to 127.0.0.1:4317, "
      "retrying in 1.0s.", None),  # a status that names no cause
     ("Exception while exporting Span batch.", None),
+    # the transport's own refusal of an answer that is no OTLP receiver's: said as it is
+    ("Failed to export spans batch: the endpoint answered with a web page (text/html), not an OTLP response: "
+     "is it a user interface's port? OTLP/HTTP is usually on port 4318",
+     "the endpoint answered with a web page (text/html), not an OTLP response: is it a user interface's "
+     "port? OTLP/HTTP is usually on port 4318"),
 ])
 def test_an_export_failure_is_said_by_its_cause(message, cause):
     assert failure_cause(message) == cause

@@ -226,3 +226,28 @@ def test_a_page_under_another_label_is_known_by_its_body(tmp_path, content_type)
     err = run.stderr.decode()
     assert f"the endpoint answered with a web page ({content_type or 'no content type'}), not an OTLP response" in err
     assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
+
+
+@pytest.mark.parametrize("credentials", ["", "ann:s3cret@"], ids=["urllib3", "requests"])
+@pytest.mark.parametrize("body, ok", [
+    (b"{}", True), (b'{"partialSuccess": {}}', True),  # an OTLP response in JSON (http/json)
+    (b'{"status":"Server available","upSince":"2026-12-06T03:00:00Z","uptime":"1m"}', False),
+    (b'{"ok": true}', False),
+])
+def test_a_json_answer_that_is_no_otlp_response_confirms_nothing(tmp_path, credentials, body, ok):
+    """A health check or another service answering any POST with 200 and JSON of its own: the
+    spans reached no receiver. An OTLP response in JSON (its only field ``partialSuccess``) is
+    one."""
+    front = _Answering(200, {"Content-Type": "application/json"}, body)
+    try:
+        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "3",
+                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+    finally:
+        front.close()
+    assert run.stdout == DATA and run.returncode == (0 if ok else 1)
+    err = run.stderr.decode()
+    if ok:
+        assert f"spans {SPANS} built, {SPANS} exported, 0 dropped" in err
+    else:
+        assert "the endpoint answered with JSON that is no OTLP response (keys " in err
+        assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err

@@ -117,6 +117,22 @@ def test_jaegers_query_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
     assert re.search(r"spans (\d+) built, 0 exported, \1 dropped", err)
 
 
+def test_the_collectors_health_check_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
+    """The collector's health_check answers any POST with 200 and a JSON status: the SDK would
+    count the spans as sent (nothing reached a backend, unsaid). The run says what answered,
+    as the export fails and in the exit line."""
+    data = (EXAMPLES / "claude-code-session.jsonl").read_bytes()
+    endpoint = f"http://127.0.0.1:{stack['ports']['health']}"
+    proc = run_otelbridge(["--fail-on-export-error", "--flush-timeout", "2", "--endpoint", endpoint], data)
+    assert proc.stdout == data and proc.returncode == 1
+    err = proc.stderr.decode().splitlines()
+    cause = ("the endpoint answered with JSON that is no OTLP response (keys status, upSince, uptime): a "
+             "health check's or another service's port? OTLP/HTTP is usually on port 4318")
+    assert err[0] == f"otelbridge: export to {endpoint} failed: {cause} (further export messages suppressed)"
+    assert re.search(r"spans (\d+) built, 0 exported, \1 dropped", err[1])
+    assert err[2].startswith(f"otelbridge: export incomplete ({endpoint}: ") and err[2].endswith(f"; {cause})")
+
+
 @pytest.mark.parametrize("protocol, port, cause", [
     ("grpc", "http", "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, "
                      "or use --protocol http/protobuf)"),
