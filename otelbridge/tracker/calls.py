@@ -319,9 +319,11 @@ class CallsMixin:
         if chat.error_type is not None:
             rec.error, rec.error_type = chat.error_text or chat.error_type, chat.error_type
         turn = s.turn
+        # (held only where the turn's opening line took another line's time: the stream
+        # clock's; live, a line's time is when it came, and the call goes out as it ends)
         if chat.owner is None and turn is not None and turn.n == chat.turn_n \
                 and turn.first_call is None and rec.start_ns <= turn.start_ns \
-                and not (turn.asked_shown or self.ctx.clock.untimed):
+                and self.ctx.clock.uses_stream and not turn.asked_shown:
             turn.first_call = rec  # asked for at the turn's start, wherever its result puts it
         else:
             self.ctx.emit(rec)

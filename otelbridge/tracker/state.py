@@ -159,8 +159,9 @@ class Turn(msgspec.Struct):
     asked_shown: bool = False
     #: its first top-level model call, ended, asked for at its start, when the stream does not
     #: show when (Claude Code's ``init`` has no timestamp; it took a later line's): held until
-    #: the start is final (its result may move it earlier), to start with it; never in a
-    #: recording without timestamps (the call's end is then no time either)
+    #: the start is final (its result may move it earlier), to start with it; only on the
+    #: stream clock (live, ``init`` is dated when it came; a recording without timestamps
+    #: dates every line with one instant, the call's end too)
     first_call: SpanRecord | None = None
 
 

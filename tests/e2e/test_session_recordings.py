@@ -437,3 +437,26 @@ def test_piped_lines_without_timestamps_are_exported_without_waiting_for_a_next_
         spans = rx.received.wait_for(7, timeout=5)
     assert code == 0 and out == data, err
     assert len(spans) == 7
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_live_a_turn_s_first_model_call_goes_out_when_it_ends():
+    """Live, a line is dated when it came: the turn's first model call is not held for the
+    turn's result (which may come minutes later), it goes out once the next call ends it."""
+    from tests.e2e.live import feed_live
+
+    data = (FIXTURES / "claude-code" / "custom-agent-2.1.6.jsonl").read_bytes()
+    head = b"".join(data.splitlines(keepends=True)[:6])  # line 6: the second call's first line
+
+    with HttpReceiver() as rx:
+        def first_call_arrived():
+            wait = rx.received.wait_for(2, timeout=10)
+            assert sorted(s.name for s in wait) == ["chat claude-haiku-4-5-20251001", "execute_tool Task"]
+
+        code, out, err = feed_live(["--endpoint", rx.endpoint, "--summary", "never"],
+                                   [(0.0, head), (first_call_arrived, data[len(head):])], 0.0)
+        spans = rx.received.wait_for(7, timeout=5)
+    assert code == 0 and out == data, err
+    (turn,) = [s for s in spans if s.name == "turn 1"]
+    (first,) = [s for s in spans if s.attributes.get("gen_ai.response.id") == "msg_01BS4YvduKDmDmjo642RAgzx"]
+    assert turn.start_ns <= first.start_ns <= first.end_ns <= turn.end_ns
