@@ -134,12 +134,21 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self._charge_session(session)
 
     def finish(self, *, reason: str | None = None) -> None:
-        """End of input: end every session (and all it holds) exactly once. With a ``reason``
+        """End of input: end every session (and all it holds) exactly once; live (lines dated
+        as they came) what is still open ends now, else at its last line. With a ``reason``
         (the run was cut short) each session span ended here, and each span in it ended
         without its own end (those ERROR ``incomplete``), carries an ``interrupted`` event; a
         session or turn without its result says ``{reason} before result``, a tool or task
         without its end ``no tool_result: {reason}``."""
-        emit = self.ctx.emit
+        emit, clock = self.ctx.emit, self.ctx.clock
+        if clock.mode != "stream" and not clock.uses_stream:
+            # live, lines dated as they came: what was still open ran until now (a CLI killed or
+            # crashed mid-tool spent its time there), not until its last line
+            now = clock.now()
+            for s in self.sessions.values():
+                s.last_ns = max(s.last_ns, now)
+                if s.turn is not None:
+                    s.turn.last_ns = max(s.turn.last_ns, now)
         if reason is not None:
             cut_sessions = {s.span_id for s in self.sessions.values()}
 
@@ -509,16 +518,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         s.turn = None
-
-    @staticmethod
-    def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:
-        """A turn without a result (cut off) carries what its model calls reported; a session
-        with results adds it to theirs (a session with ``modelUsage`` counts those calls
-        already, and a session without a result counts every call: :attr:`Session.tail`)."""
-        if turn.calls_usage.has_tokens():
-            usage_attrs(rec.attributes, turn.calls_usage)
-            if s.usage is not None:
-                s.usage.add(turn.calls_usage)
 
     def _session_record(self, s: Session, end: int, incomplete: bool) -> SpanRecord:
         name = s.agent_name or DEFAULT_AGENT

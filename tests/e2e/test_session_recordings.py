@@ -460,3 +460,21 @@ def test_live_a_turn_s_first_model_call_goes_out_when_it_ends():
     (turn,) = [s for s in spans if s.name == "turn 1"]
     (first,) = [s for s in spans if s.attributes.get("gen_ai.response.id") == "msg_01BS4YvduKDmDmjo642RAgzx"]
     assert turn.start_ns <= first.start_ns <= first.end_ns <= turn.end_ns
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_live_what_is_open_at_end_of_input_ran_until_then():
+    """Live, a CLI that dies mid-tool (its output ends 1.5 s after the tool call, no result):
+    the tool, its turn and session ran until the stream ended, not 0 ms to their last line."""
+    from tests.e2e.live import feed_live
+
+    data = (FIXTURES / "claude-code" / "custom-agent-2.1.6.jsonl").read_bytes()
+    head = b"".join(data.splitlines(keepends=True)[:4])  # line 4: the Task tool call, unanswered
+    with HttpReceiver() as rx:
+        code, out, err = feed_live(["--endpoint", rx.endpoint, "--summary", "never"], [(0.0, head)], 1.5)
+        spans = {s.name: s for s in rx.received.wait_for(4, timeout=5)}
+    assert code == 0 and out == head, err
+    tool, turn, session = spans["execute_tool Task"], spans["turn 1"], spans["invoke_agent claude-code"]
+    assert tool.end_ns - tool.start_ns >= 1_000_000_000  # (1.5 s of wall time, less start-up)
+    assert tool.end_ns <= turn.end_ns <= session.end_ns
+    assert (tool.status_code, turn.status_code, session.status_code) == (2, 2, 2)
