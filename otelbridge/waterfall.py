@@ -69,9 +69,10 @@ def _failed(trace: Trace, lines_: list[Line]) -> tuple[list[Row], int]:
 
 
 def trace_lines(trace: Trace, width: int, template: str | None = None,
-                glyphs: Glyphs = Glyphs(), budget: int = TERMINAL_ROWS) -> list[Text]:
-    """The lines of one trace's waterfall, ``width`` columns wide (the last: the trace id and
-    link, never to be cropped)."""
+                glyphs: Glyphs = Glyphs(), budget: int = TERMINAL_ROWS) -> tuple[list[Text], list[Text]]:
+    """The lines of one trace's waterfall: (its head and table, ``width`` columns wide, to be
+    cropped; the failed spans' texts, once per text, and the trace id and link, never to be
+    cropped)."""
     root, facts = trace_head(trace)
     lines_ = select(trace, budget)
     labels = ["  " * l.depth + (escape.terminal(l.row.name, 80) if l.row else more_text(l)) for l in lines_]
@@ -120,15 +121,17 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
         text.append(escape.terminal(row.status, _STATUS_W), style=style)
         out.append(text)
     failed, more = _failed(trace, lines_)
+    named: dict[str, list[str]] = {}  # (a session, its turn and call often fail with one text)
     for row in failed:
-        out.append(Text(f"  error {escape.terminal(row.name, 60)}: {escape.terminal(row.error, 300)}",
-                        style="red"))
+        named.setdefault(row.error, []).append(escape.terminal(row.name, 60))
+    notes = [Text(f"  error {', '.join(names)}: {escape.terminal(error, 300)}", style="red")
+             for error, names in named.items()]
     if more:
-        out.append(Text(f"  … {more} more failed", style="red"))
+        notes.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
-    out.append(Text(f"trace {trace.trace_id:032x}"
-                    + (f"  {escape.terminal(url)}{link_note(trace.not_exported)}" if url else "")))
-    return out
+    notes.append(Text(f"trace {trace.trace_id:032x}"
+                      + (f"  {escape.terminal(url)}{link_note(trace.not_exported)}" if url else "")))
+    return out, notes
 
 
 def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> Console:
@@ -168,10 +171,11 @@ def render(collector: Collector, console: Console, template: str | None = None) 
     traces, others = shown_traces(collector)
     for trace in traces:
         console.print()
-        lines = trace_lines(trace, console.width, template, glyphs)
-        for line in lines[:-1]:
+        table, notes = trace_lines(trace, console.width, template, glyphs)
+        for line in table:
             console.print(line, no_wrap=True, overflow="crop", crop=True)
-        console.print(lines[-1], soft_wrap=True)  # the link whole: the terminal may wrap it
+        for line in notes:  # whole: the terminal may wrap an error's text or the link
+            console.print(line, soft_wrap=True)
     if others:
         console.print(Text(f"({others} other traces not drawn)", style="dim"))
     console.print(Text("total: " + totals_text(collector), style="bold"), soft_wrap=True)

@@ -402,3 +402,17 @@ def test_the_total_says_when_the_stream_showed_no_token_count():
     cbc, _ = run(CBC)
     assert summary.totals_text(cbc.collector).startswith(
         "2 traces, 7,000 workflow tokens (input and output together), ")
+
+
+@needs_fixtures()
+def test_a_failed_span_s_text_is_shown_whole_once_for_the_spans_it_failed():
+    """An API error fails the session, its turn and its call with one text: one line names the
+    three and gives the text whole (a CI log of 100 columns wraps it; it was cut there, three
+    times)."""
+    path = FIXTURES / "claude-code" / "error-turn-invalid-model-2.1.206.jsonl"
+    report, _ = run(path)
+    text = waterfall.render_text(report.collector, width=100)
+    errors = [line for line in text.splitlines() if line.startswith("  error ")]
+    message = last_result(path)["result"]
+    assert errors == [f"  error invoke_agent claude-code, turn 1, chat model: {message}"]
+    assert len(errors[0]) > 100
