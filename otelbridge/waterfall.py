@@ -129,8 +129,8 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     if more:
         notes.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
-    notes.append(Text(f"trace {trace.trace_id:032x}"
-                      + (f"  {escape.terminal(url)}{link_note(trace.not_exported)}" if url else "")))
+    notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")
+                      + link_note(trace.not_exported)))
     return out, notes
 
 

@@ -6,6 +6,7 @@ wrapper mode (the run span's trace) and with spans checked at a real OTLP receiv
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import pytest
@@ -127,6 +128,19 @@ def test_links_to_a_collector_that_took_no_span_say_so_at_exit(tmp_path):
     assert f"  {url} (not in the backend: export failed)\n" in err
     assert f"[open trace]({url}){markdown(' (not in the backend: export failed)')}\n" in step.read_text()
     assert "spans 18 built, 0 exported, 18 dropped" in err
+
+
+def test_without_a_link_the_trace_line_still_says_no_span_reached_the_backend(tmp_path):
+    """No trace link set: the waterfall's trace line says what the exit line says, that the
+    collector took none of it (it said nothing there without a link)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = run_bridge(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "0.5",
+                       "--summary", "always"], SESSION.read_bytes(), env=clean_env(CI="true"))
+    assert proc.returncode == 0 and proc.stdout == SESSION.read_bytes()
+    (line,) = [l for l in proc.stderr.decode().splitlines() if l.startswith("trace ")]
+    assert re.fullmatch(r"trace [0-9a-f]{32} \(not in the backend: export failed\)", line), line
 
 
 @pytest.mark.skipif(not (FIXTURES / "claude-code").is_dir(), reason="shared fixtures not present")
