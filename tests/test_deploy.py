@@ -242,6 +242,12 @@ def test_compose_runs_jaeger_with_its_config_and_publishes_its_ui():
         r"^JAEGER_VERSION=v(\S+)", (CONF / "build.sh").read_text(), re.M)[1]
 
 
+def test_the_github_actions_example_runs_the_jaeger_release_compose_pins():
+    """The CI example's throw-away backend is the Jaeger the rest of the deployment pins."""
+    job = yaml.safe_load((ROOT / "examples" / "github-actions.yml").read_text())["jobs"]["agent"]
+    assert job["services"]["jaeger"]["image"] == compose()["services"][service_mounting(JAEGER.name)]["image"]
+
+
 def test_compose_collector_image_is_the_release_of_the_built_distribution():
     manifest = load(CONF / "builder-config.yaml")
     versions = {m["gomod"].split()[1] for kind in ("extensions", "receivers", "processors", "connectors",
