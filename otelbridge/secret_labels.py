@@ -1,14 +1,15 @@
 """Secrets under a label of words (:mod:`otelbridge.secrets` adds :data:`LABEL_PATTERNS` to its
 forms): what a program prints for people or a JSON document keys in words, rather than a
 variable's name — ``Access Key: X`` / ``Secret Key: Y`` (MinIO's ``mc admin user svcacct add``),
-``API Key: X``, ``api key = X``, ``{"API Key": "X"}``, ``Client Secret: X``, ``Refresh Token: X``.
+``API Key: X``, ``api key = X``, ``{"API Key": "X"}``, ``Client Secret: X``, ``Refresh Token: X``,
+Vault's ``Unseal Key 1: X``, Azure's ``Primary Key: X``.
 
 A label is an adjective the key words of :mod:`otelbridge.secret_keys` also read joined
 (``ACCESS_KEY``, ``clientSecret``) and its noun, one blank between them. Words are also prose
 and documentation (``The access token: it expires after 1 hour``, ``API Key: set it in
 Settings``, ``API Key: not set``), so its value is only one word that looks generated: 12
 characters or more of letters, digits and ``+/=_-``, a letter and a digit among them, not an
-identifier in capitals (``OPENAI_API_KEY``) nor followed by more of a path, a masked value or an
+identifier (``OPENAI_API_KEY``, ``user_id_2024``) nor followed by more of a path, a masked value or an
 ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key ID`` (an id
 names the key), nor a label whose first word makes it another thing (``primary key: id``).
 """
@@ -23,7 +24,8 @@ from .secret_tokens import AFTER_ESCAPE
 _LABEL = (
     r"(?:(?<![\w.-])|" + AFTER_ESCAPE + r")(?i:"
     r"(?:secret(?:[ ]access)?|access|api|private|client|account|master|encryption|signing|session|auth"
-    r"|app(?:lication)?|license|subscription|shared|storage|service[ ]account)[ ]key(?![ ]?(?i:id)\b)"
+    r"|app(?:lication)?|license|subscription|shared|storage|service[ ]account|primary|secondary|consumer"
+    r"|unseal|recovery)[ ]key(?:[ ]?[0-9]{1,2})?(?![ ]?(?i:id)\b)"
     r"|(?:access|auth|api|refresh|bearer|session|personal[ ]access|bot|app|id)[ ]token"
     r"|(?:client|app(?:lication)?|api|shared|webhook|signing)[ ]secret"
     r"|(?:app|application|db|database|admin|root|user|account)[ ]password"
@@ -32,12 +34,13 @@ _LABEL = (
 #: ... its closing quote (also escaped), ``:`` or ``=`` between blanks, an opening quote
 _SEPARATOR = r"\\*[\"']?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
 #: One generated-looking word (see the module's text)
-_VALUE = (r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])"
+_VALUE = (r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w+/=-]))"
+          r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])"
           r"[\w+/=-]{12,}+(?![.*:@~]?[\w*~])")
 
 LABEL_PATTERNS = (
     Pattern.of("secret", ("key", "token", "secret", "password"),
                r"(?P<keep>" + _LABEL + _SEPARATOR + r")(?!\[REDACTED:)" + _VALUE,
                requires=((" ",), (":", "=")),
-               precheck=r"(?i)(?:key|token|secret|password)\\*[\"']?[ \t]*[:=]"),
+               precheck=r"(?i)(?:key|token|secret|password)(?:[ ]?[0-9]{1,2})?\\*[\"']?[ \t]*[:=]"),
 )
