@@ -125,6 +125,10 @@ class Stats:
             fh.write("\n")
 
 
+#: The streams otelbridge traces, as the line saying none came names them.
+STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a line; Bernstein signals"
+
+
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
@@ -133,12 +137,12 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        # (a line may decode and make no span: another CLI's JSON that shares a type's name)
-        if stats.lines and stats.spans_started <= (1 if cfg.command else 0):
+        # (a line may decode and make no span: another CLI's JSON that shares a type's name;
+        # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
+        if stats.lines and (not stats.lines_decoded or (stats.spans_started == 0 and not cfg.command)):
             traced = "only the command's run was traced" if cfg.command else "nothing was traced"
-            say(f"no line was of a stream otelbridge reads (one JSON object a line), so {traced} "
-                "(Claude Code prints one with --output-format stream-json --verbose); the "
-                "input passed through")
+            say(f"no line was of a stream otelbridge traces ({STREAMS}), so {traced} (Claude Code "
+                "prints one with --output-format stream-json --verbose); the input passed through")
     if problem:
         say(problem)
     if cfg.stats_json:

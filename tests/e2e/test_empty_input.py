@@ -93,9 +93,10 @@ def test_the_decoding_process_sets_up_only_for_input(tmp_path, data, set_up):
     assert (stages & modules) == (stages if set_up else set())
 
 
-NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge reads (one JSON object a line), so nothing "
-                b"was traced (Claude Code prints one with --output-format stream-json --verbose); the "
-                b"input passed through\n")
+NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge traces (stream-json of Claude Code, cbc, "
+                b"milk or Caudra, one JSON object a line; Bernstein signals), so nothing was traced "
+                b"(Claude Code prints one with --output-format stream-json --verbose); the input passed "
+                b"through\n")
 
 
 @pytest.mark.parametrize(("data", "said"), [
@@ -116,11 +117,17 @@ def test_a_run_in_which_no_line_was_of_a_stream_it_reads_says_so(data, said):
     assert proc.stderr.count(b"\n") == (2 if said else 1)
 
 
-def test_a_wrapped_command_that_printed_no_stream_says_only_its_run_was_traced():
-    """Wrapper mode builds the command's run span whatever it printed: not "nothing was traced"."""
-    data = b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n'
+@pytest.mark.parametrize(("data", "said"), [
+    (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n', True),
+    (b"hello\nworld\n", True),
+    ((ROOT / "examples" / "bernstein-signals.txt").read_bytes(), False),  # events of the run span
+])
+def test_a_wrapped_command_that_printed_no_stream_says_only_its_run_was_traced(data, said):
+    """Wrapper mode builds the command's run span whatever it printed: not "nothing was traced";
+    and Bernstein signals, which the run span carries, are a stream it traces."""
     proc = run_bridge(["--exporter", "none", "--", sys.executable, "-c",
                        f"import sys; sys.stdout.buffer.write({data!r})"], b"", env=plain_env())
     assert proc.returncode == 0 and proc.stdout == data
-    assert NOT_A_STREAM.replace(b"so nothing was traced", b"so only the command's run was traced") in proc.stderr
+    only_run = NOT_A_STREAM.replace(b"so nothing was traced", b"so only the command's run was traced")
+    assert (only_run in proc.stderr) is said
     assert b" 1 built, " in proc.stderr
