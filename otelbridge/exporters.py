@@ -94,8 +94,9 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
                 "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
     other = _json_keys(body) - _OTLP_ANSWER_KEYS
     if other:
-        return (f"the endpoint answered with JSON that is no OTLP response (keys {', '.join(sorted(other)[:3])}): "
-                "a health check's or another service's port? OTLP/HTTP is usually on port 4318")
+        keys = ", ".join(sorted(other)[:3])
+        return (f"the endpoint answered with JSON that is no OTLP response (keys {keys}): a health "
+                "check's or another service's port? OTLP/HTTP is usually on port 4318")
     return None
 
 

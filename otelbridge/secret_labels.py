@@ -9,9 +9,9 @@ A label is an adjective the key words of :mod:`otelbridge.secret_keys` also read
 and documentation (``The access token: it expires after 1 hour``, ``API Key: set it in
 Settings``, ``API Key: not set``), so its value is only one word that looks generated: 12
 characters or more of letters, digits and ``+/=_-``, a letter and a digit among them, not an
-identifier (``OPENAI_API_KEY``, ``user_id_2024``) nor followed by more of a path, a masked value or an
-ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key ID`` (an id
-names the key), nor a label whose first word makes it another thing (``primary key: id``).
+identifier (``OPENAI_API_KEY``, ``user_id_2024``) nor followed by more of a path, a masked
+value or an ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key
+ID`` (an id names the key).
 """
 
 from __future__ import annotations

@@ -449,8 +449,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["turn.number"] = turn.n  # (an invoke_agent span: its agent and provider too)
-        put_attributes(attrs, (("gen_ai.agent.name", s.agent_name or DEFAULT_AGENT),
-                               ("gen_ai.provider.name", s.provider), ("gen_ai.request.model", turn.model or None)))
+        put_attributes(attrs, (("gen_ai.agent.name", s.agent_name or DEFAULT_AGENT), ("gen_ai.provider.name",
+                               s.provider), ("gen_ai.request.model", turn.model or None)))
         ev = turn.started
         if ev is not None:  # Caudra turn_start fields (Caudra's headless-mode documentation)
             put_attributes(attrs, (
