@@ -177,9 +177,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         for s in self.sessions.values():
             shift_times(s, shift, seen)
             for tool_id, (span_id, start) in list(s.tool_spans.items()):
-                s.tool_spans[tool_id] = (span_id, start + shift)
-            for ev in s.events:
-                ev.time_ns += shift
+                s.tool_spans[tool_id] = (span_id, start + shift)  # (tuples: not shift_times')
 
     # ------------------------------------------------------------------ time and sessions
 

@@ -163,6 +163,21 @@ def test_replay_holds_spans_until_the_first_timestamp_and_dates_earlier_lines_wi
     assert all(r.start_ns >= at(1_000) for r in records)
 
 
+def test_a_session_event_before_the_first_timestamp_moves_to_it_once():
+    """A second ``init`` naming another model, before any timestamp: its ``session.changed``
+    event is dated with the pending lines and moves with them when the clock settles — once
+    (it moved twice: a whole shift before the session's start, where the span builder put it)."""
+    tr, records = tracker("stream", lambda: WALL)
+    tr.handle(init(None))
+    tr.handle(TurnResult(S, None, num_turns=1, duration_ms=10))
+    tr.handle(init(None, model="m-2"))
+    tr.handle(call(1_000, "msg_2", model="m-2"))  # the first timestamp
+    tr.handle(result(1_500, duration_ms=500))
+    tr.finish()
+    (session,) = [r for r in records if r.name == "invoke_agent claude-code"]
+    assert [(e.name, e.time_ns) for e in session.events] == [("session.changed", at(1_000))]
+
+
 def test_live_auto_waits_one_second_then_settles_on_the_wall_clock():
     now = [WALL]
     timers = Timers()
