@@ -575,6 +575,22 @@ def test_a_hangup_stops_follow_as_sigterm_does_and_the_cut_session_says_by_what(
         assert (name_, attributes) == ("interrupted", {"otelbridge.reason": "interrupted by SIGHUP"})
 
 
+def replay_into(receiver, path) -> None:
+    """``otelbridge replay`` of ``path`` to ``receiver``: the spans a follow must deliver."""
+    replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", receiver.endpoint,
+                             "--summary", "never", str(path)],
+                            env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
+    assert replay.returncode == 0, replay.stderr
+
+
+def assert_whole_without_orphans(spans, want) -> None:
+    """Every span of ``want`` (a replay's, deterministic ids) is among ``spans``, and none of
+    ``spans`` names a parent that never arrived."""
+    ids = {s.span_id for s in spans}
+    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)  # no orphan
+    assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}  # nothing lost
+
+
 def tree_names(spans) -> list[tuple[str, str]]:
     """(span name, its parent's name or "") for every span, sorted: the shape of the traces."""
     by_id = {s.span_id: s for s in spans}
@@ -594,10 +610,7 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
     log.write_text("")
     with GrpcReceiver() as rx, HttpReceiver() as ref:
-        replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", ref.endpoint,
-                                 "--summary", "never", str(path)],
-                                env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
-        assert replay.returncode == 0, replay.stderr
+        replay_into(ref, path)
         proc = start(log, state, rx, "--from-start", "--deterministic-ids")
         try:
             append(log, "".join(lines[:6]))  # mid-turn: the sub-agent's Bash call ended, itself open
@@ -618,9 +631,7 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
         finally:
             stop(proc)
         spans, want = rx.received.spans(), ref.received.spans()
-    ids = {s.span_id for s in spans}
-    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)  # no orphan
-    assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}  # nothing lost
+    assert_whole_without_orphans(spans, want)
     assert set(tree_names(spans)) == set(tree_names(want))  # no other span: no "invoke_agent subagent"
 
 
@@ -672,10 +683,7 @@ def test_a_stop_while_a_line_is_being_written_leaves_it_to_the_next_start(tmp_pa
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
     log.write_bytes(b"")
     with GrpcReceiver() as rx, HttpReceiver() as ref:
-        replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", ref.endpoint,
-                                 "--summary", "never", str(path)],
-                                env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
-        assert replay.returncode == 0, replay.stderr
+        replay_into(ref, path)
         proc = start(log, state, rx, "--from-start", "--deterministic-ids")
         try:
             with open(log, "ab") as fh:
@@ -695,6 +703,4 @@ def test_a_stop_while_a_line_is_being_written_leaves_it_to_the_next_start(tmp_pa
         spans, want = rx.received.spans(), ref.received.spans()
     assert b" 5 lines, 5 decoded, " in first_err and b" 0 bad, " in first_err, first_err
     assert b" 0 bad, " in err, err
-    ids = {s.span_id for s in spans}
-    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)
-    assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}
+    assert_whole_without_orphans(spans, want)
