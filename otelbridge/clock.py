@@ -91,12 +91,6 @@ class Clock:
         """The newest time the stream has shown (epoch ns), or ``None``."""
         return self._latest
 
-    @property
-    def untimed(self) -> bool:
-        """True while every line is dated with one instant: mode ``stream`` and no time shown
-        yet (a recording without timestamps)."""
-        return self.mode == "stream" and self._latest is None
-
     def observe(self, ns: int | None) -> None:
         """Feed one time the stream showed (epoch ns). ``None`` is ignored."""
         if ns is None:
