@@ -76,6 +76,10 @@ class NotOtlpError(Exception):
     """An answer no OTLP receiver gives, though the SDK would count it as success."""
 
 
+#: How every reason :func:`not_otlp` gives begins (:func:`failure_cause` finds it in the SDK's line)
+_ANSWERED = "the endpoint answered "
+
+
 def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") -> str | None:
     """Why an HTTP answer of ``status`` 2xx or 3xx (``headers``, ``body``) is no OTLP
     receiver's, else ``None``. The SDK counts every status below 400 as sent, but its
@@ -86,16 +90,16 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
     if status is None or not 200 <= status < 400:
         return None
     if status >= 300:
-        return (f"the endpoint answered {status}, a redirect to {headers.get('location') or 'elsewhere'}, "
+        return (f"{_ANSWERED}{status}, a redirect to {headers.get('location') or 'elsewhere'}, "
                 "which OTLP exporters do not follow: set the endpoint to where it points")
     kind = (headers.get("content-type") or "").split(";")[0].strip().lower()
     if body and (kind == "text/html" or body.lstrip()[:1] == b"<"):
-        return (f"the endpoint answered with a web page ({kind or 'no content type'}), not an OTLP "
+        return (f"{_ANSWERED}with a web page ({kind or 'no content type'}), not an OTLP "
                 "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
     other = _json_keys(body) - _OTLP_ANSWER_KEYS
     if other:
         keys = ", ".join(sorted(other)[:3])
-        return (f"the endpoint answered with JSON that is no OTLP response (keys {keys}): a health "
+        return (f"{_ANSWERED}with JSON that is no OTLP response (keys {keys}): a health "
                 "check's or another service's port? OTLP/HTTP is usually on port 4318")
     return None
 
@@ -151,7 +155,7 @@ _STATUS_HINTS = {
 def failure_cause(message: str) -> str | None:
     """What an OTLP exporter's failure ``message`` (the SDK's log line) says went wrong, as one
     short clause with what to check; ``None`` when it is none of the known failures."""
-    ours = message.find("the endpoint answered ")  # (not_otlp's own words: a cause already)
+    ours = message.find(_ANSWERED)  # (not_otlp's refusal, as the SDK logs it: a cause already)
     if ours >= 0:
         return message[ours:].splitlines()[0]
     for needles, cause in _CAUSES:
