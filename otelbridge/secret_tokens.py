@@ -51,6 +51,8 @@ def _lead(prefix: str) -> str:
 
 
 _AN = "[A-Za-z0-9]"
+#: A line end between lines of base64 (also escaped: text inside JSON)
+_B64_NL = r"(?:\r?\n|\\+n)"
 #: A body that holds an upper-case letter, a lower-case one and a digit (within its first 64
 #: characters): a token, not an identifier such as ``re_compile_all``
 _MIXED = r"(?=[\w-]{0,64}[A-Z])(?=[\w-]{0,64}[a-z])(?=[\w-]{0,64}[0-9])"
@@ -163,13 +165,15 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # a private key's base64 (DER) without its BEGIN/END lines, by its first bytes: PKCS#8
     # (RSA, EC, Ed25519; encrypted: PBES2), PKCS#1 RSA, SEC1 EC (P-256, P-384), OpenSSH's
     # (openssh-key-v1); not a certificate's or a public key's. Its next lines of base64 too
-    # (a key wrapped at 64 or 70 characters)
+    # (a key wrapped at 64, 70 or 76 characters, its last line shorter)
     ("private_key", ("ibadanbgkqhkig9w0baqefaasc", "ibaak", "ageambmgbyqgsm49", "mhccaqeei",
                      "migkagebbda", "mc4caqawbqydk2vwbcie", "bgkqhkig9w0bbq0w", "b3blbnnzac1rzxktdjea"),
      START + r"(?:MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAASC|MII[A-Za-z0-9+/]{2}[AgQw]IBAAK[BC]"
      r"|MIGHAgEAMBMGByqGSM49|MHcCAQEEI|MIGkAgEBBDA|MC4CAQAwBQYDK2VwBCIE"
      r"|MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]BXBgkqhkiG9w0BBQ0w|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{20,}={0,2}"
-     r"(?:(?:\r?\n|\\+n)[A-Za-z0-9+/]{16,}={0,2})*"),
+     # (after a full line, 60 characters or more: full lines, then a last one of any length)
+     r"(?:(?<=[A-Za-z0-9+/=]{60})(?:" + _B64_NL + r"[A-Za-z0-9+/]{60,}={0,2})*"
+     r"(?:" + _B64_NL + r"[A-Za-z0-9+/]{1,59}={0,2}(?![A-Za-z0-9+/=]))?)?"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,
