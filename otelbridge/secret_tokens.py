@@ -63,8 +63,8 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{8,}"),
     # OpenAI sk-…, sk-proj-…, sk-svcacct-…
     ("api_key", ("sk-",), START + r"sk-" + _body("[A-Za-z0-9_-]", "{16,}", 15)),
-    ("stripe_key", ("_live_", "_test_", "whsec_"),
-     START + r"(?:(?:sk|rk)_(?:live|test)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
+    ("stripe_key", ("_live_", "_test_", "_prod_", "whsec_"),
+     START + r"(?:(?:sk|rk)_(?:live|test|prod)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
     # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; a browser
     # session's xoxc- token and its d cookie (xoxd-, URL-encoded); webhooks
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
@@ -136,14 +136,14 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("pinecone_key", ("pcsk_",), START + r"pcsk_\w{40,}"),
     ("tailscale_key", ("tskey-",), START + r"tskey-(?:auth|api|client|scim|webhook)-[\w-]{16,}"),
     ("supabase_key", ("sbp_", "sb_secret_"), START + r"(?:sbp_[a-f0-9]{40}|sb_secret_[\w-]{16,})"),
-    ("planetscale_token", ("pscale_",), START + r"pscale_(?:tkn|pw|oauth)_[\w.-]{30,}"),
+    ("planetscale_token", ("pscale_",), START + r"pscale_(?:tkn|pw|oauth)_[\w.=-]{30,}"),
     ("neon_key", ("napi_",), START + r"napi_[a-z0-9]{40,}"),
     ("figma_token", ("figd_",), START + r"figd_[\w-]{30,}"),
     ("notion_token", ("ntn_", "secret_"), r"(?:" + START + r"ntn_[A-Za-z0-9]{40,}|" + _lead("secret_") + _MIXED + r"[A-Za-z0-9]{43}(?![\w-]))"),
     ("hubspot_token", ("pat-na1-", "pat-eu1-"), START + r"pat-(?:na|eu)1-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
     ("brevo_key", ("xkeysib-", "xsmtpsib-"), START + r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
     ("rubygems_key", ("rubygems_",), START + r"rubygems_[a-f0-9]{48}"),
-    ("dynatrace_token", ("dt0c01.",), START + r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+    ("dynatrace_token", ("dt0c01.",), START + r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
     ("nuget_key", ("oy2",), START + r"oy2[a-z0-9]{43}(?![A-Za-z0-9])"),
     ("fly_token", ("fo1_", "fm1", "fm2"), START + r"(?:fo1_[\w-]{40,}|fm[12][ar]?_[\w+/=-]{50,})"),
     ("vercel_token", ("vercel_blob_rw_",), START + r"vercel_blob_rw_\w{16,}"),
@@ -174,6 +174,50 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      # (after a full line, 60 characters or more: full lines, then a last one of any length)
      r"(?:(?<=[A-Za-z0-9+/=]{60})(?:" + _B64_NL + r"[A-Za-z0-9+/]{60,}={0,2})*"
      r"(?:" + _B64_NL + r"[A-Za-z0-9+/]{1,59}={0,2}(?![A-Za-z0-9+/=]))?)?"),
+    # AWS Bedrock API keys: long-term (ABSK and base64), short-term (bedrock-api-key- and the
+    # base64 of a presigned URL)
+    ("aws_bedrock_key", ("absk", "bedrock-api-key-"),
+     START + r"(?:ABSK[A-Za-z0-9+/]{100,}|bedrock-api-key-[A-Za-z0-9+/]{40,})={0,2}"),
+    # CI and code hosts: CircleCI's personal and project tokens, Buildkite's API tokens,
+    # Bitbucket's app passwords, Sourcegraph's access tokens, OpenShift's user tokens
+    ("circleci_token", ("ccipat_", "cciprj_"), START + r"CCI(?:PAT|PRJ)_[A-Za-z0-9]{20,}_[a-f0-9]{40}"),
+    ("buildkite_token", ("bkua_",), START + r"bkua_" + _body("[a-f0-9]", "{40}", 39)),
+    ("bitbucket_token", ("atbb",), START + r"ATBB(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("sourcegraph_token", ("sgp_",), START + r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"),
+    ("openshift_token", ("sha256~",), START + r"sha256~[\w-]{43}(?![\w-])"),
+    # more services' keys by their documented prefixes (gitleaks' rules): Airtable, Cloudflare
+    # origin CA, Frame.io, Harness, Infracost, MaxMind, Octopus Deploy, ReadMe, Scalingo,
+    # SettleMint, Shippo, Typeform, Yandex, EasyPost, Duffel, Flutterwave, Adobe, ClickHouse,
+    # 42 (intra), Authress, Clojars, New Relic's browser keys, Facebook page tokens
+    ("airtable_token", ("pat",), START + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    ("cloudflare_key", ("v1.0-",), START + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{100,}"),
+    ("frameio_token", ("fio-u-",), START + r"fio-u-[\w=-]{64}"),
+    ("harness_token", ("pat.", "sat."), START + r"[ps]at\.[\w-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    ("infracost_token", ("ico-",), START + r"ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("maxmind_key", ("_mmk",), START + r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b"),
+    ("octopus_key", ("api-",), START + r"API-(?=[A-Z]*[0-9])[A-Z0-9]{26}(?![A-Za-z0-9])"),
+    ("readme_key", ("rdme_",), START + r"rdme_[a-z0-9]{70}"),
+    ("scalingo_token", ("tk-us-",), START + r"tk-us-[\w-]{48}"),
+    ("settlemint_token", ("sm_aat_", "sm_pat_", "sm_sat_"), START + r"sm_[aps]at_[A-Za-z0-9]{16}\b"),
+    ("shippo_token", ("shippo_",), START + r"shippo_(?:live|test)_[a-fA-F0-9]{40}"),
+    ("typeform_token", ("tfp_",), START + r"tfp_[\w.=-]{59}"),
+    ("yandex_key", ("aqvn",), START + r"AQVN[\w-]{35,38}(?![\w-])"),
+    ("easypost_key", ("ezak", "eztk"), START + r"EZ[AT]K[A-Za-z0-9]{54}"),
+    ("duffel_token", ("duffel_",), START + r"duffel_(?:test|live)_[\w=-]{43}"),
+    ("flutterwave_key", ("flwseck",), START + r"FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?"),
+    ("adobe_secret", ("p8e-",), START + r"p8e-[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    ("clickhouse_key", ("4b1d",), START + r"4b1d(?=[A-Za-z]*[0-9])[A-Za-z0-9]{38}(?![A-Za-z0-9])"),
+    ("intra42_secret", ("s-s4t2",), START + r"s-s4t2(?:ud|af)-[a-fA-F0-9]{64}"),
+    ("authress_key", (".acc_", ".acc-"),
+     START + r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[\w+/=-]{30,}"),
+    ("clojars_token", ("clojars_",), START + r"CLOJARS_[a-z0-9]{60}"),
+    ("newrelic_key", ("nrjs-",), START + r"NRJS-[a-f0-9]{19}\b"),
+    ("facebook_token", ("eaam", "eaac"), START + r"EAA[MC][A-Za-z0-9]{100,}"),
+    # 1Password account secret keys; Microsoft Teams' incoming webhook URLs (the host kept)
+    ("onepassword_key", ("a3-",),
+     START + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}(?![A-Z0-9])"),
+    ("teams_webhook", ("webhook.office.com/",),
+     r"(?P<keep>\.webhook\.office\.com/webhook(?:b2)?/)[\w@/-]{20,}"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,
@@ -183,4 +227,13 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # unlabelled: CREDENTIALS ASIA... date secret token)
     ("aws_session_token", ("iqojb3jpz2lux2vj", "zxivyxdze", "aqodyxdze"),
      START + r"(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)[A-Za-z0-9/+=]{20,}"),
+)
+
+#: Vendor tokens whose body begins as a JWT's (``eyJ``): :mod:`otelbridge.secrets` tries them
+#: before its JWT pattern, which would take the token's first part only (standard base64's
+#: ``+`` and ``/`` end a JWT's segment). 1Password's service account tokens; Sentry's
+#: organization tokens.
+BEFORE_JWT: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("onepassword_token", ("ops_eyj",), START + r"ops_eyJ[A-Za-z0-9+/]{40,}={0,3}"),
+    ("sentry_token", ("sntrys_eyj",), START + r"sntrys_eyJ[\w=+/.-]{30,}"),
 )

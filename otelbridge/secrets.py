@@ -55,7 +55,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name, _key_value, _secrets_key, _string_text, _then,
                           names_a_secret)
 from .secret_labels import LABEL_PATTERNS
-from .secret_tokens import AWS_PREFIXES, CUT, VENDOR_TOKENS
+from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, VENDOR_TOKENS
 from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
@@ -222,6 +222,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:" + _NL + r"[A-Za-z0-9+/]{60,100}+={0,2}(?=" + _NL + r"|[\s\"'\\]|\Z))*"
         r"(?:" + _NL + r"[A-Za-z0-9+/]{1,75}+={0,2}(?=" + _NL + r"|[\"'\\]|\Z))?",
     ),
+    *(Pattern.of(kind, needles, regex) for kind, needles, regex in BEFORE_JWT),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),

@@ -396,11 +396,20 @@ FORMS = [json.loads(line) for line in
          (Path(__file__).parent / "data" / "secret-forms.jsonl").read_text().splitlines() if line]
 
 
+def _pieces(secret: str, size: int = 12) -> list[str]:
+    """``secret``'s runs of ``size`` characters (the whole when shorter)."""
+    return [secret[i:i + size] for i in range(max(1, len(secret) - size + 1))]
+
+
 def test_corpus_every_positive_form_leaves_nothing_of_its_secrets():
+    """Not the whole secret, nor any 12 characters of it (a pattern that took a token's first
+    part only: ``ops_eyJ…`` cut at its first ``+`` by the JWT pattern)."""
     positives = [f for f in FORMS if f["kind"] == "positive"]
     assert len(positives) >= 190 and all(f["secrets"] for f in positives)
-    leaked = {f["form"]: [s for s in f["secrets"] if s in redact.clean(f["text"], 100_000)]
-              for f in positives}
+    leaked = {}
+    for f in positives:
+        out = redact.clean(f["text"], 100_000)
+        leaked[f["form"]] = [p for s in f["secrets"] for p in _pieces(s) if p in out][:1]
     assert {form: left for form, left in leaked.items() if left} == {}
 
 
