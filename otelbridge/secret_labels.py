@@ -2,7 +2,8 @@
 forms): what a program prints for people or a JSON document keys in words, rather than a
 variable's name — ``Access Key: X`` / ``Secret Key: Y`` (MinIO's ``mc admin user svcacct add``),
 ``API Key: X``, ``api key = X``, ``{"API Key": "X"}``, ``Client Secret: X``, ``Refresh Token: X``,
-Vault's ``Unseal Key 1: X``, Azure's ``Primary Key: X``.
+Vault's ``Unseal Key 1: X``, Azure's ``Primary Key: X``; and in prose, what a model writes
+(``the password is X``, ``the API token was set to `X```).
 
 A label is an adjective the key words of :mod:`otelbridge.secret_keys` also read joined
 (``ACCESS_KEY``, ``clientSecret``) and its noun, one blank between them. Words are also prose
@@ -11,7 +12,10 @@ Settings``, ``API Key: not set``), so its value is only one word that looks gene
 characters or more of letters, digits and ``+/=_-``, a letter and a digit among them, not an
 identifier (``OPENAI_API_KEY``, ``user_id_2024``) nor followed by more of a path, a masked
 value or an ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key
-ID`` (an id names the key).
+ID`` (an id names the key). In prose (a secret's name, then ``is``, ``was``, ``set to``…), a
+quoted value is taken too when it has 8 characters or more, no blank, a letter and a digit
+(``the password is `Tr0ub4dor&3x```); ``the password is incorrect`` and ``the token is stored
+in `~/.config` `` stay.
 """
 
 from __future__ import annotations
@@ -43,4 +47,19 @@ LABEL_PATTERNS = (
                r"(?P<keep>" + _LABEL + _SEPARATOR + r")(?!\[REDACTED:)" + _VALUE,
                requires=((" ",), (":", "=")),
                precheck=r"(?i)(?:key|token|secret|password)(?:[ ]?[0-9]{1,2})?\\*[\"']?[ \t]*[:=]"),
+)
+
+#: In prose: a secret's name, a verb, then a generated-looking word (:data:`_VALUE`) or, in
+#: quotes or backticks (the opening one kept), 8 characters or more without a blank, a letter
+#: and a digit among them
+_PROSE = (
+    r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
+    r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
+    r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
+    r"(?(q)(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _VALUE + ")"
+)
+
+PROSE_PATTERNS = (
+    Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
+               _PROSE, requires=((" is ", " was ", " be ", " to "),)),
 )

@@ -54,7 +54,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN, _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP,
                           _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name, _key_value, _secrets_key, _string_text, _then,
                           names_a_secret)
-from .secret_labels import LABEL_PATTERNS
+from .secret_labels import LABEL_PATTERNS, PROSE_PATTERNS
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, VENDOR_TOKENS
 from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
@@ -537,6 +537,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
            r"\(?(?:L|u8|u|U|@)?(?P<dq>\\*\")(?![A-Za-z]*+(?P=dq))[^\s\"\\]++(?P=dq)\)?"))),
     *TOOL_PATTERNS,
     *LABEL_PATTERNS,
+    *PROSE_PATTERNS,
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),

@@ -622,3 +622,22 @@ def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
 ])
 def test_forms_a_second_breaker_found(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the password is `Tr0ub4dor&3x`.", "the password is `[REDACTED:secret]`."),
+    ('The password was changed to "S3cure!Pass" yesterday',
+     'The password was changed to "[REDACTED:secret]" yesterday'),
+    ("the token has been reset to ghx7Yq2Lm9PzWq", "the token has been reset to [REDACTED:secret]"),
+    ("Your API key is now 'a1b2c3d4e5f6g7'", "Your API key is now '[REDACTED:secret]'"),
+    ("the password is incorrect", None),
+    ("password is hunter2", None),  # short and unquoted: a word, as far as prose tells
+    ("the token is `abc123`", None),  # quoted, but under 8 characters
+    ("the token is `${{ secrets.GH_TOKEN }}`", None),
+    ("the secret is \"config/secrets.yaml\"", None),
+    ("The API key is OPENAI_API_KEY_2", None),
+])
+def test_a_secret_in_prose(text, expected):
+    """What a model writes: a secret's name, ``is``/``was``/``set to``, then the value: a
+    generated-looking word, or a quoted one with a letter and a digit."""
+    _check(text, expected)
