@@ -56,6 +56,19 @@ def _ensure_std_fds() -> None:
         sys.stdout = sys.stderr
 
 
+def _show(exc) -> None:
+    """A usage error as click shows it, each line redacted: it quotes the values given (a
+    token passed to the wrong option)."""
+    import io
+
+    from .redact import message
+
+    shown = io.StringIO()
+    exc.show(file=shown)
+    for line in shown.getvalue().splitlines():
+        print(message(line) if line.strip() else line, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _ensure_std_fds()  # before the early tee's pipes, which would take a closed fd 2
@@ -90,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         import click
 
         if isinstance(exc, click.ClickException):
-            exc.show(file=sys.stderr)
+            _show(exc)
             code = exc.exit_code
         elif isinstance(exc, click.exceptions.Abort):
             code = 130

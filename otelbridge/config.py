@@ -239,13 +239,14 @@ def build(
     """A :class:`Config` from parsed flags and ``env`` (default ``os.environ``).
     Raises :class:`ConfigError` on a value that cannot be used (a bad ``--redact`` regex, ...)."""
     env = os.environ if env is None else env
-    for regex in flags.get("redact_patterns") or ():
+    regexes = flags.get("redact_patterns") or ()
+    for n, regex in enumerate(regexes, 1):
         from .redact import PatternError, custom_pattern
 
         try:
             custom_pattern(regex)
         except PatternError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(str(exc) + (f" (the --redact {n} of {len(regexes)})" if len(regexes) > 1 else "")) from None
     problems: list[str] = []
     left_out: list[str] = []
     if exporter is not None:

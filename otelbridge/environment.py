@@ -136,6 +136,11 @@ _GRPC_KEY = re.compile(r"[0-9a-z_.-]+")
 _GRPC_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
+#: A word of 8 characters or more with a digit, or 16 of letters, digits, ``+/_``: in a header's
+#: name that is none (a value pasted without its name: ``Basic dXNlcjpw…``), likely a secret
+_GENERATED = re.compile(r"(?=[^\s:=,;]*[0-9])[^\s:=,;]{8,}|[A-Za-z0-9+/_]{16,}")
+
+
 def _header_fault(protocol: str, key: str, value: str) -> str | None:
     """What keeps one URL-decoded header (``key`` lower-cased, as the SDK sends it) from going
     out with ``protocol`` (``None``: nothing)."""
@@ -167,11 +172,11 @@ def check_headers(env: Mapping[str, str], problems: list[str], protocol: str = "
     for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
         for item in (env.get(var) or "").split(","):
             key, eq, value = item.partition("=")
-            key = unquote(key).strip().lower()
+            key = unquote(key).strip()
             # an item without "=" the SDK skips, sending the others (its warning is redacted)
-            fault = _header_fault(protocol, key, unquote(value).strip()) if eq else None
+            fault = _header_fault(protocol, key.lower(), unquote(value).strip()) if eq else None
             if fault:
-                problems.append(f"{var}: header {shown(key, 40)}: its URL-decoded {fault}; "
+                problems.append(f"{var}: header {shown(_GENERATED.sub('…', key), 40)}: its URL-decoded {fault}; "
                                 "the variable is ignored, no headers sent")
                 ignored.append(var)
                 break

@@ -212,11 +212,41 @@ def _credential_provider() -> bool:
                for k in os.environ)
 
 
-def _netrc_exists() -> bool:
-    """A netrc file where ``requests`` looks for one (``$NETRC``, else ``~/.netrc``, ``~/_netrc``)."""
+def _netrc_path() -> str | None:
+    """The netrc file where ``requests`` looks for one (``$NETRC``, else ``~/.netrc``,
+    ``~/_netrc``), ``None``: none there."""
     named = os.environ.get("NETRC")
     places = (named,) if named is not None else ("~/.netrc", "~/_netrc")
-    return any(os.path.exists(os.path.expanduser(p)) for p in places)
+    return next((p for p in map(os.path.expanduser, places) if os.path.exists(p)), None)
+
+
+def _netrc_exists() -> bool:
+    return _netrc_path() is not None
+
+
+def _collector_auth(request: Any) -> Any:
+    """The session's ``auth`` (so that ``requests`` reads no netrc of its own): an
+    ``authorization`` header of ``OTEL_EXPORTER_OTLP_HEADERS`` as it is; else Basic from the
+    endpoint's ``user:password@``; else from the netrc entry naming the collector's host — not
+    the netrc's ``default`` (credentials for any host: no one chose to send them to a
+    telemetry endpoint, nor to replace a configured header with them)."""
+    import netrc
+
+    from requests.auth import HTTPBasicAuth
+    from requests.utils import get_auth_from_url
+
+    if "Authorization" in request.headers:
+        return request
+    user, password = get_auth_from_url(request.url)
+    path = None if user or password else _netrc_path()
+    if path is not None:
+        try:
+            entry = netrc.netrc(path).hosts.get(urlsplit(request.url).hostname or "")
+        except (netrc.NetrcParseError, OSError):
+            entry = None
+        if entry:
+            user, password = entry[0] or entry[1] or "", entry[2] or ""
+    return HTTPBasicAuth(user, password)(request) if user or password else request
 
 
 def _json_over_http(base: type) -> type:
@@ -262,6 +292,7 @@ def _http_session():
 
     pinned = any(os.environ.get(v) for v in CERTIFICATE_VARIABLES)
     session = PinnedVerifySession() if pinned else requests.Session()
+    session.auth = _collector_auth
     session.hooks["response"].append(_refuse_non_otlp)
     return session
 

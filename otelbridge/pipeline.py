@@ -138,6 +138,14 @@ def parse_traceparent(cfg: Config):
     if cfg.tracestate and cfg.tracestate.strip() and not span_ctx.trace_state:
         say("TRACESTATE is not a valid W3C tracestate (at most 32 distinct key=value members); "
             "the trace joins TRACEPARENT's without it")
+    state = span_ctx.trace_state
+    # every span carries it: a member the redactor would change (auth=<secret>) is left out
+    kept = [(k, v) for k, v in state.items() if redact.current().scan(f"{k}={v}") == f"{k}={v}"]
+    if len(kept) < len(state):
+        say(f"TRACESTATE: {len(state) - len(kept)} of its {len(state)} members hold a secret "
+            "and are left out of the spans")
+        span_ctx = trace.SpanContext(span_ctx.trace_id, span_ctx.span_id, span_ctx.is_remote,
+                                     span_ctx.trace_flags, trace.TraceState(kept))
     return Parent(span_ctx.trace_id, span_ctx.span_id), span_ctx
 
 

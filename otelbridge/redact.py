@@ -494,19 +494,29 @@ def markdown(text: Any, limit: int | None = None) -> str:
 # --------------------------------------------------------------------------- our own messages
 
 
+#: The ``@`` that ends a URL's ``user:pass`` (a password may hold ``@ / ? #`` and blanks: the
+#: last ``@`` with a host after it); before it, a user without ``? #``, ``:`` and a password, or
+#: a token alone (``https://host/?next=a@b`` has no credentials)
+_USERINFO_END = re.compile(r"@(?=[A-Za-z0-9.\[\]:%_-]*(?:[/?#]|\Z))")
+_USERINFO = re.compile(r"/*(?:[^?#:@]*:.*|[^/?#:]*)\Z", re.S)
+
+
 def endpoint(url: str | None) -> str:
     """An endpoint fit to print: without ``user:pass@``, query string or fragment
-    (``https://u:p@host:4318/v1/traces?key=x`` → ``https://host:4318/v1/traces``)."""
+    (``https://u:p@host:4318/v1/traces?key=x`` → ``https://host:4318/v1/traces``), then as
+    :func:`message` shows a line (a token pasted where the endpoint goes is redacted)."""
     if not url:
         return ""
-    # by text, not by a URL parser: one that cannot parse it (``[::1`` unclosed), or that reads
-    # ``dns:///user:pass@host`` as a path, must not leave the credentials in
+    # by text: a URL parser that cannot parse it (``[::1``) or reads ``dns:///u:p@host`` as a path
     scheme, sep, rest = url.partition("://")
     if not sep:  # host:port, as gRPC takes it
         scheme, rest = "", url
-    rest = rest.split("?", 1)[0].split("#", 1)[0]
     lead = rest[:len(rest) - len(rest.lstrip("/"))]  # dns:///host keeps its third slash
-    return _sanitise(scheme + sep + lead + rest.rpartition("@")[2].lstrip("/"))
+    ends = [m.end() for m in _USERINFO_END.finditer(rest) if _USERINFO.match(rest, 0, m.start())]
+    if ends:  # the credentials first: a password's '#' or '?' is no fragment or query
+        rest = rest[ends[-1]:]
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    return message(scheme + sep + lead + rest.lstrip("/"))
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

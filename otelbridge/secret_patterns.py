@@ -400,7 +400,8 @@ def custom_pattern(regex: str) -> Pattern:
     try:
         compiled = re.compile(regex)
     except re.error as exc:
-        raise PatternError(f"--redact {regex!r} is not a valid regular expression: {exc}") from None
+        # (the regex is not quoted: it may hold the very secret it is to hide)
+        raise PatternError(f"--redact: not a valid regular expression: {exc}") from None
     if compiled.fullmatch("") is not None:
-        raise PatternError(f"--redact {regex!r} matches the empty string")
+        raise PatternError("--redact: a regex that matches the empty string")
     return Pattern("custom", compiled)

@@ -205,6 +205,14 @@ def test_markdown_and_terminal_also_redact_and_strip():
     ("http://alice:s3cretPW@[::1:18318", "http://[::1:18318"),
     ("dns:///alice:s3cretPW@127.0.0.1:4317", "dns:///127.0.0.1:4317"),
     ("unix:///tmp/alice:s3cretPW@sock", "unix:///sock"),
+    # a password holding '#', '?', '@' or a blank: the credentials go before the fragment
+    ("https://admin:Tr0ub4dor&3#horse@otel.example.com/v1/traces", "https://otel.example.com/v1/traces"),
+    ("admin:hunter2?x@y#secret99@collector.example.com:4317", "collector.example.com:4317"),
+    ("https://admin:hunter2 secret99@otel.example.com:4318", "https://otel.example.com:4318"),
+    ("https://otel.example.com/v1/traces?next=a@b.example", "https://otel.example.com/v1/traces"),
+    # a token pasted where the endpoint goes
+    ("Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "Bearer [REDACTED:anthropic_key]"),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789:4317", "[REDACTED:github_token]:4317"),
     (None, ""),
 ])
 def test_endpoint_without_credentials_or_query(url, expected):

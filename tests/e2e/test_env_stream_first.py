@@ -259,7 +259,7 @@ def test_resource_values_set_by_hand_are_redacted_at_the_receiver():
 @pytest.mark.parametrize("headers,words", [
     ("x-team=caf%C3%A9", ["'x-team'", "no gRPC metadata value"]),  # Latin-1, not ASCII
     ("x-team=a%7Fb", ["'x-team'", "no gRPC metadata value"]),
-    ("X!team=a", ["'x!team'", "no gRPC metadata key"]),  # an HTTP field name, no gRPC key
+    ("X!team=a", ["'X!team'", "no gRPC metadata key"]),  # an HTTP field name, no gRPC key
     ("x-team-bin=abc", ["'x-team-bin'", "no gRPC metadata key"]),  # the SDK sends str: TypeError
 ])
 def test_a_header_grpc_cannot_send_is_one_line_and_the_spans_still_go(headers, words):

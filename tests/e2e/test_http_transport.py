@@ -110,6 +110,30 @@ def test_credentials_from_the_url_and_from_netrc_still_reach_the_collector(tmp_p
     assert netrc_auth == {"Basic " + base64.b64encode(b"bob:n3trc").decode()}
 
 
+def test_a_netrc_default_entry_is_not_sent_and_a_configured_header_is_kept(tmp_path):
+    """The netrc's ``default`` holds credentials for any host: not sent to the collector; an
+    ``authorization`` header of ``OTEL_EXPORTER_OTLP_HEADERS`` wins over a netrc entry for the
+    collector's own host (``requests`` alone replaced it by the netrc's)."""
+    default, own = tmp_path / "default", tmp_path / "own"
+    default.write_text("default login ci password N3trcDefault99\n")
+    own.write_text("machine 127.0.0.1 login bob password n3trc\n")
+    with HttpReceiver() as rx_default, HttpReceiver() as rx_own:
+        by_default, by_header = side_by_side(
+            lambda: run_bridge(["--endpoint", rx_default.endpoint, "--flush-timeout", "5"], DATA,
+                               env=_env(HOME=str(tmp_path), NETRC=str(default))),
+            lambda: run_bridge(["--endpoint", rx_own.endpoint, "--flush-timeout", "5"], DATA,
+                               env=_env(HOME=str(tmp_path), NETRC=str(own),
+                                        OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20c0llector")))
+        assert len(rx_default.received.wait_for(SPANS, timeout=5)) == SPANS
+        assert len(rx_own.received.wait_for(SPANS, timeout=5)) == SPANS
+        sent_default = {h.get("Authorization") for h in rx_default.received.headers}
+        sent_own = {h.get("authorization", h.get("Authorization")) for h in rx_own.received.headers}
+    assert by_default.returncode == 0 and by_default.stdout == DATA
+    assert by_header.returncode == 0 and by_header.stdout == DATA
+    assert sent_default == {None}
+    assert sent_own == {"Bearer c0llector"}
+
+
 def test_an_sdk_exporter_without_transports_gets_its_default(no_proxies, monkeypatch):
     """``opentelemetry-exporter-otlp-proto-http`` before its transports (otelbridge allows it):
     an exporter whose constructor refuses ``_transport`` is built as before. (An older SDK

@@ -234,6 +234,22 @@ def test_bad_redact_regex_is_a_usage_error():
     assert b"not a valid regular expression" in proc.stderr
 
 
+@pytest.mark.parametrize("args,secret", [
+    (["--redact", "Tr0ub4dor&3(horse"], b"Tr0ub4dor"),  # the regex is the secret it hides
+    (["--protocol", "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"], b"Ab1Cd2Ef3Gh4"),
+    (["--exporter", "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"], b"Ab1Cd2Ef3Gh4"),
+    (["--max-attribute-length", "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"], b"Ab1Cd2Ef3Gh4"),
+    (["--exporter", "otlp", "--endpoint", "https://admin:hunter2secret99#frag@collector.example.com:4318"],
+     b"hunter2"),
+], ids=["redact", "protocol", "exporter", "max-attribute-length", "endpoint"])
+def test_a_usage_error_shows_no_secret_given(args, secret):
+    """A value given to the wrong option, or a ``--redact`` regex naming a secret: the usage
+    error says what is wrong without it (exit 2, as every usage error)."""
+    proc = run_bridge([*args, "--exporter", "none"] if "--exporter" not in args else args, b"")
+    assert proc.returncode == 2
+    assert b"Error: " in proc.stderr and secret not in proc.stderr, proc.stderr
+
+
 def test_stats_json_is_private(tmp_path):
     path = tmp_path / "stats.json"
     path.write_text("{}")

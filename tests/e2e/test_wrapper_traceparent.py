@@ -129,3 +129,20 @@ def test_a_carrier_the_sdk_refuses_is_one_line_of_ours(tmp_path):
     (run,) = [s for s in spans if s.name.startswith("run ")]
     assert (run.trace_id, run.parent_span_id) == (CI_TRACE, CI_SPAN)
     assert run.trace_state == ""
+
+
+def test_a_tracestate_member_holding_a_secret_is_left_out_of_the_spans(tmp_path):
+    """Every span carries the parent's tracestate: a member the redactor would change is left
+    out (said once), the others kept; the child still gets the variable as it was given."""
+    stream = EXAMPLES / "milk-session.jsonl"
+    token = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
+    given = f"auth=hunter2secret99,rojo=00f067aa0ba902b7,gh={token}"
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01", TRACESTATE=given)
+    proc, spans, traceparent, tracestate, _ = wrap(tmp_path, str(stream), 0, env, expect=2)
+    err = proc.stderr.decode().splitlines()
+    assert [l for l in err if "TRACESTATE" in l] == [
+        "otelbridge: TRACESTATE: 2 of its 3 members hold a secret and are left out of the spans"], err
+    assert spans and {s.trace_state for s in spans} == {"rojo=00f067aa0ba902b7"}
+    assert tracestate == given
+    assert b"hunter2secret99" not in proc.stderr and token.encode() not in proc.stderr
+
