@@ -56,7 +56,7 @@ _PROSE = (
     r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _VALUE + ")"
+    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _VALUE + ")"
 )
 
 PROSE_PATTERNS = (

@@ -636,6 +636,9 @@ def test_forms_a_second_breaker_found(text, expected):
     ("the token is `${{ secrets.GH_TOKEN }}`", None),
     ("the secret is \"config/secrets.yaml\"", None),
     ("The API key is OPENAI_API_KEY_2", None),
+    ('the password is "$DB_PASSWORD1"', None),  # a variable, a template, a placeholder
+    ("the token is '{{token2}}'", None),
+    ("The password is `<your-password-1>`", None),
 ])
 def test_a_secret_in_prose(text, expected):
     """What a model writes: a secret's name, ``is``/``was``/``set to``, then the value: a
