@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> None:
         from .source import early
 
         source.EARLY_TEE = early.start(args)
-    if args and args[0] in ("replay", "follow"):  # cli.SUBCOMMANDS: their signals are their own
+    # replay's signals are its own; follow's loop takes them over, those come by then included
+    # (a sidecar stopped as it starts still reads its file once and saves its position)
+    if args and args[0] == "replay":
         if EARLY_SIGNALS:
             os._exit(128 + EARLY_SIGNALS[0])
         signal.signal(signal.SIGINT, signal.default_int_handler)

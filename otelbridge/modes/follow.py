@@ -15,6 +15,7 @@ from ..deadline import Deadline
 from ..events import SpanRecord
 from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
+from .. import source
 from ..source import interrupted_by
 from ..source.follow import MAX_WORKFLOWS
 from ..stats import Stats
@@ -26,9 +27,9 @@ class HoldUntilClosed:
     its root record comes, i.e. when the run has ended. At a stop mid-workflow, :meth:`discard`
     drops the held ones: the next start re-reads that workflow from the offset file's checkpoint
     and exports it once, whole. Other records pass at once. While :attr:`replaying` says so (a
-    restart reading again what the last run exported), nothing passes but the workflows the
-    last run did not export (not in :attr:`exported`); :attr:`released` lists the task ids of
-    the workflows passed."""
+    restart reading again what the last run exported), nothing passes but workflows; a workflow
+    a run before exported (:attr:`exported`) never passes; :attr:`released` lists the task ids
+    of the workflows passed."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
@@ -51,7 +52,7 @@ class HoldUntilClosed:
             self.held.setdefault(key, []).append(rec)
             return
         held = self.held.pop(key, ())
-        if self.replaying() and str(task_id) in self.exported:
+        if str(task_id) in self.exported:  # read again, also when it ends past what was read
             return
         for one in held:
             self.sink.emit(one)
@@ -100,6 +101,8 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
             poll_s=poll_s, on_switch=on_switch,
             is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0,
+            has_sessions=lambda: pipeline.tracker.open_sessions() > 0,
+            exported=lambda: tuple(hold.released),
             say=say,
             handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
             # a clock still waiting for a timestamp would hold the records of the lines read
@@ -120,6 +123,8 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
                 loop.add_signal_handler(signum, stop, signum)
             except (NotImplementedError, RuntimeError):
                 pass
+        for signum in source.EARLY_SIGNALS[:1]:  # came while starting (recorded by __main__)
+            stop(signum)
         code = 0
         try:
             await follower.run()

@@ -16,6 +16,9 @@
   turn, a workflow), saved once the spans handed on by then are exported (``settled(handed)``;
   ``handed()`` counts them). A restart resumes there: what was open at the stop is read again
   from its first line by the next start (a workflow: the caller exports nothing of it at stop).
+  While a session is open (``has_sessions()``), a checkpoint resumes at the last one taken with
+  none open and reads up to itself again without exporting (:attr:`Position.read_to`): the
+  session span, exported only when it ends, comes even when the process was killed.
   Once an export fails the position stays where it is for the rest of the run: the next start
   reads again what may not have reached the collector. If PATH is another file by then
   (rotated while we were away), it is read from its start.
@@ -128,6 +131,8 @@ class Follower:
         poll_s: float = 0.25,
         on_switch: Callable[[str], None] | None = None,
         is_quiet: Callable[[], bool] = lambda: True,
+        has_sessions: Callable[[], bool] = lambda: False,
+        exported: Callable[[], tuple[str, ...]] = lambda: (),
         say: Callable[[str], None] = lambda message: None,
         handed: Callable[[], int] = lambda: 0,
         settled: Callable[[int], bool | None] = lambda handed: True,
@@ -141,7 +146,7 @@ class Follower:
         self.poll_s = poll_s
         self.on_switch = on_switch or (lambda kind: None)
         self.on_replayed = on_replayed
-        self.is_quiet = is_quiet
+        self.is_quiet, self.has_sessions, self.exported = is_quiet, has_sessions, exported
         self.say = say
         self.buf = bytearray(chunk)
         self.fd = -1
@@ -156,6 +161,8 @@ class Follower:
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: where this run began reading (:meth:`rollback` goes back there)
         self._begun: Position | None = None
+        #: the offset of the last checkpoint in the open file with no session open
+        self._base = 0
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -229,7 +236,7 @@ class Follower:
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
                                    saved.workflows if self.replay_to and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
-        self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
+        self.fd, self.ident, self.pos, self.complete, self._base = fd, ident, start, start, start
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
@@ -315,7 +322,15 @@ class Follower:
     def checkpoint(self) -> None:
         """Take a checkpoint when the lines read leave nothing open; save those settled."""
         if self.ident is not None and self.is_quiet() and not self._lost and not self.replay_to:
-            pos = Position(self.ident[0], self.ident[1], self.complete, self.complete)
+            dev, ino = self.ident
+            if not self.has_sessions():
+                pos = Position(dev, ino, self.complete, self.complete)
+                self._base = self.complete
+            else:  # the workflows exported since the base: never exported again
+                begun = self._begun
+                known = begun.workflows if begun is not None and begun.offset == self._base else ()
+                done = tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+                pos = Position(dev, ino, self._base, self.complete, done)
             if pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.handed()))
         self.save_settled()
@@ -378,8 +393,9 @@ class Follower:
 
     async def run(self) -> None:
         self._stopped = asyncio.Event()
-        if self._stop_requested:
-            return
+        if self._stop_requested:  # stopped as it started: the file is still read once
+            self._stopped.set()
+            self._open(True)
         waiting_said = False
         resume = True
         try:
@@ -415,7 +431,7 @@ class Follower:
         """The open file was truncated: read it again from its start, NUL bytes skipped."""
         self.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
-        self.pos = self.complete = 0
+        self.pos = self.complete = self._base = 0
         self._prefix = b""
         self._hole = True
 

@@ -168,7 +168,15 @@ class Tracker:
         return sum(len(part.table.open) for part in self.parts if hasattr(part, "table"))
 
     def open_turns(self) -> int:
-        """Sessions with a turn, a sub-agent, a tool or a task open (``follow`` checkpoints only
-        when this is 0 too, so that a restart reads each of them again from its first line)."""
+        """Sessions with a turn, a sub-agent, a tool or a task open (``follow`` takes a
+        checkpoint only when this is 0 too: a restart reads each of them again from its first
+        line)."""
         return sum(1 for part in self.parts if isinstance(part, SessionTracker)
                    for s in part.sessions.values() if s.turn or s.waiting or s.agents or s.tools or s.tasks)
+
+    def open_sessions(self) -> int:
+        """Sessions not yet ended, and Bernstein signal runs (while one is, ``follow``'s
+        checkpoints resume at its first line, reading up to the checkpoint again without
+        exporting: a session span not yet exported — the process killed — still comes)."""
+        return sum(len(part.sessions) if isinstance(part, SessionTracker)
+                   else getattr(part, "pipe_run", None) is not None for part in self.parts)

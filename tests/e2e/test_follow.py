@@ -97,12 +97,14 @@ def test_rotation_truncation_and_restart(tmp_path):
             wait(lambda: "wf-B" in roots(rx), what="workflow B")
 
             size, ino = log.stat().st_size, log.stat().st_ino
-            # (A's file, renamed, has B's size: the position names its file too)
-            before = wait(lambda: (saved_offset(state) or {}).get("offset") == size
+            # (A's file, renamed, has B's size: the position names its file too); B's session
+            # is open: a restart would read B again from its start, exporting up to its end
+            before = wait(lambda: (saved_offset(state) or {}).get("read_to") == size
                           and saved_offset(state)["ino"] == ino and saved_offset(state),
                           what="the position at the end of B")
+            assert before["offset"] == 0
             os.truncate(log, 0)  # copytruncate
-            wait(lambda: (saved_offset(state) or {}).get("offset") == 0, what="truncation seen")
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == 0, what="truncation seen")
             assert saved_offset(state)["ino"] == before["ino"]
             append(log, workflow("C"))
             wait(lambda: "wf-C" in roots(rx), what="workflow C")
@@ -220,7 +222,7 @@ def test_a_stop_reads_what_was_written_since_the_last_poll(tmp_path):
 def test_what_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_path):
     """The collector is down while the follower reads two whole workflows and is stopped: the
     position stays where reading began, so the next start, with the collector up, exports both
-    — once each — and then moves the position to the end."""
+    — once each — and then moves the position's export boundary to the end."""
     import socket
 
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
@@ -248,7 +250,9 @@ def test_what_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_
         proc = start(log, state, rx)
         try:
             wait(lambda: roots(rx) == {"wf-a": 1, "wf-b": 1}, what="both workflows")
-            wait(lambda: saved_offset(state)["offset"] == log.stat().st_size, what="the position at the end")
+            # (the workflows' session is open: read again from its start, exported up to the end)
+            wait(lambda: saved_offset(state)["read_to"] == log.stat().st_size, what="the position at the end")
+            assert saved_offset(state)["offset"] == 0
             stop(proc)
         finally:
             if proc.poll() is None:
@@ -465,7 +469,8 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
         try:
-            wait(lambda: saved_offset(state)["offset"] == log.stat().st_size, what="the whole file read")
+            # (read again from the session's start: what was read before is not exported twice)
+            wait(lambda: saved_offset(state)["read_to"] == log.stat().st_size, what="the whole file read")
         finally:
             stop(proc)  # the session's spans leave at the stop, as at the first one
         wait(lambda: any(s.name == "invoke_agent claude-code" for s in rx.received.spans()),
@@ -513,7 +518,7 @@ def test_another_file_at_the_same_inode_is_read_from_its_start(tmp_path):
         proc = start(log, state, rx, "--from-start")
         try:
             wait(lambda: roots(rx).get("wf-a"), what="workflow a")
-            wait(lambda: (saved_offset(state) or {}).get("offset") == log.stat().st_size,
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size,
                  what="the position at the end")
         finally:
             stop(proc)
@@ -575,6 +580,15 @@ def test_a_hangup_stops_follow_as_sigterm_does_and_the_cut_session_says_by_what(
         assert (name_, attributes) == ("interrupted", {"otelbridge.reason": "interrupted by SIGHUP"})
 
 
+def end(proc, how: str) -> None:
+    """Stop ``proc`` as a sidecar's end comes: ``SIGTERM`` (a stop) or ``SIGKILL`` (a kill)."""
+    if how == "SIGKILL":
+        proc.kill()
+        proc.communicate(timeout=20)
+    else:
+        stop(proc)
+
+
 def replay_into(receiver, path) -> None:
     """``otelbridge replay`` of ``path`` to ``receiver``: the spans a follow must deliver."""
     replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", receiver.endpoint,
@@ -617,11 +631,7 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
             wait(lambda: (saved_offset(state) or {}).get("offset") == 0 and rx.received.spans(),
                  what="the spans of the calls that ended")
         finally:
-            if how == "SIGKILL":
-                proc.kill()
-                proc.communicate(timeout=20)
-            else:
-                stop(proc)
+            end(proc, how)
         assert saved_offset(state)["offset"] == 0  # the turn opened at the first line
         append(log, "".join(lines[6:]))
         proc = start(log, state, rx, "--deterministic-ids")
@@ -652,7 +662,7 @@ def test_a_file_rotated_while_stopped_is_read_to_its_end_first(tmp_path):
         proc = start(log, state, rx, "--from-start")
         try:
             append(log, first)
-            wait(lambda: (saved_offset(state) or {}).get("offset") == len(first.encode()),
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == len(first.encode()),
                  what="the first session read and exported")
         finally:
             stop(proc)
@@ -704,3 +714,62 @@ def test_a_stop_while_a_line_is_being_written_leaves_it_to_the_next_start(tmp_pa
     assert b" 5 lines, 5 decoded, " in first_err and b" 0 bad, " in first_err, first_err
     assert b" 0 bad, " in err, err
     assert_whole_without_orphans(spans, want)
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("cut,how", [(43, "SIGTERM"), (50, "SIGKILL"), (40, "SIGKILL")],
+                         ids=["mid-turn-after-the-workflow-SIGTERM", "after-the-last-result-SIGKILL",
+                              "between-turns-SIGKILL"])
+def test_a_restart_exports_each_workflow_once_and_the_session_with_its_turns(tmp_path, cut, how):
+    """The session stays open across turns: the position keeps its first line while it is
+    (reading up to the checkpoint again without exporting), so that a sidecar killed after a
+    turn still sends the session span its turns hang from, and numbers the next turn 2; a
+    workflow exported before a stop is not exported again when it ends past what was read."""
+    path = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx, HttpReceiver() as ref:
+        replay_into(ref, path)
+        proc = start(log, state, rx, "--from-start", "--deterministic-ids")
+        try:
+            append(log, "".join(lines[:cut]))
+            wait(lambda: roots(rx).get(task), what="the workflow")
+            if how == "SIGKILL":  # the turns that ended are exported and the position saved
+                size = log.stat().st_size
+                wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="a checkpoint")
+                assert saved_offset(state)["offset"] == 0  # where the session began
+        finally:
+            end(proc, how)
+        append(log, "".join(lines[cut:]))
+        proc = start(log, state, rx, "--deterministic-ids")
+        try:
+            size = log.stat().st_size
+            wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
+        finally:
+            stop(proc)
+        spans, want = rx.received.spans(), ref.received.spans()
+    assert roots(rx) == {task: 1}
+    assert_whole_without_orphans(spans, want)
+    assert {s.name for s in spans if s.name.startswith("turn ")} == {"turn 1", "turn 2"}
+
+
+def test_a_stop_as_it_starts_still_reads_the_file_once(tmp_path):
+    """A SIGTERM while ``follow`` starts (a kubelet stopping the sidecar of an agent that
+    failed at once) is recorded, then acted on: the file is read once, its spans exported and
+    the position saved, exit status 0. The signal
+    is sent by the process itself after the handlers of ``otelbridge.__main__`` are set and
+    before ``main`` runs (the window a real signal may fall in)."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("early"))
+    with GrpcReceiver() as rx:
+        code = ("import os, signal, sys; import otelbridge.__main__ as m; "
+                "os.kill(os.getpid(), signal.SIGTERM); m.main(sys.argv[1:])")
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "follow", str(log), "--state-dir", str(state), "--from-start",
+             "--grace-period", "0", "--protocol", "grpc", "--endpoint", rx.endpoint, "--summary", "never"],
+            capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        wait(lambda: roots(rx).get("wf-early"), what="the workflow")
+    assert saved_offset(state)["read_to"] == log.stat().st_size
