@@ -233,7 +233,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         n = s.turn_count
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
                       after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending,
-                      asked_shown=self._dated)
+                      asked_shown=self._dated, dated=self._dated)
         s.turn.model = s.model
         s.stop_pending = None
         return s.turn
@@ -362,9 +362,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             # woken: by a background task's notification (Claude Code: the result's origin), or
             # a Caudra run that started by itself (``turn_start`` ``automatic``)
             woken = (ev.origin == "task-notification" or (
-                turn.started is not None and turn.started.automatic is True)) \
-                and ev.ts_ns is None and turn.after_clock
-            if duration is not None and not woken:
+                turn.started is not None and turn.started.automatic is True)) and ev.ts_ns is None
+            if duration is not None and not ((woken or not turn.dated) and turn.after_clock):
                 # it lasted duration_ms to its result (the CLI counts from when it took the
                 # prompt, which may be before it printed its init, or queued)
                 start = min(start, now - duration)
@@ -372,8 +371,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 # a background task woke it: it began when it opened (after that task ended)
                 # or, when the stream clock went on since, duration_ms before the result; the
                 # result's time is that clock, a lower bound that stands still while nothing
-                # carries a timestamp: it ran duration_ms from its start
-                start = max(start, now - duration)
+                # carries a timestamp: it ran duration_ms from its start. Opened by a line
+                # without a time of its own (Claude Code's init), its start was only the last
+                # time shown (the previous turn's end, maybe before time idle): duration_ms then
+                start = max(start, now - duration) if woken else now - duration
                 end = max(end, start + duration)
                 for chat in s.chats.values():  # its calls were asked for within it
                     if chat.owner is None and chat.turn_n == turn.n:
@@ -389,7 +390,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         for agent in list(s.agents.values()):
             if self._agent_done(s, agent):
                 self._emit_agent(s, agent, None)
-        s.start_ns = min(s.start_ns, start)
+        # (a session its first turn's undated line opened began with it: see the turn's start)
+        s.start_ns = start if turn.n == 1 and not turn.dated and turn.after_clock else min(s.start_ns, start)
         rec = self._turn_record(s, turn, start, end)
         result_attributes(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))

@@ -148,6 +148,8 @@ class Turn(msgspec.Struct):
     #: it opened after the stream showed a time: its start bounds its true start from below
     #: (before, its lines took the first timestamp, which may come long after)
     after_clock: bool = False
+    #: the line that opened it had a timestamp of its own (else it took the last one shown)
+    dated: bool = False
     #: when its next top-level model call was asked for, at the latest (its prompt, the last
     #: tool result or model call before it; 0: its start)
     ready_ns: int = 0

@@ -880,3 +880,36 @@ def test_only_a_turns_first_call_moves_with_its_start():
     tool_result = iso_ns(L[4]["timestamp"])
     assert first.start_ns == turn.start_ns < tool_result
     assert second.start_ns == tool_result >= first.end_ns
+
+
+def test_a_turn_after_time_idle_starts_duration_ms_before_its_result_not_at_the_last_time_shown(tmp_path):
+    """Claude Code's ``init`` has no timestamp: a follow-up prompt's turn, or a second run's
+    session in the same pipe, took the last time shown — the previous turn's end, a minute
+    before. Its start is its result's time − duration_ms (it was stretched over the idle
+    minute, its model call with it), and a session that turn opened begins with it."""
+    init = {"type": "system", "subtype": "init", "model": "m", "claude_code_version": "2.1.280"}
+    usage = {"input_tokens": 10, "output_tokens": 5}
+
+    def turn(sid: str, prompt_at: str, answer_at: str, duration_ms: int) -> list[str]:
+        return [_line({**init, "session_id": sid}),
+                _line({"type": "user", "session_id": sid, "timestamp": prompt_at,
+                       "message": {"role": "user", "content": "go"}}),
+                _line({"type": "assistant", "session_id": sid, "timestamp": answer_at,
+                       "message": {"id": f"m-{answer_at}", "model": "m", "content": [], "usage": usage}}),
+                _line({"type": "result", "session_id": sid, "subtype": "success",
+                       "duration_ms": duration_ms, "usage": usage})]
+
+    path = tmp_path / "idle.jsonl"
+    path.write_text("".join(turn("s1", "2026-06-01T12:00:00Z", "2026-06-01T12:00:01Z", 1500)
+                            + turn("s1", "2026-06-01T12:01:00Z", "2026-06-01T12:01:02Z", 2500)
+                            + turn("s2", "2026-06-01T12:03:00Z", "2026-06-01T12:03:01Z", 1200)))
+    run = Run(path)
+    first, follow_up, second = sorted(run.named("turn 1") + run.named("turn 2"), key=lambda r: r.start_ns)
+    assert (follow_up.start_ns, follow_up.end_ns) == (
+        iso_ns("2026-06-01T12:01:02Z") - 2500 * MS, iso_ns("2026-06-01T12:01:02Z"))
+    (chat,) = [r for r in run.named("chat m") if r.parent_span_id == follow_up.span_id]
+    assert chat.start_ns >= follow_up.start_ns
+    assert (second.start_ns, second.end_ns) == (
+        iso_ns("2026-06-01T12:03:01Z") - 1200 * MS, iso_ns("2026-06-01T12:03:01Z"))
+    sessions = sorted(run.named("invoke_agent claude-code"), key=lambda r: r.start_ns)
+    assert [s.start_ns for s in sessions] == [first.start_ns, second.start_ns]
