@@ -421,6 +421,8 @@ class UserMessage(Event):
     it opens a turn; nested, it is the prompt a sub-agent starts with."""
 
     parent_tool_use_id: str | None = None
+    #: Claude Code's ``[Request interrupted by user…]`` text: the user stopped the turn
+    interrupted: bool = False
 
 
 class TurnResult(Event):

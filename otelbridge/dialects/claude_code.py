@@ -199,6 +199,11 @@ def parse_assistant(doc: dict[str, Any], line: LineInfo) -> list[Event]:
     ]
 
 
+#: The text Claude Code puts in a ``user`` line when the user stopped the turn (also ``… for
+#: tool use]``)
+INTERRUPTED_BY_USER = "[Request interrupted by user"
+
+
 def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
     """A ``user`` line → a :class:`ToolResult` per ``tool_result`` block, else one
     :class:`UserMessage`. A ``tool_use_result`` summary with ``is_error: true`` (milk) marks
@@ -228,7 +233,10 @@ def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
                     )
     if results:
         return results
-    return [UserMessage(line.session_id, line.ts_ns, parent_tool_use_id=ptu)]
+    first = content[0] if isinstance(content, list) and content else content
+    text = first.get("text") if isinstance(first, dict) else first
+    return [UserMessage(line.session_id, line.ts_ns, parent_tool_use_id=ptu,
+                        interrupted=isinstance(text, str) and text.startswith(INTERRUPTED_BY_USER))]
 
 
 def parse_stream_event(doc: dict[str, Any], line: LineInfo) -> list[Event]:

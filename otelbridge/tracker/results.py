@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import COUNTS, SpanEvent, SpanRecord, TurnResult, Usage
-from .base import put_attributes
+from .base import interrupted_event, put_attributes
 from .state import Turn
 
 
@@ -27,17 +27,21 @@ def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
     ))
 
 
-def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = None) -> None:
+def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = None,
+                 by_user: int | None = None) -> None:
     """``rec`` ERROR when ``ev`` says ``is_error``, whatever its ``subtype``: described by its
     error, else its text, else its ``subtype`` or ``terminal_reason`` (never ``success``).
     Otherwise, a result that says the turn was interrupted (milk's ``interrupted`` subtype or
     stop reason: not an error) puts an ``interrupted`` event on ``rec`` at ``interrupted_at``
-    (epoch ns; ``None``: none), as a stopped workflow has."""
+    (epoch ns; ``None``: none), as a stopped workflow has. ``by_user``: when the user stopped
+    the turn (epoch ns): an ``interrupted`` event then, whatever the result says."""
+    if by_user is not None:
+        rec.events.append(interrupted_event(by_user, "interrupted by the user"))
     if ev.is_error:
         kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
         rec.error = ev.error or ev.content or kind or "result is_error"
         rec.error_type = kind or "result_error"
-    elif interrupted_at is not None and "interrupted" in (ev.subtype, ev.stop_reason):
+    elif interrupted_at is not None and by_user is None and "interrupted" in (ev.subtype, ev.stop_reason):
         rec.events.append(SpanEvent("interrupted", interrupted_at))
 
 

@@ -326,6 +326,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if ev.parent_tool_use_id is None:
             turn = self._turn(s, now)
             turn.ready_ns, turn.asked_shown = max(turn.ready_ns, now), True  # the next call answers it
+            turn.interrupted_ns = now if ev.interrupted else turn.interrupted_ns
             return
         agent = self._agent(s, ev.parent_tool_use_id, now)
         if agent is not None:
@@ -406,7 +407,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 model_total.add(each)
         usage = turn_usage(ev.usage, turn, model_total, s.model_total)
         usage_attrs(rec.attributes, usage)
-        result_error(rec, ev, rec.end_ns)
+        result_error(rec, ev, rec.end_ns, turn.interrupted_ns)
         if turn.stopped is not None and turn.calls == 0 and rec.error is None:
             # the result says success, yet nothing ran: the prompt never reached the model
             rec.error = f"{STOPPED_BEFORE_MODEL}: {turn.stopped}" if turn.stopped else STOPPED_BEFORE_MODEL

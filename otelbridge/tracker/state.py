@@ -150,6 +150,8 @@ class Turn(msgspec.Struct):
     after_clock: bool = False
     #: the line that opened it had a timestamp of its own (else it took the last one shown)
     dated: bool = False
+    #: when the user stopped it (Claude Code's ``[Request interrupted by user]``), epoch ns
+    interrupted_ns: int | None = None
     #: when its next top-level model call was asked for, at the latest (its prompt, the last
     #: tool result or model call before it; 0: its start)
     ready_ns: int = 0

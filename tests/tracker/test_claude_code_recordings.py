@@ -503,7 +503,8 @@ def test_turns_without_timestamps_on_their_results_follow_one_another():
 @needs_fixtures
 def test_a_model_call_cut_by_an_interrupt_is_an_error():
     """interrupt-2.1.276: the message's stream began (message_start) and never ended (no
-    message_delta) before the interrupt; the result says aborted_streaming. The call is ERROR
+    message_delta) before the interrupt; the result says aborted_streaming; the turn carries
+    an ``interrupted`` event where the user line says the user stopped it. The call is ERROR
     too, not OK under an ERROR turn; the model answered (its message_start names it), so it
     keeps gen_ai.response.model. Calls whose stream ended stay OK (workflow-probe)."""
     path = CLAUDE / "interrupt-2.1.276.jsonl"
@@ -516,7 +517,13 @@ def test_a_model_call_cut_by_an_interrupt_is_an_error():
     (start,) = [l for l in L.values() if l.get("type") == "stream_event"
                 and l["event"]["type"] == "message_start"]
     assert chat.attributes["gen_ai.response.model"] == start["event"]["message"]["model"]
-    assert run.one("turn 1").error_type == result["subtype"]
+    turn = run.one("turn 1")
+    assert turn.error_type == result["subtype"]
+    # the user stopped it: its user line says so, the turn's interrupted event when
+    (said,) = [l for l in L.values() if l.get("type") == "user"
+               and "[Request interrupted by user]" in json.dumps(l["message"])]
+    assert [(e.name, e.time_ns, e.attributes) for e in turn.events] == [
+        ("interrupted", iso_ns(said["timestamp"]), {"otelbridge.reason": "interrupted by the user"})]
     probe = Run(CLAUDE / "workflow-probe-2.1.206.jsonl")
     chats = [r for r in probe.records if r.name.startswith("chat ")]
     assert chats and all(c.error is None for c in chats)
