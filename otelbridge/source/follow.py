@@ -154,6 +154,10 @@ class Follower:
         self.pos = 0  # bytes of the current file read
         self.complete = 0  # end of the last complete line read
         self.saved, self._saved_head = load_position(self.state_file)
+        if self.saved is None and self.state_file.exists():  # not ours, or damaged: lose nothing
+            say(f"cannot read the follow position in {str(self.state_file)!r}: {str(self.path)!r} "
+                "is read from its start")
+            self.from_start = True
         self.handed, self.settled = handed, settled
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()

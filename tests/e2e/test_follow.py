@@ -773,3 +773,23 @@ def test_a_stop_as_it_starts_still_reads_the_file_once(tmp_path):
         assert proc.returncode == 0, proc.stderr
         wait(lambda: roots(rx).get("wf-early"), what="the workflow")
     assert saved_offset(state)["read_to"] == log.stat().st_size
+
+
+def test_an_offset_file_it_cannot_read_is_said_and_the_file_read_from_its_start(tmp_path):
+    """A damaged offset file (empty: a disk that filled up) is said in one line, and the file is
+    read from its start — not from its end, as a first run without ``--from-start`` is, which
+    would lose what the agent wrote while the sidecar was away."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("kept"))
+    state.mkdir()
+    from otelbridge.source.follow import offset_file
+    offset_file(state, log).write_text("")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx)
+        try:
+            wait(lambda: roots(rx).get("wf-kept"), what="the workflow written before")
+        finally:
+            _, err = stop(proc)
+    said = [l for l in err.decode().splitlines() if "follow position" in l]
+    assert len(said) == 1 and "is read from its start" in said[0], err
+    assert roots(rx) == {"wf-kept": 1}
