@@ -326,6 +326,10 @@ class Pipeline:
         self.splitter = None
         self.new_lines(keep_partial=False)
 
+    def holding(self) -> bool:
+        """Whether records wait for the stream's first timestamp (the clock still pending)."""
+        return not self.tracker.ctx.clock.settled
+
     def settle_clock(self) -> None:
         """A clock still pending (no timestamp yet, its wait not over) settles now, on the wall
         clock: the records it held go out."""

@@ -100,7 +100,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         follower = Follower(
             path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
             poll_s=poll_s, on_switch=on_switch,
-            is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0,
+            # (records held while the clock waits for a timestamp are not handed on yet)
+            is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0
+            and not pipeline.holding(),
             has_sessions=lambda: pipeline.tracker.open_sessions() > 0,
             exported=lambda: tuple(hold.released),
             say=say,

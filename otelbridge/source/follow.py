@@ -16,9 +16,10 @@
   turn, a workflow), saved once the spans handed on by then are exported (``settled(handed)``;
   ``handed()`` counts them). A restart resumes there: what was open at the stop is read again
   from its first line by the next start (a workflow: the caller exports nothing of it at stop).
-  While a session is open (``has_sessions()``), a checkpoint resumes at the last one taken with
+  While a session is open (``has_sessions()``), a checkpoint resumes at the last point with
   none open and reads up to itself again without exporting (:attr:`Position.read_to`): the
-  session span, exported only when it ends, comes even when the process was killed.
+  session span, exported only when it ends, comes even when the process was killed. A stop
+  ends every session (exported): its position resumes at the last checkpoint instead.
   Once an export fails the position stays where it is for the rest of the run: the next start
   reads again what may not have reached the collector. If PATH is another file by then
   (rotated while we were away), it is read from its start.
@@ -54,8 +55,9 @@ class Position:
     """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start;
     ``read_to``: the end of the lines read before whose spans are exported (a restart reads
     ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it);
-    ``workflows``: the task ids of the workflows in that stretch already exported (the others,
-    held at the stop, are exported when they end, during the re-reading or after)."""
+    ``workflows``: the task ids of the workflows past ``offset`` already exported, never
+    exported again (the others, held at the stop, are exported when they end, during the
+    re-reading or after)."""
 
     dev: int
     ino: int
@@ -75,10 +77,11 @@ def load_position(file: Path) -> tuple[Position | None, str]:
     cannot be read."""
     try:
         doc = json.loads(Path(file).read_text())
-        return Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]),
-                        int(doc.get("read_to", 0)),
-                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:]), \
-            str(doc.get("head", ""))
+        pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
+                       tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:])
+        if min(pos.offset, pos.read_to) < 0:
+            raise ValueError("a negative offset")
+        return pos, str(doc.get("head", ""))
     except (OSError, ValueError, KeyError, TypeError):
         return None, ""
 
@@ -165,8 +168,9 @@ class Follower:
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: where this run began reading (:meth:`rollback` goes back there)
         self._begun: Position | None = None
-        #: the offset of the last checkpoint in the open file with no session open
-        self._base = 0
+        #: in the open file: the last point with no session open (where a restart after a kill
+        #: reads from), the last with no turn or workflow open (after a stop, which ended them)
+        self._base = self._quiet = 0
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -238,9 +242,10 @@ class Follower:
             elif saved is None and not self.from_start:
                 start = st.st_size
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
-                                   saved.workflows if self.replay_to and saved else ())
+                                   saved.workflows if known and saved else ())
         os.lseek(fd, start, os.SEEK_SET)
-        self.fd, self.ident, self.pos, self.complete, self._base = fd, ident, start, start, start
+        self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
+        self._base = self._quiet = start
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
@@ -324,18 +329,25 @@ class Follower:
         return self.ident == (st.st_dev, st.st_ino)
 
     def checkpoint(self) -> None:
-        """Take a checkpoint when the lines read leave nothing open; save those settled."""
-        if self.ident is not None and self.is_quiet() and not self._lost and not self.replay_to:
+        """Take a checkpoint when the lines read leave no turn or workflow open (with a session
+        open: read again from the session's first line, exporting up to here), or record the
+        workflows exported since the last; save those settled."""
+        if self.ident is not None and not self._lost and not self.replay_to:
             dev, ino = self.ident
-            if not self.has_sessions():
-                pos = Position(dev, ino, self.complete, self.complete)
-                self._base = self.complete
-            else:  # the workflows exported since the base: never exported again
-                begun = self._begun
-                known = begun.workflows if begun is not None and begun.offset == self._base else ()
-                done = tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+            last = self._unsettled[-1][0] if self._unsettled else self.saved
+            last = last if last is not None and (last.dev, last.ino) == self.ident else None
+            begun = self._begun  # (the workflows a run before exported since the base)
+            known = begun.workflows if begun is not None and begun.offset == self._base else ()
+            done = tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+            pos = None
+            if self.is_quiet():
+                self._quiet = self.complete
+                if not self.has_sessions():
+                    self._base, done = self.complete, ()
                 pos = Position(dev, ino, self._base, self.complete, done)
-            if pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
+            elif last is not None and done != last.workflows:  # exported with no quiet point since
+                pos = Position(dev, ino, last.offset, last.read_to, done)
+            if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.handed()))
         self.save_settled()
 
@@ -354,16 +366,17 @@ class Follower:
             self._save(begun)
 
     def stopped(self, workflows: tuple[str, ...] = ()) -> None:
-        """The run ended every span it exports at a stop: a checkpoint at the last one taken
-        (or saved) whose ``read_to`` is the end of what was read, saved once settled;
-        ``workflows``: the task ids of the workflows this run exported."""
+        """The run ended every span it exports at a stop: a checkpoint at the last point with
+        no turn or workflow open whose ``read_to`` is the end of what was read, saved once
+        settled; ``workflows``: the task ids of the workflows this run exported."""
         if self.ident is None or self._lost or self.replay_to:
             return
         last = self._unsettled[-1][0] if self._unsettled else self.saved
         if last is not None and (last.dev, last.ino) == self.ident:
-            known = last.workflows if last.read_to > last.offset else ()
-            done = tuple(dict.fromkeys(known + workflows))[-MAX_WORKFLOWS:]
-            self._unsettled.append((Position(last.dev, last.ino, last.offset, self.complete, done),
+            done = tuple(dict.fromkeys(last.workflows + workflows))[-MAX_WORKFLOWS:]
+            # every session ended at the stop (exported): read again from the last point with
+            # no turn or workflow open, to rebuild those
+            self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done),
                                     self.handed()))
 
     def save_settled(self) -> None:
@@ -435,7 +448,7 @@ class Follower:
         """The open file was truncated: read it again from its start, NUL bytes skipped."""
         self.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
-        self.pos = self.complete = self._base = 0
+        self.pos = self.complete = self._base = self._quiet = 0
         self._prefix = b""
         self._hole = True
 

@@ -793,3 +793,59 @@ def test_an_offset_file_it_cannot_read_is_said_and_the_file_read_from_its_start(
     said = [l for l in err.decode().splitlines() if "follow position" in l]
     assert len(said) == 1 and "is read from its start" in said[0], err
     assert roots(rx) == {"wf-kept": 1}
+
+
+@needs_fixtures()
+def test_a_kill_after_a_workflow_ended_in_one_read_with_the_next_turn_exports_it_once(tmp_path):
+    """workflow-probe: the workflow's end and the next turn's ``init`` come in one read, so no
+    moment with nothing open follows the workflow; the offset file still records it once its
+    spans are exported, and a restart after a kill does not export it again."""
+    path = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:38]))
+            time.sleep(0.3)
+            append(log, "".join(lines[38:45]))  # its end, then the next turn opens
+            wait(lambda: roots(rx).get(task), what="the workflow")
+            wait(lambda: task in (saved_offset(state) or {}).get("workflows", ()), what="it recorded")
+        finally:
+            end(proc, "SIGKILL")
+        append(log, "".join(lines[45:]))
+        proc = start(log, state, rx)
+        try:
+            size = log.stat().st_size
+            wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
+        finally:
+            stop(proc)
+        assert roots(rx) == {task: 1}
+
+
+@needs_fixtures()
+def test_a_kill_once_the_position_is_saved_loses_nothing_of_a_stream_without_timestamps(tmp_path):
+    """task-tool-2.1.6 has no timestamp: its records wait a second for one. No checkpoint is
+    taken while they wait (they are not handed on yet), so a position saved past them means
+    they are exported: killed then, the restart loses none of them."""
+    path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_bytes(path.read_bytes())
+    size = log.stat().st_size
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the position")
+        finally:
+            end(proc, "SIGKILL")
+        ended = {s.name for s in rx.received.spans()}
+        proc = start(log, state, rx)
+        try:
+            time.sleep(0.5)  # (the file read again; the session goes at the stop)
+        finally:
+            stop(proc)
+        names = [s.name for s in rx.received.spans()]
+    assert "turn 1" in ended  # exported before the position was saved
+    assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
