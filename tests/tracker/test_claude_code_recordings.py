@@ -920,3 +920,19 @@ def test_a_turn_after_time_idle_starts_duration_ms_before_its_result_not_at_the_
         iso_ns("2026-06-01T12:03:01Z") - 1200 * MS, iso_ns("2026-06-01T12:03:01Z"))
     sessions = sorted(run.named("invoke_agent claude-code"), key=lambda r: r.start_ns)
     assert [s.start_ns for s in sessions] == [first.start_ns, second.start_ns]
+
+
+@needs_fixtures
+def test_a_later_result_read_without_the_one_before_gives_no_turn_cost(tmp_path):
+    """``follow`` resumed after a stop reads a session from its second turn: the result's
+    ``total_cost_usd`` is the session's so far, and without the result before it (its
+    ``result_index`` says it is not the first) the turn's own cost is not known — not the
+    session's whole cost."""
+    raw = WAKE.read_bytes().splitlines(keepends=True)
+    whole = Run(WAKE)
+    assert round(whole.one("turn 2").attributes["turn.cost_usd"], 7) == round(0.025752 - 0.0211271, 7)
+    cut = tmp_path / "from-turn-2.jsonl"
+    cut.write_bytes(b"".join(raw[10:]))
+    (turn,) = [r for r in Run(cut).records if r.name.startswith("turn ")]
+    assert turn.attributes["result.total_cost_usd"] == 0.025752
+    assert "turn.cost_usd" not in turn.attributes
