@@ -521,7 +521,7 @@ class Exporters:
         """One line naming the exporters that lost spans, or ``None``."""
         ended = self.counter.ended
         parts = [f"{redact.message(name)[:40]} not set up: {ended} of {ended} not exported"
-                 for name in self.left_out if ended and self.paths]
+                 for name in self.left_out if ended]
         for p in self.paths:
             if p.exporter.exported < ended:
                 part = f"{p.exporter.label}: {ended - p.exporter.exported} of {ended} not confirmed"

@@ -147,7 +147,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
-                f"start reads them again ({dropped} held spans dropped)")
+                f"start reads them again and exports them whole ({dropped} spans held so far, let go)")
         elif open_runs:
             say(f"{open_runs} workflow(s) still open at stop in a file no longer at "
                 f"{str(path)!r}: exported as they stand")

@@ -175,7 +175,8 @@ def test_follow_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
     assert [l for l in lines if "OTEL_EXPORTER_OTLP_CERTIFICATE" in l] == [
         "otelbridge: OTEL_EXPORTER_OTLP_CERTIFICATE='/tmp': the CA certificate file is a directory; the "
         "otlp exporter is left out, spans are built for the reports but not exported"]
-    assert f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported (no usable exporter);" in lines[-1]
+    assert f"spans {SPANS} built, 0 exported, 0 dropped, {SPANS} not exported (no usable exporter);" in lines[-2]
+    assert lines[-1] == f"otelbridge: export incomplete (otlp not set up: {SPANS} of {SPANS} not exported)"
     assert "invoke_agent claude-code" in report.read_text()
 
 
