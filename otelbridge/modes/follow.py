@@ -22,6 +22,10 @@ from ..stats import Stats
 from .loop import install_loop
 
 
+#: Records read again and not passed that :class:`HoldUntilClosed` keeps, at most.
+MAX_WITHHELD = 10_000
+
+
 class HoldUntilClosed:
     """A workflow's records (those with ``workflow.task_id``) are passed to ``sink`` only when
     its root record comes, i.e. when the run has ended. At a stop mid-workflow, :meth:`discard`
@@ -29,7 +33,9 @@ class HoldUntilClosed:
     and exports it once, whole. Other records pass at once. While :attr:`replaying` says so (a
     restart reading again what the last run exported), nothing passes but workflows; a workflow
     a run before exported (:attr:`exported`) never passes; :attr:`released` lists the task ids
-    of the workflows passed."""
+    of the workflows passed. With :attr:`fill_in` (random ids: what passes after the re-reading
+    is in traces of its own), a record not passed while re-reading passes after all when one
+    passed later names it as its parent (a background task whose tool call had ended)."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
@@ -39,13 +45,28 @@ class HoldUntilClosed:
         self.replaying: Callable[[], bool] = lambda: False
         self.exported: frozenset[str] = frozenset()
         self.released: deque[str] = deque(maxlen=MAX_WORKFLOWS)
+        self.fill_in = False
+        #: records not passed while re-reading, by span id (the newest :data:`MAX_WITHHELD`)
+        self.withheld: dict[int, SpanRecord] = {}
 
     def emit(self, rec: SpanRecord) -> None:
         attrs = rec.attributes
         task_id = attrs.get("workflow.task_id")
         if task_id is None:
-            if not self.replaying():
-                self.sink.emit(rec)
+            if self.replaying():
+                if self.fill_in:
+                    self.withheld[rec.span_id] = rec
+                    if len(self.withheld) > MAX_WITHHELD:
+                        del self.withheld[next(iter(self.withheld))]
+                return
+            parents = []
+            parent = self.withheld.pop(rec.parent_span_id, None) if self.withheld else None
+            while parent is not None:  # its parent, and theirs, read again and not passed
+                parents.append(parent)
+                parent = self.withheld.pop(parent.parent_span_id, None)
+            for one in reversed(parents):
+                self.sink.emit(one)
+            self.sink.emit(rec)
             return
         key = (rec.trace_id, attrs.get("gen_ai.conversation.id"), task_id)
         if self.stopping or attrs.get("gen_ai.operation.name") != "invoke_workflow":
@@ -112,6 +133,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             on_replayed=pipeline.settle_clock,
         )
         hold.replaying = lambda: follower.replay_to > 0
+        hold.fill_in = not cfg.deterministic_ids
         if follower.saved is not None:
             hold.exported = frozenset(follower.saved.workflows)
         stopped_by: list[int] = []

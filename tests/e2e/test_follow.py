@@ -589,6 +589,18 @@ def end(proc, how: str) -> None:
         stop(proc)
 
 
+def restart_with_the_rest(log, state, rx, rest: str, *extra) -> None:
+    """The agent writes ``rest`` while the sidecar is down; it starts again and reads it all
+    (its position's export boundary at the file's end), then is stopped."""
+    append(log, rest)
+    proc = start(log, state, rx, *extra)
+    try:
+        size = log.stat().st_size
+        wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
+    finally:
+        stop(proc)
+
+
 def replay_into(receiver, path) -> None:
     """``otelbridge replay`` of ``path`` to ``receiver``: the spans a follow must deliver."""
     replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", receiver.endpoint,
@@ -742,13 +754,7 @@ def test_a_restart_exports_each_workflow_once_and_the_session_with_its_turns(tmp
                 assert saved_offset(state)["offset"] == 0  # where the session began
         finally:
             end(proc, how)
-        append(log, "".join(lines[cut:]))
-        proc = start(log, state, rx, "--deterministic-ids")
-        try:
-            size = log.stat().st_size
-            wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
-        finally:
-            stop(proc)
+        restart_with_the_rest(log, state, rx, "".join(lines[cut:]), "--deterministic-ids")
         spans, want = rx.received.spans(), ref.received.spans()
     assert roots(rx) == {task: 1}
     assert_whole_without_orphans(spans, want)
@@ -815,13 +821,7 @@ def test_a_kill_after_a_workflow_ended_in_one_read_with_the_next_turn_exports_it
             wait(lambda: task in (saved_offset(state) or {}).get("workflows", ()), what="it recorded")
         finally:
             end(proc, "SIGKILL")
-        append(log, "".join(lines[45:]))
-        proc = start(log, state, rx)
-        try:
-            size = log.stat().st_size
-            wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
-        finally:
-            stop(proc)
+        restart_with_the_rest(log, state, rx, "".join(lines[45:]))
         assert roots(rx) == {task: 1}
 
 
@@ -849,3 +849,29 @@ def test_a_kill_once_the_position_is_saved_loses_nothing_of_a_stream_without_tim
         names = [s.name for s in rx.received.spans()]
     assert "turn 1" in ended  # exported before the position was saved
     assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
+
+
+@needs_fixtures()
+def test_after_a_stop_a_background_task_comes_again_with_its_tool_call(tmp_path):
+    """bg-bash-wake stopped while its background Bash task runs: the restart reads the turn
+    again without exporting what had ended — the task's tool call among it. With random ids
+    (the default) the task, ended when it really ends, is in a trace of its own: its tool call
+    comes again with it, so no span names a parent that never arrived."""
+    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:10]))
+            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="turn 1")
+        finally:
+            stop(proc)
+        restart_with_the_rest(log, state, rx, "".join(lines[10:]))
+        spans = rx.received.spans()
+    ids = {(s.trace_id, s.span_id) for s in spans}
+    assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
+    tasks = [s for s in spans if s.name == "task local_bash"]
+    assert len(tasks) == 2  # cut by the stop, then whole
+    assert {next(p.name for p in spans if p.span_id == t.parent_span_id) for t in tasks} == {"execute_tool Bash"}
