@@ -8,7 +8,7 @@ from typing import Any
 
 from ..events import COUNTS, SpanEvent, SpanRecord, TurnResult, Usage
 from .base import interrupted_event, put_attributes
-from .state import Turn
+from .state import Session, Turn
 
 
 def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
@@ -25,6 +25,19 @@ def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
         ("result.duration_api_ms", ev.duration_api_ms),
         ("result.total_cost_usd", ev.total_cost_usd),
     ))
+
+
+def duplicate_result(s: Session, ev: TurnResult) -> bool:
+    """Whether ``ev`` repeats ``s``'s last result (no turn waits for one): its ``uuid``, or
+    without one its subtype, error flag, turn count, duration and index."""
+    last = s.last
+    if s.turn is not None or s.waiting or last is None:
+        return False
+    if ev.uuid is not None and ev.uuid == last.uuid:
+        return True
+    return (ev.uuid is None or last.uuid is None) and (
+        ev.subtype, ev.is_error, ev.num_turns, ev.duration_ms, ev.result_index
+    ) == (last.subtype, last.is_error, last.num_turns, last.duration_ms, last.result_index)
 
 
 def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = None,

@@ -76,7 +76,7 @@ from .base import Context, Recent, interrupted_event, put_attributes, remember, 
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
-from .results import result_attributes, result_error, turn_usage
+from .results import duplicate_result, result_attributes, result_error, turn_usage
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -150,7 +150,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 if s.turn is not None:
                     s.turn.last_ns = max(s.turn.last_ns, now)
         if reason is not None:
-            cut_sessions = {s.span_id for s in self.sessions.values()}
+            # (and the model calls whose stream began and had not ended: cut as they streamed)
+            cut_sessions = {s.span_id for s in self.sessions.values()} | {
+                c.span_id for s in self.sessions.values() for c in s.chats.values() if c.streamed and not c.final}
 
             def cut(rec: SpanRecord) -> None:
                 if rec.error_type == "incomplete" or rec.span_id in cut_sessions:
@@ -334,18 +336,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             agent.ready_ns = max(agent.ready_ns, now)
             agent.own_line(now if ev.ts_ns is not None else None)
 
-    def _duplicate(self, s: Session, ev: TurnResult) -> bool:
-        last = s.last
-        if s.turn is not None or s.waiting or last is None:
-            return False
-        if ev.uuid is not None and ev.uuid == last.uuid:
-            return True
-        return (ev.uuid is None or last.uuid is None) and (
-            ev.subtype, ev.is_error, ev.num_turns, ev.duration_ms, ev.result_index
-        ) == (last.subtype, last.is_error, last.num_turns, last.duration_ms, last.result_index)
-
     def _on_result(self, s: Session, ev: TurnResult, now: int) -> None:
-        if self._duplicate(s, ev):
+        if duplicate_result(s, ev):
             self.ctx.stats.duplicate_results += 1
             return
         previous = s.last.total_cost_usd if s.last is not None else None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import AT_TERMINAL, EXAMPLES, ROOT, clean_env, run_bridge
+from tests.conftest import AT_TERMINAL, EXAMPLES, FIXTURES, ROOT, clean_env, needs_fixtures, run_bridge
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 EPOCH_MS = 1_783_647_395_000
@@ -427,6 +427,27 @@ def test_signal_pipe_mode_ends_spans_interrupted(signum):
     assert sorted(interrupted_events(spans)) == sorted(
         [("invoke_workflow wf-sig", f"interrupted by {name}"), (SESSION_SPAN, f"interrupted by {name}")]
         + [(f"invoke_agent sig-agent-{i}", f"interrupted by {name}") for i in (1, 2)])
+
+
+@needs_fixtures()
+def test_sigterm_while_a_model_call_streams_marks_the_call_interrupted():
+    """interrupt-2.1.276 to the middle of its model call's stream (message_start, text deltas,
+    no message_delta): SIGTERM cuts the call as it streamed, and says so on it, as on its turn
+    and session (it looked like a call that had finished)."""
+    lines = (FIXTURES / "claude-code" / "interrupt-2.1.276.jsonl").read_bytes().splitlines(keepends=True)[:25]
+    assert b'"content_block_delta"' in lines[-1] and not any(b'"message_delta"' in l for l in lines)
+    with HttpReceiver() as rx:
+        live = Live(["--endpoint", rx.endpoint, "--flush-timeout", "3"])
+        live.send(lines)
+        live.wait_echo(len(lines))
+        time.sleep(0.3)  # decoded too (the echo comes first)
+        live.proc.send_signal(signal.SIGTERM)
+        code = live.proc.wait(10)
+        spans = rx.received.wait_for(3, timeout=5)
+    assert code == 128 + signal.SIGTERM
+    said = interrupted_events(spans)
+    assert [name for name, why in said if name.startswith("chat ") and why == "interrupted by SIGTERM"]
+    assert ("turn 1", "interrupted by SIGTERM") in said and (SESSION_SPAN, "interrupted by SIGTERM") in said
 
 
 def test_sigterm_with_the_end_of_input_is_not_forgotten():
