@@ -246,7 +246,8 @@ def build(
         try:
             custom_pattern(regex)
         except PatternError as exc:
-            raise ConfigError(str(exc) + (f" (the --redact {n} of {len(regexes)})" if len(regexes) > 1 else "")) from None
+            which = f" (the --redact {n} of {len(regexes)})" if len(regexes) > 1 else ""
+            raise ConfigError(str(exc) + which) from None
     problems: list[str] = []
     left_out: list[str] = []
     if exporter is not None:

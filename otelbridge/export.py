@@ -287,12 +287,12 @@ def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string, no secret in its
     path (a token, a header's value), one line of at most ``redact.MESSAGE_MAX`` characters."""
     env = {k: v for k, v in os.environ.items() if k not in cfg.ignored_env}
-    return redact.message(redact.endpoint(
+    return redact.endpoint(
         cfg.endpoint
         or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318")
-    ), _header_secrets(env))
+        or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318"),
+        _header_secrets(env))
 
 
 def _endpoint_unset(cfg: Config) -> str:

@@ -501,10 +501,10 @@ _USERINFO_END = re.compile(r"@(?=[A-Za-z0-9.\[\]:%_-]*(?:[/?#]|\Z))")
 _USERINFO = re.compile(r"/*(?:[^?#:@]*:.*|[^/?#:]*)\Z", re.S)
 
 
-def endpoint(url: str | None) -> str:
+def endpoint(url: str | None, secrets: Iterable[str] = ()) -> str:
     """An endpoint fit to print: without ``user:pass@``, query string or fragment
     (``https://u:p@host:4318/v1/traces?key=x`` → ``https://host:4318/v1/traces``), then as
-    :func:`message` shows a line (a token pasted where the endpoint goes is redacted)."""
+    :func:`message` shows a line with ``secrets`` (a token pasted as the endpoint is redacted)."""
     if not url:
         return ""
     # by text: a URL parser that cannot parse it (``[::1``) or reads ``dns:///u:p@host`` as a path
@@ -516,7 +516,7 @@ def endpoint(url: str | None) -> str:
     if ends:  # the credentials first: a password's '#' or '?' is no fragment or query
         rest = rest[ends[-1]:]
     rest = rest.split("?", 1)[0].split("#", 1)[0]
-    return message(scheme + sep + lead + rest.lstrip("/"))
+    return message(scheme + sep + lead + rest.lstrip("/"), secrets)
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

@@ -165,7 +165,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         # start reads it whole (the position ends before it)
         pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
                             last_line=not rereadable)
-        follower.stopped(tuple(hold.released))  # a restart exports none of it again
+        follower.stopped()  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

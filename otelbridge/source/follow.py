@@ -337,8 +337,7 @@ class Follower:
             last = self._unsettled[-1][0] if self._unsettled else self.saved
             last = last if last is not None and (last.dev, last.ino) == self.ident else None
             begun = self._begun  # (the workflows a run before exported since the base)
-            known = begun.workflows if begun is not None and begun.offset == self._base else ()
-            done = tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+            done = self._workflows(begun.workflows if begun is not None and begun.offset == self._base else ())
             pos = None
             if self.is_quiet():
                 self._quiet = self.complete
@@ -365,15 +364,20 @@ class Follower:
         if begun is not None and begun != self.saved:
             self._save(begun)
 
-    def stopped(self, workflows: tuple[str, ...] = ()) -> None:
+    def _workflows(self, known: tuple[str, ...]) -> tuple[str, ...]:
+        """``known`` and the task ids of the workflows this run exported, the newest
+        :data:`MAX_WORKFLOWS`."""
+        return tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+
+    def stopped(self) -> None:
         """The run ended every span it exports at a stop: a checkpoint at the last point with
         no turn or workflow open whose ``read_to`` is the end of what was read, saved once
-        settled; ``workflows``: the task ids of the workflows this run exported."""
+        settled."""
         if self.ident is None or self._lost or self.replay_to:
             return
         last = self._unsettled[-1][0] if self._unsettled else self.saved
         if last is not None and (last.dev, last.ino) == self.ident:
-            done = tuple(dict.fromkeys(last.workflows + workflows))[-MAX_WORKFLOWS:]
+            done = self._workflows(last.workflows)
             # every session ended at the stop (exported): read again from the last point with
             # no turn or workflow open, to rebuild those
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done),
