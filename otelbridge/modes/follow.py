@@ -125,6 +125,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0
             and not pipeline.holding(),
             has_sessions=lambda: pipeline.tracker.open_sessions() > 0,
+            session_refs=lambda: pipeline.tracker.open_session_refs(),  # (a rotation: a new tracker)
             exported=lambda: tuple(hold.released),
             say=say,
             handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
@@ -136,6 +137,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         hold.fill_in = not cfg.deterministic_ids
         if follower.saved is not None:
             hold.exported = frozenset(follower.saved.workflows)
+            pipeline.tracker.ctx.resume_sessions(follower.saved.sessions)
         stopped_by: list[int] = []
 
         def stop(signum: int) -> None:

@@ -64,6 +64,9 @@ class Position:
     offset: int
     read_to: int = 0
     workflows: tuple[str, ...] = ()
+    #: (session id, trace id, span id) of the sessions open at ``offset`` whose spans were not
+    #: exported (taken again when read again: what was exported under them finds its parent)
+    sessions: tuple[tuple[str, int, int], ...] = ()
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -78,7 +81,8 @@ def load_position(file: Path) -> tuple[Position | None, str]:
     try:
         doc = json.loads(Path(file).read_text())
         pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
-                       tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:])
+                       tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:],
+                       tuple((str(s), int(t), int(i)) for s, t, i in doc.get("sessions", ())))
         if min(pos.offset, pos.read_to) < 0:
             raise ValueError("a negative offset")
         return pos, str(doc.get("head", ""))
@@ -108,7 +112,8 @@ def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
-                   "read_to": pos.read_to, "workflows": list(pos.workflows), "head": head}, fh)
+                   "read_to": pos.read_to, "workflows": list(pos.workflows),
+                   "sessions": [list(s) for s in pos.sessions], "head": head}, fh)
     os.replace(tmp, file)
 
 
@@ -135,6 +140,7 @@ class Follower:
         on_switch: Callable[[str], None] | None = None,
         is_quiet: Callable[[], bool] = lambda: True,
         has_sessions: Callable[[], bool] = lambda: False,
+        session_refs: Callable[[], tuple[tuple[str, int, int], ...]] = lambda: (),
         exported: Callable[[], tuple[str, ...]] = lambda: (),
         say: Callable[[str], None] = lambda message: None,
         handed: Callable[[], int] = lambda: 0,
@@ -150,6 +156,7 @@ class Follower:
         self.on_switch = on_switch or (lambda kind: None)
         self.on_replayed = on_replayed
         self.is_quiet, self.has_sessions, self.exported = is_quiet, has_sessions, exported
+        self.session_refs = session_refs
         self.say = say
         self.buf = bytearray(chunk)
         self.fd = -1
@@ -242,7 +249,7 @@ class Follower:
             elif saved is None and not self.from_start:
                 start = st.st_size
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
-                                   saved.workflows if known and saved else ())
+                                   *((saved.workflows, saved.sessions) if known and saved else ()))
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = start
@@ -341,9 +348,11 @@ class Follower:
             pos = None
             if self.is_quiet():
                 self._quiet = self.complete
-                if not self.has_sessions():
+                sessions = self.has_sessions()
+                if not sessions:
                     self._base, done = self.complete, ()
-                pos = Position(dev, ino, self._base, self.complete, done)
+                pos = Position(dev, ino, self._base, self.complete, done,
+                               self.session_refs() if sessions else ())
             elif last is not None and done != last.workflows:  # exported with no quiet point since
                 pos = Position(dev, ino, last.offset, last.read_to, done)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):

@@ -338,6 +338,13 @@ class Context(msgspec.Struct):
             remember(self._sessions, session_id, ref)
         return ref
 
+    def resume_sessions(self, refs: tuple[tuple[str, int, int], ...]) -> None:
+        """Sessions read again whose spans were not exported (``follow`` after a kill): each
+        ``(session id, trace id, span id)`` takes those ids again, so that what was exported
+        under it finds its parent."""
+        for sid, trace_id, span_id in refs:
+            remember(self._sessions, sid, SpanRef(trace_id, span_id))
+
     def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
         """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,
         or the ``TRACEPARENT`` trace (the session span links to it)."""

@@ -875,3 +875,29 @@ def test_after_a_stop_a_background_task_comes_again_with_its_tool_call(tmp_path)
     tasks = [s for s in spans if s.name == "task local_bash"]
     assert len(tasks) == 2  # cut by the stop, then whole
     assert {next(p.name for p in spans if p.span_id == t.parent_span_id) for t in tasks} == {"execute_tool Bash"}
+
+
+@needs_fixtures()
+def test_after_a_kill_the_session_comes_with_the_ids_its_exported_turns_name(tmp_path):
+    """Random ids (the default): killed after turn 1 was exported, the sidecar had not sent the
+    session span turn 1 hangs from. The offset file keeps that session's ids, and the restart,
+    reading the session again, gives its span those ids: turn 1 finds its parent."""
+    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:13]))  # turn 1 and its task ended, turn 2 not begun
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="a checkpoint")
+            assert saved_offset(state)["sessions"]  # open, not exported: its ids kept
+        finally:
+            end(proc, "SIGKILL")
+        restart_with_the_rest(log, state, rx, "".join(lines[13:]))
+        spans = rx.received.spans()
+    ids = {(s.trace_id, s.span_id) for s in spans}
+    assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert sorted(s.name for s in spans if s.parent_span_id == session.span_id) == ["turn 1", "turn 2"]
