@@ -186,7 +186,10 @@ def test_every_trace_goes_whole_through_one_gateway(decided):
         if holders:
             (held,) = holders
             assert sorted(s.span_id for s in held) == sorted(s.span_id for s in spans)
-    assert all(len(g) >= 2 for g in gateways), [len(g) for g in gateways]
+    # each gateway exported exactly the traces its own sampler kept (how the kept ones split
+    # between the two depends on the ring, placed by endpoints whose ports are chosen per run)
+    assert [len(g) for g in gateways] == [x["kept"] for x in decided["counts"]]
+    assert all(x["decided"] > 0 for x in decided["counts"]), decided["counts"]
 
 
 def test_tail_sampling_decision_is_honoured(decided):
