@@ -76,7 +76,8 @@ from .base import Context, Recent, interrupted_event, put_attributes, remember, 
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
-from .results import duplicate_result, result_attributes, result_error, turn_usage
+from .results import (add_result, duplicate_result, result_attributes, result_error, session_result_attributes,
+                      turn_usage)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -410,6 +411,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if not deferred:
             s.turn = None
         s.results += 1
+        add_result(s, ev)
         s.result_ns = max(now, s.result_ns or now)
         s.last = ev
         s.text_bytes = session_text(s)
@@ -524,8 +526,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         events = list(s.events)
         events.extend(self.ctx.take_session_events(s.sid))  # Caudra goal events, notices
         last = s.last
+        session_result_attributes(attrs, s)
         if last is not None:
-            result_attributes(attrs, last)
             for model, usage in last.model_usage.items():
                 ev_attrs: dict[str, Any] = {"gen_ai.response.model": model}
                 usage_attrs(ev_attrs, usage)

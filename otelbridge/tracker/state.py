@@ -197,6 +197,9 @@ class Session(msgspec.Struct):
     tail: Usage = msgspec.field(default_factory=Usage)
     tail_mark: int = 0
     last: TurnResult | None = None
+    #: ``num_turns``, ``duration_ms``, ``duration_api_ms`` summed over the results (each
+    #: result's are its own turn's; ``None``: none gave it)
+    result_sums: tuple[int | None, int | None, int | None] = (None, None, None)
     #: the last result came after the next turn began: its cumulative cost may hold that
     #: turn's too, so neither turn's own cost is known
     cost_stale: bool = False
