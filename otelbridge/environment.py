@@ -18,6 +18,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 
 def shown(value: str, limit: int = 40) -> str:
@@ -226,6 +227,26 @@ def check_sampler(env: Mapping[str, str], problems: list[str]) -> list[str]:
     problems.append(f"OTEL_TRACES_SAMPLER_ARG={shown(arg)} is not a ratio from 0 to 1 (for "
                     f"{name}); ignored with OTEL_TRACES_SAMPLER, using {_DEFAULT_SAMPLER}")
     return ["OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"]
+
+
+def sampler(env: Mapping[str, str]) -> Any:
+    """The sampler ``OTEL_TRACES_SAMPLER`` names (blanks around it and case aside), with its
+    ratio, ``OTEL_TRACES_SAMPLER_ARG``, or the specification's default, 1.0, when that is unset
+    or blank (the SDK reads the same, but logs a warning for the latter, and takes a name with
+    blanks around it for none); ``None`` when no sampler is named (:func:`check_sampler` said
+    a value it could not use and hid it)."""
+    name = env.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    if name not in SAMPLERS:
+        return None
+    from opentelemetry.sdk.trace import sampling
+
+    if name.endswith("traceidratio"):
+        ratio = float(env.get("OTEL_TRACES_SAMPLER_ARG", "").strip() or 1.0)
+        return (sampling.ParentBasedTraceIdRatio if name.startswith("parentbased")
+                else sampling.TraceIdRatioBased)(ratio)
+    return {"always_on": sampling.ALWAYS_ON, "always_off": sampling.ALWAYS_OFF,
+            "parentbased_always_on": sampling.DEFAULT_ON,
+            "parentbased_always_off": sampling.DEFAULT_OFF}[name]
 
 
 @contextlib.contextmanager

@@ -47,7 +47,7 @@ from opentelemetry.sdk.trace.export import (
 
 from . import redact
 from .config import Config
-from .environment import without
+from .environment import sampler, without
 from .exporters import OtlpJsonFileExporter, failure_cause, otlp_exporter
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
@@ -382,7 +382,7 @@ class Exporters:
         self.limits = SpanLimits()
         self.provider = TracerProvider(
             resource=resource if resource is not None else make_resource(), id_generator=self.ids,
-            span_limits=self.limits, shutdown_on_exit=False,
+            span_limits=self.limits, shutdown_on_exit=False, sampler=sampler(os.environ),
         )
         self.counter = _EndCounter()
         self.provider.add_span_processor(self.counter)

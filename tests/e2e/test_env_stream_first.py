@@ -87,6 +87,25 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     assert not any(": opentelemetry." in l and "export" not in l for l in err), err
 
 
+@pytest.mark.parametrize("variables,sent", [
+    ({"OTEL_TRACES_SAMPLER": "traceidratio"}, 8),  # no ratio: the specification's 1.0
+    ({"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": " "}, 8),
+    ({"OTEL_TRACES_SAMPLER": " TraceIdRatio ", "OTEL_TRACES_SAMPLER_ARG": "0"}, 0),
+    ({"OTEL_TRACES_SAMPLER": "always_off "}, 0),
+])
+def test_a_valid_sampler_is_used_and_nothing_is_said(variables, sent):
+    """A sampler the specification allows is one the SDK must not warn about (it logged that
+    it could not read an absent ratio, and took a name with blanks around it for none)."""
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, OTEL_BSP_SCHEDULE_DELAY="50", **variables)
+        proc = run_bridge(["--summary", "never"], DATA, env=env)
+        spans = rx.received.wait_for(sent, timeout=10) if sent else rx.received.spans()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    (line,) = proc.stderr.decode().splitlines()  # the counts at exit, alone
+    assert line.startswith("otelbridge: 5046 bytes, ") and f"spans 8 built, {sent} exported" in line, line
+    assert len(spans) == sent
+
+
 def test_an_empty_batch_setting_is_unset_and_the_export_error_is_still_said():
     """An empty value is unset (the specification): nothing said about it, and the SDK's "cannot
     parse" line does not take the place of the first export error, which is said."""
