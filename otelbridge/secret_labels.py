@@ -15,7 +15,10 @@ value or an ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). No
 ID`` (an id names the key). In prose (a secret's name, then ``is``, ``was``, ``set to``…), a
 quoted value is taken too when it has 8 characters or more, no blank, a letter and a digit
 (``the password is `Tr0ub4dor&3x```); ``the password is incorrect`` and ``the token is stored
-in `~/.config` `` stay.
+in `~/.config` `` stay. With no verb between (``Debug DB using password X``, ``failed with
+token X``: a sub-agent's description, an error), only a word that looks random. And a variable
+or key of any vendor whose last word is a key, a salt, a seed or ``creds`` (``MAPBOX_KEY=X``),
+set to a generated-looking word.
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ _LABEL = (
 #: ... its closing quote (also escaped), ``:`` or ``=`` between blanks, an opening quote
 _SEPARATOR = r"\\*[\"']?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
 #: One generated-looking word (see the module's text)
-_VALUE = (r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w+/=-]))"
-          r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])"
-          r"[\w+/=-]{12,}+(?![.*:@~]?[\w*~])")
+#: Not a path, nor an identifier; and (after the word) not more of a path, a masked value, an ARN
+_NOT_A_NAME = r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w+/=-]))"
+_WORD_ENDS = r"(?![.*:@~]?[\w*~])"
+_VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" + _WORD_ENDS
 
 LABEL_PATTERNS = (
     Pattern.of("secret", ("key", "token", "secret", "password"),
@@ -59,7 +63,37 @@ _PROSE = (
     r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _VALUE + ")"
 )
 
+#: A word that looks generated beyond doubt, for where no verb or separator says a value
+#: follows: 16 characters or more with a capital, a small letter and a digit, or 24 or more of
+#: small letters and digits, or 20 or more of capitals and digits, both among them (random
+#: keys; not ``db-credentials-v2``, ``claude-sonnet-4-5``, a name)
+_GENERATED = (_NOT_A_NAME + r"(?:(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Z])(?=[\w+/=-]*[a-z])[\w+/=-]{16,}+"
+              r"|(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{24,}+|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{20,}+)"
+              + _WORD_ENDS)
+#: In prose, a secret's name then at once its value: ``using password X``, ``with token X``,
+#: ``Rotate key X``, ``API key "X"`` (a word of :data:`_GENERATED`, or one quoted as in
+#: :data:`_PROSE`)
+_ADJACENT = (
+    r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|key|credentials?)[ ]"
+    r"(?:\\*(?P<q>[`\"']))?)"
+    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _GENERATED + ")"
+)
+#: A variable or key whose last word names a key, a salt, a seed or credentials, any
+#: vendor's (``MAPBOX_KEY``, ``AES_KEY``, ``fernet_key``, ``mapboxKey``, ``PASSWORD_SALT``,
+#: ``TOTP_SEED``, ``DB_CREDS``), set to a generated-looking word (:data:`_VALUE`): ``=``, ``:``,
+#: or in prose ``set X to``; ``SORT_KEY=created_at``, ``key: ${{ hashFiles() }}`` stay
+_NAMED = (
+    r"(?P<keep>(?<![\w$.-])(?:[A-Za-z][A-Za-z0-9]*?(?:[_.-]{1,2}[A-Za-z0-9]+?)*?(?:[_.-]{1,2}|(?<=[a-z])(?=[A-Z])))?"
+    r"(?<!(?i:public)[ _.-])(?<!public)(?<!Public)(?i:keys?|salt|pepper|seed|creds)(?![A-Za-z0-9])"
+    r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
+)
+
 PROSE_PATTERNS = (
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
+    Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential"),
+               _ADJACENT, requires=((" ",),),
+               precheck=r"(?i)(?:word|phrase|wd|code|token|secret|key|credentials?) \\*[`\"']?\w"),
+    Pattern.of("secret", ("key", "salt", "pepper", "seed", "creds"), _NAMED, requires=((":", "=", " to "),),
+               precheck=r"(?i)(?:keys?|salt|pepper|seed|creds)\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])\\*[\"']?[\w+/=-]{12}"),
 )
