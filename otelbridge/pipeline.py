@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("otelbridge")
 
 MAX_ARGS = 64
+#: Lines of a tool's output that is a secret bare remembered (a key file's lines, a token's one)
+MAX_SECRET_LINES = 8
 
 
 def _learn(text: str, is_json: bool, keep: bool) -> None:
@@ -46,6 +48,12 @@ def _learn(text: str, is_json: bool, keep: bool) -> None:
         safe.json_text(text, safe.max_length)
     else:
         safe.learn(text, keep)
+
+
+def _remember(text: str) -> None:
+    """A tool's output that is a secret bare: its first lines remembered as values the
+    redactor hides wherever they come again (the model's prose repeating it)."""
+    redact.current().found.learn(text.strip().splitlines()[:MAX_SECRET_LINES], "secret")
 
 
 class SpanSink(Protocol):
@@ -320,6 +328,7 @@ class Pipeline:
                 capture_content=cfg.capture_content,
                 on_trace=self.report.on_trace if self.report is not None else None,
                 learn=functools.partial(_learn, keep=cfg.capture_content),
+                remember=_remember,
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)

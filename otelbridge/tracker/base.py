@@ -229,6 +229,9 @@ class Context(msgspec.Struct):
     #: it is not exported (a command's or a file's secret, then a status description that
     #: repeats it)
     learn: Callable[[str, bool], None] | None = None
+    #: called with a tool's output that is a secret bare (its command reads one:
+    #: :mod:`otelbridge.secret_commands`): its values are hidden wherever they come again
+    remember: Callable[[str], None] | None = None
     #: the wrapper's ``run {cmd}`` span (wrapper mode): parent of every session span; ``None``
     #: in pipe mode, where Bernstein signals get a ``run stdin`` span of their own
     run: SpanRef | None = None

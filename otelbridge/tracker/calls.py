@@ -19,12 +19,15 @@ from typing import Any
 import msgspec
 
 from ..events import CLIENT, ModelCall, SpanRecord, ToolResult, Usage
+from ..secret_commands import prints_secret
 from .base import remember, span_name, usage_attributes
 from .state import Chat, Session, Tool, Turn
 
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
 #: bounded by the state budget, :mod:`.budget`).
 MAX_ITEMS = 10_000
+#: A tool's output as exported when its command printed a secret bare (the whole output)
+PRINTED_SECRET = "[REDACTED:secret]"
 
 _json = msgspec.json.Encoder()
 #: Anthropic's ``stop_reason`` as the GenAI conventions' ``finish_reason`` (others as given)
@@ -178,11 +181,15 @@ class CallsMixin:
                 owner.last_ns = max(owner.last_ns, now)
         if ev.content and self.ctx.learn is not None:
             self.ctx.learn(ev.content, False)
+        secret = bool(ev.content) and not ev.is_error and tool.arguments is not None and prints_secret(tool.arguments)
+        if secret and self.ctx.remember is not None:
+            self.ctx.remember(ev.content)  # type: ignore[arg-type]
         error = None
         if ev.is_error:
             error = ev.content if (self.ctx.capture_content and ev.content) else None
             error = error or tool.task_failure or "tool error"
-        self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, ev.content)
+        self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None,
+                        PRINTED_SECRET if secret else ev.content)
 
     def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:
         """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,

@@ -1,0 +1,80 @@
+"""End to end: a tool call whose command prints a secret bare (``gcloud secrets versions
+access``, ``op read``, ``printenv GITHUB_TOKEN``, ...): nothing in its output says what it is,
+the command does. otelbridge runs as a subprocess with ``--capture-content``; spans are read at
+a real OTLP receiver."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from tests.e2e.test_security import export
+
+MODEL = "claude-sonnet-4-5"
+
+
+def session(sid: str, command: str, output: str, repeated: str) -> bytes:
+    """A Claude Code session: a Bash call running ``command`` whose output is ``output``, then
+    the model's text ``repeated``, then a ``cat`` of a notes file (its output kept)."""
+    def assistant(mid: str, content: list) -> dict:
+        return {"type": "assistant", "session_id": sid, "message": {
+            "id": mid, "model": MODEL, "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": content}}
+
+    def result(tool_id: str, text: str) -> dict:
+        return {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": False}]}}
+
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": MODEL, "cwd": "/tmp",
+         "tools": ["Bash"], "claude_code_version": "2.1.280"},
+        assistant("msg_1", [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                             "input": {"command": command, "description": "Read it"}}]),
+        result("toolu_1", output),
+        assistant("msg_2", [{"type": "text", "text": repeated},
+                            {"type": "tool_use", "id": "toolu_2", "name": "Bash",
+                             "input": {"command": "cat notes.txt", "description": "Notes"}}]),
+        result("toolu_2", "release v2 build 7f3a9c2e1b4d"),
+        {"type": "result", "subtype": "success", "is_error": False, "session_id": sid, "num_turns": 2,
+         "duration_ms": 10, "result": "done"},
+    ]
+    return b"".join(json.dumps(l).encode() + b"\n" for l in lines)
+
+
+@pytest.mark.parametrize("command", [
+    "gcloud secrets versions access latest --secret=db-password",
+    "op read op://Prod/Postgres/password",
+    "security find-generic-password -s deploy -w",
+    "kubectl get secret app -o jsonpath='{.data.token}' | base64 -d",
+    "aws ssm get-parameter --name /prod/stripe --with-decryption --query Parameter.Value --output text",
+    "printenv GITHUB_TOKEN",
+    "cd deploy && vault kv get -field=password secret/db",
+])
+def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
+    secret = "q7LmZ3xV9pK2wR8t"
+    data = session("sess-reads-secret", command, secret + "\n", f"Connected with {secret}, continuing.")
+    _, spans, raw = export(["--capture-content"], data)
+    assert secret.encode() not in raw
+    assert secret not in json.dumps([asdict(s) for s in spans])
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name == "execute_tool Bash"}
+    assert tools["toolu_1"].attributes["gen_ai.tool.call.result"] == "[REDACTED:secret]"
+    # the command itself is exported (its flags redacted as anywhere: gcloud's --secret=NAME)
+    assert json.loads(tools["toolu_1"].attributes["gen_ai.tool.call.arguments"])["command"].split()[:3] == \
+        command.split()[:3]
+    # the other call's output, and the model's text around the value, stay
+    assert tools["toolu_2"].attributes["gen_ai.tool.call.result"] == "release v2 build 7f3a9c2e1b4d"
+    (chat,) = [s for s in spans if s.name == f"chat {MODEL}" and s.attributes["gen_ai.response.id"] == "msg_2"]
+    text = json.loads(chat.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"]
+    assert text == "Connected with [REDACTED:secret], continuing."
+
+
+@pytest.mark.parametrize("command", ["cat README.md", "kubectl get secrets", "printenv PATH",
+                                     "echo $TOKENIZERS_PARALLELISM", "gh auth status"])
+def test_a_command_that_prints_no_secret_keeps_its_output(command):
+    output = "q7LmZ3xV9pK2wR8t"
+    data = session("sess-reads-nothing", command, output, "Read it.")
+    _, spans, _ = export(["--capture-content"], data)
+    (tool,) = [s for s in spans if s.name == "execute_tool Bash" and s.attributes["gen_ai.tool.call.id"] == "toolu_1"]
+    assert tool.attributes["gen_ai.tool.call.result"] == output
