@@ -233,13 +233,13 @@ def sampler(env: Mapping[str, str]) -> Any:
     """The sampler ``OTEL_TRACES_SAMPLER`` names (blanks around it and case aside), with its
     ratio, ``OTEL_TRACES_SAMPLER_ARG``, or the specification's default, 1.0, when that is unset
     or blank (the SDK reads the same, but logs a warning for the latter, and takes a name with
-    blanks around it for none); ``None`` when no sampler is named (:func:`check_sampler` said
-    a value it could not use and hid it)."""
-    name = env.get("OTEL_TRACES_SAMPLER", "").strip().lower()
-    if name not in SAMPLERS:
-        return None
+    blanks around it, or a blank one, for none); when none is named (or :func:`check_sampler`
+    said the value unusable and hid it), the default, ``parentbased_always_on``."""
     from opentelemetry.sdk.trace import sampling
 
+    name = env.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    if name not in SAMPLERS:
+        return sampling.DEFAULT_ON
     if name.endswith("traceidratio"):
         ratio = float(env.get("OTEL_TRACES_SAMPLER_ARG", "").strip() or 1.0)
         return (sampling.ParentBasedTraceIdRatio if name.startswith("parentbased")

@@ -92,6 +92,7 @@ def test_bad_value_is_one_line_and_the_stream_and_child_go_on(variables, words, 
     ({"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": " "}, 8),
     ({"OTEL_TRACES_SAMPLER": " TraceIdRatio ", "OTEL_TRACES_SAMPLER_ARG": "0"}, 0),
     ({"OTEL_TRACES_SAMPLER": "always_off "}, 0),
+    ({"OTEL_TRACES_SAMPLER": ""}, 8),  # empty: unset (the SDK said it recognised no sampler)
 ])
 def test_a_valid_sampler_is_used_and_nothing_is_said(variables, sent):
     """A sampler the specification allows is one the SDK must not warn about (it logged that
