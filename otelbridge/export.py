@@ -48,7 +48,7 @@ from opentelemetry.sdk.trace.export import (
 from . import redact
 from .config import Config
 from .environment import sampler, without
-from .exporters import OtlpJsonFileExporter, failure_cause, otlp_exporter
+from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
 from .resource import make_resource
@@ -96,6 +96,9 @@ class CountingExporter(SpanExporter):
         ``None`` when it is no known failure."""
         self.refused = True
         cause = failure_cause(message)
+        status = getattr(answered, "status", None)
+        if cause is None and status is not None and status >= 400:  # (retried: the SDK names none)
+            cause = failure_cause(f"code: {status}")
         self.cause = cause or self.cause  # (the exit line's: the hint below is said once)
         if cause is not None and self.default_endpoint and cause.startswith("connection refused"):
             cause += f" ({self.default_endpoint})"
@@ -115,6 +118,7 @@ class CountingExporter(SpanExporter):
         with self._lock:
             self.taken += len(spans)
         _exporting.current = self
+        answered.status = None
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread

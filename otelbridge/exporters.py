@@ -141,8 +141,15 @@ _CAUSES = (
      "no answer within the timeout (OTEL_EXPORTER_OTLP_TIMEOUT)"),
 )
 _HTTP_STATUS = re.compile(r"\bcode: (\d{3})\b")
+#: ``status``: the HTTP status of the last answer an export on this thread got (the SDK's
+#: final line after retries names none: "due to timeout, max retries or shutdown")
+answered = threading.local()
 _GRPC_STATUS = re.compile(r"StatusCode\.([A-Z_]+)")
 _STATUS_HINTS = {
+    "429": "the collector limits how much it takes (rate limited: send less, or raise its limits)",
+    "502": "a proxy before the collector got no answer from it",
+    "503": "the collector is unavailable (overloaded or starting)",
+    "504": "a proxy before the collector got no answer from it in time",
     "401": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
     "403": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
     "404": "no OTLP receiver at that URL (OTLP/HTTP takes …/v1/traces)",
@@ -199,6 +206,7 @@ def _plain_http_transport(url: str):
 
         def request(self, *args: Any, **kwargs: Any) -> Any:
             result = super().request(*args, **kwargs)
+            answered.status = result.status_code
             reason = not_otlp(result.status_code, result.headers(), result.content()) if result.status_code else None
             return result if reason is None else Urllib3HTTPResult(error=NotOtlpError(reason))
 
@@ -300,6 +308,7 @@ def _http_session():
 def _refuse_non_otlp(response: Any, *args: Any, **kwargs: Any) -> None:
     """A ``requests`` response hook: raises :class:`NotOtlpError` for what :func:`not_otlp`
     refuses (the SDK's transport makes it a failed request)."""
+    answered.status = response.status_code
     reason = not_otlp(response.status_code, response.headers, response.content)
     if reason is not None:
         raise NotOtlpError(reason)

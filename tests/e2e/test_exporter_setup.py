@@ -181,7 +181,6 @@ def test_follow_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
 
 
 @pytest.mark.parametrize("setting", [
-    {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio"},  # no _ARG: the SDK warns, uses 1.0
     {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=abc,oops"},  # one header it cannot read
 ])
 def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
@@ -198,8 +197,26 @@ def test_a_warning_about_a_setting_leaves_the_export_error_its_line(setting):
     assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause} (further export messages "
                      "suppressed)") == 1
     assert f"otelbridge: export incomplete ({rx.endpoint}: {SPANS} of {SPANS} not confirmed; {cause})" in err
-    assert "TRACES_SAMPLER_ARG" in err or "an item that is not name=value" in err
+    assert "an item that is not name=value" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("status", "cause"), [
+    (429, "HTTP 429: the collector limits how much it takes (rate limited: send less, or raise its limits)"),
+    (503, "HTTP 503: the collector is unavailable (overloaded or starting)"),
+])
+def test_a_status_the_sdk_retries_is_named_when_it_gives_up(status, cause):
+    """The SDK retries 429 and 503 and then logs that it gave up "due to timeout, max retries
+    or shutdown", naming no status: the answer's status is the cause said."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver(status=status) as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--flush-timeout", "2"],
+                          DATA, env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause}") == 1, err
+    assert f"not confirmed; " in err and err.rstrip().endswith(f"{cause})"), err
 
 
 def test_quiet_leaves_out_the_counts_line_but_not_lost_spans():
