@@ -219,6 +219,8 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         reason = interrupted_by(got_signal[0])
     elif outcome in (pipe.EPIPE, pipe.WRITE_ERROR):
         reason = REASON_DOWNSTREAM_CLOSED
+    elif proc is not None and (proc.returncode or 0) < 0:  # (the OOM killer, a timeout's SIGKILL)
+        reason = interrupted_by(-proc.returncode, "killed")  # type: ignore[operator]
     else:
         reason = None
 

@@ -185,8 +185,10 @@ class RunSpan:
         """The W3C ``traceparent`` of this span, for the child's environment."""
         return f"00-{self.ref.trace_id:032x}-{self.ref.span_id:016x}-{'01' if sampled else '00'}"
 
-    def record(self, exit_code: int, stream_clock: bool = False) -> SpanRecord:
-        """The span at the end; ``stream_clock``: the stream was dated by its own clock."""
+    def record(self, exit_code: int, stream_clock: bool = False, reason: str | None = None) -> SpanRecord:
+        """The span at the end; ``stream_clock``: the stream was dated by its own clock;
+        ``reason``: why the run was cut short (its status description says it before the
+        exit status: ``killed by SIGKILL (exit status 137)``)."""
         argv = self.argv[:MAX_ARGS]
         attrs: dict = {
             "process.command": argv[0],
@@ -213,7 +215,8 @@ class RunSpan:
             attributes=attrs,
         )
         if exit_code != 0:
-            rec.error, rec.error_type = f"exit status {exit_code}", "process_exit"
+            said = f"exit status {exit_code}"
+            rec.error, rec.error_type = f"{reason} ({said})" if reason else said, "process_exit"
         return rec
 
 
@@ -391,7 +394,7 @@ class Pipeline:
         except Exception as exc:
             log.warning("closing spans failed: %s", exc)
         if self.run is not None:
-            rec = self.run.record(self.exit_code, self.tracker.ctx.clock.uses_stream)
+            rec = self.run.record(self.exit_code, self.tracker.ctx.clock.uses_stream, reason)
             self.tracker.ctx.decorate_process(rec)
             self.sink.emit(rec)
 

@@ -37,10 +37,11 @@ REASON_DOWNSTREAM_CLOSED = "downstream closed"
 REASON_TEE_GONE = "tee process gone"
 
 
-def interrupted_by(signum: int) -> str:
-    """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``."""
+def interrupted_by(signum: int, verb: str = "interrupted") -> str:
+    """The ``reason`` for a run ended by signal ``signum``: ``"interrupted by SIGTERM"``;
+    ``verb`` ``"killed"``: the wrapped command died of it, no signal came to us."""
     try:
         name = signal.Signals(signum).name
     except ValueError:
         name = f"signal {signum}"
-    return f"interrupted by {name}"
+    return f"{verb} by {name}"

@@ -377,3 +377,25 @@ def test_a_signal_sent_to_the_process_and_its_group_is_one_signal():
     out, err = proc.communicate(timeout=20)
     assert out == b"stopped cleanly\n" and proc.returncode == 42, err
     assert b"killed it" not in err
+
+
+def test_a_command_killed_by_a_signal_says_so_on_its_run_and_open_spans(tmp_path):
+    """The wrapped command dies of SIGKILL (the OOM killer, a CI timeout's), no signal to
+    otelbridge: its status is 137, as a shell's; the run span says it was killed, not that it
+    exited 137, and the spans it left open say why they end early."""
+    from tests.receivers import HttpReceiver
+
+    head = tmp_path / "head.jsonl"  # a turn begun: its init and first model call, no result
+    head.write_bytes(b"".join(WORKFLOW_PROBE.read_bytes().splitlines(keepends=True)[:5]))
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, "--summary", "never", "--", "sh", "-c",
+                           f'cat "{head}"; kill -9 $$'], env=clean_env())
+        spans = rx.received.wait_for(3, timeout=10)
+    assert proc.returncode == 128 + signal.SIGKILL
+    assert proc.stdout == head.read_bytes()
+    (run,) = [s for s in spans if s.name == "run sh"]
+    assert run.status_message == "killed by SIGKILL (exit status 137)"
+    assert run.attributes["process.exit.code"] == 137
+    cut = _interrupted(spans)
+    assert cut and all(reason == "killed by SIGKILL" for _, reason in cut), cut
+    assert any(name.startswith("turn ") for name, _ in cut), cut
