@@ -92,6 +92,8 @@ class Config:
     env_problems: tuple[str, ...] = ()
     #: variables the SDK must not read (their values cannot be used): see :func:`without`
     ignored_env: tuple[str, ...] = ()
+    #: (variable, value) given to the SDK in place of a value usable only in part
+    replaced_env: tuple[tuple[str, str], ...] = ()
     #: exporters asked for that cannot be used (said in :attr:`env_problems`): not in
     #: :attr:`exporters`, and their spans are not exported (``--fail-on-export-error``)
     exporters_left_out: tuple[str, ...] = ()
@@ -307,11 +309,13 @@ def build(
     ignored += check_numbers(env, problems)
     timeout_s = otlp_timeout_s(env, ignored, problems) if "otlp" in exporters else None
     ignored += check_sampler(env, problems)
-    ignored += check_headers(env, problems, protocol)
+    hidden, replaced = check_headers(env, problems, protocol)
+    ignored += hidden
     check_resource_attributes(env, problems)
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),
+        replaced_env=tuple(replaced.items()),
         exporters=exporters,
         exporters_left_out=tuple(left_out),
         protocol=protocol,

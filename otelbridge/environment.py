@@ -162,26 +162,47 @@ def _header_fault(protocol: str, key: str, value: str) -> str | None:
     return None
 
 
-def check_headers(env: Mapping[str, str], problems: list[str], protocol: str = "http/protobuf") -> list[str]:
-    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with a header that, URL-decoded as the exporters
-    decode it, ``protocol`` cannot send (an HTTP field, or gRPC metadata): every export would
-    fail. Said in ``problems`` by the header's name (never its value); the variables returned,
-    to be hidden from the SDK."""
+def check_headers(env: Mapping[str, str], problems: list[str],
+                  protocol: str = "http/protobuf") -> tuple[list[str], dict[str, str]]:
+    """``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`` with headers that, URL-decoded as the exporters
+    decode them, ``protocol`` cannot send (an HTTP field, or gRPC metadata): every export would
+    fail. Each said in ``problems`` by its name (never its value) and left out, the others sent
+    (as the SDK does with an item without ``=``: a typo in one must not cost the rest, an
+    ``authorization`` among them). Returns the variables left with no header, to be hidden from
+    the SDK, and the others' values without the headers left out, to be given to it instead."""
     from urllib.parse import unquote
 
-    ignored = []
+    ignored, replaced = [], {}
     for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
+        kept, faults = [], []
         for item in (env.get(var) or "").split(","):
             key, eq, value = item.partition("=")
             key = unquote(key).strip()
             # an item without "=" the SDK skips, sending the others (its warning is redacted)
             fault = _header_fault(protocol, key.lower(), unquote(value).strip()) if eq else None
             if fault:
-                problems.append(f"{var}: header {shown(_GENERATED.sub('…', key), 40)}: its URL-decoded {fault}; "
-                                "the variable is ignored, no headers sent")
-                ignored.append(var)
-                break
-    return ignored
+                faults.append(f"header {shown(_GENERATED.sub('…', key), 40)}: its URL-decoded {fault}")
+            else:
+                kept.append(item)
+        if not faults:
+            continue
+        if any(item.partition("=")[1] for item in kept):
+            replaced[var] = ",".join(kept)
+            outcome = "left out, the other headers are sent"
+        else:
+            ignored.append(var)
+            outcome = "the variable is ignored, no headers sent"
+        problems.append(f"{var}: {'; '.join(faults[:3])}{'; …' if len(faults) > 3 else ''}; {outcome}")
+    return ignored, replaced
+
+
+def for_the_sdk(ignored: tuple[str, ...], replaced: tuple[tuple[str, str], ...]) -> None:
+    """``os.environ`` as the SDK is to read it (in this process: a wrapped command gets the
+    environment as given): the values said unusable dropped, those usable in part replaced by
+    that part."""
+    for name in ignored:
+        os.environ.pop(name, None)
+    os.environ.update(replaced)
 
 
 def check_resource_attributes(env: Mapping[str, str], problems: list[str]) -> None:

@@ -21,6 +21,7 @@ from . import dialects, redact
 from .clock import Clock, StreamTimers
 from .config import Config
 from .deadline import Deadline
+from .environment import for_the_sdk
 from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
@@ -413,8 +414,7 @@ def private_stdout(cfg: Config) -> None:
     """fd 1 and ``sys.stdout`` point at stderr (``replay`` and ``follow`` never write to
     stdout); logging set up for stderr; the environment values said unusable are dropped before
     the SDK is imported (it reads some at import)."""
-    for name in cfg.ignored_env:
-        os.environ.pop(name, None)
+    for_the_sdk(cfg.ignored_env, cfg.replaced_env)
     from .export import configure_logging
 
     os.dup2(2, 1)

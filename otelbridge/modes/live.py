@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ..config import Config
-from ..environment import NUMERIC_ENV, TLS_FILES
+from ..environment import NUMERIC_ENV, TLS_FILES, for_the_sdk
 from ..deadline import Deadline
 from ..lines import Gap
 from ..messages import say
@@ -181,8 +181,7 @@ class LiveDecoder:
             return
         self.ready = True
         cfg = self.cfg
-        for name in cfg.ignored_env:  # unusable values: the SDK reads some as it is imported
-            os.environ.pop(name, None)
+        for_the_sdk(cfg.ignored_env, cfg.replaced_env)  # the SDK reads some as it is imported
         from ..export import configure_logging
         from ..pipeline import PaceExporters, Pipeline
         from ..views import Report

@@ -46,10 +46,11 @@ BAD = [
     ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
     # URL-decoded, not Latin-1: the HTTP client failed every export
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-team=caf%E9,x-api-key=k"},
-     ["OTEL_EXPORTER_OTLP_HEADERS", "'x-team'", "no headers sent"]),
+     ["OTEL_EXPORTER_OTLP_HEADERS", "'x-team'", "left out, the other headers are sent"]),
     # a name that is no HTTP field name: every export failed ("Invalid leading whitespace")
     ({"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=k,a%0Ab=1"},
-     ["OTEL_EXPORTER_OTLP_HEADERS", "'a b'", "no HTTP field name", "no headers sent"]),
+     ["OTEL_EXPORTER_OTLP_HEADERS", "'a b'", "no HTTP field name", "left out, the other headers are sent"]),
+    ({"OTEL_EXPORTER_OTLP_HEADERS": "=c"}, ["OTEL_EXPORTER_OTLP_HEADERS", "header ''", "no headers sent"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     # the SDK skipped each such item with a warning per item and per read (3 lines here)
     ({"OTEL_RESOURCE_ATTRIBUTES": "garbage,,=x,team=a"},
@@ -297,3 +298,21 @@ def test_a_header_grpc_cannot_send_is_one_line_and_the_spans_still_go(headers, w
     for word in [*words, "no headers sent"]:
         assert word in said[0], said
     assert not any("export incomplete" in l or "Invalid metadata" in l for l in err), err
+
+
+@pytest.mark.parametrize("bad", ["=c", "x-\u00fc=1", "a%0Ab=1"])
+def test_a_header_that_cannot_be_sent_costs_only_itself(bad):
+    """One unsendable item among the headers (an empty name, a name no HTTP field has) is left
+    out and said; the others, an ``authorization`` among them, still reach the collector (the
+    whole variable was dropped: a typo cost the credentials)."""
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint,
+                        OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20tok3n,{bad},x-team=platform")
+        proc = run_bridge(["--summary", "never"], DATA, env=env)
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA and len(spans) == 8
+    sent = [{k.lower(): v for k, v in h.items()} for h in rx.received.headers]
+    assert sent and all(h.get("authorization") == "Bearer tok3n" and h.get("x-team") == "platform"
+                        for h in sent), sent
+    (said,) = [l for l in proc.stderr.decode().splitlines() if "OTEL_EXPORTER_OTLP_HEADERS" in l]
+    assert said.endswith("left out, the other headers are sent") and "tok3n" not in said, said
