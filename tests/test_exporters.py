@@ -22,7 +22,9 @@ from otelbridge.exporters import failure_cause
      "Failed to connect to remote host: Connection refused", "connection refused: is a collector listening there?"),
     ("Failed to export spans batch code: 404, reason: Not Found",
      "HTTP 404: no OTLP receiver at that URL (OTLP/HTTP takes …/v1/traces)"),
-    ("Failed to export spans batch code: 503, reason: Service Unavailable", "HTTP 503 from the collector"),
+    ("Failed to export spans batch code: 503, reason: Service Unavailable",
+     "HTTP 503: the collector is unavailable (overloaded or starting)"),
+    ("Failed to export spans batch code: 500, reason: Internal Server Error", "HTTP 500 from the collector"),
     ("Failed to export traces to 127.0.0.1:4317, error code: StatusCode.PERMISSION_DENIED",
      "gRPC PERMISSION_DENIED: the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)"),
     ("Transient error StatusCode.UNAVAILABLE encountered while exporting traces to 127.0.0.1:4317, "
