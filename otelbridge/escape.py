@@ -94,7 +94,10 @@ _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#3
 #: ASCII punctuation with a meaning in GitHub-flavoured Markdown (emphasis, links, tables,
 #: headings, lists, code, math ``$``, emoji ``:x:``, mentions ``@``, autolinks ``://``).
 _MD_PUNCT = "\\`*_{}[]()#+-.!|~^$:@="
-_MD_TABLE = str.maketrans({**_MD_ENTITIES, **{c: "\\" + c for c in _MD_PUNCT}})
+#: ... and a zero-width space after ``@`` and ``#``: GitHub links mentions and issue references
+#: in the rendered text, where the backslash is gone (``\@user`` is still a mention)
+_MD_TABLE = str.maketrans({**_MD_ENTITIES, **{c: "\\" + c for c in _MD_PUNCT},
+                           "@": "\\@&#8203;", "#": "\\#&#8203;"})
 
 
 def markdown(text: object, limit: int | None = None) -> str:

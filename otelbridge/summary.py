@@ -322,6 +322,15 @@ class Collector:
         except Exception:  # a view never costs the run anything
             self.errors += 1
 
+    def hide(self, hide: Callable[[str], str]) -> None:
+        """Each kept row's name and error text through ``hide`` (the values the redactor found
+        after the row was taken)."""
+        for trace in self.traces.values():
+            for row in trace.rows:
+                row.name = hide(row.name)
+                if row.error:
+                    row.error = hide(row.error)
+
     def take(self, row: Row) -> None:
         """Account for ``row`` and keep it (within the bounds)."""
         trace = self.traces.get(row.trace_id)

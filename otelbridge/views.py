@@ -131,9 +131,14 @@ class Report:
         collector = self.collector
         if collector is None:
             return
-        from . import escape, waterfall
+        from . import escape, redact, waterfall
         from .summary import job_outputs
 
+        # a value found after a span had ended left that span's texts as they were: the views
+        # are drawn now, with every value found in the run
+        found = redact.current().found
+        if found.markers:
+            collector.hide(found.hide)
         if self.draw and collector.traces:
             self._view("waterfall not drawn", lambda: waterfall.render(
                 collector, waterfall.stderr_console(self.stream, self.env), self.template))

@@ -151,3 +151,16 @@ def test_urls_only_http():
 ])
 def test_ci_log_commands_are_made_inert(text, expected):
     assert escape.terminal(text) == escape.inert_in_logs(text) == expected
+
+
+@pytest.mark.parametrize("text", ["ping @octocat about #123", "@org/team, see owner/repo#45 and GH-7 @a"])
+def test_no_mention_or_issue_reference_forms_in_markdown(text):
+    """GitHub links mentions and issue references in the rendered text, after the Markdown's
+    escapes are gone (``\\@user`` is still a mention): the text as rendered (CommonMark, here
+    markdown-it) has something invisible between ``@``/``#`` and what follows."""
+    import markdown_it
+
+    (inline,) = markdown_it.MarkdownIt("commonmark").parseInline(escape.markdown(text))
+    rendered = "".join(t.content for t in inline.children)
+    assert rendered.replace("\u200b", "") == text
+    assert not re.search(r"[@#][\w-]", rendered), rendered

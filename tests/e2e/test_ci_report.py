@@ -288,3 +288,42 @@ def test_flush_timeout_0_still_decodes_the_last_lines(tmp_path):
     last = [json.loads(l) for l in data.splitlines() if b'"type":"result"' in l][-1]
     assert got["status"] == "ok" and got["total_cost_usd"] == repr(last["total_cost_usd"])
     assert len(got["trace_id"]) == 32
+
+
+def test_a_value_found_after_a_span_ended_is_hidden_in_every_view(tmp_path):
+    """Turn 1 fails with a value nothing marks as secret; turn 2's tool then shows it as a
+    password. The turn's span had left before (as documented), but the views are drawn at
+    exit: the step summary, the HTML page and the waterfall show the value's marker."""
+    secret, sid, model = "Xk9mP2qR7vL4nT8wZ3", "sess-late", "claude-sonnet-4-5"
+
+    def assistant(mid: str, content: list) -> dict:
+        return {"type": "assistant", "session_id": sid, "message": {
+            "id": mid, "model": model, "role": "assistant", "content": content,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}}
+
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "tools": ["Bash"]},
+        assistant("msg_1", [{"type": "text", "text": "Calling the upstream."}]),
+        {"type": "result", "subtype": "success", "is_error": True, "session_id": sid, "num_turns": 1,
+         "duration_ms": 10, "result": f"Upstream rejected request id {secret}"},
+        {"type": "system", "subtype": "init", "session_id": sid, "model": model, "tools": ["Bash"]},
+        assistant("msg_2", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "cat .env"}}]),
+        {"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": f"DB_PASSWORD={secret}\n"}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "session_id": sid, "num_turns": 1,
+         "duration_ms": 10, "result": "done"},
+    ]
+    for n, line in enumerate(lines):  # dated: no record waits for the stream's first time
+        line["timestamp"] = f"2026-12-06T08:00:{n:02d}.000Z"
+    stream = tmp_path / "late.jsonl"
+    stream.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    summary, page = tmp_path / "summary.md", tmp_path / "report.html"
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "always", "--report", str(page), str(stream)],
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(summary)))
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr.decode()
+    assert "Upstream rejected request id [REDACTED:secret]" in err
+    assert markdown("Upstream rejected request id [REDACTED:secret]") in summary.read_text()
+    assert "Upstream rejected request id [REDACTED:secret]" in page.read_text()
+    for text in (err, summary.read_text(), page.read_text()):
+        assert secret not in text
