@@ -509,12 +509,13 @@ class LineSeq(Event):
 class SessionMark(Event):
     """A span event on the session span: ``name`` and raw attributes (strings are cleaned by
     the tracker). milk: ``route``, ``agent_switch``, ``route_history``, ``warning``.
-    ``model`` set means the session's current model changes (``agent_switch``). ``text``: what
+    ``model``/``provider`` set: the calls' from now on change (``agent_switch``). ``text``: what
     the notice says, content (a blocked prompt and the hook's message)."""
 
     name: str = ""
     attributes: dict[str, Any] = msgspec.field(default_factory=dict)
     model: str | None = None
+    provider: str | None = None
     text: str | None = None
 
 

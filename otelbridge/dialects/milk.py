@@ -11,7 +11,8 @@ Events:
 * ``system/init`` → :class:`SessionStarted` from ``agent`` (``name`` names the session span,
   ``provider``, ``model``) and ``milk_version``; each ``warnings`` entry → a ``warning`` mark;
 * ``system/route`` → ``route`` mark; ``system/agent_switch`` → ``agent_switch`` mark (its
-  ``agent.model``, if given, becomes the model of later calls); ``system/warning`` → ``warning``;
+  agent as ``gen_ai.agent.name``/``gen_ai.provider.name``/``gen_ai.request.model``; its model
+  and provider, if given, are those of later calls); ``system/warning`` → ``warning``;
 * ``system/error`` → :class:`SessionError` (``message``, ``recoverable``): an exception event;
 * ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
   ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
@@ -44,6 +45,9 @@ from .claude_code import is_milk, parse_assistant, parse_result, parse_user
 
 #: Envelope keys left out of a mark's attributes.
 _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id", "uuid"})
+#: ``agent_switch``'s agent fields → the GenAI semantic conventions' attributes
+_AGENT_KEYS = {"agent.name": "gen_ai.agent.name", "agent.provider": "gen_ai.provider.name",
+               "agent.model": "gen_ai.request.model"}
 #: At most this many attributes per mark, warnings per init, route_history entries.
 MAX_ATTRS = 32
 MAX_WARNINGS = 20
@@ -138,12 +142,14 @@ class Milk:
             return out
         if subtype in ("route", "agent_switch", "warning"):
             attrs = _flat(doc)
-            model = None
+            model = provider = None
             if subtype == "agent_switch":
                 agent = doc.get("agent")
                 if isinstance(agent, dict):
-                    model = as_str(agent.get("model"))
-            return [SessionMark(sid, ts, name=subtype, attributes=attrs, model=model)]
+                    model, provider = as_str(agent.get("model")), as_str(agent.get("provider"))
+                # the agent switched to, by the GenAI conventions' names
+                attrs = {_AGENT_KEYS.get(k, k): v for k, v in attrs.items()}
+            return [SessionMark(sid, ts, name=subtype, attributes=attrs, model=model, provider=provider)]
         if subtype == "error":
             recoverable = doc.get("recoverable")
             return [

@@ -98,7 +98,8 @@ class CallsMixin:
             # call), not at its first line, which comes once its first block is done
             asked = max(scope_of.start_ns, scope_of.ready_ns)  # type: ignore[union-attr]
             chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, min(now, asked), now,
-                        ev.model or s.model, turn.n if turn is not None else None)
+                        ev.model or s.now_model or s.model, turn.n if turn is not None else None,
+                        provider=s.now_provider)
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
         chat.end_ns = max(chat.end_ns, now)
@@ -290,8 +291,8 @@ class CallsMixin:
         attrs["gen_ai.response.id"] = chat.message_id
         # an API-error message had no response (its stop_reason is the CLI's filler)
         answered = chat.error_type is None or chat.streamed
-        if s.provider:
-            attrs["gen_ai.provider.name"] = s.provider
+        if chat.provider or s.provider:
+            attrs["gen_ai.provider.name"] = chat.provider or s.provider
         if chat.model:
             attrs["gen_ai.request.model"] = chat.model
             if answered:

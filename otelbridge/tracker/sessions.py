@@ -237,7 +237,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.turn = Turn(n, self._span_id(s, "turn", f"{s.sid}/{n}"), now, now,
                       after_clock=self.ctx.clock.latest is not None, stopped=s.stop_pending,
                       asked_shown=self._dated, dated=self._dated)
-        s.turn.model = s.model
+        s.turn.model = s.now_model or s.model
         s.stop_pending = None
         return s.turn
 
@@ -304,8 +304,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 "seq.kind": "reordered" if ev.seq <= last else "missing"}))
 
     def _on_mark(self, s: Session, ev: SessionMark, now: int) -> None:
-        if ev.model:
-            s.model = ev.model
+        s.now_model, s.now_provider = ev.model or s.now_model, ev.provider or s.now_provider
         attrs = {str(key): value for key, value in ev.attributes.items()}
         text = ev.text if self.ctx.capture_content and ev.text else None
         if text is not None:

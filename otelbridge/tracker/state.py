@@ -29,6 +29,8 @@ class Chat(msgspec.Struct):
     end_ns: int
     model: str | None
     turn_n: int | None = None
+    #: its provider when not the session's (after a milk ``agent_switch``)
+    provider: str | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
     final: bool = False
     stop_reason: str | None = None
@@ -197,6 +199,10 @@ class Session(msgspec.Struct):
     tail: Usage = msgspec.field(default_factory=Usage)
     tail_mark: int = 0
     last: TurnResult | None = None
+    #: the model and provider of the calls from a milk ``agent_switch`` on (the session keeps
+    #: its first ones)
+    now_model: str | None = None
+    now_provider: str | None = None
     #: ``num_turns``, ``duration_ms``, ``duration_api_ms`` summed over the results (each
     #: result's are its own turn's; ``None``: none gave it)
     result_sums: tuple[int | None, int | None, int | None] = (None, None, None)

@@ -124,9 +124,11 @@ def test_milk_envelope_lines_and_shared_parsers():
     _, err = decode({"type": "system", "subtype": "error", **MILK_ENV, "message": "boom", "recoverable": False})
     assert isinstance(err, SessionError) and (err.message, err.recoverable) == ("boom", False)
     _, switch = decode({"type": "system", "subtype": "agent_switch", **MILK_ENV,
-                        "agent": {"name": "claude", "model": "sonnet"}, "reason": "escalate"})
-    assert switch.model == "sonnet"
-    assert switch.attributes == {"agent.name": "claude", "agent.model": "sonnet", "reason": "escalate"}
+                        "agent": {"name": "claude", "provider": "claude-cli", "model": "sonnet"},
+                        "reason": "escalate"})
+    assert (switch.model, switch.provider) == ("sonnet", "claude-cli")
+    assert switch.attributes == {"gen_ai.agent.name": "claude", "gen_ai.provider.name": "claude-cli",
+                                 "gen_ai.request.model": "sonnet", "reason": "escalate"}
     # unknown types and subtypes: only the seq
     assert [type(e) for e in decode({"type": "brand_new", **MILK_ENV})] == [LineSeq]
 

@@ -245,7 +245,17 @@ def test_milk_times_from_ts_and_session_events(path: Path):
     assert session.start_ns == ns(init["ts"])
     assert session.end_ns == ns(res["ts"])
     assert session.attributes["gen_ai.provider.name"] == init["agent"]["provider"]
+    assert session.attributes["gen_ai.request.model"] == init["agent"]["model"]  # its first, switch or not
     assert session.attributes["gen_ai.agent.version"] == init["milk_version"]
+    # each model call is the agent's that was current: the init's, then each agent_switch's
+    agent = init["agent"]
+    for d in lines:
+        if d.get("subtype") == "agent_switch":
+            agent = d["agent"]
+        elif d["type"] == "assistant" and d.get("agent") != "helper":  # (a sub-agent's: its own)
+            chat = by_resp[d["message"]["id"]]
+            assert (chat.attributes["gen_ai.provider.name"], chat.attributes["gen_ai.request.model"]) == \
+                (agent["provider"], agent["model"]), d["seq"]
     # a chat starts when it was asked for: at the prompt, the last tool result or the previous
     # call's last line before its first line (the session's start for the first); a tool ends
     # at its result's ts

@@ -331,6 +331,7 @@ def test_milk_seq_gaps_marks_exception_and_final_result():
     assert exc.attributes == {"exception.message": "provider failed",
                               "exception.type": "milk.system_error", "exception.recoverable": False}
     assert run.one("chat claude").attributes["gen_ai.request.model"] == "claude"  # after the switch
+    assert session.attributes["gen_ai.request.model"] == "qwen"  # the session keeps its first
     # milk usage as given (not Anthropic-shaped): input is not summed with the cache
     assert session.attributes["gen_ai.usage.input_tokens"] == 10
     (mu,) = [e for e in session.events if e.name == "model_usage"]
