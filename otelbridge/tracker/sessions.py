@@ -92,6 +92,7 @@ MAX_LINKS = 128
 #: one in practice; milk's init is always first, milk's stream-json contract, ADR-0050 §1).
 DEFAULT_AGENT = "claude-code"
 NO_RESULT = "stream ended before result"
+NEXT_RUN = "the next run began before its result"
 NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
 #: a turn a ``prevent_continuation`` notice stopped before any model call (its result: success)
 STOPPED_BEFORE_MODEL = "stopped before any model call (prevent_continuation)"
@@ -290,7 +291,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _on_turn_start(self, s: Session, ev: TurnStarted, now: int) -> None:
         open_turn = s.turn
         if open_turn is not None and open_turn.started is not None and open_turn.started.run_id != ev.run_id:
-            self._end_open_turn(s)  # the previous run never got its result
+            self._end_open_turn(s, NEXT_RUN)  # the previous run never got its result
         turn = self._turn(s, now)
         turn.started = ev
 
@@ -497,9 +498,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         end = max(end, s.child_end_ns, s.start_ns)
         self.ctx.emit(self._session_record(s, end, incomplete))
 
-    def _end_open_turn(self, s: Session) -> None:
+    def _end_open_turn(self, s: Session, error: str = NO_RESULT) -> None:
         """A turn that never got its result: ends at its last line (no earlier than its
-        calls), ERROR ``incomplete``."""
+        calls), ERROR ``incomplete`` with ``error``."""
         turn = s.turn
         if turn is None:
             return
@@ -508,7 +509,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self._release_first_call(turn, turn.start_ns)
         rec = self._turn_record(s, turn, turn.start_ns, turn.last_ns)
         rec.attributes["turn.result"] = False
-        rec.error, rec.error_type = NO_RESULT, "incomplete"
+        rec.error, rec.error_type = error, "incomplete"
         self._calls_usage(s, turn, rec)
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)

@@ -405,6 +405,7 @@ def test_caudra_turn_start_opens_and_names_the_turn_and_a_missing_result_is_inco
     assert t1.attributes["result.run_id"] == "1" and t1.attributes["result.background_active"] == 1
     assert (t2.start_ns, t2.end_ns, t2.attributes["turn.run_id"]) == (at(30), at(40), "2")
     assert t2.error_type == "incomplete" and t2.attributes["turn.task_event_ids.count"] == 1
+    assert t2.error == "the next run began before its result"  # not "stream ended": it went on
     assert (t3.start_ns, t3.end_ns, t3.error) == (at(50), at(60), None)
     chats = {r.attributes["gen_ai.response.id"]: r for r in run.named("chat m-1")}
     assert (chats["msg_1"].parent_span_id, chats["msg_2"].parent_span_id) == (t1.span_id, t2.span_id)
