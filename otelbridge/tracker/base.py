@@ -246,6 +246,8 @@ class Context(msgspec.Struct):
     _session_events_held: int = 0
     _session_event_bytes: dict[str | None, int] = msgspec.field(default_factory=dict)
     _workflows: Refs = msgspec.field(default_factory=lambda: Refs())
+    #: session id → the latest end of a child span another part emitted under it
+    _covered: Refs = msgspec.field(default_factory=lambda: Refs())
 
     def __post_init__(self) -> None:
         if self.budget is None:
@@ -311,10 +313,22 @@ class Context(msgspec.Struct):
         return events
 
     def rebase(self, shift: int) -> None:
-        """The clock settled: the session events held so far move by ``shift`` ns."""
+        """The clock settled: the session events held so far, and the ends told by
+        :meth:`cover_session`, move by ``shift`` ns."""
         for events in self._session_events.values():
             for ev in events:
                 ev.time_ns += shift
+        for key in self._covered:
+            self._covered[key] += shift
+
+    def cover_session(self, session_id: str | None, end_ns: int) -> None:
+        """A child of session ``session_id``'s span that another part emitted (a Caudra
+        automation firing) ends at ``end_ns``: the session span ends no earlier."""
+        remember(self._covered, session_id, max(self._covered.get(session_id) or end_ns, end_ns))
+
+    def session_covered(self, session_id: str | None) -> int:
+        """The latest end :meth:`cover_session` was told for ``session_id`` (0: none), forgotten."""
+        return self._covered.pop(session_id, None) or 0
 
     def pending_session_events(self) -> int:
         """How many session events no session span has taken yet."""

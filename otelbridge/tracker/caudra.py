@@ -24,7 +24,8 @@ Workflow runs (``system/workflow``):
 
 Automations and goals belong to the session: ``automation_fired`` → an ``automation {name}``
 child of the session span (``ctx.session_ref``), from ``started_at`` (else ``queued_at``) to
-``finished_at`` (else the clock), ERROR when ``failed``; ``automation_notice`` → an
+``finished_at`` (else zero-length: the stream tells no end), ERROR when ``failed``, the
+session span ending no earlier; ``automation_notice`` → an
 ``automation_notice`` event on its firing's span when that firing is still to come, else a
 session event; ``goal`` → a ``goal.{kind}`` session event. Session events go through
 ``ctx.session_event`` (the session span's owner takes them).
@@ -468,7 +469,9 @@ class CaudraTracker:
             self.ctx.clock.observe(t)
         now = self.ctx.clock.at(ev.ts_ns)
         start = ev.started_ns or ev.queued_ns or now
-        end = ev.finished_ns if ev.finished_ns is not None else now
+        # ended (a firing is reported once it has); without finished_at (never started: rate
+        # limited, skipped, dropped; or failed) the stream tells no end: none is made up
+        end = ev.finished_ns if ev.finished_ns is not None else start
         ref = self.ctx.session_ref(ev.session_id)
         self._anonymous += 0 if ev.fire_id else 1
         key = ev.fire_id or f"#{self._anonymous}"
@@ -516,6 +519,7 @@ class CaudraTracker:
             rec.error = (ev.error_message or ev.error_kind or "automation failed")
             rec.error_type = ev.error_kind or "automation_failed"
         self.ctx.emit(rec)
+        self.ctx.cover_session(ev.session_id, rec.end_ns)
 
     def _notice(self, ev: AutomationNotice) -> None:
         attrs = put_attributes({}, (

@@ -495,7 +495,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         incomplete = s.turn is not None or (s.results == 0 and active)
         self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns
-        end = max(end, s.child_end_ns, s.start_ns)
+        end = max(end, s.child_end_ns, s.start_ns, self.ctx.session_covered(s.sid))
         self.ctx.emit(self._session_record(s, end, incomplete))
 
     def _end_open_turn(self, s: Session, error: str = NO_RESULT) -> None:

@@ -229,9 +229,11 @@ def test_automation_spans_are_session_children():
     assert f1.attributes["automation.repeats"] == 3 and f1.attributes["automation.attempts"] == 1
     assert f1.attributes["automation.trigger"] == "schedule" and f1.attributes["automation.trigger_index"] == 0
     assert "automation.reason" not in f1.attributes
-    # started_at null → queued_at; finished_at null → the clock (the stream clock: the newest
-    # time the stream showed, f1's finished_at)
-    assert (f2.start_ns, f2.end_ns) == (T * 1000 * MS, (T * 1000 + 11) * MS)
+    # started_at null → queued_at; finished_at null → no end the stream tells: zero-length (not
+    # the newest time the stream showed, which is another firing's: f1's finished_at)
+    assert (f2.start_ns, f2.end_ns) == (T * 1000 * MS, T * 1000 * MS)
+    # the session span ends no earlier than its latest firing
+    assert ctx.session_covered(SID) == f1.end_ns
     assert (f2.error, f2.error_type) == ("undefined variable", "script")
     assert (f2.attributes["automation.error.line"], f2.attributes["automation.error.column"]) == (3, 7)
     # a notice before its firing lands on the firing's span
