@@ -380,7 +380,11 @@ class WorkflowTracker:
             span_name("invoke_agent", label, f"#{index}"), run.trace_id,
             agent.span_id, run.span_id if phase is None else phase.span_id, start, end, attrs,
         )
-        if e.state == "error":
+        if e.state == "error" and run.status == "stopped":
+            # wound down by the stop (cbc flips each agent to error after it: "subagent
+            # aborted: …"): interrupted, as the agents the stop left open; not a failure
+            interrupted_at, reason = interrupted_at or end, e.error or "stopped"
+        elif e.state == "error":
             rec.error = e.error or "agent error"
             rec.error_type = "agent_error"
         elif error is not None:

@@ -148,7 +148,10 @@ def test_grace_window_applies_late_progress_then_closes_once():
     tracker.handle(progress("t", [agent(1, "error", T0, error="subagent aborted: user cancel"),
                                   agent(2, "start", T0)], ts_ms=T0 + 950))
     assert names(records) == ["invoke_agent agent-1"]
-    assert records[0].error == "subagent aborted: user cancel"
+    # wound down by the stop: interrupted with cbc's text, not an error of its own (as agent 2)
+    assert records[0].error is None and records[0].attributes["workflow.agent.state"] == "error"
+    assert [(e.name, e.attributes["otelbridge.reason"]) for e in records[0].events] == [
+        ("interrupted", "subagent aborted: user cancel")]
     timers.fire_all()
     by_name = {r.name: r for r in records}
     assert len(records) == 4

@@ -46,7 +46,10 @@ def test_late_abort_within_window_then_window_closes():
         agent(1, "error", error="subagent aborted: user cancel", ended_at=T0 + 6000),
         agent(2, "start")]))
     (a1,) = records  # a terminal agent is exported at once
-    assert (a1.error, a1.error_type) == ("subagent aborted: user cancel", "agent_error")
+    # the stop's abort: interrupted with cbc's text at the agent's end, not a failure
+    assert (a1.error, a1.error_type) == (None, None)
+    assert [(e.name, e.time_ns, e.attributes["otelbridge.reason"]) for e in a1.events] == [
+        ("interrupted", (T0 + 6000) * MS, "subagent aborted: user cancel")]
     assert a1.attributes["gen_ai.agent.id"] == f"v2:{1:064d}"
     timers.fire()
     names = sorted(r.name for r in records)
