@@ -10,9 +10,10 @@ Events:
 * every line → :class:`LineSeq` (the tracker reports a gap or step back as a ``seq_gap`` event);
 * ``system/init`` → :class:`SessionStarted` from ``agent`` (``name`` names the session span,
   ``provider``, ``model``) and ``milk_version``; each ``warnings`` entry → a ``warning`` mark;
-* ``system/route`` → ``route`` mark; ``system/agent_switch`` → ``agent_switch`` mark (its
-  agent as ``gen_ai.agent.name``/``gen_ai.provider.name``/``gen_ai.request.model``; its model
-  and provider, if given, are those of later calls); ``system/warning`` → ``warning``;
+* ``system/route``, ``notification``, ``permission_denied`` → a mark of that name (its
+  fields as attributes); ``system/agent_switch`` → ``agent_switch`` mark (its agent as
+  ``gen_ai.agent.name``/``gen_ai.provider.name``/``gen_ai.request.model``; its model and
+  provider, if given, are those of later calls); ``system/warning`` → ``warning``;
 * ``system/error`` → :class:`SessionError` (``message``, ``recoverable``): an exception event;
 * ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
   ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
@@ -140,7 +141,7 @@ class Milk:
                     if isinstance(text, str):
                         out.append(SessionMark(sid, ts, name="warning", attributes={"message": as_str(text)}))
             return out
-        if subtype in ("route", "agent_switch", "warning"):
+        if subtype in ("route", "agent_switch", "warning", "notification", "permission_denied"):
             attrs = _flat(doc)
             model = provider = None
             if subtype == "agent_switch":

@@ -129,6 +129,13 @@ def test_milk_envelope_lines_and_shared_parsers():
     assert (switch.model, switch.provider) == ("sonnet", "claude-cli")
     assert switch.attributes == {"gen_ai.agent.name": "claude", "gen_ai.provider.name": "claude-cli",
                                  "gen_ai.request.model": "sonnet", "reason": "escalate"}
+    # the catalog's notices: session marks of their own names, their fields as attributes
+    _, denied = decode({"type": "system", "subtype": "permission_denied", **MILK_ENV, "tool_use_id": "toolu_1",
+                        "tool_name": "bash", "reason": "denied by policy"})
+    assert (denied.name, denied.attributes) == (
+        "permission_denied", {"tool_use_id": "toolu_1", "tool_name": "bash", "reason": "denied by policy"})
+    _, note = decode({"type": "system", "subtype": "notification", **MILK_ENV, "text": "agent running"})
+    assert (note.name, note.attributes) == ("notification", {"text": "agent running"})
     # unknown types and subtypes: only the seq
     assert [type(e) for e in decode({"type": "brand_new", **MILK_ENV})] == [LineSeq]
 
