@@ -377,6 +377,12 @@ class SessionStarted(Event):
     cwd: str | None = None
 
 
+class ModelStreaming(Event):
+    """A top-level model call's output streaming (milk's ``stream_event`` deltas, which name no
+    message): the call the next ``assistant`` line completes; one no line completes (an
+    interrupt) is a call of its own."""
+
+
 class ModelCall(Event):
     """One line about a model call: a ``stream_event`` ``message_start`` (``phase="start"``), an
     ``assistant`` line (``"line"``, one per content block in Claude Code) or a ``message_delta``

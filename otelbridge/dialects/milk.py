@@ -14,6 +14,8 @@ Events:
   fields as attributes); ``system/agent_switch`` → ``agent_switch`` mark (its agent as
   ``gen_ai.agent.name``/``gen_ai.provider.name``/``gen_ai.request.model``; its model and
   provider, if given, are those of later calls); ``system/warning`` → ``warning``;
+* ``stream_event`` deltas of a top-level call → :class:`ModelStreaming` (a call its
+  ``assistant`` line never completes, an interrupt's, is still a call);
 * ``system/error`` → :class:`SessionError` (``message``, ``recoverable``): an exception event;
 * ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
   ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
@@ -35,6 +37,7 @@ from typing import Any
 from ..events import (
     Event,
     LineSeq,
+    ModelStreaming,
     SessionError,
     SessionMark,
     SessionStarted,
@@ -46,6 +49,8 @@ from .claude_code import is_milk, parse_assistant, parse_result, parse_user
 
 #: Envelope keys left out of a mark's attributes.
 _ENVELOPE = frozenset({"type", "subtype", "session_id", "seq", "ts", "parent_tool_use_id", "uuid"})
+#: ``stream_event`` types that are a model call's output streaming
+_DELTAS = frozenset({"content_block_delta", "tool_args_delta"})
 #: ``agent_switch``'s agent fields → the GenAI semantic conventions' attributes
 _AGENT_KEYS = {"agent.name": "gen_ai.agent.name", "agent.provider": "gen_ai.provider.name",
                "agent.model": "gen_ai.request.model"}
@@ -93,6 +98,10 @@ class Milk:
         kind = doc.get("type")
         if kind == "system":
             out.extend(self._system(doc, line))
+        elif kind == "stream_event" and doc.get("parent_tool_use_id") is None:
+            event = doc.get("event")
+            if isinstance(event, dict) and event.get("type") in _DELTAS:
+                out.append(ModelStreaming(sid, ts))
         elif kind == "assistant":
             out.extend(parse_assistant(doc, line))
         elif kind == "user":

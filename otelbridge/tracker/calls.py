@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import CLIENT, ModelCall, SpanRecord, ToolResult, Usage
+from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolResult, Usage
 from ..secret_commands import prints_secret
 from .base import remember, span_name, usage_attributes
 from .state import Chat, Session, Tool, Turn
@@ -26,6 +26,8 @@ from .state import Chat, Session, Tool, Turn
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
 #: bounded by the state budget, :mod:`.budget`).
 MAX_ITEMS = 10_000
+#: The key of a model call whose output streamed and no line completed (turn number follows)
+STREAMED = "streamed/"
 #: A tool's output as exported when its command printed a secret bare (the whole output)
 PRINTED_SECRET = "[REDACTED:secret]"
 
@@ -82,7 +84,7 @@ class CallsMixin:
                 return
             agent.own_line()
         else:
-            self._turn(s, now)
+            self._turn(s, now).streamed_ns = None  # (its output had streamed: this is that call)
         mid = ev.message_id or s.scope_chat.get(scope)
         if mid is None:
             return  # a delta with no call to belong to
@@ -281,6 +283,24 @@ class CallsMixin:
             if last.stop_reason is None and last.error_type is None:
                 last.stop_reason = stop_reason
 
+    def _on_streaming(self, s: Session, ev: ModelStreaming, now: int) -> None:
+        turn = s.turn
+        if turn is not None and turn.streamed_ns is None:
+            turn.streamed_ns = now
+
+    def _cut_streamed_call(self, s: Session, turn: Turn, end: int) -> None:
+        """The model call whose output ``turn`` showed streaming and no line completed (an
+        interrupt cut it, at ``end``): a call of its own, from when it was asked for, with an
+        ``interrupted`` event; it has no response id (none was given)."""
+        at, turn.streamed_ns = turn.streamed_ns, None
+        if at is None:
+            return
+        key = f"{STREAMED}{turn.n}"
+        chat = Chat(key, self._span_id(s, "chat", key), turn.span_id, None,
+                    min(at, max(turn.start_ns, turn.ready_ns)), max(end, at), s.now_model or s.model, turn.n,
+                    provider=s.now_provider, cut_ns=max(end, at))
+        s.chats[key] = chat
+
     def _emit_chat(self, s: Session, chat: Chat) -> None:
         s.chats.pop(chat.message_id, None)
         self._release(s, "chat", chat.message_id)
@@ -288,7 +308,8 @@ class CallsMixin:
             del s.scope_chat[chat.owner]
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "chat"
-        attrs["gen_ai.response.id"] = chat.message_id
+        if chat.cut_ns is None:
+            attrs["gen_ai.response.id"] = chat.message_id
         # an API-error message had no response (its stop_reason is the CLI's filler)
         answered = chat.error_type is None or chat.streamed
         if chat.provider or s.provider:
@@ -326,6 +347,8 @@ class CallsMixin:
         )
         if chat.error_type is not None:
             rec.error, rec.error_type = chat.error_text or chat.error_type, chat.error_type
+        if chat.cut_ns is not None:
+            rec.events.append(SpanEvent("interrupted", chat.cut_ns))
         turn = s.turn
         # (held only where the turn's opening line took another line's time: the stream
         # clock's; live, a line's time is when it came, and the call goes out as it ends)

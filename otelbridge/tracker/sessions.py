@@ -54,6 +54,7 @@ from ..events import (
     Event,
     LineSeq,
     ModelCall,
+    ModelStreaming,
     SessionError,
     SessionMark,
     SessionStarted,
@@ -374,6 +375,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                     if chat.owner is None and chat.turn_n == turn.n:
                         chat.start_ns = min(max(chat.start_ns, start), chat.end_ns)
         # calls and tools of the turn end here; done sub-agents (of any turn) are emitted
+        self._cut_streamed_call(s, turn, end)
         self._settle_last_call(s, turn, ev.last_call)
         self._settle_stop(s, turn, ev.stop_reason)
         self._settle_output(s, turn, ev.usage)
@@ -504,6 +506,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         turn = s.turn
         if turn is None:
             return
+        self._cut_streamed_call(s, turn, turn.last_ns)
         for chat in [c for c in s.chats.values() if c.owner is None]:
             self._emit_chat(s, chat)
         self._release_first_call(turn, turn.start_ns)
@@ -580,6 +583,7 @@ SessionTracker._handlers = {
     SessionMark: SessionTracker._on_mark,
     SessionError: SessionTracker._on_error,
     ModelCall: SessionTracker._on_model_call,
+    ModelStreaming: SessionTracker._on_streaming,
     ToolResult: SessionTracker._on_tool_result,
     UserMessage: SessionTracker._on_user,
     TurnResult: SessionTracker._on_result,

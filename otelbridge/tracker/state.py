@@ -46,6 +46,8 @@ class Chat(msgspec.Struct):
     streamed: bool = False
     #: the tool calls it made, (id, name): kept with content capture only
     tool_calls: list[tuple[str, str | None]] = msgspec.field(default_factory=list)
+    #: a call whose output streamed and no line completed (no response id): cut then, epoch ns
+    cut_ns: int | None = None
 
 
 class Tool(msgspec.Struct):
@@ -154,6 +156,8 @@ class Turn(msgspec.Struct):
     dated: bool = False
     #: when the user stopped it (Claude Code's ``[Request interrupted by user]``), epoch ns
     interrupted_ns: int | None = None
+    #: a model call's output streamed since its last top-level call's line (milk), from then
+    streamed_ns: int | None = None
     #: when its next top-level model call was asked for, at the latest (its prompt, the last
     #: tool result or model call before it; 0: its start)
     ready_ns: int = 0

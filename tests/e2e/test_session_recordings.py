@@ -189,8 +189,26 @@ def test_session_tree(path: Path):
     assert sorted(e[2]["gen_ai.response.model"] for e in session.events if e[0] == "model_usage") == sorted(model_usage)
 
     # model calls: one chat span per message id; top-level under a turn, nested under its sub-agent
-    chats = {s.attributes["gen_ai.response.id"]: s for s in trace if kind(s) == "chat"}
+    chats = {s.attributes["gen_ai.response.id"]: s for s in trace
+             if kind(s) == "chat" and "gen_ai.response.id" in s.attributes}
     assert set(chats) == set(facts.messages)
+    # ... and one, without a response id, for each top-level call whose output streamed (milk's
+    # deltas) and no assistant line completed before the result: cut, under its turn
+    cut, streaming = [], False
+    for d in docs(path):
+        if d.get("parent_tool_use_id") is not None:
+            continue
+        if d["type"] == "stream_event" and "seq" in d and \
+                d["event"].get("type") in ("content_block_delta", "tool_args_delta"):
+            streaming = True
+        elif d["type"] in ("assistant", "result"):
+            if d["type"] == "result" and streaming:
+                cut.append(ns(d["ts"]))
+            streaming = False
+    partial = [s for s in trace if kind(s) == "chat" and "gen_ai.response.id" not in s.attributes]
+    assert sorted(s.end_ns for s in partial) == cut
+    for s in partial:
+        assert kind(by_id[s.parent_span_id]) == "turn" and [e[0] for e in s.events] == ["interrupted"]
     assert all(c.kind == 3 for c in chats.values())  # CLIENT
     agents = {s.attributes["task.tool_use_id"]: s for s in trace
               if kind(s) == "invoke_agent" and s is not session}
@@ -303,8 +321,18 @@ def test_milk_times_from_ts_and_session_events(path: Path):
     if res.get("usage"):
         assert session.attributes["gen_ai.usage.cache_read.input_tokens"] == res["usage"]["cache_read"]
     # an interrupted result (not an error) marks its turn so, at the result; no other turn
-    marks = [(s.name, e[1]) for s in spans for e in s.events if e[0] == "interrupted"]
+    marks = [(s.name, e[1]) for s in spans for e in s.events if e[0] == "interrupted" and s.name.startswith("turn ")]
     assert marks == ([("turn 1", ns(res["ts"]))] if res["subtype"] == "interrupted" else [])
+    # the call whose output was streaming when it was interrupted (no assistant line came): cut
+    streamed = [s for s in spans if s.name.startswith("chat ") and "gen_ai.response.id" not in s.attributes]
+    if res["subtype"] == "interrupted":
+        (call,) = streamed
+        first_delta = next(d for d in lines if d["type"] == "stream_event")
+        assert call.start_ns <= ns(first_delta["ts"]) and call.end_ns == ns(res["ts"])
+        assert call.attributes["gen_ai.request.model"] == init["agent"]["model"]
+        assert [(e[0], e[1]) for e in call.events] == [("interrupted", ns(res["ts"]))]
+    else:
+        assert streamed == []
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
