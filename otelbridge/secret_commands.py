@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 #: A command's first word: at the start, or after a blank, a quote, ``(`` or a shell's
 #: ``;``, ``&``, ``|`` (a JSON document's text: ``{"command":"gh auth token"}``)
 _AT = r"(?<![\w./-])"
@@ -50,8 +52,25 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
 )) + r")")
 
 
+#: The keys of a shell tool's command in its arguments (Claude Code's and milk's ``Bash``,
+#: Gemini's ``run_shell_command``: ``command``; Codex's ``cmd``, a list)
+_COMMAND_KEYS = ("command", "cmd")
+
+
 def prints_secret(arguments: str) -> bool:
     """Whether a tool call's arguments (its JSON text, or a command line) run a command whose
-    output is a secret, bare (see the module's text). At most the first 4,096 characters are
-    read."""
-    return _READS_A_SECRET.search(arguments, 0, 4096) is not None
+    output is a secret, bare (see the module's text): the command a shell tool's ``command``
+    or ``cmd`` names (another tool's arguments, a file written, only mention commands). At most
+    the first 4,096 characters of the command are read."""
+    if arguments[:1] != "{":
+        return _READS_A_SECRET.search(arguments, 0, 4096) is not None
+    if '"command"' not in arguments and '"cmd"' not in arguments:
+        return False
+    try:
+        doc = msgspec.json.decode(arguments)
+    except msgspec.DecodeError:
+        return False
+    command = next((doc[k] for k in _COMMAND_KEYS if k in doc), None) if isinstance(doc, dict) else None
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    return isinstance(command, str) and _READS_A_SECRET.search(command, 0, 4096) is not None

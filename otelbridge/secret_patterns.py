@@ -27,7 +27,7 @@ class Pattern:
 
     def __init__(self, kind: str, regex: str | re.Pattern[str], needles: tuple[str, ...] = (),
                  requires: tuple[tuple[str, ...], ...] = (), flags: int = 0,
-                 precheck: str | None = None, passes: int = 1) -> None:
+                 precheck: str | Callable[[str], bool] | None = None, passes: int = 1) -> None:
         self.kind = kind
         #: passes at most, while one changes the text: a match that needs an earlier part of
         #: the text again (a program's name before each of its flags) finds the next one
@@ -43,13 +43,14 @@ class Pattern:
         self._flags = regex.flags if compiled else flags
         self._regex: re.Pattern[str] | None = regex if compiled else None
         #: a regex that finds something in every text ``regex`` matches in, searched first:
-        #: cheaper where ``regex`` tries a long alternation at every position
+        #: cheaper where ``regex`` tries a long alternation at every position; or a function
+        #: that says whether ``regex`` may match (where even a precheck's scan costs)
         self._pre_source = precheck
         self._pre: re.Pattern[str] | None = None
 
     @classmethod
     def of(cls, kind: str, needles: tuple[str, ...], regex: str, flags: int = 0,
-           requires: tuple[tuple[str, ...], ...] = (), precheck: str | None = None,
+           requires: tuple[tuple[str, ...], ...] = (), precheck: str | Callable[[str], bool] | None = None,
            passes: int = 1) -> "Pattern":
         return cls(kind, regex, needles, requires, flags, precheck, passes)
 
@@ -77,6 +78,8 @@ class Pattern:
         """False when the precheck finds nothing: no match possible."""
         if self._pre_source is None:
             return True
+        if callable(self._pre_source):
+            return self._pre_source(text)
         pre = self._pre
         if pre is None:
             pre = self._pre = re.compile(self._pre_source)

@@ -78,3 +78,17 @@ def test_a_command_that_prints_no_secret_keeps_its_output(command):
     _, spans, _ = export(["--capture-content"], data)
     (tool,) = [s for s in spans if s.name == "execute_tool Bash" and s.attributes["gen_ai.tool.call.id"] == "toolu_1"]
     assert tool.attributes["gen_ai.tool.call.result"] == output
+
+
+def test_a_command_named_in_another_tools_arguments_is_not_run():
+    """A file written that mentions ``gh auth token`` (a script, docs): its tool's output is
+    what the tool said, not a secret; only a shell tool's command is read."""
+    from tests.e2e.test_security import one_call_session
+
+    data = one_call_session("sess-writes-docs", "Write", {"file_path": "/repo/README.md",
+                                                          "content": "Log in: `gh auth token | docker login`"},
+                            "File created successfully at: /repo/README.md",
+                            {"subtype": "success", "is_error": False, "result": "done"})
+    _, spans, _ = export(["--capture-content"], data)
+    (tool,) = [s for s in spans if s.name == "execute_tool Write"]
+    assert tool.attributes["gen_ai.tool.call.result"] == "File created successfully at: /repo/README.md"
