@@ -70,7 +70,8 @@ def _shared(fn):
                           "(replay: seconds of the stream's own time)."),
         click.option("--max-line", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE,
                      show_default=True,
-                     help="Longest line decoded, in bytes (longer ones pass through, counted)."),
+                     help="Longest line decoded, in bytes (longer ones are counted, not decoded; "
+                          "the tee still passes them through)."),
         click.option("--dialect", "dialects", multiple=True, metavar="NAME",
                      help="Decode only these dialects (repeatable): claude_code (Claude Code and "
                           "cbc), milk, caudra, bernstein. [default: all]"),
@@ -89,7 +90,7 @@ def _shared(fn):
                      help="Exit 1 when spans could not be exported (default: report on stderr only)."),
         click.option("--no-traceparent", is_flag=True,
                      help="Ignore the TRACEPARENT/TRACESTATE given (spans start traces of their "
-                          "own; a command otelbridge wraps still gets its run span's)."),
+                          "own; in the tee, a command it wraps still gets its run span's)."),
         click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
                      show_default=True,
                      help="Waterfall per trace on stderr at exit (auto: when stderr is a "

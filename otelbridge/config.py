@@ -205,7 +205,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             problems += tls_notice(protocol, "--endpoint ", flag, env)
         return []
     ignored = []
-    default = "localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+    default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
     for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         value = env.get(var)
         if not value:

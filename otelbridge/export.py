@@ -295,7 +295,8 @@ def _endpoint_label(cfg: Config) -> str:
         cfg.endpoint
         or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or ("localhost:4317" if cfg.protocol == "grpc" else "localhost:4318"),
+        # (as it can be given back: without http://, gRPC's exporter would use TLS)
+        or ("http://localhost:4317" if cfg.protocol == "grpc" else "http://localhost:4318"),
         _header_secrets(env))
 
 

@@ -141,11 +141,13 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
         # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
         if stats.lines and (not stats.lines_decoded or (stats.spans_started == 0 and not cfg.command)):
             traced = "only the command's run was traced" if cfg.command else "nothing was traced"
+            streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
             if stats.lines_decoded:
-                said = f"the lines decoded showed no session, turn or workflow ({STREAMS}), so {traced}"
+                said = f"the lines decoded showed no session, turn or workflow ({streams}), so {traced}"
             else:
-                said = f"no line was of a stream otelbridge traces ({STREAMS}), so {traced} " + (
+                said = f"no line was of a stream otelbridge traces ({streams}), so {traced} " + (
                     f"({stats.bad_lines} line{'s' * (stats.bad_lines != 1)} not valid JSON)" if stats.bad_lines
+                    else "(another --dialect?)" if cfg.dialects
                     else "(Claude Code prints one with --output-format stream-json --verbose)")
             say(said + "; the input passed through")
     if problem:

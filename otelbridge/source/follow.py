@@ -248,6 +248,9 @@ class Follower:
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
             elif saved is None and not self.from_start:
                 start = st.st_size
+                if start:  # (a first try on a recording read nothing, and said nothing)
+                    self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
+                             "now are not read (--from-start reads them)")
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
                                    *((saved.workflows, saved.sessions) if known and saved else ()))
         os.lseek(fd, start, os.SEEK_SET)

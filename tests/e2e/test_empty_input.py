@@ -125,6 +125,17 @@ def test_a_run_in_which_no_line_was_of_a_stream_it_reads_says_so(data, said):
     assert said is None or said in proc.stderr, proc.stderr
 
 
+def test_a_dialect_filter_that_leaves_no_line_says_so():
+    """``--dialect milk`` on Claude Code's stream: the lines were of a stream otelbridge reads,
+    but not of the dialect asked for; the hint is that, not Claude Code's flags."""
+    data = (ROOT / "examples" / "claude-code-session.jsonl").read_bytes()
+    proc = run_bridge(["--exporter", "none", "--dialect", "milk"], data, env=plain_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    assert proc.stderr.splitlines()[-1] == (
+        b"otelbridge: no line was of a stream otelbridge traces (--dialect milk only), so nothing was "
+        b"traced (another --dialect?); the input passed through")
+
+
 @pytest.mark.parametrize(("data", "said"), [
     (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.completed"}\n', True),
     (b"hello\nworld\n", True),

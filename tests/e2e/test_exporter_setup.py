@@ -244,7 +244,7 @@ def test_a_refused_default_endpoint_says_none_was_set():
     assert proc.returncode == 0 and proc.stdout == DATA
     hint = ("connection refused: is a collector listening there? (no endpoint is set, this is the default: "
             "set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, or use --exporter none where there is no collector)")
-    assert err[0] == f"otelbridge: export to localhost:4318 failed: {hint} (further export messages suppressed)"
-    assert err[-1].startswith(f"otelbridge: export incomplete (localhost:4318: {SPANS} of {SPANS} not confirmed")
+    assert err[0] == f"otelbridge: export to http://localhost:4318 failed: {hint} (further export messages suppressed)"
+    assert err[-1].startswith(f"otelbridge: export incomplete (http://localhost:4318: {SPANS} of {SPANS} not confirmed")
     # the hint once: the exit line names the cause alone
     assert err[-1].endswith("; connection refused: is a collector listening there?)") and len(err) == 3

@@ -169,8 +169,12 @@ def test_starts_at_the_end_without_from_start(tmp_path):
             append(log, workflow("new"))
             wait(lambda: "wf-new" in roots(rx), what="the new workflow")
         finally:
-            stop(proc)
+            _, err = stop(proc)
     assert roots(rx) == {"wf-new": 1}
+    # said once, at the start: a first try on a recording read nothing and said nothing
+    said = [l for l in err.decode().splitlines() if "from its end" in l]
+    assert said == [f"otelbridge: following {str(log)!r} from its end: the {len(workflow('old'))} bytes in it "
+                    "now are not read (--from-start reads them)"], err
 
 
 def test_a_file_that_appears_later_and_a_stop_mid_workflow_is_read_again_from_its_start(tmp_path):
