@@ -15,7 +15,7 @@ from otelbridge.config import Config
     (None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://ci:tok@127.0.0.1:4318?x=1"}, "http://127.0.0.1:4318"),
     (None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://a:b@t.example/v1/traces",
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other"}, "https://t.example/v1/traces"),
-    (None, {}, "localhost:4318"),
+    (None, {}, "http://localhost:4318"),
 ])
 def test_endpoint_label_has_no_credentials(monkeypatch, cfg_endpoint, env, expected):
     for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
