@@ -14,8 +14,9 @@ identifier (``OPENAI_API_KEY``, ``user_id_2024``) nor followed by more of a path
 value or an ARN (``~/.ssh/id_ed25519``, ``sk-...abcd``, ``arn:aws:kms:…``). Not ``Access Key
 ID`` (an id names the key). In prose (a secret's name, then ``is``, ``was``, ``set to``…), a
 quoted value is taken too when it has 8 characters or more, no blank, a letter and a digit
-(``the password is `Tr0ub4dor&3x```); ``the password is incorrect`` and ``the token is stored
-in `~/.config` `` stay. With no verb between (``Debug DB using password X``, ``failed with
+(``the password is `Tr0ub4dor&3x```), or unquoted one a person picked (a capital or a sign:
+``the password for prod is onkiuwdnhz!624``); ``the password is incorrect`` and ``the token is
+stored in `~/.config` `` stay. With no verb between (``Debug DB using password X``, ``failed with
 token X``: a sub-agent's description, an error), only a word that looks random. And a variable
 or key of any vendor whose last word is a key, a salt, a seed or ``creds`` (``MAPBOX_KEY=X``),
 set to a generated-looking word.
@@ -55,32 +56,46 @@ LABEL_PATTERNS = (
                precheck=r"(?i)(?:key|token|secret|password)(?:[ ]?[0-9]{1,2})?\\*[\"']?[ \t]*[:=]"),
 )
 
+#: ... whose it is, between the name and the verb: ``the password for prod is``, ``the token for
+#: the staging db was``, ``the API key (prod) is``
+_WHOSE = r"(?:[ ](?i:for|on|of|in|at)(?:[ ][\w.-]{1,30}){1,3}|[ ]\([\w .-]{1,30}\))?"
+#: ... a value said unquoted: :data:`_VALUE`, or 8 characters or more with a letter, a digit
+#: and a capital or a sign (a password a person chose: ``onkiuwdnhz!624``, ``P@ssw0rd!``;
+#: not ``incorrect``, ``in``), its sentence's punctuation not taken
+_SAID = (r"(?:" + _VALUE + r"|" + _NOT_A_NAME + r"(?![$%{<~.])(?=[^\s;,`\"'()<>\\]*[0-9])(?=[^\s;,`\"'()<>\\]*[A-Za-z])"
+         r"(?=[^\s;,`\"'()<>\\]*[A-Z!@#$%^&*+=?])[^\s;,`\"'()<>\\]{8,}(?<![.!?:]))")
 #: In prose: a secret's name, a verb, then a generated-looking word (:data:`_VALUE`) or, in
 #: quotes or backticks (the opening one kept), 8 characters or more without a blank, a letter
 #: and a digit among them
 _PROSE = (
     r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
+    + _WHOSE +
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _VALUE + ")"
+    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _SAID + ")"
 )
 
 #: A word that looks generated beyond doubt, for where no verb or separator says a value
 #: follows: 16 characters or more with a capital, a small letter and a digit, or 24 or more of
-#: small letters and digits, or 20 or more of capitals and digits, both among them (random
-#: keys; not ``db-credentials-v2``, ``claude-sonnet-4-5``, a name)
+#: small letters and digits, or 20 or more of hex digits or of capitals and digits, both among
+#: them, or a UUID (Heroku's API keys; random keys; not ``db-credentials-v2``,
+#: ``claude-sonnet-4-5``, a name)
 _GENERATED = (_NOT_A_NAME + r"(?:(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Z])(?=[\w+/=-]*[a-z])[\w+/=-]{16,}+"
-              r"|(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{24,}+|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{20,}+)"
+              r"|(?=[a-z]*[0-9])(?=[0-9]*[a-z])(?:[a-f0-9]{20,}+(?![a-z0-9])|[a-z0-9]{24,}+)"
+              r"|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{20,}+"
+              r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
               + _WORD_ENDS)
 #: In prose, a secret's name then at once its value: ``using password X``, ``with token X``,
-#: ``Rotate key X``, ``API key "X"`` (a word of :data:`_GENERATED`, or one quoted as in
-#: :data:`_PROSE`)
+#: ``Rotate key X``, ``with PAT X``, ``API key "X"`` (a word of :data:`_GENERATED`, or one
+#: quoted as in :data:`_PROSE`; after a password's name also one a person chose, as
+#: :data:`_SAID` reads it: ``with password Summer6770!TN``)
 _ADJACENT = (
-    r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|key|credentials?)[ ]"
-    r"(?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _GENERATED + ")"
+    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?)"
+    r"|(?-i:PAT))[ ](?:\\*(?P<q>[`\"']))?)"
+    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|"
+    r"(?(pw)" + _SAID + "|" + _GENERATED + "))"
 )
-_ADJACENT_WORDS = ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential")
+_ADJACENT_WORDS = ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential", "pat")
 #: ... what follows one, for :data:`_ADJACENT` to match: a blank and a word of 8 characters or
 #: more with a digit (``s`` first: ``credentials``)
 _AFTER_WORD = re.compile(r"s? \\*[`\"']?(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
