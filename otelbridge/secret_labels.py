@@ -25,6 +25,7 @@ set to a generated-looking word.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .secret_patterns import Pattern
 from .secret_tokens import AFTER_ESCAPE
@@ -59,11 +60,18 @@ LABEL_PATTERNS = (
 #: ... whose it is, between the name and the verb: ``the password for prod is``, ``the token for
 #: the staging db was``, ``the API key (prod) is``
 _WHOSE = r"(?:[ ](?i:for|on|of|in|at)(?:[ ][\w.-]{1,30}){1,3}|[ ]\([\w .-]{1,30}\))?"
-#: ... a value said unquoted: :data:`_VALUE`, or 8 characters or more with a letter, a digit
-#: and a capital or a sign (a password a person chose: ``onkiuwdnhz!624``, ``P@ssw0rd!``;
-#: not ``incorrect``, ``in``), its sentence's punctuation not taken
-_SAID = (r"(?:" + _VALUE + r"|" + _NOT_A_NAME + r"(?![$%{<~.])(?=[^\s;,`\"'()<>\\]*[0-9])(?=[^\s;,`\"'()<>\\]*[A-Za-z])"
-         r"(?=[^\s;,`\"'()<>\\]*[A-Z!@#$%^&*+=?])[^\s;,`\"'()<>\\]{8,}(?<![.!?:]))")
+def _picked(marks: str) -> str:
+    """A word a person picked as a password: 8 characters or more with a letter, a digit and one
+    of ``marks`` (a regex class's inside), no quote, bracket or blank, its sentence's closing
+    punctuation not taken."""
+    word = r"[^\s;,`\"'()<>\\]"
+    return (_NOT_A_NAME + rf"(?![$%{{<~.])(?={word}*[0-9])(?={word}*[A-Za-z])(?={word}*[{marks}])"
+            rf"{word}{{8,}}(?<![.!?:])")
+
+
+#: ... a value said unquoted: :data:`_VALUE`, or one a person picked with a capital or a sign in
+#: it (``onkiuwdnhz!624``, ``P@ssw0rd!``; not ``incorrect``, ``in``)
+_SAID = r"(?:" + _VALUE + r"|" + _picked("A-Z!@#$%^&*+=?") + ")"
 #: In prose: a secret's name, a verb, then a generated-looking word (:data:`_VALUE`) or, in
 #: quotes or backticks (the opening one kept), 8 characters or more without a blank, a letter
 #: and a digit among them
@@ -96,27 +104,45 @@ _ADJACENT = (
     r"(?(pw)" + _SAID + "|" + _GENERATED + "))"
 )
 _ADJACENT_WORDS = ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential", "pat")
-#: ... what follows one, for :data:`_ADJACENT` to match: a blank and a word of 8 characters or
-#: more with a digit (``s`` first: ``credentials``)
-_AFTER_WORD = re.compile(r"s? \\*[`\"']?(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
-_ADJACENT_PRE = re.compile(r"(?i)(?:" + "|".join(_ADJACENT_WORDS) + ")" + _AFTER_WORD.pattern)
 
 
-def _adjacent_value(text: str) -> bool:
-    """Whether one of :data:`_ADJACENT_WORDS` in ``text`` (in any case) is followed by what
-    :data:`_AFTER_WORD` reads: each found with ``str.find`` (a case-blind alternation tried at
+def _followed_by(words: tuple[str, ...], after: str) -> Callable[[str], bool]:
+    """A pre-test: whether one of ``words`` in a text (in any case) is followed by what the
+    regex ``after`` reads, each word found with ``str.find`` (a case-blind alternation tried at
     every position cost ~60 µs on 2 KB of prose that names tokens and keys)."""
-    if not text.isascii():  # (lower-casing may change its length: positions would not hold)
-        return _ADJACENT_PRE.search(text) is not None
-    low = text.lower()
-    for word in _ADJACENT_WORDS:
-        at = low.find(word)
-        while at >= 0:
-            at += len(word)
-            if _AFTER_WORD.match(text, at):
-                return True
-            at = low.find(word, at)
-    return False
+    follows = re.compile(after)
+    anywhere = re.compile(r"(?i)(?:" + "|".join(map(re.escape, words)) + ")" + after)
+
+    def test(text: str) -> bool:
+        if not text.isascii():  # (lower-casing may change its length: positions would not hold)
+            return anywhere.search(text) is not None
+        low = text.lower()
+        for word in words:
+            at = low.find(word)
+            while at >= 0:
+                at += len(word)
+                if follows.match(text, at):
+                    return True
+                at = low.find(word, at)
+        return False
+
+    return test
+
+
+#: ... for :data:`_ADJACENT`: a blank and a word of 8 characters or more with a digit after
+#: one (``s`` first: ``credentials``)
+_adjacent_value = _followed_by(_ADJACENT_WORDS, r"s? \\*[`\"']?(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
+
+#: In prose, a user and a password after words that say so: ``Test login admin/X``, ``creds:
+#: admin/X``, ``credentials admin:X``, ``login admin / X``, ``auth as deploy:X`` (the password
+#: one a person picked with a sign in it, or :data:`_GENERATED`; ``login page/v2``,
+#: ``login flow/OAuth2Callback`` stay)
+_PAIR_WORDS = ("creds", "credentials", "login", "log in", "logon", "auth as", "authenticate as", "sign in as")
+_PAIR = (
+    r"(?P<keep>(?<![\w.-])(?i:creds|credentials|log[ ]?in(?:[ ]as)?|logon|auth(?:enticate)?[ ]as|sign[ ]in[ ]as)"
+    r":?[ ][\w.@+-]{1,64}[ ]?[:/][ ]?)(?!\[REDACTED:)(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + ")"
+)
+_pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
 
 
 #: A variable or key whose last word names a key, a salt, a seed or credentials, any
@@ -133,6 +159,8 @@ PROSE_PATTERNS = (
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),
+    Pattern.of("secret", ("cred", "login", "log in", "logon", "auth as", "authenticate as", "sign in as"), _PAIR,
+               requires=((":", "/"),), precheck=_pair_value),
     Pattern.of("secret", ("key", "salt", "pepper", "seed", "creds"), _NAMED, requires=((":", "=", " to "),),
                precheck=r"(?i)(?:keys?|salt|pepper|seed|creds)\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])\\*[\"']?[\w+/=-]{12}"),
 )
