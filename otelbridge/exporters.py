@@ -76,6 +76,15 @@ class NotOtlpError(Exception):
     """An answer no OTLP receiver gives, though the SDK would count it as success."""
 
 
+class TlsMismatch(Exception):
+    """TLS to a plain-text endpoint, or a certificate not trusted: no retry can heal it (not a
+    connection error, which the SDK retries)."""
+
+
+#: What ``ssl`` says of a TLS failure that lasts (:class:`TlsMismatch`)
+_LASTING_TLS = re.compile(r"WRONG_VERSION_NUMBER|CERTIFICATE_VERIFY_FAILED|wrong version number|certificate verify failed")
+
+
 #: How every reason :func:`not_otlp` gives begins (:func:`failure_cause` finds it in the SDK's line)
 _ANSWERED = "the endpoint answered "
 
@@ -291,7 +300,18 @@ def _http_session():
         return None
     import requests
 
-    class PinnedVerifySession(requests.Session):
+    class Session(requests.Session):
+        def send(self, request, **kwargs):  # type: ignore[no-untyped-def]
+            try:
+                return super().send(request, **kwargs)
+            except requests.exceptions.SSLError as exc:
+                if _LASTING_TLS.search(str(exc)) is None:
+                    raise
+                # a protocol or certificate mismatch does not heal: said at once, not retried
+                # until --flush-timeout (the SDK retries what it takes for a connection error)
+                raise TlsMismatch(str(exc)) from None
+
+    class PinnedVerifySession(Session):
         def merge_environment_settings(self, url, proxies, stream, verify, cert):
             merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
             if verify is None:
@@ -299,7 +319,7 @@ def _http_session():
             return merged
 
     pinned = any(os.environ.get(v) for v in CERTIFICATE_VARIABLES)
-    session = PinnedVerifySession() if pinned else requests.Session()
+    session = PinnedVerifySession() if pinned else Session()
     session.auth = _collector_auth
     session.hooks["response"].append(_refuse_non_otlp)
     return session

@@ -248,3 +248,19 @@ def test_a_refused_default_endpoint_says_none_was_set():
     assert err[-1].startswith(f"otelbridge: export incomplete (http://localhost:4318: {SPANS} of {SPANS} not confirmed")
     # the hint once: the exit line names the cause alone
     assert err[-1].endswith("; connection refused: is a collector listening there?)") and len(err) == 3
+
+
+def test_tls_to_a_plain_text_collector_is_not_retried():
+    """``https://`` to a plain-text collector cannot heal: said at once and given up (it was
+    retried until --flush-timeout, 5 s of every run of a misconfigured job)."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver() as rx:
+        endpoint = rx.endpoint.replace("http://", "https://")
+        proc = run_bridge(["--summary", "never", "--endpoint", endpoint], DATA, env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == DATA
+    cause = "TLS to a plain-text endpoint (WRONG_VERSION_NUMBER): use http://"
+    err = proc.stderr.decode().splitlines()
+    assert err[0] == f"otelbridge: export to {endpoint} failed: {cause} (further export messages suppressed)"
+    # given up, not "still retrying when --flush-timeout (5 s) ran out"
+    assert err[-1] == f"otelbridge: export incomplete ({endpoint}: {SPANS} of {SPANS} not confirmed; {cause})"
