@@ -368,6 +368,7 @@ class SessionStarted(Event):
 
     Claude Code: ``model``, ``claude_code_version``; agent ``claude-code``, provider
     ``anthropic``. milk: ``agent.name``/``agent.provider``/``agent.model``, ``milk_version``.
+    ``opens_turn``: it begins a turn (not Caudra's, whose runs begin with ``turn_start``).
     """
 
     agent_name: str | None = None
@@ -375,6 +376,7 @@ class SessionStarted(Event):
     model: str | None = None
     version: str | None = None
     cwd: str | None = None
+    opens_turn: bool = True
 
 
 class ModelStreaming(Event):

@@ -418,6 +418,9 @@ class ClaudeCode:
                     model=as_str(doc.get("model")),
                     version=as_str(doc.get("claude_code_version")),
                     cwd=as_str(doc.get("cwd")),
+                    # Caudra's init says whether its runtimes are attached; its runs begin with
+                    # their turn_start (an init followed by automation firings alone is no run)
+                    opens_turn="automations" not in doc and "workflows" not in doc,
                 )
             ]
         task_id = doc.get("task_id")

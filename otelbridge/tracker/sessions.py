@@ -263,7 +263,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     # ------------------------------------------------------------------ handlers
 
     def _on_started(self, s: Session, ev: SessionStarted, now: int) -> None:
-        if s.turn is not None:  # the next turn begins before this one's result came
+        if s.turn is not None and ev.opens_turn:  # the next turn begins before this one's result came
             # its model calls are done (the next call is not theirs to end): they end with its
             # result, which may settle their usage; its tools may still get their results
             current = s.scope_chat.get(None)
@@ -273,8 +273,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self._release_first_call(s.turn, s.turn.start_ns)  # a deferred result moves no start
             s.waiting.append(s.turn)
             s.turn = None
-        turn = self._open_turn(s, now)
-        turn.model = ev.model or s.model
+        if ev.opens_turn:  # (Caudra's runs open with their turn_start)
+            self._open_turn(s, now).model = ev.model or s.model
         changed: dict[str, Any] = {key: new for key, old, new in (
             ("gen_ai.request.model", s.model, ev.model), ("gen_ai.agent.version", s.version, ev.version),
         ) if old is not None and new is not None and new != old}
@@ -492,8 +492,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self._emit_chat(s, chat)
         for task in list(s.tasks.values()):
             self._emit_task(s, task, end_all, None, eof=True)
-        # a stream that showed only background tasks or workflows of a session is not an error
-        active = s.turn_count > 0 or s.agent_name is not None or bool(s.events)
+        # a stream that showed only background tasks, workflows or automation firings of a session
+        # (Caudra's init opens no run) is not an error
+        active = s.turn_count > 0 or bool(s.events)
         incomplete = s.turn is not None or (s.results == 0 and active)
         self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns

@@ -230,3 +230,29 @@ def test_caudra_grace_window_in_real_time(lands):
     else:
         assert logs == [((t + 5) * S, "built")]
         assert b"1 late events ignored" in err
+
+
+def test_a_session_of_automation_firings_alone_has_no_run_and_no_error():
+    """Caudra's init says its runtimes are attached; its runs begin with their turn_start. A
+    session whose stream showed only firings (an SDK session the client left to its automations)
+    has no turn, and its end without a result is no error; it lasts as long as its firings."""
+    sid, t0 = "cs-automations", 1_791_280_800_000
+    lines = [{"type": "system", "subtype": "init", "cwd": "/repo", "model": "m1", "automations": True,
+              "session_id": sid}]
+    for n, (status, started, finished) in enumerate([("completed", t0 + 100, t0 + 30_000),
+                                                     ("rate_limited", None, None)]):
+        lines.append({"type": "system", "subtype": "automation_fired", "fire_id": f"f{n}",
+                      "automation": f"a{n}", "trigger": "schedule", "trigger_index": 0, "status": status,
+                      "reason": None, "error": None, "queued_at": t0 + 1000 * n, "started_at": started,
+                      "finished_at": finished, "session_id": sid})
+    data = "".join(json.dumps(l) + "\n" for l in lines).encode()
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream"], data)
+        spans = rx.received.wait_for(3, timeout=5)
+    assert proc.returncode == 0 and proc.stdout == data
+    assert sorted(s.name for s in spans) == ["automation a0", "automation a1", "invoke_agent agent"]
+    (session,) = [s for s in spans if s.name == "invoke_agent agent"]
+    assert session.status_code == 0
+    assert session.end_ns == (t0 + 30_000) * 1_000_000  # its longest firing's end
+    (rate_limited,) = [s for s in spans if s.name == "automation a1"]
+    assert rate_limited.start_ns == rate_limited.end_ns == (t0 + 1000) * 1_000_000  # it never ran
