@@ -407,6 +407,8 @@ class ModelCall(Event):
     #: ``error`` value (``invalid_request``, ...) and text; ``model`` is then ``None``
     api_error: str | None = None
     api_error_text: str | None = None
+    #: the agent a nested line names (milk's ``agent``: ``helper``), when the line gives no model
+    agent: str | None = None
 
 
 class ToolResult(Event):

@@ -17,9 +17,10 @@ Events:
 * ``stream_event`` deltas of a top-level call → :class:`ModelStreaming` (a call its
   ``assistant`` line never completes, an interrupt's, is still a call);
 * ``system/error`` → :class:`SessionError` (``message``, ``recoverable``): an exception event;
-* ``assistant`` / ``user`` → as Claude Code (shared parsers); a ``user`` line carrying a
-  ``tool_result`` names *the tool being answered* in ``parent_tool_use_id``, not a nested actor
-  (the tracker finds tools by ``tool_use_id`` only);
+* ``assistant`` / ``user`` → as Claude Code (shared parsers); a sub-agent's ``assistant`` line
+  names its agent (``agent``: the sub-agent's name) and no model (its calls' is unknown); a
+  ``user`` line carrying a ``tool_result`` names *the tool being answered* in
+  ``parent_tool_use_id``, not a nested actor (the tracker finds tools by ``tool_use_id`` only);
 * ``result`` (exactly one, last: ``final``) → :class:`TurnResult` with ``usage`` and
   ``model_usage`` per model (``cache_read``/``cache_creation``, which ``input_tokens`` leaves
   out: ``gen_ai.usage.input_tokens`` adds them); its
@@ -37,6 +38,7 @@ from typing import Any
 from ..events import (
     Event,
     LineSeq,
+    ModelCall,
     ModelStreaming,
     SessionError,
     SessionMark,
@@ -103,7 +105,12 @@ class Milk:
             if isinstance(event, dict) and event.get("type") in _DELTAS:
                 out.append(ModelStreaming(sid, ts))
         elif kind == "assistant":
-            out.extend(parse_assistant(doc, line))
+            calls = parse_assistant(doc, line)
+            agent = as_str(doc.get("agent")) if doc.get("parent_tool_use_id") is not None else None
+            for ev in calls if agent else ():  # a sub-agent's line names its agent, not its model
+                if isinstance(ev, ModelCall):
+                    ev.agent = agent
+            out.extend(calls)
         elif kind == "user":
             out.extend(parse_user(doc, line))
         elif kind == "result":

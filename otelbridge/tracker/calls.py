@@ -83,6 +83,7 @@ class CallsMixin:
             if agent is None:
                 return
             agent.own_line()
+            agent.subagent_type = agent.subagent_type or ev.agent
         else:
             self._turn(s, now).streamed_ns = None  # (its output had streamed: this is that call)
         mid = ev.message_id or s.scope_chat.get(scope)
@@ -99,9 +100,10 @@ class CallsMixin:
             # the call began when it was asked for (its scope's prompt, last tool result or
             # call), not at its first line, which comes once its first block is done
             asked = max(scope_of.start_ns, scope_of.ready_ns)  # type: ignore[union-attr]
+            # (a sub-agent whose lines name it and no model runs one the stream does not say)
+            model = ev.model or (None if ev.agent else s.now_model or s.model)
             chat = Chat(mid, self._span_id(s, "chat", mid), parent, scope, min(now, asked), now,
-                        ev.model or s.now_model or s.model, turn.n if turn is not None else None,
-                        provider=s.now_provider)
+                        model, turn.n if turn is not None else None, provider=s.now_provider)
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
         chat.end_ns = max(chat.end_ns, now)

@@ -270,10 +270,15 @@ def test_milk_times_from_ts_and_session_events(path: Path):
     for d in lines:
         if d.get("subtype") == "agent_switch":
             agent = d["agent"]
-        elif d["type"] == "assistant" and d.get("agent") != "helper":  # (a sub-agent's: its own)
+        elif d["type"] == "assistant" and "parent_tool_use_id" not in d:
             chat = by_resp[d["message"]["id"]]
             assert (chat.attributes["gen_ai.provider.name"], chat.attributes["gen_ai.request.model"]) == \
                 (agent["provider"], agent["model"]), d["seq"]
+        elif d["type"] == "assistant":  # a sub-agent's line names its agent, and no model
+            chat = by_resp[d["message"]["id"]]
+            assert "gen_ai.request.model" not in chat.attributes and chat.name == "chat model"
+            sub = next(s for s in spans if s.span_id == chat.parent_span_id)
+            assert sub.name == f"invoke_agent {d['agent']}" and sub.attributes["gen_ai.agent.name"] == d["agent"]
     # a chat starts when it was asked for: at the prompt, the last tool result or the previous
     # call's last line before its first line (the session's start for the first); a tool ends
     # at its result's ts
