@@ -69,6 +69,18 @@ def append(path, text: str) -> None:
         fh.write(text)
 
 
+def empty_log(tmp_path):
+    """An empty followed file and the state directory beside it."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text("")
+    return log, state
+
+
+def recording_lines(name: str) -> list[str]:
+    """The lines, with their newlines, of a shared Claude Code recording."""
+    return (FIXTURES / "claude-code" / name).read_text().splitlines(keepends=True)
+
+
 def saved_offset(state):
     files = list(state.glob("follow-*.json"))
     if not files:
@@ -80,8 +92,7 @@ def saved_offset(state):
 
 
 def test_rotation_truncation_and_restart(tmp_path):
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
@@ -342,8 +353,7 @@ def test_a_new_file_at_the_path_is_a_stream_of_its_own(tmp_path):
     aug = (FIXTURES / "claude-code" / "idea-planner-explore-subagent-2.1.224.jsonl").read_text()
     conv = {name: json.loads(text.splitlines()[0])["session_id"] for name, text in
             (("sep", sep), ("aug", aug))}
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
 
     def session(name):
         return [s for s in rx.received.spans() if s.name == "invoke_agent claude-code"
@@ -400,10 +410,8 @@ def test_a_restart_mid_session_exports_again_only_what_the_stop_cut_short(tmp_pa
     start reads again from before the workflow (to trace it whole) but exports nothing that had
     ended before the stop — each model call and tool call that ended arrives once; the one the
     stop ended arrives once more when it ends."""
-    rec = (FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl").read_text()
-    lines = rec.splitlines(keepends=True)
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    lines = recording_lines("claudecli-go-workflow-phased-2.1.270.jsonl")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
@@ -488,8 +496,7 @@ def test_a_workflow_left_to_the_next_start_is_exported_when_it_ends_while_read_a
     """Stopped in a workflow's grace window (5 s), the next start with ``--grace-period 0`` reads
     the stretch again: the workflow ends while it is being read again (3 MB of other lines
     follow it), and it is exported — the last run held it, it did not export it."""
-    rec = (FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl").read_text()
-    lines = rec.splitlines(keepends=True)
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
     pad = "".join('{"type":"keep_alive","pad":"%s"}\n' % ("x" * 1000) for _ in range(3000))
     log, state = tmp_path / "run.jsonl", tmp_path / "state"
     log.write_text("".join(lines[:39]) + pad + "".join(lines[39:45]))
@@ -565,8 +572,7 @@ def test_a_hangup_stops_follow_as_sigterm_does_and_the_cut_session_says_by_what(
     """SIGHUP (a closed terminal, a supervisor's reload) killed follow at once: no flush, 4 of
     14 spans, and the offset already past the open session. Now it stops as on SIGTERM, and
     what the stop ends says so, in place of "stream ended before result"."""
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     lines = (EXAMPLES / "claude-code-session.jsonl").read_text().splitlines(keepends=True)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
@@ -637,8 +643,7 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
     parent never arrives. The deterministic ids make the spans sent twice the same spans."""
     path = FIXTURES / "claude-code" / "idea-planner-explore-subagent-2.1.224.jsonl"
     lines = path.read_text().splitlines(keepends=True)  # the Agent's sub-agent runs lines 3–9
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx, HttpReceiver() as ref:
         replay_into(ref, path)
         proc = start(log, state, rx, "--from-start", "--deterministic-ids")
@@ -672,8 +677,7 @@ def test_a_file_rotated_while_stopped_is_read_to_its_end_first(tmp_path):
     new_file = (claude / "claudecli-go-agent-subagent-2.1.87.jsonl").read_text()
     sid = {name: json.loads(text.splitlines()[0])["session_id"]
            for name, text in (("first", first), ("down", while_down), ("new", new_file))}
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
@@ -741,13 +745,11 @@ def test_a_restart_exports_each_workflow_once_and_the_session_with_its_turns(tmp
     (reading up to the checkpoint again without exporting), so that a sidecar killed after a
     turn still sends the session span its turns hang from, and numbers the next turn 2; a
     workflow exported before a stop is not exported again when it ends past what was read."""
-    path = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
     task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx, HttpReceiver() as ref:
-        replay_into(ref, path)
+        replay_into(ref, FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl")
         proc = start(log, state, rx, "--from-start", "--deterministic-ids")
         try:
             append(log, "".join(lines[:cut]))
@@ -810,11 +812,9 @@ def test_a_kill_after_a_workflow_ended_in_one_read_with_the_next_turn_exports_it
     """workflow-probe: the workflow's end and the next turn's ``init`` come in one read, so no
     moment with nothing open follows the workflow; the offset file still records it once its
     spans are exported, and a restart after a kill does not export it again."""
-    path = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
     task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
@@ -861,10 +861,8 @@ def test_after_a_stop_a_background_task_comes_again_with_its_tool_call(tmp_path)
     again without exporting what had ended — the task's tool call among it. With random ids
     (the default) the task, ended when it really ends, is in a trace of its own: its tool call
     comes again with it, so no span names a parent that never arrived."""
-    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
@@ -886,10 +884,8 @@ def test_after_a_kill_the_session_comes_with_the_ids_its_exported_turns_name(tmp
     """Random ids (the default): killed after turn 1 was exported, the sidecar had not sent the
     session span turn 1 hangs from. The offset file keeps that session's ids, and the restart,
     reading the session again, gives its span those ids: turn 1 finds its parent."""
-    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
-    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
-    log.write_text("")
+    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
+    log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start")
         try:
