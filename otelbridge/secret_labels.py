@@ -60,6 +60,11 @@ LABEL_PATTERNS = (
 #: ... whose it is, between the name and the verb: ``the password for prod is``, ``the token for
 #: the staging db was``, ``the API key (prod) is``
 _WHOSE = r"(?:[ ](?i:for|on|of|in|at)(?:[ ][\w.-]{1,30}){1,3}|[ ]\([\w .-]{1,30}\))?"
+#: ... a quoted value (its opening quote, group ``q``, kept): 8 characters or more without a
+#: blank, a letter and a digit among them, not a variable or a template (``$X``, ``{{x}}``)
+_QUOTED = r"(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))"
+
+
 def _picked(marks: str) -> str:
     """A word a person picked as a password: 8 characters or more with a letter, a digit and one
     of ``marks`` (a regex class's inside), no quote, bracket or blank, its sentence's closing
@@ -72,15 +77,14 @@ def _picked(marks: str) -> str:
 #: ... a value said unquoted: :data:`_VALUE`, or one a person picked with a capital or a sign in
 #: it (``onkiuwdnhz!624``, ``P@ssw0rd!``; not ``incorrect``, ``in``)
 _SAID = r"(?:" + _VALUE + r"|" + _picked("A-Z!@#$%^&*+=?") + ")"
-#: In prose: a secret's name, a verb, then a generated-looking word (:data:`_VALUE`) or, in
-#: quotes or backticks (the opening one kept), 8 characters or more without a blank, a letter
-#: and a digit among them
+#: In prose: a secret's name (:data:`_WHOSE` it is), a verb, then a value (:data:`_SAID`, or
+#: :data:`_QUOTED` in quotes or backticks)
 _PROSE = (
     r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
     + _WHOSE +
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|" + _SAID + ")"
+    r"(?(q)" + _QUOTED + "|" + _SAID + ")"
 )
 
 #: A word that looks generated beyond doubt, for where no verb or separator says a value
@@ -94,14 +98,13 @@ _GENERATED = (_NOT_A_NAME + r"(?:(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Z])(?=[\w+/=-]
               r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
               + _WORD_ENDS)
 #: In prose, a secret's name then at once its value: ``using password X``, ``with token X``,
-#: ``Rotate key X``, ``with PAT X``, ``API key "X"`` (a word of :data:`_GENERATED`, or one
-#: quoted as in :data:`_PROSE`; after a password's name also one a person chose, as
-#: :data:`_SAID` reads it: ``with password Summer6770!TN``)
+#: ``Rotate key X``, ``with PAT X``, ``API key "X"`` (a word of :data:`_GENERATED`, or
+#: :data:`_QUOTED`; after a password's name also one a person chose, as :data:`_SAID` reads it:
+#: ``with password Summer6770!TN``)
 _ADJACENT = (
     r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?)"
     r"|(?-i:PAT))[ ](?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))|"
-    r"(?(pw)" + _SAID + "|" + _GENERATED + "))"
+    r"(?(q)" + _QUOTED + "|(?(pw)" + _SAID + "|" + _GENERATED + "))"
 )
 _ADJACENT_WORDS = ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential", "pat")
 
@@ -159,8 +162,7 @@ PROSE_PATTERNS = (
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),
-    Pattern.of("secret", ("cred", "login", "log in", "logon", "auth as", "authenticate as", "sign in as"), _PAIR,
-               requires=((":", "/"),), precheck=_pair_value),
+    Pattern.of("secret", _PAIR_WORDS, _PAIR, requires=((":", "/"),), precheck=_pair_value),
     Pattern.of("secret", ("key", "salt", "pepper", "seed", "creds"), _NAMED, requires=((":", "=", " to "),),
                precheck=r"(?i)(?:keys?|salt|pepper|seed|creds)\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])\\*[\"']?[\w+/=-]{12}"),
 )
