@@ -19,36 +19,45 @@ import re
 
 import msgspec
 
-#: A command's first word: at the start, or after a blank, a quote, ``(`` or a shell's
-#: ``;``, ``&``, ``|`` (a JSON document's text: ``{"command":"gh auth token"}``)
-_AT = r"(?<![\w./-])"
+#: Where a command starts: the command line's start, or after ``;``, ``&``, ``|``, ``(``, a
+#: backtick, a line end or ``$(`` (not inside an argument: ``grep -rn 'op read' scripts/``, a
+#: comment); then ``sudo``/``env``/``exec``/``time`` and variables set for it, and a directory
+#: (``/usr/bin/printenv``)
+_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\())\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
+       r"(?:\w+=\S*\s+)*(?:[\w.~/-]*/)?")
+#: ... a program's options before its subcommand (``gcloud --project prod secrets``,
+#: ``kubectl -n prod get``, ``aws --region x secretsmanager``)
+_OPTS = r"(?:\s+-{1,2}[\w.-]+(?:[ =](?!-)[^\s;&|]+)?)*"
 #: ... then its other words, each a blank away; the rest of the command on its line
 _REST = r"[^\n;&|]*?"
+#: A variable whose name says it holds a secret (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``GH_PAT``)
+_SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
+               r"|(?<=_)(?i:pat))(?![A-Za-z])")
 _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
-    r"gcloud\s+secrets\s+versions\s+access",
-    r"gcloud\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token",
-    r"op\s+(?:read|inject)\s",
-    r"op\s+item\s+get\s" + _REST + r"--reveal",
+    r"gcloud" + _OPTS + r"\s+(?:(?:alpha|beta)\s+)?secrets\s+versions\s+access",
+    r"gcloud" + _OPTS + r"\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token",
+    r"op" + _OPTS + r"\s+(?:read|inject)\s",
+    r"op" + _OPTS + r"\s+item\s+get\s" + _REST + r"--reveal",
     r"security\s+find-(?:generic|internet)-password\s" + _REST + r"\s-w\b",
     r"(?:go)?pass\s+show\s",
     r"cat\s" + _REST + r"/run/secrets/",
-    r"kubectl\s+get\s+secrets?\s" + _REST + r"(?:-o|--output)[ =]?[\"']?(?:jsonpath|go-template|template)",
-    r"kubectl\s+create\s+token\s",
-    r"vault\s+(?:kv\s+get|read)\s" + _REST + r"-field[ =]",
-    r"aws\s+secretsmanager\s+get-secret-value\s",
-    r"aws\s+ssm\s+get-parameters?(?:-by-path)?\s" + _REST + r"--with-decryption",
-    r"aws\s+(?:ecr|ecr-public)\s+get-login-password",
-    r"aws\s+codeartifact\s+get-authorization-token",
-    r"az\s+keyvault\s+secret\s+show\s",
-    r"az\s+account\s+get-access-token",
-    r"(?:doppler|infisical)\s+secrets\s+get\s",
+    r"kubectl" + _OPTS + r"\s+get\s+secrets?\s" + _REST + r"(?:-o|--output)[ =]?[\"']?(?:jsonpath|go-template|template)",
+    r"kubectl" + _OPTS + r"\s+create\s+token\s",
+    r"vault" + _OPTS + r"\s+(?:kv\s+get|read)\s" + _REST + r"-field[ =]",
+    r"aws" + _OPTS + r"\s+secretsmanager\s+get-secret-value\s",
+    r"aws" + _OPTS + r"\s+ssm\s+get-parameters?(?:-by-path)?\s" + _REST + r"--with-decryption",
+    r"aws" + _OPTS + r"\s+(?:ecr|ecr-public)\s+get-login-password",
+    r"aws" + _OPTS + r"\s+codeartifact\s+get-authorization-token",
+    r"az" + _OPTS + r"\s+keyvault\s+secret\s+show\s",
+    r"az" + _OPTS + r"\s+account\s+get-access-token",
+    r"(?:doppler|infisical)" + _OPTS + r"\s+secrets\s+get\s",
     r"heroku\s+auth:token",
-    r"gh\s+auth\s+token\b",
+    r"gh" + _OPTS + r"\s+auth\s+token\b",
     r"npm\s+token\s+create",
-    r"(?:sops|age)\s+(?:-d|--decrypt)\b",
+    r"(?:sops|age|gpg)" + _OPTS + r"\s+(?:-d|--decrypt)\b",
     r"openssl\s+rand\s",
-    r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)\w*?(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key"
-    r"|credentials?)(?![A-Za-z])",
+    # printenv NAME, echo / printf of $NAME (after options, a format)
+    r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
 
 
@@ -63,7 +72,7 @@ def prints_secret(arguments: str) -> bool:
     or ``cmd`` names (another tool's arguments, a file written, only mention commands). At most
     the first 4,096 characters of the command are read."""
     if arguments[:1] != "{":
-        return _READS_A_SECRET.search(arguments, 0, 4096) is not None
+        return _READS_A_SECRET.search(arguments[:4096]) is not None
     if '"command"' not in arguments and '"cmd"' not in arguments:
         return False
     try:
@@ -73,4 +82,4 @@ def prints_secret(arguments: str) -> bool:
     command = next((doc[k] for k in _COMMAND_KEYS if k in doc), None) if isinstance(doc, dict) else None
     if isinstance(command, list):
         command = " ".join(str(part) for part in command)
-    return isinstance(command, str) and _READS_A_SECRET.search(command, 0, 4096) is not None
+    return isinstance(command, str) and _READS_A_SECRET.search(command[:4096]) is not None

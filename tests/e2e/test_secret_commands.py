@@ -51,6 +51,12 @@ def session(sid: str, command: str, output: str, repeated: str) -> bytes:
     "aws ssm get-parameter --name /prod/stripe --with-decryption --query Parameter.Value --output text",
     "printenv GITHUB_TOKEN",
     "cd deploy && vault kv get -field=password secret/db",
+    # a program's options before its subcommand, a directory, echo's and printf's forms
+    "gcloud --project prod secrets versions access latest --secret=db",
+    "op --account my.1password.com read op://x/y/z",
+    "kubectl -n prod get secret db -o jsonpath='{.data.password}' | base64 -d",
+    "/usr/bin/printenv GITHUB_TOKEN",
+    "printf '%s\\n' \"$GH_PAT\"",
 ])
 def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
     secret = "q7LmZ3xV9pK2wR8t"
@@ -71,7 +77,10 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
 
 
 @pytest.mark.parametrize("command", ["cat README.md", "kubectl get secrets", "printenv PATH",
-                                     "echo $TOKENIZERS_PARALLELISM", "gh auth status"])
+                                     "echo $TOKENIZERS_PARALLELISM", "gh auth status",
+                                     # a command only named: in an argument, in a comment
+                                     "grep -rn 'gcloud secrets versions access' scripts/",
+                                     "git log -1 -- fetch.sh  # uses op read op://x/y/z"])
 def test_a_command_that_prints_no_secret_keeps_its_output(command):
     output = "q7LmZ3xV9pK2wR8t"
     data = session("sess-reads-nothing", command, output, "Read it.")
