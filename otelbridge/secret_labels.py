@@ -98,15 +98,15 @@ _GENERATED = (_NOT_A_NAME + r"(?:(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Z])(?=[\w+/=-]
               r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
               + _WORD_ENDS)
 #: In prose, a secret's name then at once its value: ``using password X``, ``with token X``,
-#: ``Rotate key X``, ``with PAT X``, ``API key "X"`` (a word of :data:`_GENERATED`, or
+#: ``Rotate key X``, ``with PAT X``, ``pw X``, ``Reset password to X``, ``API key "X"`` (a word of :data:`_GENERATED`, or
 #: :data:`_QUOTED`; after a password's name also one a person chose, as :data:`_SAID` reads it:
 #: ``with password Summer6770!TN``)
 _ADJACENT = (
-    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?)"
-    r"|(?-i:PAT))[ ](?:\\*(?P<q>[`\"']))?)"
+    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?|pass|pwd|pw)"
+    r"|(?-i:PAT))(?:[ ]to)?[ ](?:\\*(?P<q>[`\"']))?)"
     r"(?(q)" + _QUOTED + "|(?(pw)" + _SAID + "|" + _GENERATED + "))"
 )
-_ADJACENT_WORDS = ("password", "passphrase", "passwd", "passcode", "token", "secret", "key", "credential", "pat")
+_ADJACENT_WORDS = ("pass", "pw", "token", "secret", "key", "credential", "pat")
 
 
 def _followed_by(words: tuple[str, ...], after: str) -> Callable[[str], bool]:
@@ -132,9 +132,10 @@ def _followed_by(words: tuple[str, ...], after: str) -> Callable[[str], bool]:
     return test
 
 
-#: ... for :data:`_ADJACENT`: a blank and a word of 8 characters or more with a digit after
-#: one (``s`` first: ``credentials``)
-_adjacent_value = _followed_by(_ADJACENT_WORDS, r"s? \\*[`\"']?(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
+#: ... for :data:`_ADJACENT`: after one (the rest of its word first: ``password``,
+#: ``credentials``), a blank and a word of 8 characters or more with a digit
+_adjacent_value = _followed_by(_ADJACENT_WORDS, r"(?i:word|phrase|wd|code|d|s)?(?: to)? \\*[`\"']?"
+                                                 r"(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
 
 #: In prose, a user and a password after words that say so: ``Test login admin/X``, ``creds:
 #: admin/X``, ``credentials admin:X``, ``login admin / X``, ``auth as deploy:X`` (the password
