@@ -17,7 +17,7 @@ from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
 from .. import source
 from ..source import interrupted_by
-from ..source.follow import MAX_WORKFLOWS
+from ..source.follow import MAX_WORKFLOWS, TRUNCATED
 from ..stats import Stats
 from .loop import install_loop
 
@@ -87,10 +87,55 @@ class HoldUntilClosed:
         return count
 
 
+class TracedFile:
+    """The :class:`~otelbridge.source.follow.Followed` that ``follow`` gives its follower: the
+    pipeline, whose sink is a :class:`HoldUntilClosed`."""
+
+    def __init__(self, pipeline: Pipeline, stats: Stats) -> None:
+        self.pipeline, self.stats = pipeline, stats
+        assert isinstance(pipeline.sink, HoldUntilClosed)
+        self.hold = pipeline.sink
+        self.handed = pipeline.exporters.handed
+        self.settled = pipeline.exporters.confirmed
+
+    def on_chunk(self, buf: bytearray, n: int) -> None:
+        self.stats.bytes += n
+        self.pipeline.on_chunk(buf, n)
+
+    def on_switch(self, kind: str) -> None:
+        if kind == TRUNCATED:  # the partial line before the cut is gone
+            self.pipeline.new_lines(keep_partial=False)
+            return
+        # rotated: a new file at the path is a new writer's (a CLI writing to a file keeps
+        # writing to the old one): the old file's stream ends, its last line even without "\n"
+        # complete, and the new one is a stream of its own (its own clock)
+        self.pipeline.end_stream()
+        self.pipeline.new_stream()
+
+    def on_replayed(self) -> None:
+        # a clock still waiting for a timestamp would hold the records of the lines read again
+        # past the end of that stretch, and they would go out
+        self.pipeline.settle_clock()
+
+    def is_quiet(self) -> bool:
+        # (records held while the clock waits for a timestamp are not handed on yet)
+        tracker = self.pipeline.tracker
+        return tracker.open_workflows() == tracker.open_turns() == 0 and not self.pipeline.holding()
+
+    def has_sessions(self) -> bool:
+        return self.pipeline.tracker.open_sessions() > 0
+
+    def session_refs(self) -> tuple[tuple[str, int, int], ...]:
+        return self.pipeline.tracker.open_session_refs()  # (a rotation: a new tracker)
+
+    def exported(self) -> tuple[str, ...]:
+        return tuple(self.hold.released)
+
+
 def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file."""
-    from ..source.follow import TRUNCATED, Follower, offset_file
+    from ..source.follow import Follower, offset_file
     from ..views import Report
 
     private_stdout(cfg)
@@ -101,38 +146,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         stats = Stats()
         pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later,
                             hold=HoldUntilClosed)
-        hold = pipeline.sink
-        assert isinstance(hold, HoldUntilClosed)
-
-        def on_chunk(buf: bytearray, n: int) -> None:
-            stats.bytes += n
-            pipeline.on_chunk(buf, n)
-
-        def on_switch(kind: str) -> None:
-            if kind == TRUNCATED:  # the partial line before the cut is gone
-                pipeline.new_lines(keep_partial=False)
-                return
-            # rotated: a new file at the path is a new writer's (a CLI writing to a file keeps
-            # writing to the old one): the old file's stream ends, its last line even without
-            # "\n" complete, and the new one is a stream of its own (its own clock)
-            pipeline.end_stream()
-            pipeline.new_stream()
-
-        follower = Follower(
-            path, on_chunk, state_file=offset_file(state_dir, path), from_start=from_start,
-            poll_s=poll_s, on_switch=on_switch,
-            # (records held while the clock waits for a timestamp are not handed on yet)
-            is_quiet=lambda: pipeline.tracker.open_workflows() == pipeline.tracker.open_turns() == 0
-            and not pipeline.holding(),
-            has_sessions=lambda: pipeline.tracker.open_sessions() > 0,
-            session_refs=lambda: pipeline.tracker.open_session_refs(),  # (a rotation: a new tracker)
-            exported=lambda: tuple(hold.released),
-            say=say,
-            handed=pipeline.exporters.handed, settled=pipeline.exporters.confirmed,
-            # a clock still waiting for a timestamp would hold the records of the lines read
-            # again past the end of that stretch, and they would go out
-            on_replayed=pipeline.settle_clock,
-        )
+        reader = TracedFile(pipeline, stats)
+        hold = reader.hold
+        follower = Follower(path, reader, state_file=offset_file(state_dir, path),
+                            from_start=from_start, poll_s=poll_s, say=say)
         hold.replaying = lambda: follower.replay_to > 0
         hold.fill_in = not cfg.deterministic_ids
         if follower.saved is not None:

@@ -12,11 +12,11 @@
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
   read from its start) and byte offset of the last *checkpoint* — the end of the last
-  complete line read at a moment when nothing the caller traces was open (``is_quiet()``: a
-  turn, a workflow), saved once the spans handed on by then are exported (``settled(handed)``;
-  ``handed()`` counts them). A restart resumes there: what was open at the stop is read again
+  complete line read at a moment when nothing the reader traces was open
+  (:meth:`Followed.is_quiet`: a turn, a workflow), saved once the spans handed on by then are
+  exported (:meth:`Followed.settled`). A restart resumes there: what was open at the stop is read again
   from its first line by the next start (a workflow: the caller exports nothing of it at stop).
-  While a session is open (``has_sessions()``), a checkpoint resumes at the last point with
+  While a session is open (:meth:`Followed.has_sessions`), a checkpoint resumes at the last point with
   none open and reads up to itself again without exporting (:attr:`Position.read_to`): the
   session span, exported only when it ends, comes even when the process was killed. A stop
   ends every session (exported): its position resumes at the last checkpoint instead.
@@ -40,6 +40,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .pipe import CHUNK
 
@@ -48,6 +49,41 @@ ROTATED, TRUNCATED = "rotated", "truncated"
 MAX_WORKFLOWS = 1000
 #: Bytes at a file's start that tell it from another at the same inode.
 HEAD_BYTES = 4096
+
+
+class Followed(Protocol):
+    """What :class:`Follower` feeds and asks: the pipeline that traces the followed file."""
+
+    def on_chunk(self, buf: bytearray, n: int) -> None:
+        """The next ``n`` bytes read, in ``buf[:n]``."""
+
+    def on_switch(self, kind: str) -> None:
+        """Before reading a new file at the path (:data:`ROTATED`) or a truncated one again
+        (:data:`TRUNCATED`)."""
+
+    def on_replayed(self) -> None:
+        """A restart has read again what the last run read (:attr:`Follower.replay_to`); what
+        comes next is new."""
+
+    def is_quiet(self) -> bool:
+        """Whether the lines read so far leave no turn or workflow open (only then is a
+        checkpoint taken)."""
+
+    def has_sessions(self) -> bool:
+        """Whether a session is open."""
+
+    def session_refs(self) -> tuple[tuple[str, int, int], ...]:
+        """(session id, trace id, span id) of each open session."""
+
+    def exported(self) -> tuple[str, ...]:
+        """Task ids of the workflows exported so far, oldest first."""
+
+    def handed(self) -> int:
+        """Spans handed to export so far."""
+
+    def settled(self, handed: int) -> bool | None:
+        """Whether the first ``handed`` spans are exported (True), on their way (None) or may
+        be lost (False)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,45 +154,28 @@ def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None
 
 
 class Follower:
-    """Reads ``path`` as it grows and hands each chunk to ``on_chunk(buf, n)``.
-
-    ``on_switch(kind)`` is called before reading a new file (:data:`ROTATED`) or re-reading a
-    truncated one (:data:`TRUNCATED`); ``on_replayed()`` when a restart has read again what the
-    last run read (:attr:`replay_to`), before what comes after; ``is_quiet()`` says whether the
-    lines read so far leave nothing open (only then is a checkpoint taken); ``handed()`` counts the spans handed to
-    export so far and ``settled(n)`` says whether the first ``n`` are exported (True), still on
-    their way (``None``) or may be lost (False): a checkpoint is saved once settled. :meth:`run`
-    returns when :meth:`stop` is called; :meth:`save_settled` saves what settled after it.
+    """Reads ``path`` as it grows and hands each chunk to ``reader`` (a :class:`Followed`),
+    taking checkpoints when it is quiet and saving them once their spans are settled; ``say``
+    gets one line a problem. :meth:`run` returns when :meth:`stop` is called;
+    :meth:`save_settled` saves what settled after it.
     """
 
     def __init__(
         self,
         path: Path,
-        on_chunk: Callable[[bytearray, int], None],
+        reader: Followed,
         *,
         state_file: Path,
         from_start: bool = False,
         poll_s: float = 0.25,
-        on_switch: Callable[[str], None] | None = None,
-        is_quiet: Callable[[], bool] = lambda: True,
-        has_sessions: Callable[[], bool] = lambda: False,
-        session_refs: Callable[[], tuple[tuple[str, int, int], ...]] = lambda: (),
-        exported: Callable[[], tuple[str, ...]] = lambda: (),
         say: Callable[[str], None] = lambda message: None,
-        handed: Callable[[], int] = lambda: 0,
-        settled: Callable[[int], bool | None] = lambda handed: True,
-        on_replayed: Callable[[], None] = lambda: None,
         chunk: int = CHUNK,
     ) -> None:
         self.path = Path(path)
-        self.on_chunk = on_chunk
+        self.reader = reader
         self.state_file = Path(state_file)
         self.from_start = from_start
         self.poll_s = poll_s
-        self.on_switch = on_switch or (lambda kind: None)
-        self.on_replayed = on_replayed
-        self.is_quiet, self.has_sessions, self.exported = is_quiet, has_sessions, exported
-        self.session_refs = session_refs
         self.say = say
         self.buf = bytearray(chunk)
         self.fd = -1
@@ -168,7 +187,6 @@ class Follower:
             say(f"cannot read the follow position in {str(self.state_file)!r}: {str(self.path)!r} "
                 "is read from its start")
             self.from_start = True
-        self.handed, self.settled = handed, settled
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
@@ -290,9 +308,9 @@ class Follower:
             if last_nl >= 0:
                 self.complete = at + last_nl + 1
             if n:
-                self.on_chunk(self.buf, n)
+                self.reader.on_chunk(self.buf, n)
             if self.replay_to and self.pos >= self.replay_to:
-                self.on_replayed()  # what the lines read again still hold back goes now
+                self.reader.on_replayed()  # what the lines read again still hold back goes now
                 self.replay_to = 0
             await asyncio.sleep(0)
 
@@ -349,17 +367,17 @@ class Follower:
             begun = self._begun  # (the workflows a run before exported since the base)
             done = self._workflows(begun.workflows if begun is not None and begun.offset == self._base else ())
             pos = None
-            if self.is_quiet():
+            if self.reader.is_quiet():
                 self._quiet = self.complete
-                sessions = self.has_sessions()
+                sessions = self.reader.has_sessions()
                 if not sessions:
                     self._base, done = self.complete, ()
                 pos = Position(dev, ino, self._base, self.complete, done,
-                               self.session_refs() if sessions else ())
+                               self.reader.session_refs() if sessions else ())
             elif last is not None and done != last.workflows:  # exported with no quiet point since
                 pos = Position(dev, ino, last.offset, last.read_to, done)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
-                self._unsettled.append((pos, self.handed()))
+                self._unsettled.append((pos, self.reader.handed()))
         self.save_settled()
 
     def rollback(self) -> None:
@@ -379,7 +397,7 @@ class Follower:
     def _workflows(self, known: tuple[str, ...]) -> tuple[str, ...]:
         """``known`` and the task ids of the workflows this run exported, the newest
         :data:`MAX_WORKFLOWS`."""
-        return tuple(dict.fromkeys(known + self.exported()))[-MAX_WORKFLOWS:]
+        return tuple(dict.fromkeys(known + self.reader.exported()))[-MAX_WORKFLOWS:]
 
     def stopped(self) -> None:
         """The run ended every span it exports at a stop: a checkpoint at the last point with
@@ -393,14 +411,14 @@ class Follower:
             # every session ended at the stop (exported): read again from the last point with
             # no turn or workflow open, to rebuild those
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done),
-                                    self.handed()))
+                                    self.reader.handed()))
 
     def save_settled(self) -> None:
         """Save the newest checkpoint whose spans are exported (best effort)."""
         newest = None
         while self._unsettled:
             pos, handed = self._unsettled[0]
-            settled = self.settled(handed)
+            settled = self.reader.settled(handed)
             if settled is None:
                 break
             if settled is False:
@@ -446,7 +464,7 @@ class Follower:
                 if change == ROTATED:     # another text's middle
                     await self._drain()  # the last writes to the old file
                     self._close()
-                    self.on_switch(ROTATED)
+                    self.reader.on_switch(ROTATED)
                     self._open(False)
                     continue
                 if change == TRUNCATED:
@@ -462,7 +480,7 @@ class Follower:
 
     def _from_the_start(self) -> None:
         """The open file was truncated: read it again from its start, NUL bytes skipped."""
-        self.on_switch(TRUNCATED)
+        self.reader.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
         self.pos = self.complete = self._base = self._quiet = 0
         self._prefix = b""
