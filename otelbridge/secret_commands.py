@@ -5,7 +5,10 @@ keychain's (``security find-generic-password -w``, ``pass show``), a CLI printin
 (``gh auth token``, ``gcloud auth print-access-token``, ``aws ecr get-login-password``,
 ``kubectl create token``), a Kubernetes secret's value through a template, a decryption
 (``sops -d``, ``age -d``), a mounted secret's file, a fresh random value (``openssl rand``), a
-variable naming a secret echoed (``printenv GITHUB_TOKEN``, ``echo $DB_PASSWORD``).
+variable naming a secret echoed (``printenv GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep
+TOKEN``), a desktop keyring's (``secret-tool lookup``, ``keyring get``, PowerShell's
+``Get-Secret -AsPlainText``), a deployment's outputs (``heroku config:get``, ``terraform output
+-raw``).
 
 Nothing around such a value says what it is, so the detector cannot find it in the output; the
 command that printed it does. A tool call's output is then exported as a marker only, and its
@@ -20,10 +23,10 @@ import re
 import msgspec
 
 #: Where a command starts: the command line's start, or after ``;``, ``&``, ``|``, ``(``, a
-#: backtick, a line end or ``$(`` (not inside an argument: ``grep -rn 'op read' scripts/``, a
-#: comment); then ``sudo``/``env``/``exec``/``time`` and variables set for it, and a directory
+#: backtick, a line end, ``$(`` or a shell's ``-c '`` (not inside an argument: ``grep -rn 'op
+#: read' scripts/``, a comment); then ``sudo``/``env``/``exec``/``time`` and variables set for it, and a directory
 #: (``/usr/bin/printenv``)
-_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\())\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
+_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\()|(?<=-c [\"']))\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
        r"(?:\w+=\S*\s+)*(?:[\w.~/-]*/)?")
 #: ... a program's options before its subcommand (``gcloud --project prod secrets``,
 #: ``kubectl -n prod get``, ``aws --region x secretsmanager``)
@@ -41,7 +44,8 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"security\s+find-(?:generic|internet)-password\s" + _REST + r"\s-w\b",
     r"(?:go)?pass\s+show\s",
     r"cat\s" + _REST + r"/run/secrets/",
-    r"kubectl" + _OPTS + r"\s+get\s+secrets?\s" + _REST + r"(?:-o|--output)[ =]?[\"']?(?:jsonpath|go-template|template)",
+    # a secret's data: base64 values under names that need not say what they are
+    r"kubectl" + _OPTS + r"\s+get\s+secrets?\s" + _REST + r"(?:-o|--output)[ =]?[\"']?(?:jsonpath|go-template|template|yaml|json)",
     r"kubectl" + _OPTS + r"\s+create\s+token\s",
     r"vault" + _OPTS + r"\s+(?:kv\s+get|read)\s" + _REST + r"-field[ =]",
     r"aws" + _OPTS + r"\s+secretsmanager\s+get-secret-value\s",
@@ -51,7 +55,15 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"az" + _OPTS + r"\s+keyvault\s+secret\s+show\s",
     r"az" + _OPTS + r"\s+account\s+get-access-token",
     r"(?:doppler|infisical)" + _OPTS + r"\s+secrets\s+get\s",
-    r"heroku\s+auth:token",
+    r"heroku\s+(?:auth:token|config:get\s)",
+    r"secret-tool\s+lookup\s",
+    r"keyring\s+get\s",
+    r"Get-Secret\s" + _REST + r"-AsPlainText",
+    r"bw\s+get\s+(?:password|totp)\s",
+    r"lpass\s+show\s" + _REST + r"--password",
+    r"terraform" + _OPTS + r"\s+output\s" + _REST + r"-(?:raw|json)",
+    # the environment's secret variables, their names cut away or not
+    r"(?:printenv|env)\s*\|" + _REST + r"grep\s" + _REST + r"(?i:token|secret|passw|key|pat\b)",
     r"gh" + _OPTS + r"\s+auth\s+token\b",
     r"npm\s+token\s+create",
     r"(?:sops|age|gpg)" + _OPTS + r"\s+(?:-d|--decrypt)\b",

@@ -57,6 +57,13 @@ def session(sid: str, command: str, output: str, repeated: str) -> bytes:
     "kubectl -n prod get secret db -o jsonpath='{.data.password}' | base64 -d",
     "/usr/bin/printenv GITHUB_TOKEN",
     "printf '%s\\n' \"$GH_PAT\"",
+    # the environment's, a keyring's, a deployment's; a secret's data; a shell's -c
+    "env | grep TOKEN | cut -d= -f2",
+    "secret-tool lookup service prod-db",
+    "heroku config:get DATABASE_PASSWORD -a api",
+    "terraform -chdir=infra output -raw db_password",
+    "kubectl get secret db -o yaml",
+    "pwsh -c 'Get-Secret -Name Db -AsPlainText'",
 ])
 def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
     secret = "q7LmZ3xV9pK2wR8t"
@@ -77,6 +84,7 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
 
 
 @pytest.mark.parametrize("command", ["cat README.md", "kubectl get secrets", "printenv PATH",
+                                     "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
                                      "grep -rn 'gcloud secrets versions access' scripts/",
