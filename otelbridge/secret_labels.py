@@ -67,16 +67,16 @@ _QUOTED = r"(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?
 
 def _picked(marks: str) -> str:
     """A word a person picked as a password: 8 characters or more with a letter, a digit and one
-    of ``marks`` (a regex class's inside), no quote, bracket or blank, its sentence's closing
-    punctuation not taken."""
+    of ``marks`` (a regex class's inside), no quote, bracket or blank; a sentence's closing
+    ``.``, ``?`` or ``:`` not taken, a ``!`` is (a picked password often ends with one)."""
     word = r"[^\s;,`\"'()<>\\]"
     return (_NOT_A_NAME + rf"(?![$%{{<~.])(?={word}*[0-9])(?={word}*[A-Za-z])(?={word}*[{marks}])"
-            rf"{word}{{8,}}(?<![.!?:])")
+            rf"{word}{{8,}}(?<![.?:])")
 
 
 #: ... a value said unquoted: :data:`_VALUE`, or one a person picked with a capital or a sign in
-#: it (``onkiuwdnhz!624``, ``P@ssw0rd!``; not ``incorrect``, ``in``)
-_SAID = r"(?:" + _VALUE + r"|" + _picked("A-Z!@#$%^&*+=?") + ")"
+#: it (``onkiuwdnhz!624``, ``P@ssw0rd!``, ``Winter2024Ab!!`` whole; not ``incorrect``, ``in``)
+_SAID = r"(?:" + _VALUE + r"(?!!)|" + _picked("A-Z!@#$%^&*+=?") + ")"
 #: In prose: a secret's name (:data:`_WHOSE` it is), a verb, then a value (:data:`_SAID`, or
 #: :data:`_QUOTED` in quotes or backticks)
 _PROSE = (

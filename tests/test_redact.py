@@ -868,3 +868,16 @@ def test_a_flat_object_of_long_strings_is_cut_evenly_and_a_deep_one_left_out():
     assert Redactor().json_text(json.dumps({"x": json.loads("[" * 65 + "]" * 65)}), 1000) is None
     assert Redactor().json_text(json.dumps({"x": json.loads("[" * 63 + "]" * 63)}), 1000) is not None
     assert Redactor().json_text(json.dumps(json.loads("[" * 400 + "]" * 400)), 1000) is None
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a picked password's closing "!" is the password's (policies ask for a sign; "!" is the
+    # one put last): nothing of it stays
+    ("Log in with password Summer6770!TN! and check", "Log in with password [REDACTED:secret] and check"),
+    ("the password for staging is Winter2024Ab!!", "the password for staging is [REDACTED:secret]"),
+    # a sentence's "." or "?" after it stays the sentence's
+    ("the password for staging is Winter!2024Ab.", "the password for staging is [REDACTED:secret]."),
+    ("was the password Summer6770!TN?", "was the password [REDACTED:secret]?"),
+])
+def test_a_picked_password_ending_in_a_bang_is_redacted_whole(text, expected):
+    assert redact.clean(text, 1000) == expected
