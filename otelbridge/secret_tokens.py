@@ -73,6 +73,11 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      r"|(?<=hooks\.slack\.com/services/)[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),
+    # a bot token: its user id (17 to 20 digits) in base64url, whose first four characters
+    # only digits give ([MNO][DTjz][AEIMQUYcgk][w-z0-5]), '.', 6 of a timestamp, '.', its HMAC
+    # (the charset first: a regex led by a lookbehind is tried at every position)
+    ("discord_token", (".",),
+     r"[MNO][DTjz][AEIMQUYcgk][w-z0-5](?<![\w-]....)[\w-]{19,23}\.[\w-]{6}\.[\w-]{27,38}(?![\w-])"),
     ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"(?:gh[pousr]_" + _body(_AN, "{20,}", 19) + r"|github_pat_" + _body(r"\w", "{20,}", 19) + ")"),
     ("gitlab_token", GITLAB_PREFIXES + ("gr1348941",),
@@ -228,6 +233,10 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("aws_session_token", ("iqojb3jpz2lux2vj", "zxivyxdze", "aqodyxdze"),
      START + r"(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdzE|AQoDYXdzE)[A-Za-z0-9/+=]{20,}"),
 )
+
+#: A regex that finds something wherever a kind of :data:`VENDOR_TOKENS` matches, searched
+#: first (its needle is in most texts)
+PRECHECKS = {"discord_token": r"\.[\w-]{6}\.[\w-]{27}"}
 
 #: Vendor tokens whose body begins as a JWT's (``eyJ``): :mod:`otelbridge.secrets` tries them
 #: before its JWT pattern, which would take the token's first part only (standard base64's

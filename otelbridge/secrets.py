@@ -55,7 +55,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name, _key_value, _secrets_key, _string_text, _then,
                           names_a_secret)
 from .secret_labels import LABEL_PATTERNS, PROSE_PATTERNS
-from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, VENDOR_TOKENS
+from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
 from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
@@ -225,7 +225,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in BEFORE_JWT),
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
-    *(Pattern.of(kind, needles, regex) for kind, needles, regex in VENDOR_TOKENS),
+    *(Pattern.of(kind, needles, regex, precheck=PRECHECKS.get(kind)) for kind, needles, regex in VENDOR_TOKENS),
     # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
     # a '/' or '+' (hex digests, ids and paths have not all of these)
     Pattern.of(
