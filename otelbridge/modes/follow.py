@@ -125,7 +125,7 @@ class TracedFile:
     def has_sessions(self) -> bool:
         return self.pipeline.tracker.open_sessions() > 0
 
-    def session_refs(self) -> tuple[tuple[str, int, int], ...]:
+    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         return self.pipeline.tracker.open_session_refs()  # (a rotation: a new tracker)
 
     def exported(self) -> tuple[str, ...]:
@@ -155,6 +155,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         if follower.saved is not None:
             hold.exported = frozenset(follower.saved.workflows)
             pipeline.tracker.ctx.resume_sessions(follower.saved.sessions)
+            pipeline.tracker.ctx.continue_sessions(follower.saved.continued, follower.saved.workflows)
         stopped_by: list[int] = []
 
         def stop(signum: int) -> None:
@@ -182,9 +183,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         hold.stopping = rereadable
         # a last line without "\n" in a file still at the path is one being written: the next
         # start reads it whole (the position ends before it)
+        ended = reader.session_refs()
         pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
                             last_line=not rereadable)
-        follower.stopped()  # a restart exports none of it again
+        follower.stopped(ended)  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

@@ -72,8 +72,8 @@ class Followed(Protocol):
     def has_sessions(self) -> bool:
         """Whether a session is open."""
 
-    def session_refs(self) -> tuple[tuple[str, int, int], ...]:
-        """(session id, trace id, span id) of each open session."""
+    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns begun) of each open session."""
 
     def exported(self) -> tuple[str, ...]:
         """Task ids of the workflows exported so far, oldest first."""
@@ -100,9 +100,13 @@ class Position:
     offset: int
     read_to: int = 0
     workflows: tuple[str, ...] = ()
-    #: (session id, trace id, span id) of the sessions open at ``offset`` whose spans were not
-    #: exported (taken again when read again: what was exported under them finds its parent)
-    sessions: tuple[tuple[str, int, int], ...] = ()
+    #: (session id, trace id, span id, turns) of the sessions open at ``offset`` whose spans
+    #: were not exported (taken again when read again: what was exported under them finds its
+    #: parent)
+    sessions: tuple[tuple[str, int, int, int], ...] = ()
+    #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
+    #: one read again is a span of its own in that trace, its turns numbered on
+    continued: tuple[tuple[str, int, int, int], ...] = ()
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -118,12 +122,19 @@ def load_position(file: Path) -> tuple[Position | None, str]:
         doc = json.loads(Path(file).read_text())
         pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:],
-                       tuple((str(s), int(t), int(i)) for s, t, i in doc.get("sessions", ())))
+                       _session_refs(doc.get("sessions", ())), _session_refs(doc.get("continued", ())))
         if min(pos.offset, pos.read_to) < 0:
             raise ValueError("a negative offset")
         return pos, str(doc.get("head", ""))
     except (OSError, ValueError, KeyError, TypeError):
         return None, ""
+
+
+def _session_refs(saved: list) -> tuple[tuple[str, int, int, int], ...]:
+    """Saved ``[session id, trace id, span id, turns]`` lists as tuples (turns: 0 if absent).
+    Raises ``ValueError``, ``TypeError`` on another shape."""
+    return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0)
+                 for ref in saved)
 
 
 def head(fd: int, length: int = HEAD_BYTES) -> str:
@@ -149,7 +160,8 @@ def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None
     with os.fdopen(fd, "w") as fh:
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
                    "read_to": pos.read_to, "workflows": list(pos.workflows),
-                   "sessions": [list(s) for s in pos.sessions], "head": head}, fh)
+                   "sessions": [list(s) for s in pos.sessions],
+                   "continued": [list(s) for s in pos.continued], "head": head}, fh)
     os.replace(tmp, file)
 
 
@@ -196,6 +208,10 @@ class Follower:
         #: in the open file: the last point with no session open (where a restart after a kill
         #: reads from), the last with no turn or workflow open (after a stop, which ended them)
         self._base = self._quiet = 0
+        #: the sessions open at ``_quiet`` (``session_refs()``); :attr:`Position.continued` at
+        #: ``_base`` (a restart after a stop: kept until no session is open)
+        self._quiet_sessions: tuple[tuple[str, int, int, int], ...] = ()
+        self._base_continued: tuple[tuple[str, int, int, int], ...] = ()
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -270,10 +286,12 @@ class Follower:
                     self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
                              "now are not read (--from-start reads them)")
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
-                                   *((saved.workflows, saved.sessions) if known and saved else ()))
+                                   *((saved.workflows, saved.sessions, saved.continued) if known and saved else ()))
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = start
+        self._quiet_sessions = self._base_continued = (
+            self.saved.continued if known and resume and self.saved else ())
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
@@ -371,11 +389,12 @@ class Follower:
                 self._quiet = self.complete
                 sessions = self.reader.has_sessions()
                 if not sessions:
-                    self._base, done = self.complete, ()
-                pos = Position(dev, ino, self._base, self.complete, done,
-                               self.reader.session_refs() if sessions else ())
+                    self._base, done, self._base_continued = self.complete, (), ()
+                self._quiet_sessions = self.reader.session_refs() if sessions else ()
+                pos = Position(dev, ino, self._base, self.complete, done, self._quiet_sessions,
+                               self._base_continued)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
-                pos = Position(dev, ino, last.offset, last.read_to, done)
+                pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.reader.handed()))
         self.save_settled()
@@ -399,19 +418,22 @@ class Follower:
         :data:`MAX_WORKFLOWS`."""
         return tuple(dict.fromkeys(known + self.reader.exported()))[-MAX_WORKFLOWS:]
 
-    def stopped(self) -> None:
-        """The run ended every span it exports at a stop: a checkpoint at the last point with
-        no turn or workflow open whose ``read_to`` is the end of what was read, saved once
-        settled."""
+    def stopped(self, ended: tuple[tuple[str, int, int, int], ...] = ()) -> None:
+        """The run ended every span it exports at a stop, the sessions ``ended`` among them
+        (``session_refs()`` before the stop): a checkpoint at the last point with no turn or
+        workflow open whose ``read_to`` is the end of what was read, saved once settled."""
         if self.ident is None or self._lost or self.replay_to:
             return
         last = self._unsettled[-1][0] if self._unsettled else self.saved
         if last is not None and (last.dev, last.ino) == self.ident:
             done = self._workflows(last.workflows)
-            # every session ended at the stop (exported): read again from the last point with
-            # no turn or workflow open, to rebuild those
-            self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done),
-                                    self.reader.handed()))
+            # read again from the last point with no turn or workflow open, to rebuild what the
+            # stop ended; a session that goes on counts its turns from those begun before it
+            turns = {sid: n for sid, _, _, n in self._quiet_sessions}
+            continued = tuple((sid, trace_id, span_id, turns.get(sid, 0))
+                              for sid, trace_id, span_id, _ in ended)
+            self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
+                                             continued=continued), self.reader.handed()))
 
     def save_settled(self) -> None:
         """Save the newest checkpoint whose spans are exported (best effort)."""
@@ -483,6 +505,7 @@ class Follower:
         self.reader.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
         self.pos = self.complete = self._base = self._quiet = 0
+        self._quiet_sessions = self._base_continued = ()
         self._prefix = b""
         self._hole = True
 

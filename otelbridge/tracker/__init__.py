@@ -174,9 +174,10 @@ class Tracker:
         return sum(1 for part in self.parts if isinstance(part, SessionTracker)
                    for s in part.sessions.values() if s.turn or s.waiting or s.agents or s.tools or s.tasks)
 
-    def open_session_refs(self) -> tuple[tuple[str, int, int], ...]:
-        """(session id, trace id, span id) of the sessions not yet ended that have an id."""
-        return tuple((s.sid, s.trace_id, s.span_id) for part in self.parts if isinstance(part, SessionTracker)
+    def open_session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns begun) of the sessions not yet ended that have
+        an id."""
+        return tuple((s.sid, s.trace_id, s.span_id, s.turn_count) for part in self.parts if isinstance(part, SessionTracker)
                      for s in part.sessions.values() if s.sid)
 
     def open_sessions(self) -> int:

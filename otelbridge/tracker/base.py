@@ -242,6 +242,10 @@ class Context(msgspec.Struct):
     #: not given
     budget: StateBudget = None  # type: ignore[assignment]
     _sessions: Refs = msgspec.field(default_factory=lambda: Refs())
+    #: session id → (the span a stop ended, its turns): a session that goes on after a restart
+    _continued: dict[str, tuple[SpanRef, int]] = msgspec.field(default_factory=dict)
+    #: task ids of the workflows a run before exported (the ended session span links them)
+    _linked_before: frozenset[str] = frozenset()
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
     _session_events_held: int = 0
     _session_event_bytes: dict[str | None, int] = msgspec.field(default_factory=dict)
@@ -350,17 +354,40 @@ class Context(msgspec.Struct):
         its own."""
         ref = self._sessions.get(session_id)
         if ref is None:
-            trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
-            ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
+            before = self._continued.get(session_id) if session_id else None
+            if before is not None:  # in the trace it began in, a span of its own
+                trace_id = before[0].trace_id
+                ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", f"{session_id}#{before[1]}"))
+            else:
+                trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
+                ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
             remember(self._sessions, session_id, ref)
         return ref
 
-    def resume_sessions(self, refs: tuple[tuple[str, int, int], ...]) -> None:
+    def resume_sessions(self, refs: tuple[tuple[str, int, int, int], ...]) -> None:
         """Sessions read again whose spans were not exported (``follow`` after a kill): each
-        ``(session id, trace id, span id)`` takes those ids again, so that what was exported
-        under it finds its parent."""
-        for sid, trace_id, span_id in refs:
+        ``(session id, trace id, span id, turns)`` takes those ids again, so that what was
+        exported under it finds its parent."""
+        for sid, trace_id, span_id, _ in refs:
             remember(self._sessions, sid, SpanRef(trace_id, span_id))
+
+    def continue_sessions(self, refs: tuple[tuple[str, int, int, int], ...],
+                          workflows: tuple[str, ...] = ()) -> None:
+        """Sessions a stop ended (exported) after ``turns`` turns, which may go on (``follow``
+        after a stop): one seen again is a span of its own in the same trace, linked to the
+        ended one (:meth:`continues`), its turns numbered on; it does not link again the
+        ``workflows`` (task ids) a run before exported (:meth:`linked_before`)."""
+        for sid, trace_id, span_id, turns in refs[-MAX_REFS:]:
+            self._continued[sid] = (SpanRef(trace_id, span_id), turns)
+        self._linked_before = frozenset(workflows)
+
+    def linked_before(self, task_id: str) -> bool:
+        """Whether a run before exported workflow ``task_id`` (linked from a span it ended)."""
+        return task_id in self._linked_before
+
+    def continues(self, session_id: str | None) -> tuple[SpanRef, int] | None:
+        """The span a stop ended and its turns, of a session that goes on after a restart."""
+        return self._continued.get(session_id) if session_id else None
 
     def workflow_ref(self, session_id: str | None, task_id: str) -> SpanRef:
         """The workflow root's ids for ``(session_id, task_id)``, allocated once: its own trace,

@@ -49,30 +49,10 @@ import msgspec
 
 from ..clock import SKEW_NS
 from ..events import (
-    CaudraWorkflowLog,
-    CaudraWorkflowSnapshot,
-    Event,
-    LineSeq,
-    ModelCall,
-    ModelStreaming,
-    SessionError,
-    SessionMark,
-    SessionStarted,
-    SpanEvent,
-    SpanLink,
-    SpanRecord,
-    TaskNotification,
-    TaskProgress,
-    TaskStarted,
-    TaskUpdated,
-    ToolResult,
-    TurnResult,
-    TurnStarted,
-    Usage,
-    UserMessage,
-    WorkflowProgress,
-    WorkflowStarted,
-)
+    CaudraWorkflowLog, CaudraWorkflowSnapshot, Event, LineSeq, ModelCall, ModelStreaming,
+    SessionError, SessionMark, SessionStarted, SpanEvent, SpanLink, SpanRecord,
+    TaskNotification, TaskProgress, TaskStarted, TaskUpdated, ToolResult, TurnResult,
+    TurnStarted, Usage, UserMessage, WorkflowProgress, WorkflowStarted)
 from .base import Context, Recent, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
@@ -225,6 +205,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             return None
         ref = self.ctx.session_ref(sid)
         session = Session(sid, ref.trace_id, ref.span_id, now, now)
+        session.continues, session.turn_count = self.ctx.continues(sid) or (None, 0)  # (follow)
         self.sessions[sid] = session
         if self.ctx.on_trace is not None and self.ctx.run is None and self.ctx.parent is None:
             self.ctx.on_trace(ref.trace_id, f"session {sid or ''}".strip())
@@ -548,8 +529,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 total.add(s.tail)
             attrs["session.usage.source"] = "modelUsage"
         usage_attrs(attrs, total)
-        links = []
-        for task_id in itertools.islice(s.workflows, MAX_LINKS):
+        links = [] if s.continues is None else [  # (the span a follow stop ended)
+            SpanLink(s.continues.trace_id, s.continues.span_id, {"otelbridge.link": "continues"})]
+        linked = s.workflows if s.continues is None else [t for t in s.workflows if not self.ctx.linked_before(t)]
+        for task_id in itertools.islice(linked, MAX_LINKS):
             ref = self.ctx.workflow_ref(s.sid, task_id)
             links.append(SpanLink(ref.trace_id, ref.span_id, {"otelbridge.link": "workflow"}))
         if self.ctx.run is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from ..events import SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import Recent, Refs
+from .base import Recent, Refs, SpanRef
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -192,6 +192,8 @@ class Session(msgspec.Struct):
     #: turns closed by the next ``init`` with no result yet, oldest first
     waiting: list[Turn] = msgspec.field(default_factory=list)
     turn_count: int = 0
+    #: the session's span a ``follow`` stop ended, when this one goes on after the restart
+    continues: SpanRef | None = None
     child_end_ns: int = 0
     result_ns: int | None = None
     results: int = 0

@@ -611,6 +611,21 @@ def restart_with_the_rest(log, state, rx, rest: str, *extra) -> None:
         stop(proc)
 
 
+def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra) -> list:
+    """``follow --from-start`` reads ``lines[:cut]`` as one write until ``until(spans)``, is
+    stopped (SIGTERM), and started again after the agent wrote the rest: the spans received."""
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", *extra)
+        try:
+            append(log, "".join(lines[:cut]))
+            wait(lambda: until(rx.received.spans()), what="the spans before the stop")
+        finally:
+            stop(proc)
+        restart_with_the_rest(log, state, rx, "".join(lines[cut:]), *extra)
+        return rx.received.spans()
+
+
 def replay_into(receiver, path) -> None:
     """``otelbridge replay`` of ``path`` to ``receiver``: the spans a follow must deliver."""
     replay = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", receiver.endpoint,
@@ -767,6 +782,73 @@ def test_a_restart_exports_each_workflow_once_and_the_session_with_its_turns(tmp
     assert {s.name for s in spans if s.name.startswith("turn ")} == {"turn 1", "turn 2"}
 
 
+@needs_fixtures()
+@pytest.mark.parametrize("ids", [(), ("--deterministic-ids",)], ids=["random-ids", "deterministic-ids"])
+def test_a_session_that_goes_on_after_a_stop_numbers_its_turns_on_in_its_trace(tmp_path, ids):
+    """A sidecar stopped between two turns (a rolling restart) ends the session it follows
+    (exported with its first turn); the agent writes on. The next start's session is a span
+    of its own in the same trace, linked to the ended one, and its turn is ``turn 2`` (it was a
+    second ``turn 1`` in a trace of its own, or, with deterministic ids, the first turn's ids)."""
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
+    sid = next(json.loads(l)["session_id"] for l in lines if "\"session_id\"" in l)
+    # turn 1 ended (its result), the workflow too: the stop comes after a quiet point
+    spans = stopped_and_restarted(tmp_path, lines, 40, lambda spans: any(
+        s.name == "turn 1" for s in spans), *ids)
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.start_ns)
+    assert [t.name for t in turns] == ["turn 1", "turn 2"]
+    first, then = sorted((s for s in spans if s.name == "invoke_agent claude-code"
+                          and s.attributes.get("gen_ai.conversation.id") == sid), key=lambda s: s.start_ns)
+    assert [t.parent_span_id for t in turns] == [first.span_id, then.span_id]
+    assert first.trace_id == then.trace_id == turns[0].trace_id == turns[1].trace_id
+    assert first.span_id != then.span_id
+    assert then.links == [(first.trace_id, first.span_id)]
+    assert (first.attributes["session.turns"], then.attributes["session.turns"]) == (1, 2)
+    assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)  # no span sent twice
+
+
+@needs_fixtures()
+def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
+    """Stopped mid-turn with no quiet point read (the lines came in one write): the restart
+    reads the session again from its first line; its span is a new one in the same trace,
+    linked to the ended one, and the turn the stop cut comes again whole under it as
+    ``turn 2`` (the cut one, ``interrupted``, stays under the first)."""
+    spans = stopped_and_restarted(tmp_path, recording_lines("workflow-probe-2.1.206.jsonl"), 43,
+                                  lambda spans: any(s.name.startswith("invoke_workflow") for s in spans))
+    sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.end_ns)
+    first, then = sessions
+    by_parent = {p: sorted(s.name for s in spans if s.name.startswith("turn ") and s.parent_span_id == p)
+                 for p in (first.span_id, then.span_id)}
+    assert by_parent == {first.span_id: ["turn 1", "turn 2"], then.span_id: ["turn 2"]}
+    assert first.trace_id == then.trace_id
+    # (not the workflow the first links: exported before the stop, it is not again)
+    assert then.links == [(first.trace_id, first.span_id)] and len(first.links) == 1
+    (cut,) = [s for s in spans if s.name == "turn 2" and s.parent_span_id == first.span_id]
+    assert [e[0] for e in cut.events] == ["interrupted"]
+
+
+def test_an_offset_file_of_an_earlier_version_is_read(tmp_path):
+    """Offset files written before sessions carried their turn count (three ids a session):
+    read, not "damaged" (which would read the file again from its start)."""
+    from otelbridge.source.follow import offset_file
+
+    log, state = empty_log(tmp_path)
+    append(log, TEMPLATE)
+    st = log.stat()
+    state.mkdir(mode=0o700)
+    offset_file(state, log).write_text(json.dumps({
+        "path": str(log), "dev": st.st_dev, "ino": st.st_ino, "offset": st.st_size, "read_to": st.st_size,
+        "workflows": [], "sessions": [["sess-1", 1, 2]], "head": ""}))
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx)
+        try:
+            append(log, workflow("after"))
+            wait(lambda: roots(rx), what="the workflow written after")
+        finally:
+            _, err = stop(proc)
+    assert roots(rx) == {"wf-after": 1}
+    assert b"cannot read the follow position" not in err, err
+
+
 def test_a_stop_as_it_starts_still_reads_the_file_once(tmp_path):
     """A SIGTERM while ``follow`` starts (a kubelet stopping the sidecar of an agent that
     failed at once) is recorded, then acted on: the file is read once, its spans exported and
@@ -859,19 +941,10 @@ def test_a_kill_once_the_position_is_saved_loses_nothing_of_a_stream_without_tim
 def test_after_a_stop_a_background_task_comes_again_with_its_tool_call(tmp_path):
     """bg-bash-wake stopped while its background Bash task runs: the restart reads the turn
     again without exporting what had ended — the task's tool call among it. With random ids
-    (the default) the task, ended when it really ends, is in a trace of its own: its tool call
-    comes again with it, so no span names a parent that never arrived."""
-    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
-    log, state = empty_log(tmp_path)
-    with GrpcReceiver() as rx:
-        proc = start(log, state, rx, "--from-start")
-        try:
-            append(log, "".join(lines[:10]))
-            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="turn 1")
-        finally:
-            stop(proc)
-        restart_with_the_rest(log, state, rx, "".join(lines[10:]))
-        spans = rx.received.spans()
+    (the default) the task, ended when it really ends, is under the session's new span: its
+    tool call comes again with it, so no span names a parent that never arrived."""
+    spans = stopped_and_restarted(tmp_path, recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl"), 10,
+                                  lambda spans: any(s.name == "turn 1" for s in spans))
     ids = {(s.trace_id, s.span_id) for s in spans}
     assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
     tasks = [s for s in spans if s.name == "task local_bash"]
