@@ -28,13 +28,17 @@ def shown(value: str, limit: int = 40) -> str:
     return repr(message(value.strip())[:limit])
 
 
+#: The batch delay without ``OTEL_BSP_SCHEDULE_DELAY`` (the SDK's 5000 ms would hold a CI job's
+#: spans back 5 s at its end and a live viewer's for as long), ms.
+SCHEDULE_DELAY_MS = 1000
+
 #: Numeric variables the SDK reads: (name, smallest usable value, what is used without it).
 NUMERIC_ENV = (
     # milliseconds, as the specification says (the Python SDK alone reads seconds: the value
     # reaches the exporter from :func:`otlp_timeout_s`)
     ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 1, "OTEL_EXPORTER_OTLP_TIMEOUT or 10000 ms"),
     ("OTEL_EXPORTER_OTLP_TIMEOUT", 1, "10000 ms"),
-    ("OTEL_BSP_SCHEDULE_DELAY", 1, "5000 ms"),
+    ("OTEL_BSP_SCHEDULE_DELAY", 1, f"{SCHEDULE_DELAY_MS} ms"),
     ("OTEL_BSP_EXPORT_TIMEOUT", 0, "30000 ms"),
     ("OTEL_BSP_MAX_QUEUE_SIZE", 1, "2048"),
     ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1, "512"),

@@ -47,7 +47,7 @@ from opentelemetry.sdk.trace.export import (
 
 from . import redact
 from .config import Config
-from .environment import sampler, without
+from .environment import SCHEDULE_DELAY_MS, sampler, without
 from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
@@ -394,7 +394,7 @@ class Exporters:
         self.paths: list[ExportPath] = []
         #: exporters asked for that could not be made (the start said why)
         self.left_out: list[str] = list(cfg.exporters_left_out)
-        delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else 1000
+        delay = None if os.environ.get("OTEL_BSP_SCHEDULE_DELAY") else SCHEDULE_DELAY_MS
         limit = queue_size()
         for name in cfg.exporters:
             if name == "none":

@@ -39,9 +39,9 @@ BAD = [
      ["OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "from 1 to", "using --max-attribute-length (256 by default)"]),
     # the SDK refuses a delay of 0 (tracing off for the run), a queue beyond a C size, and a
     # delay past time_t in its thread (a traceback, every span dropped)
-    ({"OTEL_BSP_SCHEDULE_DELAY": "0"}, ["OTEL_BSP_SCHEDULE_DELAY", "from 1 to 86400000", "using 5000 ms"]),
+    ({"OTEL_BSP_SCHEDULE_DELAY": "0"}, ["OTEL_BSP_SCHEDULE_DELAY", "from 1 to 86400000", "using 1000 ms"]),
     ({"OTEL_BSP_MAX_QUEUE_SIZE": "99999999999999999999"}, ["OTEL_BSP_MAX_QUEUE_SIZE", "using 2048"]),
-    ({"OTEL_BSP_SCHEDULE_DELAY": "10000000000000"}, ["OTEL_BSP_SCHEDULE_DELAY", "using 5000 ms"]),
+    ({"OTEL_BSP_SCHEDULE_DELAY": "10000000000000"}, ["OTEL_BSP_SCHEDULE_DELAY", "using 1000 ms"]),
     ({"OTEL_SPAN_LINK_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_LINK_COUNT_LIMIT", "using 128"]),
     ({"OTEL_SPAN_EVENT_COUNT_LIMIT": "9223372036854775808"}, ["OTEL_SPAN_EVENT_COUNT_LIMIT", "using 128"]),
     # URL-decoded, not Latin-1: the HTTP client failed every export
