@@ -34,6 +34,7 @@ The views themselves, and the environment they read (``GITHUB_STEP_SUMMARY``, ``
 
 from __future__ import annotations
 
+import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,11 +62,24 @@ DECISIVE = frozenset(("run", "workflow", "session", "turn"))
 
 def trace_url(template: str | None, trace_id: int) -> str | None:
     """``template`` with ``{trace_id}`` replaced by the 32-hex-digit id, redacted as every
-    string we show is (the link lands in a CI job's log: credentials in it, ``https://u:p@…``
-    or ``?token=…``, are not shown), or ``None``."""
+    string we show is (the link lands in a CI job's log), or ``None``. Credentials before the
+    host (``https://u:p@…``) and a query parameter whose value is a secret (``?token=…``) are
+    left out, not marked: the link still opens (the backend asks who you are)."""
     if not template:
         return None
-    return redact.current().scrub(template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}"))
+    url = redact.current().scrub(template.replace(TRACE_ID_PLACEHOLDER, f"{trace_id:032x}"))
+    return _REDACTED_PARAM.sub(_param_gone, _REDACTED_USER.sub(r"\1", url))
+
+
+#: A link's user part redacted; a query parameter whose value is (holds) a marker
+_REDACTED_USER = re.compile(r"\A([A-Za-z][\w+.-]*://)\[REDACTED:\w+\]@")
+_REDACTED_PARAM = re.compile(r"([?&])[^&#?]*\[REDACTED:\w+\][^&#]*(&?)")
+
+
+def _param_gone(param: re.Match[str]) -> str:
+    """What stands for a query parameter left out: the ``?`` or ``&`` before it when others
+    follow, else nothing."""
+    return param.group(1) if param.group(2) else ""
 
 
 def link_note(not_exported: str | None) -> str:
