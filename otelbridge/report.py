@@ -4,7 +4,7 @@
 The page has inline CSS only — no script, no external asset, and a Content-Security-Policy of
 ``default-src 'none'`` — so it works offline and as a CI artifact, and nothing in it can run.
 Per trace: the root span's name and facts, the trace id and link, a time axis and one row per
-shown span (:func:`otelbridge.summary.select`, :data:`HTML_ROWS` per trace): the name indented
+shown span (:func:`otelbridge.shown.select`, :data:`HTML_ROWS` per trace): the name indented
 by depth, a bar placed on the axis (``left``/``width`` in percent of the trace's duration; a
 bar at the end kept inside its track),
 duration, tokens in/out, cost and status; then every failed span's text, whole as exported
@@ -19,8 +19,8 @@ import time
 from collections.abc import Mapping
 
 from . import __version__, escape
-from .summary import (Collector, Trace, format_cost, format_duration, link_note, more_text, select,
-                      tokens_text, totals_text, trace_head, trace_url)
+from .shown import more_text, select, tokens_text, totals_text, trace_head
+from .summary import Collector, Trace, format_cost, format_duration, link_note, trace_url
 
 #: Rows drawn per trace (the rest folded into "… N more").
 HTML_ROWS = 2000

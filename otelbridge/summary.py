@@ -26,7 +26,7 @@ their sum, or their workflow's own total (``workflow.usage.total_tokens``) once 
 ``workflow_tokens``, kept apart from the input/output counts (a workflow is a trace of its own).
 
 Drawing: :mod:`otelbridge.waterfall` (stderr, step summary) and :mod:`otelbridge.report` (HTML),
-from :func:`select` (which rows of a trace are shown); text is escaped for where it lands
+from :func:`otelbridge.shown.select` (which rows of a trace are shown); text is escaped for where it lands
 (:mod:`otelbridge.escape`). Times: span times in epoch ns.
 The views themselves, and the environment they read (``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``,
 ``NO_COLOR``, ``CI``): :mod:`otelbridge.views`.
@@ -35,7 +35,7 @@ The views themselves, and the environment they read (``GITHUB_STEP_SUMMARY``, ``
 from __future__ import annotations
 
 import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Context, Decimal, InvalidOperation
@@ -428,161 +428,6 @@ def _bounded(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     table[key] = value
     if len(table) > MAX_PENDING:
         table.popitem(last=False)
-
-
-# --------------------------------------------------------------------------- what is shown
-
-
-@dataclass(slots=True)
-class Line:
-    """One shown line of a trace: a row at ``depth``, or (``row`` None) ``more`` spans not shown
-    under the line above's parent, with their tokens and errors."""
-
-    depth: int
-    row: Row | None = None
-    more: int = 0
-    more_tokens: int = 0
-    more_errors: int = 0
-    cost: Decimal | None = None
-
-
-def select(trace: Trace, budget: int) -> list[Line]:
-    """The lines of ``trace`` in tree order (children by start), at most about ``budget`` rows:
-    the roots, every failed span, then structural spans (runs, sessions, turns, workflows,
-    phases), then the slowest (among equally slow, the most tokens: a recording without times
-    has every call and tool at 0 ms), each with its ancestors; hidden children are folded into one
-    "… N more" line under their parent. Turn rows carry their own cost (the difference from the
-    previous turn's cumulative value)."""
-    by_id = {r.span_id: r for r in trace.rows}
-    children: dict[int | None, list[Row]] = {}
-    for r in trace.rows:
-        children.setdefault(r.parent_id if r.parent_id in by_id else None, []).append(r)
-    for kids in children.values():
-        kids.sort(key=lambda r: (r.start_ns, r.end_ns))
-    # rows under each span id, its own included. Rows may share an id (a recording concatenated
-    # with itself, replayed under deterministic ids): an id's rows count once each, and its
-    # subtree is walked once, not once per row
-    rows_of = Counter(r.span_id for r in trace.rows)
-    size: dict[int, int] = {}
-
-    def subtree(r: Row) -> int:
-        stack, order = [r.span_id], []
-        while stack:
-            span_id = stack.pop()
-            if span_id in size:
-                continue
-            size[span_id] = 0
-            order.append(span_id)
-            stack.extend(c.span_id for c in children.get(span_id, ()))
-        for span_id in reversed(order):
-            kids = {c.span_id for c in children.get(span_id, ())}
-            size[span_id] = rows_of[span_id] + sum(size[k] for k in kids)
-        return size[r.span_id]
-
-    for root in children.get(None, ()):
-        subtree(root)
-    keep: set[int] = set()
-    ranked = sorted(trace.rows, key=lambda r: (
-        0 if r.parent_id not in by_id else 1 if r.error else 2 if r.kind in STRUCTURAL else 3,
-        -r.duration_ns, -_tokens(r), r.start_ns))
-    for r in ranked:
-        if len(keep) >= budget:
-            break
-        node: Row | None = r
-        while node is not None and node.span_id not in keep:
-            keep.add(node.span_id)
-            node = by_id.get(node.parent_id) if node.parent_id is not None else None
-    turn_cost: dict[int, Decimal] = {}
-    for kids in children.values():
-        previous: Decimal | None = None
-        for kid in kids:
-            if kid.kind == "turn" and kid.cost is not None:
-                if not kid.cost_unknown:
-                    turn_cost[kid.span_id] = kid.cost - previous if previous is not None else kid.cost
-                previous = kid.cost
-    lines: list[Line] = []
-    stack: list[Line | tuple[Row, int]] = []
-
-    def push_children(parent_id: int | None, depth: int) -> None:
-        kids = children.get(parent_id, [])
-        hidden = [k for k in kids if k.span_id not in keep]
-        if hidden:  # popped after the shown children
-            stack.append(Line(depth, more=sum(size.get(i, 1) for i in {k.span_id for k in hidden}),
-                              more_tokens=sum((k.input_tokens or 0) + (k.output_tokens or 0)
-                                              for k in hidden),
-                              more_errors=sum(1 for k in hidden if k.error)))
-        stack.extend((k, depth) for k in reversed(kids) if k.span_id in keep)
-
-    push_children(None, 0)
-    expanded: set[int] = set()  # a span id's children go under its first row alone
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Line):
-            lines.append(item)
-            continue
-        row, depth = item
-        lines.append(Line(depth, row, cost=turn_cost.get(row.span_id) if row.kind == "turn" else row.cost))
-        if row.span_id not in expanded:
-            expanded.add(row.span_id)
-            push_children(row.span_id, depth + 1)
-    if trace.not_kept:
-        lines.append(Line(0, more=trace.not_kept))
-    return lines
-
-
-def _tokens(row: Row) -> int:
-    """``row``'s tokens, however it reports them (0: none)."""
-    return ((row.input_tokens or 0) + (row.output_tokens or 0)) or row.total_tokens or row.task_tokens or 0
-
-
-def tokens_text(row: Row) -> str:
-    """``"3.8k/116"`` (input with cache / output), or a workflow's or sub-agent's total
-    ``"7.0k"`` (input and output together, as it reports them)."""
-    if row.input_tokens is not None or row.output_tokens is not None:
-        return f"{format_count(row.input_tokens or 0)}/{format_count(row.output_tokens or 0)}"
-    return format_count(row.total_tokens if row.total_tokens is not None else row.task_tokens)
-
-
-def more_text(line: Line) -> str:
-    """``"… 12 more (3.4k tokens, 1 failed)"``."""
-    extra = []
-    if line.more_tokens:
-        extra.append(f"{format_count(line.more_tokens)} tokens")
-    if line.more_errors:
-        extra.append(f"{line.more_errors} failed")
-    return f"… {line.more} more" + (f" ({', '.join(extra)})" if extra else "")
-
-
-def trace_head(trace: Trace) -> tuple[Row | None, str]:
-    """(the trace's root row, its one-line facts: status, duration, tokens, cost, errors)."""
-    root = trace.root()
-    t = trace.totals
-    parts = ["error" if t.failed else "ok", format_duration(trace.end_ns - trace.start_ns)]
-    if t.input_tokens or t.output_tokens:
-        parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
-    if t.workflow_tokens:
-        parts.append(f"{t.workflow_tokens:,} tokens")
-    if t.session_cost or t.turn_cost:
-        parts.append(format_cost(t.cost))
-    if t.errors:
-        parts.append(plural(t.errors, "failed span"))
-    return root, " · ".join(parts)
-
-
-def totals_text(collector: Collector) -> str:
-    """One line over the whole run."""
-    t = collector.totals()
-    traces = len(collector.traces) + collector.dropped_traces
-    text = f"{traces} trace{'s' if traces != 1 else ''}"
-    if t.counted:
-        text += f", {t.input_tokens:,} input tokens (with cache), {t.output_tokens:,} output tokens"
-    if t.workflow_tokens:
-        text += f", {t.workflow_tokens:,} workflow tokens (input and output together)"
-    elif not t.counted:  # (not 0: the stream showed none)
-        text += ", no token counts in the stream"
-    if t.session_cost or t.turn_cost:
-        text += f", {format_cost(t.cost)}"
-    return text + f", {plural(t.errors, 'failed span')}, status {'error' if t.failed else 'ok'}"
 
 
 # --------------------------------------------------------------------------- job outputs

@@ -2,7 +2,7 @@
 (Markdown), drawn from a :class:`otelbridge.summary.Collector`.
 
 Each trace: a head line (root span name, status, duration, tokens, cost, errors, trace id), a
-time axis, one line per shown span (:func:`otelbridge.summary.select`: label indented by depth,
+time axis, one line per shown span (:func:`otelbridge.shown.select`: label indented by depth,
 a bar on the shared time axis, duration, tokens in/out, cost, status), "… N more" lines for
 what is folded, the failed spans' texts and the trace link. Then one totals line for the run.
 Untrusted text goes through :func:`otelbridge.escape.terminal` into ``rich.text.Text`` (never
@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.text import Text
 
 from . import escape
-from .summary import (Collector, Line, Row, Trace, format_cost, format_duration, link_note,
-                      more_text, select, tokens_text, totals_text, trace_head, trace_url)
+from .shown import Line, more_text, select, tokens_text, totals_text, trace_head
+from .summary import Collector, Row, Trace, format_cost, format_duration, link_note, trace_url
 
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from otelbridge import summary, waterfall
+from otelbridge import shown, summary, waterfall
 from otelbridge.config import Config
 from otelbridge.pipeline import Pipeline
 from otelbridge.stats import Stats
@@ -113,7 +113,7 @@ def test_turn_cost_is_the_difference_of_the_cumulative_values():
     results = [json.loads(l) for l in SESSION.read_text().splitlines() if '"result"' in l
                and json.loads(l).get("type") == "result"]
     (trace,) = report.collector.traces.values()
-    lines = {l.row.name: l for l in summary.select(trace, 100) if l.row is not None}
+    lines = {l.row.name: l for l in shown.select(trace, 100) if l.row is not None}
     first, second = (Decimal(repr(r["total_cost_usd"])) for r in results[:2])  # the 3rd repeats the 2nd
     assert lines["turn 1"].cost == first and lines["turn 2"].cost == second - first
     assert lines["invoke_agent claude-code"].cost == second
@@ -129,7 +129,7 @@ def test_turns_whose_results_came_late_show_no_cost_of_their_own():
     last = last_result(phased)
     (trace,) = [t for t in report.collector.traces.values()
                 if any(r.name == "turn 1" for r in t.rows)]
-    lines = {l.row.name: l for l in summary.select(trace, 100) if l.row is not None}
+    lines = {l.row.name: l for l in shown.select(trace, 100) if l.row is not None}
     assert lines["turn 1"].cost is None and lines["turn 2"].cost is None
     assert lines["invoke_agent claude-code"].cost == Decimal(repr(last["total_cost_usd"]))
     assert report.collector.totals().cost == Decimal(repr(last["total_cost_usd"]))
@@ -149,7 +149,7 @@ def test_workflows_draw_phases_and_agents_with_their_tokens():
     started, agents, phases, _, notified = workflow_facts(CBC)
     text = report.stream.getvalue()
     (wf,) = [t for t in report.collector.traces.values() if t.root().kind == "workflow"]
-    rows = [l.row for l in summary.select(wf, 100)]
+    rows = [l.row for l in shown.select(wf, 100)]
     assert [r.kind for r in rows].count("phase") == len(phases)
     assert [r.kind for r in rows].count("agent") == len(agents)
     assert wf.root().total_tokens == notified["usage"]["total_tokens"]
@@ -181,10 +181,10 @@ def test_long_sessions_fold_but_keep_the_slowest_and_the_failed():
             row.error, row.status = "boom", "error_during_execution"
         collector.take(row)
     (trace,) = collector.traces.values()
-    lines = summary.select(trace, 40)
-    shown = [l.row.name for l in lines if l.row is not None]
+    lines = shown.select(trace, 40)
+    names = [l.row.name for l in lines if l.row is not None]
     (more,) = [l for l in lines if l.row is None]
-    assert len(shown) == 40 and "turn 124" in shown and "turn 401" in shown
+    assert len(names) == 40 and "turn 124" in names and "turn 401" in names
     assert more.more == 501 - 40 and more.more_tokens == 11 * more.more and more.more_errors == 0
     text = waterfall.render_text(collector)
     assert f"… {more.more} more" in text and "error turn 401: boom" in text
@@ -206,7 +206,7 @@ def test_every_dialect_is_drawn():
         text = report.stream.getvalue()
         for trace in report.collector.traces.values():
             assert f"trace {trace.trace_id:032x}" in text
-            for line in summary.select(trace, waterfall.TERMINAL_ROWS):
+            for line in shown.select(trace, waterfall.TERMINAL_ROWS):
                 if line.row is not None:
                     assert line.row.name[:20] in text
 
@@ -276,7 +276,8 @@ def test_rows_sharing_span_ids_are_counted_once_per_row_not_walked_again():
     """A recording concatenated with itself, replayed (deterministic ids): its copies' spans
     share ids. A folded line counts at most the rows there are (the walk of each shared id's
     subtree once per row multiplied them: 928,783 "more" in a trace of 14,000 rows)."""
-    from otelbridge.summary import Trace, select
+    from otelbridge.shown import select
+    from otelbridge.summary import Trace
 
     rows = [Row(1, 1, None, "invoke_agent claude-code", "session", 0, 100)]
     for copy in range(30):  # each copy: the same turn, chat and tool ids under the session
@@ -365,7 +366,7 @@ def test_a_sub_agent_whose_calls_are_not_in_the_stream_shows_its_task_s_tokens()
     (trace,) = report.collector.traces.values()
     (agent,) = [r for r in trace.rows if r.name.startswith("invoke_agent general-purpose")]
     assert agent.input_tokens is None and agent.task_tokens == reported[0] == 10197
-    assert summary.tokens_text(agent) == "10k"
+    assert shown.tokens_text(agent) == "10k"
     last = last_result(path)
     totals = report.collector.totals()
     assert totals.workflow_tokens == 0
@@ -381,16 +382,16 @@ def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
     path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
     report, _ = run(path)
     (trace,) = report.collector.traces.values()
-    lines = summary.select(trace, waterfall.TERMINAL_ROWS)
-    shown = {l.row.span_id for l in lines if l.row is not None}
+    lines = shown.select(trace, waterfall.TERMINAL_ROWS)
+    ids = {l.row.span_id for l in lines if l.row is not None}
     assert any(l.more for l in lines)  # folded
     assert all(r.duration_ns == 0 for r in trace.rows if r.kind in ("chat", "tool"))
     turn = next(r for r in trace.rows if r.name == "turn 1")
     main_calls = [r for r in trace.rows if r.kind == "chat" and r.parent_id == turn.span_id]
-    assert [summary.tokens_text(r) for r in main_calls] == ["24k/157", "27k/4"]
-    assert all(r.span_id in shown for r in main_calls)
-    folded_calls = [r for r in trace.rows if r.kind == "chat" and r.span_id not in shown]
-    assert all(summary._tokens(r) <= min(summary._tokens(c) for c in main_calls) for r in folded_calls)
+    assert [shown.tokens_text(r) for r in main_calls] == ["24k/157", "27k/4"]
+    assert all(r.span_id in ids for r in main_calls)
+    folded_calls = [r for r in trace.rows if r.kind == "chat" and r.span_id not in ids]
+    assert all(shown._tokens(r) <= min(shown._tokens(c) for c in main_calls) for r in folded_calls)
 
 
 @needs_fixtures()
@@ -398,13 +399,13 @@ def test_the_total_says_when_the_stream_showed_no_token_count():
     """Cursor's lines carry no usage: its total says so rather than "0 input tokens"; a stream
     with counts, and a workflow's own total, say their numbers."""
     cursor, _ = run(FIXTURES / "other-dialects" / "cursor-full-session.jsonl")
-    assert summary.totals_text(cursor.collector) == \
+    assert shown.totals_text(cursor.collector) == \
         "1 trace, no token counts in the stream, 0 failed spans, status ok"
     session, _ = run(SESSION)
-    assert summary.totals_text(session.collector).startswith(
+    assert shown.totals_text(session.collector).startswith(
         "1 trace, 6,627 input tokens (with cache), 198 output tokens, $0.0141")
     cbc, _ = run(CBC)
-    assert summary.totals_text(cbc.collector).startswith(
+    assert shown.totals_text(cbc.collector).startswith(
         "2 traces, 7,000 workflow tokens (input and output together), ")
 
 
