@@ -4,7 +4,7 @@ budget (:func:`select`), and the texts of rows, folds and totals. Times epoch ns
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from .summary import STRUCTURAL, Collector, Row, Trace, format_count, format_cost, format_duration, plural
@@ -29,17 +29,19 @@ def select(trace: Trace, budget: int) -> list[Line]:
     phases), then the slowest (among equally slow, the most tokens: a recording without times
     has every call and tool at 0 ms), each with its ancestors; hidden children are folded into one
     "… N more" line under their parent. Turn rows carry their own cost (the difference from the
-    previous turn's cumulative value)."""
-    by_id = {r.span_id: r for r in trace.rows}
+    previous turn's cumulative value). When the trace has more rows than ``budget``, a run of
+    like siblings is one row first (:func:`grouped`)."""
+    rows = trace.rows if len(trace.rows) <= budget else grouped(trace.rows)
+    by_id = {r.span_id: r for r in rows}
     children: dict[int | None, list[Row]] = {}
-    for r in trace.rows:
+    for r in rows:
         children.setdefault(r.parent_id if r.parent_id in by_id else None, []).append(r)
     for kids in children.values():
         kids.sort(key=lambda r: (r.start_ns, r.end_ns))
     # rows under each span id, its own included. Rows may share an id (a recording concatenated
     # with itself, replayed under deterministic ids): an id's rows count once each, and its
     # subtree is walked once, not once per row
-    rows_of = Counter(r.span_id for r in trace.rows)
+    rows_of = Counter(r.span_id for r in rows)
     size: dict[int, int] = {}
 
     def subtree(r: Row) -> int:
@@ -59,7 +61,7 @@ def select(trace: Trace, budget: int) -> list[Line]:
     for root in children.get(None, ()):
         subtree(root)
     keep: set[int] = set()
-    ranked = sorted(trace.rows, key=lambda r: (
+    ranked = sorted(rows, key=lambda r: (
         0 if r.parent_id not in by_id else 1 if r.error else 2 if r.kind in STRUCTURAL else 3,
         -r.duration_ns, -_tokens(r), r.start_ns))
     for r in ranked:
@@ -105,6 +107,46 @@ def select(trace: Trace, budget: int) -> list[Line]:
     if trace.not_kept:
         lines.append(Line(0, more=trace.not_kept))
     return lines
+
+
+#: Like siblings in a row that :func:`grouped` shows as one, at least.
+GROUP_LEAST = 3
+
+
+def grouped(rows: list[Row]) -> list[Row]:
+    """``rows`` with each run of :data:`GROUP_LEAST` or more consecutive siblings (by start)
+    that have no children, did not fail and share a name, as one row ``{name} ×{n}``: the
+    first's ids, from the first's start to the last's end, their tokens summed (19 file reads
+    of one model call: one row, not 19 that push the calls around them out of a fold)."""
+    parents = {r.parent_id for r in rows}
+    ids = {r.span_id for r in rows}
+    siblings: dict[int | None, list[Row]] = {}
+    for r in rows:
+        siblings.setdefault(r.parent_id if r.parent_id in ids else None, []).append(r)
+    out: list[Row] = list(siblings.pop(None, ()))
+    for kids in siblings.values():
+        kids.sort(key=lambda r: (r.start_ns, r.end_ns))
+        run: list[Row] = []
+        for r in [*kids, None]:
+            if r is not None and run and r.span_id not in parents and not r.error and r.name == run[0].name:
+                run.append(r)
+                continue
+            out.extend(run if len(run) < GROUP_LEAST else (_one_row(run),))
+            run = [] if r is None else [r]
+            if r is not None and (r.span_id in parents or r.error):
+                out.append(r)
+                run = []
+    return out
+
+
+def _one_row(run: list[Row]) -> Row:
+    def total(field: str) -> int | None:
+        values = [getattr(r, field) for r in run if getattr(r, field) is not None]
+        return sum(values) if values else None
+
+    return replace(run[0], name=f"{run[0].name} \u00d7{len(run)}", end_ns=max(r.end_ns for r in run),
+                   input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
+                   total_tokens=total("total_tokens"), task_tokens=total("task_tokens"))
 
 
 def _tokens(row: Row) -> int:

@@ -382,7 +382,7 @@ def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
     path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
     report, _ = run(path)
     (trace,) = report.collector.traces.values()
-    lines = shown.select(trace, waterfall.TERMINAL_ROWS)
+    lines = shown.select(trace, 16)
     ids = {l.row.span_id for l in lines if l.row is not None}
     assert any(l.more for l in lines)  # folded
     assert all(r.duration_ns == 0 for r in trace.rows if r.kind in ("chat", "tool"))
@@ -421,3 +421,29 @@ def test_a_failed_span_s_text_is_shown_whole_once_for_the_spans_it_failed():
     message = last_result(path)["result"]
     assert errors == [f"  error invoke_agent claude-code, turn 1, chat model: {message}"]
     assert len(errors[0]) > 100
+
+
+@needs_fixtures()
+def test_a_run_of_like_tool_calls_is_one_row_when_the_trace_is_folded():
+    """task-tool-2.1.6's sub-agent reads 19 files in one model call, then 8: in a waterfall of
+    40 rows those Read rows pushed the agent's own model calls (and the main agent's last) out
+    into "… N more". A run of 3 or more like siblings is one row when the trace does not fit,
+    each kept whole when it does."""
+    path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
+    report, _ = run(path)
+    (trace,) = report.collector.traces.values()
+    lines = shown.select(trace, waterfall.TERMINAL_ROWS)
+    assert not any(l.more for l in lines)  # nothing folded
+    names = [l.row.name for l in lines]
+    assert names.count("execute_tool Read \u00d719") == names.count("execute_tool Read \u00d78") == 1
+    assert "execute_tool Glob \u00d74" in names and "execute_tool Read" not in names
+    chats = [r for r in trace.rows if r.kind == "chat"]
+    assert sum(l.row.kind == "chat" for l in lines) == len(chats)  # every model call shown
+    # the failed tool calls stay rows of their own; a trace that fits is not grouped
+    assert sum(l.row.name == "execute_tool Bash" and l.row.error is not None for l in lines) == 2
+    everything = shown.select(trace, len(trace.rows))
+    assert [l.row.span_id for l in everything] and len(everything) == len(trace.rows)
+    (reads,) = [l.row for l in lines if l.row.name == "execute_tool Read \u00d719"]
+    grouped = [r for r in trace.rows if r.name == "execute_tool Read" and r.parent_id == reads.parent_id
+               and r.start_ns >= reads.start_ns]
+    assert (reads.start_ns, reads.end_ns) == (min(r.start_ns for r in grouped), max(r.end_ns for r in grouped))
