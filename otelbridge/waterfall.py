@@ -29,6 +29,8 @@ from .summary import Collector, Row, Trace, format_cost, format_duration, link_n
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40
 MARKDOWN_ROWS = 60
+#: Cells of the step summary's timeline column (a code span: monospaced)
+MARKDOWN_BAR = 24
 #: Traces drawn on stderr and in the step summary (GitHub refuses a summary over 1 MiB): the
 #: failed ones first, then the latest; the rest are counted.
 MAX_TRACES_SHOWN = 20
@@ -80,10 +82,6 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _COST_W - _STATUS_W - 5)
     t0, t1 = trace.start_ns, trace.end_ns
     span = max(t1 - t0, 1)
-
-    def col(ns: int) -> int:
-        return min(max(round((ns - t0) * bar_w / span), 0), bar_w)
-
     out: list[Text] = []
     head = Text()
     head.append(escape.terminal(root.name if root else "?", 80), style="bold")
@@ -106,12 +104,8 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
             out.append(text)
             continue
         text.append(label.ljust(name_w) + " ", style="bold" if line.depth == 0 else "")
-        c0, c1 = col(row.start_ns), col(row.end_ns)
-        if row.end_ns <= row.start_ns:
-            c0, cells, glyph = min(c0, bar_w - 1), 1, glyphs.point
-        else:
-            cells = max(1, c1 - c0)
-            c0, glyph = min(c0, bar_w - cells), glyphs.full
+        c0, cells, point = bar(row, t0, span, bar_w)
+        glyph = glyphs.point if point else glyphs.full
         text.append(" " * c0)
         text.append(glyph * cells, style=style)
         text.append(" " * (bar_w - c0 - cells) + " ")
@@ -132,6 +126,19 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")
                       + link_note(trace.not_exported)))
     return out, notes
+
+
+def bar(row: Row, t0: int, span: int, width: int) -> tuple[int, int, bool]:
+    """Where ``row`` stands on a time axis of ``width`` cells from ``t0`` over ``span`` ns:
+    (first cell, cells, whether it is a point: no duration), within the axis."""
+    def col(ns: int) -> int:
+        return min(max(round((ns - t0) * width / span), 0), width)
+
+    c0, c1 = col(row.start_ns), col(row.end_ns)
+    if row.end_ns <= row.start_ns:
+        return min(c0, width - 1), 1, True
+    cells = max(1, c1 - c0)
+    return min(c0, width - cells), cells, False
 
 
 def stderr_console(stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> Console:
@@ -201,18 +208,21 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
         root, facts = trace_head(trace)
         out.append(f"#### {md(root.name if root else '?', 120)} — {md(facts)}")
         out.append("")
-        out.append("| span | start | duration | tokens in/out | cost | status |")
-        out.append("|---|---:|---:|---:|---:|---|")
-        t0 = trace.start_ns
+        out.append(f"| span | 0s – {md(format_duration(trace.end_ns - trace.start_ns))} | start | duration "
+                   "| tokens in/out | cost | status |")
+        out.append("|---|---|---:|---:|---:|---:|---|")
+        t0, span = trace.start_ns, max(trace.end_ns - trace.start_ns, 1)
         lines_ = select(trace, MARKDOWN_ROWS)
         for line in lines_:
             indent = "&nbsp;&nbsp;" * line.depth
             row = line.row
             if row is None:
-                out.append(f"| {indent}{md(more_text(line))} | | | | | |")
+                out.append(f"| {indent}{md(more_text(line))} | | | | | | |")
                 continue
             status = ("❌ " if row.error else "") + md(row.status, 40)
-            out.append(f"| {indent}{md(row.name, 120)} | +{format_duration(row.start_ns - t0)} | "
+            c0, cells, point = bar(row, t0, span, MARKDOWN_BAR)
+            timeline = "░" * c0 + ("▏" if point else "█" * cells) + "░" * (MARKDOWN_BAR - c0 - cells)
+            out.append(f"| {indent}{md(row.name, 120)} | `{timeline}` | +{format_duration(row.start_ns - t0)} | "
                        f"{format_duration(row.duration_ns)} | {md(tokens_text(row))} | "
                        f"{md(format_cost(line.cost))} | {status} |")
         out.append("")

@@ -447,3 +447,23 @@ def test_a_run_of_like_tool_calls_is_one_row_when_the_trace_is_folded():
     grouped = [r for r in trace.rows if r.name == "execute_tool Read" and r.parent_id == reads.parent_id
                and r.start_ns >= reads.start_ns]
     assert (reads.start_ns, reads.end_ns) == (min(r.start_ns for r in grouped), max(r.end_ns for r in grouped))
+
+
+@needs_fixtures()
+def test_the_step_summary_draws_each_row_on_the_trace_s_time_line():
+    """The workflow of workflow-phased-2.1.270 (timestamps: 1m36s): its root fills the timeline
+    column, the join phase (its last second) stands at its end, each cell 1/24 of the run."""
+    rep, _ = run(FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl")
+    md = waterfall.step_summary(rep.collector)
+    (workflow,) = [t for t in rep.collector.traces.values() if t.root().name == "invoke_workflow sleep-join"]
+    cells = {}
+    for line in md.splitlines():
+        parts = [p.strip() for p in line.split(" | ")]
+        if len(parts) == 7 and parts[1].startswith("`"):
+            cells[parts[0].replace("&nbsp;", "").replace("\\", "").lstrip("| ")] = parts[1].strip("`")
+    assert cells["invoke_workflow sleep-join"] == "█" * waterfall.MARKDOWN_BAR
+    (join,) = [r for r in workflow.rows if r.name == "phase Join"]
+    span = workflow.end_ns - workflow.start_ns
+    assert (workflow.end_ns - join.start_ns) * waterfall.MARKDOWN_BAR < span  # its last cell
+    assert cells["phase Join"] == "░" * (waterfall.MARKDOWN_BAR - 1) + "█"
+    assert f"| span | 0s – {summary.format_duration(span)} | start |" in md
