@@ -11,15 +11,16 @@
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
-  read from its start) and byte offset of the last *checkpoint* — the end of the last
-  complete line read at a moment when nothing the reader traces was open
-  (:meth:`Followed.is_quiet`: a turn, a workflow), saved once the spans handed on by then are
-  exported (:meth:`Followed.settled`). A restart resumes there: what was open at the stop is read again
-  from its first line by the next start (a workflow: the caller exports nothing of it at stop).
-  While a session is open (:meth:`Followed.has_sessions`), a checkpoint resumes at the last point with
-  none open and reads up to itself again without exporting (:attr:`Position.read_to`): the
-  session span, exported only when it ends, comes even when the process was killed. A stop
-  ends every session (exported): its position resumes at the last checkpoint instead.
+  read from its start) and byte offset of the last *checkpoint* — the end of the last complete
+  line read at a moment when nothing the reader traces was open (:meth:`Followed.is_quiet`: a
+  turn, a workflow), saved once the spans handed on by then are exported
+  (:meth:`Followed.settled`). A restart resumes there: what was open at the stop is read again
+  from its first line by the next start (a workflow: the reader exports nothing of it at stop).
+  While a session is open (:meth:`Followed.has_sessions`), a checkpoint resumes at the last
+  point with none open and reads up to itself again without exporting
+  (:attr:`Position.read_to`): the session span, exported only when it ends, comes even when the
+  process was killed. A stop ends every session (exported): its position resumes at the last
+  checkpoint instead, with the sessions it ended (:attr:`Position.continued`).
   Once an export fails the position stays where it is for the rest of the run: the next start
   reads again what may not have reached the collector. If PATH is another file by then
   (rotated while we were away), it is read from its start.

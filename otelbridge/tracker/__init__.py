@@ -177,7 +177,8 @@ class Tracker:
     def open_session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns begun) of the sessions not yet ended that have
         an id."""
-        return tuple((s.sid, s.trace_id, s.span_id, s.turn_count) for part in self.parts if isinstance(part, SessionTracker)
+        return tuple((s.sid, s.trace_id, s.span_id, s.turn_count)
+                     for part in self.parts if isinstance(part, SessionTracker)
                      for s in part.sessions.values() if s.sid)
 
     def open_sessions(self) -> int:

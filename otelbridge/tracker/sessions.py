@@ -531,7 +531,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         usage_attrs(attrs, total)
         links = [] if s.continues is None else [  # (the span a follow stop ended)
             SpanLink(s.continues.trace_id, s.continues.span_id, {"otelbridge.link": "continues"})]
-        linked = s.workflows if s.continues is None else [t for t in s.workflows if not self.ctx.linked_before(t)]
+        linked = (s.workflows if s.continues is None  # (follow: the ended span links those)
+                  else [t for t in s.workflows if not self.ctx.linked_before(t)])
         for task_id in itertools.islice(linked, MAX_LINKS):
             ref = self.ctx.workflow_ref(s.sid, task_id)
             links.append(SpanLink(ref.trace_id, ref.span_id, {"otelbridge.link": "workflow"}))
