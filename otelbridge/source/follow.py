@@ -261,7 +261,8 @@ class Follower:
         loop then finds PATH another file and goes on to it from its start)."""
         moved = self._moved() if resume else None
         try:
-            fd = os.open(moved or self.path, os.O_RDONLY | os.O_CLOEXEC)
+            # (non-blocking: a FIFO at PATH would block the open, and the stop, until a writer came)
+            fd = os.open(moved or self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             return False
         if moved is not None:

@@ -974,3 +974,21 @@ def test_after_a_kill_the_session_comes_with_the_ids_its_exported_turns_name(tmp
     assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
     (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert sorted(s.name for s in spans if s.parent_span_id == session.span_id) == ["turn 1", "turn 2"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_path_that_is_no_regular_file_is_said_and_follow_exits_2(tmp_path, kind):
+    """A named pipe at PATH blocked follow in its open() (no writer), deaf to SIGTERM, until a
+    SIGKILL: it is refused at once, as a directory is."""
+    path = tmp_path / "agent.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "otelbridge", "follow", str(path), "--state-dir",
+                           str(tmp_path / "state"), "--exporter", "none", "--summary", "never"],
+                          capture_output=True, env=clean_env(), cwd=ROOT, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    said = f"{path} is not a regular file" if kind == "fifo" else f"File '{path}' is a directory"
+    assert said.encode() in proc.stderr
+    assert proc.stdout == b""
