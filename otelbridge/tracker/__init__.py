@@ -157,8 +157,13 @@ class Tracker:
         pending settles on the wall clock first (a stream with no timestamp at all).
         """
         self.ctx.clock.settle()
+        # (a session whose turns all ended is cut short too while a workflow of it runs)
+        running = frozenset(key[0] for part in self.parts if hasattr(part, "table") for key in part.table.open)
         for part in self.parts:
-            part.finish(reason=reason)
+            if isinstance(part, SessionTracker):
+                part.finish(reason=reason, running=running)
+            else:
+                part.finish(reason=reason)
         # session events no session span took: counted, never dropped silently
         self.ctx.stats.session_events_unclaimed += self.ctx.pending_session_events()
 

@@ -116,11 +116,12 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         handler(self, session, ev, now)
         self._charge_session(session)
 
-    def finish(self, *, reason: str | None = None) -> None:
+    def finish(self, *, reason: str | None = None, running: frozenset[str | None] = frozenset()) -> None:
         """End of input: end every session (and all it holds) exactly once; live (lines dated
         as they came) what is still open ends now, else at its last line. With a ``reason``
-        (the run was cut short) each session span ended here, and each span in it ended
-        without its own end (those ERROR ``incomplete``), carries an ``interrupted`` event; a
+        (the run was cut short) each session span ended here with something open in it (or a
+        workflow ``running``: their session ids), and each span in it ended without its own end
+        (those ERROR ``incomplete``), carries an ``interrupted`` event; a
         session or turn without its result says ``{reason} before result``, a tool or task
         without its end ``no tool_result: {reason}``."""
         emit, clock = self.ctx.emit, self.ctx.clock
@@ -133,8 +134,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 if s.turn is not None:
                     s.turn.last_ns = max(s.turn.last_ns, now)
         if reason is not None:
-            # (and the model calls whose stream began and had not ended: cut as they streamed)
-            cut_sessions = {s.span_id for s in self.sessions.values()} | {
+            # the sessions with something open (one whose turns all ended was not cut short: a
+            # sidecar's stop after `claude -p` printed its result), and the model calls whose
+            # stream began and had not ended: cut as they streamed
+            cut_sessions = {s.span_id for s in self.sessions.values() if s.turn or s.waiting or s.agents
+                            or s.tools or s.tasks or s.chats or s.sid in running} | {
                 c.span_id for s in self.sessions.values() for c in s.chats.values() if c.streamed and not c.final}
 
             def cut(rec: SpanRecord) -> None:

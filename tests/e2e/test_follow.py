@@ -992,3 +992,24 @@ def test_a_path_that_is_no_regular_file_is_said_and_follow_exits_2(tmp_path, kin
     said = f"{path} is not a regular file" if kind == "fifo" else f"File '{path}' is a directory"
     assert said.encode() in proc.stderr
     assert proc.stdout == b""
+
+
+@needs_fixtures()
+def test_a_session_whose_turns_all_ended_is_not_interrupted_by_the_stop(tmp_path):
+    """A `claude -p` run printed its result; the kubelet then stops the sidecar (its normal
+    end). Nothing was cut short: the session span carries no ``interrupted`` event and is not
+    an error (every such run showed one)."""
+    lines = recording_lines("subagent-explore-2.1.178.jsonl")
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the whole file read")
+        finally:
+            stop(proc)
+        spans = rx.received.spans()
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert session.events and all(e[0] != "interrupted" for e in session.events)
+    assert session.status_code != 2 and not any(e[0] == "interrupted" for s in spans for e in s.events)
