@@ -6,6 +6,11 @@ Deterministic rule (``--deterministic-ids``, always in ``replay``):
   ``sha256("otelbridge/1/{session_id}")`` for a session;
 * span id = first 8 bytes of ``sha256("{trace_id:032x}/{kind}/{key}")``.
 
+With a ``salt`` (``follow``: a random word kept with the file's position, so that the lines a
+restart reads again make the same spans, and another file's or another generation's others)
+both hashes begin with it: ``otelbridge/1/{salt}/…``, ``{salt}/{trace_id:032x}/…`` (a trace id
+given from outside, a ``TRACEPARENT``'s or a continued session's, still gets other span ids).
+
 With a ``TRACEPARENT`` parent the trace id is the parent's; span ids stay deterministic.
 Ids are ints, as OpenTelemetry's ``SpanContext`` holds them; zero is never returned.
 """
@@ -55,12 +60,14 @@ _URANDOM = _Urandom()
 
 class Ids:
     """Allocates ids. ``deterministic`` switches from random (``os.urandom``) to the sha256
-    rule."""
+    rule, ``salt`` (a word) into its trace ids."""
 
-    __slots__ = ("deterministic", "_rand", "_trace", "_prefix")
+    __slots__ = ("deterministic", "_rand", "_trace", "_prefix", "_seed", "_salt")
 
-    def __init__(self, deterministic: bool = False) -> None:
+    def __init__(self, deterministic: bool = False, salt: str = "") -> None:
         self.deterministic = deterministic
+        self._seed = f"otelbridge/1/{salt}/" if salt else "otelbridge/1/"
+        self._salt = f"{salt}/" if salt else ""
         self._rand = _URANDOM if not deterministic else None
         #: the last trace's id and the sha256 state of ``"{trace_id:032x}/"`` (a trace's span
         #: ids come together: each then hashes only its ``kind/key``)
@@ -71,7 +78,7 @@ class Ids:
         """A trace id for a workflow run (``task_id`` given) or a session."""
         if self._rand is not None:
             return self._rand.nonzero(16)
-        seed = f"otelbridge/1/{session_id or ''}" + (f"/{task_id}" if task_id is not None else "")
+        seed = self._seed + (session_id or "") + (f"/{task_id}" if task_id is not None else "")
         return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:16], "big") or 1
 
     def unique_trace_id(self) -> int:
@@ -85,7 +92,7 @@ class Ids:
         if self._rand is not None:
             return self._rand.nonzero(8)
         if trace_id != self._trace:
-            self._trace, self._prefix = trace_id, hashlib.sha256(f"{trace_id:032x}/".encode())
+            self._trace, self._prefix = trace_id, hashlib.sha256(f"{self._salt}{trace_id:032x}/".encode())
         h = self._prefix.copy()
         h.update(f"{kind}/{key}".encode())
         return int.from_bytes(h.digest()[:8], "big") or 1

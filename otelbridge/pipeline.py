@@ -339,6 +339,12 @@ class Pipeline:
         self.splitter = None
         self.new_lines(keep_partial=False)
 
+    def derive_ids(self, salt: str) -> None:
+        """The stream's ids from now on derived with ``salt`` (:class:`~otelbridge.ids.Ids`):
+        ``follow`` reading a file again after a restart makes the same spans. Before its first
+        line."""
+        self.tracker.ctx.ids = Ids(True, salt)
+
     def holding(self) -> bool:
         """Whether records wait for the stream's first timestamp (the clock still pending)."""
         return not self.tracker.ctx.clock.settled

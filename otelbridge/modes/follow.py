@@ -33,9 +33,9 @@ class HoldUntilClosed:
     and exports it once, whole. Other records pass at once. While :attr:`replaying` says so (a
     restart reading again what the last run exported), nothing passes but workflows; a workflow
     a run before exported (:attr:`exported`) never passes; :attr:`released` lists the task ids
-    of the workflows passed. With :attr:`fill_in` (random ids: what passes after the re-reading
-    is in traces of its own), a record not passed while re-reading passes after all when one
-    passed later names it as its parent (a background task whose tool call had ended)."""
+    of the workflows passed. With :attr:`fill_in` (the lines read again make new spans: after a
+    stop), a record not passed while re-reading passes after all when one passed later names
+    it as its parent (a background task whose tool call had ended)."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
@@ -112,6 +112,10 @@ class TracedFile:
         self.pipeline.end_stream()
         self.pipeline.new_stream()
 
+    def on_open(self, salt: str) -> None:
+        if not self.pipeline.cfg.deterministic_ids:  # (those are derived from the stream alone)
+            self.pipeline.derive_ids(salt)
+
     def on_replayed(self) -> None:
         # a clock still waiting for a timestamp would hold the records of the lines read again
         # past the end of that stretch, and they would go out
@@ -151,7 +155,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),
                             from_start=from_start, poll_s=poll_s, say=say)
         hold.replaying = lambda: follower.replay_to > 0
-        hold.fill_in = not cfg.deterministic_ids
+        # after a stop the lines read again make new spans (a new salt): a record passed then
+        # brings the ended ones it hangs from; after a kill they are the same spans
+        hold.fill_in = not cfg.deterministic_ids and follower.saved is not None and follower.saved.stopped
         if follower.saved is not None:
             hold.exported = frozenset(follower.saved.workflows)
             pipeline.tracker.ctx.resume_sessions(follower.saved.sessions)

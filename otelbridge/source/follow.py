@@ -37,6 +37,7 @@ import collections
 import hashlib
 import json
 import os
+import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,11 @@ class Followed(Protocol):
     def on_switch(self, kind: str) -> None:
         """Before reading a new file at the path (:data:`ROTATED`) or a truncated one again
         (:data:`TRUNCATED`)."""
+
+    def on_open(self, salt: str) -> None:
+        """A file is opened to be read (the first, or the next after a rotation), before its
+        first line; ``salt`` is its own word, kept with its position (the same when a restart
+        reads it again): ids derived from it are the same spans again."""
 
     def on_replayed(self) -> None:
         """A restart has read again what the last run read (:attr:`Follower.replay_to`); what
@@ -108,6 +114,12 @@ class Position:
     #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
     #: one read again is a span of its own in that trace, its turns numbered on
     continued: tuple[tuple[str, int, int, int], ...] = ()
+    #: the file's word its ids are derived with (:meth:`Followed.on_open`): the same after a
+    #: kill (the next start makes the same spans again, whose children arrived); a new one at a
+    #: stop, which ended and exported what was open (what the next start reads again is new)
+    salt: str = ""
+    #: saved at a stop
+    stopped: bool = False
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -123,7 +135,8 @@ def load_position(file: Path) -> tuple[Position | None, str]:
         doc = json.loads(Path(file).read_text())
         pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
                        tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:],
-                       _session_refs(doc.get("sessions", ())), _session_refs(doc.get("continued", ())))
+                       _session_refs(doc.get("sessions", ())), _session_refs(doc.get("continued", ())),
+                       str(doc.get("salt", "")), bool(doc.get("stopped", False)))
         if min(pos.offset, pos.read_to) < 0:
             raise ValueError("a negative offset")
         return pos, str(doc.get("head", ""))
@@ -162,7 +175,7 @@ def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
                    "read_to": pos.read_to, "workflows": list(pos.workflows),
                    "sessions": [list(s) for s in pos.sessions],
-                   "continued": [list(s) for s in pos.continued], "head": head}, fh)
+                   "continued": [list(s) for s in pos.continued], "salt": pos.salt, "stopped": pos.stopped, "head": head}, fh)
     os.replace(tmp, file)
 
 
@@ -213,6 +226,7 @@ class Follower:
         #: ``_base`` (a restart after a stop: kept until no session is open)
         self._quiet_sessions: tuple[tuple[str, int, int, int], ...] = ()
         self._base_continued: tuple[tuple[str, int, int, int], ...] = ()
+        self.salt = ""  # the open file's (:attr:`Position.salt`)
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -287,8 +301,13 @@ class Follower:
                 if start:  # (a first try on a recording read nothing, and said nothing)
                     self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
                              "now are not read (--from-start reads them)")
+        # the word this file's ids are derived with: kept, for the same spans when read again
+        self.salt = self.saved.salt if known and resume and self.saved and self.saved.salt else secrets.token_hex(8)
+        self.reader.on_open(self.salt)
+        if resume:
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
-                                   *((saved.workflows, saved.sessions, saved.continued) if known and saved else ()))
+                                   *((saved.workflows, saved.sessions, saved.continued) if known and saved else ()),
+                                   salt=self.salt)
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = start
@@ -298,7 +317,7 @@ class Follower:
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
             # stop before any quiet moment re-reads it from there, not from its end
-            self._save(Position(ident[0], ident[1], start))
+            self._save(Position(ident[0], ident[1], start, salt=self.salt))
         return True
 
     def _close(self) -> None:
@@ -394,9 +413,10 @@ class Follower:
                     self._base, done, self._base_continued = self.complete, (), ()
                 self._quiet_sessions = self.reader.session_refs() if sessions else ()
                 pos = Position(dev, ino, self._base, self.complete, done, self._quiet_sessions,
-                               self._base_continued)
+                               self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
-                pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued)
+                pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued,
+                               self.salt)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.reader.handed()))
         self.save_settled()
@@ -435,7 +455,8 @@ class Follower:
             continued = tuple((sid, trace_id, span_id, turns.get(sid, 0))
                               for sid, trace_id, span_id, _ in ended)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
-                                             continued=continued), self.reader.handed()))
+                                             continued=continued, salt=secrets.token_hex(8), stopped=True),
+                                    self.reader.handed()))
 
     def save_settled(self) -> None:
         """Save the newest checkpoint whose spans are exported (best effort)."""

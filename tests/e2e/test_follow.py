@@ -611,9 +611,11 @@ def restart_with_the_rest(log, state, rx, rest: str, *extra) -> None:
         stop(proc)
 
 
-def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra) -> list:
+def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra, how: str = "SIGTERM",
+                          between=lambda state, spans: None) -> list:
     """``follow --from-start`` reads ``lines[:cut]`` as one write until ``until(spans)``, is
-    stopped (SIGTERM), and started again after the agent wrote the rest: the spans received."""
+    stopped (``how``: SIGTERM, or killed), ``between(state dir, spans)`` is called, and it is
+    started again after the agent wrote the rest: the spans received."""
     log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start", *extra)
@@ -621,7 +623,8 @@ def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra) -
             append(log, "".join(lines[:cut]))
             wait(lambda: until(rx.received.spans()), what="the spans before the stop")
         finally:
-            stop(proc)
+            end(proc, how)
+        between(state, rx.received.spans())
         restart_with_the_rest(log, state, rx, "".join(lines[cut:]), *extra)
         return rx.received.spans()
 
@@ -1013,3 +1016,42 @@ def test_a_session_whose_turns_all_ended_is_not_interrupted_by_the_stop(tmp_path
     (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert session.events and all(e[0] != "interrupted" for e in session.events)
     assert session.status_code != 2 and not any(e[0] == "interrupted" for s in spans for e in s.events)
+
+
+@needs_fixtures()
+def test_a_kill_before_any_checkpoint_makes_the_same_spans_again_and_none_without_its_parent(tmp_path):
+    """`claude -p` is one turn: no moment with nothing open comes before its result, so no
+    checkpoint is saved, and a kill mid-turn leaves the next start to read the file from its
+    start. The spans exported before the kill (model and tool calls) hung from a turn and a
+    sub-agent never exported, and the restart made new ones: 13 spans of a second trace
+    without their parents. The file's ids are derived from a word its position keeps: the
+    restart makes the same spans, so every parent arrives and what came twice is the same span."""
+    before = []
+
+    def no_checkpoint(state, spans):  # the turn was open throughout
+        assert saved_offset(state)["read_to"] == 0
+        before.extend(spans)
+
+    spans = stopped_and_restarted(
+        tmp_path, recording_lines("task-tool-2.1.6.jsonl"), 40,
+        lambda spans: sum(s.name.startswith("execute_tool ") for s in spans) >= 3, how="SIGKILL",
+        between=no_checkpoint)
+    ids = {(s.trace_id, s.span_id) for s in spans}
+    assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
+    assert len({s.trace_id for s in spans}) == 1
+    assert len(ids) == 48 < len(spans) == 48 + len(before)  # each span once, those before the kill twice
+    assert all(len({(s.name, s.parent_span_id) for s in spans if (s.trace_id, s.span_id) == i}) == 1 for i in ids)
+
+
+@needs_fixtures()
+def test_after_a_kill_the_workflow_and_its_session_link_to_spans_that_arrived(tmp_path):
+    """Killed while its workflow runs: the restart made the workflow and the session with new
+    trace ids, and each linked to the other's that never came. The same spans again now."""
+    spans = stopped_and_restarted(tmp_path, recording_lines("claudecli-go-workflow-phased-2.1.270.jsonl"), 29,
+                                  lambda spans: any(s.name.startswith("chat ") for s in spans), how="SIGKILL")
+    arrived = {(s.trace_id, s.span_id) for s in spans}
+    (root,) = {(s.trace_id, s.span_id, tuple(s.links)) for s in spans if s.name.startswith("invoke_workflow")}
+    (session,) = {(s.trace_id, s.span_id, tuple(s.links)) for s in spans if s.name == "invoke_agent claude-code"}
+    assert root[2] == (session[:2],) and session[2] == (root[:2],)  # both ways
+    assert all(link in arrived for s in spans for link in s.links) and len(arrived) == len(
+        {(s.trace_id, s.span_id, s.name) for s in spans})
