@@ -89,6 +89,8 @@ class CountingExporter(SpanExporter):
         self.taken = 0
         self._last_ok = True
         self._busy_since: float | None = None
+        #: an export succeeded after the SDK said one failed (said once)
+        self.recovered = False
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
@@ -133,6 +135,10 @@ class CountingExporter(SpanExporter):
                 self.exported += len(spans)
             else:
                 self.failed += len(spans)
+        if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
+            self.recovered = True
+            log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
+                        f"{self.failed} spans" if self.failed else "none")
         return result
 
     def shutdown(self) -> None:
