@@ -126,6 +126,9 @@ class TracedFile:
         tracker = self.pipeline.tracker
         return tracker.open_workflows() == tracker.open_turns() == 0 and not self.pipeline.holding()
 
+    def resumable(self) -> bool:
+        return not self.pipeline.holding()  # (ids are derived: with a word, or --deterministic-ids)
+
     def has_sessions(self) -> bool:
         return self.pipeline.tracker.open_sessions() > 0
 

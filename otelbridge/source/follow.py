@@ -13,14 +13,14 @@
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
   read from its start) and byte offset of the last *checkpoint* — the end of the last complete
   line read at a moment when nothing the reader traces was open (:meth:`Followed.is_quiet`: a
-  turn, a workflow), saved once the spans handed on by then are exported
-  (:meth:`Followed.settled`). A restart resumes there: what was open at the stop is read again
-  from its first line by the next start (a workflow: the reader exports nothing of it at stop).
-  While a session is open (:meth:`Followed.has_sessions`), a checkpoint resumes at the last
-  point with none open and reads up to itself again without exporting
-  (:attr:`Position.read_to`): the session span, exported only when it ends, comes even when the
-  process was killed. A stop ends every session (exported): its position resumes at the last
-  checkpoint instead, with the sessions it ended (:attr:`Position.continued`).
+  turn, a workflow), or, with a session open, when reading again makes the same spans
+  (:meth:`Followed.resumable`), saved once the spans handed on by then are exported
+  (:meth:`Followed.settled`). While a session is open (:meth:`Followed.has_sessions`), a
+  checkpoint resumes at the last point with none open and reads up to itself again without
+  exporting (:attr:`Position.read_to`): what was open at a kill is rebuilt from its first line,
+  and the session span, exported only when it ends, comes even when the process was killed. A
+  stop ends every session (exported): its position resumes at the last point with nothing open
+  instead, with the sessions it ended (:attr:`Position.continued`).
   Once an export fails the position stays where it is for the rest of the run: the next start
   reads again what may not have reached the collector. If PATH is another file by then
   (rotated while we were away), it is read from its start.
@@ -75,6 +75,11 @@ class Followed(Protocol):
     def is_quiet(self) -> bool:
         """Whether the lines read so far leave no turn or workflow open (only then is a
         checkpoint taken)."""
+
+    def resumable(self) -> bool:
+        """Whether a restart after a kill may resume from the lines read so far, turns open or
+        not: reading them again makes the same spans (their ids derived), and none waits to be
+        handed on."""
 
     def has_sessions(self) -> bool:
         """Whether a session is open."""
@@ -396,9 +401,10 @@ class Follower:
         return self.ident == (st.st_dev, st.st_ino)
 
     def checkpoint(self) -> None:
-        """Take a checkpoint when the lines read leave no turn or workflow open (with a session
-        open: read again from the session's first line, exporting up to here), or record the
-        workflows exported since the last; save those settled."""
+        """Take a checkpoint when the lines read leave no turn or workflow open, or may be
+        resumed from (:meth:`Followed.resumable`) with a session open (a restart reads again
+        from the session's first line, exporting up to here), or record the workflows exported
+        since the last; save those settled."""
         if self.ident is not None and not self._lost and not self.replay_to:
             dev, ino = self.ident
             last = self._unsettled[-1][0] if self._unsettled else self.saved
@@ -406,14 +412,16 @@ class Follower:
             begun = self._begun  # (the workflows a run before exported since the base)
             done = self._workflows(begun.workflows if begun is not None and begun.offset == self._base else ())
             pos = None
-            if self.reader.is_quiet():
+            quiet = self.reader.is_quiet()
+            sessions = self.reader.has_sessions()
+            if quiet:  # (where a stop's position resumes: nothing it ends is read from its middle)
                 self._quiet = self.complete
-                sessions = self.reader.has_sessions()
                 if not sessions:
                     self._base, done, self._base_continued = self.complete, (), ()
                 self._quiet_sessions = self.reader.session_refs() if sessions else ()
-                pos = Position(dev, ino, self._base, self.complete, done, self._quiet_sessions,
-                               self._base_continued, self.salt)
+            if quiet or (sessions and self.reader.resumable()):
+                pos = Position(dev, ino, self._base, self.complete, done,
+                               self.reader.session_refs() if sessions else (), self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
                 pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued,
                                self.salt)

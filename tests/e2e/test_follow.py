@@ -1019,28 +1019,41 @@ def test_a_session_whose_turns_all_ended_is_not_interrupted_by_the_stop(tmp_path
 
 
 @needs_fixtures()
-def test_a_kill_before_any_checkpoint_makes_the_same_spans_again_and_none_without_its_parent(tmp_path):
-    """`claude -p` is one turn: no moment with nothing open comes before its result, so no
-    checkpoint is saved, and a kill mid-turn leaves the next start to read the file from its
-    start. The spans exported before the kill (model and tool calls) hung from a turn and a
-    sub-agent never exported, and the restart made new ones: 13 spans of a second trace
+def test_a_kill_mid_turn_makes_the_same_spans_again_and_none_without_its_parent(tmp_path):
+    """`claude -p` is one turn, open until its result: a kill mid-turn left the next start to
+    read the file from its start with new ids, and the spans exported before the kill (model
+    and tool calls) hung from a turn and a sub-agent never exported: 13 spans of a second trace
     without their parents. The file's ids are derived from a word its position keeps: the
-    restart makes the same spans, so every parent arrives and what came twice is the same span."""
-    before = []
-
-    def no_checkpoint(state, spans):  # the turn was open throughout
-        assert saved_offset(state)["read_to"] == 0
-        before.extend(spans)
-
+    restart makes the same spans, so every parent arrives, and what comes twice (exported
+    after the last checkpoint saved) is the same span."""
     spans = stopped_and_restarted(
         tmp_path, recording_lines("task-tool-2.1.6.jsonl"), 40,
-        lambda spans: sum(s.name.startswith("execute_tool ") for s in spans) >= 3, how="SIGKILL",
-        between=no_checkpoint)
+        lambda spans: sum(s.name.startswith("execute_tool ") for s in spans) >= 3, how="SIGKILL")
     ids = {(s.trace_id, s.span_id) for s in spans}
     assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
     assert len({s.trace_id for s in spans}) == 1
-    assert len(ids) == 48 < len(spans) == 48 + len(before)  # each span once, those before the kill twice
+    assert len(ids) == 48  # the recording's spans, each once or the same twice
     assert all(len({(s.name, s.parent_span_id) for s in spans if (s.trace_id, s.span_id) == i}) == 1 for i in ids)
+
+
+@needs_fixtures()
+def test_a_kill_mid_turn_after_a_checkpoint_sends_nothing_twice(tmp_path):
+    """The position is saved mid-turn too (the lines read again make the same spans): a kill
+    after it, and the restart reads the turn again from its first line without exporting up to
+    there — each span arrives exactly once."""
+    lines = recording_lines("task-tool-2.1.6.jsonl")
+    written = len("".join(lines[:40]).encode())
+
+    def saved_mid_turn(state, spans):
+        assert saved_offset(state)["offset"] == 0  # the session's first line
+
+    spans = stopped_and_restarted(
+        tmp_path, lines, 40, lambda spans: sum(s.name.startswith("execute_tool ") for s in spans) >= 3
+        and (saved_offset(tmp_path / "state") or {}).get("read_to") == written,
+        how="SIGKILL", between=saved_mid_turn)
+    ids = {(s.trace_id, s.span_id) for s in spans}
+    assert len(spans) == len(ids) == 48
+    assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
 
 
 @needs_fixtures()
