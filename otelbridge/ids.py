@@ -7,7 +7,7 @@ Deterministic rule (``--deterministic-ids``, always in ``replay``):
 * span id = first 8 bytes of ``sha256("{trace_id:032x}/{kind}/{key}")``.
 
 With a ``salt`` (``follow``: a random word kept with the file's position, so that the lines a
-restart reads again make the same spans, and another file's or another generation's others)
+restart reads again make the same spans, and another file's others)
 both hashes begin with it: ``otelbridge/1/{salt}/…``, ``{salt}/{trace_id:032x}/…`` (a trace id
 given from outside, a ``TRACEPARENT``'s or a continued session's, still gets other span ids).
 

@@ -119,9 +119,8 @@ class Position:
     #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
     #: one read again is a span of its own in that trace, its turns numbered on
     continued: tuple[tuple[str, int, int, int], ...] = ()
-    #: the file's word its ids are derived with (:meth:`Followed.on_open`): the same after a
-    #: kill (the next start makes the same spans again, whose children arrived); a new one at a
-    #: stop, which ended and exported what was open (what the next start reads again is new)
+    #: the file's word its ids are derived with (:meth:`Followed.on_open`): the next start
+    #: makes the same spans again (a session a stop ended goes on with ids of its own)
     salt: str = ""
     #: saved at a stop
     stopped: bool = False
@@ -294,8 +293,12 @@ class Follower:
         ident = (st.st_dev, st.st_ino)
         start = self.replay_to = 0
         known = self.saved is not None and (self.saved.dev, self.saved.ino) == ident
-        if known and resume and not same_head(fd, self._saved_head):
-            known = False  # another file at the same inode (deleted and written anew)
+        if known and resume and (not same_head(fd, self._saved_head) or self.saved.offset > st.st_size):
+            # truncated while we were away, or another file at the same inode (deleted and
+            # written anew): what it holds now is new
+            known = False
+            self.say(f"{str(self.path)!r} is not the file the last run left (truncated or written "
+                     "anew while stopped): read from its start")
         if resume:
             saved = self.saved
             if known and saved is not None and saved.offset <= st.st_size:
@@ -462,8 +465,11 @@ class Follower:
             turns = {sid: n for sid, _, _, n in self._quiet_sessions}
             continued = tuple((sid, trace_id, span_id, turns.get(sid, 0))
                               for sid, trace_id, span_id, _ in ended)
+            # (and those a stop before ended that this run did not meet again: still going on)
+            met = {sid for sid, _, _, _ in ended}
+            continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
-                                             continued=continued, salt=secrets.token_hex(8), stopped=True),
+                                             continued=continued, salt=self.salt, stopped=True),
                                     self.reader.handed()))
 
     def save_settled(self) -> None:

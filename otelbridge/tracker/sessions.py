@@ -216,7 +216,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         return session
 
     def _span_id(self, s: Session, kind: str, key: str) -> int:
-        return self.ctx.ids.span_id(s.trace_id, kind, key)
+        # a session going on after a follow stop: its spans are not the ended span's (those the
+        # stop cut short come again whole, as spans of their own)
+        return self.ctx.ids.span_id(s.trace_id, kind, key if s.continues is None else f"{key}@{s.span_id:016x}")
 
     def _open_turn(self, s: Session, now: int) -> Turn:
         s.turn_count += 1

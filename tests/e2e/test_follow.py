@@ -57,6 +57,19 @@ def start(log, state, rx, *extra):
     )
 
 
+def ready(proc) -> None:
+    """Wait until ``proc`` catches SIGTERM (before, the signal's default would end it)."""
+    def catches() -> bool:
+        try:
+            status = (f"/proc/{proc.pid}/status")
+            caught = next(l for l in open(status) if l.startswith("SigCgt:")).split()[1]
+        except (OSError, StopIteration):
+            return False
+        return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
+
+    wait(catches, what="its signal handlers")
+
+
 def stop(proc) -> tuple[bytes, bytes]:
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=20)
@@ -599,23 +612,25 @@ def end(proc, how: str) -> None:
         stop(proc)
 
 
-def restart_with_the_rest(log, state, rx, rest: str, *extra) -> None:
+def restart_with_the_rest(log, state, rx, rest: str, *extra) -> bytes:
     """The agent writes ``rest`` while the sidecar is down; it starts again and reads it all
-    (its position's export boundary at the file's end), then is stopped."""
+    (its position's export boundary at the file's end), then is stopped: its stderr."""
     append(log, rest)
     proc = start(log, state, rx, *extra)
     try:
         size = log.stat().st_size
         wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
     finally:
-        stop(proc)
+        err = stop(proc)[1]
+    return err
 
 
 def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra, how: str = "SIGTERM",
-                          between=lambda state, spans: None) -> list:
+                          between=lambda log, state, rx: None, said: list | None = None) -> list:
     """``follow --from-start`` reads ``lines[:cut]`` as one write until ``until(spans)``, is
-    stopped (``how``: SIGTERM, or killed), ``between(state dir, spans)`` is called, and it is
-    started again after the agent wrote the rest: the spans received."""
+    stopped (``how``: SIGTERM, or killed), ``between(log, state dir, receiver)`` is called, and
+    it is started again after the agent wrote the rest: the spans received (the restart's
+    stderr appended to ``said``)."""
     log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start", *extra)
@@ -624,8 +639,10 @@ def stopped_and_restarted(tmp_path, lines: list[str], cut: int, until, *extra, h
             wait(lambda: until(rx.received.spans()), what="the spans before the stop")
         finally:
             end(proc, how)
-        between(state, rx.received.spans())
-        restart_with_the_rest(log, state, rx, "".join(lines[cut:]), *extra)
+        between(log, state, rx)
+        err = restart_with_the_rest(log, state, rx, "".join(lines[cut:]), *extra)
+        if said is not None:
+            said.append(err)
         return rx.received.spans()
 
 
@@ -645,6 +662,15 @@ def assert_whole_without_orphans(spans, want) -> None:
     assert {(s.span_id, s.name) for s in want} <= {(s.span_id, s.name) for s in spans}  # nothing lost
 
 
+def assert_whole_by_shape(spans, want) -> None:
+    """As :func:`assert_whole_without_orphans` where a stop came: the session that goes on
+    after it, and its spans, have ids of their own, so every (name, parent's name) of ``want``
+    is among ``spans``'."""
+    ids = {s.span_id for s in spans}
+    assert all(s.parent_span_id in ids for s in spans if s.parent_span_id)  # no orphan
+    assert set(tree_names(want)) <= set(tree_names(spans))
+
+
 def tree_names(spans) -> list[tuple[str, str]]:
     """(span name, its parent's name or "") for every span, sorted: the shape of the traces."""
     by_id = {s.span_id: s for s in spans}
@@ -658,7 +684,8 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
     """A sidecar stopped (or killed) mid-turn, the agent writing on: the next start reads again
     from before the open turn (the position waits while a turn is open), so the turn's rest is
     traced under its own session, turn, tool call and sub-agent — nothing lost, no span whose
-    parent never arrives. The deterministic ids make the spans sent twice the same spans."""
+    parent never arrives. The deterministic ids make the spans sent twice after a kill the same
+    spans (after a stop, the session going on has spans of its own)."""
     path = FIXTURES / "claude-code" / "idea-planner-explore-subagent-2.1.224.jsonl"
     lines = path.read_text().splitlines(keepends=True)  # the Agent's sub-agent runs lines 3–9
     log, state = empty_log(tmp_path)
@@ -680,7 +707,7 @@ def test_a_restart_mid_turn_reads_the_turn_again_from_its_first_line(tmp_path, h
         finally:
             stop(proc)
         spans, want = rx.received.spans(), ref.received.spans()
-    assert_whole_without_orphans(spans, want)
+    (assert_whole_without_orphans if how == "SIGKILL" else assert_whole_by_shape)(spans, want)
     assert set(tree_names(spans)) == set(tree_names(want))  # no other span: no "invoke_agent subagent"
 
 
@@ -751,7 +778,7 @@ def test_a_stop_while_a_line_is_being_written_leaves_it_to_the_next_start(tmp_pa
         spans, want = rx.received.spans(), ref.received.spans()
     assert b" 5 lines, 5 decoded, " in first_err and b" 0 bad, " in first_err, first_err
     assert b" 0 bad, " in err, err
-    assert_whole_without_orphans(spans, want)
+    assert_whole_by_shape(spans, want)
 
 
 @needs_fixtures()
@@ -1044,7 +1071,7 @@ def test_a_kill_mid_turn_after_a_checkpoint_sends_nothing_twice(tmp_path):
     lines = recording_lines("task-tool-2.1.6.jsonl")
     written = len("".join(lines[:40]).encode())
 
-    def saved_mid_turn(state, spans):
+    def saved_mid_turn(log, state, rx):
         assert saved_offset(state)["offset"] == 0  # the session's first line
 
     spans = stopped_and_restarted(
@@ -1068,3 +1095,58 @@ def test_after_a_kill_the_workflow_and_its_session_link_to_spans_that_arrived(tm
     assert root[2] == (session[:2],) and session[2] == (root[:2],)  # both ways
     assert all(link in arrived for s in spans for link in s.links) and len(arrived) == len(
         {(s.trace_id, s.span_id, s.name) for s in spans})
+
+
+@needs_fixtures()
+def test_a_session_goes_on_after_two_stops_with_nothing_read_between(tmp_path):
+    """A rolling restart twice while the agent is idle between turns: the run between the stops
+    reads nothing, and it kept no word of the session the first stop ended — the second turn
+    came as a second `turn 1` in a new trace."""
+    def idle_run(log, state, rx):
+        proc = start(log, state, rx)
+        ready(proc)
+        stop(proc)
+
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
+    spans = stopped_and_restarted(tmp_path, lines, 41, lambda spans: any(s.name == "turn 1" for s in spans),
+                                  between=idle_run)
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.start_ns)
+    assert [t.name for t in turns] == ["turn 1", "turn 2"]
+    first, then = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    assert then.trace_id == first.trace_id and then.links[0] == (first.trace_id, first.span_id)
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("ids", [(), ("--deterministic-ids",)], ids=["random-ids", "deterministic-ids"])
+def test_after_a_stop_while_a_workflow_runs_its_session_links_to_the_workflow_that_comes(tmp_path, ids):
+    """Stopped while a workflow runs: the session span exported then links to the workflow,
+    which the next start exports whole when it ends — under the ids that link names (it took
+    new ones, and the link pointed at a span that never came)."""
+    spans = stopped_and_restarted(tmp_path, recording_lines("claudecli-go-workflow-phased-2.1.270.jsonl"), 20,
+                                  lambda spans: any(s.name.startswith("chat ") for s in spans), *ids)
+    arrived = {(s.trace_id, s.span_id) for s in spans}
+    (root,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    first = min((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    assert (root.trace_id, root.span_id) in first.links
+    assert all(link in arrived for s in spans for link in s.links)
+    assert len(arrived) == len(spans)  # none sent twice
+
+
+@needs_fixtures()
+def test_a_file_truncated_while_follow_was_killed_is_new_and_said(tmp_path):
+    """Killed, then the file truncated (copytruncate) and written on before the restart: it is
+    read from its start as new (its lines make spans of their own), not with the ids the lines
+    before the cut made — `turn 1` came again under turn 1's id."""
+    said: list[bytes] = []
+
+    def truncate(log, state, rx):
+        os.truncate(log, 0)
+
+    spans = stopped_and_restarted(tmp_path, recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl"), 10,
+                                  lambda spans: any(s.name == "turn 1" for s in spans), how="SIGKILL",
+                                  between=truncate, said=said)
+    by_id: dict = {}
+    for s in spans:
+        by_id.setdefault((s.trace_id, s.span_id), set()).add((s.name, s.parent_span_id))
+    assert all(len(v) == 1 for v in by_id.values()), {k: v for k, v in by_id.items() if len(v) > 1}
+    assert b"is not the file the last run left (truncated or written anew while stopped)" in said[0]
