@@ -355,9 +355,10 @@ class Context(msgspec.Struct):
         ref = self._sessions.get(session_id)
         if ref is None:
             before = self._continued.get(session_id) if session_id else None
-            if before is not None:  # in the trace it began in, a span of its own
+            if before is not None:  # in the trace it began in, a span of its own (one a stop)
                 trace_id = before[0].trace_id
-                ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", f"{session_id}#{before[1]}"))
+                key = f"{session_id}#{before[0].span_id:016x}"
+                ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", key))
             else:
                 trace_id = self.run.trace_id if self.run is not None else self.root_trace_id(session_id, None)
                 ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))

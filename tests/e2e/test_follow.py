@@ -1150,3 +1150,32 @@ def test_a_file_truncated_while_follow_was_killed_is_new_and_said(tmp_path):
         by_id.setdefault((s.trace_id, s.span_id), set()).add((s.name, s.parent_span_id))
     assert all(len(v) == 1 for v in by_id.values()), {k: v for k, v in by_id.items() if len(v) > 1}
     assert b"is not the file the last run left (truncated or written anew while stopped)" in said[0]
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("ids", [(), ("--deterministic-ids",)], ids=["random-ids", "deterministic-ids"])
+def test_a_session_stopped_twice_mid_turn_takes_a_span_of_its_own_each_time(tmp_path, ids):
+    """Two rolling restarts in one session, a turn open at the second: the third run took the
+    second's session span id (its turns counted the same) with other contents, linked to
+    itself, and the spans the second stop cut came again under their ids."""
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
+
+    def second_run(log, state, rx):
+        proc = start(log, state, rx, *ids)
+        try:
+            append(log, "".join(lines[33:38]))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the lines read")
+        finally:
+            stop(proc)
+
+    spans = stopped_and_restarted(tmp_path, lines[:33] + lines[38:], 33,
+                                  lambda spans: any(s.name == "turn 1" for s in spans), *ids, between=second_run)
+    contents: dict = {}
+    for s in spans:
+        contents.setdefault((s.trace_id, s.span_id), set()).add((s.name, s.parent_span_id, s.status_code))
+    assert {k: v for k, v in contents.items() if len(v) > 1} == {}
+    assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in contents] == []
+    sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    assert len({s.span_id for s in sessions}) == 3 and len({s.trace_id for s in sessions}) == 1
+    assert all((s.trace_id, s.span_id) not in s.links for s in spans)
