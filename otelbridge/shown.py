@@ -3,6 +3,7 @@ budget (:func:`select`), and the texts of rows, folds and totals. Times epoch ns
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -126,16 +127,11 @@ def grouped(rows: list[Row]) -> list[Row]:
     out: list[Row] = list(siblings.pop(None, ()))
     for kids in siblings.values():
         kids.sort(key=lambda r: (r.start_ns, r.end_ns))
-        run: list[Row] = []
-        for r in [*kids, None]:
-            if r is not None and run and r.span_id not in parents and not r.error and r.name == run[0].name:
-                run.append(r)
-                continue
-            out.extend(run if len(run) < GROUP_LEAST else (_one_row(run),))
-            run = [] if r is None else [r]
-            if r is not None and (r.span_id in parents or r.error):
-                out.append(r)
-                run = []
+        # (a row with children or an error is a group of its own: its span id never equals a name)
+        for _, run in itertools.groupby(kids, key=lambda r: r.span_id if r.span_id in parents or r.error
+                                        else r.name):
+            rows_ = list(run)
+            out.extend(rows_ if len(rows_) < GROUP_LEAST else (_one_row(rows_),))
     return out
 
 
