@@ -310,7 +310,7 @@ class Follower:
                     self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
                              "now are not read (--from-start reads them)")
         # the word this file's ids are derived with: kept, for the same spans when read again
-        self.salt = self.saved.salt if known and resume and self.saved and self.saved.salt else secrets.token_hex(8)
+        self.salt = self.saved.salt if known and resume and self.saved.salt else secrets.token_hex(8)
         self.reader.on_open(self.salt)
         if resume:
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
@@ -417,14 +417,14 @@ class Follower:
             pos = None
             quiet = self.reader.is_quiet()
             sessions = self.reader.has_sessions()
+            refs = self.reader.session_refs() if sessions else ()
             if quiet:  # (where a stop's position resumes: nothing it ends is read from its middle)
                 self._quiet = self.complete
                 if not sessions:
                     self._base, done, self._base_continued = self.complete, (), ()
-                self._quiet_sessions = self.reader.session_refs() if sessions else ()
+                self._quiet_sessions = refs
             if quiet or (sessions and self.reader.resumable()):
-                pos = Position(dev, ino, self._base, self.complete, done,
-                               self.reader.session_refs() if sessions else (), self._base_continued, self.salt)
+                pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
                 pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued,
                                self.salt)

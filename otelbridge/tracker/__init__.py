@@ -177,7 +177,7 @@ class Tracker:
         checkpoint only when this is 0 too: a restart reads each of them again from its first
         line)."""
         return sum(1 for part in self.parts if isinstance(part, SessionTracker)
-                   for s in part.sessions.values() if s.turn or s.waiting or s.agents or s.tools or s.tasks)
+                   for s in part.sessions.values() if s.busy())
 
     def open_session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns begun) of the sessions not yet ended that have

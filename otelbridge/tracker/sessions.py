@@ -137,8 +137,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             # the sessions with something open (one whose turns all ended was not cut short: a
             # sidecar's stop after `claude -p` printed its result), and the model calls whose
             # stream began and had not ended: cut as they streamed
-            cut_sessions = {s.span_id for s in self.sessions.values() if s.turn or s.waiting or s.agents
-                            or s.tools or s.tasks or s.chats or s.sid in running} | {
+            cut_sessions = {s.span_id for s in self.sessions.values() if s.busy() or s.chats or s.sid in running} | {
                 c.span_id for s in self.sessions.values() for c in s.chats.values() if c.streamed and not c.final}
 
             def cut(rec: SpanRecord) -> None:

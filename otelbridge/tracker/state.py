@@ -238,3 +238,8 @@ class Session(msgspec.Struct):
     #: estimated bytes of the strings the session holds itself (``init`` values, the last
     #: result's text): set by :func:`~otelbridge.tracker.charges.session_text`
     text_bytes: int = 0
+
+    def busy(self) -> bool:
+        """Whether a turn (also one closed, waiting for its result), a sub-agent, a tool call
+        or a task is open in it."""
+        return bool(self.turn or self.waiting or self.agents or self.tools or self.tasks)
