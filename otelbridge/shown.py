@@ -29,8 +29,8 @@ def select(trace: Trace, budget: int) -> list[Line]:
     the roots, every failed span, then structural spans (runs, sessions, turns, workflows,
     phases), then the slowest (among equally slow, the most tokens: a recording without times
     has every call and tool at 0 ms), each with its ancestors; hidden children are folded into one
-    "… N more" line under their parent. Turn rows carry their own cost (the difference from the
-    previous turn's cumulative value). When the trace has more rows than ``budget``, a run of
+    "… N more" line under their parent. Turn rows carry their own cost (``turn.cost_usd``:
+    the tracker's difference from the previous result's cumulative value). When the trace has more rows than ``budget``, a run of
     like siblings is one row first (:func:`grouped`)."""
     rows = trace.rows if len(trace.rows) <= budget else grouped(trace.rows)
     by_id = {r.span_id: r for r in rows}
@@ -72,14 +72,6 @@ def select(trace: Trace, budget: int) -> list[Line]:
         while node is not None and node.span_id not in keep:
             keep.add(node.span_id)
             node = by_id.get(node.parent_id) if node.parent_id is not None else None
-    turn_cost: dict[int, Decimal] = {}
-    for kids in children.values():
-        previous: Decimal | None = None
-        for kid in kids:
-            if kid.kind == "turn" and kid.cost is not None:
-                if not kid.cost_unknown:
-                    turn_cost[kid.span_id] = kid.cost - previous if previous is not None else kid.cost
-                previous = kid.cost
     lines: list[Line] = []
     stack: list[Line | tuple[Row, int]] = []
 
@@ -101,7 +93,7 @@ def select(trace: Trace, budget: int) -> list[Line]:
             lines.append(item)
             continue
         row, depth = item
-        lines.append(Line(depth, row, cost=turn_cost.get(row.span_id) if row.kind == "turn" else row.cost))
+        lines.append(Line(depth, row, cost=row.turn_cost if row.kind == "turn" else row.cost))
         if row.span_id not in expanded:
             expanded.add(row.span_id)
             push_children(row.span_id, depth + 1)

@@ -177,9 +177,9 @@ class Row:
     #: session's total holds them)
     task_tokens: int | None = None
     cost: Decimal | None = None
-    #: a turn whose own cost is unknown (no ``turn.cost_usd``: its result came late): its
-    #: ``cost`` still counts for its session, but no difference is shown for it
-    cost_unknown: bool = False
+    #: a turn's own cost (``turn.cost_usd``: its result's less the one before, as the tracker
+    #: knew it; none when its result came late)
+    turn_cost: Decimal | None = None
     #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
     conversation: str | None = None
     authority: bool = False
@@ -227,7 +227,7 @@ def row_of(rec: SpanRecord) -> Row:
               total_tokens=_int(attrs.get("workflow.usage.total_tokens", attrs.get("workflow.agent.tokens"))),
               task_tokens=_int(attrs.get("task.usage.total_tokens")) if kind == "agent" else None,
               cost=_decimal(attrs.get("result.total_cost_usd")),
-              cost_unknown=kind == "turn" and "result.total_cost_usd" in attrs and "turn.cost_usd" not in attrs,
+              turn_cost=_decimal(attrs.get("turn.cost_usd")) if kind == "turn" else None,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
               authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage",
               linked=tuple({link.trace_id for link in rec.links} - {rec.trace_id}) if rec.links else ())

@@ -467,3 +467,20 @@ def test_the_step_summary_draws_each_row_on_the_trace_s_time_line():
     assert (workflow.end_ns - join.start_ns) * waterfall.MARKDOWN_BAR < span  # its last cell
     assert cells["phase Join"] == "░" * (waterfall.MARKDOWN_BAR - 1) + "█"
     assert f"| span | 0s – {summary.format_duration(span)} | start |" in md
+
+
+@needs_fixtures()
+def test_a_turn_shows_its_own_cost_when_the_turns_before_it_are_not_in_view():
+    """After a `follow` restart the views see turn 2 without turn 1 (exported by the run
+    before): the turn's cost is the exported `turn.cost_usd`, not the difference from a turn the
+    view happened to see (turn 2 showed the session's running total, $0.2226)."""
+    rep, _ = run(FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl")
+    (trace,) = [t for t in rep.collector.traces.values() if t.root().name == "invoke_agent claude-code"]
+    later = Collector()
+    for row in trace.rows:
+        if row.name != "turn 1" and row.parent_id != next(r.span_id for r in trace.rows if r.name == "turn 1"):
+            later.take(row)
+    (seen,) = later.traces.values()
+    (line,) = [l for l in shown.select(seen, 40) if l.row is not None and l.row.name == "turn 2"]
+    (turn2,) = [r for r in trace.rows if r.name == "turn 2"]
+    assert line.cost == turn2.turn_cost == Decimal("0.0484615")
