@@ -63,11 +63,16 @@ def _style(line: Line, depth0: bool) -> str:
     return "green" if depth0 else "cyan"
 
 
-def _failed(trace: Trace, lines_: list[Line]) -> tuple[list[Row], int]:
-    """(the failed rows among ``lines_`` whose texts are shown, at most :data:`MAX_ERRORS_SHOWN`;
-    how many of the trace's failed spans are not: folded away or over the bound)."""
+def _failed(trace: Trace, lines_: list[Line]) -> tuple[dict[str, list[str]], int]:
+    """(the texts of the failed rows among ``lines_`` shown, at most :data:`MAX_ERRORS_SHOWN`
+    rows, each text once with the names of its rows — a session, its turn and a call often
+    fail with one text; how many of the trace's failed spans are not: folded away or over the
+    bound). Texts and names as exported, not yet escaped."""
     failed = [l.row for l in lines_ if l.row is not None and l.row.error][:MAX_ERRORS_SHOWN]
-    return failed, max(trace.totals.errors - len(failed), 0)
+    named: dict[str, list[str]] = {}
+    for row in failed:
+        named.setdefault(row.error, []).append(row.name)
+    return named, max(trace.totals.errors - len(failed), 0)
 
 
 def trace_lines(trace: Trace, width: int, template: str | None = None,
@@ -114,12 +119,9 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
         text.append(format_cost(line.cost).rjust(_COST_W) + " ")
         text.append(escape.terminal(row.status, _STATUS_W), style=style)
         out.append(text)
-    failed, more = _failed(trace, lines_)
-    named: dict[str, list[str]] = {}  # (a session, its turn and call often fail with one text)
-    for row in failed:
-        named.setdefault(row.error, []).append(escape.terminal(row.name, 60))
-    notes = [Text(f"  error {', '.join(names)}: {escape.terminal(error, 300)}", style="red")
-             for error, names in named.items()]
+    named, more = _failed(trace, lines_)
+    notes = [Text(f"  error {', '.join(escape.terminal(n, 60) for n in names)}: {escape.terminal(error, 300)}",
+                  style="red") for error, names in named.items()]
     if more:
         notes.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
@@ -231,9 +233,9 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
         if link:
             line += f" · [open trace]({link}){md(link_note(trace.not_exported))}"
         out.append(line)
-        failed, more = _failed(trace, lines_)
-        for row in failed:
-            out.append(f"> **{md(row.name, 120)}**: {md(row.error, 500)}")
+        named, more = _failed(trace, lines_)
+        for error, names in named.items():
+            out.append(f"> **{', '.join(md(n, 120) for n in names)}**: {md(error, 500)}")
             out.append("")
         if more:
             out.append(f"> … {more} more failed")

@@ -484,3 +484,14 @@ def test_a_turn_shows_its_own_cost_when_the_turns_before_it_are_not_in_view():
     (line,) = [l for l in shown.select(seen, 40) if l.row is not None and l.row.name == "turn 2"]
     (turn2,) = [r for r in trace.rows if r.name == "turn 2"]
     assert line.cost == turn2.turn_cost == Decimal("0.0484615")
+
+
+@needs_fixtures()
+def test_the_step_summary_says_each_failed_text_once_as_the_waterfall_does():
+    """task-tool-2.1.6: two Bash calls fail with one text; the waterfall says it once, the
+    step summary said it twice."""
+    rep, _ = run(FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl")
+    md = waterfall.step_summary(rep.collector)
+    said = [l for l in md.splitlines() if l.startswith("> **")]
+    assert said == ["> **execute\\_tool Bash, execute\\_tool Bash**: tool error"]
+    assert "  error execute_tool Bash, execute_tool Bash: tool error" in waterfall.render_text(rep.collector)
