@@ -40,7 +40,7 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -240,6 +240,9 @@ class Follower:
         self._prefix = b""
         #: a restart reads up to here again without exporting (see :class:`Position`)
         self.replay_to = 0
+        #: after a stop, the reading again ends only with a byte past ``replay_to``: a run that
+        #: reads nothing new ends nothing the stop before had not exported
+        self._replay_waits = False
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
 
@@ -304,6 +307,7 @@ class Follower:
             if known and saved is not None and saved.offset <= st.st_size:
                 start = saved.offset
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
+                self._replay_waits = saved.stopped
             elif saved is None and not self.from_start:
                 start = st.st_size
                 if start:  # (a first try on a recording read nothing, and said nothing)
@@ -338,11 +342,13 @@ class Follower:
         """Read the open file to its current end, yielding to the loop between chunks."""
         while self.fd >= 0:
             # no chunk crosses replay_to: what is emitted while reading up to it is known
-            limit = self.replay_to - self.pos if self.replay_to else len(self.buf)
+            limit = self.replay_to - self.pos if self.replay_to > self.pos else len(self.buf)
             n = os.readv(self.fd, [memoryview(self.buf)[:limit]])
             if n == 0:
                 return
             at = self.pos
+            if self.replay_to and at >= self.replay_to:
+                self._replayed()
             if at == len(self._prefix) < HEAD_BYTES:  # the file's first bytes, as read
                 self._prefix += self.buf[:min(n, HEAD_BYTES - at)]
             self.pos += n
@@ -356,10 +362,14 @@ class Follower:
                 self.complete = at + last_nl + 1
             if n:
                 self.reader.on_chunk(self.buf, n)
-            if self.replay_to and self.pos >= self.replay_to:
-                self.reader.on_replayed()  # what the lines read again still hold back goes now
-                self.replay_to = 0
+            if self.replay_to and self.pos >= self.replay_to and not self._replay_waits:
+                self._replayed()
             await asyncio.sleep(0)
+
+    def _replayed(self) -> None:
+        """The reading again is over: what comes next is new."""
+        self.reader.on_replayed()  # what the lines read again still hold back goes now
+        self.replay_to = 0
 
     def _changed(self) -> str | None:
         """:data:`ROTATED`, :data:`TRUNCATED` or ``None`` for the open file."""
@@ -455,9 +465,17 @@ class Follower:
         """The run ended every span it exports at a stop, the sessions ``ended`` among them
         (``session_refs()`` before the stop): a checkpoint at the last point with no turn or
         workflow open whose ``read_to`` is the end of what was read, saved once settled."""
-        if self.ident is None or self._lost or self.replay_to:
+        if self.ident is None or self._lost:
             return
-        last = self._unsettled[-1][0] if self._unsettled else self.saved
+        saved = self.saved
+        if self.replay_to:  # nothing read past what the run before read: its position stands,
+            # with the workflows this run exported (ended in the lines read again)
+            if saved is not None and (saved.dev, saved.ino) == self.ident:
+                done = self._workflows(saved.workflows)
+                if done != saved.workflows:
+                    self._unsettled.append((replace(saved, workflows=done), self.reader.handed()))
+            return
+        last = self._unsettled[-1][0] if self._unsettled else saved
         if last is not None and (last.dev, last.ino) == self.ident:
             done = self._workflows(last.workflows)
             # read again from the last point with no turn or workflow open, to rebuild what the
@@ -539,6 +557,8 @@ class Follower:
 
     def _from_the_start(self) -> None:
         """The open file was truncated: read it again from its start, NUL bytes skipped."""
+        if self.replay_to:
+            self._replayed()
         self.reader.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
         self.pos = self.complete = self._base = self._quiet = 0

@@ -1179,3 +1179,33 @@ def test_a_session_stopped_twice_mid_turn_takes_a_span_of_its_own_each_time(tmp_
     sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
     assert len({s.span_id for s in sessions}) == 3 and len({s.trace_id for s in sessions}) == 1
     assert all((s.trace_id, s.span_id) not in s.links for s in spans)
+
+
+@needs_fixtures()
+def test_an_idle_run_between_stops_while_a_workflow_is_held_exports_no_empty_session(tmp_path):
+    """Stopped while a workflow runs, then a run that reads nothing new (the agent idle through
+    a rolling restart), then the rest: the idle run read the held workflow's lines again and
+    exported an empty session of its own at its stop (no turn, the workflow linked to it) and
+    the turn the first stop had cut, again."""
+    sent = []
+
+    def idle_run(log, state, rx):
+        before = saved_offset(state)
+        sent.append(len(rx.received.spans()))
+        proc = start(log, state, rx)
+        ready(proc)
+        stop(proc)
+        sent.append(len(rx.received.spans()))
+        assert saved_offset(state) == before
+
+    spans = stopped_and_restarted(tmp_path, recording_lines("claudecli-go-workflow-phased-2.1.270.jsonl"), 20,
+                                  lambda spans: any(s.name.startswith("chat ") for s in spans),
+                                  between=idle_run)
+    sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    (first,) = [s for s in sessions if not any(link[1] == t.span_id for t in sessions for link in s.links)]
+    (then,) = [s for s in sessions if s is not first]
+    assert (first.attributes["session.turns"], then.attributes["session.turns"]) == (1, 2)
+    assert (first.trace_id, first.span_id) in then.links
+    assert sent[0] == sent[1] > 0
+    arrived = {(s.trace_id, s.span_id) for s in spans}
+    assert all(link in arrived for s in spans for link in s.links)
