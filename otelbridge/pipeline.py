@@ -30,6 +30,8 @@ from .stats import Stats, counts_and_exit_code
 from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.resources import Resource
+
     from .export import Exporters
     from .views import Report
 
@@ -239,7 +241,8 @@ class Pipeline:
                  stream_timers: bool = False,
                  last: Callable[[Exporters], SpanSink] | None = None,
                  hold: Callable[[SpanSink], SpanSink] | None = None,
-                 wall: Callable[[], int] = time.time_ns) -> None:
+                 wall: Callable[[], int] = time.time_ns,
+                 resource: Resource | None = None) -> None:
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -247,7 +250,7 @@ class Pipeline:
         self.stats = stats
         install_redaction(cfg)
         self.parent, span_ctx = parse_traceparent(cfg)
-        self.exporters: Exporters = Exporters(cfg, stats)
+        self.exporters: Exporters = Exporters(cfg, stats, resource)
         self.builder = SpanBuilder(
             self.exporters.provider, self.exporters.ids, stats,
             trace_state=span_ctx.trace_state if span_ctx is not None else None,
@@ -314,11 +317,12 @@ class Pipeline:
             return "sampled out"
         return None
 
-    def new_stream(self) -> None:
+    def new_stream(self, wall: Callable[[], int] | None = None) -> None:
         """Fresh stages 2–4 (clock, tracker, decoder, line splitter) for the next stream, on the
-        same exporters and report (``replay`` calls it once per file)."""
+        same exporters and report (``replay`` calls it once per file); ``wall``: the stream's
+        wall clock (epoch ns; default the pipeline's)."""
         cfg = self.cfg
-        clock = Clock(cfg.clock, wall=self._wall)
+        clock = Clock(cfg.clock, wall=wall or self._wall)
         self.timers = StreamTimers(clock) if self._stream_timers else None
         self.tracker = Tracker(
             Context(

@@ -6,9 +6,10 @@ string of it is redacted, as a span's strings are."""
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Mapping
 
-from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
+from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, OTELResourceDetector, Resource
 
 from . import __version__, redact
 from .messages import silenced
@@ -100,16 +101,24 @@ class HashOnceResource(Resource):
         return self._hash
 
 
-def make_resource(env: Mapping[str, str] | None = None) -> Resource:
+#: ``service.instance.id`` of ``replay``: one instance, so that a recording replayed again sends
+#: the same spans, resource included (a UUID v5, as the semantic conventions suggest for an id
+#: that must be the same each time).
+REPLAY_INSTANCE_ID = str(uuid.uuid5(uuid.UUID("4d63009a-8d0f-11ee-aad7-4c796ed8e320"), "otelbridge replay"))
+
+
+def make_resource(env: Mapping[str, str] | None = None, instance_id: str | None = None) -> Resource:
     """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
     ``service.name = otelbridge`` when neither names a service, and the CI attributes of
     :func:`ci_resource_attributes` (``OTEL_RESOURCE_ATTRIBUTES`` wins over them); a
-    :class:`HashOnceResource`."""
+    :class:`HashOnceResource`. ``service.instance.id`` is ``instance_id`` when given (else the
+    SDK's random UUID), unless ``OTEL_RESOURCE_ATTRIBUTES`` sets it."""
     # the SDK warns about each item of OTEL_RESOURCE_ATTRIBUTES it skips, quoting it, at each
     # read: said once at start instead (environment.check_resource_attributes)
     with silenced("opentelemetry.sdk.resources", "opentelemetry.attributes"):
         resource = Resource.create({"telemetry.distro.name": "otelbridge",
                                     "telemetry.distro.version": __version__,
+                                    **({SERVICE_INSTANCE_ID: instance_id} if instance_id else {}),
                                     **ci_resource_attributes(env)})
         resource = resource.merge(OTELResourceDetector().detect())
     name = resource.attributes.get(SERVICE_NAME)

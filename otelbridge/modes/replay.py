@@ -11,6 +11,7 @@ from ..config import Config
 from ..deadline import Deadline
 from ..messages import say
 from ..pipeline import Pipeline, WaitForExporters, private_stdout
+from ..resource import REPLAY_INSTANCE_ID, make_resource
 from ..source.replay import read_file
 from ..stats import Stats
 
@@ -31,6 +32,18 @@ def _progress(total: int):
                     redirect_stdout=False, redirect_stderr=True)
 
 
+def _modified_ns(path) -> int | None:
+    """``path``'s modification time (epoch ns): the wall clock of a recording with no timestamp,
+    when its last line was written, the same at every replay; ``None`` for stdin (its lines
+    take the wall clock) or a file it cannot stat."""
+    if str(path) == "-":
+        return None
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
 def replay(cfg: Config, files: list) -> int:
     """Each file a stream of its own (fresh clock, tracker and decoder; grace windows timed by
     its stream clock, all closed at its end), all into one set of exporters and one report.
@@ -42,7 +55,7 @@ def replay(cfg: Config, files: list) -> int:
     private_stdout(cfg)
     stats = Stats()
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), stream_timers=True,
-                        last=WaitForExporters)
+                        last=WaitForExporters, resource=make_resource(instance_id=REPLAY_INSTANCE_ID))
     sizes = []
     for path in files:
         try:
@@ -62,8 +75,9 @@ def replay(cfg: Config, files: list) -> int:
             progress.refresh()  # drawn at once, however fast the replay
         advance = (lambda n: progress.advance(task, n)) if progress is not None else None
         for i, path in enumerate(files):
-            if i:
-                pipeline.new_stream()
+            mtime = _modified_ns(path)
+            if i or mtime is not None:
+                pipeline.new_stream((lambda t=mtime: t) if mtime is not None else None)
             try:
                 read_file(path, on_chunk, advance)
             except OSError as exc:

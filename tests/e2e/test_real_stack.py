@@ -359,3 +359,30 @@ def test_model_token_metrics_from_a_session_recording(session, stack):
     while (seen := got()) != want and time.monotonic() < deadline:
         time.sleep(0.1)
     assert seen == want
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", ["subagent-explore-2.1.178.jsonl", "claudecli-go-basic-thinking-2.1.68.jsonl"],
+                         ids=["timestamped", "no-timestamp"])
+def test_a_recording_replayed_twice_is_held_once_by_jaeger(stack, name, tmp_path):
+    """`replay` of one recording, twice, a second apart, straight to Jaeger: the same spans
+    (ids, times, resource), which Jaeger holds once. A random service.instance.id each run made
+    every span two in Jaeger's trace, and a recording with no timestamp, dated by the wall
+    clock of each replay, gave two timelines under one set of ids."""
+    path = tmp_path / name
+    path.write_bytes((FIXTURES / "claude-code" / name).read_bytes())
+    endpoint = f"http://127.0.0.1:{stack['jaeger_ports']['grpc']}"
+    with GrpcReceiver() as rx:
+        runs = []
+        for to in (rx.endpoint, endpoint, endpoint):
+            runs.append(run_otelbridge(["replay", "--summary", "never", "--protocol", "grpc", "--endpoint", to,
+                                        str(path)], b""))
+            assert runs[-1].returncode == 0, runs[-1].stderr
+            time.sleep(1)
+        reference = rx.received.spans()
+    assert reference
+    for trace_id in sorted({s.trace_id for s in reference}):
+        want = [s for s in reference if s.trace_id == trace_id]
+        wait_for_trace(stack["jaeger_ports"]["query"], trace_id, len(want))
+        time.sleep(0.5)  # (the second replay's spans, if they were others, have come by now)
+        assert_same_spans(realstack.jaeger_spans(stack["jaeger_ports"]["query"], trace_id), want)
