@@ -28,26 +28,32 @@ def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
 
 
 #: The ``result.*`` keys whose values are their turn's alone: a session's are their sums.
-SUMMED = ("result.num_turns", "result.duration_ms", "result.duration_api_ms")
+SUMMED = ("result.num_turns", "result.duration_ms")
 
 
 def add_result(s: Session, ev: TurnResult) -> None:
-    """Count ``ev`` into ``s``'s :attr:`~otelbridge.tracker.state.Session.result_sums`."""
+    """Count ``ev`` into ``s``'s :attr:`~otelbridge.tracker.state.Session.result_sums` and
+    :attr:`~otelbridge.tracker.state.Session.api_ms`."""
     s.result_sums = tuple(  # type: ignore[assignment]
         was if add is None else (was or 0) + add
-        for was, add in zip(s.result_sums, (ev.num_turns, ev.duration_ms, ev.duration_api_ms)))
+        for was, add in zip(s.result_sums, (ev.num_turns, ev.duration_ms)))
+    if ev.duration_api_ms is not None:
+        s.api_ms = max(s.api_ms or 0, ev.duration_api_ms)
 
 
 def session_result_attributes(attrs: dict[str, Any], s: Session) -> None:
     """A session's ``result.*``: its last result's, with :data:`SUMMED` summed over its
     results (a session of several turns: what the CLI's cumulative ``total_cost_usd`` is to
-    each turn's cost)."""
+    each turn's cost) and the highest ``duration_api_ms`` (cumulative too: Claude Code counts
+    the API time of its process so far)."""
     if s.last is None:
         return
     result_attributes(attrs, s.last)
     for key, total in zip(SUMMED, s.result_sums):
         if total is not None:
             attrs[key] = total
+    if s.api_ms is not None:
+        attrs["result.duration_api_ms"] = s.api_ms
 
 
 def duplicate_result(s: Session, ev: TurnResult) -> bool:

@@ -209,9 +209,11 @@ class Session(msgspec.Struct):
     #: its first ones)
     now_model: str | None = None
     now_provider: str | None = None
-    #: ``num_turns``, ``duration_ms``, ``duration_api_ms`` summed over the results (each
-    #: result's are its own turn's; ``None``: none gave it)
-    result_sums: tuple[int | None, int | None, int | None] = (None, None, None)
+    #: ``num_turns``, ``duration_ms`` summed over the results (each result's are its own
+    #: turn's; ``None``: none gave it)
+    result_sums: tuple[int | None, int | None] = (None, None)
+    #: the highest ``duration_api_ms`` of the results (the CLI's process total so far)
+    api_ms: int | None = None
     #: the last result came after the next turn began: its cumulative cost may hold that
     #: turn's too, so neither turn's own cost is known
     cost_stale: bool = False

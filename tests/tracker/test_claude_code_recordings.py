@@ -941,15 +941,20 @@ def test_a_later_result_read_without_the_one_before_gives_no_turn_cost(tmp_path)
 @needs_fixtures
 @pytest.mark.parametrize("path", [PHASED, CLAUDE / "workflow-probe-2.1.206.jsonl", WAKE])
 def test_a_sessions_turn_counts_and_durations_are_its_results_summed(path):
-    """Each result's ``num_turns``/``duration_ms``/``duration_api_ms`` are its turn's: the
-    session's are their sums (its other ``result.*`` the last result's)."""
+    """Each result's ``num_turns``/``duration_ms`` are its turn's: the session's are their sums
+    (its other ``result.*`` the last result's). ``duration_api_ms`` is the process's so far, as
+    ``total_cost_usd`` is (a turn of one 1.9 s model call says 6,216 after 4,344): the session's
+    is the last, not a sum that counted the first turn's API time twice."""
     results = [doc for doc in lines(path).values() if doc.get("type") == "result"]
     assert len(results) == 2
     run = Run(path)
     session, turns = run.one("invoke_agent claude-code"), [run.one("turn 1"), run.one("turn 2")]
     for key in ("num_turns", "duration_ms", "duration_api_ms"):
         assert [t.attributes[f"result.{key}"] for t in turns] == [r[key] for r in results]
+    for key in ("num_turns", "duration_ms"):
         assert session.attributes[f"result.{key}"] == sum(r[key] for r in results)
+    assert results[0]["duration_api_ms"] <= results[1]["duration_api_ms"]
+    assert session.attributes["result.duration_api_ms"] == results[-1]["duration_api_ms"]
     assert session.attributes["session.turns"] == 2
     assert session.attributes["result.total_cost_usd"] == results[-1]["total_cost_usd"]
     assert session.attributes["result.subtype"] == results[-1]["subtype"]
