@@ -252,6 +252,9 @@ class Context(msgspec.Struct):
     _workflows: Refs = msgspec.field(default_factory=lambda: Refs())
     #: session id → the latest end of a child span another part emitted under it
     _covered: Refs = msgspec.field(default_factory=lambda: Refs())
+    #: session id → its ``gen_ai.provider.name`` (set by the session part; the workflows it
+    #: starts name it on their agents)
+    providers: Refs = msgspec.field(default_factory=lambda: Refs())
 
     def __post_init__(self) -> None:
         if self.budget is None:

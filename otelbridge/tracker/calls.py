@@ -314,8 +314,9 @@ class CallsMixin:
             attrs["gen_ai.response.id"] = chat.message_id
         # an API-error message had no response (its stop_reason is the CLI's filler)
         answered = chat.error_type is None or chat.streamed
-        if chat.provider or s.provider:
-            attrs["gen_ai.provider.name"] = chat.provider or s.provider
+        provider = chat.provider or s.provider_name()
+        if provider:
+            attrs["gen_ai.provider.name"] = provider
         if chat.model:
             attrs["gen_ai.request.model"] = chat.model
             if answered:

@@ -210,6 +210,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         session = Session(sid, ref.trace_id, ref.span_id, now, now)
         session.continues, session.turn_count = self.ctx.continues(sid) or (None, 0)  # (follow)
         self.sessions[sid] = session
+        remember(self.ctx.providers, sid, session.provider_name())
         if self.ctx.on_trace is not None and self.ctx.run is None and self.ctx.parent is None:
             self.ctx.on_trace(ref.trace_id, f"session {sid or ''}".strip())
         return session
@@ -270,6 +271,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self._event(s, SpanEvent("session.changed", now, changed))
         s.agent_name = s.agent_name or ev.agent_name
         s.provider = s.provider or ev.provider
+        remember(self.ctx.providers, s.sid, s.provider_name())
         s.model = s.model or ev.model
         s.version = s.version or ev.version
         s.cwd = s.cwd or ev.cwd
@@ -434,7 +436,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["turn.number"] = turn.n  # (an invoke_agent span: its agent and provider too)
         put_attributes(attrs, (("gen_ai.agent.name", s.agent_name or DEFAULT_AGENT), ("gen_ai.provider.name",
-                               s.provider), ("gen_ai.request.model", turn.model or None)))
+                               s.provider_name()), ("gen_ai.request.model", turn.model or None)))
         ev = turn.started
         if ev is not None:  # Caudra turn_start fields (Caudra's headless-mode documentation)
             put_attributes(attrs, (
@@ -510,7 +512,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
-        put_attributes(attrs, (("gen_ai.provider.name", s.provider), ("gen_ai.request.model", s.model),
+        put_attributes(attrs, (("gen_ai.provider.name", s.provider_name()), ("gen_ai.request.model", s.model),
                                ("gen_ai.agent.version", s.version)))
         attrs["session.turns"] = s.turn_count
         events = list(s.events)

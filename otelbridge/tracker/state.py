@@ -16,6 +16,8 @@ from .base import Recent, Refs, SpanRef
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
+#: ``gen_ai.provider.name`` of Claude Code's model calls (GenAI conventions' well-known value)
+CLAUDE_CODE_PROVIDER = "anthropic"
 
 
 class Chat(msgspec.Struct):
@@ -240,6 +242,11 @@ class Session(msgspec.Struct):
     #: estimated bytes of the strings the session holds itself (``init`` values, the last
     #: result's text): set by :func:`~otelbridge.tracker.charges.session_text`
     text_bytes: int = 0
+
+    def provider_name(self) -> str | None:
+        """``gen_ai.provider.name`` of its spans: its ``init``'s, else, with no ``init`` seen
+        yet (a session then taken for Claude Code's, ``claude-code``), Claude Code's."""
+        return self.provider or (CLAUDE_CODE_PROVIDER if self.agent_name is None else None)
 
     def busy(self) -> bool:
         """Whether a turn (also one closed, waiting for its result), a sub-agent, a tool call

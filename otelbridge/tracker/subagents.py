@@ -287,7 +287,8 @@ class SubagentsMixin:
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
-        put_attributes(attrs, (("gen_ai.agent.description", agent.description),
+        put_attributes(attrs, (("gen_ai.provider.name", s.now_provider or s.provider_name()),
+                               ("gen_ai.agent.description", agent.description),
                                ("gen_ai.agent.id", agent.task_id or agent.agent_id), ("task.id", agent.task_id),
                                ("task.status", agent.status)))
         if not agent.key.startswith("task:"):

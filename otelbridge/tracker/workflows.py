@@ -86,6 +86,8 @@ class _Run(RunBase):
     held_chars: int = 0
     #: the attributes every span of the run carries (:func:`_common`)
     common: dict[str, Any] = msgspec.field(default_factory=dict)
+    #: its session's ``gen_ai.provider.name`` when known as it started (its agents')
+    provider: str | None = None
 
 
 def _common(task_id: str, session_id: str | None) -> dict[str, Any]:
@@ -208,6 +210,7 @@ class WorkflowTracker:
                 span_id=ref.span_id,
                 first_seen_ns=now,
                 common=_common(task_id, ev.session_id),
+                provider=self.ctx.providers.get(ev.session_id),
             ),
             trace_id=ref.trace_id,
         )
@@ -358,6 +361,8 @@ class WorkflowTracker:
                  "workflow.agent.cached": cached, "workflow.agent.vanished": agent.vanished}
         if label:
             attrs["gen_ai.agent.name"] = label
+        if run.provider:
+            attrs["gen_ai.provider.name"] = run.provider
         if e.agent_id:
             attrs["gen_ai.agent.id"] = e.agent_id
         if e.model:

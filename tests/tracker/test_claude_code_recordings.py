@@ -958,3 +958,16 @@ def test_a_sessions_turn_counts_and_durations_are_its_results_summed(path):
     assert session.attributes["session.turns"] == 2
     assert session.attributes["result.total_cost_usd"] == results[-1]["total_cost_usd"]
     assert session.attributes["result.subtype"] == results[-1]["subtype"]
+
+
+@needs_fixtures
+@pytest.mark.parametrize("path", [CLAUDE / "workflow-probe-2.1.206.jsonl", CLAUDE / "subagent-explore-2.1.178.jsonl",
+                                  CLAUDE / "hook-blocked-prompt-2.1.284.jsonl"])
+def test_every_session_turn_sub_agent_and_model_call_names_its_provider(path):
+    """``gen_ai.provider.name`` (required on GenAI ``invoke_agent`` and ``chat`` spans) on each:
+    a turn before the session's first ``init`` (2.1.206 prints none until its second turn) and
+    its model calls had none, nor had a sub-agent."""
+    run = Run(path)
+    spans = [r for r in run.records if r.attributes.get("gen_ai.operation.name") in ("invoke_agent", "chat")]
+    assert spans and {r.name.split(" ")[0] for r in spans} >= {"invoke_agent"}
+    assert [r.name for r in spans if r.attributes.get("gen_ai.provider.name") != "anthropic"] == []
