@@ -159,7 +159,30 @@ _NAMED = (
     r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
 )
 
+#: A secret's name as Markdown shows it, then its value (:data:`_SAID`, or :data:`_QUOTED` in
+#: backticks or quotes): bold or code before ``:``, ``=`` or an arrow (``- **API key**: X``,
+#: ``\`DB_PASSWORD\` = \`X\```), a table's cell before the next (``| DB_PASSWORD | X |``), or
+#: a name before an arrow (``DB_PASSWORD → X``, ``password => X``): what an agent writes when it
+#: sums up what it set. ``| password | string |`` (a parameter's type) stays
+_MD_NAME = (r"(?i:(?:[a-z][\w.-]*?[ _-])??(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
+            r"|(?:api|access|secret|private|client|signing|master|encryption)[ _-]?key)(?:[ _-][a-z]+)?)")
+_MARKDOWN = (
+    r"(?P<keep>(?:(?<![\w*`])(?P<e>\*\*|__|`)" + _MD_NAME + r"(?P=e)[ \t]*(?::|=|->|=>|\u2192)"
+    r"|(?:^|(?<=\|))[ \t]*(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*\|"
+    r"|(?<![\w.-])" + _MD_NAME + r"[ \t]*(?:->|=>|\u2192))"
+    r"[ \t]*(?:\*\*)?(?:(?P<q>[`\"']))?)(?!\[REDACTED:)"
+    r"(?(q)" + _QUOTED + "|" + _SAID + ")"
+)
+
+_MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+#: ... for :data:`_MARKDOWN`: after one, the rest of the name, a mark, a separator and 8
+#: characters or more of a value
+_markdown_value = _followed_by(_MD_WORDS, r"[\w.-]{0,30}(?:[ ][A-Za-z]{1,20})?(?:\*\*|__|`)?[ \t]*"
+                                          r"(?::|=|->|=>|\u2192|\|)[ \t]*(?:\*\*)?[`\"']?[^\s`\"'|]{8}")
+
 PROSE_PATTERNS = (
+    Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("**", "__", "`", "|", "->", "=>", "\u2192"),),
+               flags=re.M, precheck=_markdown_value),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),

@@ -345,7 +345,9 @@ class Needles:
         self._resolved: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._db = None
         self._lock = threading.Lock()
-        if hyperscan is not None and literals and all(s.isascii() and "\0" not in s for s in literals):
+        # (a literal beyond ASCII only if it has no case: Hyperscan folds ASCII letters alone)
+        if hyperscan is not None and literals and all((s.isascii() or s.lower() == s.upper()) and "\0" not in s
+                                                      for s in literals):
             try:
                 self._db = literal_database(
                     tuple(s.encode() for s in literals),
