@@ -72,7 +72,7 @@ _ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|end
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"
           r"|config|manager|store|update|change|jar|timeout|lifetime|izer|context|exception|error|pattern"
-          r"|regexp?|issuer|audience|domain)" + _ABOUT_END
+          r"|regexp?|issuer|audience|domain|label|placeholder)" + _ABOUT_END
           + r"|[_.-]?(?i:reset)[_.-]?(?i:timeout|url|uri|link|path|page|route|expire|expiry|expiration|ttl"
           r"|days|hours|minutes|seconds|enabled|required)" + _ABOUT_END
           + r"|(?<=(?i:cookie))[_.-]?(?i:secure|httponly|samesite|age|domain)" + _ABOUT_END
@@ -189,7 +189,8 @@ _READS = "|".join(f"(?<={w})" for w in (
 #: Where a path to a secret's value starts (``process.env.X``, ``args.password``, ``self._token``;
 #: not ``my.jwt.secret``, which is a value)
 _ROOTS = (r"(?:process|import|os|self|this|cls|args|argv|opts|options|config|conf|cfg|settings|ctx|context"
-          r"|env|environ|request|req|params|props|values|data|form|body|secrets|creds|credentials|user"
+          r"|env|environ|request|req|response|resp|res|result|payload|decoded|json|params|props|values|data"
+          r"|form|body|secrets|creds|credentials|user"
           r"|auth|app|Deno|System|window|globalThis|vars|inputs|st|current_app|Settings|Config|Rails)")
 _CODE = (r"(?:(?:await|new)[ \t]++)?+(?:" + _ROOTS + r"\??(?:\.|::|->)(?:" + _NAME + r"\??(?:\.|::|->))*+" + _KEY_IN_NAME
          + r"\w++(?!\()"
@@ -222,13 +223,23 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: Where an unquoted value that holds nothing ends: blanks, then a line end, a JSON string's
 #: end, , ; ) } ] ` or a sentence's full stop
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
-#: A type with no value (``password: str,`` in a signature, ``token: string | null;``)
+#: A class named as a type is (``CancellationToken``, ``JwtPayload``, ``ApiKeyService``), alone
+#: or in a generic (``Promise<string>``, ``Observable<AuthToken>``)
+_CLASS_TYPE = (r"(?:[A-Z][A-Za-z0-9]*?(?:Token|Key|Secret|Password|Credentials?|Service|Field|Payload|Provider"
+               r"|Manager|Config|Options|Handler|Factory|Client|Store|Model|Schema|Dto|DTO|Entity|Request"
+               r"|Response|Props|State|Context|Info|Data|Params|Settings|Claims|Headers?|Session|Type|Hash"
+               r"|Buffer)|(?:Promise|Observable|Array|Readonly|Partial|Record|Map|Maybe|Nullable|Ref|Signal)"
+               r"(?=<))(?:<[\w<>, |\[\]]{1,60}>)?(?:\[\])?")
+#: A type with no value (``password: str,`` in a signature, ``token: string | null;``,
+#: ``token: CancellationToken``)
 _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"
-              r"|Option<\w+>|Annotated\[[\w.]++(?:,[ \t]*+[\w.]++(?:\([\w.]*+\))?+)*+\])(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
+              r"|Option<\w+>|Annotated\[[\w.]++(?:,[ \t]*+[\w.]++(?:\([\w.]*+\))?+)*+\]|" + _CLASS_TYPE + ")"
+              r"(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
 #: ... where it ends: its line's (or a JSON string's) end, or , ; ) and the next parameter
-#: (``name: type``), ``)``, ``}`` or ``=``: not a value after it (``password: str, X``)
-_TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}]|->"
-             r"|(?:(?<=[,;)])|(?<=[,;)][ \t]))(?:[\w*]++[ \t]*+[:=]|\*{1,2}\w))")
+#: (``name: type``, or a name alone: ``def login(password: str, user):``), ``)``, ``}``, ``{``
+#: or ``=``: not a value after it (``password: str, X``)
+_TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}{]|->"
+             r"|(?:(?<=[,;)])|(?<=[,;)][ \t]))(?:[\w*]++[ \t]*+[:=]|\*{1,2}\w|\w++[ \t]*+[,)]))")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
