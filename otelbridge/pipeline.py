@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import posixpath
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -53,10 +54,16 @@ def _learn(text: str, is_json: bool, keep: bool) -> None:
         safe.learn(text, keep)
 
 
+#: A line number a file tool or ``cat -n`` puts before each line (``     1→``, ``     1\t``)
+_LINE_NUMBER = re.compile(r"\A[ \t]*\d+(?:\u2192|\t)")
+
+
 def _remember(text: str) -> None:
-    """A tool's output that is a secret bare: its first lines remembered as values the
-    redactor hides wherever they come again (the model's prose repeating it)."""
-    redact.current().found.learn(text.strip().splitlines()[:MAX_SECRET_LINES], "secret")
+    """A tool's output that is a secret bare (or what a tool writes into a file named for a
+    secret): its first lines, without a line number, remembered as values the redactor hides
+    wherever they come again (the model's prose repeating it)."""
+    lines = text.strip().splitlines()[:MAX_SECRET_LINES]
+    redact.current().found.learn([_LINE_NUMBER.sub("", line) for line in lines], "secret")
 
 
 class SpanSink(Protocol):

@@ -4,11 +4,12 @@ secretsmanager get-secret-value``, ``az keyvault secret show``, ``doppler secret
 keychain's (``security find-generic-password -w``, ``pass show``), a CLI printing its own token
 (``gh auth token``, ``gcloud auth print-access-token``, ``aws ecr get-login-password``,
 ``kubectl create token``), a Kubernetes secret's value through a template, a decryption
-(``sops -d``, ``age -d``), a mounted secret's file, a fresh random value (``openssl rand``), a
-variable naming a secret echoed (``printenv GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep
-TOKEN``), a desktop keyring's (``secret-tool lookup``, ``keyring get``, PowerShell's
+(``sops -d``, ``age -d``), a mounted secret's file, a fresh random value (``openssl rand``,
+``secrets.token_urlsafe``, ``pwgen``), a variable naming a secret echoed (``printenv
+GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep TOKEN``), a desktop keyring's (``secret-tool lookup``, ``keyring get``, PowerShell's
 ``Get-Secret -AsPlainText``), a deployment's outputs (``heroku config:get``, ``terraform output
--raw``).
+-raw``), a file whose name says it holds a secret alone (``cat secrets/api_key.txt``; a file
+tool's ``Read`` of one, and what a ``Write`` puts there: :func:`writes_secret`).
 
 Nothing around such a value says what it is, so the detector cannot find it in the output; the
 command that printed it does. A tool call's output is then exported as a marker only, and its
@@ -36,6 +37,12 @@ _REST = r"[^\n;&|]*?"
 #: A variable whose name says it holds a secret (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``GH_PAT``)
 _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
                r"|(?<=_)(?i:pat))(?![A-Za-z])")
+#: A file whose name says it holds a secret alone (``api_key.txt``, ``.vault_pass``, ``db_password``,
+#: ``~/.config/openai/key``, ``secrets/db.txt``): no extension, or one of a value's; not code nor
+#: a document (``token.ts``, ``secret_commands.py``, ``passwords.md``)
+_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))(?:\.?secrets?/[\w.-]+?|\.?(?:[\w-]*?[_-])?(?:pass(?:word|wd)?s?|pw"
+                r"|tokens?|secrets?|api[_-]?keys?|apikey|vault[_-]?pass(?:word)?|key)(?:[_-]\w*)?)"
+                r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
 _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"gcloud" + _OPTS + r"\s+(?:(?:alpha|beta)\s+)?secrets\s+versions\s+access",
     r"gcloud" + _OPTS + r"\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token",
@@ -68,6 +75,23 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"npm\s+token\s+create",
     r"(?:sops|age|gpg)" + _OPTS + r"\s+(?:-d|--decrypt)\b",
     r"openssl\s+rand\s",
+    # other fresh random values: a language's secure random, pwgen, the kernel's bytes encoded
+    r"(?:python3?|node|ruby|perl|php|deno\s+eval|bun)\s+(?:-\w+\s+)*(?:-[cepEr]\s+|(?<=eval )\s*)[^\n]*?"
+    r"(?:secrets\.token_|randomBytes|SecureRandom"
+    r"|random_bytes|crypto\.getRandomValues|randomUUID)",
+    r"(?:pwgen|apg|rails\s+secret|mix\s+phx\.gen\.secret|openssl\s+genrsa)\b",
+    r"(?:head|dd)\s" + _REST + r"/dev/u?random\b" + _REST + r"\|\s*(?:base64|xxd|od|hexdump|tr)\b",
+    r"(?:cat|tr)\s" + _REST + r"/dev/u?random\b",
+    # a file that holds a secret alone; a field naming one, out of a JSON document
+    r"(?:cat|head|tail|more|less|type|Get-Content|gc)\s(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*/)?" + _SECRET_FILE,
+    r"jq\s" + _REST + r"-r\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
+    r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR + _REST + r"\s-r\b",
+    # a tool's stored secrets
+    r"aws" + _OPTS + r"\s+configure\s+get\s+" + _SECRET_VAR,
+    r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",
+    # a secret variable of a container's environment; one out of a dotenv file, its name cut away
+    r"(?:docker|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)" + _SECRET_VAR,
+    r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&]*?\|\s*(?:cut|awk|sed)\b",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
@@ -78,20 +102,56 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
 _COMMAND_KEYS = ("command", "cmd")
 
 
-def prints_secret(arguments: str) -> bool:
-    """Whether a tool call's arguments (its JSON text, or a command line) run a command whose
-    output is a secret, bare (see the module's text): the command a shell tool's ``command``
-    or ``cmd`` names (another tool's arguments, a file written, only mention commands). At most
-    the first 4,096 characters of the command are read."""
-    if arguments[:1] != "{":
-        return _READS_A_SECRET.search(arguments[:4096]) is not None
-    if '"command"' not in arguments and '"cmd"' not in arguments:
-        return False
+#: The keys of a file tool's path (Claude Code's ``Read``/``Write``: ``file_path``) and of what
+#: a tool writes there (``Write``'s ``content``, ``Edit``'s ``new_string``)
+_PATH_KEYS = ("file_path", "path")
+_WRITTEN_KEYS = ("content", "new_string")
+_SECRET_PATH = re.compile(r"(?:\A|/)" + _SECRET_FILE + r"\Z")
+
+
+def _doc(arguments: str) -> dict | None:
     try:
         doc = msgspec.json.decode(arguments)
     except msgspec.DecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _secret_path(doc: dict) -> bool:
+    path = next((doc[k] for k in _PATH_KEYS if k in doc), None)
+    return isinstance(path, str) and _SECRET_PATH.search(path[-1024:]) is not None
+
+
+def prints_secret(arguments: str) -> bool:
+    """Whether a tool call's arguments (its JSON text, or a command line) run a command whose
+    output is a secret, bare (see the module's text): the command a shell tool's ``command``
+    or ``cmd`` names (another tool's arguments, a file written, only mention commands), or a
+    file tool's reading (``Read``'s ``file_path``, nothing written) of a file whose name says it
+    holds a secret alone. At most the first 4,096 characters of the command are read."""
+    if arguments[:1] != "{":
+        return _READS_A_SECRET.search(arguments[:4096]) is not None
+    if '"command"' not in arguments and '"cmd"' not in arguments:
+        if '"file_path"' not in arguments and '"path"' not in arguments:
+            return False
+        doc = _doc(arguments)
+        return doc is not None and not any(k in doc for k in _WRITTEN_KEYS) and _secret_path(doc)
+    doc = _doc(arguments)
+    if doc is None:
         return False
-    command = next((doc[k] for k in _COMMAND_KEYS if k in doc), None) if isinstance(doc, dict) else None
+    command = next((doc[k] for k in _COMMAND_KEYS if k in doc), None)
     if isinstance(command, list):
         command = " ".join(str(part) for part in command)
     return isinstance(command, str) and _READS_A_SECRET.search(command[:4096]) is not None
+
+
+def writes_secret(arguments: str) -> str | None:
+    """What a file tool's call writes (``Write``'s ``content``, ``Edit``'s ``new_string``) into a
+    file whose name says it holds a secret alone (``secrets/api_key.txt``, ``.vault_pass``), or
+    ``None``: that text is the secret, bare."""
+    if '"file_path"' not in arguments and '"path"' not in arguments:
+        return None
+    doc = _doc(arguments)
+    if doc is None or not _secret_path(doc):
+        return None
+    written = next((doc[k] for k in _WRITTEN_KEYS if k in doc), None)
+    return written if isinstance(written, str) and written.strip() else None

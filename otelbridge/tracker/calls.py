@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolResult, Usage
-from ..secret_commands import prints_secret
+from ..secret_commands import prints_secret, writes_secret
 from .base import remember, span_name, usage_attributes
 from .state import Chat, Session, Tool, Turn
 
@@ -128,6 +128,10 @@ class CallsMixin:
                 continue
             if self.ctx.capture_content:
                 chat.tool_calls.append((call.id, call.name))
+            if call.arguments and self.ctx.remember is not None:
+                written = writes_secret(call.arguments)
+                if written is not None:  # into a file named for a secret: it is one, bare
+                    self.ctx.remember(written)
             if learn is not None and call.arguments:
                 learn(call.arguments, True)
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,

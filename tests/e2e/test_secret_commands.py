@@ -64,6 +64,15 @@ def session(sid: str, command: str, output: str, repeated: str) -> bytes:
     "terraform -chdir=infra output -raw db_password",
     "kubectl get secret db -o yaml",
     "pwsh -c 'Get-Secret -Name Db -AsPlainText'",
+    # a fresh random value; a file holding a secret alone; a field out of JSON; a tool's store;
+    # a container's environment; a dotenv's line, its name cut away
+    "python3 -c \"import secrets; print(secrets.token_urlsafe(32))\"",
+    "node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\"",
+    "head -c 32 /dev/urandom | base64", "pwgen -s 24 1", "rails secret",
+    "cat secrets/db_password.txt", "cat ~/.vault_pass", "cat ~/.config/openai/key",
+    "jq -r .token ~/.config/app/credentials.json", "aws configure get aws_secret_access_key",
+    "az storage account keys list -g rg -n acct --query '[0].value' -o tsv",
+    "docker exec db printenv POSTGRES_PASSWORD", "grep DB_PASSWORD .env | cut -d= -f2",
 ])
 def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
     secret = "q7LmZ3xV9pK2wR8t"
@@ -84,6 +93,9 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
 
 
 @pytest.mark.parametrize("command", ["cat README.md", "kubectl get secrets", "printenv PATH",
+                                     "cat src/auth/token.ts", "cat docs/passwords.md", "grep DB_PASSWORD .env",
+                                     "aws configure get region", "cat package.json | jq -r .version",
+                                     "python3 manage.py test",
                                      "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
@@ -109,3 +121,26 @@ def test_a_command_named_in_another_tools_arguments_is_not_run():
     _, spans, _ = export(["--capture-content"], data)
     (tool,) = [s for s in spans if s.name == "execute_tool Write"]
     assert tool.attributes["gen_ai.tool.call.result"] == "File created successfully at: /repo/README.md"
+
+
+@pytest.mark.parametrize("path", ["/repo/secrets/api_key.txt", "/srv/ansible/.vault_pass", "/etc/openai/key"])
+def test_a_file_named_for_a_secret_read_or_written_leaves_as_a_marker(path):
+    """What a Read of a file that holds a secret alone shows (with its line number), and what a
+    Write puts into one: nothing around the value says what it is, the file's name does."""
+    from tests.e2e.test_security import one_call_session
+
+    secret = "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"
+    done = {"subtype": "success", "is_error": False, "result": f"The key is {secret}."}
+    read = one_call_session("sess-reads-file", "Read", {"file_path": path}, f"     1\u2192{secret}\n", done)
+    written = one_call_session("sess-writes-file", "Write", {"file_path": path, "content": secret + "\n"},
+                               f"File created successfully at: {path}", done)
+    for data, tool_name in ((read, "Read"), (written, "Write")):
+        _, spans, raw = export(["--capture-content"], data)
+        assert secret.encode() not in raw, tool_name
+        (tool,) = [s for s in spans if s.name == f"execute_tool {tool_name}"]
+        if tool_name == "Read":
+            assert tool.attributes["gen_ai.tool.call.result"] == "[REDACTED:secret]"
+        else:
+            assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {
+                "file_path": path, "content": "[REDACTED:secret] "}  # (line ends as blanks)
+            assert tool.attributes["gen_ai.tool.call.result"] == f"File created successfully at: {path}"
