@@ -81,7 +81,7 @@ _SAID = r"(?:" + _VALUE + r"(?!!)|" + _picked("A-Z!@#$%^&*+=?") + ")"
 #: :data:`_QUOTED` in quotes or backticks)
 _PROSE = (
     r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
-    + _WHOSE +
+    r"(?:[ ](?i:value|itself))?" + _WHOSE +
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
     r"(?(q)" + _QUOTED + "|" + _SAID + ")"
@@ -174,6 +174,16 @@ _MARKDOWN = (
     r"(?(q)" + _QUOTED + "|" + _SAID + ")"
 )
 
+#: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
+#: key (X)``), or quoted before ``as the password`` (``use "X" as the password``): a word of
+#: :data:`_QUOTED`'s shape (``the password (optional)``, ``the token (JWT)`` stay)
+_BESIDE = (
+    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code)|token|secret|key|credentials?)[ ]\("
+    r"|(?i:use|using|with|set|try)[ ]\\*(?P<q>[`\"'])))(?!\[REDACTED:)"
+    r"(?(q)" + _QUOTED + r"(?=\\*(?P=q)[ ](?i:as[ ](?:the[ ]|your[ ]|a[ ])?(?:\w+[ ])?(?:pass(?:word|phrase)|token|secret"
+    r"|key|api[ ]key))\b)"
+    r"|(?=[^\s()`\"']*[0-9])(?=[^\s()`\"']*[A-Za-z])[^\s()`\"'\\]{8,}(?=\)))"
+)
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, a mark, a separator and 8
 #: characters or more of a value
@@ -181,6 +191,7 @@ _markdown_value = _followed_by(_MD_WORDS, r"[\w.-]{0,30}(?:[ ][A-Za-z]{1,20})?(?
                                           r"(?::|=|->|=>|\u2192|\|)[ \t]*(?:\*\*)?[`\"']?[^\s`\"'|]{8}")
 
 PROSE_PATTERNS = (
+    Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),)),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("**", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
