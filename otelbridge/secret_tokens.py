@@ -190,6 +190,19 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("bitbucket_token", ("atbb",), START + r"ATBB(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
     ("sourcegraph_token", ("sgp_",), START + r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}"),
     ("openshift_token", ("sha256~",), START + r"sha256~[\w-]{43}(?![\w-])"),
+    # SonarQube's user, analysis and project tokens; Cerebras', Together's and MongoDB Atlas'
+    # API keys; Azure DevOps' personal access tokens (84 characters, AZDO among the last);
+    # Twilio's account SID and auth token as a pair; Firebase Cloud Messaging's server keys; a
+    # Google service account's key file in base64 (its first line and "type")
+    ("sonarqube_token", ("squ_", "sqa_", "sqp_"), START + r"sq[uap]_[a-f0-9]{40}(?![A-Za-z0-9])"),
+    ("cerebras_key", ("csk-",), START + r"csk-[a-z0-9]{40,}"),
+    ("together_key", ("tgp_v1_",), START + r"tgp_v1_[\w-]{40,}"),
+    ("mongodb_key", ("mdb_sa_sk_",), START + r"mdb_sa_sk_[\w-]{30,}"),
+    ("azure_devops_token", ("azdo",), START + r"[A-Za-z0-9]{52}JQQJ9[A-Za-z0-9]{4}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])"),
+    ("twilio_key", ("ac",), START + r"AC[a-f0-9]{32}:[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("firebase_key", (":apa91b",), START + r"AAAA[\w-]{7}:APA91b[\w-]{120,}"),
+    ("google_service_account", ("ewogicj0exbl", "eyjhchbpz",),
+     START + r"(?:ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50Iiw)[A-Za-z0-9+/]{40,}={0,2}"),
     # more services' keys by their documented prefixes (gitleaks' rules): Airtable, Cloudflare
     # origin CA, Frame.io, Harness, Infracost, MaxMind, Octopus Deploy, ReadMe, Scalingo,
     # SettleMint, Shippo, Typeform, Yandex, EasyPost, Duffel, Flutterwave, Adobe, ClickHouse,
