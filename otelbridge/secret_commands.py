@@ -37,11 +37,14 @@ _REST = r"[^\n;&|]*?"
 #: A variable whose name says it holds a secret (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``GH_PAT``)
 _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
                r"|(?<=_)(?i:pat))(?![A-Za-z])")
-#: A file whose name says it holds a secret alone (``api_key.txt``, ``.vault_pass``, ``db_password``,
-#: ``~/.config/openai/key``, ``secrets/db.txt``): no extension, or one of a value's; not code nor
-#: a document (``token.ts``, ``secret_commands.py``, ``passwords.md``)
-_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))(?:\.?secrets?/[\w.-]+?|\.?(?:[\w-]*?[_-])?(?:pass(?:word|wd)?s?|pw"
-                r"|tokens?|secrets?|api[_-]?keys?|apikey|vault[_-]?pass(?:word)?|key)(?:[_-]\w*)?)"
+#: ... that name ending with its secret's word (``DB_PASSWORD``, not ``TOKEN_URL``, ``token_count``)
+_SECRET_NAME = _SECRET_VAR + r"(?!\w)"
+#: A file whose name says it holds a secret alone, ending with its word (``api_key.txt``,
+#: ``.vault_pass``, ``db_password``, ``openai.key``, ``~/.config/openai/key``), or a file in a
+#: ``secrets/`` folder: no extension, or one of a value's; not code, a document or a list
+#: (``token.ts``, ``tokens.txt``, ``token_counts.txt``, ``/etc/passwd``, ``secrets/README.md``)
+_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))(?:\.?secrets?/[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
+                r"|token|secret|api[_-]?key|apikey|vault[_-]?password)|(?<=/)key|[\w-]+(?=\.key\b))"
                 r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
 _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"gcloud" + _OPTS + r"\s+(?:(?:alpha|beta)\s+)?secrets\s+versions\s+access",
@@ -79,19 +82,22 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"(?:python3?|node|ruby|perl|php|deno\s+eval|bun)\s+(?:-\w+\s+)*(?:-[cepEr]\s+|(?<=eval )\s*)[^\n]*?"
     r"(?:secrets\.token_|randomBytes|SecureRandom"
     r"|random_bytes|crypto\.getRandomValues|randomUUID)",
-    r"(?:pwgen|apg|rails\s+secret|mix\s+phx\.gen\.secret|openssl\s+genrsa)\b",
+    r"(?:pwgen|apg|(?:bundle\s+exec\s+)?rails\s+secret|mix\s+phx\.gen\.secret|openssl\s+genrsa"
+    r"|php\s+artisan\s+key:generate\s" + _REST + r"--show)\b",
     r"(?:head|dd)\s" + _REST + r"/dev/u?random\b" + _REST + r"\|\s*(?:base64|xxd|od|hexdump|tr)\b",
     r"(?:cat|tr)\s" + _REST + r"/dev/u?random\b",
     # a file that holds a secret alone; a field naming one, out of a JSON document
     r"(?:cat|head|tail|more|less|type|Get-Content|gc)\s(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*/)?" + _SECRET_FILE,
-    r"jq\s" + _REST + r"-r\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
-    r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR + _REST + r"\s-r\b",
+    r"jq\s" + _REST + r"(?:-r|--raw-output)\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_NAME,
+    r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_NAME + _REST + r"\s(?:-r|--raw-output)\b",
     # a tool's stored secrets
-    r"aws" + _OPTS + r"\s+configure\s+get\s+" + _SECRET_VAR,
+    r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_NAME,
     r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",
     # a secret variable of a container's environment; one out of a dotenv file, its name cut away
-    r"(?:docker|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)" + _SECRET_VAR,
-    r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&]*?\|\s*(?:cut|awk|sed)\b",
+    r"(?:docker(?:[ -]compose)?|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)"
+    + _SECRET_NAME,
+    r"grep\s" + _REST + _SECRET_NAME + r"[^\n;&|]*?\s[^\s|;&]*(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
+    r"[\"']?\s*\|\s*(?:cut|awk|sed)\b",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
@@ -104,7 +110,7 @@ _COMMAND_KEYS = ("command", "cmd")
 
 #: The keys of a file tool's path (Claude Code's ``Read``/``Write``: ``file_path``) and of what
 #: a tool writes there (``Write``'s ``content``, ``Edit``'s ``new_string``)
-_PATH_KEYS = ("file_path", "path")
+_PATH_KEYS = ("file_path",)
 _WRITTEN_KEYS = ("content", "new_string")
 _SECRET_PATH = re.compile(r"(?:\A|/)" + _SECRET_FILE + r"\Z")
 
@@ -131,7 +137,7 @@ def prints_secret(arguments: str) -> bool:
     if arguments[:1] != "{":
         return _READS_A_SECRET.search(arguments[:4096]) is not None
     if '"command"' not in arguments and '"cmd"' not in arguments:
-        if '"file_path"' not in arguments and '"path"' not in arguments:
+        if '"file_path"' not in arguments:
             return False
         doc = _doc(arguments)
         return doc is not None and not any(k in doc for k in _WRITTEN_KEYS) and _secret_path(doc)
@@ -148,7 +154,7 @@ def writes_secret(arguments: str) -> str | None:
     """What a file tool's call writes (``Write``'s ``content``, ``Edit``'s ``new_string``) into a
     file whose name says it holds a secret alone (``secrets/api_key.txt``, ``.vault_pass``), or
     ``None``: that text is the secret, bare."""
-    if '"file_path"' not in arguments and '"path"' not in arguments:
+    if '"file_path"' not in arguments:
         return None
     doc = _doc(arguments)
     if doc is None or not _secret_path(doc):

@@ -224,12 +224,13 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: end, , ; ) } ] ` or a sentence's full stop
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
 #: A class named as a type is (``CancellationToken``, ``JwtPayload``, ``ApiKeyService``), alone
-#: or in a generic (``Promise<string>``, ``Observable<AuthToken>``)
-_CLASS_TYPE = (r"(?:[A-Z][A-Za-z0-9]*?(?:Token|Key|Secret|Password|Credentials?|Service|Field|Payload|Provider"
+#: or in a generic (``Promise<string>``, ``Observable<AuthToken>``); no digit (``Acme2024Password``
+#: is a value)
+_CLASS_TYPE = (r"(?:[A-Z][A-Za-z]*?(?:Token|Key|Secret|Password|Credentials?|Service|Field|Payload|Provider"
                r"|Manager|Config|Options|Handler|Factory|Client|Store|Model|Schema|Dto|DTO|Entity|Request"
                r"|Response|Props|State|Context|Info|Data|Params|Settings|Claims|Headers?|Session|Type|Hash"
                r"|Buffer)|(?:Promise|Observable|Array|Readonly|Partial|Record|Map|Maybe|Nullable|Ref|Signal)"
-               r"(?=<))(?:<[\w<>, |\[\]]{1,60}>)?(?:\[\])?")
+               r"(?=<))(?:<[A-Za-z_<>, |\[\].]{1,60}>)?(?:\[\])?(?![\w<])")
 #: A type with no value (``password: str,`` in a signature, ``token: string | null;``,
 #: ``token: CancellationToken``)
 _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"

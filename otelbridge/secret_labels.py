@@ -159,19 +159,27 @@ _NAMED = (
     r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
 )
 
-#: A secret's name as Markdown shows it, then its value (:data:`_SAID`, or :data:`_QUOTED` in
-#: backticks or quotes): bold or code before ``:``, ``=`` or an arrow (``- **API key**: X``,
-#: ``\`DB_PASSWORD\` = \`X\```), a table's cell before the next (``| DB_PASSWORD | X |``), or
-#: a name before an arrow (``DB_PASSWORD → X``, ``password => X``): what an agent writes when it
-#: sums up what it set. ``| password | string |`` (a parameter's type) stays
-_MD_NAME = (r"(?i:(?:[a-z][\w.-]*?[ _-])??(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
-            r"|(?:api|access|secret|private|client|signing|master|encryption)[ _-]?key)(?:[ _-][a-z]+)?)")
+#: A secret's name as Markdown shows it, then its value (:data:`_MD_VALUE`, also in backticks or
+#: quotes): bold, italic or code before ``:``, ``=``, a dash or an arrow (``- **API key**: X``,
+#: ``**API key:** X``, ``\`DB_PASSWORD\` = \`X\```), a table's cell before the next (``|
+#: DB_PASSWORD | X |``), or a name before an arrow (``DB_PASSWORD → X``, ``password => X``):
+#: what an agent writes when it sums up what it set. The name ends with the secret's word
+#: (``TOKEN_ISSUER``, ``Token endpoint`` name no secret), up to three words before it (``AWS
+#: Secret Access Key``); ``| password | string |``, ``**Token signing**: HMAC-SHA256`` stay
+_MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
+            r"|(?:api|access|secret|private|client|signing|master|encryption|session|hmac)[ _-]?key))")
+#: ... its value: one word, 12 characters or more of letters, digits and ``_+/=``, two capitals
+#: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
+#: not a path, an identifier, a class or an algorithm's name (``PBKDF2-SHA256``,
+#: ``Unauthorized401``, ``OAuth2Token``)
+_MD_VALUE = (r"(?:" + _NOT_A_NAME + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
+             r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
+_MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|[ ]-)"
 _MARKDOWN = (
-    r"(?P<keep>(?:(?<![\w*`])(?P<e>\*\*|__|`)" + _MD_NAME + r"(?P=e)[ \t]*(?::|=|->|=>|\u2192)"
-    r"|(?:^|(?<=\|))[ \t]*(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*\|"
-    r"|(?<![\w.-])" + _MD_NAME + r"[ \t]*(?:->|=>|\u2192))"
-    r"[ \t]*(?:\*\*)?(?:(?P<q>[`\"']))?)(?!\[REDACTED:)"
-    r"(?(q)" + _QUOTED + "|" + _SAID + ")"
+    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
+    r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
+    r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
+    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
 )
 
 #: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
@@ -187,12 +195,12 @@ _BESIDE = (
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, a mark, a separator and 8
 #: characters or more of a value
-_markdown_value = _followed_by(_MD_WORDS, r"[\w.-]{0,30}(?:[ ][A-Za-z]{1,20})?(?:\*\*|__|`)?[ \t]*"
-                                          r"(?::|=|->|=>|\u2192|\|)[ \t]*(?:\*\*)?[`\"']?[^\s`\"'|]{8}")
+_markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
+                                          r"[A-Za-z0-9_+/=-]{12}")
 
 PROSE_PATTERNS = (
     Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),)),
-    Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("**", "__", "`", "|", "->", "=>", "\u2192"),),
+    Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),

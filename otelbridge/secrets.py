@@ -200,7 +200,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                r"(?P<keep>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+:(?://|\\/\\/))"
                r"(?:[^\s/?#@:\[\]\"'<>\\]*:(?!\d+(?:[/?#\\]|$))(?!(?-i:" + _PLACEHOLDER + r")@)"
                r"(?:[^\s@:\"'<>]|:(?!//)|@(?=[^\s@/\"'<>]{0,256}@)){1,256}(?=@)"
-               r"|(?!(?:[^\s/?#@:\[\]\"'<>\\]*:)?(?-i:" + _PLACEHOLDER + r")@)(?!(?-i:[a-z][a-z._-]{0,31})@)"
+               r"|(?!(?:[^\s/?#@:\[\]\"'<>\\]*:)?(?-i:" + _PLACEHOLDER + r")@)"
+               r"(?!(?:(?<=http://)|(?<=https://)|(?<=ssh://)|(?<=git://))(?-i:[a-z][a-z._-]{0,31})@)"
                r"[^\s/?#@\[\]\"'\\]+(?=@))",
                re.I),
     # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
@@ -592,9 +593,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                r"(?P<keep>(?:(?<![^\s\u2192\"'])|(?<=\\n))(?!\d+:)[^\s:\\\"']++:(?:[1-9]\d{0,4}|\*)"
                r":[^\s:\\]++:(?!\d+:)[^\s:\\]++:)(?!\[REDACTED:)(?:[^\s\\\"':]|\\+:)++(?=\s|\\*[\"']|\\+[nr]|\Z)",
                precheck=r":(?:[1-9]\d{0,4}|\*):[^\s:\\]+:[^\s:\\]+:(?:[^\s\\\"':]|\\+:)"),
-    # e-mail addresses, also internationalised and %40-encoded; the top label has a letter; not
-    # an SSH address's user and host before its path (git@github.com:org/repo.git), nor a URL's
-    # user (https://user@host/)
+    # e-mail addresses, also internationalised and %40-encoded; the top label has a letter; not an
+    # SSH address's user and host before its path (git@host:org/repo.git), nor a URL's user
     Pattern.of("email", ("@", "%40"),
-               r"(?<![\w.%+$/-])[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]++(?![\w.-]*:[\w~.-]*/)"),
+               r"(?<![\w.%+$-])(?<!://)[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]++(?![\w.-]*:[\w~.-]*/)"),
 )
