@@ -325,6 +325,9 @@ def worst_case() -> None:
         "'user.password == ' repeated": "user.password == ",
         "an assertion's first half repeated": "self.assertEqual(user.password, ",
         "'echo x > ' repeated": "echo 'x' > ",
+        "Markdown labels repeated": "**password**:",
+        "table cells of a secret's name": "|password",
+        "a label and an arrow repeated": "password\u2192",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")
