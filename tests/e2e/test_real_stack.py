@@ -362,11 +362,11 @@ def test_model_token_metrics_from_a_session_recording(session, stack):
 
 
 @needs_fixtures()
-@pytest.mark.parametrize("name", ["subagent-explore-2.1.178.jsonl", "claudecli-go-basic-thinking-2.1.68.jsonl"],
+@pytest.mark.parametrize("name", ["claudecli-go-bg-bash-wake-2.1.280.jsonl", "claudecli-go-basic-thinking-2.1.68.jsonl"],
                          ids=["timestamped", "no-timestamp"])
 def test_a_recording_replayed_twice_is_held_once_by_jaeger(stack, name, tmp_path):
     """`replay` of one recording, twice, a second apart, straight to Jaeger: the same spans
-    (ids, times, resource), which Jaeger holds once. A random service.instance.id each run made
+    (ids, times, resource), which Jaeger holds once (its API v3). A random service.instance.id each run made
     every span two in Jaeger's trace, and a recording with no timestamp, dated by the wall
     clock of each replay, gave two timelines under one set of ids."""
     path = tmp_path / name
