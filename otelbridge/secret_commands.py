@@ -151,13 +151,16 @@ def prints_secret(arguments: str) -> bool:
 
 
 def writes_secret(arguments: str) -> str | None:
-    """What a file tool's call writes (``Write``'s ``content``, ``Edit``'s ``new_string``) into a
-    file whose name says it holds a secret alone (``secrets/api_key.txt``, ``.vault_pass``), or
-    ``None``: that text is the secret, bare."""
+    """What a file tool's call writes (``Write``'s ``content``, ``Edit``'s ``new_string``, those
+    of ``MultiEdit``'s ``edits``) into a file whose name says it holds a secret alone
+    (``secrets/api_key.txt``, ``.vault_pass``), or ``None``: that text is the secret, bare."""
     if '"file_path"' not in arguments:
         return None
     doc = _doc(arguments)
     if doc is None or not _secret_path(doc):
         return None
     written = next((doc[k] for k in _WRITTEN_KEYS if k in doc), None)
+    if written is None and isinstance(doc.get("edits"), list):  # (MultiEdit's)
+        written = "\n".join(e["new_string"] for e in doc["edits"]
+                            if isinstance(e, dict) and isinstance(e.get("new_string"), str))
     return written if isinstance(written, str) and written.strip() else None

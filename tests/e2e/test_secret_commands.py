@@ -144,3 +144,18 @@ def test_a_file_named_for_a_secret_read_or_written_leaves_as_a_marker(path):
             assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {
                 "file_path": path, "content": "[REDACTED:secret] "}  # (line ends as blanks)
             assert tool.attributes["gen_ai.tool.call.result"] == f"File created successfully at: {path}"
+
+
+def test_what_a_multiedit_writes_into_a_file_named_for_a_secret_is_hidden():
+    """MultiEdit's ``edits``, each ``new_string`` a secret written into ``.vault_pass``."""
+    from tests.e2e.test_security import one_call_session
+
+    secret = "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"
+    data = one_call_session("sess-multiedit", "MultiEdit", {"file_path": "/srv/ansible/.vault_pass", "edits": [
+        {"old_string": "old", "new_string": secret}]}, "Applied 1 edit", {"subtype": "success", "is_error": False,
+                                                                         "result": f"Set it to {secret}."})
+    _, spans, raw = export(["--capture-content"], data)
+    assert secret.encode() not in raw
+    (tool,) = [s for s in spans if s.name == "execute_tool MultiEdit"]
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["edits"] == [
+        {"old_string": "old", "new_string": "[REDACTED:secret]"}]
