@@ -192,14 +192,25 @@ _BESIDE = (
     r"|key|api[ ]key))\b)"
     r"|(?=[^\s()`\"']*[0-9])(?=[^\s()`\"']*[A-Za-z])[^\s()`\"'\\]{8,}(?=\)))"
 )
+_beside_bracket = _followed_by(("pass", "token", "secret", "key", "credential"), r"[a-z]{0,6} \([^\s()]{0,60}?[0-9]")
+_AS_SECRET = re.compile(r"(?i)[`\"'] as (?:the |your |a )?(?:\w+ )?(?:pass|token|secret|key|api key)")
+
+
+def _beside_value(text: str) -> bool:
+    """... for :data:`_BESIDE`: a secret's word, a bracket and a digit before the next, or a
+    quote closing before ``as the password``."""
+    return _beside_bracket(text) or (" as " in text and _AS_SECRET.search(text) is not None)
+
+
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
-#: ... for :data:`_MARKDOWN`: after one, the rest of the name, a mark, a separator and 8
-#: characters or more of a value
+#: ... for :data:`_MARKDOWN`: after one, the rest of the name, marks and a separator, and 12
+#: characters of a value, a digit among them
 _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
-                                          r"[A-Za-z0-9_+/=-]{12}")
+                                          r"(?=[A-Za-z_+/=-]{0,11}[0-9])[A-Za-z0-9_+/=-]{12}")
 
 PROSE_PATTERNS = (
-    Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),)),
+    Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),),
+               precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),

@@ -199,7 +199,9 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("together_key", ("tgp_v1_",), START + r"tgp_v1_[\w-]{40,}"),
     ("mongodb_key", ("mdb_sa_sk_",), START + r"mdb_sa_sk_[\w-]{30,}"),
     ("azure_devops_token", ("azdo",), START + r"[A-Za-z0-9]{52}JQQJ9[A-Za-z0-9]{4}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])"),
-    ("twilio_key", ("ac",), START + r"AC[a-f0-9]{32}:[a-f0-9]{32}(?![A-Za-z0-9])"),
+    # (its literal first: "ac" is in most texts, and a regex led by a lookbehind is tried at
+    # every position of each)
+    ("twilio_key", ("ac",), r"AC(?:(?<![A-Za-z0-9]AC)|(?<=\\[nrtfbv]AC))[a-f0-9]{32}:[a-f0-9]{32}(?![A-Za-z0-9])"),
     ("firebase_key", (":apa91b",), START + r"AAAA[\w-]{7}:APA91b[\w-]{120,}"),
     ("google_service_account", ("ewogicj0exbl", "eyjhchbpz",),
      START + r"(?:ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIs|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50Iiw)[A-Za-z0-9+/]{40,}={0,2}"),
