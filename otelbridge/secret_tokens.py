@@ -251,7 +251,9 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 
 #: A regex that finds something wherever a kind of :data:`VENDOR_TOKENS` matches, searched
 #: first (its needle is in most texts)
-PRECHECKS = {"discord_token": r"\.[\w-]{6}\.[\w-]{27}"}
+PRECHECKS = {"discord_token": r"\.[\w-]{6}\.[\w-]{27}",
+             # ("sk" and "ac" are in most texts)
+             "twilio_key": r"SK[0-9a-fA-F]{32}|AC[a-f0-9]{32}:"}
 
 #: Vendor tokens whose body begins as a JWT's (``eyJ``): :mod:`otelbridge.secrets` tries them
 #: before its JWT pattern, which would take the token's first part only (standard base64's
