@@ -379,20 +379,23 @@ class Exporters:
 
     Counts: ``ended`` (sampled spans handed to the exporters) = exported + dropped, per exporter;
     :meth:`shutdown` writes the slowest exporter's into ``stats`` — or, with no exporter,
-    ``ended`` as ``spans_not_exported`` (its reason is set as the exporters are made)."""
+    ``ended`` as ``spans_not_exported`` (its reason is set as the exporters are made).
+    ``resource``: the spans' (default: :func:`~otelbridge.resource.make_resource`'s, with
+    ``instance_id`` as its ``service.instance.id``)."""
 
-    def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None) -> None:
+    def __init__(self, cfg: Config, stats: Stats, resource: Resource | None = None,
+                 instance_id: str | None = None) -> None:
         with without(cfg.ignored_env):  # values said unusable at start are not the SDK's to read
-            self._make(cfg, stats, resource)
+            self._make(cfg, stats, resource or make_resource(instance_id=instance_id))
 
-    def _make(self, cfg: Config, stats: Stats, resource: Resource | None) -> None:
+    def _make(self, cfg: Config, stats: Stats, resource: Resource) -> None:
         self.cfg = cfg
         self.stats = stats
         self.ids = PresetIdGenerator()
         #: the span limits the provider applies (``OTEL_SPAN_*``, ``OTEL_ATTRIBUTE_*``)
         self.limits = SpanLimits()
         self.provider = TracerProvider(
-            resource=resource if resource is not None else make_resource(), id_generator=self.ids,
+            resource=resource, id_generator=self.ids,
             span_limits=self.limits, shutdown_on_exit=False, sampler=sampler(os.environ),
         )
         self.counter = _EndCounter()

@@ -31,8 +31,6 @@ from .stats import Stats, counts_and_exit_code
 from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.resources import Resource
-
     from .export import Exporters
     from .views import Report
 
@@ -249,7 +247,7 @@ class Pipeline:
                  last: Callable[[Exporters], SpanSink] | None = None,
                  hold: Callable[[SpanSink], SpanSink] | None = None,
                  wall: Callable[[], int] = time.time_ns,
-                 resource: Resource | None = None) -> None:
+                 instance_id: str | None = None) -> None:
         from .export import Exporters
         from .spans import SpanBuilder
 
@@ -257,7 +255,7 @@ class Pipeline:
         self.stats = stats
         install_redaction(cfg)
         self.parent, span_ctx = parse_traceparent(cfg)
-        self.exporters: Exporters = Exporters(cfg, stats, resource)
+        self.exporters: Exporters = Exporters(cfg, stats, instance_id=instance_id)
         self.builder = SpanBuilder(
             self.exporters.provider, self.exporters.ids, stats,
             trace_state=span_ctx.trace_state if span_ctx is not None else None,

@@ -11,7 +11,7 @@ from ..config import Config
 from ..deadline import Deadline
 from ..messages import say
 from ..pipeline import Pipeline, WaitForExporters, private_stdout
-from ..resource import REPLAY_INSTANCE_ID, make_resource
+from ..resource import REPLAY_INSTANCE_ID
 from ..source.replay import read_file
 from ..stats import Stats
 
@@ -55,7 +55,7 @@ def replay(cfg: Config, files: list) -> int:
     private_stdout(cfg)
     stats = Stats()
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), stream_timers=True,
-                        last=WaitForExporters, resource=make_resource(instance_id=REPLAY_INSTANCE_ID))
+                        last=WaitForExporters, instance_id=REPLAY_INSTANCE_ID)
     sizes = []
     for path in files:
         try:

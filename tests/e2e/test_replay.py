@@ -9,11 +9,12 @@ import os
 import pty
 import subprocess
 import sys
+import uuid
 
 import pytest
 
-from tests.conftest import (session_name, EXAMPLES, ROOT, WORKFLOW_PROBE, clean_env, run_bridge, session_span_count,
-                            side_by_side, workflow_facts)
+from tests.conftest import (session_name, EXAMPLES, FIXTURES, ROOT, WORKFLOW_PROBE, clean_env, needs_fixtures,
+                            run_bridge, session_span_count, side_by_side, workflow_facts)
 from tests.receivers import GrpcReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -205,3 +206,30 @@ def test_replay_dash_reads_stdin():
                    for s in spans) for spans in (spans_file, spans_stdin)]
     assert from_file.returncode == 0 and len(rows[0]) > session_span_count(CBC.read_bytes())
     assert rows[0] == rows[1]  # the same ids, parents, names and stream times
+
+
+@needs_fixtures()
+def test_a_recording_without_timestamps_replayed_again_is_the_same_spans_resource_redacted(tmp_path):
+    """Two replays of a recording with no timestamp: the same spans, dated by the file's
+    modification time (they were dated as each replay read them), under one
+    service.instance.id (each replay drew a random one); the resource's strings redacted by the
+    run's own --redact (it was made before that redactor was installed)."""
+    path = tmp_path / "thinking.jsonl"
+    path.write_bytes((FIXTURES / "claude-code" / "claudecli-go-basic-thinking-2.1.68.jsonl").read_bytes())
+    mtime = 1_780_000_000_123_456_789
+    os.utime(path, ns=(mtime, mtime))
+    env = {**clean_env(), "OTEL_RESOURCE_ATTRIBUTES": "team=zzteam123"}
+    runs = []
+    for _ in range(2):
+        with GrpcReceiver() as rx:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, "--redact", r"zzteam\d+",
+                               str(path)], env=env)
+            assert proc.returncode == 0, proc.stderr
+            runs.append(rx.received.spans())
+    first, second = ([(s.span_id, s.name, s.start_ns, s.end_ns, tuple(sorted(s.resource.items()))) for s in spans]
+                     for spans in runs)
+    assert first and sorted(first) == sorted(second)
+    assert {s.end_ns for s in runs[0]} == {mtime}
+    resource = runs[0][0].resource
+    assert resource["team"] == "[REDACTED:custom]"
+    assert uuid.UUID(resource["service.instance.id"]).version == 5
