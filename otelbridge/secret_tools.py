@@ -386,13 +386,17 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
                + r"==)(?!\[REDACTED:)" + _ARG_IN_LINE,
                requires=(("==",),), passes=3, precheck=r"(?:https?|xhs?)[ \t]"),
     # a token as a login's argument: cargo login X, wandb login X, ngrok [config add-]authtoken
-    # X, snyk auth X (a token's shape: 16 characters or more, a digit; not prose)
+    # X, snyk auth X, nuget setapikey X (a token's shape: 16 characters or more, a digit; not prose)
     Pattern.of(
         "secret",
-        ("cargo login", "wandb login", "authtoken", "snyk auth"),
-        r"(?P<keep>" + _WORD_START + r"(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth)[ \t]+"
+        ("cargo login", "wandb login", "authtoken", "snyk auth", "setapikey"),
+        r"(?P<keep>" + _WORD_START + r"(?:(?:cargo|wandb)[ \t]+login|ngrok[ \t]+(?:config[ \t]+add-)?authtoken|snyk[ \t]+auth"
+        r"|nuget[ \t]+setapikey)[ \t]+"
         r"(?P<q>\\*[\"'])?)(?!\[REDACTED:)(?=[\w.-]*\d)[\w.-]{16,}+(?(q)(?=(?P=q))|(?=[\s;&|)\"']|\\+[nrt\"']|\Z))",
     ),
+    # Poetry's credentials for a repository: poetry config http-basic.REPO USER X
+    Pattern.of("secret", ("http-basic.",), r"(?P<keep>\bpoetry[ \t]+config[ \t]+http-basic\.[\w.-]+[ \t]+[^\s\"']+"
+               r"[ \t]+)(?!\[REDACTED:)(?!-)[^\s\"'\\;&|]+"),
     # aws configure's prompt and the answer typed after it: AWS Secret Access Key [****]: X
     Pattern.of("aws_secret_key", ("secret access key [",),
                r"(?P<keep>" + _WORD_START + r"AWS Secret Access Key \[[^\]\r\n]{0,40}\]:[ \t]*)(?!\[REDACTED:)[^\s\"'\\]+"),
