@@ -328,6 +328,7 @@ def worst_case() -> None:
         "Markdown labels repeated": "**password**:",
         "table cells of a secret's name": "|password",
         "a label and an arrow repeated": "password\u2192",
+        "an e-mail's labels before a path": "bb.",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

@@ -223,12 +223,12 @@ _CLOSERS = r"[)\]},;]++[ \t]*+(?:\r?\n|\\[nr]|\Z)"
 #: Where an unquoted value that holds nothing ends: blanks, then a line end, a JSON string's
 #: end, , ; ) } ] ` or a sentence's full stop
 _END = r"[ \t]*+(?:[,;)}\]`]|\.(?!\S)|\r?\n|\\[nrt]|\\*\"|\Z)"
-#: A class named as a type is (``CancellationToken``, ``JwtPayload``, ``ApiKeyService``), alone
-#: or in a generic (``Promise<string>``, ``Observable<AuthToken>``); no digit (``Acme2024Password``
-#: is a value)
-_CLASS_TYPE = (r"(?:[A-Z][A-Za-z]*?(?:Token|Key|Secret|Password|Credentials?|Service|Field|Payload|Provider"
+#: A class named as a type is (``JwtPayload``, ``ApiKeyService``), alone or in a generic
+#: (``Promise<string>``, ``Observable<AuthToken>``); no digit (``Acme2024Password`` is a value),
+#: nor a secret's word last (``SuperSecretPassword`` is a compose file's value)
+_CLASS_TYPE = (r"(?:[A-Z][A-Za-z]*?(?:Service|Field|Payload|Provider"
                r"|Manager|Config|Options|Handler|Factory|Client|Store|Model|Schema|Dto|DTO|Entity|Request"
-               r"|Response|Props|State|Context|Info|Data|Params|Settings|Claims|Headers?|Session|Type|Hash"
+               r"|Response|Props|State|Context|Info|Data|Params|Settings|Claims|Headers?|Type|Hash"
                r"|Buffer)|(?:Promise|Observable|Array|Readonly|Partial|Record|Map|Maybe|Nullable|Ref|Signal)"
                r"(?=<))(?:<[A-Za-z_<>, |\[\].]{1,60}>)?(?:\[\])?(?![\w<])")
 #: A type with no value (``password: str,`` in a signature, ``token: string | null;``,

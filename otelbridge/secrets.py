@@ -596,5 +596,5 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # e-mail addresses, also internationalised and %40-encoded; the top label has a letter; not an
     # SSH address's user and host before its path (git@host:org/repo.git), nor a URL's user
     Pattern.of("email", ("@", "%40"),
-               r"(?<![\w.%+$-])(?<!://)[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]++(?![\w.-]*:[\w~.-]*/)"),
+               r"(?<![\w.%+$-])(?<!://)[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]++(?!\.[\w-])(?!:[\w~.-]*+/)"),
 )
