@@ -6,8 +6,8 @@ keychain's (``security find-generic-password -w``, ``pass show``), a CLI printin
 ``kubectl create token``), a Kubernetes secret's value through a template, a decryption
 (``sops -d``, ``age -d``), a mounted secret's file, a fresh random value (``openssl rand``,
 ``secrets.token_urlsafe``, ``pwgen``), a variable naming a secret echoed (``printenv
-GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep TOKEN``), a desktop keyring's (``secret-tool lookup``, ``keyring get``, PowerShell's
-``Get-Secret -AsPlainText``), a deployment's outputs (``heroku config:get``, ``terraform output
+GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep TOKEN``), a desktop keyring's
+(``secret-tool lookup``, ``keyring get``, PowerShell's ``Get-Secret -AsPlainText``), a deployment's outputs (``heroku config:get``, ``terraform output
 -raw``), a file whose name says it holds a secret alone (``cat secrets/api_key.txt``; a file
 tool's ``Read`` of one, and what a ``Write`` puts there: :func:`writes_secret`).
 
@@ -35,10 +35,9 @@ _OPTS = r"(?:\s+-{1,2}[\w.-]+(?:[ =](?!-)[^\s;&|]+)?)*"
 #: ... then its other words, each a blank away; the rest of the command on its line
 _REST = r"[^\n;&|]*?"
 #: A variable whose name says it holds a secret (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``GH_PAT``)
+#: ending with that word (not ``TOKEN_URL``, ``token_count``)
 _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
-               r"|(?<=_)(?i:pat))(?![A-Za-z])")
-#: ... that name ending with its secret's word (``DB_PASSWORD``, not ``TOKEN_URL``, ``token_count``)
-_SECRET_NAME = _SECRET_VAR + r"(?!\w)"
+               r"|(?<=_)(?i:pat))(?!\w)")
 #: A file whose name says it holds a secret alone, ending with its word (``api_key.txt``,
 #: ``.vault_pass``, ``db_password``, ``openai.key``, ``~/.config/openai/key``), or a file in a
 #: ``secrets/`` folder: no extension, or one of a value's; not code, a document or a list
@@ -88,15 +87,15 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"(?:cat|tr)\s" + _REST + r"/dev/u?random\b",
     # a file that holds a secret alone; a field naming one, out of a JSON document
     r"(?:cat|head|tail|more|less|type|Get-Content|gc)\s(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*/)?" + _SECRET_FILE,
-    r"jq\s" + _REST + r"(?:-r|--raw-output)\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_NAME,
-    r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_NAME + _REST + r"\s(?:-r|--raw-output)\b",
+    r"jq\s" + _REST + r"(?:-r|--raw-output)\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
+    r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR + _REST + r"\s(?:-r|--raw-output)\b",
     # a tool's stored secrets
-    r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_NAME,
+    r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_VAR,
     r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",
     # a secret variable of a container's environment; one out of a dotenv file, its name cut away
     r"(?:docker(?:[ -]compose)?|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)"
-    + _SECRET_NAME,
-    r"grep\s" + _REST + _SECRET_NAME + r"[^\n;&|]*?\s[^\s|;&]*(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
+    + _SECRET_VAR,
+    r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\s[^\s|;&]*(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
     r"[\"']?\s*\|\s*(?:cut|awk|sed)\b",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
@@ -108,10 +107,9 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
 _COMMAND_KEYS = ("command", "cmd")
 
 
-#: The keys of a file tool's path (Claude Code's ``Read``/``Write``: ``file_path``) and of what
-#: a tool writes there (``Write``'s ``content``, ``Edit``'s ``new_string``)
-_PATH_KEYS = ("file_path",)
-_WRITTEN_KEYS = ("content", "new_string")
+#: The keys of what a file tool writes at its ``file_path`` (``Write``'s ``content``, ``Edit``'s
+#: ``new_string``, ``MultiEdit``'s ``edits``)
+_WRITTEN_KEYS = ("content", "new_string", "edits")
 _SECRET_PATH = re.compile(r"(?:\A|/)" + _SECRET_FILE + r"\Z")
 
 
@@ -124,7 +122,7 @@ def _doc(arguments: str) -> dict | None:
 
 
 def _secret_path(doc: dict) -> bool:
-    path = next((doc[k] for k in _PATH_KEYS if k in doc), None)
+    path = doc.get("file_path")
     return isinstance(path, str) and _SECRET_PATH.search(path[-1024:]) is not None
 
 
@@ -160,7 +158,7 @@ def writes_secret(arguments: str) -> str | None:
     if doc is None or not _secret_path(doc):
         return None
     written = next((doc[k] for k in _WRITTEN_KEYS if k in doc), None)
-    if written is None and isinstance(doc.get("edits"), list):  # (MultiEdit's)
-        written = "\n".join(e["new_string"] for e in doc["edits"]
+    if isinstance(written, list):  # (MultiEdit's edits)
+        written = "\n".join(e["new_string"] for e in written
                             if isinstance(e, dict) and isinstance(e.get("new_string"), str))
     return written if isinstance(written, str) and written.strip() else None

@@ -174,7 +174,7 @@ _MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|p
 #: ``Unauthorized401``, ``OAuth2Token``)
 _MD_VALUE = (r"(?:" + _NOT_A_NAME + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
-_MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|[ ]-)"
+_MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|-(?=[ \t]))"
 _MARKDOWN = (
     r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
