@@ -327,6 +327,8 @@ def worst_case() -> None:
         "'echo x > ' repeated": "echo 'x' > ",
         "Markdown labels repeated": "**password**:",
         "table cells of a secret's name": "|password",
+        "a table's header naming a secret": "| user | password |\n|---|---|\n| a | b |\n",
+        "Markdown labels, values in backticks": "**password**: `a1a",
         "a label and an arrow repeated": "password\u2192",
         "an e-mail's labels before a path": "bb.",
     }

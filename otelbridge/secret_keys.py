@@ -232,9 +232,10 @@ _CLASS_TYPE = (r"(?:[A-Z][A-Za-z]*?(?:Service|Field|Payload|Provider"
                r"|Buffer)|(?:Promise|Observable|Array|Readonly|Partial|Record|Map|Maybe|Nullable|Ref|Signal)"
                r"(?=<))(?:<[A-Za-z_<>, |\[\].]{1,60}>)?(?:\[\])?(?![\w<])")
 #: A type with no value (``password: str,`` in a signature, ``token: string | null;``,
-#: ``token: CancellationToken``)
+#: ``token: CancellationToken)``: a class named for a secret only before , ; ) = or ``->``)
 _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretBytes|Secret<\w+>|Optional\[\w+\]"
-              r"|Option<\w+>|Annotated\[[\w.]++(?:,[ \t]*+[\w.]++(?:\([\w.]*+\))?+)*+\]|" + _CLASS_TYPE + ")"
+              r"|Option<\w+>|Annotated\[[\w.]++(?:,[ \t]*+[\w.]++(?:\([\w.]*+\))?+)*+\]|" + _CLASS_TYPE
+              + r"|[A-Z][a-z]++(?:[A-Z][a-z]++)*?(?:Token|Key|Secret|Password|Credentials?)(?=[ \t]*+(?:[,;)]|=(?!=)|->)))"
               r"(?:[ \t]*\|[ \t]*(?:string|null|undefined|None|bytes))*+")
 #: ... where it ends: its line's (or a JSON string's) end, or , ; ) and the next parameter
 #: (``name: type``, or a name alone: ``def login(password: str, user):``), ``)``, ``}``, ``{``
@@ -322,7 +323,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?:(?<=[A-Za-z])[ \t]++(?i:is|was)(?=[ \t]*+:))?+"
         r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
-        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?P<gap>[ \t]++)?+"
+        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?:(?<=:)\*\*(?=[ \t]|\r?\n|\Z))?+(?P<gap>[ \t]++)?+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?:[bBfF][rR]|[rR][bBfF]|[bBrRuUfF])(?=\\*[\"'])(?!\"\"\"|'''))?+"
         r"(?:\"\"(?=\")|''(?=')|\\+\"\\+\"(?=\\+\"))?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)

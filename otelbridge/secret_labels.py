@@ -174,12 +174,23 @@ _MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|p
 #: ``Unauthorized401``, ``OAuth2Token``)
 _MD_VALUE = (r"(?:" + _NOT_A_NAME + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
+#: ... or, in backticks or quotes, one a person picked: 8 characters or more with a letter, a
+#: digit and a sign (``hK3$vN8@pL2#wQ5!``), or letters and digits mixed twice (``s3cr3t-p4ss-2024``);
+#: not a variable, a template, a masked value, a URL or an address (``$TOKEN``, ``{{ x }}``,
+#: ``sk-****1234``, ``https://…``, ``admin@db:5432``),
+#: an algorithm (``AES-256-GCM``, ``chacha20-poly1305``) or a name (``key-2024-11-01``)
+_MD_WORD = r"[^\s`\"'(){}<>\[\]\\,;*]"
+_MD_QUOTED = (r"(?![$%~.])(?![\w+.-]*+(?:://|@[\w-]++(?:(?:\.[\w-]++)++(?::\d++)?+|:\d++)(?=(?P=q))))"
+              r"(?=" + _MD_WORD + r"*[A-Za-z])"
+              r"(?:(?=" + _MD_WORD + r"*[0-9])(?=" + _MD_WORD + r"*[!@#$%^&+=?])"
+              r"|(?=(?:" + _MD_WORD + r"*?[A-Za-z][0-9]++[A-Za-z]){2}))"
+              + _MD_WORD + r"{8,}+(?=(?P=q))")
 _MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|-(?=[ \t]))"
 _MARKDOWN = (
     r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
     r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
-    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
+    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q))))"
 )
 
 #: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
@@ -204,15 +215,52 @@ def _beside_value(text: str) -> bool:
 
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, marks and a separator, and 12
-#: characters of a value, a digit among them
+#: characters of a value (8 after a quote), a digit among their first 64
 _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
-                                          r"(?=[A-Za-z_+/=-]{0,11}[0-9])[A-Za-z0-9_+/=-]{12}")
+                                          r"(?:(?=[A-Za-z_+/=-]{0,63}[0-9])[A-Za-z0-9_+/=-]{12}"
+                                          r"|(?<=[`\"'])(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
+
+#: A Markdown table whose header names a column for a secret (``| User | Password |``), then a
+#: row's cell in that column (the table's first six columns): a word of 8 characters or more
+#: with a letter and a digit, not a variable or a template (``Hunter2024xyz``, ```P@ss w0rd```
+#: in backticks; ``hashed``, ``(see vault)``, ``$DB_PASSWORD`` stay), in its first 16 rows.
+_TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
+#: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
+_EOL = r"(?:\r?\n|(?:\\r)?\\n)"
+_REST = r"(?:[^\r\n\\]|\\(?![rn])){0,%d}+"
+_CELLS = r"(?:(?:[^|\r\n\\]++|\\(?![rn]))*+\|){%d}"
+_TABLE_VALUE = r"(?![$%{<~])(?=[^|`\s\\]*[0-9])(?=[^|`\s\\]*[A-Za-z])[^|`\s\\]{8,}+(?=`?[ \t]*\|)"
+_MD_TABLE = (
+    r"(?P<keep>(?:^|(?<=\\n)|(?<=\"))[^|\r\n\\]{0,60}?\|(?:"
+    + "|".join(
+        _CELLS % n + _TABLE_CELL + _MD_NAME + r"(?:\*\*|`)?+[ \t]*+\|" + _REST % 200 + _EOL
+        + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _REST % 500 + _EOL + "){0,15}?"
+        + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
+        for n in range(6))
+    + r"))(?!\[REDACTED:)" + _TABLE_VALUE
+)
+
+_SEPARATOR_ROW = re.compile(r"(?:\r?\n|(?:\\r)?\\n)[ \t]*+\|[ \t:|]*?-[ \t:|-]*+(?=\r?\n|\\[rn]|\Z)")
+
+
+def _table_header(text: str) -> bool:
+    """... for :data:`_MD_TABLE`: a table's separator row (``|---|---|``) whose line before
+    names a secret (each line looked at once)."""
+    for row in _SEPARATOR_ROW.finditer(text):
+        at = row.start()
+        header = text[max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at)) + 1:at].lower()
+        if any(word in header for word in _MD_WORDS):
+            return True
+    return False
+
 
 PROSE_PATTERNS = (
     Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),),
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
+    Pattern.of("secret", _MD_WORDS, _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
+               precheck=_table_header),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),
