@@ -41,8 +41,12 @@ _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|acce
 #: A file whose name says it holds a secret alone, ending with its word (``api_key.txt``,
 #: ``.vault_pass``, ``db_password``, ``openai.key``, ``~/.config/openai/key``), or a file in a
 #: ``secrets/`` folder: no extension, or one of a value's; not code, a document or a list
-#: (``token.ts``, ``tokens.txt``, ``token_counts.txt``, ``/etc/passwd``, ``secrets/README.md``)
-_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))(?:\.?secrets?/[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
+#: (``token.ts``, ``tokens.txt``, ``token_counts.txt``, ``/etc/passwd``, ``secrets/README``), nor
+#: a script named for what it does (``rotate_token``, ``get-token``)
+_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))"
+                r"(?!(?:rotate|generate|gen|get|fetch|create|renew|revoke|check|verify|validate|update|print|show"
+                r"|read|make|mint|request|issue)[_-])"
+                r"(?:\.?secrets?/(?!(?:readme|license|makefile|dockerfile|changelog|notice|codeowners)\b)[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
                 r"|token|secret|api[_-]?key|apikey|vault[_-]?password)|(?<=/)key|[\w-]+(?=\.key\b))"
                 r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
 _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
@@ -92,11 +96,12 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     # a tool's stored secrets
     r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_VAR,
     r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",
-    # a secret variable of a container's environment; one out of a dotenv file, its name cut away
+    # a secret variable of a container's environment; one out of a dotenv file, its name cut
+    # away (not the name alone: ``cut -f1``, ``awk '{print $1}'``)
     r"(?:docker(?:[ -]compose)?|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)"
     + _SECRET_VAR,
     r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\s[^\s|;&]*(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
-    r"[\"']?\s*\|\s*(?:cut|awk|sed)\b",
+    r"[\"']?\s*\|\s*(?:cut(?![^\n;&|]*-f\s*1(?![\d,-]))|awk(?![^\n;&|]*\{\s*print\s+\$1\s*\})|sed)\b",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")

@@ -96,6 +96,10 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
                                      "cat src/auth/token.ts", "cat docs/passwords.md", "grep DB_PASSWORD .env",
                                      "aws configure get region", "cat package.json | jq -r .version",
                                      "python3 manage.py test",
+                                     # a dotenv's names cut out; scripts and documents named for a secret
+                                     "grep API_KEY .env | cut -d= -f1", "grep -i token .env | awk -F= '{print $1}'",
+                                     "cat scripts/rotate_token", "cat bin/get-token", "cat secrets/README",
+                                     "cat secrets/Makefile",
                                      "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
