@@ -160,7 +160,8 @@ _NAMED = (
 )
 
 #: A secret's name as Markdown shows it, then its value (:data:`_MD_VALUE`, also in backticks or
-#: quotes): bold, italic or code before ``:``, ``=``, a dash or an arrow (``- **API key**: X``,
+#: quotes): bold, italic or code before ``:``, ``=``, a dash or an arrow, a note in brackets
+#: between (``- **API key**: X``, ``**Password** (admin): X``,
 #: ``**API key:** X``, ``\`DB_PASSWORD\` = \`X\```), a table's cell before the next (``|
 #: DB_PASSWORD | X |``), or a name before an arrow (``DB_PASSWORD → X``, ``password => X``):
 #: what an agent writes when it sums up what it set. The name ends with the secret's word
@@ -171,8 +172,9 @@ _MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|p
 #: ... its value: one word, 12 characters or more of letters, digits and ``_+/=``, two capitals
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
 #: not a path, an identifier, a class or an algorithm's name (``PBKDF2-SHA256``,
-#: ``Unauthorized401``, ``OAuth2Token``)
-_MD_VALUE = (r"(?:" + _NOT_A_NAME + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
+#: ``Unauthorized401``, ``OAuth2Token``, ``PBKDF2SHA256PasswordHasher``)
+_MD_VALUE = (r"(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}(?![\w+/=]))(?:" + _NOT_A_NAME
+             + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
 #: ... or, in backticks or quotes, one a person picked: 8 characters or more with a letter, a
 #: digit and a sign (``hK3$vN8@pL2#wQ5!``), or letters and digits mixed twice (``s3cr3t-p4ss-2024``);
@@ -187,7 +189,8 @@ _MD_QUOTED = (r"(?![$%~.])(?![\w+.-]*+(?:://|@[\w-]++(?:(?:\.[\w-]++)++(?::\d++)
               + _MD_WORD + r"{8,}+(?=(?P=q))")
 _MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|-(?=[ \t]))"
 _MARKDOWN = (
-    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
+    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+"
+    + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
     r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
     r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q))))"
@@ -216,7 +219,7 @@ def _beside_value(text: str) -> bool:
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, marks and a separator, and 12
 #: characters of a value (8 after a quote), a digit among their first 64
-_markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
+_markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,4}\([^()\r\n]{1,40}\))?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
                                           r"(?:(?=[A-Za-z_+/=-]{0,63}[0-9])[A-Za-z0-9_+/=-]{12}"
                                           r"|(?<=[`\"'])(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
