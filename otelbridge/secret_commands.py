@@ -8,7 +8,8 @@ keychain's (``security find-generic-password -w``, ``pass show``), a CLI printin
 ``secrets.token_urlsafe``, ``pwgen``), a variable naming a secret echoed (``printenv
 GITHUB_TOKEN``, ``echo $DB_PASSWORD``, ``env | grep TOKEN``), a desktop keyring's
 (``secret-tool lookup``, ``keyring get``, PowerShell's ``Get-Secret -AsPlainText``), a deployment's outputs (``heroku config:get``, ``terraform output
--raw``), a file whose name says it holds a secret alone (``cat secrets/api_key.txt``; a file
+-raw``), a field or a dotenv's value extracted (``jq -r .token``, ``yq``, ``awk``, ``sed``, ``grep
+| cut``), a file whose name says it holds a secret alone (``cat secrets/api_key.txt``; a file
 tool's ``Read`` of one, and what a ``Write`` puts there: :func:`writes_secret`).
 
 Nothing around such a value says what it is, so the detector cannot find it in the output; the
@@ -27,7 +28,7 @@ import msgspec
 #: backtick, a line end, ``$(`` or a shell's ``-c '`` (not inside an argument: ``grep -rn 'op
 #: read' scripts/``, a comment); then ``sudo``/``env``/``exec``/``time`` and variables set for it, and a directory
 #: (``/usr/bin/printenv``)
-_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\()|(?<=-c [\"']))\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
+_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\()|(?<=-c [\"'])|(?<=\s--\s))\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
        r"(?:\w+=\S*\s+)*(?:[\w.~/-]*/)?")
 #: ... a program's options before its subcommand (``gcloud --project prod secrets``,
 #: ``kubectl -n prod get``, ``aws --region x secretsmanager``)
@@ -43,12 +44,14 @@ _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|acce
 #: ``secrets/`` folder: no extension, or one of a value's; not code, a document or a list
 #: (``token.ts``, ``tokens.txt``, ``token_counts.txt``, ``/etc/passwd``, ``secrets/README``), nor
 #: a script named for what it does (``rotate_token``, ``get-token``)
-_SECRET_FILE = (r"(?i:(?:(?<=/)|(?<![^\s\"'=]))"
+_SECRET_FILE = (r"(?i:(?:(?<=[/\\])|(?<![^\s\"'=]))"
                 r"(?!(?:rotate|generate|gen|get|fetch|create|renew|revoke|check|verify|validate|update|print|show"
                 r"|read|make|mint|request|issue)[_-])"
-                r"(?:\.?secrets?/(?!(?:readme|license|makefile|dockerfile|changelog|notice|codeowners)\b)[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
-                r"|token|secret|api[_-]?key|apikey|vault[_-]?password)|(?<=/)key|[\w-]+(?=\.key\b))"
+                r"(?:\.?secrets?[/\\](?!(?:readme|license|makefile|dockerfile|changelog|notice|codeowners)\b)[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
+                r"|token|secret|api[_-]?key|apikey|vault[_-]?password)|(?<=[/\\])key|[\w-]+(?=\.key\b))"
                 r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
+#: A dotenv file's name (``.env``, ``.env.prod``, ``.envrc``, ``credentials``, ``secrets``)
+_DOTENV = r"(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
 _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"gcloud" + _OPTS + r"\s+(?:(?:alpha|beta)\s+)?secrets\s+versions\s+access",
     r"gcloud" + _OPTS + r"\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token",
@@ -83,25 +86,29 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"openssl\s+rand\s",
     # other fresh random values: a language's secure random, pwgen, the kernel's bytes encoded
     r"(?:python3?|node|ruby|perl|php|deno\s+eval|bun)\s+(?:-\w+\s+)*(?:-[cepEr]\s+|(?<=eval )\s*)[^\n]*?"
-    r"(?:secrets\.token_|randomBytes|SecureRandom"
+    r"(?:secrets\.token_|os\.urandom|randomBytes|SecureRandom"
     r"|random_bytes|crypto\.getRandomValues|randomUUID)",
     r"(?:pwgen|apg|(?:bundle\s+exec\s+)?rails\s+secret|mix\s+phx\.gen\.secret|openssl\s+genrsa"
     r"|php\s+artisan\s+key:generate\s" + _REST + r"--show)\b",
     r"(?:head|dd)\s" + _REST + r"/dev/u?random\b" + _REST + r"\|\s*(?:base64|xxd|od|hexdump|tr)\b",
     r"(?:cat|tr)\s" + _REST + r"/dev/u?random\b",
     # a file that holds a secret alone; a field naming one, out of a JSON document
-    r"(?:cat|head|tail|more|less|type|Get-Content|gc)\s(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*/)?" + _SECRET_FILE,
+    r"(?:cat|bat|batcat|nl|head|tail|more|less|xxd|od|hexdump|strings|base64|type|Get-Content|gc)\s"
+    r"(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*[/\\])?" + _SECRET_FILE,
     r"jq\s" + _REST + r"(?:-r|--raw-output)\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
     r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR + _REST + r"\s(?:-r|--raw-output)\b",
+    r"yq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
     # a tool's stored secrets
     r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_VAR,
     r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",
     # a secret variable of a container's environment; one out of a dotenv file, its name cut
-    # away (not the name alone: ``cut -f1``, ``awk '{print $1}'``)
+    # away (not the name alone: ``cut -f1``, ``awk '{print $1}'``; nor ``sed -i``, which prints nothing)
     r"(?:docker(?:[ -]compose)?|podman|kubectl|oc)\s+exec\s" + _REST + r"(?:printenv\s+|echo\s+[\\\"']*\$\{?)"
     + _SECRET_VAR,
-    r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\s[^\s|;&]*(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
-    r"[\"']?\s*\|\s*(?:cut(?![^\n;&|]*-f\s*1(?![\d,-]))|awk(?![^\n;&|]*\{\s*print\s+\$1\s*\})|sed)\b",
+    r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\s[^\s|;&]*" + _DOTENV
+    + r"[\"']?\s*\|\s*(?:cut(?![^\n;&|]*-f\s*1(?![\d,-]))|awk(?![^\n;&|]*\{\s*print\s+\$1\s*\})|sed)\b",
+    r"(?:awk\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\$[2-9]|sed\s(?![^\n;&|]*?(?<!\S)(?:-i|--in-place)\b)" + _REST + _SECRET_VAR + ")"
+    + _REST + r"\s[\"']?[^\s|;&]*" + _DOTENV + r"[\"']?(?=\s*(?:$|[;&|)]))",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
@@ -115,7 +122,7 @@ _COMMAND_KEYS = ("command", "cmd")
 #: The keys of what a file tool writes at its ``file_path`` (``Write``'s ``content``, ``Edit``'s
 #: ``new_string``, ``MultiEdit``'s ``edits``)
 _WRITTEN_KEYS = ("content", "new_string", "edits")
-_SECRET_PATH = re.compile(r"(?:\A|/)" + _SECRET_FILE + r"\Z")
+_SECRET_PATH = re.compile(r"(?:\A|[/\\])" + _SECRET_FILE + r"\Z")
 
 
 def _doc(arguments: str) -> dict | None:

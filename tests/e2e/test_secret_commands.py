@@ -73,6 +73,11 @@ def session(sid: str, command: str, output: str, repeated: str) -> bytes:
     "jq -r .token ~/.config/app/credentials.json", "aws configure get aws_secret_access_key",
     "az storage account keys list -g rg -n acct --query '[0].value' -o tsv",
     "docker exec db printenv POSTGRES_PASSWORD", "grep DB_PASSWORD .env | cut -d= -f2",
+    # other readers of a file; inside a container; a Windows path; yq; awk and sed out of a dotenv
+    "bat secrets/api_key.txt", "nl -ba ~/.vault_pass", "xxd -p api_key.txt",
+    "kubectl exec api-0 -- cat /etc/app/secrets/db_password", "type C:\\deploy\\secrets\\api_key.txt",
+    "python3 -c \"import os; print(os.urandom(32).hex())\"", "yq .auth.token config.yaml",
+    "awk -F= '/DB_PASSWORD/{print $2}' .env", "sed -n '/API_KEY/s/.*=//p' .env.local",
 ])
 def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
     secret = "q7LmZ3xV9pK2wR8t"
@@ -99,7 +104,9 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
                                      # a dotenv's names cut out; scripts and documents named for a secret
                                      "grep API_KEY .env | cut -d= -f1", "grep -i token .env | awk -F= '{print $1}'",
                                      "cat scripts/rotate_token", "cat bin/get-token", "cat secrets/README",
-                                     "cat secrets/Makefile",
+                                     "cat secrets/Makefile", "yq .token_url config.yaml",
+                                     "awk -F= '/DB_PASSWORD/{print $1}' .env", "sed -i.bak 's/^API_KEY=.*/API_KEY=/' .env",
+                                     "git checkout -- secrets/api_key.txt", "xxd logo.png",
                                      "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
