@@ -6,9 +6,8 @@ SendGrid, basic auth, keyword). They were chosen by measurement against ``detect
 itself (``bench/redaction.py``, numbers in ``bench/RESULTS.md``): the library finds a secret
 *value* line by line (good for a commit hook) but not its extent in free text — a quoted value
 with spaces, a JSON-escaped one, a header to the end of its line — and it misses keys whose
-names it does not list; its plugins also cost ~20× more per string. So the regular
-expressions are ours, in one pass per pattern, and a match is replaced by
-``[REDACTED:{kind}]`` (:class:`~otelbridge.secret_patterns.Pattern`).
+names it does not list; its plugins also cost ~20× more per string. So the regular expressions
+are ours, one pass each, a match replaced by ``[REDACTED:{kind}]`` (:class:`~otelbridge.secret_patterns.Pattern`).
 
 Forms covered (the test corpus ``tests/data/secret-forms.jsonl`` holds one example or more of
 each; the newer ones are in ``tests/test_secrets.py``): ``KEY=value`` / ``key: value`` /
@@ -26,16 +25,15 @@ either quote as Python's repr writes it); programs' short flags (``mysql -pX``, 
 X``, ``curl -u user:X``, ``curl -u KEY:``, ``ssh-keygen -N X``, ``sqlcmd -P X``, ``echo X |
 sudo -S``, ...), SQL's ``PASSWORD 'x'``/``IDENTIFIED BY 'x'``, code that sets a secret's name
 (``define('DB_PASSWORD', 'x')``, ``os.environ["API_KEY"] = "x"``, ``'password' => 'x'``) and commands that set a named
-value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x
-DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
+value (``aws configure set aws_secret_access_key X``, ``gh secret set K --body X``, ``set -x DB_PASSWORD X``); ``Authorization`` (also a header pair in an array), ``Bearer``, cookies; URL
 credentials (a password with ``/ ? # @``; also cut before the ``@``); PuTTY key files' private
 lines; PEM/PGP private key blocks (also cut ones, a block's END-terminated tail without its
 BEGIN line, and a base64-encoded one: Kubernetes' ``tls.key``); JWTs; vendor tokens (:mod:`otelbridge.secret_tokens`, also cut ones at a string's
 end or an ellipsis); e-mail addresses (IDN and ``%40``-encoded); ``<password>x</password>`` XML
 elements; YAML values on the next line(s) and block scalars (``password: |``); ``.pgpass`` lines; a table's ``password    X`` row;
 Go's ``password := "x"`` and declared types (``password: str = "x"``); YAML's ``- value: x`` before
-its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicAuth('u', 'x')``/``smtp.login('u',
-'x')`` pairs; tools' own forms (:mod:`otelbridge.secret_tools`: Redis ``AUTH``/``requirepass``/ACLs,
+its ``name:``; ``('password', 'x')`` tuples and ``auth=('u', 'x')``/``HTTPBasicAuth('u', 'x')``/``smtp.login('u', 'x')``
+pairs; code's (:mod:`otelbridge.secret_code`: signing keys, setters, comparisons, hashing); tools' own forms (:mod:`otelbridge.secret_tools`: Redis ``AUTH``/``requirepass``/ACLs,
 ``net use``/``net user``, ``vault kv put``, ``cargo login X``, ``openssl passwd X``, ``<<< X``,
 ``sqlplus u/X@db``, ``u:X@tcp(h)``, crypt hashes, cookie files, ``psk=``, session cookies, every value
 of a Kubernetes Secret, a password field's typed text); arrays of secrets as a key's value
@@ -55,8 +53,9 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name, _key_value, _secrets_key, _string_text, _then,
                           names_a_secret)
 from .secret_labels import LABEL_PATTERNS, PROSE_PATTERNS
+from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
-from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, SIGNING_KEY, TOOL_PATTERNS
+from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -537,6 +536,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
           (("setenv",), r"SetEnv(?<![A-Za-z0-9_]SetEnv)", (("SetEnv",),), _TO_LINE_END),
           (("define",), r"#[ \t]*define", (("#",),),
            r"\(?(?:L|u8|u|U|@)?(?P<dq>\\*\")(?![A-Za-z]*+(?P=dq))[^\s\"\\]++(?P=dq)\)?"))),
+    *CODE_PATTERNS,
     *TOOL_PATTERNS,
     *LABEL_PATTERNS,
     *PROSE_PATTERNS,
