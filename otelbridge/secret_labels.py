@@ -225,7 +225,7 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
 
 #: A Markdown table whose header names a column for a secret (``| User | Password |``), then a
 #: row's cell in that column (the table's first six columns): a word of 8 characters or more
-#: with a letter and a digit, not a variable or a template (``Hunter2024xyz``, ```P@ss w0rd```
+#: with a letter and a digit, not a variable or a template (``Hunter2024xyz``, ``Ed1tor!pass``
 #: in backticks; ``hashed``, ``(see vault)``, ``$DB_PASSWORD`` stay), in its first 16 rows.
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
 #: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
