@@ -91,6 +91,8 @@ class CountingExporter(SpanExporter):
         self._busy_since: float | None = None
         #: an export succeeded after the SDK said one failed (said once)
         self.recovered = False
+        #: a collector's partial success was said (once)
+        self.rejection_said = False
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
@@ -120,7 +122,7 @@ class CountingExporter(SpanExporter):
         with self._lock:
             self.taken += len(spans)
         _exporting.current = self
-        answered.status = None
+        answered.status = answered.rejected = None
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
@@ -130,9 +132,11 @@ class CountingExporter(SpanExporter):
             _exporting.current = None
         self._busy_since = None
         self._last_ok = result == SpanExportResult.SUCCESS
+        rejected = self._partial_success(len(spans)) if self._last_ok else 0
         with self._lock:
             if result == SpanExportResult.SUCCESS:
-                self.exported += len(spans)
+                self.exported += len(spans) - rejected
+                self.failed += rejected
             else:
                 self.failed += len(spans)
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
@@ -140,6 +144,22 @@ class CountingExporter(SpanExporter):
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
                         f"{self.failed} spans" if self.failed else "none")
         return result
+
+    def _partial_success(self, sent: int) -> int:
+        """How many of ``sent`` spans the collector's answer rejected (its partial success:
+        ``answered.rejected``); the first rejection or warning is said, its message kept as
+        :attr:`cause` (an OTLP client does not send rejected spans again)."""
+        answer = getattr(answered, "rejected", None)
+        if answer is None:
+            return 0
+        rejected, said = min(answer[0], sent), one_line(answer[1])[:200]
+        if rejected:
+            self.cause = f"the collector rejected {rejected} of {sent} spans" + (f": {said}" if said else "")
+        if not self.rejection_said:
+            self.rejection_said = True
+            log.warning("export to %s: %s", self.label,
+                        self.cause if rejected else f"the collector took every span but warned: {said}")
+        return rejected
 
     def shutdown(self) -> None:
         try:

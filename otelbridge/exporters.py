@@ -48,6 +48,7 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     # the timeout in seconds from the environment's milliseconds (:mod:`otelbridge.environment`)
     kwargs = {"timeout": cfg.otlp_timeout_s} if cfg.otlp_timeout_s else {}
     if cfg.protocol == "grpc":
+        OTLPSpanExporter = _reads_grpc_answers(OTLPSpanExporter)
         return OTLPSpanExporter(**kwargs, **({"endpoint": cfg.endpoint} if cfg.endpoint else {}))
     # a base URL (--endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT when no traces endpoint is
     # set, which the exporter takes as it is): /v1/traces joins its path, before its query
@@ -118,6 +119,66 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
 _OTLP_ANSWER_KEYS = frozenset({"partialSuccess", "partial_success"})
 
 
+def note_partial_success(body: bytes) -> None:
+    """Keeps the ``partial_success`` of an OTLP export's answer (``body``: an
+    ``ExportTraceServiceResponse`` in protobuf or JSON) as ``answered.rejected``: (spans the
+    collector rejected, its message), or ``None`` when it rejected none and said nothing.
+    The SDK reads no answer: a collector's rejection (spans too old, too large) would count
+    as sent."""
+    rejected, said = 0, ""
+    if body.lstrip()[:1] == b"{":
+        try:
+            doc = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            doc = None
+        part = (doc.get("partialSuccess") or doc.get("partial_success")) if isinstance(doc, dict) else None
+        if isinstance(part, dict):
+            count = part.get("rejectedSpans", part.get("rejected_spans", 0))
+            rejected = int(count) if isinstance(count, (int, str)) and str(count).isdigit() else 0
+            said = str(part.get("errorMessage", part.get("error_message", "")) or "")
+    elif body:
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+        try:
+            part = ExportTraceServiceResponse.FromString(body).partial_success
+        except DecodeError:
+            part = None
+        if part is not None:
+            rejected, said = part.rejected_spans, part.error_message
+    _keep_partial_success(rejected, said)
+
+
+def _keep_partial_success(rejected: int, said: str) -> None:
+    answered.rejected = (rejected, said) if rejected > 0 or said else None
+
+
+class _GrpcAnswers:
+    """A gRPC ``TraceServiceStub`` whose answers' ``partial_success`` is kept
+    (:func:`note_partial_success`)."""
+
+    def __init__(self, stub: Any) -> None:
+        self._stub = stub
+
+    def Export(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the stub's method)
+        response = self._stub.Export(*args, **kwargs)
+        _keep_partial_success(response.partial_success.rejected_spans, response.partial_success.error_message)
+        return response
+
+
+def _reads_grpc_answers(base: type) -> type:
+    """The SDK's OTLP/gRPC exporter, its stub wrapped in :class:`_GrpcAnswers` each time the
+    SDK makes one (at start, and again after ``UNAVAILABLE``)."""
+
+    class OtlpGrpcExporter(base):
+        def _initialize_channel_and_stub(self) -> None:
+            super()._initialize_channel_and_stub()
+            if getattr(self, "_client", None) is not None:
+                self._client = _GrpcAnswers(self._client)
+
+    return OtlpGrpcExporter
+
+
 def _json_keys(body: bytes) -> set[str]:
     """The keys of ``body`` when it is a JSON object, else none."""
     if body.lstrip()[:1] != b"{":
@@ -151,7 +212,8 @@ _CAUSES = (
 )
 _HTTP_STATUS = re.compile(r"\bcode: (\d{3})\b")
 #: ``status``: the HTTP status of the last answer an export on this thread got (the SDK's
-#: final line after retries names none: "due to timeout, max retries or shutdown")
+#: final line after retries names none: "due to timeout, max retries or shutdown");
+#: ``rejected``: its partial success (:func:`note_partial_success`)
 answered = threading.local()
 _GRPC_STATUS = re.compile(r"StatusCode\.([A-Z_]+)")
 _STATUS_HINTS = {
@@ -217,6 +279,8 @@ def _plain_http_transport(url: str):
             result = super().request(*args, **kwargs)
             answered.status = result.status_code
             reason = not_otlp(result.status_code, result.headers(), result.content()) if result.status_code else None
+            if reason is None and result.status_code == 200:
+                note_partial_success(result.content())
             return result if reason is None else Urllib3HTTPResult(error=NotOtlpError(reason))
 
     return OtlpAnswersOnly()
@@ -332,6 +396,8 @@ def _refuse_non_otlp(response: Any, *args: Any, **kwargs: Any) -> None:
     reason = not_otlp(response.status_code, response.headers, response.content)
     if reason is not None:
         raise NotOtlpError(reason)
+    if response.status_code == 200:
+        note_partial_success(response.content)
 
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")

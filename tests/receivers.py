@@ -119,26 +119,39 @@ class Received:
         return self.spans()
 
 
+def _answer(rejecting: int, message: str) -> trace_service_pb2.ExportTraceServiceResponse:
+    """An export's answer: a partial success rejecting ``rejecting`` spans with ``message``."""
+    answer = trace_service_pb2.ExportTraceServiceResponse()
+    if rejecting or message:
+        answer.partial_success.rejected_spans = rejecting
+        answer.partial_success.error_message = message
+    return answer
+
+
 class _Servicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, received: Received, delay: float = 0.0) -> None:
+    def __init__(self, received: Received, delay: float = 0.0, rejecting: int = 0, message: str = "") -> None:
         self.received = received
         self.delay = delay
+        self.rejecting, self.message = rejecting, message
 
     def Export(self, request, context):
         if self.delay:
             time.sleep(self.delay)
         self.received.add(request, context.invocation_metadata())
-        return trace_service_pb2.ExportTraceServiceResponse()
+        return _answer(self.rejecting, self.message)
 
 
 class GrpcReceiver:
-    """``with GrpcReceiver() as r:`` → ``r.endpoint`` (``http://127.0.0.1:PORT``), ``r.received``."""
+    """``with GrpcReceiver() as r:`` → ``r.endpoint`` (``http://127.0.0.1:PORT``), ``r.received``;
+    ``rejecting``/``message``: each export answered with a partial success (a collector that
+    rejects that many spans of each request, saying ``message``)."""
 
-    def __init__(self, delay: float = 0.0, credentials: grpc.ServerCredentials | None = None) -> None:
+    def __init__(self, delay: float = 0.0, credentials: grpc.ServerCredentials | None = None,
+                 rejecting: int = 0, message: str = "") -> None:
         self.received = Received()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(
-            _Servicer(self.received, delay), self.server
+            _Servicer(self.received, delay, rejecting, message), self.server
         )
         if credentials is None:
             self.port = self.server.add_insecure_port("127.0.0.1:0")
@@ -180,11 +193,12 @@ class HttpReceiver:
     asked, ``POST http://host:port/v1/traces``); over TLS (``https://`` endpoint) when given an
     ``ssl_context``. ``port`` 0 picks a free one; a given
     port lets a test bring a collector back where it was. ``status`` other than 200: every
-    export is answered with it (``401``: a collector that refuses the credentials)."""
+    export is answered with it (``401``: a collector that refuses the credentials);
+    ``rejecting``/``message``: with a partial success, in the request's encoding."""
 
     def __init__(
         self, delay: float = 0.0, ssl_context: ssl.SSLContext | None = None, port: int = 0,
-        status: int = 200,
+        status: int = 200, rejecting: int = 0, message: str = "",
     ) -> None:
         self.received = Received()
         received = received_ref = self.received
@@ -204,14 +218,21 @@ class HttpReceiver:
                 if delay:
                     time.sleep(delay)
                 req = trace_service_pb2.ExportTraceServiceRequest()
-                if self.headers.get("Content-Type") == "application/json":  # OTLP/JSON
+                as_json = self.headers.get("Content-Type") == "application/json"  # OTLP/JSON
+                if as_json:
                     req = otlp_json_request(body)
                 else:
                     req.ParseFromString(body)
                 received_ref.add(req, dict(self.headers), query, self.path)
-                payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+                answer = _answer(rejecting, message)
+                if as_json:
+                    from google.protobuf import json_format
+
+                    payload = json_format.MessageToJson(answer).encode()  # (rejectedSpans as a string)
+                else:
+                    payload = answer.SerializeToString()
                 self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Type", "application/json" if as_json else "application/x-protobuf")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

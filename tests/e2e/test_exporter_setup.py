@@ -264,3 +264,42 @@ def test_tls_to_a_plain_text_collector_is_not_retried():
     assert err[0] == f"otelbridge: export to {endpoint} failed: {cause} (further export messages suppressed)"
     # given up, not "still retrying when --flush-timeout (5 s) ran out"
     assert err[-1] == f"otelbridge: export incomplete ({endpoint}: {SPANS} of {SPANS} not confirmed; {cause})"
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "http/json", "grpc"])
+def test_spans_a_collector_rejects_in_a_partial_success_are_lost_not_exported(protocol):
+    """OTLP's partial success: the collector answers the export, but rejects some of its
+    spans (too old, too large) and says why. The SDK reads no answer; the rejected spans are
+    counted as not exported, the collector's reason said once, and --fail-on-export-error
+    fails the run. The stream is whole."""
+    from tests.receivers import HttpReceiver
+
+    receiver = GrpcReceiver if protocol == "grpc" else HttpReceiver
+    with receiver(rejecting=5, message="span timestamp too old") as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--protocol", protocol,
+                           "--fail-on-export-error", "--flush-timeout", "5"], DATA, env=clean_env())
+        sizes = [sum(len(ss.spans) for rs in req.resource_spans for ss in rs.scope_spans)
+                 for req in rx.received.requests]
+    err = proc.stderr.decode()
+    assert proc.stdout == DATA and sum(sizes) == SPANS
+    rejected = sum(min(5, n) for n in sizes)
+    assert proc.returncode == 1, err
+    first = f"the collector rejected {min(5, sizes[0])} of {sizes[0]} spans: span timestamp too old"
+    assert err.count(f"otelbridge: export to {rx.endpoint}: {first}") == 1, err
+    assert (f"{SPANS - rejected} exported, {rejected} dropped") in err, err
+    assert f"export incomplete ({rx.endpoint}: {rejected} of {SPANS} not confirmed; the collector rejected" in err
+
+
+def test_a_partial_success_that_only_warns_is_said_and_every_span_counts():
+    """A partial success rejecting none, with a message: a warning, said once; every span is
+    exported."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver(message="attribute values truncated") as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--fail-on-export-error"],
+                          DATA, env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert err.count(f"otelbridge: export to {rx.endpoint}: the collector took every span but warned: "
+                     "attribute values truncated") == 1, err
+    assert f"{SPANS} exported, 0 dropped" in err
