@@ -304,8 +304,7 @@ def build(
             problems.append("; ".join(tls) + "; the otlp exporter is left out, " + (
                 f"using {','.join(exporters)}" if exporters != ("none",)
                 else "spans are built for the reports but not exported"))
-    check_booleans(protocol if "otlp" in exporters else None, flags.get("endpoint"), env, ignored,
-                   problems)
+    check_booleans(env, problems)
     ignored += check_numbers(env, problems)
     timeout_s = otlp_timeout_s(env, ignored, problems) if "otlp" in exporters else None
     ignored += check_sampler(env, problems)

@@ -389,46 +389,30 @@ def _endpoint_used(flag: str | None, env: Mapping[str, str], ignored: list[str])
 
 def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: list[str]) -> bool:
     """Whether the OTLP exporter will connect with TLS (and so read the TLS files): an
-    ``https://`` endpoint; over gRPC also one without ``http://`` unless
-    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true``, or an ``http://`` one when it is set to
-    something else (the exporters' own rules). ``ignored``: endpoint variables hidden from it."""
+    ``https://`` endpoint; over gRPC also one without a scheme unless
+    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true`` (an ``http://`` one, the default's
+    too, is plaintext: :func:`otelbridge.exporters.otlp_exporter`). ``ignored``: endpoint
+    variables hidden from it."""
     endpoint, scheme = _endpoint_used(flag, env, ignored)
     if scheme == "https":
         return True
-    if protocol != "grpc":
+    if protocol != "grpc" or not endpoint or scheme:
         return False
-    insecure = _insecure(env)[1]
-    if insecure is not None:
-        return insecure.strip().lower() != "true"
-    return bool(endpoint) and scheme != "http"
+    return (_insecure(env)[1] or "").strip().lower() != "true"
 
 
 _BOOLEAN = ("", "true", "false")
 
 
-def check_booleans(otlp_protocol: str | None, flag: str | None, env: Mapping[str, str],
-                   ignored: list[str], problems: list[str]) -> None:
+def check_booleans(env: Mapping[str, str], problems: list[str]) -> None:
     """A boolean variable neither ``true``, ``false`` (any case) nor empty is said in
     ``problems``: the specification reads it as false and asks for a warning (``1`` and ``yes``
-    are not true). ``OTEL_SDK_DISABLED`` always; the gRPC exporter's
-    ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` (the first set, as it reads them) when
-    ``otlp_protocol`` is ``grpc`` and its endpoint (``flag`` or the variables not ``ignored``)
-    has ``http://`` or is its default: an ``https://`` one is TLS whatever it says, and
-    :func:`tls_notice` speaks of one without a scheme."""
+    are not true). ``OTEL_SDK_DISABLED``; the gRPC exporter's ``INSECURE`` is read only for an
+    endpoint without a scheme, where :func:`tls_notice` says it."""
     raw = env.get("OTEL_SDK_DISABLED")
     if raw is not None and raw.strip().lower() not in _BOOLEAN:
         problems.append(f"OTEL_SDK_DISABLED={shown(raw)} is not true or false: read as false, "
                         "tracing stays on (true turns it off)")
-    if otlp_protocol != "grpc":
-        return
-    endpoint, scheme = _endpoint_used(flag, env, ignored)
-    if endpoint and scheme != "http":
-        return
-    var, insecure = _insecure(env)
-    if insecure is not None and insecure.strip().lower() not in _BOOLEAN:
-        problems.append(f"{var}={shown(insecure)} is not true or false: read as false, so gRPC "
-                        "connects with TLS, even to an http:// endpoint (a plaintext collector sees "
-                        "only failed handshakes; true connects without)")
 
 
 def tls_file_problems(env: Mapping[str, str]) -> list[str]:

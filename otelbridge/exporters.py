@@ -48,6 +48,12 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     # the timeout in seconds from the environment's milliseconds (:mod:`otelbridge.environment`)
     kwargs = {"timeout": cfg.otlp_timeout_s} if cfg.otlp_timeout_s else {}
     if cfg.protocol == "grpc":
+        # an http:// endpoint (the default's too) is plaintext whatever OTEL_EXPORTER_OTLP_INSECURE
+        # says, as the specification has it (the SDK would read false there as TLS)
+        used = cfg.endpoint or next((os.environ[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                                              "OTEL_EXPORTER_OTLP_ENDPOINT") if os.environ.get(v)), "")
+        if not used or used.strip().lower().startswith("http://"):
+            kwargs["insecure"] = True
         OTLPSpanExporter = _reads_grpc_answers(OTLPSpanExporter)
         return OTLPSpanExporter(**kwargs, **({"endpoint": cfg.endpoint} if cfg.endpoint else {}))
     # a base URL (--endpoint, else OTEL_EXPORTER_OTLP_ENDPOINT when no traces endpoint is

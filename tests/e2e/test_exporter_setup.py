@@ -303,3 +303,18 @@ def test_a_partial_success_that_only_warns_is_said_and_every_span_counts():
     assert err.count(f"otelbridge: export to {rx.endpoint}: the collector took every span but warned: "
                      "attribute values truncated") == 1, err
     assert f"{SPANS} exported, 0 dropped" in err
+
+
+@pytest.mark.parametrize("variable", ["OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE"])
+def test_grpc_to_an_http_endpoint_is_plaintext_whatever_insecure_says(variable):
+    """OTEL_EXPORTER_OTLP_INSECURE applies only to a gRPC endpoint without a scheme (the OTLP
+    exporter specification): with http:// and INSECURE=false every span reaches a plaintext
+    collector, and nothing is said."""
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--summary", "never", "--protocol", "grpc", "--flush-timeout", "5"], DATA,
+                          env=clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, **{variable: "false"}))
+        spans = rx.received.wait_for(SPANS, timeout=5)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert len(spans) == SPANS
+    assert f"{SPANS} exported, 0 dropped" in err and "TLS" not in err, err
