@@ -418,8 +418,9 @@ def check_booleans(env: Mapping[str, str], problems: list[str]) -> None:
 def tls_file_problems(env: Mapping[str, str]) -> list[str]:
     """What is wrong with the TLS files of ``OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE``,
     ``_CLIENT_CERTIFICATE`` and ``_CLIENT_KEY`` (each the ``_TRACES_`` one when set, as the
-    exporters read them): one phrase per file that is missing, not a regular file or
-    unreadable; empty when all can be read."""
+    exporters read them): one phrase per file that is missing, not a regular file, unreadable
+    or not PEM (no ``-----BEGIN`` line in its first 64 KiB: the exporters read PEM only);
+    empty when all can be read."""
     found = []
     for kind, what in TLS_FILES:
         var = next((v for v in (f"OTEL_EXPORTER_OTLP_TRACES_{kind}", f"OTEL_EXPORTER_OTLP_{kind}")
@@ -432,6 +433,9 @@ def tls_file_problems(env: Mapping[str, str]) -> list[str]:
             why = (None if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
                    else "is a directory" if stat.S_ISDIR(st.st_mode)
                    else "is not a regular file" if not stat.S_ISREG(st.st_mode) else "is not readable")
+            if why is None:
+                with open(path, "rb") as fh:
+                    why = None if b"-----BEGIN " in fh.read(64 << 10) else "is not PEM (no -----BEGIN line)"
         except OSError as exc:
             why = "does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror.lower()
         if why is not None:

@@ -126,7 +126,8 @@ class CountingExporter(SpanExporter):
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
-            log.warning("export to %s raised %s", self.label, type(exc).__name__)
+            log.warning("export to %s raised %s%s", self.label, type(exc).__name__,
+                        f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
             result = SpanExportResult.FAILURE
         finally:
             _exporting.current = None

@@ -89,7 +89,8 @@ class TlsMismatch(Exception):
 
 
 #: What ``ssl`` says of a TLS failure that lasts (:class:`TlsMismatch`)
-_LASTING_TLS = re.compile(r"WRONG_VERSION_NUMBER|CERTIFICATE_VERIFY_FAILED|wrong version number|certificate verify failed")
+_LASTING_TLS = re.compile(r"WRONG_VERSION_NUMBER|CERTIFICATE_VERIFY_FAILED|wrong version number|certificate verify failed"
+                          r"|NO_CERTIFICATE_OR_CRL_FOUND|PEM lib")
 
 
 #: How every reason :func:`not_otlp` gives begins (:func:`failure_cause` finds it in the SDK's line)
@@ -168,7 +169,8 @@ class _GrpcAnswers:
 
     def Export(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (the stub's method)
         response = self._stub.Export(*args, **kwargs)
-        _keep_partial_success(response.partial_success.rejected_spans, response.partial_success.error_message)
+        part = response.partial_success
+        _keep_partial_success(part.rejected_spans, part.error_message)
         return response
 
 
@@ -199,6 +201,8 @@ def _json_keys(body: bytes) -> set[str]:
 #: A failed export's SDK message → its cause, as a user acts on it: (texts any of which the
 #: message holds, the cause). gRPC's and urllib3's wordings both.
 _CAUSES = (
+    (("ProxyError", "Unable to connect to proxy", "Tunnel connection failed"),
+     "the proxy failed (HTTP_PROXY/HTTPS_PROXY; NO_PROXY naming the collector's host bypasses it)"),
     (("Connection refused",), "connection refused: is a collector listening there?"),
     (("Expected SETTINGS frame", "http1.x server"),
      "an HTTP/1 server answered OTLP/gRPC: OTLP/HTTP's port? (gRPC is usually on 4317, or use "
@@ -210,6 +214,9 @@ _CAUSES = (
     (("NameResolutionError", "Name or service not known", "Domain name not found",
       "Temporary failure in name resolution", "DNS resolution failed"), "the host name is not found"),
     (("WRONG_VERSION_NUMBER",), "TLS to a plain-text endpoint (WRONG_VERSION_NUMBER): use http://"),
+    (("Hostname mismatch", "IP address mismatch", "is not in peer certificate", "Hostname Verification Check failed"),
+     "the collector's certificate is not issued for the endpoint's host (use a name its "
+     "subjectAltName lists, or reissue it for this one)"),
     (("CERTIFICATE_VERIFY_FAILED",),
      "the collector's certificate is not trusted (CERTIFICATE_VERIFY_FAILED: "
      "OTEL_EXPORTER_OTLP_CERTIFICATE names a CA file)"),

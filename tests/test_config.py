@@ -247,6 +247,18 @@ def test_several_bad_tls_files_are_one_line(tmp_path):
         "exporter is left out, spans are built for the reports but not exported",)
 
 
+def test_a_tls_file_that_is_not_pem_is_said_at_start(tmp_path):
+    """A CA or client file that exists but holds no PEM (a DER file, the wrong path): no
+    exporter can use it, so it is said at start like a missing one, not retried until
+    --flush-timeout."""
+    der = tmp_path / "ca.der"
+    der.write_bytes(b"\x30\x82\x01\x0a" + bytes(200))
+    (line,) = _build({"OTEL_EXPORTER_OTLP_CERTIFICATE": str(der)}, endpoint="https://collector.example").env_problems
+    assert line == (f"OTEL_EXPORTER_OTLP_CERTIFICATE={str(der)!r}: the CA certificate file is not PEM (no "
+                    "-----BEGIN line); the otlp exporter is left out, spans are built for the reports but "
+                    "not exported")
+
+
 def test_the_tls_file_read_is_the_traces_one_when_set(tmp_path):
     good = tmp_path / "ca.pem"
     good.write_text("-----BEGIN CERTIFICATE-----\n")

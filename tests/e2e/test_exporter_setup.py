@@ -318,3 +318,26 @@ def test_grpc_to_an_http_endpoint_is_plaintext_whatever_insecure_says(variable):
     assert proc.returncode == 0 and proc.stdout == DATA
     assert len(spans) == SPANS
     assert f"{SPANS} exported, 0 dropped" in err and "TLS" not in err, err
+
+
+def test_a_proxy_that_fails_is_named_not_the_collector():
+    """OTLP/HTTP through HTTP_PROXY (as requests reads it) to a proxy that is not there: the
+    cause names the proxy and NO_PROXY, not the collector, which is up."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--flush-timeout", "3"], DATA,
+                          env=clean_env(HTTP_PROXY="http://127.0.0.1:9", http_proxy="http://127.0.0.1:9",
+                                        NO_PROXY="", no_proxy="", OTEL_EXPORTER_OTLP_TIMEOUT="2000"))
+        assert rx.received.requests == []
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert "the proxy failed (HTTP_PROXY/HTTPS_PROXY; NO_PROXY naming the collector's host bypasses it)" in err, err
+    assert "is a collector listening there" not in err
+
+
+def test_a_file_exporter_on_a_full_disk_says_why():
+    proc = run_bridge(["--summary", "never", "--exporter", "file", "--output", "/dev/full"], DATA, env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert "export to /dev/full raised OSError (No space left on device)" in err, err

@@ -263,9 +263,9 @@ def test_stats_json_is_private(tmp_path):
 # --------------------------------------------------------------------------- TLS
 
 
-def self_signed(directory: Path, name: str) -> tuple[bytes, bytes, Path, Path]:
-    """A self-signed certificate for 127.0.0.1/localhost (it is its own CA): PEM cert, PEM key,
-    and the paths they were written to."""
+def self_signed(directory: Path, name: str, ip: bool = True) -> tuple[bytes, bytes, Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (unless not ``ip``) and localhost (it is its own
+    CA): PEM cert, PEM key, and the paths they were written to."""
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -278,7 +278,7 @@ def self_signed(directory: Path, name: str) -> tuple[bytes, bytes, Path, Path]:
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), False)
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] * ip + [x509.DNSName("localhost")]), False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
         .sign(key, hashes.SHA256())
     )
@@ -338,6 +338,25 @@ def test_tls_export_needs_the_ca(tmp_path, protocol):
     assert f"export incomplete ({rx_bad.endpoint}: {count} of {count} not confirmed" in err
     assert "CERTIFICATE_VERIFY_FAILED" in err  # the reason is named
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_a_certificate_for_another_host_is_said_so_not_untrusted(tmp_path, protocol):
+    """The CA is configured and trusted, but the collector's certificate does not list the
+    endpoint's host (127.0.0.1; it names localhost): the cause says so, not that the CA is
+    wrong. The stream is whole."""
+    server = self_signed(tmp_path, "collector", ip=False)
+    data = CORPUS.read_bytes()
+    count = expected_spans(data)
+    with tls_receiver(protocol, *server) as rx:
+        proc = run_bridge(["--protocol", protocol, "--endpoint", rx.endpoint, "--flush-timeout", "3"], data,
+                          env=clean_env(OTEL_EXPORTER_OTLP_CERTIFICATE=str(server[2]), OTEL_EXPORTER_OTLP_TIMEOUT="2000"))
+        assert rx.received.requests == []
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == data
+    assert (f"export incomplete ({rx.endpoint}: {count} of {count} not confirmed; the collector's "
+            "certificate is not issued for the endpoint's host") in err, err
+    assert "not trusted" not in err and "Traceback" not in err
 
 
 def test_grpc_client_certificate_is_sent(tmp_path):
