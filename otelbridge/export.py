@@ -203,6 +203,13 @@ _EXPORT_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk.trace.export",
 _HEADER_PARSER = "opentelemetry.util.re"
 _HEADER_ITEM_SKIPPED = ("OTEL_EXPORTER_OTLP_[TRACES_]HEADERS: an item that is not name=value (a "
                         "token for the name, the rest URL-encoded) is skipped; the others are sent")
+#: The SDK's warnings that name no setting, as a user acts on them: (its text, ours)
+_SAID_AS = (
+    ("Queue full, dropping", "the export queue is full: spans are dropped while the collector takes "
+     "them slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)"),
+    ("Attributes dict is full", "a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (or "
+     "OTEL_ATTRIBUTE_COUNT_LIMIT) allows: the oldest are dropped"),
+)
 
 
 class _OnceFilter(logging.Filter):
@@ -227,6 +234,9 @@ class _OnceFilter(logging.Filter):
             return True
         message = record.getMessage()
         msg = message.splitlines()[0] if message else ""
+        ours = next((said for theirs, said in _SAID_AS if msg.startswith(theirs)), None)
+        if ours is not None:
+            record.name, msg = "otelbridge", ours
         # cut at a word, not inside one; long enough for gRPC's TLS failures to end in their
         # reason (CERTIFICATE_VERIFY_FAILED, WRONG_VERSION_NUMBER): gRPC C-core's own log
         # lines, which also name it, are off (exporters.import_otlp_exporter)

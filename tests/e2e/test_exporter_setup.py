@@ -341,3 +341,20 @@ def test_a_file_exporter_on_a_full_disk_says_why():
     err = proc.stderr.decode()
     assert proc.returncode == 0 and proc.stdout == DATA
     assert "export to /dev/full raised OSError (No space left on device)" in err, err
+
+
+def test_a_full_export_queue_and_an_attribute_limit_are_said_with_their_settings():
+    """The SDK's "Queue full, dropping Span." and "Attributes dict is full" name no setting:
+    each is said once, with the variable that bounds it. The stream is whole."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver(delay=1.0) as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint, "--flush-timeout", "3"], DATA,
+                          env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="1", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="1",
+                                        OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT="2"))
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert err.count("otelbridge: the export queue is full: spans are dropped while the collector takes them "
+                     "slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)") == 1, err
+    assert err.count("otelbridge: a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT") == 1, err
+    assert "Queue full" not in err and "Attributes dict" not in err
