@@ -130,9 +130,9 @@ STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a li
 
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
-                         all_exported: bool) -> int:
+                         all_exported: bool, tee: bool = True) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
-    a line saying so), then ``problem`` (lost spans) even so,
+    a line saying so; that the input passed through when ``tee``), then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
     were lost)."""
     if not cfg.quiet:
@@ -149,7 +149,7 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
                     f"({stats.bad_lines} line{'s' * (stats.bad_lines != 1)} not valid JSON)" if stats.bad_lines
                     else "(another --dialect?)" if cfg.dialects
                     else "(Claude Code prints one with --output-format stream-json --verbose)")
-            say(said + "; the input passed through")
+            say(said + "; the input passed through" * tee)
     if problem:
         say(problem)
     if cfg.stats_json:

@@ -85,4 +85,4 @@ def replay(cfg: Config, files: list) -> int:
                 code = 1
             pipeline.end_stream()
     all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
-    return pipeline.report_and_exit_code(code, all_exported)
+    return pipeline.report_and_exit_code(code, all_exported, tee=False)

@@ -150,3 +150,13 @@ def test_a_wrapped_command_that_printed_no_stream_says_only_its_run_was_traced(d
     only_run = NOT_A_STREAM.replace(b"so nothing was traced", b"so only the command's run was traced")
     assert (only_run in proc.stderr) is said
     assert b" 1 built, " in proc.stderr
+
+
+def test_replay_of_a_file_that_is_no_stream_says_so_without_a_passthrough(tmp_path):
+    """``replay`` writes nothing to stdout: the line saying nothing was traced does not claim
+    the input passed through."""
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"hello\nworld\n")
+    proc = run_bridge(["replay", "--exporter", "none", str(notes)], env=plain_env())
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert proc.stderr.splitlines()[-1] == NOT_A_STREAM.rstrip(b"\n").replace(b"; the input passed through", b"")
