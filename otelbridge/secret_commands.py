@@ -47,7 +47,8 @@ _SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|acce
 _SECRET_FILE = (r"(?i:(?:(?<=[/\\])|(?<![^\s\"'=]))"
                 r"(?!(?:rotate|generate|gen|get|fetch|create|renew|revoke|check|verify|validate|update|print|show"
                 r"|read|make|mint|request|issue)[_-])"
-                r"(?:\.?secrets?[/\\](?!(?:readme|license|makefile|dockerfile|changelog|notice|codeowners)\b)[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
+                r"(?:\.?secrets?[/\\](?!(?:readme|license|makefile|dockerfile|changelog|notice|codeowners|overview"
+                r"|template|example|sample|index|todo)\b)[\w-]+|\.?(?:[\w-]*?[_-])?(?:password|pass|pwd|pw"
                 r"|token|secret|api[_-]?key|apikey|vault[_-]?password)|(?<=[/\\])key|[\w-]+(?=\.key\b))"
                 r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
 #: A dotenv file's name (``.env``, ``.env.prod``, ``.envrc``, ``credentials``, ``secrets``)
@@ -97,7 +98,8 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"(?:[^\n;&|]*?\s)?[\"']?(?:[^\s;&|\"']*[/\\])?" + _SECRET_FILE,
     r"jq\s" + _REST + r"(?:-r|--raw-output)\b" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
     r"jq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR + _REST + r"\s(?:-r|--raw-output)\b",
-    r"yq\s" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR,
+    r"yq\s(?![^\n;&|]*(?:\.github/|openapi|swagger|workflow))" + _REST + r"\.(?:[\w\[\]\"]*\.)?" + _SECRET_VAR
+    + r"\b(?![.\[])",
     # a tool's stored secrets
     r"aws" + _OPTS + r"\s+configure\s+get\s+(?:[\w-]+\.)?" + _SECRET_VAR,
     r"az" + _OPTS + r"\s+storage\s+account\s+(?:keys\s+list|show-connection-string)\s",

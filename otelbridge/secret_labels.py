@@ -171,21 +171,23 @@ _MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|p
             r"|(?:api|access|secret|private|client|signing|master|encryption|session|hmac)[ _-]?key))")
 #: ... its value: one word, 12 characters or more of letters, digits and ``_+/=``, two capitals
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
-#: not a path, an identifier, a class or an algorithm's name (``PBKDF2-SHA256``,
-#: ``Unauthorized401``, ``OAuth2Token``, ``PBKDF2SHA256PasswordHasher``)
-_MD_VALUE = (r"(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}(?![\w+/=]))(?:" + _NOT_A_NAME
+#: not a path, an identifier, a class, a setting or an algorithm's name (``PBKDF2-SHA256``,
+#: ``Unauthorized401``, ``OAuth2Token``, ``PBKDF2SHA256PasswordHasher``, ``AWS_PROFILE=prod2``)
+_MD_VALUE = (r"(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}(?![\w+/=]))(?![\w.-]++=[^=])(?:" + _NOT_A_NAME
              + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
 #: ... or, in backticks or quotes, one a person picked: 8 characters or more with a letter, a
-#: digit and a sign (``hK3$vN8@pL2#wQ5!``), or letters and digits mixed twice (``s3cr3t-p4ss-2024``);
-#: not a variable, a template, a masked value, a URL or an address (``$TOKEN``, ``{{ x }}``,
-#: ``sk-****1234``, ``https://…``, ``admin@db:5432``),
-#: an algorithm (``AES-256-GCM``, ``chacha20-poly1305``) or a name (``key-2024-11-01``)
-_MD_WORD = r"[^\s`\"'(){}<>\[\]\\,;*]"
-_MD_QUOTED = (r"(?![$%~.])(?![\w+.-]*+(?:://|@[\w-]++(?:(?:\.[\w-]++)++(?::\d++)?+|:\d++)(?=(?P=q))))"
+#: digit and a sign (``hK3$vN8@pL2#wQ5!``), or 12 or more, four digits among them, letters and
+#: digits mixed twice (``s3cr3t-p4ss-2024``); not a variable, a flag, a setting, a hash's
+#: format, a URL or an address (``$TOKEN``, ``{{ x }}``, ``--token-file=…``, ``max_tokens=4096``,
+#: ``pbkdf2_sha256$…``, ``sha256:…``, ``admin@db.example``), an algorithm (``AES-256-GCM``,
+#: ``chacha20-poly1305``), a name (``key-2024-11-01``) or numeronyms (``e2e-test-k8s``, ``i18n``)
+_MD_WORD = r"[^\s`\"'(){}<>\[\]\\,;*:]"
+_MD_QUOTED = (r"(?![$%~.-])(?![\w.-]++=)(?![a-z0-9]++_\w*+\$)(?![\w+.-]*+(?:/|@[\w-]++(?:\.[\w-]++)++(?=(?P=q))))"
               r"(?=" + _MD_WORD + r"*[A-Za-z])"
               r"(?:(?=" + _MD_WORD + r"*[0-9])(?=" + _MD_WORD + r"*[!@#$%^&+=?])"
-              r"|(?=(?:" + _MD_WORD + r"*?[A-Za-z][0-9]++[A-Za-z]){2}))"
+              r"|(?=" + _MD_WORD + r"{12})(?=(?:" + _MD_WORD + r"*?[0-9]){4})"
+              r"(?=(?:" + _MD_WORD + r"*?[A-Za-z][0-9]++[A-Za-z]){2}))"
               + _MD_WORD + r"{8,}+(?=(?P=q))")
 _MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|-(?=[ \t]))"
 _MARKDOWN = (
@@ -224,20 +226,28 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
                                           r"|(?<=[`\"'])(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
 #: A Markdown table whose header names a column for a secret (``| User | Password |``), then a
-#: row's cell in that column (the table's first six columns): a word of 8 characters or more
-#: with a letter and a digit, not a variable or a template (``Hunter2024xyz``, ``Ed1tor!pass``
-#: in backticks; ``hashed``, ``(see vault)``, ``$DB_PASSWORD`` stay), in its first 16 rows.
+#: row's cell in that column (the table's first six columns), in its first 16 rows: a word of 8
+#: characters or more with a letter, a digit and a sign, or with capitals, small letters and
+#: two digits (``Hunter2024xyz``, ``Ed1tor!pass`` in backticks); not a variable, a name, a
+#: class, a setting or a URI (``hashed``, ``(see vault)``, ``$DB_PASSWORD``, ``CROWDIN_TOKEN_V2``,
+#: ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``, ``kid=2024q3``: a column of a secret's
+#: names, of token ids or key ids, stays).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
 #: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
 _EOL = r"(?:\r?\n|(?:\\r)?\\n)"
 _REST = r"(?:[^\r\n\\]|\\(?![rn])){0,%d}+"
+_ROW_REST = r"(?:[^\r\n\\]++|\\(?![rn]))*+"
 _CELLS = r"(?:(?:[^|\r\n\\]++|\\(?![rn]))*+\|){%d}"
-_TABLE_VALUE = r"(?![$%{<~])(?=[^|`\s\\]*[0-9])(?=[^|`\s\\]*[A-Za-z])[^|`\s\\]{8,}+(?=`?[ \t]*\|)"
+_CELL_WORD = r"[^|`\s\\:]"
+_TABLE_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])(?![\w.-]++=)(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}`?[ \t]*\|)"
+                r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])"
+                r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
+                r"(?=(?:" + _CELL_WORD + r"*?[0-9]){2}))" + _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)")
 _MD_TABLE = (
-    r"(?P<keep>(?:^|(?<=\\n)|(?<=\"))[^|\r\n\\]{0,60}?\|(?:"
+    r"(?P<keep>(?:^|(?<=\\n)|(?<=^\")|(?<=[:\[,]\")|(?<=[:,] \"))[^|\r\n\\]{0,60}?\|(?:"
     + "|".join(
         _CELLS % n + _TABLE_CELL + _MD_NAME + r"(?:\*\*|`)?+[ \t]*+\|" + _REST % 200 + _EOL
-        + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _REST % 500 + _EOL + "){0,15}?"
+        + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _ROW_REST + _EOL + "){0,15}?"
         + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
         for n in range(6))
     + r"))(?!\[REDACTED:)" + _TABLE_VALUE

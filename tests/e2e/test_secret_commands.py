@@ -107,6 +107,9 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
                                      "cat secrets/Makefile", "yq .token_url config.yaml",
                                      "awk -F= '/DB_PASSWORD/{print $1}' .env", "sed -i.bak 's/^API_KEY=.*/API_KEY=/' .env",
                                      "git checkout -- secrets/api_key.txt", "xxd logo.png",
+                                     "yq e '.jobs.build.steps[].with.token' .github/workflows/ci.yml",
+                                     "yq '.components.securitySchemes.api_key' openapi.yaml",
+                                     "cat secrets/template", "head -50 docs/secrets/overview",
                                      "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
