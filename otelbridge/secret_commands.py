@@ -28,7 +28,8 @@ import msgspec
 #: backtick, a line end, ``$(`` or a shell's ``-c '`` (not inside an argument: ``grep -rn 'op
 #: read' scripts/``, a comment); then ``sudo``/``env``/``exec``/``time`` and variables set for it, and a directory
 #: (``/usr/bin/printenv``)
-_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\()|(?<=-c [\"'])|(?<=\s--\s))\s*(?:(?:sudo|env|exec|time|command)\s+(?:-\S+\s+)*)*"
+_AT = (r"(?:\A|(?<=[;&|(`\n])|(?<=\$\()|(?<=-c [\"'])|(?<=\s--\s))\s*"
+       r"(?:(?:sudo|env|exec|time|command|(?:uv|poetry|pipenv|pdm|rye|hatch)\s+run)\s+(?:-\S+\s+)*)*"
        r"(?:\w+=\S*\s+)*(?:[\w.~/-]*/)?")
 #: ... a program's options before its subcommand (``gcloud --project prod secrets``,
 #: ``kubectl -n prod get``, ``aws --region x secretsmanager``)
@@ -37,7 +38,7 @@ _OPTS = r"(?:\s+-{1,2}[\w.-]+(?:[ =](?!-)[^\s;&|]+)?)*"
 _REST = r"[^\n;&|]*?"
 #: A variable whose name says it holds a secret (``GITHUB_TOKEN``, ``DB_PASSWORD``, ``GH_PAT``)
 #: ending with that word (not ``TOKEN_URL``, ``token_count``)
-_SECRET_VAR = (r"\w*?(?:(?i:token|secret|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
+_SECRET_VAR = (r"\w*?(?:(?i:token|secret(?:_?key)?|passw(?:or)?d|api_?key|private_key|access_key|credentials?)"
                r"|(?<=_)(?i:pat))(?!\w)")
 #: A file whose name says it holds a secret alone, ending with its word (``api_key.txt``,
 #: ``.vault_pass``, ``db_password``, ``openai.key``, ``~/.config/openai/key``), or a file in a
@@ -61,6 +62,8 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     r"security\s+find-(?:generic|internet)-password\s" + _REST + r"\s-w\b",
     r"(?:go)?pass\s+show\s",
     r"cat\s" + _REST + r"/run/secrets/",
+    r"(?:docker(?:[ -]compose)?|podman|kubectl|oc)\s+exec\s" + _REST + r"\s(?:cat|head|tail)\s" + _REST
+    + r"(?:/run/secrets/|[/\s]" + _SECRET_FILE + ")",
     # a secret's data: base64 values under names that need not say what they are
     r"kubectl" + _OPTS + r"\s+get\s+secrets?\s" + _REST + r"(?:-o|--output)[ =]?[\"']?(?:jsonpath|go-template|template|yaml|json)",
     r"kubectl" + _OPTS + r"\s+create\s+token\s",
@@ -88,7 +91,7 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     # other fresh random values: a language's secure random, pwgen, the kernel's bytes encoded
     r"(?:python3?|node|ruby|perl|php|deno\s+eval|bun)\s+(?:-\w+\s+)*(?:-[cepEr]\s+|(?<=eval )\s*)[^\n]*?"
     r"(?:secrets\.token_|os\.urandom|randomBytes|SecureRandom"
-    r"|random_bytes|crypto\.getRandomValues|randomUUID)",
+    r"|random_bytes|crypto\.getRandomValues|randomUUID|get_random_secret_key|Fernet\.generate_key)",
     r"(?:pwgen|apg|(?:bundle\s+exec\s+)?rails\s+secret|mix\s+phx\.gen\.secret|openssl\s+genrsa"
     r"|php\s+artisan\s+key:generate\s" + _REST + r"--show)\b",
     r"(?:head|dd)\s" + _REST + r"/dev/u?random\b" + _REST + r"\|\s*(?:base64|xxd|od|hexdump|tr)\b",
@@ -109,7 +112,7 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     + _SECRET_VAR,
     r"grep\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\s[^\s|;&]*" + _DOTENV
     + r"[\"']?\s*\|\s*(?:cut(?![^\n;&|]*-f\s*1(?![\d,-]))|awk(?![^\n;&|]*\{\s*print\s+\$1\s*\})|sed)\b",
-    r"(?:awk\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\$[2-9]|sed\s(?![^\n;&|]*?(?<!\S)(?:-i|--in-place)\b)" + _REST + _SECRET_VAR + ")"
+    r"(?:awk\s" + _REST + _SECRET_VAR + r"[^\n;&|]*?\$(?:[2-9]|NF)|sed\s(?![^\n;&|]*?(?<!\S)(?:-i|--in-place)\b)" + _REST + _SECRET_VAR + ")"
     + _REST + r"\s[\"']?[^\s|;&]*" + _DOTENV + r"[\"']?(?=\s*(?:$|[;&|)]))",
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,

@@ -78,6 +78,13 @@ def session(sid: str, command: str, output: str, repeated: str) -> bytes:
     "kubectl exec api-0 -- cat /etc/app/secrets/db_password", "type C:\\deploy\\secrets\\api_key.txt",
     "python3 -c \"import os; print(os.urandom(32).hex())\"", "yq .auth.token config.yaml",
     "awk -F= '/DB_PASSWORD/{print $2}' .env", "sed -n '/API_KEY/s/.*=//p' .env.local",
+    # a container's mounted secret; a project runner before python; Django's and Fernet's keys;
+    # a SECRET_KEY; awk's last field
+    "docker exec -it db cat /run/secrets/postgres_password", "docker compose exec web cat /app/api_key.txt",
+    "uv run python -c 'import os; print(os.urandom(16).hex())'",
+    "python -c 'from django.core.management.utils import get_random_secret_key as g; print(g())'",
+    "python3 -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'",
+    "echo $SECRET_KEY", "awk -F= '/API_KEY/{print $NF}' .env",
 ])
 def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
     secret = "q7LmZ3xV9pK2wR8t"
@@ -110,6 +117,7 @@ def test_a_commands_bare_secret_leaves_as_a_marker_and_nowhere_else(command):
                                      "yq e '.jobs.build.steps[].with.token' .github/workflows/ci.yml",
                                      "yq '.components.securitySchemes.api_key' openapi.yaml",
                                      "cat secrets/template", "head -50 docs/secrets/overview",
+                                     "docker exec db cat /etc/hosts", "uv run pytest", "echo $SECRET_KEY_PATH",
                                      "env | grep PATH", "terraform output", "sh -c 'echo gh auth token'",
                                      "echo $TOKENIZERS_PARALLELISM", "gh auth status",
                                      # a command only named: in an argument, in a comment
