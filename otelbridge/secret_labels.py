@@ -160,7 +160,7 @@ _NAMED = (
 )
 
 #: A secret's name as Markdown shows it, then its value (:data:`_MD_VALUE`, also in backticks or
-#: quotes): bold, italic or code before ``:``, ``=``, a dash or an arrow, a note in brackets
+#: quotes; unquoted, also one a person picked with a sign: ``Adm1n!pass``): bold, italic or code before ``:``, ``=``, a dash or an arrow, a note in brackets
 #: between (``- **API key**: X``, ``**Password** (admin): X``,
 #: ``**API key:** X``, ``\`DB_PASSWORD\` = \`X\```), a table's cell before the next (``|
 #: DB_PASSWORD | X |``), or a name before an arrow (``DB_PASSWORD → X``, ``password => X``):
@@ -195,7 +195,8 @@ _MARKDOWN = (
     + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
     r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
-    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q))))"
+    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
+    r"|(?(q)(?!)|(?![\w.-]++=)" + _picked("!@#$%^&+=?") + "))"
 )
 
 #: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
@@ -220,10 +221,10 @@ def _beside_value(text: str) -> bool:
 
 _MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, marks and a separator, and 12
-#: characters of a value (8 after a quote), a digit among their first 64
+#: characters of a value (8 with a sign, or after a quote), a digit among their first 64
 _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,4}\([^()\r\n]{1,40}\))?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
                                           r"(?:(?=[A-Za-z_+/=-]{0,63}[0-9])[A-Za-z0-9_+/=-]{12}"
-                                          r"|(?<=[`\"'])(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
+                                          r"|(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
 #: A Markdown table whose header names a column for a secret (``| User | Password |``), then a
 #: row's cell in that column (the table's first six columns), in its first 16 rows: a word of 8
