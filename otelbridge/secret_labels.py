@@ -138,15 +138,15 @@ _adjacent_value = _followed_by(_ADJACENT_WORDS, r"(?i:word|phrase|wd|code|d|s)?(
                                                  r"(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
 
 #: In prose, a user and a password after words that say so: ``Test login admin/X``, ``creds:
-#: admin/X``, ``credentials admin:X``, ``login admin / X``, ``auth as deploy:X`` (the password
+#: admin/X``, ``credentials admin:X``, ``login admin / X``, ``the login is admin / X``, ``auth as deploy:X`` (the password
 #: one a person picked with a sign in it, or :data:`_GENERATED`; ``login page/v2``,
 #: ``login flow/OAuth2Callback`` stay)
 _PAIR_WORDS = ("creds", "credentials", "login", "log in", "logon", "auth as", "authenticate as", "sign in as")
 _PAIR = (
     r"(?P<keep>(?<![\w.-])(?i:creds|credentials|log[ ]?in(?:[ ]as)?|logon|auth(?:enticate)?[ ]as|sign[ ]in[ ]as)"
-    r":?[ ][\w.@+-]{1,64}[ ]?[:/][ ]?)(?!\[REDACTED:)(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + ")"
+    r"(?:[ ](?i:is|was))?:?[ ][\w.@+-]{1,64}[ ]?[:/][ ]?)(?!\[REDACTED:)(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + ")"
 )
-_pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
+_pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
 
 
 #: A variable or key whose last word names a key, a salt, a seed or credentials, any
@@ -226,7 +226,8 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
                                           r"(?:(?=[A-Za-z_+/=-]{0,63}[0-9])[A-Za-z0-9_+/=-]{12}"
                                           r"|(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
-#: A Markdown table whose header names a column for a secret (``| User | Password |``), then a
+#: A Markdown table whose header names a column for a secret (``| User | Password |``, ``| Pass
+#: |``, ``| Password (temp) |``), then a
 #: row's cell in that column (the table's first six columns), in its first 16 rows: a word of 8
 #: characters or more with a letter, a digit and a sign, or with capitals, small letters and
 #: two digits (``Hunter2024xyz``, ``Ed1tor!pass`` in backticks); not a variable, a name, a
@@ -234,6 +235,8 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
 #: ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``, ``kid=2024q3``: a column of a secret's
 #: names, of token ids or key ids, stays).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
+#: ... the column's name: :data:`_MD_NAME`, or ``Pass``/``PW`` alone (``| Service | Username | Pass |``)
+_TABLE_NAME = r"(?:" + _MD_NAME + r"|(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass|pw))(?![\w.-]))"
 #: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
 _EOL = r"(?:\r?\n|(?:\\r)?\\n)"
 _REST = r"(?:[^\r\n\\]|\\(?![rn])){0,%d}+"
@@ -247,7 +250,8 @@ _TABLE_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])(?![\
 _MD_TABLE = (
     r"(?P<keep>(?:^|(?<=\\n)|(?<=^\")|(?<=[:\[,]\")|(?<=[:,] \"))[^|\r\n\\]{0,60}?\|(?:"
     + "|".join(
-        _CELLS % n + _TABLE_CELL + _MD_NAME + r"(?:\*\*|`)?+[ \t]*+\|" + _REST % 200 + _EOL
+        _CELLS % n + _TABLE_CELL + _TABLE_NAME + r"(?:\*\*|`)?+(?:[ \t]*+\([^()|\r\n]{1,30}\))?[ \t]*+\|"
+        + _REST % 200 + _EOL
         + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _ROW_REST + _EOL + "){0,15}?"
         + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
         for n in range(6))
@@ -263,7 +267,7 @@ def _table_header(text: str) -> bool:
     for row in _SEPARATOR_ROW.finditer(text):
         at = row.start()
         header = text[max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at)) + 1:at].lower()
-        if any(word in header for word in _MD_WORDS):
+        if any(word in header for word in _MD_WORDS) or "pw" in header:
             return True
     return False
 
@@ -273,7 +277,7 @@ PROSE_PATTERNS = (
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
-    Pattern.of("secret", _MD_WORDS, _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
+    Pattern.of("secret", (*_MD_WORDS, "pw"), _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
                precheck=_table_header),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
