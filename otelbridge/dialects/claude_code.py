@@ -96,6 +96,14 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def _cost(value: Any) -> float | None:
+    """A cost in USD as the stream gives it; ``None`` for what no cost is (not a number, a
+    boolean, NaN, an infinity or below 0)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
+        return float(value)
+    return None
+
+
 def _model_usage(value: Any) -> dict[str, Usage]:
     """``modelUsage`` (Claude Code, camelCase, Anthropic-shaped, with ``costUSD``) or milk's
     ``model_usage`` (snake_case) → usage by model name."""
@@ -117,9 +125,9 @@ def _model_usage(value: Any) -> dict[str, Usage]:
             )
         else:
             usage = parse_usage(entry) or Usage()
-        cost = entry.get("costUSD", entry.get("cost_usd"))
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost:
-            usage.cost_usd = float(cost)
+        cost = _cost(entry.get("costUSD", entry.get("cost_usd")))
+        if cost is not None:
+            usage.cost_usd = cost
         out[as_str(model) or ""] = usage
     return out
 
@@ -310,9 +318,7 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         stop_reason=as_str(doc.get("stop_reason")),
         terminal_reason=as_str(doc.get("terminal_reason")),
         origin=as_str(origin.get("kind")) if isinstance(origin := doc.get("origin"), dict) else None,
-        total_cost_usd=float(cost)
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost
-        else None,
+        total_cost_usd=_cost(cost),
         usage=parse_usage(usage),
         last_call=parse_usage(last) if isinstance(last, dict) and last.get("type") == "message" else None,
         model_usage=_model_usage(model_usage),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -283,3 +284,17 @@ def test_a_tool_input_over_the_held_bound_stays_json_and_no_token_is_cut():
     assert got["file_path"] == "/repo/a.txt"
     assert content.startswith(got["content"]) and got["content"].endswith("hello world")  # whole words
     assert many.arguments is None  # 40,000 short strings: no cut makes it fit, left out
+
+
+@pytest.mark.parametrize(("cost", "read"), [("0.25", 0.25), ("0", 0.0), ("-10", None), ("1e308", 1e308),
+                                            ("true", None), ('"0.5"', None)])
+def test_a_cost_below_zero_or_not_a_number_is_no_cost(cost, read):
+    """A session's ``total_cost_usd`` and a model's ``costUSD`` as the stream gives them; a
+    negative one (a broken stream) is none: it would reach the job's outputs as a cost."""
+    from otelbridge.events import TurnResult
+
+    (ev,) = Decoder(load(), Stats()).decode(
+        b'{"type":"result","subtype":"success","is_error":false,"session_id":"s","total_cost_usd":'
+        + cost.encode() + b',"modelUsage":{"m":{"inputTokens":1,"outputTokens":1,"costUSD":' + cost.encode() + b'}}}')
+    assert isinstance(ev, TurnResult)
+    assert ev.total_cost_usd == read and ev.model_usage["m"].cost_usd == read
