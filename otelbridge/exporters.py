@@ -103,7 +103,9 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
     transports follow no redirect, and a web page (a UI's port, a login page) took nothing
     in: the spans would be lost unsaid. A page is known by its label or by its body (markup:
     an OTLP answer, protobuf or JSON, never begins with ``<``); an empty body is no page,
-    whatever its label (web frameworks label an empty answer ``text/html``)."""
+    whatever its label (web frameworks label an empty answer ``text/html``). Other text
+    (``text/plain`` ``OK``: a health check) is no OTLP answer either; JSON of another service
+    is known by its keys."""
     if status is None or not 200 <= status < 400:
         return None
     if status >= 300:
@@ -113,6 +115,9 @@ def not_otlp(status: int | None, headers: Mapping[str, str], body: bytes = b"") 
     if body and (kind == "text/html" or body.lstrip()[:1] == b"<"):
         return (f"{_ANSWERED}with a web page ({kind or 'no content type'}), not an OTLP "
                 "response: is it a user interface's port? OTLP/HTTP is usually on port 4318")
+    if body.strip() and kind.startswith("text/") and body.lstrip()[:1] != b"{":
+        return (f"{_ANSWERED}with text ({kind}: {body.strip()[:20].decode('utf-8', 'replace')!r}), not an "
+                "OTLP response: a health check's or a proxy's port? OTLP/HTTP is usually on port 4318")
     other = _json_keys(body) - _OTLP_ANSWER_KEYS
     if other:
         keys = ", ".join(sorted(other)[:3])

@@ -275,3 +275,19 @@ def test_a_json_answer_that_is_no_otlp_response_confirms_nothing(tmp_path, crede
     else:
         assert "the endpoint answered with JSON that is no OTLP response (keys " in err
         assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
+
+
+@pytest.mark.parametrize("credentials", ["", "ann:s3cret@"], ids=["urllib3", "requests"])
+def test_a_plain_text_ok_confirms_nothing(tmp_path, credentials):
+    """A health check's port answering any POST with 200 ``OK`` as text: the spans reached no
+    receiver (an OTLP answer is protobuf or JSON)."""
+    front = _Answering(200, {"Content-Type": "text/plain; charset=utf-8"}, b"OK")
+    try:
+        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "3",
+                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+    finally:
+        front.close()
+    assert run.stdout == DATA and run.returncode == 1
+    err = run.stderr.decode()
+    assert "the endpoint answered with text (text/plain: 'OK'), not an OTLP response" in err, err
+    assert f"spans {SPANS} built, 0 exported, {SPANS} dropped" in err
