@@ -200,18 +200,23 @@ class _Answering:
         self.server.server_close()
 
 
+def _through(front: _Answering, credentials: str, tmp_path, flush_s: int):
+    """otelbridge run with ``front`` as its endpoint (``credentials`` in its URL) and
+    --fail-on-export-error; ``front`` closed after."""
+    try:
+        return run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", str(flush_s),
+                           "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
+    finally:
+        front.close()
+
+
 @pytest.mark.parametrize("credentials", ["", "ann:s3cret@"], ids=["urllib3", "requests"])
 def test_a_redirect_is_a_failed_export_said_with_where_it_points(tmp_path, credentials):
     """The SDK counts a 3xx as sent, yet follows no redirect: the spans were lost while the run
     said them exported. Now each transport (``requests`` for credentials in the URL) fails it,
     and the one line names where the endpoint points."""
     with HttpReceiver() as rx:
-        front = _Answering(308, {"Location": f"{rx.endpoint}/v1/traces"})
-        try:
-            run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "5",
-                              "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
-        finally:
-            front.close()
+        run = _through(_Answering(308, {"Location": f"{rx.endpoint}/v1/traces"}), credentials, tmp_path, 5)
         assert rx.received.requests == []
     assert run.stdout == DATA
     assert run.returncode == 1
@@ -225,12 +230,7 @@ def test_a_redirect_is_a_failed_export_said_with_where_it_points(tmp_path, crede
 def test_an_empty_answer_labelled_html_is_a_success(tmp_path, credentials):
     """Web frameworks label an empty answer ``text/html`` (Flask's ``return "", 200``): no
     page, so the spans count as exported, as the SDK counts them."""
-    front = _Answering(200, {"Content-Type": "text/html; charset=utf-8"})
-    try:
-        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "5",
-                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
-    finally:
-        front.close()
+    run = _through(_Answering(200, {"Content-Type": "text/html; charset=utf-8"}), credentials, tmp_path, 5)
     assert run.returncode == 0 and run.stdout == DATA
     assert f"spans {SPANS} built, {SPANS} exported, 0 dropped" in run.stderr.decode()
 
@@ -240,12 +240,8 @@ def test_a_page_under_another_label_is_known_by_its_body(tmp_path, content_type)
     """A front end serving its page without a label, as XHTML or as text: an OTLP answer
     (protobuf or JSON) never begins with "<", so the page confirms nothing either."""
     headers = {"Content-Type": content_type} if content_type else {}
-    front = _Answering(200, headers, b"\n<!DOCTYPE html><html><head><title>Grafana</title></head></html>")
-    try:
-        run = run_bridge(["--endpoint", f"http://{front.host}", "--flush-timeout", "5",
-                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
-    finally:
-        front.close()
+    page = b"\n<!DOCTYPE html><html><head><title>Grafana</title></head></html>"
+    run = _through(_Answering(200, headers, page), "", tmp_path, 5)
     assert run.stdout == DATA and run.returncode == 1
     err = run.stderr.decode()
     assert f"the endpoint answered with a web page ({content_type or 'no content type'}), not an OTLP response" in err
@@ -262,12 +258,7 @@ def test_a_json_answer_that_is_no_otlp_response_confirms_nothing(tmp_path, crede
     """A health check or another service answering any POST with 200 and JSON of its own: the
     spans reached no receiver. An OTLP response in JSON (its only field ``partialSuccess``) is
     one."""
-    front = _Answering(200, {"Content-Type": "application/json"}, body)
-    try:
-        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "3",
-                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
-    finally:
-        front.close()
+    run = _through(_Answering(200, {"Content-Type": "application/json"}, body), credentials, tmp_path, 3)
     assert run.stdout == DATA and run.returncode == (0 if ok else 1)
     err = run.stderr.decode()
     if ok:
@@ -281,12 +272,7 @@ def test_a_json_answer_that_is_no_otlp_response_confirms_nothing(tmp_path, crede
 def test_a_plain_text_ok_confirms_nothing(tmp_path, credentials):
     """A health check's port answering any POST with 200 ``OK`` as text: the spans reached no
     receiver (an OTLP answer is protobuf or JSON)."""
-    front = _Answering(200, {"Content-Type": "text/plain; charset=utf-8"}, b"OK")
-    try:
-        run = run_bridge(["--endpoint", f"http://{credentials}{front.host}", "--flush-timeout", "3",
-                          "--fail-on-export-error"], DATA, env=_env(HOME=str(tmp_path)))
-    finally:
-        front.close()
+    run = _through(_Answering(200, {"Content-Type": "text/plain; charset=utf-8"}, b"OK"), credentials, tmp_path, 3)
     assert run.stdout == DATA and run.returncode == 1
     err = run.stderr.decode()
     assert "the endpoint answered with text (text/plain: 'OK'), not an OTLP response" in err, err
