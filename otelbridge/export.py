@@ -70,13 +70,14 @@ class CountingExporter(SpanExporter):
     STUCK_S = 1.0
 
     def __init__(self, inner: SpanExporter, label: str, local: bool = False,
-                 default_endpoint: str = "") -> None:
+                 refused_hint: str = "") -> None:
         self.inner = inner
         self.label = label
         #: it writes here (a file, stderr): no collector to wait for
         self.local = local
-        #: why ``label`` is the default endpoint, said after a refused connection; else ``""``
-        self.default_endpoint = default_endpoint
+        #: said after a refused connection (a proxy between, or why ``label`` is the default
+        #: endpoint); else ``""``
+        self.refused_hint = refused_hint
         #: why its last export failed, as :func:`~otelbridge.exporters.failure_cause` says it
         #: (the SDK logs it on the exporting thread); ``None``: none did, or for no known cause
         self.cause: str | None = None
@@ -96,7 +97,7 @@ class CountingExporter(SpanExporter):
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
-        the cause said as a user acts on it (with why the endpoint is the default, when it is),
+        the cause said as a user acts on it (with :attr:`refused_hint` after a refused connection),
         ``None`` when it is no known failure."""
         self.refused = True
         cause = failure_cause(message)
@@ -104,8 +105,8 @@ class CountingExporter(SpanExporter):
         if cause is None and status is not None and status >= 400:  # (retried: the SDK names none)
             cause = failure_cause(f"code: {status}")
         self.cause = cause or self.cause  # (the exit line's: the hint below is said once)
-        if cause is not None and self.default_endpoint and cause.startswith("connection refused"):
-            cause += f" ({self.default_endpoint})"
+        if cause is not None and self.refused_hint and cause.startswith("connection refused"):
+            cause += f" ({self.refused_hint})"
         return cause
 
     def healthy(self) -> bool:
@@ -337,10 +338,22 @@ def _endpoint_label(cfg: Config) -> str:
         _header_secrets(env))
 
 
-def _endpoint_unset(cfg: Config) -> str:
-    """Why the exporter sends to its default endpoint, on localhost, as the hint to a refused
-    connection says it; ``""`` when an endpoint is set."""
+def _refused_hint(cfg: Config) -> str:
+    """What the hint to a refused connection says: that OTLP/gRPC goes through a proxy (gRPC
+    reads ``grpc_proxy``, ``https_proxy``, ``http_proxy``: a runner's proxy refuses, not the
+    collector), or why the exporter sends to its default endpoint, on localhost; ``""``: neither."""
     names = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if cfg.protocol == "grpc":
+        from urllib.parse import urlsplit
+        from urllib.request import proxy_bypass_environment
+
+        env = {k.lower(): v for k, v in os.environ.items()}
+        proxy = next((v for v in (env.get("grpc_proxy"), env.get("https_proxy"), env.get("http_proxy")) if v), None)
+        used = cfg.endpoint or next((os.environ[n] for n in names if os.environ.get(n)), "") or "localhost:4317"
+        host = urlsplit(used if "://" in used else f"//{used}").hostname or ""
+        if proxy and not proxy_bypass_environment(host):
+            return (f"through the proxy {redact.endpoint(proxy)} (grpc_proxy/https_proxy/http_proxy): "
+                    "no_proxy naming the collector's host bypasses it")
     if cfg.endpoint or any(os.environ.get(n) and n not in cfg.ignored_env for n in names):
         return ""
     if any(n in cfg.ignored_env for n in names):  # (out of the environment by now)
@@ -465,7 +478,7 @@ class Exporters:
         refuses)."""
         if name == "otlp":
             return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg),
-                                    default_endpoint=_endpoint_unset(cfg))
+                                    refused_hint=_refused_hint(cfg))
         if name == "console":
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(

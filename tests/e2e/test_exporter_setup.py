@@ -358,3 +358,18 @@ def test_a_full_export_queue_and_an_attribute_limit_are_said_with_their_settings
                      "slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)") == 1, err
     assert err.count("otelbridge: a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT") == 1, err
     assert "Queue full" not in err and "Attributes dict" not in err
+
+
+def test_a_grpc_proxy_that_refuses_is_named_not_the_collector():
+    """gRPC goes through grpc_proxy/https_proxy/http_proxy (a CI runner's): when the proxy is
+    not there, the refused connection is said with the proxy and no_proxy, since the
+    collector, which is up, never saw a connection."""
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--summary", "never", "--protocol", "grpc", "--endpoint", rx.endpoint,
+                           "--flush-timeout", "2"], DATA,
+                          env=clean_env(grpc_proxy="http://127.0.0.1:9", no_proxy="", NO_PROXY=""))
+        assert rx.received.requests == []
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert ("connection refused: is a collector listening there? (through the proxy http://127.0.0.1:9 "
+            "(grpc_proxy/https_proxy/http_proxy): no_proxy naming the collector's host bypasses it)") in err, err
