@@ -16,7 +16,6 @@ import tomllib
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import click
 import compose_pydantic
 import kubernetes_validate
 import pytest

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.conftest import (session_name, EXAMPLES, clean_env, run_bridge, session_span_count, side_by_side,

@@ -216,7 +216,7 @@ def test_a_status_the_sdk_retries_is_named_when_it_gives_up(status, cause):
     err = proc.stderr.decode()
     assert proc.returncode == 0 and proc.stdout == DATA
     assert err.count(f"otelbridge: export to {rx.endpoint} failed: {cause}") == 1, err
-    assert f"not confirmed; " in err and err.rstrip().endswith(f"{cause})"), err
+    assert "not confirmed; " in err and err.rstrip().endswith(f"{cause})"), err
 
 
 def test_quiet_leaves_out_the_counts_line_but_not_lost_spans():

@@ -323,7 +323,7 @@ def test_collector_flapping_up_down_up():
     rx2 = None
 
     def between(i, live):
-        nonlocal rx1, rx2
+        nonlocal rx2
         if i == 0:  # first workflow reaches the first collector, then it goes away
             spans = rx1.received.wait_for(workflow_spans(2), timeout=5)
             assert len(spans) == workflow_spans(2)

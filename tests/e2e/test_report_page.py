@@ -106,4 +106,4 @@ def test_every_bar_is_drawn_inside_its_track_also_at_the_trace_s_end_and_in_a_na
             assert tw >= 60 and bw >= 1 and bh >= 5
             assert tx - 0.5 <= bx and bx + bw <= tx + tw + 0.5, (tx, tw, bx, bw)
         statuses = [browser.html(n) for n in browser.query("section.trace .row .status")]
-        assert statuses and all(f'title="' in s for s in statuses)
+        assert statuses and all('title="' in s for s in statuses)
