@@ -246,7 +246,8 @@ CODE_PATTERNS: tuple[Pattern, ...] = (
         requires=(("+",),),
     ),
     # a user factory given its password as the third literal (Django's
-    # create_superuser("admin", "a@b.c", "X"), create_user; not a word of small letters, a role:
+    # create_superuser("admin", "a@b.c", "X"), create_user, one argument a line too; not a word
+    # of small letters, a role:
     # create_user('u', 'e', 'editor'), nor a wrong one a test tries); a password hashed from a literal
     # (bcrypt.hashpw(b"X", …), bcrypt.hash('X', 10), make_password("X"),
     # generate_password_hash("X"), PHP's password_hash("X", …), passlib's pwd_context.hash("X"))
@@ -254,11 +255,11 @@ CODE_PATTERNS: tuple[Pattern, ...] = (
         "secret",
         ("create_user", "create_superuser", "hashpw", "hashsync", "make_password", "check_password",
          "password_hash", ".hash("),
-        r"(?P<keep>" + _WORD_START + r"(?<!\$)(?:create_(?:super)?user\((?:[ \t]*+(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n]){0,200}+(?P=aq)"
-        r"[ \t]*+,){2}"
+        r"(?P<keep>" + _WORD_START + r"(?<!\$)(?:create_(?:super)?user\((?:" + _ARG_GAP
+        + r"(?P<aq>\\*[\"'])(?:(?!(?P=aq))[^\r\n]){0,200}+(?P=aq)" + _ARG_GAP + r",){2}"
         r"|(?:hashpw|hashSync|make_password|check_password|generate_password_hash|password_hash"
         r"|(?:bcrypt|bcryptjs|argon2|pwd_context|PasswordHasher\(\))\.hash)\()"
-        r"[ \t]*+[bB]?(?P<pq>\\*[\"'`]))(?!\[REDACTED:)(?![$%{<])(?![a-z-]*+(?P=pq))(?=[^\r\n]{4})"
+        + _ARG_GAP + r"[bB]?(?P<pq>\\*[\"'`]))(?!\[REDACTED:)(?![$%{<])(?![a-z-]*+(?P=pq))(?=[^\r\n]{4})"
         + _string_text("pq", "+") + r"(?=(?P=pq))",
         requires=(("(",),),
     ),
