@@ -17,7 +17,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 
@@ -378,7 +378,7 @@ TLS_FILES = (("CERTIFICATE", "CA certificate"), ("CLIENT_CERTIFICATE", "client c
              ("CLIENT_KEY", "client key"))
 
 
-def _endpoint_used(flag: str | None, env: Mapping[str, str], ignored: list[str]) -> tuple[str, str]:
+def endpoint_used(flag: str | None, env: Mapping[str, str], ignored: Collection[str] = ()) -> tuple[str, str]:
     """The endpoint the OTLP exporter is given (``""``: its default) and its scheme, lower-case
     (``""``: none). ``ignored``: endpoint variables hidden from it."""
     endpoint = flag or next((env[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -393,7 +393,7 @@ def uses_tls(protocol: str, flag: str | None, env: Mapping[str, str], ignored: l
     ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` is ``true`` (an ``http://`` one, the default's
     too, is plaintext: :func:`otelbridge.exporters.otlp_exporter`). ``ignored``: endpoint
     variables hidden from it."""
-    endpoint, scheme = _endpoint_used(flag, env, ignored)
+    endpoint, scheme = endpoint_used(flag, env, ignored)
     if scheme == "https":
         return True
     if protocol != "grpc" or not endpoint or scheme:

@@ -47,7 +47,7 @@ from opentelemetry.sdk.trace.export import (
 
 from . import redact
 from .config import Config
-from .environment import SCHEDULE_DELAY_MS, sampler, without
+from .environment import SCHEDULE_DELAY_MS, endpoint_used, sampler, without
 from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
@@ -349,7 +349,7 @@ def _refused_hint(cfg: Config) -> str:
 
         env = {k.lower(): v for k, v in os.environ.items()}
         proxy = next((v for v in (env.get("grpc_proxy"), env.get("https_proxy"), env.get("http_proxy")) if v), None)
-        used = cfg.endpoint or next((os.environ[n] for n in names if os.environ.get(n)), "") or "localhost:4317"
+        used = endpoint_used(cfg.endpoint, os.environ)[0].strip() or "localhost:4317"
         host = urlsplit(used if "://" in used else f"//{used}").hostname or ""
         if proxy and not proxy_bypass_environment(host):
             return (f"through the proxy {redact.endpoint(proxy)} (grpc_proxy/https_proxy/http_proxy): "

@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from . import redact
 from .config import Config
+from .environment import endpoint_used
 
 
 def import_otlp_exporter(cfg: Config) -> type:
@@ -50,9 +51,8 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     if cfg.protocol == "grpc":
         # an http:// endpoint (the default's too) is plaintext whatever OTEL_EXPORTER_OTLP_INSECURE
         # says, as the specification has it (the SDK would read false there as TLS)
-        used = cfg.endpoint or next((os.environ[v] for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                                                              "OTEL_EXPORTER_OTLP_ENDPOINT") if os.environ.get(v)), "")
-        if not used or used.strip().lower().startswith("http://"):
+        used, scheme = endpoint_used(cfg.endpoint, os.environ)
+        if not used or scheme == "http":
             kwargs["insecure"] = True
         OTLPSpanExporter = _reads_grpc_answers(OTLPSpanExporter)
         return OTLPSpanExporter(**kwargs, **({"endpoint": cfg.endpoint} if cfg.endpoint else {}))
