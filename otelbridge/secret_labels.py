@@ -173,7 +173,11 @@ _MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|p
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
 #: not a path, an identifier, a class, a setting or an algorithm's name (``PBKDF2-SHA256``,
 #: ``Unauthorized401``, ``OAuth2Token``, ``PBKDF2SHA256PasswordHasher``, ``AWS_PROFILE=prod2``)
-_MD_VALUE = (r"(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}(?![\w+/=]))(?![\w.-]++=[^=])(?:" + _NOT_A_NAME
+#: ... a class's name of capitalised words, up to where it ends (``PBKDF2SHA256PasswordHasher``);
+#: a setting (``max_tokens=4096``; not base64's padding ``=``): no value either
+_CLASS_NAME = r"[A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}"
+_NOT_A_SETTING = r"(?![\w.-]++=[^=\s`\"'])"
+_MD_VALUE = (r"(?!" + _CLASS_NAME + r"(?![\w+/=]))" + _NOT_A_SETTING + "(?:" + _NOT_A_NAME
              + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
 #: ... or, in backticks or quotes, one a person picked: 8 characters or more with a letter, a
@@ -183,7 +187,7 @@ _MD_VALUE = (r"(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}(?![\w+/=]))(?![\w
 #: ``pbkdf2_sha256$…``, ``sha256:…``, ``admin@db.example``), an algorithm (``AES-256-GCM``,
 #: ``chacha20-poly1305``), a name (``key-2024-11-01``) or numeronyms (``e2e-test-k8s``, ``i18n``)
 _MD_WORD = r"[^\s`\"'(){}<>\[\]\\,;*:]"
-_MD_QUOTED = (r"(?![$%~.-])(?![\w.-]++=)(?![a-z0-9]++_\w*+\$)(?![\w+.-]*+(?:/|@[\w-]++(?:\.[\w-]++)++(?=(?P=q))))"
+_MD_QUOTED = (r"(?![$%~.-])" + _NOT_A_SETTING + r"(?![a-z0-9]++_\w*+\$)(?![\w+.-]*+(?:/|@[\w-]++(?:\.[\w-]++)++(?=(?P=q))))"
               r"(?=" + _MD_WORD + r"*[A-Za-z])"
               r"(?:(?=" + _MD_WORD + r"*[0-9])(?=" + _MD_WORD + r"*[!@#$%^&+=?])"
               r"|(?=" + _MD_WORD + r"{12})(?=(?:" + _MD_WORD + r"*?[0-9]){4})"
@@ -196,7 +200,7 @@ _MARKDOWN = (
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
     r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
     r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
-    r"|(?(q)(?!)|(?![\w.-]++=)" + _picked("!@#$%^&+=?") + "))"
+    r"|(?(q)(?!)|" + _NOT_A_SETTING + _picked("!@#$%^&+=?") + "))"
 )
 
 #: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
@@ -243,7 +247,8 @@ _REST = r"(?:[^\r\n\\]|\\(?![rn])){0,%d}+"
 _ROW_REST = r"(?:[^\r\n\\]++|\\(?![rn]))*+"
 _CELLS = r"(?:(?:[^|\r\n\\]++|\\(?![rn]))*+\|){%d}"
 _CELL_WORD = r"[^|`\s\\:]"
-_TABLE_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])(?![\w.-]++=)(?![A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}`?[ \t]*\|)"
+_TABLE_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _NOT_A_SETTING
+                + r"(?!" + _CLASS_NAME + r"`?[ \t]*\|)"
                 r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])"
                 r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
                 r"(?=(?:" + _CELL_WORD + r"*?[0-9]){2}))" + _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)")
@@ -258,6 +263,8 @@ _MD_TABLE = (
     + r"))(?!\[REDACTED:)" + _TABLE_VALUE
 )
 
+#: ... the words one of which its header holds (:data:`_TABLE_NAME`'s)
+_TABLE_WORDS = (*_MD_WORDS, "pw")
 _SEPARATOR_ROW = re.compile(r"(?:\r?\n|(?:\\r)?\\n)[ \t]*+\|[ \t:|]*?-[ \t:|-]*+(?=\r?\n|\\[rn]|\Z)")
 
 
@@ -267,7 +274,7 @@ def _table_header(text: str) -> bool:
     for row in _SEPARATOR_ROW.finditer(text):
         at = row.start()
         header = text[max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at)) + 1:at].lower()
-        if any(word in header for word in _MD_WORDS) or "pw" in header:
+        if any(word in header for word in _TABLE_WORDS):
             return True
     return False
 
@@ -277,7 +284,7 @@ PROSE_PATTERNS = (
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
-    Pattern.of("secret", (*_MD_WORDS, "pw"), _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
+    Pattern.of("secret", _TABLE_WORDS, _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
                precheck=_table_header),
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
