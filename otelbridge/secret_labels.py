@@ -167,8 +167,10 @@ _NAMED = (
 #: what an agent writes when it sums up what it set. The name ends with the secret's word
 #: (``TOKEN_ISSUER``, ``Token endpoint`` name no secret), up to three words before it (``AWS
 #: Secret Access Key``); ``| password | string |``, ``**Token signing**: HMAC-SHA256`` stay
-_MD_NAME = (r"(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
-            r"|(?:api|access|secret|private|client|signing|master|encryption|session|hmac)[ _-]?key))")
+_NAME_WORDS = r"(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}"
+_OTHER_SECRET = (r"secret|token|credentials?"
+                 r"|(?:api|access|secret|private|client|signing|master|encryption|session|hmac)[ _-]?key")
+_MD_NAME = r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd|" + _OTHER_SECRET + "))"
 #: ... its value: one word, 12 characters or more of letters, digits and ``_+/=``, two capitals
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
 #: not a path, an identifier, a class, a setting or an algorithm's name (``PBKDF2-SHA256``,
@@ -231,61 +233,82 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
                                           r"|(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
 #: A Markdown table whose header names a column for a secret (``| User | Password |``, ``| Pass
-#: |``, ``| Password (temp) |``), then a
-#: row's cell in that column (the table's first six columns), in its first 16 rows: a word of 8
-#: characters or more with a letter, a digit and a sign, or with capitals, small letters and
-#: two digits (``Hunter2024xyz``, ``Ed1tor!pass`` in backticks); not a variable, a name, a
-#: class, a setting or a URI (``hashed``, ``(see vault)``, ``$DB_PASSWORD``, ``CROWDIN_TOKEN_V2``,
-#: ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``, ``kid=2024q3``: a column of a secret's
-#: names, of token ids or key ids, stays).
+#: |``, ``| Password (temp) |``, ``| Token |``), then a row's cell in that column (the table's
+#: first six columns), in its first 16 rows: under a password's name a word of 8 characters or
+#: more with a letter and a digit (``viewerpass42``, ``Ed1tor!pass`` in backticks); under a
+#: token's, a key's or a secret's, one with a sign, or with capitals, small letters and two
+#: digits (``Hunter2024xyz``, ``npmTk8x2mQ9vL4pR``): such a column also lists names and ids. Not
+#: a variable, a name, a class, a setting or a URI (``hashed``, ``(see vault)``,
+#: ``$DB_PASSWORD``, ``CROWDIN_TOKEN_V2``, ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``,
+#: ``kid=2024q3`` stay).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
-#: ... the column's name: :data:`_MD_NAME`, or ``Pass``/``PW`` alone (``| Service | Username | Pass |``)
-_TABLE_NAME = r"(?:" + _MD_NAME + r"|(?i:(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}(?:pass|pw))(?![\w.-]))"
+#: ... a password's column: its name ends with ``Password``, ``Pass``, ``Pwd`` or ``PW``
+_PASSWORD_COLUMN = r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)?|pwd|pw))(?![\w.-])"
+#: ... another secret's column (a password's is the one above's alone)
+_SECRET_COLUMN = r"(?i:" + _NAME_WORDS + "(?:" + _OTHER_SECRET + "))"
 #: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
 _EOL = r"(?:\r?\n|(?:\\r)?\\n)"
 _REST = r"(?:[^\r\n\\]|\\(?![rn])){0,%d}+"
 _ROW_REST = r"(?:[^\r\n\\]++|\\(?![rn]))*+"
 _CELLS = r"(?:(?:[^|\r\n\\]++|\\(?![rn]))*+\|){%d}"
 _CELL_WORD = r"[^|`\s\\:]"
-_TABLE_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _NOT_A_SETTING
-                + r"(?!" + _CLASS_NAME + r"`?[ \t]*\|)"
-                r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])"
-                r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
-                r"(?=(?:" + _CELL_WORD + r"*?[0-9]){2}))" + _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)")
-_MD_TABLE = (
-    r"(?P<keep>(?:^|(?<=\\n)|(?<=^\")|(?<=[:\[,]\")|(?<=[:,] \"))[^|\r\n\\]{0,60}?\|(?:"
-    + "|".join(
-        _CELLS % n + _TABLE_CELL + _TABLE_NAME + r"(?:\*\*|`)?+(?:[ \t]*+\([^()|\r\n]{1,30}\))?[ \t]*+\|"
-        + _REST % 200 + _EOL
-        + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _ROW_REST + _EOL + "){0,15}?"
-        + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
-        for n in range(6))
-    + r"))(?!\[REDACTED:)" + _TABLE_VALUE
-)
+#: ... a cell's word, 8 characters or more with a letter and a digit, no name, class or setting
+_CELL_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _NOT_A_SETTING
+               + r"(?!" + _CLASS_NAME + r"`?[ \t]*\|)"
+               r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])")
+_CELL_END = _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)"
+#: ... under another secret's name: also a sign, or capitals, small letters and two digits
+_STRONG = (r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
+           r"(?=(?:" + _CELL_WORD + r"*?[0-9]){2}))")
 
-#: ... the words one of which its header holds (:data:`_TABLE_NAME`'s)
-_TABLE_WORDS = (*_MD_WORDS, "pw")
+
+def _table(column: str, value: str) -> str:
+    """The regex of a table's cell under a header cell ``column``, the cell's text ``value``."""
+    return (
+        r"(?P<keep>(?:^|(?<=\\n)|(?<=^\")|(?<=[:\[,]\")|(?<=[:,] \"))[^|\r\n\\]{0,60}?\|(?:"
+        + "|".join(
+            _CELLS % n + _TABLE_CELL + column + r"(?:\*\*|`)?+(?:[ \t]*+\([^()|\r\n]{1,30}\))?[ \t]*+\|"
+            + _REST % 200 + _EOL
+            + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _ROW_REST + _EOL + "){0,15}?"
+            + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
+            for n in range(6))
+        + r"))(?!\[REDACTED:)" + value
+    )
+
+
 _SEPARATOR_ROW = re.compile(r"(?:\r?\n|(?:\\r)?\\n)[ \t]*+\|[ \t:|]*?-[ \t:|-]*+(?=\r?\n|\\[rn]|\Z)")
 
 
-def _table_header(text: str) -> bool:
-    """... for :data:`_MD_TABLE`: a table's separator row (``|---|---|``) whose line before
-    names a secret (each line looked at once)."""
-    for row in _SEPARATOR_ROW.finditer(text):
-        at = row.start()
-        header = text[max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at)) + 1:at].lower()
-        if any(word in header for word in _TABLE_WORDS):
-            return True
-    return False
+def _table_header(words: tuple[str, ...]) -> Callable[[str], bool]:
+    """... for :func:`_table`: whether a table's separator row (``|---|---|``) has a line before
+    that holds one of ``words`` (each line looked at once)."""
 
+    def test(text: str) -> bool:
+        for row in _SEPARATOR_ROW.finditer(text):
+            at = row.start()
+            header = text[max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at)) + 1:at].lower()
+            if any(word in header for word in words):
+                return True
+        return False
+
+    return test
+
+
+_PASSWORD_WORDS = ("pass", "pw")
+_SECRET_WORDS = ("secret", "token", "key", "credential")
+_TABLES = (
+    Pattern.of("secret", _PASSWORD_WORDS, _table(_PASSWORD_COLUMN, _CELL_VALUE + _CELL_END),
+               requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_PASSWORD_WORDS)),
+    Pattern.of("secret", _SECRET_WORDS, _table(_SECRET_COLUMN, _CELL_VALUE + _STRONG + _CELL_END),
+               requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_SECRET_WORDS)),
+)
 
 PROSE_PATTERNS = (
     Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),),
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
-    Pattern.of("secret", _TABLE_WORDS, _MD_TABLE, requires=(("|",), ("-",)), flags=re.M, passes=16,
-               precheck=_table_header),
+    *_TABLES,
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),
