@@ -300,8 +300,10 @@ class Pipeline:
     def run_link(self) -> tuple[str, bool] | None:
         """What the wrapped command's environment gets: the run span's W3C ``traceparent``
         (sampled as its spans will be) and whether ``TRACESTATE`` goes with it; ``None``
-        without a run span."""
-        if self.run is None:
+        without a run span, or when no exporter will send it anywhere (``--exporter none``,
+        ``OTEL_SDK_DISABLED``): the child's own telemetry would name a parent no backend holds,
+        so it keeps the carrier it would have had without otelbridge."""
+        if self.run is None or self.stats.not_exported_reason:
             return None
         if self._remote_ctx is not None:  # under TRACEPARENT: its decision
             sampled = self._remote_ctx.trace_flags.sampled

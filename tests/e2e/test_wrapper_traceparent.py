@@ -146,3 +146,21 @@ def test_a_tracestate_member_holding_a_secret_is_left_out_of_the_spans(tmp_path)
     assert tracestate == given
     assert b"hunter2secret99" not in proc.stderr and token.encode() not in proc.stderr
 
+
+
+def test_without_an_exporter_the_child_keeps_the_carrier_it_was_given(tmp_path):
+    """``--exporter none`` and ``OTEL_SDK_DISABLED=true``: the run span goes nowhere, so the child
+    does not get it as its parent (its own telemetry would name a span no backend holds); it
+    gets the ``TRACEPARENT``/``TRACESTATE`` otelbridge was given, or none."""
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    seen = tmp_path / "seen.txt"
+    argv = ["--", sys.executable, str(child), str(seen), "-", "0"]
+    given = f"00-{CI_TRACE}-{CI_SPAN}-01"
+    for flags, env in ((["--exporter", "none"], clean_env(TRACEPARENT=given, TRACESTATE="vendor=ci")),
+                       ([], clean_env(OTEL_SDK_DISABLED="true", TRACEPARENT=given, TRACESTATE="vendor=ci")),
+                       (["--exporter", "none"], clean_env())):
+        proc = run_bridge([*flags, "--summary", "never", *argv], env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert seen.read_text().split("\n") == [env.get("TRACEPARENT", ""), env.get("TRACESTATE", "")]
+        seen.unlink()
