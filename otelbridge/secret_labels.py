@@ -257,6 +257,36 @@ _CELL_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _N
                + r"(?!" + _CLASS_NAME + r"`?[ \t]*\|)"
                r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])")
 _CELL_END = _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)"
+#: A password's weak value, where a password's name says what it is (a table's column, a
+#: Markdown label): a word of ``word`` characters, 6 to ``longest`` with a letter and a digit
+#: (``hunter2``, ``admin123``; not a hash's or encoding's name, ``sha256``, ``argon2``, ``utf8``),
+#: or one that installs and tutorials give out, with no digit (``changeme``, ``postgres``: a
+#: list, since nothing in their shape tells them from ``hashed`` or ``required``)
+_WEAK_PASSWORDS = (r"(?i:password|changeme|changeit|secret|letmein|welcome|qwerty|admin|administrator|guest"
+                   r"|root|toor|test|demo|master|hunter|dragon|monkey|iloveyou|sunshine|princess|trustno1"
+                   r"|postgres|mysql|oracle|rabbitmq|minioadmin|elastic|kibana|vagrant|raspberry|ubuntu"
+                   r"|123456|12345678)")
+
+
+def _weak(word: str, longest: str) -> str:
+    """... :data:`_WEAK_PASSWORDS`' regex for a value of ``word`` characters, at most
+    ``longest`` (a regex bound: ``"7"``, ``""``) when it is not on the list."""
+    return (r"(?:(?!(?i:sha|argon|md5|blake|pbkdf|crc|utf|ascii|base64|http))" + _NOT_A_NAME + _NOT_A_SETTING
+            + r"(?![$%{<~./-])(?=" + word + r"*[0-9])(?=" + word + r"*[A-Za-z])" + word + "{6," + longest + "}+"
+            + "|" + _WEAK_PASSWORDS + r"(?!" + word + "))")
+
+
+#: ... in a password's column, the cell's whole text (8 characters or more: :data:`_CELL_VALUE`)
+_WEAK_CELL = _weak(_CELL_WORD, "7") + r"(?=`?[ \t]*\|)"
+#: ... after a password's Markdown label, the label's whole value, to the line's end or in
+#: backticks (``- **Password**: hunter2``, ``**Admin password:** `admin123```; ``- **Password**:
+#: required``, ``**Password** (min 8): see below`` stay)
+_MD_LABEL_WORD = r"[^\s`\"'()<>\[\]\\,;|*.]"
+_MD_WEAK = (
+    r"(?P<keep>(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|\*)(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd))"
+    r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))[ \t]*+(?P<q>`)?)"
+    r"(?!\[REDACTED:)" + _weak(_MD_LABEL_WORD, "") + r"(?(q)(?=`)|(?=[.,;]?[ \t]*+(?:$|\\[nr]|\()))"
+)
 #: ... under another secret's name: also a sign, or capitals, small letters and two digits
 _STRONG = (r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
            r"(?=(?:" + _CELL_WORD + r"*?[0-9]){2}))")
@@ -297,7 +327,7 @@ def _table_header(words: tuple[str, ...]) -> Callable[[str], bool]:
 _PASSWORD_WORDS = ("pass", "pw")
 _SECRET_WORDS = ("secret", "token", "key", "credential")
 _TABLES = (
-    Pattern.of("secret", _PASSWORD_WORDS, _table(_PASSWORD_COLUMN, _CELL_VALUE + _CELL_END),
+    Pattern.of("secret", _PASSWORD_WORDS, _table(_PASSWORD_COLUMN, "(?:" + _CELL_VALUE + _CELL_END + "|" + _WEAK_CELL + ")"),
                requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_PASSWORD_WORDS)),
     Pattern.of("secret", _SECRET_WORDS, _table(_SECRET_COLUMN, _CELL_VALUE + _STRONG + _CELL_END),
                requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_SECRET_WORDS)),
@@ -308,6 +338,7 @@ PROSE_PATTERNS = (
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
+    Pattern.of("secret", ("pass", "pwd"), _MD_WEAK, requires=(("*", "__"),), flags=re.M),
     *_TABLES,
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
