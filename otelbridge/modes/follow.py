@@ -157,7 +157,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         hold = reader.hold
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),
                             from_start=from_start, poll_s=poll_s, say=say)
-        hold.replaying = lambda: follower.replay_to > 0
+        hold.replaying = pipeline.tracker.ctx.replaying = lambda: follower.replay_to > 0
         # after a stop the lines read again make new spans (a session going on has its own): a
         # record passed then brings the ended ones it hangs from; after a kill, the same spans
         hold.fill_in = follower.saved is not None and follower.saved.stopped

@@ -238,6 +238,8 @@ class Context(msgspec.Struct):
     #: called with the ``run {cmd}`` record just before it is emitted (see
     #: :meth:`decorate_process`): Bernstein signals add their events and terminal status
     process_hooks: list[Callable[[SpanRecord], None]] = msgspec.field(default_factory=list)
+    #: ``follow``: whether the lines now decoded are read again (what a run before read)
+    replaying: Callable[[], bool] | None = None
     #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
     #: not given
     budget: StateBudget = None  # type: ignore[assignment]
@@ -367,6 +369,16 @@ class Context(msgspec.Struct):
                 ref = SpanRef(trace_id, self.ids.span_id(trace_id, "session", session_id or ""))
             remember(self._sessions, session_id, ref)
         return ref
+
+    def session_link(self, session_id: str | None) -> SpanRef:
+        """The session span a workflow starting now links to: :meth:`session_ref`'s; one a
+        session a stop ended started before the stop (``follow`` reads its lines again) links to
+        the ended span, which holds its tool call (the span the session would go on in comes
+        only with a line past them)."""
+        before = self._continued.get(session_id) if session_id else None
+        if before is not None and self.replaying is not None and self.replaying():
+            return before[0]
+        return self.session_ref(session_id)
 
     def resume_sessions(self, refs: tuple[tuple[str, int, int, int], ...]) -> None:
         """Sessions read again whose spans were not exported (``follow`` after a kill): each

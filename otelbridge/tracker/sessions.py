@@ -379,8 +379,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         rec = self._turn_record(s, turn, start, end)
         result_attributes(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))
-        if ev.total_cost_usd is not None and not (deferred or s.cost_stale or (previous is None and ev.result_index)):
-            # (the session's 2nd+ result, read without the one before: ``follow`` resumed mid-session)
+        unknown = previous is None and (ev.result_index or (s.continues is not None and turn.n > 1))
+        if ev.total_cost_usd is not None and not (deferred or s.cost_stale or unknown):
+            # (the session's 2nd+ result read without the one before: ``follow`` resumed
+            # mid-session, or going on after a stop, whose ended span holds the results before)
             # a difference of two sums of floats: 0.0046249 came out as 0.004624900000000001
             rec.attributes["turn.cost_usd"] = round(ev.total_cost_usd - (previous or 0.0), 12)
         s.cost_stale = deferred

@@ -35,7 +35,7 @@ from ..events import (
     WorkflowProgress,
     WorkflowStarted,
 )
-from .base import Context, RunBase, RunTable, interrupted_event, shift_all, span_name
+from .base import Context, RunBase, RunTable, SpanRef, interrupted_event, shift_all, span_name
 from .budget import ITEM_BYTES, RUN_BYTES, text_bytes
 
 TERMINAL_AGENT_STATES = frozenset({"done", "error", "cached"})
@@ -88,6 +88,8 @@ class _Run(RunBase):
     common: dict[str, Any] = msgspec.field(default_factory=dict)
     #: its session's ``gen_ai.provider.name`` when known as it started (its agents')
     provider: str | None = None
+    #: the session span it started in (its root links to it)
+    session_link: SpanRef | None = None
 
 
 def _common(task_id: str, session_id: str | None) -> dict[str, Any]:
@@ -211,6 +213,7 @@ class WorkflowTracker:
                 first_seen_ns=now,
                 common=_common(task_id, ev.session_id),
                 provider=self.ctx.providers.get(ev.session_id),
+                session_link=self.ctx.session_link(ev.session_id),
             ),
             trace_id=ref.trace_id,
         )
@@ -525,7 +528,7 @@ class WorkflowTracker:
             attributes=attrs,
         )
         # the session span that started the workflow (tracker/sessions.py links back)
-        session = self.ctx.session_ref(run.session_id)
+        session = run.session_link or self.ctx.session_ref(run.session_id)
         rec.links.append(SpanLink(session.trace_id, session.span_id, {"otelbridge.link": "session"}))
         if not notified:
             rec.error, rec.error_type = RUN_INCOMPLETE, "incomplete"

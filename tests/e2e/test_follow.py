@@ -834,6 +834,12 @@ def test_a_session_that_goes_on_after_a_stop_numbers_its_turns_on_in_its_trace(t
     assert then.links == [(first.trace_id, first.span_id)]
     assert (first.attributes["session.turns"], then.attributes["session.turns"]) == (1, 2)
     assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)  # no span sent twice
+    # turn 1's cost is its result's; turn 2's result gives the session's running total, and the
+    # result before it is on the ended span: its turn's own share is not known here, so none
+    # (it was the whole session's cost, turn 1's counted twice)
+    assert turns[0].attributes["turn.cost_usd"] == turns[0].attributes["result.total_cost_usd"] > 0
+    assert "turn.cost_usd" not in turns[1].attributes
+    assert turns[1].attributes["result.total_cost_usd"] > turns[0].attributes["result.total_cost_usd"]
 
 
 @needs_fixtures()
@@ -1209,3 +1215,33 @@ def test_an_idle_run_between_stops_while_a_workflow_is_held_exports_no_empty_ses
     assert sent[0] == sent[1] > 0
     arrived = {(s.trace_id, s.span_id) for s in spans}
     assert all(link in arrived for s in spans for link in s.links)
+
+
+@needs_fixtures()
+def test_a_workflow_a_stop_left_in_its_grace_window_links_to_the_session_span_exported(tmp_path):
+    """The agent has finished; the sidecar stops while the workflow waits out its grace period
+    (left to the next start). The restart reads no new line of the session: its workflow comes
+    then, linked to the session span the stop exported, not to one that would go on."""
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
+    task = next(json.loads(l)["task_id"] for l in lines if '"task_started"' in l)
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--grace-period", "60")
+        try:
+            append(log, "".join(lines))
+            wait(lambda: any(s.name == "turn 2" for s in rx.received.spans()), what="the session's turns")
+        finally:
+            err = stop(proc)[1]
+        assert b"1 workflow(s) still open at stop" in err, err
+        proc = start(log, state, rx)  # nothing new in the file: it reads again what the stop left
+        try:
+            ready(proc)
+            wait(lambda: roots(rx).get(task), what="the workflow")
+        finally:
+            stop(proc)
+        spans = rx.received.spans()
+    (workflow,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    assert workflow.attributes["workflow.task_id"] == task
+    (link,) = workflow.links  # its session's span
+    (session,) = [s for s in spans if (s.trace_id, s.span_id) == link]
+    assert session.name == "invoke_agent claude-code"
