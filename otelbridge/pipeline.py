@@ -416,16 +416,18 @@ class Pipeline:
             self.tracker.ctx.decorate_process(rec)
             self.sink.emit(rec)
 
-    def report_and_exit_code(self, code: int, all_exported: bool, tee: bool = True) -> int:
+    def report_and_exit_code(self, code: int, all_exported: bool, tee: bool = True,
+                             read_again: bool = False) -> int:
         """After the flush: the waterfall/step summary, the counts line, ``--stats-json``,
         and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost);
-        ``tee``: the input was passed through (not ``replay``'s or ``follow``'s file)."""
+        ``tee``: the input was passed through (not ``replay``'s or ``follow``'s file);
+        ``read_again``: ``follow`` read only what a run before traced."""
         if self.report is not None:
             if self.exporters.backend_got_none():
                 self.report.not_exported_at_all("export failed")
             self.report.finish()
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
-                                    code, all_exported, tee)
+                                    code, all_exported, tee, read_again)
 
 
 def private_stdout(cfg: Config) -> None:

@@ -130,16 +130,19 @@ STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a li
 
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
-                         all_exported: bool, tee: bool = True) -> int:
+                         all_exported: bool, tee: bool = True, read_again: bool = False) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
-    a line saying so; that the input passed through when ``tee``), then ``problem`` (lost spans) even so,
+    a line saying so; that the input passed through when ``tee``; ``read_again``: every line
+    read was one a run before traced, ``follow`` after a restart, and nothing is said of them),
+    then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
         # (a line may decode and make no span: another CLI's JSON that shares a type's name;
         # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
-        if stats.lines and (not stats.lines_decoded or (stats.spans_started == 0 and not cfg.command)):
+        if stats.lines and not read_again and (
+                not stats.lines_decoded or (stats.spans_started == 0 and not cfg.command)):
             traced = "only the command's run was traced" if cfg.command else "nothing was traced"
             streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
             if stats.lines_decoded:

@@ -208,7 +208,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             follower.save_settled()  # the checkpoints whose spans the flush exported
         else:  # some span of this run is lost, maybe one of lines before a checkpoint saved
             follower.rollback()
-        return pipeline.report_and_exit_code(code, all_exported, tee=False)
+        return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
 
     try:
         return asyncio.run(main())

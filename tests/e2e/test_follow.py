@@ -1245,3 +1245,28 @@ def test_a_workflow_a_stop_left_in_its_grace_window_links_to_the_session_span_ex
     (link,) = workflow.links  # its session's span
     (session,) = [s for s in spans if (s.trace_id, s.span_id) == link]
     assert session.name == "invoke_agent claude-code"
+
+
+@needs_fixtures()
+def test_a_restart_that_reads_only_what_the_run_before_traced_says_no_stream_is_missing(tmp_path):
+    """Stopped mid-turn, started again with nothing new in the file: it reads the open turn's
+    lines again and exports none of them (the stop did); that is no file without a stream,
+    which the line for an input that holds none would say."""
+    lines = recording_lines("subagent-explore-2.1.178.jsonl")
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(lines[:12]))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the lines read")
+        finally:
+            stop(proc)
+        cut = len(rx.received.spans())
+        assert cut > 0  # the session and its turn, cut by the stop
+        proc = start(log, state, rx)
+        ready(proc)
+        err = stop(proc)[1].decode()  # (a stop reads the file to its end)
+    assert "spans 0 built" in err and " 12 lines, " in err, err
+    assert "nothing was traced" not in err and "no session" not in err, err
+    assert len(rx.received.spans()) == cut
