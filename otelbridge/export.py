@@ -588,7 +588,8 @@ class Exporters:
                 if p.exporter.busy():  # a silent collector, or a refused connection retried
                     part += "; still retrying" if p.exporter.refused else "; no answer yet"
                     part += f" when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
-                if p.exporter.cause is not None:
-                    part += f"; {p.exporter.cause}"
+                if p.exporter.cause is not None:  # (the collector may take spans again by now)
+                    back = p.exporter.recovered and p.exporter.healthy()
+                    part += f"; {'lost before it recovered: ' * back}{p.exporter.cause}"
                 parts.append(part)
         return "export incomplete (" + "; ".join(parts) + ")" if parts else None

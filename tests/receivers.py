@@ -202,9 +202,12 @@ class HttpReceiver:
     ) -> None:
         self.received = Received()
         received = received_ref = self.received
+        self.posts = 0  # every request, answered or refused
+        receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
+                receiver.posts += 1
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)

@@ -356,6 +356,39 @@ def test_collector_flapping_up_down_up():
     assert said[1].endswith(f"recovered: spans are taken again ({lost} lost before)")
 
 
+def test_spans_a_collector_refused_before_it_recovered_are_said_as_lost_then():
+    """The collector refuses the first workflow's export (HTTP 400: not retried, lost), then
+    takes the next ones: the exit line counts the lost spans and gives their cause as the
+    past, since the collector takes spans again."""
+    port = free_port()
+    refusing = HttpReceiver(port=port, status=400).__enter__()
+    taking = None
+
+    def between(i, live):
+        nonlocal taking
+        if i == 0:
+            deadline = time.monotonic() + 10
+            while refusing.posts < 1 and time.monotonic() < deadline:  # its export, refused
+                time.sleep(0.01)
+            refusing.__exit__(None, None, None)
+            taking = HttpReceiver(port=port).__enter__()
+
+    try:
+        live, _, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", "http/protobuf", 5.0,
+                                               ["g1", "g2"], between=between,
+                                               env_extra={"OTEL_BSP_SCHEDULE_DELAY": "100"})
+        taking.received.wait_for(spans_of(2), timeout=5)  # the second workflow and the session
+    finally:
+        if taking is not None:
+            taking.__exit__(None, None, None)
+    assert live.proc.returncode == 0
+    assert (stats["spans_dropped"], stats["spans_exported"]) == (workflow_spans(2), spans_of(2))
+    err = live.stderr.decode().splitlines()
+    (incomplete,) = [l for l in err if "export incomplete" in l]
+    assert f": {workflow_spans(2)} of {spans_of(2, 2)} not confirmed; lost before it recovered: " in incomplete
+    assert "400" in incomplete.split("lost before it recovered: ")[1], err
+
+
 # --------------------------------------------------------------------------- downstream closes early
 
 
