@@ -15,12 +15,15 @@ Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input wit
 creation) and output tokens. A session span whose usage is the CLI's own total
 (``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
 is the authority for its conversation (``gen_ai.conversation.id`` in its trace): it replaces what
-that conversation's model calls added, and later ones add nothing. Elsewhere usage is summed over
+that conversation's model calls added, and later ones add nothing; a second session span of the
+conversation (it went on after a ``follow`` stop, or in a later file of a ``replay``) replaces
+the first's total, since the CLI's totals run on. Elsewhere usage is summed over
 the spans that carry it and none of whose children did (each model call once, sessions and turns
 not again on top): a model call's lines carry partial usage (the first streamed snapshot's
 ``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
-which Claude Code reports cumulatively per session: the session's last value (its span's, else its
-last turn's), summed over sessions, as exact decimals of the values the stream gave.
+which Claude Code reports cumulatively per session: the session's last value (its spans', else its
+last turn's), summed over sessions (a conversation's spans in a trace are one session), as exact
+decimals of the values the stream gave.
 Workflow agents report one total each, input and output together (``workflow.agent.tokens``):
 their sum, or their workflow's own total (``workflow.usage.total_tokens``) once it ends, is
 ``workflow_tokens``, kept apart from the input/output counts (a workflow is a trace of its own).
@@ -249,10 +252,11 @@ class Totals:
     output_tokens: int = 0
     #: workflows' tokens, input and output together (their agents' totals)
     workflow_tokens: int = 0
-    #: session span id → its ``result.total_cost_usd`` (the session's last value)
-    session_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
-    #: session span id → its last turn's value, for sessions whose span has none (yet)
-    turn_cost: dict[tuple[int, int], Decimal] = field(default_factory=dict)
+    #: (trace, conversation) (else session span) ids → its ``result.total_cost_usd`` (the
+    #: session's last value)
+    session_cost: dict[tuple[int, Any], Decimal] = field(default_factory=dict)
+    #: ... its last turn's value, for sessions whose spans have none (yet)
+    turn_cost: dict[tuple[int, Any], Decimal] = field(default_factory=dict)
     errors: int = 0
     failed: bool = False
     #: a span taken carried a token count (else the stream showed none: not the same as 0)
@@ -324,9 +328,9 @@ class Collector:
         #: (trace, span) ids whose some child carried (or covered) usage
         self._covered: OrderedDict[tuple[int, int], None] = OrderedDict()
         #: (trace, conversation) → (input, output) its spans added so far, until its session
-        #: span brings the authoritative total; conversations that brought one
+        #: span brings the authoritative total; conversations that brought one, with it
         self._counted: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
-        self._settled: OrderedDict[tuple[int, str | None], None] = OrderedDict()
+        self._settled: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
         #: workflow trace → its agents' tokens so far, until the workflow's own total ends it
         self._agent_tokens: OrderedDict[int, int] = OrderedDict()
 
@@ -375,11 +379,11 @@ class Collector:
         usage = row.input_tokens is not None or row.output_tokens is not None
         totals.counted |= usage
         conv = (row.trace_id, row.conversation)
-        if row.authority:
-            got_in, got_out = self._counted.pop(conv, (0, 0))
+        if row.authority:  # (replacing its calls', or its conversation's earlier span's)
+            got_in, got_out = self._counted.pop(conv, None) or self._settled.pop(conv, (0, 0))
             totals.input_tokens += (row.input_tokens or 0) - got_in
             totals.output_tokens += (row.output_tokens or 0) - got_out
-            _bounded(self._settled, conv, None)
+            _bounded(self._settled, conv, (row.input_tokens or 0, row.output_tokens or 0))
         elif usage and not covered and conv not in self._settled:
             got_in, got_out = self._counted.pop(conv, (0, 0))
             _bounded(self._counted, conv, (got_in + (row.input_tokens or 0),
@@ -395,11 +399,11 @@ class Collector:
                 totals.workflow_tokens += row.total_tokens
         if (usage or covered) and row.parent_id is not None:
             _bounded(self._covered, (row.trace_id, row.parent_id), None)
-        if row.cost is not None:
+        if row.cost is not None:  # (a conversation's spans: one session's)
             if row.kind == "session":
-                totals.session_cost[key] = row.cost
+                totals.session_cost[conv if row.conversation else key] = row.cost
             elif row.kind == "turn" and row.parent_id is not None:
-                totals.turn_cost[(row.trace_id, row.parent_id)] = row.cost
+                totals.turn_cost[conv if row.conversation else (row.trace_id, row.parent_id)] = row.cost
         if row.error:
             totals.errors += 1
             totals.failed |= row.kind in DECISIVE

@@ -46,7 +46,8 @@ def _modified_ns(path) -> int | None:
 
 def replay(cfg: Config, files: list) -> int:
     """Each file a stream of its own (fresh clock, tracker and decoder; grace windows timed by
-    its stream clock, all closed at its end), all into one set of exporters and one report.
+    its stream clock, all closed at its end; a session an earlier file showed goes on, as after
+    ``follow``'s stop), all into one set of exporters and one report.
     ``cfg`` comes with ``clock="stream"`` and ``deterministic_ids=True``; a file ``-`` is stdin.
     Returns the exit status: 0, 1 when a file could not be read (the others are still replayed)
     or when ``--fail-on-export-error`` and spans were lost."""
@@ -74,15 +75,21 @@ def replay(cfg: Config, files: list) -> int:
         if progress is not None:
             progress.refresh()  # drawn at once, however fast the replay
         advance = (lambda n: progress.advance(task, n)) if progress is not None else None
+        seen: dict[str, tuple[str, int, int, int]] = {}  # the sessions of the files before
         for i, path in enumerate(files):
             mtime = _modified_ns(path)
             if i or mtime is not None:
                 pipeline.new_stream((lambda t=mtime: t) if mtime is not None else None)
+            # a session a file before showed goes on here (resumed, or a log cut in two): a span
+            # of its own in its trace, linked to the one before, its turns numbered on (not the
+            # same ids again)
+            pipeline.tracker.ctx.continue_sessions(tuple(seen.values()))
             try:
                 read_file(path, on_chunk, advance)
             except OSError as exc:
                 say(f"cannot read {str(path)!r}: {exc.strerror}")
                 code = 1
+            seen.update((ref[0], ref) for ref in pipeline.tracker.open_session_refs())
             pipeline.end_stream()
     all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
     return pipeline.report_and_exit_code(code, all_exported, tee=False)

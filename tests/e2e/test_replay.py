@@ -233,3 +233,37 @@ def test_a_recording_without_timestamps_replayed_again_is_the_same_spans_resourc
     resource = runs[0][0].resource
     assert resource["team"] == "[REDACTED:custom]"
     assert uuid.UUID(resource["service.instance.id"]).version == 5
+
+
+@needs_fixtures()
+def test_a_session_a_file_before_showed_goes_on_in_its_trace_with_ids_of_its_own(tmp_path):
+    """A recording cut in two after its first result (a log rotated, or ``--resume`` saved
+    apart): the second file's session goes on as a span of its own in the same trace, linked
+    to the first, its turn ``turn 2`` — not the first file's ids again (a backend would hold one
+    of two spans, parents crossed) — and the totals are the CLI's own, counted once."""
+    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    cut = 1 + next(i for i, l in enumerate(lines) if json.loads(l).get("type") == "result")
+    first, then = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b"".join(lines[:cut]))
+    then.write_bytes(b"".join(lines[cut:]))
+    outputs = {}
+    for name, files in (("whole", [path]), ("split", [first, then])):
+        out = tmp_path / f"{name}.out"
+        with GrpcReceiver() as rx:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, *map(str, files)],
+                              env=clean_env(GITHUB_OUTPUT=str(out)))
+            spans = rx.received.spans()
+        assert proc.returncode == 0, proc.stderr
+        outputs[name] = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)
+    sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    assert len(sessions) == 2 and sessions[0].trace_id == sessions[1].trace_id
+    assert sessions[1].links == [(sessions[0].trace_id, sessions[0].span_id)]
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.start_ns)
+    assert [(t.name, t.parent_span_id) for t in turns] == [("turn 1", sessions[0].span_id),
+                                                          ("turn 2", sessions[1].span_id)]
+    last = [json.loads(l) for l in lines if json.loads(l).get("type") == "result"][-1]
+    assert outputs["split"]["total_cost_usd"] == outputs["whole"]["total_cost_usd"] == str(last["total_cost_usd"])
+    assert (outputs["split"]["input_tokens"], outputs["split"]["output_tokens"]) == (
+        outputs["whole"]["input_tokens"], outputs["whole"]["output_tokens"])
