@@ -219,6 +219,14 @@ def test_session_tree(path: Path):
         else:
             assert parent is agents[ptu]
 
+    # every turn with a model call names a model: its init's, else (2.1.206 prints no init before
+    # its second turn) the one its first call asked
+    for turn in turns:
+        calls = sorted((c for c in chats.values() if c.parent_span_id == turn.span_id), key=lambda c: c.start_ns)
+        if calls:
+            assert turn.attributes.get("gen_ai.request.model") in {
+                c.attributes.get("gen_ai.request.model") for c in calls} | {i.get("model") for i in facts.inits}, turn.name
+
     # tools: paired by id, under the call that asked; ERROR exactly for is_error results
     tools = [s for s in trace if kind(s) == "execute_tool"]
     assert Counter(s.attributes["gen_ai.tool.call.id"] for s in tools) == Counter(list(facts.tools))
