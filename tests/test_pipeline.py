@@ -63,11 +63,14 @@ def test_a_recording_through_the_pipeline_in_process():
 
 
 def test_a_command_gets_its_run_span_at_construction():
-    cfg = build(exporter="none", protocol=None, command=("claude", "-p", "hi"))
+    cfg = build(exporter="console", protocol=None, command=("claude", "-p", "hi"))
     pipeline = Pipeline(cfg, Stats())
     traceparent, under_parent = pipeline.run_link()
     assert traceparent == f"00-{pipeline.run.ref.trace_id:032x}-{pipeline.run.ref.span_id:016x}-01"
     assert under_parent is False
+    # with no exporter the run span goes nowhere: the command is not told to hang from it
+    none = Pipeline(build(exporter="none", protocol=None, command=("claude", "-p", "hi")), Stats())
+    assert none.run is not None and none.run_link() is None
 
 
 class Blocking(SpanExporter):

@@ -109,6 +109,8 @@ class CallsMixin:
             if turn is not None and turn.model is None and not ev.agent:
                 turn.model = model  # no init named one: the model its first call asked (2.1.206)
         chat.end_ns = max(chat.end_ns, now)
+        # (a time of its own, or one taken when it passed; in the stream's clock only a bound)
+        chat.dated = self._dated or not self.ctx.clock.uses_stream
         chat.mark = s.model_results
         chat.streamed = chat.streamed or ev.phase == "start"
         if ev.model and not chat.model:
@@ -290,6 +292,17 @@ class CallsMixin:
             last = max(calls, key=lambda c: c.end_ns)
             if last.stop_reason is None and last.error_type is None:
                 last.stop_reason = stop_reason
+
+    @staticmethod
+    def _settle_end(s: Session, turn: Turn, end: int) -> None:
+        """The turn's last model call (the one open at the result), unless it asked for
+        tools or its latest line carried a time of its own, ends with the turn at ``end`` (epoch
+        ns): the result follows its final message, and Claude Code dates few lines (the call's
+        own lines took the last time shown, a bound from below)."""
+        last = s.chats.get(s.scope_chat.get(None))  # type: ignore[arg-type]
+        if last is not None and last.turn_n == turn.n and not (
+                last.dated or last.stop_reason == "tool_use" or last.error_type) and last.end_ns < end:
+            last.end_ns = end
 
     def _on_streaming(self, s: Session, ev: ModelStreaming, now: int) -> None:
         turn = s.turn

@@ -369,6 +369,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self._settle_output(s, turn, ev.usage)
         if ev.is_error:
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
+        else:
+            self._settle_end(s, turn, end)
         self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
         self._release_first_call(turn, start)
         for agent in list(s.agents.values()):

@@ -50,6 +50,8 @@ class Chat(msgspec.Struct):
     tool_calls: list[tuple[str, str | None]] = msgspec.field(default_factory=list)
     #: a call whose output streamed and no line completed (no response id): cut then, epoch ns
     cut_ns: int | None = None
+    #: its latest line's time is when it came (its own, or when it passed), not a lower bound
+    dated: bool = False
 
 
 class Tool(msgspec.Struct):

@@ -529,3 +529,25 @@ def test_live_what_is_open_at_end_of_input_ran_until_then():
     assert tool.end_ns - tool.start_ns >= 1_000_000_000  # (1.5 s of wall time, less start-up)
     assert tool.end_ns <= turn.end_ns <= session.end_ns
     assert (tool.status_code, turn.status_code, session.status_code) == (2, 2, 2)
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_a_turn_s_last_model_call_whose_lines_show_no_time_ends_with_the_turn():
+    """Claude Code 2.1.206's second turn (a background workflow's notification woke it): no
+    line of its one model call carries a timestamp, so in the stream's clock the call's lines
+    all take the time its turn began. Its result (``duration_ms``, ``ttft_ms``) follows the
+    call's final message: the call ends with the turn, not 0 ms at its start. A call whose
+    lines are dated keeps its own end (milk dates every line)."""
+    path = FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl"
+    spans = export(path, clock="stream", deterministic_ids=True)
+    (turn,) = [s for s in spans if s.name == "turn 2"]
+    (chat,) = [s for s in spans if s.parent_span_id == turn.span_id and s.name.startswith("chat ")]
+    result = [json.loads(l) for l in path.read_text().splitlines() if '"type":"result"' in l][-1]
+    assert turn.end_ns - turn.start_ns == result["duration_ms"] * 1_000_000
+    assert (chat.start_ns, chat.end_ns) == (turn.start_ns, turn.end_ns)
+
+    milk_path = FIXTURES / "milk" / "basic_turn.jsonl"
+    docs_ = [json.loads(l) for l in milk_path.read_text().splitlines()]
+    (call,) = [s for s in export(milk_path, clock="stream", deterministic_ids=True) if s.name.startswith("chat ")]
+    last_line = max(ns(d["ts"]) for d in docs_ if d.get("type") in ("assistant", "stream_event"))
+    assert call.end_ns == last_line  # its last line's own time, before the result's
