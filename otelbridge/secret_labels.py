@@ -242,8 +242,11 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
 #: ``$DB_PASSWORD``, ``CROWDIN_TOKEN_V2``, ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``,
 #: ``kid=2024q3`` stay).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
-#: ... a password's column: its name ends with ``Password``, ``Pass``, ``Pwd`` or ``PW``
-_PASSWORD_COLUMN = r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)?|pwd|pw))(?![\w.-])"
+#: ... a password's column, as its name in a label: ``Password``, ``Admin password``, ``Pwd``;
+#: ``PW`` and ``Pass`` alone (not ``First pass``); not one that names a feature or a case (``Forgot password``, ``Wrong password``, ``One-time password``)
+_PASSWORD_LABEL = (r"(?i:(?!(?:forgot|reset|change|wrong|invalid|weak|common|strong|one-time|encrypted|stored"
+                   r"|hashed|expired|empty)[ _-])" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd)|pw|pass)")
+_PASSWORD_COLUMN = "(?:" + _PASSWORD_LABEL + r")(?![\w.-])"
 #: ... another secret's column (a password's is the one above's alone)
 _SECRET_COLUMN = r"(?i:" + _NAME_WORDS + "(?:" + _OTHER_SECRET + "))"
 #: ... a table's line ends and the text before one (also JSON-escaped: a document's string)
@@ -257,35 +260,29 @@ _CELL_VALUE = (r"(?=" + _CELL_WORD + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _N
                + r"(?!" + _CLASS_NAME + r"`?[ \t]*\|)"
                r"(?=" + _CELL_WORD + r"*[0-9])(?=" + _CELL_WORD + r"*[A-Za-z])")
 _CELL_END = _CELL_WORD + r"{8,}+(?=`?[ \t]*\|)"
-#: A password's weak value, where a password's name says what it is (a table's column, a
-#: Markdown label): a word of ``word`` characters, 6 to ``longest`` with a letter and a digit
-#: (``hunter2``, ``admin123``; not a hash's or encoding's name, ``sha256``, ``argon2``, ``utf8``),
-#: or one that installs and tutorials give out, with no digit (``changeme``, ``postgres``: a
-#: list, since nothing in their shape tells them from ``hashed`` or ``required``)
-_WEAK_PASSWORDS = (r"(?i:password|changeme|changeit|secret|letmein|welcome|qwerty|admin|administrator|guest"
-                   r"|root|toor|test|demo|master|hunter|dragon|monkey|iloveyou|sunshine|princess|trustno1"
-                   r"|postgres|mysql|oracle|rabbitmq|minioadmin|elastic|kibana|vagrant|raspberry|ubuntu"
-                   r"|123456|12345678)")
-
-
-def _weak(word: str, longest: str) -> str:
-    """... :data:`_WEAK_PASSWORDS`' regex for a value of ``word`` characters, at most
-    ``longest`` (a regex bound: ``"7"``, ``""``) when it is not on the list."""
-    return (r"(?:(?!(?i:sha|argon|md5|blake|pbkdf|crc|utf|ascii|base64|http))" + _NOT_A_NAME + _NOT_A_SETTING
-            + r"(?![$%{<~./-])(?=" + word + r"*[0-9])(?=" + word + r"*[A-Za-z])" + word + "{6," + longest + "}+"
-            + "|" + _WEAK_PASSWORDS + r"(?!" + word + "))")
-
-
-#: ... in a password's column, the cell's whole text (8 characters or more: :data:`_CELL_VALUE`)
-_WEAK_CELL = _weak(_CELL_WORD, "7") + r"(?=`?[ \t]*\|)"
-#: ... after a password's Markdown label, the label's whole value, to the line's end or in
-#: backticks (``- **Password**: hunter2``, ``**Admin password:** `admin123```; ``- **Password**:
-#: required``, ``**Password** (min 8): see below`` stay)
-_MD_LABEL_WORD = r"[^\s`\"'()<>\[\]\\,;|*.]"
+#: A weak password that installs, images and tutorials give out, or people pick (``changeme``,
+#: ``postgres``, ``hunter2``, ``admin123``): a list, since nothing in their shape tells them from
+#: what a password's column or label also holds (``required``, ``hashed``, ``python3``,
+#: ``AES-256``, ``v1.0.0``, ``8chars``, a field's name ``password``); a ``!`` after one too
+_WEAK_PASSWORDS = (
+    r"(?i:changeme|changeit|letmein|welcome1?|qwerty(?:uiop|123)?|admin(?:admin|123|istrator)?"
+    r"|guest|root(?:123)?|toor|hunter2|dragon|monkey|iloveyou|sunshine|princess|trustno1|abc123"
+    r"|pass(?:123|w0rd)|p@ssw(?:0rd|ord)|pa\$\$word|password(?:1|123)|test123|testpass|testtest|devpass"
+    r"|mypassword|mysecretpassword|my-secret-pw|supersecret|topsecret|postgres|mysql|oracle|rabbitmq"
+    r"|minioadmin|neo4j|airflow|prom-operator|elastic|kibana|vagrant|raspberry|ubuntu"
+    r"|123456(?:78?9?0?)?|111111|000000)!?")
+#: ... as a password column's cell, the cell's whole text (8 characters or more with a letter
+#: and a digit: :data:`_CELL_VALUE`)
+_WEAK_CELL = r"(?=[^\s|`\\]{4,16}+`?[ \t]*+\|)" + _WEAK_PASSWORDS + r"(?=`?[ \t]*\|)"  # (the list once a cell fits)
+#: ... then, after its Markdown label or as a table row's label, the label's whole value, to the
+#: line's end (a note after a dash, a bracket or a comma may follow) or in backticks (``-
+#: **Password**: hunter2``, ``**Admin password:** `changeme```, ``| Password | admin |``)
 _MD_WEAK = (
-    r"(?P<keep>(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|\*)(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd))"
-    r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))[ \t]*+(?P<q>`)?)"
-    r"(?!\[REDACTED:)" + _weak(_MD_LABEL_WORD, "") + r"(?(q)(?=`)|(?=[.,;]?[ \t]*+(?:$|\\[nr]|\()))"
+    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|\*)" + _PASSWORD_LABEL
+    + r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
+    r"|(?:^|(?<=\\n))[ \t]*+\|(?P<row>)[ \t]*+(?P<c>\*\*|`)?" + _PASSWORD_LABEL + r"(?(c)(?P=c))[ \t]*+\|)"
+    r"[ \t]*+(?P<q>`)?)(?!\[REDACTED:)" + _WEAK_PASSWORDS
+    + r"(?(q)(?=`)|(?(row)(?=[ \t]*+\|)|(?=[.,;]?[ \t]*+(?:$|\\[nr]|[(\u2014\u2013]|-[ \t])|,[ \t])))"
 )
 #: ... under another secret's name: also a sign, or capitals, small letters and two digits
 _STRONG = (r"(?:(?=" + _CELL_WORD + r"*[!@#$%^&+?])|(?=" + _CELL_WORD + r"*[a-z])(?=" + _CELL_WORD + r"*[A-Z])"
@@ -338,7 +335,7 @@ PROSE_PATTERNS = (
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
-    Pattern.of("secret", ("pass", "pwd"), _MD_WEAK, requires=(("*", "__"),), flags=re.M),
+    Pattern.of("secret", ("pass", "pw"), _MD_WEAK, requires=(("*", "__", "|"),), flags=re.M),
     *_TABLES,
     Pattern.of("secret", ("password", "passphrase", "passwd", "passcode", "token", "secret", "key"),
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
