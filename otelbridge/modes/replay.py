@@ -89,7 +89,7 @@ def replay(cfg: Config, files: list) -> int:
             except OSError as exc:
                 say(f"cannot read {str(path)!r}: {exc.strerror}")
                 code = 1
-            seen.update((ref[0], ref) for ref in pipeline.tracker.open_session_refs())
+            seen.update((ref[0], ref) for ref in pipeline.tracker.session_refs())
             pipeline.end_stream()
     all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
     return pipeline.report_and_exit_code(code, all_exported, tee=False)

@@ -186,6 +186,11 @@ class Tracker:
                      for part in self.parts if isinstance(part, SessionTracker)
                      for s in part.sessions.values() if s.sid)
 
+    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """:meth:`open_session_refs` and those of the sessions this stream ended."""
+        return tuple(ref for part in self.parts if isinstance(part, SessionTracker)
+                     for ref in part.ended.values()) + self.open_session_refs()
+
     def open_sessions(self) -> int:
         """Sessions not yet ended, and Bernstein signal runs (while one is, ``follow``'s
         checkpoints resume at its first line, reading up to the checkpoint again without

@@ -96,6 +96,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         self.ctx = ctx
         self.sessions: OrderedDict[str | None, Session] = OrderedDict()
         self._closed = Recent(MAX_CLOSED_REMEMBERED)
+        #: (session id, trace id, span id, turns) of the sessions ended, by id (``replay``'s next file)
+        self.ended: OrderedDict[str, tuple[str, int, int, int]] = OrderedDict()
         self._stream_mode = self.ctx.clock.uses_stream
         self._dated = False  # the event being handled has a timestamp of its own
 
@@ -464,6 +466,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         """End everything ``s`` holds, then the session span itself, exactly once."""
         self.sessions.pop(s.sid, None)
         self._closed.add(s.sid)
+        if s.sid:
+            self.ended[s.sid] = (s.sid, s.trace_id, s.span_id, s.turn_count)
+            if len(self.ended) > MAX_CLOSED_REMEMBERED:
+                self.ended.popitem(last=False)
         self._release(s, SESSION, None)
         end_all = s.last_ns
         for agent in list(s.agents.values()):

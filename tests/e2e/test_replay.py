@@ -267,3 +267,26 @@ def test_a_session_a_file_before_showed_goes_on_in_its_trace_with_ids_of_its_own
     assert outputs["split"]["total_cost_usd"] == outputs["whole"]["total_cost_usd"] == str(last["total_cost_usd"])
     assert (outputs["split"]["input_tokens"], outputs["split"]["output_tokens"]) == (
         outputs["whole"]["input_tokens"], outputs["whole"]["output_tokens"])
+
+
+@needs_fixtures()
+def test_a_milk_session_its_result_ended_goes_on_in_a_later_file_with_ids_of_its_own(tmp_path):
+    """milk's result ends its session; a later file of the same session id (a resumed run) is
+    still a second session span in the trace, linked to the first, its turn numbered on."""
+    first = FIXTURES / "milk" / "basic_turn.jsonl"
+    sid = json.loads(first.read_text().splitlines()[0])["session_id"]
+    then = tmp_path / "resumed.jsonl"
+    other = FIXTURES / "milk" / "tool_use_turn.jsonl"
+    theirs = json.loads(other.read_text().splitlines()[0])["session_id"]
+    then.write_text(other.read_text().replace(theirs, sid))
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, str(first), str(then)])
+        spans = rx.received.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)
+    sessions = sorted((s for s in spans if s.attributes.get("gen_ai.operation.name") == "invoke_agent"
+                       and s.parent_span_id == ""), key=lambda s: s.start_ns)
+    assert len(sessions) == 2 and sessions[1].links == [(sessions[0].trace_id, sessions[0].span_id)]
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.start_ns)
+    assert [(t.name, t.parent_span_id) for t in turns] == [("turn 1", sessions[0].span_id),
+                                                          ("turn 2", sessions[1].span_id)]
