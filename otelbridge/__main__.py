@@ -69,6 +69,23 @@ def _show(exc) -> None:
         print(message(line) if line.strip() else line, file=sys.stderr)
 
 
+def _pass_through() -> None:
+    """Pipe mode's usage error: the input still passes to stdout whole, untraced (the early tee
+    may have begun it; stdout belongs to the stream), unless stdin is a terminal."""
+    early = source.EARLY_TEE
+    if early is not None:
+        early.stop()  # (it finishes the chunk it holds: the rest follows it)
+    if os.isatty(0):
+        return
+    print("otelbridge: the input passes through untraced", file=sys.stderr)
+    try:
+        while chunk := os.read(0, 1 << 16):
+            while chunk:
+                chunk = chunk[os.write(1, chunk):]
+    except OSError:  # a reader gone, a read error: the usage error's status stands
+        pass
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _ensure_std_fds()  # before the early tee's pipes, which would take a closed fd 2
@@ -107,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, click.ClickException):
             _show(exc)
             code = exc.exit_code
+            if command is run_command and "--" not in args:
+                _pass_through()
         elif isinstance(exc, click.exceptions.Abort):
             code = 130
         else:

@@ -290,8 +290,8 @@ _SPACE = re.compile(r"\s")
 
 #: What a gRPC endpoint with ``user:password@`` is told: gRPC would take them for the host name.
 GRPC_CREDENTIALS = ("it without its user:password@, not shown: gRPC takes no credentials from the URL "
-                    "and would read them as part of the host name; send them as a header, "
-                    "OTEL_EXPORTER_OTLP_HEADERS=authorization=Basic%20<base64 of user:password>")
+                    "and would read them as part of the host name; send them in OTEL_EXPORTER_OTLP_HEADERS "
+                    "as the authorization header: the word Basic, %20, then user:password in base64")
 
 
 def endpoint_problem(protocol: str, value: str) -> str | None:

@@ -364,3 +364,17 @@ def test_output_without_the_file_exporter_is_said_at_start(tmp_path):
     for exporter, env in (("otlp,file", {}), (None, {"OTEL_TRACES_EXPORTER": "file"})):
         cfg = config.build(exporter=exporter, protocol=None, env=env, output=out)
         assert not [p for p in cfg.env_problems if p.startswith("--output")]
+
+
+def test_the_grpc_credentials_hint_survives_the_redaction_of_a_usage_error():
+    """A usage error is printed redacted (it quotes what was given): the hint how to send the
+    credentials instead must not read as a credential itself and vanish."""
+    from tests.conftest import EXAMPLES, clean_env, run_bridge
+
+    data = (EXAMPLES / "milk-session.jsonl").read_bytes()
+    proc = run_bridge(["--protocol", "grpc", "--endpoint", "http://alice:hunter2pass@127.0.0.1:1"], data,
+                      env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and proc.stdout == data  # (pipe mode: the input passes, untraced)
+    assert "as the authorization header: the word Basic, %20, then user:password in base64" in err, err
+    assert "[REDACTED" not in err and "hunter2pass" not in err

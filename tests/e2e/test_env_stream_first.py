@@ -5,9 +5,13 @@ otelbridge runs as a real subprocess; spans are checked at a real OTLP/HTTP rece
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
+
 import pytest
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge, side_by_side
+from tests.conftest import EXAMPLES, ROOT, clean_env, run_bridge, side_by_side
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -153,6 +157,21 @@ def test_a_bad_flag_stays_a_usage_error(args):
     assert proc.returncode == 2 and proc.stdout == b""
     assert args[0].encode() in proc.stderr or b"zipkin" in proc.stderr
     assert proc.stderr.count(b"Error:") == 1
+
+
+@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "localhost:4318"], ["--bogus"],
+                                  ["--max-line", "-1"], ["--exporter", "file"]])
+def test_a_usage_error_in_pipe_mode_still_passes_every_byte(args):
+    """A bad flag in a pipeline: the error is said (exit 2, the job fails under pipefail), and
+    the stream still reaches its reader whole, untraced — not the part that had passed while
+    the flags were read (the first bytes pass before they are), nor nothing."""
+    data = b"".join(b'{"type":"system","subtype":"init","session_id":"s","n":%d}\n' % i for i in range(40_000))
+    assert len(data) > 2 << 20  # beyond what passes before the flags are read
+    proc = subprocess.run(["/bin/bash", "-o", "pipefail", "-c",
+                           f"cat | {shlex.quote(sys.executable)} -m otelbridge {shlex.join(args)} | cat"],
+                          input=data, capture_output=True, env=clean_env(), cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == data
+    assert proc.stderr.count(b"Error:") == 1 and b"the input passes through untraced" in proc.stderr
 
 
 @pytest.mark.parametrize("args", [["--"], ["--exporter", "none", "--"], ["-q", "--"]])
