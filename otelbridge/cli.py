@@ -82,7 +82,8 @@ def _shared(fn):
                           "exported (repeatable)."),
         click.option("--no-default-redaction", is_flag=True,
                      help="Turn off the built-in secret patterns (JWTs, keys, tokens, e-mails...). "
-                          "Local debugging only: secrets in the stream then reach the backend."),
+                          "Local debugging only: secrets in the stream then reach the backend "
+                          "(what a command that reads a secret printed stays hidden)."),
         click.option("--max-attribute-length", type=click.IntRange(min=1), metavar="N",
                      help="Cap exported strings at N characters. "
                           "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]"),
@@ -94,7 +95,8 @@ def _shared(fn):
         click.option("--summary", type=click.Choice(config.SUMMARY_MODES), default="auto",
                      show_default=True,
                      help="Waterfall per trace on stderr at exit (auto: when stderr is a "
-                          "terminal or CI is set) and the GitHub step summary."),
+                          "terminal or CI is set, not to false or 0) and the GitHub step summary "
+                          "(auto: whenever GITHUB_STEP_SUMMARY is set)."),
         click.option("--report", metavar="PATH",
                      help="Write a self-contained HTML page of the run (waterfall, tokens, cost, "
                           "errors, trace links) at exit, mode 0600."),
