@@ -76,12 +76,15 @@ def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = N
     Otherwise, a result that says the turn was interrupted (milk's ``interrupted`` subtype or
     stop reason: not an error) puts an ``interrupted`` event on ``rec`` at ``interrupted_at``
     (epoch ns; ``None``: none), as a stopped workflow has. ``by_user``: when the user stopped
-    the turn (epoch ns): an ``interrupted`` event then, whatever the result says."""
+    the turn (epoch ns): an ``interrupted`` event then, whatever the result says, and an error
+    result is described as the user's stop."""
     if by_user is not None:
         rec.events.append(interrupted_event(by_user, "interrupted by the user"))
     if ev.is_error:
         kind = ev.subtype if ev.subtype and ev.subtype != "success" else ev.terminal_reason
-        rec.error = ev.error or ev.content or kind or "result is_error"
+        # (stopped by the user, Claude Code's error text is a diagnostic that says none of it)
+        rec.error = "interrupted by the user" if by_user is not None else (
+            ev.error or ev.content or kind or "result is_error")
         rec.error_type = kind or "result_error"
     elif interrupted_at is not None and by_user is None and "interrupted" in (ev.subtype, ev.stop_reason):
         rec.events.append(SpanEvent("interrupted", interrupted_at))

@@ -409,7 +409,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         s.results += 1
         add_result(s, ev)
         s.result_ns = max(now, s.result_ns or now)
-        s.last = ev
+        s.last, s.last_by_user = ev, turn.interrupted_ns
         s.text_bytes = session_text(s)
         if usage is not None:
             if s.usage is None:
@@ -574,7 +574,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if incomplete:
             rec.error, rec.error_type = NO_RESULT, "incomplete"
         elif last is not None:
-            result_error(rec, last)
+            result_error(rec, last, None, s.last_by_user)
         return rec
 
 

@@ -209,6 +209,8 @@ class Session(msgspec.Struct):
     tail: Usage = msgspec.field(default_factory=Usage)
     tail_mark: int = 0
     last: TurnResult | None = None
+    #: when the user stopped the turn of :attr:`last` (epoch ns), else ``None``
+    last_by_user: int | None = None
     #: the model and provider of the calls from a milk ``agent_switch`` on (the session keeps
     #: its first ones)
     now_model: str | None = None

@@ -524,6 +524,12 @@ def test_a_model_call_cut_by_an_interrupt_is_an_error():
                and "[Request interrupted by user]" in json.dumps(l["message"])]
     assert [(e.name, e.time_ns, e.attributes) for e in turn.events] == [
         ("interrupted", iso_ns(said["timestamp"]), {"otelbridge.reason": "interrupted by the user"})]
+    # ERROR as the result says, described by what happened, not by the CLI's diagnostic text
+    session = run.one("invoke_agent claude-code")
+    assert result["errors"][0].startswith("[ede_diagnostic]")
+    for span in (turn, session):
+        assert (span.error, span.error_type) == ("interrupted by the user", "error_during_execution")
+    assert [e.name for e in session.events if e.name == "interrupted"] == ["interrupted"]
     probe = Run(CLAUDE / "workflow-probe-2.1.206.jsonl")
     chats = [r for r in probe.records if r.name.startswith("chat ")]
     assert chats and all(c.error is None for c in chats)
