@@ -578,7 +578,7 @@ class Exporters:
     def describe_failure(self) -> str | None:
         """One line naming the exporters that lost spans, or ``None``."""
         ended = self.counter.ended
-        parts = [f"{redact.message(name)[:40]} not set up: {ended} of {ended} not exported"
+        parts = [f"{redact.message(name)[:40]} not set up: it took none of the {ended} spans"
                  for name in self.left_out if ended]
         for p in self.paths:
             if p.exporter.exported < ended:

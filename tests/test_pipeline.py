@@ -250,7 +250,7 @@ def test_an_exporter_that_cannot_be_set_up_leaves_the_others_exporting(tmp_path)
     assert not ok  # the file got none of them
     assert pipeline.exporters.left_out == ["file"]
     assert pipeline.exporters.describe_failure() == (
-        "export incomplete (file not set up: 18 of 18 not exported)")
+        "export incomplete (file not set up: it took none of the 18 spans)")
 
 
 @pytest.mark.parametrize("via", ["flag", "env"])
