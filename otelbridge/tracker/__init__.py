@@ -189,7 +189,7 @@ class Tracker:
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """:meth:`open_session_refs` and those of the sessions this stream ended."""
         return tuple(ref for part in self.parts if isinstance(part, SessionTracker)
-                     for ref in part.ended.values()) + self.open_session_refs()
+                     for ref in part.ended.values() if ref[0]) + self.open_session_refs()
 
     def open_sessions(self) -> int:
         """Sessions not yet ended, and Bernstein signal runs (while one is, ``follow``'s

@@ -53,7 +53,7 @@ from ..events import (
     SessionError, SessionMark, SessionStarted, SpanEvent, SpanLink, SpanRecord,
     TaskNotification, TaskProgress, TaskStarted, TaskUpdated, ToolResult, TurnResult,
     TurnStarted, Usage, UserMessage, WorkflowProgress, WorkflowStarted)
-from .base import Context, Recent, interrupted_event, put_attributes, remember, shift_times, span_name
+from .base import Context, Refs, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
@@ -95,9 +95,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.sessions: OrderedDict[str | None, Session] = OrderedDict()
-        self._closed = Recent(MAX_CLOSED_REMEMBERED)
-        #: (session id, trace id, span id, turns) of the sessions ended, by id (``replay``'s next file)
-        self.ended: OrderedDict[str, tuple[str, int, int, int]] = OrderedDict()
+        #: the sessions ended, by id: (session id, trace id, span id, turns) (late lines are
+        #: ignored; ``replay``'s next file goes on with them), bounded as :func:`remember` is
+        self.ended = Refs()
         self._stream_mode = self.ctx.clock.uses_stream
         self._dated = False  # the event being handled has a timestamp of its own
 
@@ -205,7 +205,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if session is not None:
             self.sessions.move_to_end(sid)
             return session
-        if sid in self._closed:
+        if sid in self.ended:
             self.ctx.stats.late_events_ignored += 1
             return None
         ref = self.ctx.session_ref(sid)
@@ -465,11 +465,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
     def _close_session(self, s: Session, *, eof: bool) -> None:
         """End everything ``s`` holds, then the session span itself, exactly once."""
         self.sessions.pop(s.sid, None)
-        self._closed.add(s.sid)
-        if s.sid:
-            self.ended[s.sid] = (s.sid, s.trace_id, s.span_id, s.turn_count)
-            if len(self.ended) > MAX_CLOSED_REMEMBERED:
-                self.ended.popitem(last=False)
+        remember(self.ended, s.sid, (s.sid, s.trace_id, s.span_id, s.turn_count), MAX_CLOSED_REMEMBERED)
         self._release(s, SESSION, None)
         end_all = s.last_ns
         for agent in list(s.agents.values()):

@@ -451,3 +451,19 @@ def test_a_cumulative_cost_that_falls_keeps_the_previous_value():
     t2, session = run.one("turn 2"), run.one("invoke_agent claude-code")
     assert t2.attributes["turn.cost_usd"] == 0.0
     assert session.attributes["result.total_cost_usd"] == 0.0123
+
+
+def test_the_sessions_ended_are_remembered_within_the_state_bound():
+    """Each ended session is remembered (late lines ignored, ``replay``'s next file goes on with
+    it), by an id the stream chose: sessions of 60,000-character ids are not all kept."""
+    from otelbridge.tracker.base import RECENT_BYTES
+
+    run = Run()
+    ids = [f"{i:05d}" + "s" * 60_000 for i in range(100)]
+    for i, sid in enumerate(ids):
+        run.feed(SessionStarted(sid, at(i), agent_name="claude-code"),
+                 TurnResult(sid, at(i), is_error=False, final=True))
+    ended = run.tracker.ended
+    assert 0 < len(ended) < len(ids) and ended.bytes <= RECENT_BYTES
+    assert ids[-1] in ended and ids[0] not in ended  # the newest kept, the oldest let go
+    assert ended[ids[-1]][:2] == (ids[-1], run.named("invoke_agent claude-code")[-1].trace_id)
