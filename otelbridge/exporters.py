@@ -139,11 +139,8 @@ def note_partial_success(body: bytes) -> None:
     as sent."""
     rejected, said = 0, ""
     if body.lstrip()[:1] == b"{":
-        try:
-            doc = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            doc = None
-        part = (doc.get("partialSuccess") or doc.get("partial_success")) if isinstance(doc, dict) else None
+        doc = _json_object(body)
+        part = doc.get("partialSuccess") or doc.get("partial_success")
         if isinstance(part, dict):
             count = part.get("rejectedSpans", part.get("rejected_spans", 0))
             rejected = int(count) if isinstance(count, (int, str)) and str(count).isdigit() else 0
@@ -192,15 +189,20 @@ def _reads_grpc_answers(base: type) -> type:
     return OtlpGrpcExporter
 
 
-def _json_keys(body: bytes) -> set[str]:
-    """The keys of ``body`` when it is a JSON object, else none."""
+def _json_object(body: bytes) -> dict:
+    """``body`` as a JSON object; ``{}`` when it is none."""
     if body.lstrip()[:1] != b"{":
-        return set()
+        return {}
     try:
         doc = msgspec.json.decode(body)
     except msgspec.DecodeError:
-        return set()
-    return {str(k) for k in doc} if isinstance(doc, dict) else set()
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _json_keys(body: bytes) -> set[str]:
+    """The keys of ``body`` when it is a JSON object, else none."""
+    return {str(k) for k in _json_object(body)}
 
 
 #: A failed export's SDK message → its cause, as a user acts on it: (texts any of which the
