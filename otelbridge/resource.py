@@ -9,10 +9,47 @@ import os
 import uuid
 from collections.abc import Mapping
 
+import msgspec
 from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, OTELResourceDetector, Resource
 
 from . import __version__, redact
 from .messages import silenced
+
+
+#: The most of a GitHub event payload read for a pull request's commits: a pull request's is a
+#: few tens of KiB; a larger file is not read.
+_EVENT_MAX_BYTES = 4 << 20
+
+
+class _Commit(msgspec.Struct):
+    sha: str | None = None
+
+
+class _PullRequest(msgspec.Struct):
+    head: _Commit | None = None
+    base: _Commit | None = None
+
+
+class _Event(msgspec.Struct):
+    pull_request: _PullRequest | None = None
+
+
+def _pull_request(env: Mapping[str, str]) -> _PullRequest | None:
+    """The ``pull_request`` of the event that started the run (``GITHUB_EVENT_PATH``, a JSON
+    file), whose ``head.sha`` is the pull request's last commit: ``GITHUB_SHA`` is then the
+    merge commit GitHub made (``pull_request``) or the base branch's (``pull_request_target``).
+    ``None`` for other events, and when the file cannot be read or is not such a payload."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not env.get("GITHUB_EVENT_NAME", "").startswith("pull_request"):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_EVENT_MAX_BYTES + 1)
+        if len(data) > _EVENT_MAX_BYTES:
+            return None
+        return msgspec.json.decode(data, type=_Event).pull_request
+    except (OSError, msgspec.DecodeError):  # (ValidationError is a DecodeError)
+        return None
 
 
 def _github(env: Mapping[str, str]) -> dict[str, str | None]:
@@ -26,6 +63,9 @@ def _github(env: Mapping[str, str]) -> dict[str, str | None]:
             run_url += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
     ref = env.get("GITHUB_REF", "")
     change = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else None
+    pull = _pull_request(env)
+    head = pull.head.sha if pull and pull.head else None
+    base = pull.base.sha if pull and pull.base else None
     return {
         "cicd.pipeline.name": env.get("GITHUB_WORKFLOW"),
         "cicd.pipeline.run.id": run_id,
@@ -36,8 +76,11 @@ def _github(env: Mapping[str, str]) -> dict[str, str | None]:
         "vcs.repository.url.full": f"{server}/{repo}" if repo else None,
         "vcs.repository.name": repo.rsplit("/", 1)[-1] if repo else None,
         "vcs.ref.head.name": env.get("GITHUB_HEAD_REF") or env.get("GITHUB_REF_NAME"),
-        "vcs.ref.head.revision": env.get("GITHUB_SHA"),
+        "vcs.ref.head.revision": head or env.get("GITHUB_SHA"),
         "vcs.ref.type": env.get("GITHUB_REF_TYPE"),
+        "vcs.ref.base.name": env.get("GITHUB_BASE_REF"),
+        "vcs.ref.base.revision": base,
+        "vcs.ref.base.type": "branch" if env.get("GITHUB_BASE_REF") else None,
         "vcs.change.id": change,
     }
 
@@ -56,8 +99,12 @@ def _gitlab(env: Mapping[str, str]) -> dict[str, str | None]:
         "vcs.repository.url.full": env.get("CI_PROJECT_URL"),
         "vcs.repository.name": env.get("CI_PROJECT_NAME"),
         "vcs.ref.head.name": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or env.get("CI_COMMIT_REF_NAME"),
-        "vcs.ref.head.revision": env.get("CI_COMMIT_SHA"),
+        # (a merged results pipeline runs on a merge commit: the source branch's is named apart)
+        "vcs.ref.head.revision": env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA") or env.get("CI_COMMIT_SHA"),
         "vcs.ref.type": "tag" if env.get("CI_COMMIT_TAG") else "branch",
+        "vcs.ref.base.name": env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+        "vcs.ref.base.revision": env.get("CI_MERGE_REQUEST_DIFF_BASE_SHA"),
+        "vcs.ref.base.type": "branch" if env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME") else None,
         "vcs.change.id": env.get("CI_MERGE_REQUEST_IID"),
     }
 
@@ -68,12 +115,15 @@ def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, st
 
     * GitHub Actions (``GITHUB_ACTIONS=true``): ``GITHUB_WORKFLOW``, ``GITHUB_RUN_ID``,
       ``GITHUB_RUN_ATTEMPT``, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_JOB``,
-      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``,
-      ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
+      ``RUNNER_NAME``, ``GITHUB_HEAD_REF``/``GITHUB_REF_NAME``, ``GITHUB_REF_TYPE``, ``GITHUB_SHA``
+      (a pull request's event: its head and base commits from ``GITHUB_EVENT_PATH``),
+      ``GITHUB_BASE_REF``, ``GITHUB_REF`` (``refs/pull/N/merge`` → ``vcs.change.id``);
     * GitLab CI (``GITLAB_CI=true``): ``CI_PIPELINE_NAME``, ``CI_PIPELINE_ID``, ``CI_PIPELINE_URL``,
       ``CI_JOB_NAME``, ``CI_JOB_ID``, ``CI_JOB_URL``, ``CI_RUNNER_ID``, ``CI_RUNNER_DESCRIPTION``,
       ``CI_PROJECT_URL``, ``CI_PROJECT_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_NAME``/
-      ``CI_COMMIT_REF_NAME``, ``CI_COMMIT_SHA``, ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``.
+      ``CI_COMMIT_REF_NAME``, ``CI_MERGE_REQUEST_SOURCE_BRANCH_SHA``/``CI_COMMIT_SHA``,
+      ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``, ``CI_MERGE_REQUEST_TARGET_BRANCH_NAME``,
+      ``CI_MERGE_REQUEST_DIFF_BASE_SHA``.
 
     Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
     """

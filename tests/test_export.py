@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from otelbridge.resource import ci_resource_attributes, make_resource
 
 
@@ -23,6 +25,58 @@ def test_gitlab_attributes():
         "vcs.repository.name": "p", "vcs.ref.head.name": "main", "vcs.ref.head.revision": "abc123",
         "vcs.ref.type": "branch",
     }
+
+
+def _github_env(tmp_path, event_name, payload):
+    event = tmp_path / "event.json"
+    event.write_bytes(payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+    return {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": "f" * 40, "GITHUB_REF": "refs/pull/7/merge",
+            "GITHUB_HEAD_REF": "fix/login", "GITHUB_BASE_REF": "main", "GITHUB_REF_TYPE": "branch"}
+
+
+#: a pull request's event payload as GitHub writes it, cut to what matters and some around it
+PULL_REQUEST = {"action": "synchronize", "number": 7,
+                "pull_request": {"number": 7, "title": "Fix login",
+                                 "head": {"ref": "fix/login", "sha": "a" * 40, "repo": {"id": 1}},
+                                 "base": {"ref": "main", "sha": "b" * 40, "repo": {"id": 1}}},
+                "repository": {"full_name": "acme/widgets"}}
+
+
+def test_github_pull_request_names_its_head_commit_not_the_merge_commit(tmp_path):
+    for event in ("pull_request", "pull_request_target"):
+        attrs = ci_resource_attributes(_github_env(tmp_path, event, PULL_REQUEST))
+        assert attrs["vcs.ref.head.revision"] == "a" * 40
+        assert attrs["vcs.ref.head.name"] == "fix/login"
+        assert attrs["vcs.ref.base.name"] == "main"
+        assert attrs["vcs.ref.base.revision"] == "b" * 40
+        assert attrs["vcs.ref.base.type"] == "branch"
+        assert attrs["vcs.change.id"] == "7"
+
+
+def test_github_other_events_and_unreadable_payloads_keep_github_sha(tmp_path):
+    push = {"ref": "refs/heads/main", "after": "c" * 40, "pull_request": PULL_REQUEST["pull_request"]}
+    cases = [("push", push), ("pull_request", b"{not json"), ("pull_request", b"[]"),
+             ("pull_request", {"pull_request": {"head": {"sha": 5}}}),
+             ("pull_request", {"pull_request": None})]
+    for event, payload in cases:
+        attrs = ci_resource_attributes(_github_env(tmp_path, event, payload))
+        assert attrs["vcs.ref.head.revision"] == "f" * 40, (event, payload)
+        assert "vcs.ref.base.revision" not in attrs
+    env = _github_env(tmp_path, "pull_request", PULL_REQUEST)
+    env["GITHUB_EVENT_PATH"] = str(tmp_path / "missing.json")
+    assert ci_resource_attributes(env)["vcs.ref.head.revision"] == "f" * 40
+
+
+def test_gitlab_merged_results_pipeline_names_the_source_branch_commit():
+    env = {"GITLAB_CI": "true", "CI_COMMIT_SHA": "m" * 40, "CI_COMMIT_REF_NAME": "refs/merge-requests/3/merge",
+           "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "fix/login", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": "a" * 40,
+           "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": "b" * 40,
+           "CI_MERGE_REQUEST_IID": "3"}
+    attrs = ci_resource_attributes(env)
+    assert (attrs["vcs.ref.head.name"], attrs["vcs.ref.head.revision"]) == ("fix/login", "a" * 40)
+    assert (attrs["vcs.ref.base.name"], attrs["vcs.ref.base.revision"]) == ("main", "b" * 40)
+    assert attrs["vcs.change.id"] == "3"
 
 
 def test_no_ci_no_attributes():

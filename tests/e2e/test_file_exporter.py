@@ -35,7 +35,9 @@ GITHUB_ENV = {
     "GITHUB_HEAD_REF": "feature/x",
     "GITHUB_REF_TYPE": "branch",
     "GITHUB_SHA": "9d59409acf479dfa0df1aa568182e43e43df8bbe",
+    "GITHUB_BASE_REF": "main",
 }
+HEAD_SHA, BASE_SHA = "5f3c2a17e0b94d68c1a2b3c4d5e6f708192a3b4c", "0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5"
 
 
 def _b64_ids(doc: dict) -> None:
@@ -70,7 +72,10 @@ def test_file_and_grpc_get_the_same_spans(tmp_path):
     out = tmp_path / "spans.jsonl"
     data = CBC.read_bytes()
     with GrpcReceiver() as rx:
-        env = clean_env(**GITHUB_ENV)
+        event = tmp_path / "event.json"  # the pull request's payload: its head commit, not the merge's
+        event.write_text(json.dumps({"number": 42, "pull_request": {
+            "head": {"ref": "feature/x", "sha": HEAD_SHA}, "base": {"ref": "main", "sha": BASE_SHA}}}))
+        env = clean_env(**GITHUB_ENV, GITHUB_EVENT_NAME="pull_request", GITHUB_EVENT_PATH=str(event))
         proc = run_bridge(["--exporter", "otlp,file", "--output", str(out), "--protocol", "grpc",
                            "--endpoint", rx.endpoint], data, env=env)
         got = rx.received.wait_for(N_WORKFLOW + N_SESSION, timeout=5)
@@ -100,7 +105,8 @@ def test_file_and_grpc_get_the_same_spans(tmp_path):
     assert resource["vcs.repository.url.full"] == "https://github.com/acme/widgets"
     assert resource["vcs.repository.name"] == "widgets"
     assert resource["vcs.ref.head.name"] == "feature/x"
-    assert resource["vcs.ref.head.revision"] == GITHUB_ENV["GITHUB_SHA"]
+    assert resource["vcs.ref.head.revision"] == HEAD_SHA != GITHUB_ENV["GITHUB_SHA"]
+    assert (resource["vcs.ref.base.name"], resource["vcs.ref.base.revision"]) == ("main", BASE_SHA)
     assert resource["vcs.ref.type"] == "branch"
     assert resource["vcs.change.id"] == "42"
     assert resource["vcs.provider.name"] == "github"
