@@ -13,9 +13,9 @@ read, so every exported string is, in this order:
 3. **home directories** shown as ``~`` (``/home/NAME``, ``/Users/NAME``, ``/root``,
    ``C:\\Users\\NAME``), and every value a pattern replaced earlier in the run replaced by its
    marker wherever it appears (:mod:`otelbridge.found_secrets`);
-4. **capped** — after all of the above, at most ``max_length`` characters
-   (``--max-attribute-length``, default 256, and ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``);
-   a cut string ends in ``…``. Span names at 64.
+4. **capped** — at most ``max_length`` characters (``--max-attribute-length``, default 256, and
+   ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``; :data:`VOCABULARY` and span names at 64 at the
+   least); a cut string ends in ``…``.
 
 Redaction runs on the whole string *before* the cap, so a cap can never cut a secret in half and
 leave a prefix the patterns no longer recognise. A string longer than :data:`SCAN_MAX_CHARS` is
@@ -23,13 +23,12 @@ not scanned and never leaves (:meth:`Redactor.scan` gives ``None``). Each distin
 scanned once (a bounded cache keyed by the string). The detector itself is
 :mod:`otelbridge.secrets`.
 
-Call sites stay simple: :func:`clean` and :func:`span_name` use the process-wide
-:class:`Redactor` that :func:`install` sets once at startup (``otelbridge.app``). The span
-builder (``otelbridge.spans``) is the one boundary: it passes every name, attribute, event, link
-and status description of a span record through the installed redactor. Text for
-people goes through :func:`terminal` (waterfall) or :func:`markdown` (GitHub step summary);
-endpoints we print through :func:`endpoint`; log lines through :func:`message`; files we write
-are opened with :func:`open_private` (mode 0600).
+:func:`clean` and :func:`span_name` use the :class:`Redactor` :func:`install` sets at start. The
+span builder (``otelbridge.spans``) is the one boundary: every name, attribute, event, link and
+status description of a span record passes through it. Text for people goes through
+:func:`terminal` (waterfall) or :func:`markdown` (step summary); endpoints we print through
+:func:`endpoint`; log lines through :func:`message`; files we write are opened with
+:func:`open_private` (mode 0600).
 """
 
 from __future__ import annotations
@@ -63,6 +62,10 @@ _LINE_ENDS = re.compile(r"[\r\n]")
 DEFAULT_MAX_LENGTH = 256
 #: Cap for span names, in characters (real agent labels are the first words of their prompt).
 SPAN_NAME_MAX = 64
+#: Attributes the views classify spans by (operation, state, usage source): a lower
+#: ``max_length`` cuts them at :data:`SPAN_NAME_MAX` (what is exported: the SDK's limit).
+VOCABULARY = frozenset({"gen_ai.operation.name", "session.usage.source", "workflow.status",
+                        "workflow.agent.state"})
 #: Cap for one line of ours on stderr, in characters.
 MESSAGE_MAX = 1000
 
@@ -149,9 +152,7 @@ class _Memo:
 
 class Redactor:
     """One configuration of what may leave; treat as immutable, build with :meth:`build`.
-
-    ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters).
-    """
+    ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters)."""
 
     __slots__ = ("patterns", "max_length", "only_defaults", "found", "_known", "_memo", "_needles",
                  "_keys", "_flags", "_probes")
@@ -165,8 +166,7 @@ class Redactor:
         self.only_defaults = patterns == DEFAULT_PATTERNS
         #: each distinct string is scanned once: its sanitised and redacted form (:class:`_Memo`)
         self._memo = _Memo()
-        #: which patterns can match a text, in one pass (:class:`otelbridge.secret_patterns.Needles`),
-        #: made at the first scan
+        #: which patterns can match a text, in one pass (:class:`Needles`), made at the first scan
         self._needles: Needles | None = None
         #: attribute keys known to be clean (at most :data:`MEMO_ENTRIES`)
         self._keys: set[str] = set()
@@ -358,7 +358,7 @@ class Redactor:
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
         in a sequence value — sanitised and redacted on its whole length, then capped at
-        ``max_length``; a string too long to scan is left out (an attribute) or dropped from
+        ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too long to scan is left out (an attribute) or dropped from
         its sequence. Numbers and booleans as they are."""
         out: dict[str, Any] = {}
         if not attrs:
@@ -379,7 +379,7 @@ class Redactor:
                     if value is None:
                         continue
                     if len(value) > limit:
-                        value = _cap(value, limit)
+                        value = _cap(value, max(limit, SPAN_NAME_MAX) if key in VOCABULARY else limit)
             elif isinstance(value, (list, tuple)):
                 value = [v for v in (_cap(scan(v) or "", limit) if isinstance(v, str) else v
                                      for v in (_flag_values(value, self.redact, self.found)

@@ -290,3 +290,27 @@ def test_a_milk_session_its_result_ended_goes_on_in_a_later_file_with_ids_of_its
     turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.start_ns)
     assert [(t.name, t.parent_span_id) for t in turns] == [("turn 1", sessions[0].span_id),
                                                           ("turn 2", sessions[1].span_id)]
+
+
+@needs_fixtures()
+def test_a_low_attribute_length_limit_cuts_what_is_exported_not_what_the_job_outputs_count(tmp_path):
+    """``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=5``: the collector gets every string at most 5
+    characters (the SDK's limit), while the job outputs, which classify spans by their
+    operation and the session's usage source, give the same totals as without it."""
+    path = FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl"
+    outputs, received = {}, {}
+    for limit in ("", "5"):
+        out = tmp_path / f"out{limit}"
+        with GrpcReceiver() as rx:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, str(path)],
+                              env=clean_env(GITHUB_OUTPUT=str(out), OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=limit))
+            received[limit] = rx.received.spans()
+        assert proc.returncode == 0, proc.stderr
+        outputs[limit] = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert outputs["5"] == outputs[""]
+    assert (outputs["5"]["input_tokens"], outputs["5"]["output_tokens"], outputs["5"]["workflow_tokens"]) == (
+        "379803", "1000", "88904")
+    assert len(received["5"]) == len(received[""]) == 17
+    ops = {s.attributes.get("gen_ai.operation.name") for s in received["5"]} - {None}
+    assert ops == {"chat", "invok", "execu"}
+    assert all(len(v) <= 5 for s in received["5"] for v in s.attributes.values() if isinstance(v, str))
