@@ -139,19 +139,22 @@ def _str(value: Any) -> str | None:
 #: Significant digits a cost keeps: a double's 15 (``0.11752375000000001``, the CLI's own sum
 #: of floats, is ``0.11752375``)
 _COST_DIGITS = Context(prec=15)
+#: Dollars no run costs: a larger ``total_cost_usd`` is taken for garbage, not summed.
+MAX_COST = Decimal(10) ** 9
 
 
 def _decimal(value: Any) -> Decimal | None:
     """A cost as the stream wrote it, to 15 significant digits: ``0.0141`` →
     ``Decimal("0.0141")`` (``repr`` of a float is its shortest round-trip form), and the sum of
-    such costs exact."""
+    such costs exact. ``None`` for what is no cost in dollars: not a number, not finite,
+    negative, or :data:`MAX_COST` or more (written out, ``1e308`` would take 309 digits)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
         result = _COST_DIGITS.create_decimal(repr(value))
     except InvalidOperation:
         return None
-    return result if result.is_finite() else None
+    return result if result.is_finite() and 0 <= result < MAX_COST else None
 
 
 # --------------------------------------------------------------------------- what is kept

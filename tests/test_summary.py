@@ -241,7 +241,9 @@ def test_job_output_cost_is_plain_decimal_notation(tmp_path):
     res = ('{"type":"result","subtype":"success","is_error":false,"duration_ms":5,"num_turns":1,'
            '"session_id":"%s","total_cost_usd":%s,"usage":{"input_tokens":1,"output_tokens":1},'
            '"timestamp":"2026-07-10T00:00:01Z"}')
-    for cost, want in (("10", "10"), ("1e-07", "0.0000001"), ("0.1234500", "0.12345")):
+    # no cost in dollars (1e308 would be 309 digits, a negative would lower the total): none
+    for cost, want in (("10", "10"), ("1e-07", "0.0000001"), ("0.1234500", "0.12345"),
+                       ("999999999.5", "999999999.5"), ("1e308", "0"), ("1e9", "0"), ("-5", "0")):
         path = tmp_path / f"s{cost}.jsonl"
         path.write_text(init % "s1" + "\n" + res % ("s1", cost) + "\n")
         out = tmp_path / f"out{cost}"
