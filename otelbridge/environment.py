@@ -134,6 +134,10 @@ def otlp_timeout_s(env: Mapping[str, str], ignored: list[str], problems: list[st
 _HTTP_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
+#: HTTP fields that describe the body, which the OTLP/HTTP exporter sets (protobuf, its
+#: compression): a user's value misdescribes it and the collector refuses every export
+_BODY_FIELDS = frozenset({"content-type", "content-encoding", "content-length", "transfer-encoding"})
+
 _GRPC_KEY = re.compile(r"[0-9a-z_.-]+")
 
 
@@ -157,6 +161,8 @@ def _header_fault(protocol: str, key: str, value: str) -> str | None:
         return None
     if not _HTTP_NAME.fullmatch(key):
         return "name is no HTTP field name"
+    if key in _BODY_FIELDS:  # (a collector answered a JSON type with 500, the others with 400)
+        return "name is the exporter's to set: it describes the protobuf body it sends"
     try:
         value.encode("latin-1")
     except UnicodeEncodeError:

@@ -332,10 +332,10 @@ def prometheus_samples(port: int) -> list[tuple[str, dict[str, str], float]]:
     return rows
 
 
-def run_otelbridge(args: list[str], data: bytes, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_otelbridge(args: list[str], data: bytes, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
     """The installed ``otelbridge ARGS`` with ``data`` on stdin, in an environment without the
-    caller's OTEL_*/OTELBRIDGE_* variables."""
-    return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(),
+    caller's OTEL_*/OTELBRIDGE_* variables, ``env`` added."""
+    return subprocess.run([str(OTELBRIDGE), *args], input=data, capture_output=True, env=clean_env(**env),
                           timeout=timeout, cwd=ROOT)
 
 
