@@ -35,6 +35,8 @@ from ..events import (
     CaudraWorkflowSnapshot,
     Event,
     GoalEvent,
+    ModelCall,
+    ToolResult,
     as_int,
     as_key,
     as_str,
@@ -42,6 +44,7 @@ from ..events import (
     s_to_ns,
 )
 from .base import LineInfo, parse_usage
+from .claude_code import parse_assistant, parse_user
 
 #: ``phase_history`` and ``logs`` entries read at most per snapshot (logs are the last 200 by
 #: the protocol; the cap keeps a hostile snapshot from costing unbounded memory).
@@ -111,14 +114,13 @@ def _snapshot(doc: dict, event: dict, run_id: str, line: LineInfo) -> CaudraWork
 
 
 def _agent_message(doc: dict, run_id: str, line: LineInfo) -> CaudraAgentMessage:
+    """Its content as Claude Code's (the same SDK shape): an ``assistant`` line's text and
+    ``tool_use`` blocks, a ``user`` line's ``tool_result`` blocks."""
     msg = doc.get("message")
     if not isinstance(msg, dict):
         msg = {}
-    content = msg.get("content")
-    tool_uses = 0
-    if isinstance(content, list):
-        tool_uses = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
-    return CaudraAgentMessage(
+    role = doc.get("type")
+    ev = CaudraAgentMessage(
         line.session_id,
         line.ts_ns,
         run_id=run_id,
@@ -126,12 +128,19 @@ def _agent_message(doc: dict, run_id: str, line: LineInfo) -> CaudraAgentMessage
         call_key=as_key(doc.get("workflow_call_key")),
         phase=as_str(doc.get("workflow_phase")),
         parent_tool_use_id=as_str(doc.get("parent_tool_use_id")),
-        role=doc.get("type"),
+        role=role,
         model=as_str(msg.get("model")),
         message_id=as_str(msg.get("id")),
         usage=parse_usage(msg.get("usage")),
-        tool_uses=tool_uses if doc.get("type") == "assistant" else 0,
     )
+    if role == "assistant":
+        for call in parse_assistant(doc, line):
+            if isinstance(call, ModelCall):
+                ev.tool_calls, ev.content = call.tool_calls, call.content
+    elif role == "user":
+        ev.tool_results = [r for r in parse_user(doc, line) if isinstance(r, ToolResult)]
+    ev.tool_uses = len(ev.tool_calls)
+    return ev
 
 
 def _automation_fired(doc: dict, line: LineInfo) -> AutomationFired:

@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolResult, Usage
+from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolCall, ToolResult, Usage
 from ..secret_commands import prints_secret, writes_secret
-from .base import remember, span_name, usage_attributes
+from .base import Context, remember, span_name, usage_attributes
 from .state import Chat, Session, Tool, Turn
 
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
@@ -53,6 +53,35 @@ def _output_messages(chat: Chat) -> str:
     else:
         finish = "tool_call" if chat.tool_calls else "stop"
     return _json.encode([{"role": "assistant", "parts": parts, "finish_reason": finish}]).decode()
+
+
+def read_tool_call(ctx: Context, call: ToolCall) -> None:
+    """What a tool call's arguments tell the redactor (``ctx.learn``, ``ctx.remember``): the
+    secrets they show, and a file they write that is named for a secret, whose content is one."""
+    if call.arguments and ctx.remember is not None:
+        written = writes_secret(call.arguments)
+        if written is not None:
+            ctx.remember(written)
+    if call.arguments and ctx.learn is not None:
+        ctx.learn(call.arguments, True)
+
+
+def read_tool_result(ctx: Context, ev: ToolResult, arguments: str | None,
+                     failure: str | None = None) -> tuple[str | None, str | None]:
+    """What the redactor learns from a tool's result (the secrets its output shows; the whole
+    output, remembered bare, when its command prints a secret: ``prints_secret``), and the
+    call's ``(error, result)`` as exported: the error its output (with content capture), else
+    ``failure``, else ``tool error``, when ``is_error``; the result :data:`PRINTED_SECRET` for
+    such a command's output."""
+    if ev.content and ctx.learn is not None:
+        ctx.learn(ev.content, False)
+    secret = bool(ev.content) and not ev.is_error and arguments is not None and prints_secret(arguments)
+    if secret and ctx.remember is not None:
+        ctx.remember(ev.content)  # type: ignore[arg-type]
+    error = None
+    if ev.is_error:
+        error = (ev.content if ctx.capture_content and ev.content else None) or failure or "tool error"
+    return error, PRINTED_SECRET if secret else ev.content
 
 
 def usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
@@ -132,12 +161,7 @@ class CallsMixin:
                 continue
             if self.ctx.capture_content:
                 chat.tool_calls.append((call.id, call.name))
-            if call.arguments and self.ctx.remember is not None:
-                written = writes_secret(call.arguments)
-                if written is not None:  # into a file named for a secret: it is one, bare
-                    self.ctx.remember(written)
-            if learn is not None and call.arguments:
-                learn(call.arguments, True)
+            read_tool_call(self.ctx, call)
             tool = Tool(call.id, self._span_id(s, "tool", call.id), chat.span_id, scope, now,
                         call.name, call.arguments, chat.turn_n, message_id=mid,
                         dated=self.ctx.own_time(ev.ts_ns))
@@ -192,17 +216,8 @@ class CallsMixin:
             owner = s.agents.get(tool.owner)
             if owner is not None:
                 owner.last_ns = max(owner.last_ns, now)
-        if ev.content and self.ctx.learn is not None:
-            self.ctx.learn(ev.content, False)
-        secret = bool(ev.content) and not ev.is_error and tool.arguments is not None and prints_secret(tool.arguments)
-        if secret and self.ctx.remember is not None:
-            self.ctx.remember(ev.content)  # type: ignore[arg-type]
-        error = None
-        if ev.is_error:
-            error = ev.content if (self.ctx.capture_content and ev.content) else None
-            error = error or tool.task_failure or "tool error"
-        self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None,
-                        PRINTED_SECRET if secret else ev.content)
+        error, result = read_tool_result(self.ctx, ev, tool.arguments, tool.task_failure)
+        self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, result)
 
     def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:
         """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,

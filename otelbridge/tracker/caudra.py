@@ -14,8 +14,8 @@ Workflow runs (``system/workflow``):
   running at that time (else the root);
 * agents (``assistant``/``user`` lines with ``workflow_run_id``) become ``invoke_agent``
   children of the phase of their ``workflow_phase`` title that was running when the agent was
-  first seen (else the latest phase of that title, else the root), keyed by ``(workflow_epoch,
-  workflow_call_key, parent_tool_use_id)``; an agent runs from its first line to its last;
+  first seen (else the latest phase of that title, else the root), their tool calls
+  ``execute_tool`` children of theirs (:mod:`.caudra_agents`);
 * terminal statuses (:data:`TERMINAL_STATUSES`) end the run after the grace window
   (``ctx.grace_s``; late logs and agent lines still land); ``paused`` is not terminal: a
   ``paused`` event, and a ``resumed`` event when ``workflow_epoch`` rises; a run still paused at
@@ -50,7 +50,6 @@ from ..events import (
     SpanEvent,
     SpanLink,
     SpanRecord,
-    Usage,
 )
 from .base import (
     Context,
@@ -65,6 +64,7 @@ from .base import (
     usage_attributes,
 )
 from .budget import ITEM_BYTES, REF_BYTES, RUN_BYTES, text_bytes
+from .caudra_agents import Agent, WorkflowAgents
 
 #: status → ``workflow.status`` for the statuses that end a run (Caudra's headless-mode documentation: "completed" and
 #: "finished" both mean done; "interrupted" is a run left active at shutdown, not an error).
@@ -78,10 +78,8 @@ TERMINAL_STATUSES = {
 PAUSED = "paused"
 
 #: Caps that keep memory bounded by design, not by stream length.
-MAX_AGENTS_PER_RUN = 10_000
 MAX_PHASES_PER_RUN = 10_000
 MAX_LOGS_PER_RUN = 10_000
-MAX_MESSAGE_IDS = 10_000
 MAX_PENDING_NOTICES = 1_024
 #: notices held in all for firings not seen yet; beyond, they go to the session at once
 MAX_PENDING_NOTICE_EVENTS = 10_000
@@ -93,20 +91,6 @@ def workflow_key(run_id: str) -> str:
     """The key of a Caudra run among a session's workflows (``Context.workflow_ref``; the
     deterministic trace id hashes it in place of a cbc ``task_id``)."""
     return f"caudra:{run_id}"
-
-
-class _Agent(msgspec.Struct):
-    key: tuple[int | None, str | None, str | None]
-    span_id: int
-    first_ns: int
-    last_ns: int
-    phase: str | None
-    call_key: str | None
-    epoch: int | None
-    parent_tool_use_id: str | None
-    model: str | None = None
-    tool_uses: int = 0
-    usage: dict[str, Usage] = msgspec.field(default_factory=dict)
 
 
 class _Run(RunBase):
@@ -121,24 +105,15 @@ class _Run(RunBase):
     #: (title, started_ns) → first time seen (the start when ``started_at`` is missing)
     phases: dict[tuple[str | None, int | None], int] = msgspec.field(default_factory=dict)
     logs: dict[tuple[int, str], int | None] = msgspec.field(default_factory=dict)
-    agents: dict[tuple, _Agent] = msgspec.field(default_factory=dict)
+    agents: dict[tuple, Agent] = msgspec.field(default_factory=dict)
     events: list[SpanEvent] = msgspec.field(default_factory=list)
-    #: estimated bytes of its logs' text and its agents' usage entries (the budget's weight)
+    #: estimated bytes of its logs' text and its agents' usage entries and tools (the budget's weight)
     held_chars: int = 0
 
 
 def _weigh(run: _Run) -> int:
     return (RUN_BYTES + ITEM_BYTES * (len(run.agents) + len(run.phases) + len(run.events))
             + REF_BYTES * len(run.logs) + text_bytes(run.name, run.error) + run.held_chars)
-
-
-def _sum_usage(usages: list[Usage]) -> Usage | None:
-    if not usages:
-        return None
-    total = Usage()
-    for usage in usages:
-        total.add(usage)
-    return total
 
 
 class CaudraTracker:
@@ -148,6 +123,7 @@ class CaudraTracker:
         self.ctx = ctx
         self.table: RunTable[_Run] = RunTable(ctx, close=self._close, weigh=_weigh)
         self.runs = self.table.open
+        self.agents = WorkflowAgents(ctx)
         self._fired = Recent()
         self._anonymous = 0
         #: fire_id → notices that came before their firing: (session_id, event)
@@ -279,33 +255,7 @@ class CaudraTracker:
         if run is None:
             return
         self._epoch(run, ev.epoch, now)
-        key = (ev.epoch, ev.call_key, ev.parent_tool_use_id)
-        agent = run.agents.get(key)
-        if agent is None:
-            if len(run.agents) >= MAX_AGENTS_PER_RUN:
-                self.ctx.stats.agents_capped += 1
-                return
-            ident = "/".join(str(k) for k in key)
-            agent = _Agent(
-                key=key,
-                span_id=self.ctx.ids.span_id(run.trace_id, "agent", ident),
-                first_ns=now,
-                last_ns=now,
-                phase=ev.phase,
-                call_key=ev.call_key,
-                epoch=ev.epoch,
-                parent_tool_use_id=ev.parent_tool_use_id,
-            )
-            run.agents[key] = agent
-        agent.last_ns = max(agent.last_ns, now)
-        agent.phase = agent.phase or ev.phase
-        agent.model = ev.model or agent.model
-        agent.tool_uses += ev.tool_uses
-        if ev.usage is not None and ev.message_id:
-            if ev.message_id in agent.usage or len(agent.usage) < MAX_MESSAGE_IDS:
-                if ev.message_id not in agent.usage:
-                    run.held_chars += REF_BYTES
-                agent.usage[ev.message_id] = ev.usage  # a message's lines repeat its usage
+        run.held_chars += self.agents.message(run.agents, run.trace_id, lambda: self._common(run), ev, now)
 
     def _close_if_open(self, key: tuple[str | None, str]) -> None:
         run = self.runs.get(key)
@@ -368,7 +318,8 @@ class CaudraTracker:
         for agent in run.agents.values():
             # its own phase title decides; without one, the phase running when it started
             i = phase_at(agent.first_ns, agent.phase) if agent.phase else phase_at(agent.first_ns)
-            self.ctx.emit(self._agent_record(run, agent, spans[i][3] if i is not None else run.span_id))
+            self.agents.end(agent, run.trace_id, self._common(run), spans[i][3] if i is not None else run.span_id,
+                            reason if run.terminal_ns is None else None)
 
         for i, (title, p_start, p_end, span_id) in enumerate(spans):
             attrs = self._common(run)
@@ -392,33 +343,6 @@ class CaudraTracker:
             root.error = f"{reason} before a terminal workflow status"  # the stream did not end
             root.events.append(interrupted_event(end, reason))
         self.ctx.emit(root)
-
-    def _agent_record(self, run: _Run, agent: _Agent, parent_span_id: int) -> SpanRecord:
-        attrs = self._common(run)
-        attrs["gen_ai.operation.name"] = "invoke_agent"
-        attrs["workflow.agent.tool_calls"] = agent.tool_uses
-        if agent.call_key is not None:
-            attrs["workflow.call_key"] = agent.call_key
-        if agent.epoch is not None:
-            attrs["workflow.epoch"] = agent.epoch
-        if agent.phase:
-            attrs["workflow.phase.title"] = agent.phase
-        if agent.parent_tool_use_id:
-            attrs["workflow.tool_use_id"] = agent.parent_tool_use_id
-        if agent.model:
-            attrs["gen_ai.request.model"] = agent.model
-        usage = _sum_usage(list(agent.usage.values()))
-        if usage is not None:
-            attrs.update(usage_attributes(usage))
-        return SpanRecord(
-            name="invoke_agent subagent",
-            trace_id=run.trace_id,
-            span_id=agent.span_id,
-            parent_span_id=parent_span_id,
-            start_ns=agent.first_ns,
-            end_ns=agent.last_ns,
-            attributes=attrs,
-        )
 
     def _root_record(self, run: _Run, start: int, end: int, events: list[SpanEvent]) -> SpanRecord:
         raw = run.status

@@ -51,12 +51,17 @@ def stream_facts():
         elif "workflow_run_id" in doc:
             key = (str(doc["workflow_run_id"]), doc["workflow_epoch"], str(doc["workflow_call_key"]))
             a = agents.setdefault(key, {"start": latest, "usage": {}, "tools": 0, "phase": doc["workflow_phase"],
-                                        "tool_use_id": doc["parent_tool_use_id"]})
+                                        "tool_use_id": doc["parent_tool_use_id"], "calls": {}})
             a["end"] = latest
             msg = doc["message"]
             if "usage" in msg:
                 a["usage"][msg["id"]] = msg["usage"]
             a["tools"] += sum(1 for b in msg["content"] if b.get("type") == "tool_use")
+            for b in msg["content"]:  # tool calls: from their tool_use's line to their result's
+                if b.get("type") == "tool_use":
+                    a["calls"][b["id"]] = {"name": b["name"], "start": latest}
+                elif b.get("type") == "tool_result":
+                    a["calls"][b["tool_use_id"]].update(end=latest, error=b.get("is_error", False))
         elif doc.get("subtype") == "automation_fired":
             fired.append((doc, latest))
     return runs, agents, fired, latest
@@ -78,7 +83,8 @@ def test_caudra_example_at_receiver():
     n_phases = sum(len(r["history"]) for r in runs.values())
     n_workflow = len(runs) + n_phases + len(agents)
     # the workflow traces; the session's trace: its span, its turns, the firings (its children)
-    expected = n_workflow + 1 + n_turns + len(fired)
+    n_tools = sum(len(a["calls"]) for a in agents.values())
+    expected = n_workflow + n_tools + 1 + n_turns + len(fired)
     with GrpcReceiver() as rx:
         proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
                            "--deterministic-ids"], data)
@@ -86,7 +92,7 @@ def test_caudra_example_at_receiver():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data
     spans = workflow_spans(everything)
-    assert len(spans) == n_workflow == 3 + 5 + 3  # runs, phases, agents
+    assert len(spans) == n_workflow + n_tools == 3 + 5 + 3 + 2  # runs, phases, agents, their tools
 
     roots = {s.attributes["workflow.run_id"]: s for s in spans if s.name.startswith("invoke_workflow")}
     assert set(roots) == set(runs)
@@ -143,8 +149,24 @@ def test_caudra_example_at_receiver():
         assert span.attributes["gen_ai.usage.input_tokens"] == sum(
             u["input_tokens"] + u.get("cache_read_input_tokens", 0) for u in usages)
         assert span.attributes["gen_ai.usage.output_tokens"] == sum(u["output_tokens"] for u in usages)
-        assert span.attributes["workflow.agent.tool_calls"] == a["tools"]
+        assert span.attributes["workflow.agent.tool_calls"] == a["tools"] == len(a["calls"])
         assert span.attributes["workflow.tool_use_id"] == a["tool_use_id"]
+        tools = [s for s in spans if s.parent_span_id == span.span_id]
+        assert sorted(t.attributes["gen_ai.tool.call.id"] for t in tools) == sorted(a["calls"])
+        for tool in tools:
+            call = a["calls"][tool.attributes["gen_ai.tool.call.id"]]
+            assert tool.name == f"execute_tool {call['name']}" and tool.trace_id == span.trace_id
+            assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+            assert tool.attributes["gen_ai.tool.name"] == call["name"]
+            assert "gen_ai.tool.call.arguments" not in tool.attributes  # content: not captured
+            assert tool.start_ns == call["start"]
+            if "end" in call:
+                assert tool.end_ns == call["end"] and tool.status_code == (2 if call["error"] else 0)
+            else:  # no tool_result when its run ended: ERROR at its agent's last line
+                assert tool.end_ns == a["end"]
+                assert (tool.status_code, tool.attributes["error.type"], tool.status_message) == (
+                    2, "incomplete", "no tool_result when the workflow ended")
+    assert sum(1 for s in spans if s.name.startswith("execute_tool ") and s.status_code == 2) == 1
     # the re-entered phase got its own agent: two "gather" parents in run-1
     gather_parents = {s.parent_span_id for s in agent_spans if by_id[s.parent_span_id].name == "phase gather"}
     assert len(gather_parents) == 2
@@ -181,7 +203,7 @@ def test_caudra_example_at_receiver():
     # agents' lines are the workflow traces' agents (above), not session sub-agents
     assert sorted(s.name for s in session_trace) == sorted(
         [session_name(data)] + [f"turn {n}" for n in range(1, n_turns + 1)] + [s.name for s in autos])
-    assert len(everything) == expected == 11 + 1 + 1 + 2
+    assert len(everything) == expected == 11 + 2 + 1 + 1 + 2
     assert f"{expected} exported, 0 dropped".encode() in proc.stderr
     # workflow traces and the session's trace: linked both ways (SPAN-MODEL.md)
     assert sorted(session.links) == sorted((r.trace_id, r.span_id) for r in roots.values())
@@ -256,3 +278,48 @@ def test_a_session_of_automation_firings_alone_has_no_run_and_no_error():
     assert session.end_ns == (t0 + 30_000) * 1_000_000  # its longest firing's end
     (rate_limited,) = [s for s in spans if s.name == "automation a1"]
     assert rate_limited.start_ns == rate_limited.end_ns == (t0 + 1000) * 1_000_000  # it never ran
+
+
+def test_a_workflow_agents_tool_output_that_is_a_secret_is_hidden_where_it_shows_again():
+    """A workflow agent's ``vault kv get -field=password`` prints a password bare: its tool
+    span carries no output (content is not captured), and the run's log line that repeats the
+    password, and the next agent's tool arguments, show it as ``[REDACTED:secret]``."""
+    t, secret = 1_790_000_000, "Tr0ub4dor-horse-staple"
+    history = [{"title": "deploy", "started_at": t}]
+
+    def agent(kind, content, n=1):
+        msg = {"role": kind, "content": content}
+        if kind == "assistant":
+            msg.update(id=f"msg_{n}", model="m1", usage={"input_tokens": 10, "output_tokens": 2})
+        return {"type": kind, "message": msg, "parent_tool_use_id": f"toolu_wf_{n}", "workflow_run_id": "r1",
+                "workflow_epoch": 1, "workflow_call_key": n, "workflow_phase": "deploy", "session_id": "sess-v"}
+
+    command = "vault kv get -field=password secret/db"
+    lines = [
+        {"type": "system", "subtype": "workflow", "session_id": "sess-v", "workflow_run_id": "r1",
+         "event": {"kind": "snapshot", "run_id": "r1", "name": "deploy", "status": "active", "revision": 1,
+                   "phase_history": history, "logs": []}},
+        agent("assistant", [{"type": "tool_use", "id": "toolu_v", "name": "Bash", "input": {"command": command}}]),
+        agent("user", [{"type": "tool_result", "tool_use_id": "toolu_v", "content": secret}]),
+        agent("assistant", [{"type": "tool_use", "id": "toolu_p", "name": "Bash",
+                             "input": {"command": f"psql postgres://app@db/app -c 'select 1' # {secret}"}}], 2),
+        agent("user", [{"type": "tool_result", "tool_use_id": "toolu_p", "content": "1", "is_error": True}], 2),
+        {"type": "system", "subtype": "workflow", "session_id": "sess-v", "workflow_run_id": "r1",
+         "event": {"kind": "snapshot", "run_id": "r1", "name": "deploy", "status": "completed", "revision": 2,
+                   "phase_history": history, "logs": [{"at": t + 9, "message": f"deployed with {secret}"}]}},
+    ]
+    data = "".join(json.dumps(l) + "\n" for l in lines).encode()
+    with GrpcReceiver() as rx:
+        proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream",
+                           "--capture-content"], data)
+        spans = rx.received.wait_for(6, timeout=5)
+    assert proc.returncode == 0 and proc.stdout == data
+    everything = json.dumps([[s.name, s.attributes, s.events, s.status_message] for s in spans], default=str)
+    assert secret not in everything
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name == "execute_tool Bash"}
+    assert json.loads(tools["toolu_v"].attributes["gen_ai.tool.call.arguments"]) == {"command": command}
+    assert tools["toolu_v"].attributes["gen_ai.tool.call.result"] == "[REDACTED:secret]"
+    assert "[REDACTED:secret]" in tools["toolu_p"].attributes["gen_ai.tool.call.arguments"]
+    assert (tools["toolu_p"].status_code, tools["toolu_p"].attributes["error.type"]) == (2, "tool_error")
+    (phase,) = [s for s in spans if s.name == "phase deploy"]
+    assert [a["workflow.log.message"] for _, _, a in phase.events] == ["deployed with [REDACTED:secret]"]
