@@ -223,7 +223,6 @@ class CaudraAgentMessage(Event):
     model: str | None = None
     message_id: str | None = None
     usage: Usage | None = None
-    tool_uses: int = 0
     #: an ``assistant`` line's ``tool_use`` blocks and text; a ``user`` line's results
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
     content: str | None = None

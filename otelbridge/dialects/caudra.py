@@ -139,7 +139,6 @@ def _agent_message(doc: dict, run_id: str, line: LineInfo) -> CaudraAgentMessage
                 ev.tool_calls, ev.content = call.tool_calls, call.content
     elif role == "user":
         ev.tool_results = [r for r in parse_user(doc, line) if isinstance(r, ToolResult)]
-    ev.tool_uses = len(ev.tool_calls)
     return ev
 
 

@@ -54,6 +54,7 @@ class Agent(msgspec.Struct):
     epoch: int | None
     parent_tool_use_id: str | None
     model: str | None = None
+    #: its tool calls, each ``tool_use`` id once (past the cap: each line's)
     tool_uses: int = 0
     usage: dict[str, Usage] = msgspec.field(default_factory=dict)
     #: tool_use id → its open call; ``None`` once ended (a line repeated opens it no more)
@@ -89,7 +90,6 @@ class WorkflowAgents:
         agent.last_ns = max(agent.last_ns, now)
         agent.phase = agent.phase or ev.phase
         agent.model = ev.model or agent.model
-        agent.tool_uses += ev.tool_uses
         if ev.usage is not None and ev.message_id:
             if ev.message_id in agent.usage or len(agent.usage) < MAX_MESSAGE_IDS:
                 if ev.message_id not in agent.usage:
@@ -100,6 +100,7 @@ class WorkflowAgents:
         for call in ev.tool_calls:
             if call.id in agent.tools:
                 continue
+            agent.tool_uses += 1
             read_tool_call(self.ctx, call)
             if len(agent.tools) >= MAX_TOOLS_PER_AGENT:
                 self.ctx.stats.session_items_capped += 1

@@ -83,7 +83,12 @@ def test_agent_message_keys_and_usage():
     (ev,) = DIALECT.decode(doc, INFO)
     assert isinstance(ev, CaudraAgentMessage)
     assert (ev.run_id, ev.epoch, ev.call_key, ev.phase, ev.parent_tool_use_id) == ("run-1", 2, "5", "analyze", "toolu_1")
-    assert (ev.role, ev.model, ev.message_id, ev.tool_uses) == ("assistant", "m-1", "msg_1", 2)
+    assert (ev.role, ev.model, ev.message_id, ev.content) == ("assistant", "m-1", "msg_1", "x")
+    assert [c.id for c in ev.tool_calls] == ["t1", "t2"] and ev.tool_results == []
+    doc["type"], doc["message"]["content"] = "user", [{"type": "tool_result", "tool_use_id": "t1", "is_error": True}]
+    (ev,) = DIALECT.decode(doc, INFO)
+    assert [(r.tool_use_id, r.is_error) for r in ev.tool_results] == [("t1", True)] and ev.tool_calls == []
+    doc["type"] = "assistant"
     assert ev.usage == Usage(10, 3, 7, None, anthropic=True)
     # a line without workflow_run_id is not a workflow agent's
     del doc["workflow_run_id"]

@@ -11,9 +11,12 @@ from otelbridge.events import (
     CaudraWorkflowLog,
     CaudraWorkflowSnapshot,
     GoalEvent,
+    ToolCall,
+    ToolResult,
     Usage,
 )
 from otelbridge.tracker import Parent
+from otelbridge.tracker import caudra_agents
 from otelbridge.tracker.caudra import RUN_INCOMPLETE, CaudraTracker
 
 from .harness import by_name, make_ctx
@@ -41,7 +44,8 @@ def log(at, message, run_id="run-1", epoch=1, revision=None):
 def agent(call_key, phase, ts, run_id="run-1", epoch=1, tool="toolu_1", msg="m1", usage=None, tools=0):
     return CaudraAgentMessage(SID, ts, run_id=run_id, epoch=epoch, call_key=call_key, phase=phase,
                               parent_tool_use_id=tool, role="assistant", model="model-x",
-                              message_id=msg, usage=usage, tool_uses=tools)
+                              message_id=msg, usage=usage,
+                              tool_calls=[ToolCall(f"{call_key}/{msg}/{n}", "Read") for n in range(tools)])
 
 
 def test_phases_logs_and_grace_window():
@@ -180,7 +184,7 @@ def test_agents_under_the_right_phase_of_the_right_run():
     assert a0.attributes["gen_ai.usage.input_tokens"] == 10 + 100 + 5
     assert a0.attributes["gen_ai.usage.output_tokens"] == 3
     assert a0.attributes["gen_ai.usage.cache_read.input_tokens"] == 100
-    assert a0.attributes["workflow.agent.tool_calls"] == 2
+    assert a0.attributes["workflow.agent.tool_calls"] == 1  # the same message again: its tool call once
     assert a0.attributes["workflow.tool_use_id"] == "toolu_1"
     assert a0.attributes["gen_ai.request.model"] == "model-x"
     assert a0.attributes["gen_ai.operation.name"] == "invoke_agent"
@@ -192,6 +196,47 @@ def test_agents_under_the_right_phase_of_the_right_run():
     (other_phase,) = [r for r in spans["phase gather"] if r.trace_id == other.trace_id]
     assert o.parent_span_id == other_phase.span_id
     assert all(a.trace_id == root.trace_id for k, a in agents.items() if k != (1, "9"))
+
+
+def test_an_agents_tool_calls_are_its_children_each_once_within_the_caps(monkeypatch):
+    """A ``tool_use`` opens a call once (a line repeated does not open it again, nor its result
+    end it twice), a result for no call of the agent is ignored, calls past the cap are
+    counted, not spanned; what the open calls hold leaves the run's weight when they end; a
+    call still open when the input is cut says why."""
+    monkeypatch.setattr(caudra_agents, "MAX_TOOLS_PER_AGENT", 3)
+    ctx, records, _ = make_ctx()
+    tr = CaudraTracker(ctx)
+
+    def calls(ts, *ids, args="{}"):
+        ev = agent("0", "gather", ts * S)
+        ev.tool_calls = [ToolCall(i, "Read", args) for i in ids]
+        return ev
+
+    def results(ts, *ids, error=False):
+        ev = agent("0", "gather", ts * S)
+        ev.role, ev.tool_results = "user", [ToolResult(SID, None, tool_use_id=i, is_error=error) for i in ids]
+        return ev
+
+    tr.handle(snap("active", [("gather", T)]))
+    (run,) = tr.runs.values()
+    tr.handle(calls(T + 1, "a", "b", args="x" * 5000))
+    held = run.held_chars
+    tr.handle(calls(T + 1, "a"))  # the same line again
+    tr.handle(results(T + 2, "a"))
+    tr.handle(results(T + 3, "a", "nobody", error=True))  # again, and an id of no call
+    assert run.held_chars < held
+    tr.handle(calls(T + 4, "c", "d"))  # "d": past the cap of 3 calls an agent keeps
+    tr.handle(results(T + 5, "c", error=True))
+    tr.finish(reason="interrupted by SIGTERM")
+    tools = {r.attributes["gen_ai.tool.call.id"]: r for r in records if r.name == "execute_tool Read"}
+    assert sorted(tools) == ["a", "b", "c"] and ctx.stats.session_items_capped == 1
+    (a_span,) = [r for r in records if r.name == "invoke_agent subagent"]
+    assert {t.parent_span_id for t in tools.values()} == {a_span.span_id}
+    assert (tools["a"].start_ns, tools["a"].end_ns, tools["a"].error) == ((T + 1) * S, (T + 2) * S, None)
+    assert (tools["c"].error, tools["c"].error_type) == ("tool error", "tool_error")
+    assert (tools["b"].end_ns, tools["b"].error, tools["b"].error_type) == (
+        a_span.end_ns, "no tool_result: interrupted by SIGTERM", "incomplete")
+    assert a_span.attributes["workflow.agent.tool_calls"] == 4  # each tool_use once
 
 
 def test_traceparent_parents_the_run():
