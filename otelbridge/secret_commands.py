@@ -54,7 +54,9 @@ _SECRET_FILE = (r"(?i:(?:(?<=[/\\])|(?<![^\s\"'=]))"
                 r"(?:\.(?:txt|key|secret|token|pass|pw))?)(?=[\s\"';|&)]|\Z)")
 #: A dotenv file's name (``.env``, ``.env.prod``, ``.envrc``, ``credentials``, ``secrets``)
 _DOTENV = r"(?:\.env(?:\.[\w-]+)?|\.envrc|credentials|secrets?)"
-_READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
+#: The commands whose output is a secret (the module's text), one regex's source: compiled at
+#: its first use (:func:`_reads_a_secret`), ~12 ms that a stream with no shell command never pays
+_READS_A_SECRET_SOURCE = (_AT + r"(?:" + "|".join((
     r"gcloud" + _OPTS + r"\s+(?:(?:alpha|beta)\s+)?secrets\s+versions\s+access",
     r"gcloud" + _OPTS + r"\s+auth\s+(?:application-default\s+)?print-(?:access|identity)-token",
     r"op" + _OPTS + r"\s+(?:read|inject)\s",
@@ -117,6 +119,17 @@ _READS_A_SECRET = re.compile(_AT + r"(?:" + "|".join((
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
+_READS_A_SECRET: re.Pattern[str] | None = None
+
+
+def _reads_a_secret() -> re.Pattern[str]:
+    """The compiled :data:`_READS_A_SECRET_SOURCE` (two threads may both compile it: the same
+    regex either way)."""
+    global _READS_A_SECRET
+    regex = _READS_A_SECRET
+    if regex is None:
+        regex = _READS_A_SECRET = re.compile(_READS_A_SECRET_SOURCE)
+    return regex
 
 
 #: The keys of a shell tool's command in its arguments (Claude Code's and milk's ``Bash``,
@@ -150,7 +163,7 @@ def prints_secret(arguments: str) -> bool:
     file tool's reading (``Read``'s ``file_path``, nothing written) of a file whose name says it
     holds a secret alone. At most the first 4,096 characters of the command are read."""
     if arguments[:1] != "{":
-        return _READS_A_SECRET.search(arguments[:4096]) is not None
+        return _reads_a_secret().search(arguments[:4096]) is not None
     if '"command"' not in arguments and '"cmd"' not in arguments:
         if '"file_path"' not in arguments:
             return False
@@ -162,7 +175,7 @@ def prints_secret(arguments: str) -> bool:
     command = next((doc[k] for k in _COMMAND_KEYS if k in doc), None)
     if isinstance(command, list):
         command = " ".join(str(part) for part in command)
-    return isinstance(command, str) and _READS_A_SECRET.search(command[:4096]) is not None
+    return isinstance(command, str) and _reads_a_secret().search(command[:4096]) is not None
 
 
 def writes_secret(arguments: str) -> str | None:
