@@ -331,6 +331,8 @@ def worst_case() -> None:
         "Markdown labels, values in backticks": "**password**: `a1a",
         "a label and an arrow repeated": "password\u2192",
         "an e-mail's labels before a path": "bb.",
+        "names alone on lines, blank lines between": "**API key:**\n\n",
+        "headings naming a password, escaped": "## Admin password\\n\\n`",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

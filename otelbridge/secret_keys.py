@@ -323,7 +323,7 @@ def _key_value(key: str, flow: bool = False, lines: bool = False) -> str:
         r"(?P<keep>" + key + r"\\*[\"']?(?:(?<=[\"'])(?:[ \t]*+" + _NL + r")++)?(?:(?<=[A-Za-z])[ \t]++(?i:is|was)(?=[ \t]*+:))?+"
         r"(?P<blank>[ \t]++)?+"
         r"(?:(?P<colon>:)(?![:=]|\d+:(?:\d|[ \t])|" + _TYPED + "|" + _DECLARED + r")|(?::" + _TYPED + "|:" + _DECLARED
-        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?:(?<=:)\*\*(?=[ \t]|\r?\n|\Z))?+(?P<gap>[ \t]++)?+"
+        + r"(?P<typed>)|:|\?|\|\||" + _GO_TYPED + r")?=(?!=))(?:(?<=:)\*\*(?=[ \t]|\r?\n|\\+[nr]|\\*[\"\']|\Z))?+(?P<gap>[ \t]++)?+"
         r"(?:(?:" + _NL + r"[ \t]*+)*+(?:(?:[bBfF][rR]|[rR][bBfF]|[bBrRuUfF])(?=\\*[\"'])(?!\"\"\"|'''))?+"
         r"(?:\"\"(?=\")|''(?=')|\\+\"\\+\"(?=\\+\"))?+(?:(?P<esc>\\+[\"'])|(?P<dq>\")|(?P<sq>')))?+)"
         # an unquoted value may open a structure (an object, a list, a placeholder, a call)

@@ -671,8 +671,9 @@ def test_a_pattern_s_pre_test_never_changes_what_it_redacts():
     # a user and a password after words that say so (login admin/X), a Discord bot token, a
     # secret's name as Markdown shows it (**Password**: X, | DB_PASSWORD | X |), a value in
     # brackets after a secret's name or quoted before "as the password", Twilio's keys, a
-    # Markdown table whose header names a password's column, or another secret's
-    assert len(PRE_TESTED) == 49
+    # Markdown table whose header names a password's column, or another secret's, a secret's
+    # name alone on its line and its value alone on the next
+    assert len(PRE_TESTED) == 50
     texts = [f["text"] for f in FORMS] + CASE_FOLDS + PAIR_FORMS
     for pattern in PRE_TESTED:
         plain = _without_pre_tests(pattern)
