@@ -333,6 +333,9 @@ def worst_case() -> None:
         "an e-mail's labels before a path": "bb.",
         "names alone on lines, blank lines between": "**API key:**\n\n",
         "headings naming a password, escaped": "## Admin password\\n\\n`",
+        "HTML cells naming a password": "<tr><td>Password</td><td>",
+        "HTML bold names": "<b>Password:</b> ",
+        "HTML header cells naming a token": "<tr><th>Token</th></tr>\n<tr><td>",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

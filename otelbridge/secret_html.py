@@ -1,0 +1,88 @@
+"""Secrets under a name in HTML, as an agent writes a page or a report it sums up what it set in,
+or a tool's output shows one (:mod:`otelbridge.secrets` applies :data:`HTML_PATTERNS` after the
+Markdown labels of :mod:`otelbridge.secret_labels`): a table's row of a name cell and a value
+cell (``<td>Password</td><td>X</td>``, ``<th>API key</th><td>X</td>``), a definition
+(``<dt>API key</dt><dd>X</dd>``), a bold name before its value (``<b>Password:</b> X``,
+``<strong>Token</strong>: X``), and a table whose header names a column for a secret (``<th>Token</th>``),
+then a row's cell in that column, in its first 16 rows.
+
+The name is read as a Markdown label's (the secret's word ends it: ``<td>Token endpoint</td>``
+names no secret), the value judged as after one: a word that looks generated, or one a person
+picked with a sign; after a password's name (not ``Forgot password``) also one with a capital
+and a small letter, or a weak password of the list (``changeme``); a value in ``<code>`` too.
+The value is the cell's or the definition's whole text: ``<td>Password</td><td>see the
+vault</td>``, ``<dd>Rotated monthly.</dd>`` stay; after a bold name, one word.
+"""
+
+from __future__ import annotations
+
+from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_SETTING, _PASSWORD_LABEL, _SECRET_COLUMN,
+                            _STRONG, _WEAK_PASSWORDS, _picked)
+from .secret_patterns import Pattern
+
+#: Blanks between tags, also escaped line ends (a page inside a JSON string)
+_GAP = r"(?:\s|\\[nrt])*+"
+#: A tag's attributes, up to its ``>`` (``<td class="mono">``)
+_ATTRS = r"(?:\s[^<>]{0,200}+)?>"
+#: A secret's name: a password's (group ``pw``) or another secret's, in ``<b>``/``<code>`` or not,
+#: a ``:`` after it
+_NAME = (r"(?:<(?:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
+         r"[ \t]*+:?[ \t]*+(?:</(?:b|strong|code|em)>)?[ \t]*+:?")
+#: ... its value, as after a Markdown label: generated-looking, or picked with a sign; after a
+#: password's name also with a capital and a small letter, or a weak password
+_VALUE = (r"(?!\[REDACTED:)(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
+          + r"|(?(pw)(?:(?!" + _CLASS_NAME + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*+[a-z])"
+          + _picked("A-Z") + "|" + _WEAK_PASSWORDS + r")|(?!)))")
+#: ... a cell's or a definition's whole text, up to its closing tag (``</code>`` before it)
+_WHOLE = r"(?=[ \t]*+(?:</code>)?" + _GAP + r"</(?:t[dh]|dd)>)"
+
+#: A row's name cell then its value cell; a definition's term then its description; a bold name
+#: then its value, one word (up to a tag, a blank or a line's end)
+_LABELLED = (
+    r"(?P<keep>(?:<(?P<c>t[dh])" + _ATTRS + _GAP + r"|<dt" + _ATTRS + _GAP + r"(?P<d>)|<(?P<b>b|strong)>[ \t]*+)"
+    + _NAME + r"(?(c)" + _GAP + r"</(?P=c)>" + _GAP + r"<td" + _ATTRS + _GAP + r"(?:<code>)?"
+    r"|(?(d)" + _GAP + r"</dt>" + _GAP + r"<dd" + _ATTRS + _GAP + r"(?:<code>)?"
+    r"|</(?P=b)>[ \t]*+:?[ \t]*+(?:<code>)?)))" + _VALUE + r"(?(b)(?=[.,;)]?(?:\s|<|\\+[nrt\"]|\"|\Z))|" + _WHOLE + ")"
+)
+
+#: A cell of any text (its tags too), bounded: what a row holds before the column wanted
+_CELL = r"<t[dh]" + _ATTRS + r"(?:[^<]|<(?!/?t[dhr][\s>]))" + r"{0,300}+</t[dh]>" + _GAP
+#: ... a row of them, up to its end, and what may stand between rows (``<thead>``, ``</tbody>``)
+_ROW = r"<tr" + _ATTRS + _GAP + r"(?:" + _CELL + r"){0,12}+</tr>" + _GAP
+_BETWEEN = r"(?:</?t(?:head|body|foot)" + _ATTRS + _GAP + r")*+"
+
+
+def _column(column: str, value: str) -> str:
+    """The regex of a table's cell under a header cell ``<th>column</th>`` (the first six
+    columns), in the first 16 rows after the header's, the cell's text ``value``."""
+    return (
+        r"(?P<keep><tr" + _ATTRS + _GAP + r"(?:"
+        + "|".join(
+            r"(?:" + _CELL + "){%d}" % n + r"<th" + _ATTRS + r"[ \t]*+(?:<(?:b|strong)>)?[ \t]*+" + column
+            + r"[ \t]*+(?:</(?:b|strong)>)?[ \t]*+</th>" + _GAP + r"(?:" + _CELL + r"){0,12}+</tr>" + _GAP
+            + _BETWEEN + r"(?:" + _ROW + _BETWEEN + r"){0,15}?<tr" + _ATTRS + _GAP
+            + r"(?:" + _CELL + "){%d}" % n + r"<td" + _ATTRS + r"[ \t]*+(?:<code>)?"
+            for n in range(6))
+        + r"))(?!\[REDACTED:)" + value + _WHOLE
+    )
+
+
+#: ... a password's column: 8 characters or more with a letter and a digit, no name, class or
+#: setting, or a weak password; another secret's: also a sign, or capitals, small letters and
+#: two digits (as a Markdown table's: such a column also lists names and ids)
+_HTML_CELL = r"[^\s<>`|\\:]"
+_HTML_CELL_VALUE = (r"(?=" + _HTML_CELL + "{8})" + _NOT_A_NAME + r"(?![$%{<~-])" + _NOT_A_SETTING
+                    + r"(?!" + _CLASS_NAME + _WHOLE.removeprefix("(?=") + r"(?=" + _HTML_CELL
+                    + r"*[0-9])(?=" + _HTML_CELL + r"*[A-Za-z])")
+_PASSWORD_CELL = r"(?:" + _HTML_CELL_VALUE + _HTML_CELL + r"{8,}+|" + _WEAK_PASSWORDS + ")"
+_SECRET_CELL = _HTML_CELL_VALUE + _STRONG.replace(_CELL_WORD, _HTML_CELL) + _HTML_CELL + r"{8,}+"
+
+
+_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
+HTML_PATTERNS = (
+    Pattern.of("secret", _WORDS, _LABELLED, requires=(("</td>", "</th>", "</dt>", "</b>", "</strong>"),)),
+    Pattern.of("secret", ("pass", "pw"), _column(_PASSWORD_LABEL + r"(?![\w.-])", _PASSWORD_CELL),
+               requires=(("<th",), ("<td",)), passes=16),
+    Pattern.of("secret", ("secret", "token", "key", "credential"), _column(_SECRET_COLUMN + r"(?![\w.-])", _SECRET_CELL),
+               requires=(("<th",), ("<td",)), passes=16),
+)
