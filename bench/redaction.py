@@ -336,6 +336,7 @@ def worst_case() -> None:
         "HTML cells naming a password": "<tr><td>Password</td><td>",
         "HTML bold names": "<b>Password:</b> ",
         "HTML header cells naming a token": "<tr><th>Token</th></tr>\n<tr><td>",
+        "markers ending lines, a word after": "[REDACTED:secret]\nAbcdefgh12",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

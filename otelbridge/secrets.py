@@ -52,6 +52,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name,
                           _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_html import HTML_PATTERNS
+from .secret_wrapped import WRAPPED_PATTERNS
 from .secret_labels import LABEL_PATTERNS, PROSE_PATTERNS
 from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
@@ -144,8 +145,7 @@ _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
 #: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin, nor a
 #: shell's comment after the flag (--token # none), nor a boolean (--secret true, --auth none)
 _SECRET_FLAG = Pattern.of(
-    "secret",
-    _KEY_NEEDLES,
+    "secret", _KEY_NEEDLES,
     r"(?P<keep>(?<![\w-])(?=-{1,2}+[\w.-]{1,64}+[ \t])" + FLAG_PREFIX + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
     r"(?![-<>|#])(?![^\s\[]{0,24}\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _ARG,
@@ -156,8 +156,7 @@ _SECRET_FLAG = Pattern.of(
 #: curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted and
 #: --user=KEY:: the user, 8 characters or more (not -u admin:)
 _CURL_KEY_USER = Pattern.of(
-    "secret",
-    ("curl",),
+    "secret", ("curl",),
     r"(?P<keep>" + _then("curl", r"(?:-u\s*|--user[\s=]+)(?P<uq>\\*[\"'])?") + r")(?!\[REDACTED:)"
     + r"[\w.~+/=-]{8,}+(?=:(?(uq)(?P=uq)|(?:\s|\Z|\\[nrt])))",
     requires=(("-u", "--user"), (":",)),
@@ -597,4 +596,5 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # SSH address's user and host before its path (git@host:org/repo.git), nor a URL's user
     Pattern.of("email", ("@", "%40"),
                r"(?<![\w.%+$-])(?<!://)[\w.%+-]+(?:@|%40)(?:[\w-]+\.)+[^\W\d_][\w-]++(?!\.[\w-])(?!:[\w~.-]*+/)"),
+    *WRAPPED_PATTERNS,  # (last: the marker of a token cut at its line's end, then its tail)
 )

@@ -644,3 +644,27 @@ def test_a_secret_in_prose(text, expected):
     """What a model writes: a secret's name, ``is``/``was``/``set to``, then the value: a
     generated-looking word, or a quoted one with a letter and a digit."""
     _check(text, expected)
+
+
+#: A key hard-wrapped at a line's end (a terminal's or a CLI's fixed width): its first part as
+#: a pattern finds it, its tail on the next line
+_ANT = "sk-ant-api03-Hn4rT8wQ2zK6mP1vB9xL3cJ7dF5gS0aYuE2iO"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"export ANTHROPIC_API_KEY={_ANT}\nWq4Zt9Kp2Lx7Rv3Nm8Bc1Hy6Fd5Gs0Ja-AA",
+     "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n[REDACTED:secret]"),
+    (f"Key created:\n{_ANT}\nWq4Zt9Kp2Lx7Rv3 (store it now)", "Key created:\n[REDACTED:anthropic_key]\n[REDACTED:secret] (store it now)"),
+    # the next line is no tail: a command, a sentence, a name, words run together, an id, indented
+    (f"export ANTHROPIC_API_KEY={_ANT}\n./deploy.sh --prod", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n./deploy.sh --prod"),
+    (f"export ANTHROPIC_API_KEY={_ANT}\nStore it safely.", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\nStore it safely."),
+    (f"export ANTHROPIC_API_KEY={_ANT}\nOPENAI_BASE_URL2=x", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\nOPENAI_BASE_URL2=x"),
+    (f"export ANTHROPIC_API_KEY={_ANT}\nResetPasswordHandler2024", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\nResetPasswordHandler2024"),
+    (f"export ANTHROPIC_API_KEY={_ANT}\n4e3453f9-129a-4da9-bc25-a287453d58d9",
+     "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n4e3453f9-129a-4da9-bc25-a287453d58d9"),
+    (f"export ANTHROPIC_API_KEY={_ANT}\nVersion2024Qa", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\nVersion2024Qa"),
+    (f"export ANTHROPIC_API_KEY={_ANT}\n  Wq4Zt9Kp2Lx7Rv3Nm8Bc", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n  Wq4Zt9Kp2Lx7Rv3Nm8Bc"),
+    ("bob@example.com\nWq4Zt9Kp2Lx7Rv3Nm8Bc", "[REDACTED:email]\nWq4Zt9Kp2Lx7Rv3Nm8Bc"),
+])
+def test_a_key_wrapped_at_a_line_s_end_loses_its_tail(text, expected):
+    _check(text, expected)
