@@ -86,7 +86,7 @@ def _shared(fn):
                           "(what a command that reads a secret printed stays hidden)."),
         click.option("--max-attribute-length", type=click.IntRange(min=1), metavar="N",
                      help="Cap exported strings at N characters. "
-                          "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT or 256]"),
+                          "[default: $OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else $OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, or 256]"),
         click.option("--fail-on-export-error", is_flag=True,
                      help="Exit 1 when spans could not be exported (default: report on stderr only)."),
         click.option("--no-traceparent", is_flag=True,

@@ -125,7 +125,9 @@ def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, st
       ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``, ``CI_MERGE_REQUEST_TARGET_BRANCH_NAME``,
       ``CI_MERGE_REQUEST_DIFF_BASE_SHA``.
 
-    Empty and missing values are left out; values pass through ``redact.clean``. ``{}`` elsewhere.
+    Empty and missing values are left out; values are redacted (``Redactor.scrub``), not cut: the
+    attribute length limits do not apply to a resource (OpenTelemetry's specification exempts
+    it), and a commit's SHA cut short names none. ``{}`` elsewhere.
     """
     env = os.environ if env is None else env
     if env.get("GITHUB_ACTIONS") == "true":
@@ -134,7 +136,8 @@ def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, st
         found = _gitlab(env)
     else:
         return {}
-    return {k: redact.clean(v) for k, v in found.items() if v}
+    scrub = redact.current().scrub
+    return {k: scrub(v) for k, v in found.items() if v}
 
 
 class HashOnceResource(Resource):

@@ -79,6 +79,23 @@ def test_gitlab_merged_results_pipeline_names_the_source_branch_commit():
     assert attrs["vcs.change.id"] == "3"
 
 
+def test_a_low_attribute_length_limit_does_not_cut_the_resource(tmp_path):
+    """The specification exempts a resource from the attribute limits: with strings capped at
+    8 characters, the commit's SHA and the run's URL stay whole (still redacted)."""
+    from otelbridge import redact
+
+    previous = redact.install(redact.Redactor.build(max_length=8))
+    try:
+        env = {**_github_env(tmp_path, "pull_request", PULL_REQUEST), "GITHUB_REPOSITORY": "acme/widgets",
+               "GITHUB_RUN_ID": "9753949763", "GITHUB_WORKFLOW": "ghp_" + "a1B2c3D4e5" * 4}
+        attrs = make_resource(env).attributes
+    finally:
+        redact.install(previous)
+    assert attrs["vcs.ref.head.revision"] == "a" * 40
+    assert attrs["cicd.pipeline.run.url.full"] == "https://github.com/acme/widgets/actions/runs/9753949763"
+    assert attrs["cicd.pipeline.name"] == "[REDACTED:github_token]"
+
+
 def test_no_ci_no_attributes():
     assert ci_resource_attributes({"CI": "true"}) == {}
 
