@@ -134,6 +134,8 @@ def otlp_timeout_s(env: Mapping[str, str], ignored: list[str], problems: list[st
 _HTTP_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
+#: How an item without ``=`` is to be written
+_NO_EQUALS_HINT = "name=value, a blank in the value as %20: authorization=Bearer%20…"
 #: HTTP fields that describe the body, which the OTLP/HTTP exporter sets (protobuf, its
 #: compression): a user's value misdescribes it and the collector refuses every export
 _BODY_FIELDS = frozenset({"content-type", "content-encoding", "content-length", "transfer-encoding"})
@@ -162,7 +164,7 @@ def _header_fault(protocol: str, key: str, value: str) -> str | None:
     if not _HTTP_NAME.fullmatch(key):
         return "name is no HTTP field name"
     if key in _BODY_FIELDS:  # (a collector answered a JSON type with 500, the others with 400)
-        return "name is the exporter's to set: it describes the protobuf body it sends"
+        return "name is one the OTLP/HTTP exporter sets itself, for the protobuf body it sends"
     try:
         value.encode("latin-1")
     except UnicodeEncodeError:
@@ -188,10 +190,16 @@ def check_headers(env: Mapping[str, str], problems: list[str],
         for item in (env.get(var) or "").split(","):
             key, eq, value = item.partition("=")
             key = unquote(key).strip()
-            # an item without "=" the SDK skips, sending the others (its warning is redacted)
-            fault = _header_fault(protocol, key.lower(), unquote(value).strip()) if eq else None
+            if eq:
+                fault = _header_fault(protocol, key.lower(), unquote(value).strip())
+                fault = fault and f"its URL-decoded {fault}"
+            elif key:  # (``Authorization: Bearer x``, as an HTTP request writes it: the name alone shown)
+                key = re.split(r"[\s:]", key, maxsplit=1)[0]
+                fault = f"no '=' after the name (write {_NO_EQUALS_HINT})"
+            else:
+                fault = None
             if fault:
-                faults.append(f"header {shown(_GENERATED.sub('…', key), 40)}: its URL-decoded {fault}")
+                faults.append(f"header {shown(_GENERATED.sub('…', key), 40)}: {fault}")
             else:
                 kept.append(item)
         if not faults:

@@ -57,7 +57,11 @@ BAD = [
     ({"OTEL_EXPORTER_OTLP_HEADERS": "=c"}, ["OTEL_EXPORTER_OTLP_HEADERS", "header ''", "no headers sent"]),
     # the body's own fields: the Go-built collector refused every export (HTTP 500, 400)
     ({"OTEL_EXPORTER_OTLP_HEADERS": "Content-Type=application/json"},
-     ["OTEL_EXPORTER_OTLP_HEADERS", "'Content-Type'", "the exporter's to set", "no headers sent"]),
+     ["OTEL_EXPORTER_OTLP_HEADERS", "'Content-Type'", "the OTLP/HTTP exporter sets itself", "no headers sent"]),
+    # written as an HTTP request writes it: the SDK skipped it, naming neither variable nor item
+    ({"OTEL_EXPORTER_OTLP_HEADERS": "Authorization: Bearer s3cr3tT0ken"},
+     ["OTEL_EXPORTER_OTLP_HEADERS", "header 'Authorization': no '=' after the name",
+      "authorization=Bearer%20…", "no headers sent"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     # the SDK skipped each such item with a warning per item and per read (3 lines here)
     ({"OTEL_RESOURCE_ATTRIBUTES": "garbage,,=x,team=a"},
