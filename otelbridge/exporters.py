@@ -243,7 +243,8 @@ _STATUS_HINTS = {
     "504": "a proxy before the collector got no answer from it in time",
     "401": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
     "403": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
-    "404": "no OTLP receiver at that URL (OTLP/HTTP takes …/v1/traces)",
+    "404": "no OTLP receiver at that path (otelbridge adds /v1/traces to the endpoint's path; a "
+           "collector takes /v1/traces at its root)",
     "UNAUTHENTICATED": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
     "PERMISSION_DENIED": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
     "UNIMPLEMENTED": "no OTLP trace receiver there",
