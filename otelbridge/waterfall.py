@@ -231,8 +231,8 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
         line = f"trace `{trace.trace_id:032x}`"
         link = escape.url(trace_url(template, trace.trace_id))
         if link:
-            line += f" · [open trace]({link}){md(link_note(trace.not_exported))}"
-        out.append(line)
+            line += f" · [open trace]({link})"
+        out.append(line + md(link_note(trace.not_exported)))
         named, more = _failed(trace, lines_)
         for error, names in named.items():
             out.append(f"> **{', '.join(md(n, 120) for n in names)}**: {md(error, 500)}")

@@ -131,16 +131,20 @@ def test_links_to_a_collector_that_took_no_span_say_so_at_exit(tmp_path):
 
 
 def test_without_a_link_the_trace_line_still_says_no_span_reached_the_backend(tmp_path):
-    """No trace link set: the waterfall's trace line says what the exit line says, that the
-    collector took none of it (it said nothing there without a link)."""
+    """No trace link set: the waterfall's trace line and the step summary's say what the exit
+    line says, that the collector took none of it (they said nothing there without a link)."""
+    step = tmp_path / "summary.md"
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = run_bridge(["--endpoint", f"http://127.0.0.1:{port}", "--flush-timeout", "0.5",
-                       "--summary", "always"], SESSION.read_bytes(), env=clean_env(CI="true"))
+                       "--summary", "always"], SESSION.read_bytes(),
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
     assert proc.returncode == 0 and proc.stdout == SESSION.read_bytes()
     (line,) = [l for l in proc.stderr.decode().splitlines() if l.startswith("trace ")]
     assert re.fullmatch(r"trace [0-9a-f]{32} \(not in the backend: export failed\)", line), line
+    (md_line,) = [l for l in step.read_text().splitlines() if l.startswith("trace `")]
+    assert md_line == f"trace `{line.split()[1]}`" + markdown(" (not in the backend: export failed)")
 
 
 @pytest.mark.skipif(not (FIXTURES / "claude-code").is_dir(), reason="shared fixtures not present")
