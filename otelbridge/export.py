@@ -210,6 +210,9 @@ _SAID_AS = (
      "them slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)"),
     ("Attributes dict is full", "a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (or "
      "OTEL_ATTRIBUTE_COUNT_LIMIT) allows: the oldest are dropped"),
+    ("String attribute value exceeds max length", "a span's string is longer than "
+     "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) allows: it is cut on "
+     "export (the views show operation and state names whole)"),
 )
 
 
