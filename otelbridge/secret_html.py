@@ -16,7 +16,8 @@ vault</td>``, ``<dd>Rotated monthly.</dd>`` stay; after a bold name, one word.
 
 from __future__ import annotations
 
-from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_SETTING, _PASSWORD_LABEL, _SECRET_COLUMN,
+from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_SETTING, _PASSWORD_LABEL, _PICKED_CAPITAL,
+                            _SECRET_COLUMN,
                             _STRONG, _WEAK_PASSWORDS, _picked)
 from .secret_patterns import Pattern
 
@@ -31,8 +32,7 @@ _NAME = (r"(?:<(?:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r")
 #: ... its value, as after a Markdown label: generated-looking, or picked with a sign; after a
 #: password's name also with a capital and a small letter, or a weak password
 _VALUE = (r"(?!\[REDACTED:)(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
-          + r"|(?(pw)(?:(?!" + _CLASS_NAME + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*+[a-z])"
-          + _picked("A-Z") + "|" + _WEAK_PASSWORDS + r")|(?!)))")
+          + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))")
 #: ... a cell's or a definition's whole text, up to its closing tag (``</code>`` before it)
 _WHOLE = r"(?=[ \t]*+(?:</code>)?" + _GAP + r"</(?:t[dh]|dd)>)"
 

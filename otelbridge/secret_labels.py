@@ -175,11 +175,15 @@ _MD_NAME = r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd|" + _OTHER_SE
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
 #: not a path, an identifier, a class, a setting or an algorithm's name (``PBKDF2-SHA256``,
 #: ``Unauthorized401``, ``OAuth2Token``, ``PBKDF2SHA256PasswordHasher``, ``AWS_PROFILE=prod2``)
-#: ... a class's name of capitalised words, up to where it ends (``PBKDF2SHA256PasswordHasher``);
-#: a setting (``max_tokens=4096``; not base64's padding ``=``): no value either
-_CLASS_NAME = r"[A-Za-z0-9]{0,80}?(?:[A-Z][a-z]{3,16}+){2,5}"
+#: ... a class's name of capitalised words, up to where it ends or a year after it does
+#: (``PBKDF2SHA256PasswordHasher``, ``ResetPassword2024``), each of 4 letters or more or one of
+#: the short ones names are made of (``Ed25519PrivateKey``, ``SessionId``, ``CallbackUrl``); a
+#: setting (``max_tokens=4096``; not base64's padding ``=``): no value either
+_CLASS_NAME = (r"[A-Za-z0-9]{0,80}?(?:(?=[A-Z])(?:[A-Z][a-z]{3,16}+|(?:Key|Id|Ids|Url|Uri|Api|Jwt|Db|Io|Ui|Ip|Os|Sdk|Rsa|Aes|Ssh|Tls"
+               r"|Ssl|Otp|Pin)(?![a-z]))){2,5}")  # (a small letter fails at once: the list's alternation is slow)
 _NOT_A_SETTING = r"(?![\w.-]++=[^=\s`\"'])"
-_MD_VALUE = (r"(?!" + _CLASS_NAME + r"(?![\w+/=]))" + _NOT_A_SETTING + "(?:" + _NOT_A_NAME
+_YEAR = r"(?:(?:19|20)[0-9]{2})?+"
+_MD_VALUE = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTING + "(?:" + _NOT_A_NAME
              + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
 #: ... or, in backticks or quotes, one a person picked: 8 characters or more with a letter, a
@@ -330,6 +334,13 @@ _TABLES = (
                requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_SECRET_WORDS)),
 )
 
+#: After a password's name, also a word a person picked with a capital, a small letter and two
+#: digits (``Winter2024x``, ``Sunflower88``): not a class's name, also before a year
+#: (``Ed25519PrivateKey``, ``ResetPassword2024``), nor a name and its version (``Python3x``). (The
+#: small letter's look-ahead backtracks: one that did not, possessive, failed every such word.)
+_PICKED_CAPITAL = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*[a-z])"
+                   r"(?=(?:[^\s;,`\"'()<>\\]*?[0-9]){2})" + _picked("A-Z"))
+
 #: A secret's name alone on its line, its value alone on the next: what an agent writes when it
 #: sums up what it set — a heading (``## Admin password``), a bold or italic name (``**Password:**``,
 #: ``**API key**``) or a label of words before ``:`` (``API key:``, ``DB_PASSWORD:``), then (one
@@ -351,8 +362,7 @@ _NEXT_LINE = (
     r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|[ \t]*+:))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
     r"(?:[ \t]*+```[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})"
     r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
-    + r"|(?(pw)(?:(?!" + _CLASS_NAME + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*+[a-z])" + _picked("A-Z")
-    + "|" + _WEAK_PASSWORDS + r")|(?!)))"
+    + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))"
     r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+```|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
 )
 _NEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
