@@ -335,6 +335,7 @@ def worst_case() -> None:
         "headings naming a password, escaped": "## Admin password\\n\\n`",
         "HTML cells naming a password": "<tr><td>Password</td><td>",
         "HTML bold names": "<b>Password:</b> ",
+        "HTML bold names in capitals, breaks after": "<B class=k>Password:</B><br>&nbsp;\n",
         "HTML header cells naming a token": "<tr><th>Token</th></tr>\n<tr><td>",
         "markers ending lines, a word after": "[REDACTED:secret]\nAbcdefgh12",
     }

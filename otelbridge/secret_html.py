@@ -11,7 +11,9 @@ names no secret), the value judged as after one: a word that looks generated, or
 picked with a sign; after a password's name (not ``Forgot password``) also one with a capital
 and a small letter, or a weak password of the list (``changeme``); a value in ``<code>`` too.
 The value is the cell's or the definition's whole text: ``<td>Password</td><td>see the
-vault</td>``, ``<dd>Rotated monthly.</dd>`` stay; after a bold name, one word.
+vault</td>``, ``<dd>Rotated monthly.</dd>`` stay; after a bold name, one word, after blanks,
+``&nbsp;``, ``<br>`` or one line's end. Tags are read in any case (``<TD>``, ``<B>``), with
+attributes or not (``<b class="k">``, ``<code class="s">``).
 """
 
 from __future__ import annotations
@@ -25,43 +27,51 @@ from .secret_patterns import Pattern
 _GAP = r"(?:\s|\\[nrt])*+"
 #: A tag's attributes, up to its ``>`` (``<td class="mono">``)
 _ATTRS = r"(?:\s[^<>]{0,200}+)?>"
+#: Tags' names in any case (``<TD>``, ``<B>``: an old page's or a generator's), a ``<code>``
+#: around a value with its attributes or not (``<code class="s">``)
+_CODE = r"(?:<(?i:code)" + _ATTRS + ")?"
+_END_CODE = r"(?:</(?i:code)>)?"
+#: ... what stands between a bold name and its value: blanks, ``&nbsp;``, ``<br>``, one line's end
+_BREAK = r"(?:[ \t]|&nbsp;|<(?i:br)[ \t]*+/?>)*+"
+_BREAKS = _BREAK + r"(?:(?:\r?\n|(?:\\+r)?\\+n)" + _BREAK + ")?+"
 #: A secret's name: a password's (group ``pw``) or another secret's, in ``<b>``/``<code>`` or not,
 #: a ``:`` after it
-_NAME = (r"(?:<(?:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
-         r"[ \t]*+:?[ \t]*+(?:</(?:b|strong|code|em)>)?[ \t]*+:?")
+_NAME = (r"(?:<(?i:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
+         r"[ \t]*+:?[ \t]*+(?:</(?i:b|strong|code|em)>)?[ \t]*+:?")
 #: ... its value, as after a Markdown label: generated-looking, or picked with a sign; after a
 #: password's name also with a capital and a small letter, or a weak password
 _VALUE = (r"(?!\[REDACTED:)(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
           + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))")
 #: ... a cell's or a definition's whole text, up to its closing tag (``</code>`` before it)
-_WHOLE = r"(?=[ \t]*+(?:</code>)?" + _GAP + r"</(?:t[dh]|dd)>)"
+_WHOLE = r"(?=[ \t]*+" + _END_CODE + _GAP + r"</(?i:t[dh]|dd)>)"
 
 #: A row's name cell then its value cell; a definition's term then its description; a bold name
 #: then its value, one word (up to a tag, a blank or a line's end)
 _LABELLED = (
-    r"(?P<keep>(?:<(?P<c>t[dh])" + _ATTRS + _GAP + r"|<dt" + _ATTRS + _GAP + r"(?P<d>)|<(?P<b>b|strong)>[ \t]*+)"
-    + _NAME + r"(?(c)" + _GAP + r"</(?P=c)>" + _GAP + r"<td" + _ATTRS + _GAP + r"(?:<code>)?"
-    r"|(?(d)" + _GAP + r"</dt>" + _GAP + r"<dd" + _ATTRS + _GAP + r"(?:<code>)?"
-    r"|</(?P=b)>[ \t]*+:?[ \t]*+(?:<code>)?)))" + _VALUE + r"(?(b)(?=[.,;)]?(?:\s|<|\\+[nrt\"]|\"|\Z))|" + _WHOLE + ")"
+    r"(?P<keep>(?:<(?P<c>(?i:t[dh]))" + _ATTRS + _GAP + r"|<(?i:dt)" + _ATTRS + _GAP + r"(?P<d>)|<(?P<b>(?i:b|strong))"
+    + _ATTRS + r"[ \t]*+)"
+    + _NAME + r"(?(c)" + _GAP + r"</(?i:t[dh])>" + _GAP + r"<(?i:td)" + _ATTRS + _GAP + _CODE
+    + r"|(?(d)" + _GAP + r"</(?i:dt)>" + _GAP + r"<(?i:dd)" + _ATTRS + _GAP + _CODE
+    + r"|</(?i:b|strong)>[ \t]*+:?" + _BREAKS + _CODE + ")))" + _VALUE + r"(?(b)(?=[.,;)]?(?:\s|<|\\+[nrt\"]|\"|\Z))|" + _WHOLE + ")"
 )
 
 #: A cell of any text (its tags too), bounded: what a row holds before the column wanted
-_CELL = r"<t[dh]" + _ATTRS + r"(?:[^<]|<(?!/?t[dhr][\s>]))" + r"{0,300}+</t[dh]>" + _GAP
+_CELL = r"<(?i:t[dh])" + _ATTRS + r"(?:[^<]|<(?!/?(?i:t[dhr])[\s>]))" + r"{0,300}+</(?i:t[dh])>" + _GAP
 #: ... a row of them, up to its end, and what may stand between rows (``<thead>``, ``</tbody>``)
-_ROW = r"<tr" + _ATTRS + _GAP + r"(?:" + _CELL + r"){0,12}+</tr>" + _GAP
-_BETWEEN = r"(?:</?t(?:head|body|foot)" + _ATTRS + _GAP + r")*+"
+_ROW = r"<(?i:tr)" + _ATTRS + _GAP + r"(?:" + _CELL + r"){0,12}+</(?i:tr)>" + _GAP
+_BETWEEN = r"(?:</?(?i:thead|tbody|tfoot)" + _ATTRS + _GAP + r")*+"
 
 
 def _column(column: str, value: str) -> str:
     """The regex of a table's cell under a header cell ``<th>column</th>`` (the first six
     columns), in the first 16 rows after the header's, the cell's text ``value``."""
     return (
-        r"(?P<keep><tr" + _ATTRS + _GAP + r"(?:"
+        r"(?P<keep><(?i:tr)" + _ATTRS + _GAP + r"(?:"
         + "|".join(
-            r"(?:" + _CELL + "){%d}" % n + r"<th" + _ATTRS + r"[ \t]*+(?:<(?:b|strong)>)?[ \t]*+" + column
-            + r"[ \t]*+(?:</(?:b|strong)>)?[ \t]*+</th>" + _GAP + r"(?:" + _CELL + r"){0,12}+</tr>" + _GAP
-            + _BETWEEN + r"(?:" + _ROW + _BETWEEN + r"){0,15}?<tr" + _ATTRS + _GAP
-            + r"(?:" + _CELL + "){%d}" % n + r"<td" + _ATTRS + r"[ \t]*+(?:<code>)?"
+            r"(?:" + _CELL + "){%d}" % n + r"<(?i:th)" + _ATTRS + r"[ \t]*+(?:<(?i:b|strong)>)?[ \t]*+" + column
+            + r"[ \t]*+(?:</(?i:b|strong)>)?[ \t]*+</(?i:th)>" + _GAP + r"(?:" + _CELL + r"){0,12}+</(?i:tr)>" + _GAP
+            + _BETWEEN + r"(?:" + _ROW + _BETWEEN + r"){0,15}?<(?i:tr)" + _ATTRS + _GAP
+            + r"(?:" + _CELL + "){%d}" % n + r"<(?i:td)" + _ATTRS + r"[ \t]*+" + _CODE
             for n in range(6))
         + r"))(?!\[REDACTED:)" + value + _WHOLE
     )
