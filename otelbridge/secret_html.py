@@ -18,9 +18,8 @@ attributes or not (``<b class="k">``, ``<code class="s">``).
 
 from __future__ import annotations
 
-from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_SETTING, _PASSWORD_LABEL, _PICKED_CAPITAL,
-                            _SECRET_COLUMN,
-                            _STRONG, _WEAK_PASSWORDS, _picked)
+from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_REFERENCE, _NOT_A_SETTING,
+                            _PASSWORD_LABEL, _PICKED_CAPITAL, _SECRET_COLUMN, _STRONG, _WEAK_PASSWORDS, _picked)
 from .secret_patterns import Pattern
 
 #: Blanks between tags, also escaped line ends (a page inside a JSON string)
@@ -40,7 +39,7 @@ _NAME = (r"(?:<(?i:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r"
          r"[ \t]*+:?[ \t]*+(?:</(?i:b|strong|code|em)>)?[ \t]*+:?")
 #: ... its value, as after a Markdown label: generated-looking, or picked with a sign; after a
 #: password's name also with a capital and a small letter, or a weak password
-_VALUE = (r"(?!\[REDACTED:)(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
+_VALUE = (r"(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
           + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))")
 #: ... a cell's or a definition's whole text, up to its closing tag (``</code>`` before it)
 _WHOLE = r"(?=[ \t]*+" + _END_CODE + _GAP + r"</(?i:t[dh]|dd)>)"

@@ -183,6 +183,13 @@ _CLASS_NAME = (r"[A-Za-z0-9]{0,80}?(?:(?=[A-Z])(?:[A-Z][a-z]{3,16}+|(?:Key|Id|Id
                r"|Ssl|Otp|Pin)(?![a-z]))){2,5}")  # (a small letter fails at once: the list's alternation is slow)
 _NOT_A_SETTING = r"(?![\w.-]++=[^=\s`\"'])"
 _YEAR = r"(?:(?:19|20)[0-9]{2})?+"
+#: ... nor, after a secret's name, what a page says of it: a URL, an anchor, a package at its
+#: version, a version (``https://github.com/settings/tokens?type=beta``, ``#/components/schemas/Token2``,
+#: ``#password-reset-2``, ``jsonwebtoken@9.0.2``, ``pyjwt==2.8.0``, ``v1.2.3+build45``): taken,
+#: each would be learned and hidden in every string after
+_NOT_A_REFERENCE = (r"(?![A-Za-z][\w+.-]{0,20}+://|#/|#[a-z][a-z0-9]*+(?:-[a-z0-9]++)++(?![^\s`<\"'\\|])"
+                    r"|@?[\w.-]++(?:/[\w.-]++)?+(?:@|[=~<>!]=|===)v?[0-9]++\.[0-9]"
+                    r"|v?[0-9]++(?:\.[0-9]++){1,3}(?:[-+][\w.-]*+)?+(?![^\s`<\"'\\|]))")
 _MD_VALUE = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTING + "(?:" + _NOT_A_NAME
              + r"(?=(?:[A-Za-z_+/]*+[0-9]){2})(?=(?:[a-z0-9_+/]*+[A-Z]){2})"
              r"(?=[A-Z0-9_+/]*+[a-z])[A-Za-z0-9_+/]{12,}+={0,2}" + _WORD_ENDS + "|" + _GENERATED + ")")
@@ -205,7 +212,7 @@ _MARKDOWN = (
     + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
     r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
-    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
+    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
     r"|(?(q)(?!)|" + _NOT_A_SETTING + _picked("!@#$%^&+=?") + "))"
 )
 
@@ -360,8 +367,8 @@ _NEXT_LINE = (
     r"(?P<keep>(?>(?:^|(?<=[\s\"])|(?<=\\[nrt]))(?:#{1,6}+[ \t]++(?P<h>)|(?P<e>\*\*|__|\*)(?=[A-Za-z]))?"
     r"(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
     r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|[ \t]*+:))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
-    r"(?:[ \t]*+```[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})"
-    r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
+    r"(?:[ \t]*+```[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})" + _NOT_A_REFERENCE
+    + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
     + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))"
     r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+```|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
 )

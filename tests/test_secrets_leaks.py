@@ -668,3 +668,19 @@ _ANT = "sk-ant-api03-Hn4rT8wQ2zK6mP1vB9xL3cJ7dF5gS0aYuE2iO"
 ])
 def test_a_key_wrapped_at_a_line_s_end_loses_its_tail(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("first", "later"), [
+    # what a page says after a secret's name: a URL, a package at its version, an anchor, a version
+    ("## API token\nhttps://github.com/settings/tokens?type=beta&v=2",
+     "Open https://github.com/settings/tokens?type=beta&v=2 to make one."),
+    ("**Token:**\n`jsonwebtoken@9.0.2`", "npm install jsonwebtoken@9.0.2"),
+    ("<b>Password:</b> #password-reset-2", "see #password-reset-2"),
+    ("<dt>API key</dt><dd>v1.2.3+build45</dd>", "released v1.2.3+build45"),
+])
+def test_what_is_not_taken_is_not_learned_either(first, later):
+    """A value taken is learned and hidden in every string after: what is no secret must stay in
+    the first string, and so in the later one."""
+    r = redact.Redactor()
+    assert r.redact(first) == first
+    assert r.redact(later) == later
