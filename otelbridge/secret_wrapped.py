@@ -10,7 +10,8 @@ more with capitals, small letters and digits, 24 or more of small letters and di
 of hex digits or capitals and digits, or 8 or more of capitals, small letters and two digits
 (the last of a wrapped key is often short) — no name, words run together, UUID, path or
 sentence: ``Store it safely.``, ``OPENAI_API_KEY=…``, ``ResetPassword2024``, ``./deploy.sh``,
-``OAuth2Token`` on the next line stay. A tail of fewer than 8 characters is left (nothing in its
+``OAuth2Token`` on the next line stay, and so do a commit's SHA, a SHA-256, npm's integrity, an
+Anthropic id, an Ethereum address and an image's base64. A tail of fewer than 8 characters is left (nothing in its
 shape tells it from the next word), and so is one a pattern's marker does not end the line
 before: a key none of them finds cut (``the key is X``, its first part alone).
 """
@@ -29,7 +30,14 @@ _EOL = r"(?:\r?\n|(?:\\+r)?\\+n)"
 #: more with two capitals, a small letter and two digits, no run of five small letters
 #: (``Version2024Qa``)
 _WORD = r"[\w+/-]"
-_TAIL = (_NOT_A_NAME + r"(?!" + _WORD + r"*?(?:[A-Z][a-z]{3,}+){2})"
+#: ... nor a digest or an id a line starts with: a git commit's SHA (40 hex digits), a SHA-256
+#: (64, as ``sha256sum`` prints it), npm's integrity (``sha512-…``), Anthropic's ids (``msg_01…``,
+#: ``req_01…``, ``toolu_01…``), an Ethereum address (``0x…``), an image's base64 (PNG's
+#: ``iVBORw0KGgo``, GIF's ``R0lGOD``): taken, each would be learned and hidden in every string
+#: after (``Merged <sha> into main``)
+_NOT_AN_ID = (r"(?![0-9a-f]{40}(?![\w+/=-])|[0-9a-f]{64}(?![\w+/=-])|sha(?:1|256|384|512)-"
+              r"|(?:msg|req|toolu|srvtoolu|file|batch|msgbatch|compl)_01|0x[0-9a-fA-F]|iVBORw0KGgo|R0lGOD)")
+_TAIL = (_NOT_A_NAME + _NOT_AN_ID + r"(?!" + _WORD + r"*?(?:[A-Z][a-z]{3,}+){2})"
          r"(?:(?=" + _WORD + r"*[0-9])(?=" + _WORD + r"*[A-Z])(?=" + _WORD + r"*[a-z])" + _WORD + r"{16,}+"
          r"|(?=[a-z]*[0-9])(?=[0-9]*[a-z])(?:[a-f0-9]{20,}+(?![a-z0-9])|[a-z0-9]{24,}+)"
          r"|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{20,}+"

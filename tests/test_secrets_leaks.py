@@ -665,6 +665,15 @@ _ANT = "sk-ant-api03-Hn4rT8wQ2zK6mP1vB9xL3cJ7dF5gS0aYuE2iO"
     (f"export ANTHROPIC_API_KEY={_ANT}\nVersion2024Qa", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\nVersion2024Qa"),
     (f"export ANTHROPIC_API_KEY={_ANT}\n  Wq4Zt9Kp2Lx7Rv3Nm8Bc", "export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n  Wq4Zt9Kp2Lx7Rv3Nm8Bc"),
     ("bob@example.com\nWq4Zt9Kp2Lx7Rv3Nm8Bc", "[REDACTED:email]\nWq4Zt9Kp2Lx7Rv3Nm8Bc"),
+    # ... nor a digest or an id: a commit's SHA, a SHA-256, npm's integrity, Anthropic's ids, an
+    # Ethereum address, a PNG's base64
+    *((f"export ANTHROPIC_API_KEY={_ANT}\n{line}", f"export ANTHROPIC_API_KEY=[REDACTED:anthropic_key]\n{line}")
+      for line in ("3f2a9c1e4b5d6f708192a3b4c5d6e7f809a1b2c3",
+                   "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  dist.tar.gz",
+                   "sha512-Xk9mP2vLq7Wn4Rt8Zs1Bc5Hd3Jf6Gy0Eu2Ai4Oo7Pw9As3Df1Gh5Jk8Lz2Xc6Vb0Nm4Qw7Er1Ty5Ui9Op3As7Df2Gh6Jk0Lz4Xc==",
+                   "msg_01XFDUDYJgAACzvnptvVoYEL", "req_011CRZXkqYd5VdMP3qtKw2Yh", "toolu_01A09q90qw90lq917835lq9",
+                   "0x742d35Cc6634C0532925a3b844Bc454e4438f44e",
+                   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")),
 ])
 def test_a_key_wrapped_at_a_line_s_end_loses_its_tail(text, expected):
     _check(text, expected)
@@ -677,10 +686,14 @@ def test_a_key_wrapped_at_a_line_s_end_loses_its_tail(text, expected):
     ("**Token:**\n`jsonwebtoken@9.0.2`", "npm install jsonwebtoken@9.0.2"),
     ("<b>Password:</b> #password-reset-2", "see #password-reset-2"),
     ("<dt>API key</dt><dd>v1.2.3+build45</dd>", "released v1.2.3+build45"),
+    # ... and a commit's SHA on the line after a key's
+    (f"export ANTHROPIC_API_KEY={_ANT}\n3f2a9c1e4b5d6f708192a3b4c5d6e7f809a1b2c3",
+     "Merged 3f2a9c1e4b5d6f708192a3b4c5d6e7f809a1b2c3 into main"),
 ])
 def test_what_is_not_taken_is_not_learned_either(first, later):
     """A value taken is learned and hidden in every string after: what is no secret must stay in
     the first string, and so in the later one."""
     r = redact.Redactor()
-    assert r.redact(first) == first
+    out = r.redact(first)
+    assert _ANT in first or out == first
     assert r.redact(later) == later
