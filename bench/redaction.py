@@ -336,6 +336,8 @@ def worst_case() -> None:
         "HTML cells naming a password": "<tr><td>Password</td><td>",
         "HTML bold names": "<b>Password:</b> ",
         "HTML bold names in capitals, breaks after": "<B class=k>Password:</B><br>&nbsp;\n",
+        "a Read's numbered headings naming a password": "1\t## Admin password\n2\t\n",
+        "a Read's numbered table of passwords": "     1\u2192| User | Password |\n     2\u2192|---|---|\n     3\u2192| a | ",
         "HTML header cells naming a token": "<tr><th>Token</th></tr>\n<tr><td>",
         "markers ending lines, a word after": "[REDACTED:secret]\nAbcdefgh12",
     }

@@ -51,9 +51,9 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
                           _LINE_START, _NL, _NL_READ, _PLACEHOLDER, _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN,
                           _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name,
                           _key_value, _secrets_key, _string_text, _then, names_a_secret)
-from .secret_html import HTML_PATTERNS
+from .secret_listing import PAGE_PATTERNS
 from .secret_wrapped import WRAPPED_PATTERNS
-from .secret_labels import LABEL_PATTERNS, PROSE_PATTERNS
+from .secret_labels import LABEL_PATTERNS
 from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
 from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
@@ -538,7 +538,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     *CODE_PATTERNS,
     *TOOL_PATTERNS,
     *LABEL_PATTERNS,
-    *PROSE_PATTERNS, *HTML_PATTERNS,
+    *PAGE_PATTERNS,  # (Markdown, HTML, then a listing's lines without their numbers)
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
