@@ -217,16 +217,17 @@ class Redactor:
         return text
 
     def scan(self, text: str) -> str | None:
-        """``text`` sanitised and redacted (:meth:`redact`) on its whole length, not capped;
-        ``None`` when it is longer than :data:`SCAN_MAX_CHARS` (not scanned: drop it). Each
-        distinct string is scanned once while the cache (:class:`_Memo`) holds it."""
+        """``text`` sanitised and redacted (:meth:`redact`) whole, not capped; ``None`` when over
+        :data:`SCAN_MAX_CHARS` (drop it). Each distinct string is scanned once while the cache
+        (:class:`_Memo`) holds it; one it made by joining lines is its own scan (joined, it
+        may read as a form its lines kept apart)."""
         out = self._memo.items.get(text)
         if out is None:
             if len(text) > SCAN_MAX_CHARS:
                 return None
             out = self.redact(_sanitise(text))
             if "\n" in out or "\r" in out:
-                out = _LINE_ENDS.sub(" ", out)
+                self._memo.put(out := _LINE_ENDS.sub(" ", out), out)
             self._memo.put(text, out)
         elif self._known:  # scanned before a value it holds was found elsewhere
             out = self.found.hide(out)
@@ -244,8 +245,7 @@ class Redactor:
 
     def scrub(self, text: str) -> str:
         """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""
-        out = self.scan(text)
-        return DROPPED if out is None else out
+        return DROPPED if (out := self.scan(text)) is None else out
 
     def clean(self, text: Any, limit: int | None = None) -> str:
         """``text`` sanitised, redacted, home directories as ``~``, at most ``limit``
