@@ -18,7 +18,7 @@ import re
 
 from .secret_html import HTML_PATTERNS
 from .secret_labels import PROSE_PATTERNS
-from .secret_patterns import Pattern
+from .secret_patterns import Needles, Pattern
 
 #: A line's prefix: a Read's number (``     1→``, ``1\t``), grep -n's (a file's name, then the
 #: number: ``app/.env:3:``, ``3:``), a quoted reply's ``>``; also in a JSON string (``1\\t``)
@@ -48,11 +48,12 @@ class Listing(Pattern):
     lines' prefixes (:func:`_prefix`); what they replace is replaced in the text, behind the
     same prefixes. A text that is no listing is left as it is."""
 
-    __slots__ = ("inner",)
+    __slots__ = ("inner", "_needles")
 
     def __init__(self, patterns: tuple[Pattern, ...]) -> None:
         super().__init__("secret", r"(?!)", (), (("\n", "\\n"),))
         self.inner = patterns
+        self._needles: Needles | None = None  # (made at the first listing)
 
     def __repr__(self) -> str:
         return f"Listing({len(self.inner)} patterns)"
@@ -66,12 +67,12 @@ class Listing(Pattern):
         cuts = [m.end() if (m := (_FIRST if i == 0 and prefix is _LINE_PREFIX else prefix).match(line)) is not None
                 else 0 for i, line in enumerate(lines)]
         bare = out = eol.join(line[cut:] for line, cut in zip(lines, cuts))
-        lowered = bare.lower()
+        needles = self._needles
+        if needles is None:
+            needles = self._needles = Needles(self.inner)
         values: list[str] = []
-        for pattern in self.inner:  # (each pattern's needles and required substrings, as Needles tests them)
-            if (not pattern.needles or any(n in lowered for n in pattern.needles)) and all(
-                    any(r.lower() in lowered for r in group) for group in pattern.requires):
-                out = pattern.sub(out, values)
+        for i in needles.wanted(bare):
+            out = self.inner[i].sub(out, values)
         if out == bare:
             return text
         if found is not None:
