@@ -18,8 +18,8 @@ attributes or not (``<b class="k">``, ``<code class="s">``).
 
 from __future__ import annotations
 
-from .secret_labels import (_CELL_WORD, _CLASS_NAME, _MD_VALUE, _NOT_A_NAME, _NOT_A_REFERENCE, _NOT_A_SETTING,
-                            _PASSWORD_LABEL, _PICKED_CAPITAL, _SECRET_COLUMN, _STRONG, _WEAK_PASSWORDS, _picked)
+from .secret_labels import (_CELL_WORD, _CLASS_NAME, _NAMED_VALUE, _NEXT_WORDS, _NOT_A_NAME, _NOT_A_REFERENCE,
+                            _NOT_A_SETTING, _PASSWORD_LABEL, _SECRET_COLUMN, _STRONG, _WEAK_PASSWORDS)
 from .secret_patterns import Pattern
 
 #: Blanks between tags, also escaped line ends (a page inside a JSON string)
@@ -39,8 +39,7 @@ _NAME = (r"(?:<(?i:b|strong|code|em)>)?[ \t]*+(?:(?P<pw>" + _PASSWORD_LABEL + r"
          r"[ \t]*+:?[ \t]*+(?:</(?i:b|strong|code|em)>)?[ \t]*+:?")
 #: ... its value, as after a Markdown label: generated-looking, or picked with a sign; after a
 #: password's name also with a capital and a small letter, or a weak password
-_VALUE = (r"(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
-          + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))")
+_VALUE = r"(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:" + _NAMED_VALUE + ")"
 #: ... a cell's or a definition's whole text, up to its closing tag (``</code>`` before it)
 _WHOLE = r"(?=[ \t]*+" + _END_CODE + _GAP + r"</(?i:t[dh]|dd)>)"
 
@@ -87,9 +86,8 @@ _PASSWORD_CELL = r"(?:" + _HTML_CELL_VALUE + _HTML_CELL + r"{8,}+|" + _WEAK_PASS
 _SECRET_CELL = _HTML_CELL_VALUE + _STRONG.replace(_CELL_WORD, _HTML_CELL) + _HTML_CELL + r"{8,}+"
 
 
-_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
 HTML_PATTERNS = (
-    Pattern.of("secret", _WORDS, _LABELLED, requires=(("</td>", "</th>", "</dt>", "</b>", "</strong>"),)),
+    Pattern.of("secret", _NEXT_WORDS, _LABELLED, requires=(("</td>", "</th>", "</dt>", "</b>", "</strong>"),)),
     Pattern.of("secret", ("pass", "pw"), _column(_PASSWORD_LABEL + r"(?![\w.-])", _PASSWORD_CELL),
                requires=(("<th",), ("<td",)), passes=16),
     Pattern.of("secret", ("secret", "token", "key", "credential"), _column(_SECRET_COLUMN + r"(?![\w.-])", _SECRET_CELL),

@@ -360,6 +360,11 @@ _PICKED_CAPITAL = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTI
 #: reset`` then ``The user clicks…``, ``Password:`` then ``- must be 12 characters``) and a
 #: fence of several lines stay
 _NEXT_EOL = r"(?:\r?\n|(?:\\+r)?\\+n)"
+#: A value after a secret's name alone (on the line before, in HTML): as after a Markdown label,
+#: generated-looking or picked with a sign; after a password's name (group ``pw``) also picked
+#: with a capital and a small letter, or a weak password
+_NAMED_VALUE = (_MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
+                + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!))")
 _NEXT_LINE = (
     # (the name and what follows it taken once, atomic: a value that fails is not tried again
     # after each shorter name; and a value has 4 characters before a blank at the least: 256 Ki
@@ -368,8 +373,7 @@ _NEXT_LINE = (
     r"(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
     r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|[ \t]*+:))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
     r"(?:[ \t]*+```[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})" + _NOT_A_REFERENCE
-    + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + "|" + _NOT_A_SETTING + _picked("!@#$%^&+=?")
-    + r"|(?(pw)(?:" + _PICKED_CAPITAL + "|" + _WEAK_PASSWORDS + r")|(?!)))"
+    + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _NAMED_VALUE + ")"
     r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+```|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
 )
 _NEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
