@@ -423,6 +423,24 @@ def test_headers_reach_the_collector_but_never_stderr(protocol):
     assert TOKEN not in err and MALFORMED not in err
 
 
+def test_an_item_the_sdk_skips_is_said_without_its_value():
+    """A value the SDK's parser refuses (a ``;`` in it: it skips the item and warns quoting it)
+    is said by us in one line that quotes nothing; the other headers still go."""
+    data = CORPUS.read_bytes()
+    with HttpReceiver() as rx:
+        env = clean_env(OTEL_EXPORTER_OTLP_HEADERS=f"authorization=Bearer%20{TOKEN},x-note=a;{MALFORMED}",
+                        **FAIL_FAST)
+        proc = run_bridge(["--endpoint", rx.endpoint], data, env=env)
+        rx.received.wait_for(expected_spans(data), timeout=5)
+        sent = [{k.lower(): v for k, v in dict(h).items()} for h in rx.received.headers]
+    assert proc.returncode == 0
+    assert sent and all(h.get("authorization") == f"Bearer {TOKEN}" and "x-note" not in h for h in sent)
+    err = proc.stderr.decode()
+    (said,) = [l for l in err.splitlines() if "HEADERS" in l]
+    assert said.startswith("otelbridge: OTEL_EXPORTER_OTLP_[TRACES_]HEADERS: an item that is not")
+    assert "Header format invalid" not in err and TOKEN not in err and MALFORMED not in err
+
+
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_headers_never_printed_when_export_fails(protocol):
     port = dead_port()
