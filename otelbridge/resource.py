@@ -125,9 +125,10 @@ def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, st
       ``CI_COMMIT_TAG``, ``CI_MERGE_REQUEST_IID``, ``CI_MERGE_REQUEST_TARGET_BRANCH_NAME``,
       ``CI_MERGE_REQUEST_DIFF_BASE_SHA``.
 
-    Empty and missing values are left out; values are redacted (``Redactor.scrub``), not cut: the
-    attribute length limits do not apply to a resource (OpenTelemetry's specification exempts
-    it), and a commit's SHA cut short names none. ``{}`` elsewhere.
+    Empty and missing values are left out; the values as the variables hold them
+    (:func:`make_resource` redacts every string of the resource, and cuts none: OpenTelemetry's
+    specification exempts a resource from the attribute limits, and a commit's SHA cut short
+    names none). ``{}`` elsewhere.
     """
     env = os.environ if env is None else env
     if env.get("GITHUB_ACTIONS") == "true":
@@ -136,8 +137,7 @@ def ci_resource_attributes(env: Mapping[str, str] | None = None) -> dict[str, st
         found = _gitlab(env)
     else:
         return {}
-    scrub = redact.current().scrub
-    return {k: scrub(v) for k, v in found.items() if v}
+    return {k: v for k, v in found.items() if v}
 
 
 class HashOnceResource(Resource):
