@@ -164,7 +164,7 @@ def _header_fault(protocol: str, key: str, value: str) -> str | None:
     if not _HTTP_NAME.fullmatch(key):
         return "name is no HTTP field name"
     if key in _BODY_FIELDS:  # (a collector answered a JSON type with 500, the others with 400)
-        return "name is one the OTLP/HTTP exporter sets itself, for the protobuf body it sends"
+        return "name is one the OTLP/HTTP exporter sets itself, for the body it sends (protobuf or JSON)"
     try:
         value.encode("latin-1")
     except UnicodeEncodeError:
