@@ -156,8 +156,9 @@ def workflow_spans(spans) -> list:
 def session_name(data: bytes) -> str:
     """The session span's name SPAN-MODEL.md implies for a stream, from its first
     ``system/init``: milk's ``agent.name``; ``claude-code`` when the init carries
-    ``claude_code_version`` (or there is no init: the claude_code dialect's default); else
-    ``agent`` (a CLI printing the same family of lines without naming itself: Cursor, cbc)."""
+    ``claude_code_version`` (or there is no init: the claude_code dialect's default); ``caudra``
+    when it lists Caudra's runtimes (``automations``, ``workflows``); else ``agent`` (a CLI
+    printing the same family of lines without naming itself: Cursor, cbc)."""
     for raw in data.splitlines():
         try:
             doc = json.loads(raw)
@@ -166,7 +167,9 @@ def session_name(data: bytes) -> str:
         if isinstance(doc, dict) and doc.get("type") == "system" and doc.get("subtype") == "init":
             if "seq" in doc and isinstance(doc.get("agent"), dict):
                 return f"invoke_agent {doc['agent'].get('name') or 'milk'}"
-            return "invoke_agent " + ("claude-code" if "claude_code_version" in doc else "agent")
+            if "claude_code_version" in doc:
+                return "invoke_agent claude-code"
+            return "invoke_agent " + ("caudra" if "automations" in doc or "workflows" in doc else "agent")
     return "invoke_agent claude-code"
 
 

@@ -410,23 +410,25 @@ class ClaudeCode:
         if subtype == "init":
             if is_milk(doc):
                 return []
+            caudra = "automations" in doc or "workflows" in doc
             return [
                 SessionStarted(
                     line.session_id,
                     line.ts_ns,
-                    # Claude Code names itself by its version field; another CLI printing the
-                    # same family of lines (Cursor, cbc builds without it) is not called so
+                    # Claude Code names itself by its version field, Caudra by the runtimes its
+                    # init alone lists; another CLI printing the same family of lines (Cursor,
+                    # cbc builds without the field) is not called so
                     **(
                         {"agent_name": "claude-code", "provider": "anthropic"}
                         if "claude_code_version" in doc
-                        else {"agent_name": UNNAMED_AGENT}
+                        else {"agent_name": "caudra" if caudra else UNNAMED_AGENT}
                     ),
                     model=as_str(doc.get("model")),
                     version=as_str(doc.get("claude_code_version")),
                     cwd=as_str(doc.get("cwd")),
                     # Caudra's init says whether its runtimes are attached; its runs begin with
                     # their turn_start (an init followed by automation firings alone is no run)
-                    opens_turn="automations" not in doc and "workflows" not in doc,
+                    opens_turn=not caudra,
                 )
             ]
         task_id = doc.get("task_id")

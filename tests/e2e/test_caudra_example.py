@@ -272,8 +272,11 @@ def test_a_session_of_automation_firings_alone_has_no_run_and_no_error():
         proc = run_bridge(["--protocol", "grpc", "--endpoint", rx.endpoint, "--clock", "stream"], data)
         spans = rx.received.wait_for(3, timeout=5)
     assert proc.returncode == 0 and proc.stdout == data
-    assert sorted(s.name for s in spans) == ["automation a0", "automation a1", "invoke_agent agent"]
-    (session,) = [s for s in spans if s.name == "invoke_agent agent"]
+    # the runtimes its init lists name the CLI: no other CLI's init has them
+    assert sorted(s.name for s in spans) == ["automation a0", "automation a1", "invoke_agent caudra"]
+    (session,) = [s for s in spans if s.name == "invoke_agent caudra"]
+    assert session.attributes["gen_ai.agent.name"] == "caudra"
+    assert "gen_ai.provider.name" not in session.attributes  # its model may be any provider's
     assert session.status_code == 0
     assert session.end_ns == (t0 + 30_000) * 1_000_000  # its longest firing's end
     (rate_limited,) = [s for s in spans if s.name == "automation a1"]
