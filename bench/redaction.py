@@ -333,6 +333,7 @@ def worst_case() -> None:
         "an e-mail's labels before a path": "bb.",
         "names alone on lines, blank lines between": "**API key:**\n\n",
         "headings naming a password, escaped": "## Admin password\\n\\n`",
+        "Setext headings naming a password, fences opened": "Admin password\n===\n~~~\n",
         "HTML cells naming a password": "<tr><td>Password</td><td>",
         "HTML bold names": "<b>Password:</b> ",
         "HTML bold names in capitals, breaks after": "<B class=k>Password:</B><br>&nbsp;\n",

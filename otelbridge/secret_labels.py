@@ -371,10 +371,12 @@ _NEXT_LINE = (
     # of "API key:" lines and blank lines took 125 ms, now 67)
     r"(?P<keep>(?>(?:^|(?<=[\s\"])|(?<=\\[nrt]))(?:#{1,6}+[ \t]++(?P<h>)|(?P<e>\*\*|__|\*)(?=[A-Za-z]))?"
     r"(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
-    r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|[ \t]*+:))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
-    r"(?:[ \t]*+```[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})" + _NOT_A_REFERENCE
-    + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _NAMED_VALUE + ")"
-    r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+```|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
+    # (a Setext heading: the name alone, then a line of = or -)
+    r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|(?:[ \t]*+:|[ \t]*+" + _NEXT_EOL + r"[ \t]{0,3}+(?:={3,}+|-{3,}+)[ \t]*+(?="
+    + _NEXT_EOL + "))))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
+    r"(?:[ \t]*+(?P<fence>```|~~~)[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})"
+    + _NOT_A_REFERENCE + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _NAMED_VALUE + ")"
+    r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+(?P=fence)|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
 )
 _NEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
 #: ... for :data:`_NEXT_LINE`: after one, the rest of the name and its marks, then a line end
