@@ -106,6 +106,12 @@ _PLACEHOLDER = (r"(?:\$[0-9](?![\w$])|\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
+#: Not a help text's metavar as a flag's value: a type's name in capitals (Click's ``--token
+#: TEXT``) or a variable's name without digits (argparse's ``[--api-key API_KEY]``; not
+#: ``PASSWORD1``), then ``]``, ``...``, two blanks (its help follows) or the line's end
+_NOT_A_METAVAR = (r"(?!(?:TEXT|STRING|STR|INTEGER|INT|FLOAT|VALUE|ARG|PATH|FILE|NAME|URL|ID|CHOICE|(?=[A-Z_]++(?!\w))"
+                  + _CAPITAL_NAME
+                  + r")(?:\]|[ \t]?\.\.\.|[ \t]{2}|[ \t]*+(?:\r?\n|\\+[nr]|\Z|\\*[\"'])))")
 #: A placeholder, also after an authorization scheme (``Bearer $TOKEN``)
 _SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The

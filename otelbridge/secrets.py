@@ -49,7 +49,7 @@ import re
 from .secret_patterns import InArgv, InYamlList, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS, _LINE,
                           _LINE_START, _NL, _NL_READ, _PLACEHOLDER, _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN,
-                          _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, FLAG_PREFIX, _a_name,
+                          _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, _NOT_A_METAVAR, FLAG_PREFIX, _a_name,
                           _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_listing import PAGE_PATTERNS
 from .secret_wrapped import WRAPPED_PATTERNS
@@ -148,7 +148,7 @@ _SECRET_FLAG = Pattern.of(
     "secret", _KEY_NEEDLES,
     r"(?P<keep>(?<![\w-])(?=-{1,2}+[\w.-]{1,64}+[ \t])" + FLAG_PREFIX + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
-    r"(?![-<>|#])(?![^\s\[]{0,24}\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _ARG,
+    r"(?![-<>|#])(?![^\s\[]{0,24}\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _NOT_A_METAVAR + _ARG,
     requires=(("-",),),
     precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
 )
