@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from .environment import (check_booleans, check_compression, check_headers, check_numbers,
                           check_resource_attributes, check_sampler,
-                          endpoint_problem, otlp_timeout_s, shown, tls_file_problems, tls_notice,
+                          endpoint_problem, loopback_address, otlp_timeout_s, shown, tls_file_problems, tls_notice,
                           uses_tls)
 
 EXPORTERS = ("otlp", "console", "file", "none")
@@ -190,11 +190,12 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
 
 
 def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
-                   problems: list[str] | None = None) -> list[str]:
+                   problems: list[str] | None = None, replaced: dict[str, str] | None = None) -> list[str]:
     """``--endpoint`` an endpoint the exporter cannot use: :class:`ConfigError`. The
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT`` variables: each unusable one is said in
     ``problems`` and returned, to be hidden from the exporter (which then takes the next one,
-    at last its default)."""
+    at last its default); over OTLP/HTTP, a loopback ``host:port`` without a scheme is read as
+    ``http://host:port`` (in ``replaced``), and said."""
     if flag:
         want = endpoint_problem(protocol, flag)
         if want:
@@ -206,6 +207,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
         return []
     ignored = []
     default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+    said = len(problems) if problems is not None else 0  # where the last ignored one is said
     for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         value = env.get(var)
         if not value:
@@ -215,16 +217,26 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             if problems is not None:
                 problems += tls_notice(protocol, f"{var}=", value, env)
             break
+        from .redact import endpoint as printable
+
+        if replaced is not None and protocol != "grpc" and loopback_address(value):
+            # (no TLS is meant on a loopback address: plaintext there is what the user meant,
+            # where the default would be another port or nothing)
+            replaced[var] = f"http://{value.strip()}"
+            if problems is not None:
+                problems.append(f"{var}={printable(value.strip())[:80]!r} has no scheme: read as "
+                                f"{replaced[var]} (a loopback address, plaintext); write the scheme, "
+                                "http:// or https://")
+            break
         ignored.append(var)
         if problems is not None:
-            from .redact import endpoint as printable
-
+            said = len(problems)
             problems.append(f"{var}={printable(value)[:80]!r} is not an OTLP {protocol} endpoint "
                             f"(use {want}); ignored")
     if ignored and problems is not None:
         rest = [v for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
                 if env.get(v) and v not in ignored]
-        problems[-1] += f", using {rest[0] if rest else default}"
+        problems[said] += f", using {rest[0] if rest else default}"
     return ignored
 
 
@@ -294,8 +306,9 @@ def build(
             raise ConfigError(f"--{name[:-2].replace('_', '-')} must be from 0 to {MAX_SECONDS:.0f} seconds")
     protocol = resolve_protocol(protocol, env, problems)
     ignored: list[str] = []
+    endpoints: dict[str, str] = {}
     if "otlp" in exporters:
-        ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems)
+        ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems, endpoints)
         ignored += check_compression(protocol, env, problems)
         tls = tls_file_problems(env) if uses_tls(protocol, flags.get("endpoint"), env, ignored) else []
         if tls:  # the OTLP exporter could not connect: one line says which files and what follows
@@ -314,7 +327,7 @@ def build(
     return Config(
         env_problems=tuple(problems),
         ignored_env=tuple(ignored),
-        replaced_env=tuple(replaced.items()),
+        replaced_env=tuple({**replaced, **endpoints}.items()),
         exporters=exporters,
         exporters_left_out=tuple(left_out),
         protocol=protocol,

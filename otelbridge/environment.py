@@ -329,6 +329,22 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
     return "http(s)://host:port" + (" or host:port" if protocol == "grpc" else "")
 
 
+def loopback_address(value: str) -> bool:
+    """Whether ``value`` is ``host:port`` without a scheme, ``host`` a loopback address
+    (``localhost``, ``127.0.0.1``, ``[::1]``) and ``port`` from 1 to 65535."""
+    import ipaddress
+
+    host, _, port = value.strip().rpartition(":")
+    if "://" in value or not port.isdigit() or not 0 < int(port) < 65536:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _insecure(env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """The ``OTEL_EXPORTER_OTLP[_TRACES]_INSECURE`` variable the gRPC exporter reads (the first
     set) and its value; ``(None, None)`` when neither is set."""

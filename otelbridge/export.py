@@ -48,7 +48,7 @@ from opentelemetry.sdk.trace.export import (
 from . import redact
 from .config import Config
 from .environment import SCHEDULE_DELAY_MS, endpoint_used, sampler, without
-from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter
+from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
 from .resource import make_resource
@@ -70,14 +70,14 @@ class CountingExporter(SpanExporter):
     STUCK_S = 1.0
 
     def __init__(self, inner: SpanExporter, label: str, local: bool = False,
-                 refused_hint: str = "") -> None:
+                 hints: Mapping[str, str] | None = None) -> None:
         self.inner = inner
         self.label = label
         #: it writes here (a file, stderr): no collector to wait for
         self.local = local
-        #: said after a refused connection (a proxy between, or why ``label`` is the default
-        #: endpoint); else ``""``
-        self.refused_hint = refused_hint
+        #: said after a cause that begins with the key: a refused connection (a proxy between,
+        #: or why ``label`` is the default endpoint), a 404 (how the URL's path was made)
+        self.hints = hints or {}
         #: why its last export failed, as :func:`~otelbridge.exporters.failure_cause` says it
         #: (the SDK logs it on the exporting thread); ``None``: none did, or for no known cause
         self.cause: str | None = None
@@ -97,17 +97,16 @@ class CountingExporter(SpanExporter):
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
-        the cause said as a user acts on it (with :attr:`refused_hint` after a refused connection),
-        ``None`` when it is no known failure."""
+        the cause said as a user acts on it (with its :attr:`hints`), ``None`` when it is no
+        known failure."""
         self.refused = True
         cause = failure_cause(message)
         status = getattr(answered, "status", None)
         if cause is None and status is not None and status >= 400:  # (retried: the SDK names none)
             cause = failure_cause(f"code: {status}")
         self.cause = cause or self.cause  # (the exit line's: the hint below is said once)
-        if cause is not None and self.refused_hint and cause.startswith("connection refused"):
-            cause += f" ({self.refused_hint})"
-        return cause
+        hint = next((h for start, h in self.hints.items() if h and cause and cause.startswith(start)), None)
+        return f"{cause} ({hint})" if hint else cause
 
     def healthy(self) -> bool:
         """True when the last export succeeded and none has been running for :data:`STUCK_S`."""
@@ -480,8 +479,8 @@ class Exporters:
         raises (``OSError`` for a file that cannot be opened, the SDK's errors for a value it
         refuses)."""
         if name == "otlp":
-            return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg),
-                                    refused_hint=_refused_hint(cfg))
+            return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg), hints={
+                "connection refused": _refused_hint(cfg), "HTTP 404": path_hint(cfg)})
         if name == "console":
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(

@@ -243,12 +243,21 @@ _STATUS_HINTS = {
     "504": "a proxy before the collector got no answer from it in time",
     "401": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
     "403": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
-    "404": "no OTLP receiver at that path (otelbridge adds /v1/traces to the endpoint's path; a "
-           "collector takes /v1/traces at its root)",
+    "404": "no OTLP receiver at that path",
     "UNAUTHENTICATED": "the collector wants credentials (OTEL_EXPORTER_OTLP_HEADERS)",
     "PERMISSION_DENIED": "the credentials are refused (OTEL_EXPORTER_OTLP_HEADERS)",
     "UNIMPLEMENTED": "no OTLP trace receiver there",
 }
+
+
+def path_hint(cfg: Config) -> str:
+    """What the hint to an HTTP 404 says of the URL's path: the traces variable is used as
+    given (the OTLP exporter specification), a base URL (``--endpoint``, the other variable)
+    gets ``/v1/traces``; a collector takes ``/v1/traces`` at its root."""
+    if cfg.protocol != "grpc" and not cfg.endpoint and os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
+        return ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given: end it with /v1/traces, as a "
+                "collector takes it at its root")
+    return "otelbridge adds /v1/traces to the endpoint's path; a collector takes /v1/traces at its root"
 
 
 def failure_cause(message: str) -> str | None:

@@ -21,8 +21,7 @@ from otelbridge.exporters import failure_cause
      "in 1.03s. Error details: failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:4399: "
      "Failed to connect to remote host: Connection refused", "connection refused: is a collector listening there?"),
     ("Failed to export spans batch code: 404, reason: Not Found",
-     "HTTP 404: no OTLP receiver at that path (otelbridge adds /v1/traces to the endpoint's path; a "
-     "collector takes /v1/traces at its root)"),
+     "HTTP 404: no OTLP receiver at that path"),  # (how the path was made: the exporter's hint)
     ("Failed to export spans batch code: 503, reason: Service Unavailable",
      "HTTP 503: the collector is unavailable (overloaded or starting)"),
     ("Failed to export spans batch code: 500, reason: Internal Server Error", "HTTP 500 from the collector"),

@@ -24,8 +24,8 @@ BAD = [
      ["OTEL_EXPORTER_OTLP_PROTOCOL", "thrift", "using http/protobuf (the default)"]),
     ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/xml", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
      ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "using grpc (OTEL_EXPORTER_OTLP_PROTOCOL)"]),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
-     ["OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "using http://localhost:4318"]),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector.invalid:4318"},
+     ["OTEL_EXPORTER_OTLP_ENDPOINT", "collector.invalid:4318", "using http://localhost:4318"]),
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "ten"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, ["OTEL_BSP_MAX_QUEUE_SIZE", "using 2048"]),
     ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "0"}, ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "using 512"]),
@@ -233,6 +233,39 @@ def test_grpc_insecure_that_is_not_true_leaves_an_http_endpoint_plaintext():
         assert run.returncode == 0 and run.stdout == DATA
         assert b"OTEL_EXPORTER_OTLP_INSECURE" not in run.stderr and b"TLS" not in run.stderr, run.stderr
     assert len(spans) == 16
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_loopback_endpoint_without_a_scheme_is_read_as_http_and_said(host):
+    """``127.0.0.1:PORT`` over OTLP/HTTP, which needs a scheme: plaintext is what a loopback
+    address means, so the spans go there (not to the default port) and one line says how to
+    write it."""
+    with HttpReceiver() as rx:
+        value = f"{host}:{rx.port}"
+        proc = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=value))
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA
+    assert len(spans) == 8  # every span built
+    said = [l for l in proc.stderr.decode().splitlines() if "OTEL_EXPORTER_OTLP_ENDPOINT" in l]
+    assert said == [f"otelbridge: OTEL_EXPORTER_OTLP_ENDPOINT='{value}' has no scheme: read as "
+                    f"http://{value} (a loopback address, plaintext); write the scheme, http:// or https://"]
+
+
+@pytest.mark.parametrize("variable,path,hint", [
+    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given: end it "
+                                               "with /v1/traces"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "/otlp", "otelbridge adds /v1/traces to the endpoint's path"),
+])
+def test_a_404_says_how_the_path_was_made(variable, path, hint):
+    """A collector answers 404 at any path but /v1/traces. The traces variable is used as
+    given (the OTLP exporter specification), so a base URL there needs /v1/traces; to the
+    other, and to --endpoint, otelbridge adds it."""
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--flush-timeout", "1"], DATA, env=clean_env(**{variable: rx.endpoint + path}))
+    assert proc.returncode == 0 and proc.stdout == DATA
+    err = proc.stderr.decode()
+    assert "HTTP 404: no OTLP receiver at that path" in err and hint in err, err
+    assert rx.posts >= 1 and not rx.received.requests
 
 
 def test_a_secret_in_the_endpoint_path_is_never_printed():
