@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from .environment import (check_booleans, check_compression, check_headers, check_numbers,
                           check_resource_attributes, check_sampler,
-                          endpoint_problem, loopback_address, otlp_timeout_s, shown, tls_file_problems, tls_notice,
+                          endpoint_problem, grpc_path_notice, loopback_address, otlp_timeout_s, shown, tls_file_problems, tls_notice,
                           uses_tls)
 
 EXPORTERS = ("otlp", "console", "file", "none")
@@ -203,7 +203,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
 
             raise ConfigError(f"--endpoint {printable(flag)!r} is not an OTLP {protocol} endpoint: use {want}")
         if problems is not None:
-            problems += tls_notice(protocol, "--endpoint ", flag, env)
+            problems += tls_notice(protocol, "--endpoint ", flag, env) + grpc_path_notice(protocol, "--endpoint ", flag)
         return []
     ignored = []
     default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
@@ -215,7 +215,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
         want = endpoint_problem(protocol, value)
         if want is None:
             if problems is not None:
-                problems += tls_notice(protocol, f"{var}=", value, env)
+                problems += tls_notice(protocol, f"{var}=", value, env) + grpc_path_notice(protocol, f"{var}=", value)
             break
         from .redact import endpoint as printable
 

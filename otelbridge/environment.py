@@ -373,6 +373,22 @@ def tls_notice(protocol: str, where: str, value: str, env: Mapping[str, str]) ->
             "OTEL_EXPORTER_OTLP_INSECURE=true, for TLS say https://"]
 
 
+def grpc_path_notice(protocol: str, where: str, value: str) -> list[str]:
+    """One line when a gRPC endpoint ``value`` (given by ``where``) has a path or a query: the
+    gRPC exporter connects to its host and port alone (a gRPC call's path is its method's)."""
+    from urllib.parse import urlsplit
+
+    if protocol != "grpc" or "://" not in value:
+        return []
+    parts = urlsplit(value.strip())
+    if parts.path in ("", "/") and not parts.query:
+        return []
+    from .redact import endpoint as printable
+
+    return [f"{where}{printable(value.strip())[:80]!r}: its path is not used over gRPC, which connects to "
+            f"{parts.scheme}://{parts.netloc.rpartition('@')[2]} alone (a path is OTLP/HTTP's)"]
+
+
 #: Compressions the OTLP exporters take, by protocol (the gRPC exporter refuses to be made with
 #: any other value, ``none`` included; the HTTP one logs every other value at each start).
 COMPRESSIONS = {"grpc": ("gzip",), "http/protobuf": ("none", "gzip", "deflate"),

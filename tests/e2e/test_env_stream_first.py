@@ -251,6 +251,19 @@ def test_a_loopback_endpoint_without_a_scheme_is_read_as_http_and_said(host):
                     f"http://{value} (a loopback address, plaintext); write the scheme, http:// or https://"]
 
 
+def test_a_grpc_endpoints_path_is_said_unused():
+    """gRPC connects to the endpoint's host and port alone: the spans arrive at a receiver
+    without that path, and one line says the path is not used."""
+    with GrpcReceiver() as rx:
+        value = f"{rx.endpoint}/otlp"
+        proc = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_EXPORTER_OTLP_ENDPOINT=value))
+        spans = rx.received.wait_for(8, timeout=10)
+    assert proc.returncode == 0 and proc.stdout == DATA and len(spans) == 8
+    said = [l for l in proc.stderr.decode().splitlines() if "OTEL_EXPORTER_OTLP_ENDPOINT" in l]
+    assert said == [f"otelbridge: OTEL_EXPORTER_OTLP_ENDPOINT='{value}': its path is not used over gRPC, which "
+                    f"connects to {rx.endpoint} alone (a path is OTLP/HTTP's)"]
+
+
 @pytest.mark.parametrize("variable,path,hint", [
     ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given: end it "
                                                "with /v1/traces"),
