@@ -22,7 +22,7 @@ each event and ends everything at :meth:`Tracker.finish`.
 from __future__ import annotations
 
 from ..clock import WAIT_NS
-from ..events import Event, SpanRecord, StreamTime
+from ..events import Event, SessionStarted, SpanRecord, StreamTime
 from ..source import REASON_DOWNSTREAM_CLOSED, interrupted_by
 from .base import (
     DEFAULT_GRACE_S,
@@ -144,6 +144,10 @@ class Tracker:
         if type(ev) is StreamTime:
             self.ctx.clock.observe(ev.ts_ns)
             return
+        if type(ev) is SessionStarted:
+            for part in self.parts:
+                if isinstance(part, SessionTracker):
+                    part.end_quiet(ev.session_id, self._running())
         for part in self.parts:
             part.handle(ev)
         self.ctx.budget.settle()
@@ -158,7 +162,7 @@ class Tracker:
         """
         self.ctx.clock.settle()
         # (a session whose turns all ended is cut short too while a workflow of it runs)
-        running = frozenset(key[0] for part in self.parts if hasattr(part, "table") for key in part.table.open)
+        running = self._running()
         for part in self.parts:
             if isinstance(part, SessionTracker):
                 part.finish(reason=reason, running=running)
@@ -166,6 +170,10 @@ class Tracker:
                 part.finish(reason=reason)
         # session events no session span took: counted, never dropped silently
         self.ctx.stats.session_events_unclaimed += self.ctx.pending_session_events()
+
+    def _running(self) -> frozenset[str | None]:
+        """The session ids of the workflow runs not yet ended."""
+        return frozenset(key[0] for part in self.parts if hasattr(part, "table") for key in part.table.open)
 
     def open_workflows(self) -> int:
         """Workflow runs (of every part that keeps a :class:`RunTable`) not yet ended

@@ -14,7 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from ..clock import Clock
+from ..clock import SKEW_NS, Clock
 from ..config import DEFAULT_GRACE_S
 from ..events import Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
@@ -397,6 +397,13 @@ class Context(msgspec.Struct):
             self._continued[sid] = (SpanRef(trace_id, span_id), turns)
         self._linked_before = frozenset(workflows)
 
+    def went_quiet(self, session_id: str, ref: SpanRef, turns: int) -> None:
+        """Session ``session_id`` (span ``ref``, after ``turns`` turns) ended before the end of
+        input, its runs all done: one line of it after this goes on in a span of its own in
+        the same trace, linked to ``ref`` (:meth:`continues`), as after a stop."""
+        self._continued[session_id] = (ref, turns)
+        self._sessions.pop(session_id, None)
+
     def linked_before(self, task_id: str) -> bool:
         """Whether a run before exported workflow ``task_id`` (linked from a span it ended)."""
         return task_id in self._linked_before
@@ -495,6 +502,16 @@ def shift_all(objs: Iterable[Any], shift: int) -> None:
         seen: set[int] = set()
         for obj in objs:
             shift_times(obj, shift, seen)
+
+
+def collapse_wall_times(obj: Any, wall: int, to: int) -> None:
+    """Set every ``*_ns`` time of a state object that is a wall-clock time (within
+    :data:`~otelbridge.clock.SKEW_NS` of ``wall``) to ``to``; the stream's own times stay."""
+    for name in type(obj).__slots__:
+        if name.endswith("_ns"):
+            value = getattr(obj, name)
+            if isinstance(value, int) and value and abs(value - wall) <= SKEW_NS:
+                setattr(obj, name, to)
 
 
 def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:

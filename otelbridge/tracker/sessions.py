@@ -53,7 +53,8 @@ from ..events import (
     SessionError, SessionMark, SessionStarted, SpanEvent, SpanLink, SpanRecord,
     TaskNotification, TaskProgress, TaskStarted, TaskUpdated, ToolResult, TurnResult,
     TurnStarted, Usage, UserMessage, WorkflowProgress, WorkflowStarted)
-from .base import Context, Refs, interrupted_event, put_attributes, remember, shift_times, span_name
+from .base import (Context, Refs, SpanRef, collapse_wall_times, interrupted_event, put_attributes, remember,
+                   shift_times, span_name)
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .caudra import workflow_key as caudra_workflow_key
@@ -77,16 +78,6 @@ NEXT_RUN = "the next run began before its result"
 NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
 #: a turn a ``prevent_continuation`` notice stopped before any model call (its result: success)
 STOPPED_BEFORE_MODEL = "stopped before any model call (prevent_continuation)"
-
-
-def _collapse(obj: Any, wall: int, to: int) -> None:
-    """Set every ``*_ns`` time of a state object that is a wall-clock time (within
-    :data:`~otelbridge.clock.SKEW_NS` of ``wall``) to ``to``; the stream's own times stay."""
-    for name in type(obj).__slots__:
-        if name.endswith("_ns"):
-            value = getattr(obj, name)
-            if isinstance(value, int) and value and abs(value - wall) <= SKEW_NS:
-                setattr(obj, name, to)
 
 
 class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
@@ -189,23 +180,36 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         ``latest``, the best reading of "when" for lines before it."""
         wall = self.ctx.clock.wall()
         for s in self.sessions.values():
-            _collapse(s, wall, latest)
+            collapse_wall_times(s, wall, latest)
             for turn in (s.turn, *s.waiting):
                 if turn is not None:
-                    _collapse(turn, wall, latest)
+                    collapse_wall_times(turn, wall, latest)
             for group in (s.chats, s.tools, s.agents, s.tasks):
                 for item in group.values():
-                    _collapse(item, wall, latest)
+                    collapse_wall_times(item, wall, latest)
             for ev in s.events:
                 if abs(ev.time_ns - wall) <= SKEW_NS:
                     ev.time_ns = latest
+
+    def end_quiet(self, sid: str | None, running: frozenset[str | None]) -> None:
+        """Session ``sid``'s first ``init``: another run writes to the stream now. Each other
+        session whose runs all ended (a result came; no turn, call, tool, sub-agent, task or
+        workflow, by ``running``, is open) ends here, and its span goes out (not at the end of
+        input, which ``follow`` never reaches); its lines after this go on in a span of its
+        own, linked to it (:meth:`Context.went_quiet`)."""
+        if sid is None or sid in self.sessions:
+            return
+        for s in list(self.sessions.values()):
+            if s.sid is not None and s.results and not (s.busy() or s.chats or s.sid in running):
+                self._close_session(s, eof=False)
+                self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
 
     def _session(self, sid: str | None, now: int) -> Session | None:
         session = self.sessions.get(sid)
         if session is not None:
             self.sessions.move_to_end(sid)
             return session
-        if sid in self.ended:
+        if sid in self.ended and self.ctx.continues(sid) is None:
             self.ctx.stats.late_events_ignored += 1
             return None
         ref = self.ctx.session_ref(sid)

@@ -1052,6 +1052,36 @@ def test_a_session_whose_turns_all_ended_is_not_interrupted_by_the_stop(tmp_path
 
 
 @needs_fixtures()
+def test_a_finished_session_goes_out_when_the_next_run_writes_not_at_the_stop(tmp_path):
+    """A worker runs one `claude -p` after another into the file the sidecar follows, which
+    no end of input ever reaches: each session's span, with its tokens and cost, arrives when
+    the next run's ``init`` comes, while follow goes on."""
+    first = recording_lines("subagent-explore-2.1.178.jsonl")
+    second = recording_lines("custom-agent-2.1.6.jsonl")
+    sid = next(json.loads(l)["session_id"] for l in first if "\"session_id\"" in l)
+    log, state = empty_log(tmp_path)
+
+    def root(rx):
+        return [s for s in rx.received.spans() if s.name == "invoke_agent claude-code"
+                and s.attributes.get("gen_ai.conversation.id") == sid]
+
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(first))
+            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="turn 1")
+            assert not root(rx)  # its run may go on: no end of input says otherwise
+            append(log, "".join(second[:2]))  # the next run's first lines (its init)
+            (session,) = wait(lambda: root(rx), what="the first session's span")
+            assert proc.poll() is None  # still following
+        finally:
+            stop(proc)
+    result = json.loads(next(l for l in first if '"type":"result"' in l))
+    assert session.attributes["result.total_cost_usd"] == result["total_cost_usd"]
+    assert session.status_code != 2 and all(e[0] != "interrupted" for e in session.events)
+
+
+@needs_fixtures()
 def test_a_kill_mid_turn_makes_the_same_spans_again_and_none_without_its_parent(tmp_path):
     """`claude -p` is one turn, open until its result: a kill mid-turn left the next start to
     read the file from its start with new ids, and the spans exported before the kill (model

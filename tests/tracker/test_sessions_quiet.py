@@ -1,0 +1,99 @@
+"""A run that ends while another writes on: a session whose runs all ended ends when another
+session's ``init`` comes (``follow`` never reaches the end of its input), and what it writes
+after that goes on in a span of its own, linked to it. In-process, on real recordings."""
+
+from __future__ import annotations
+
+import json
+
+from otelbridge import dialects
+from otelbridge.clock import Clock
+from otelbridge.ids import Ids
+from otelbridge.stats import Stats
+from otelbridge.tracker import Context, Tracker
+
+from tests.conftest import EXAMPLES, needs_fixtures
+from tests.tracker.recording import CLAUDE, WALL
+
+SESSION = (EXAMPLES / "claude-code-session.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _feed(chunks: list[list[bytes]]):
+    """The records emitted after each chunk of lines (the last: after ``finish``), and the stats."""
+    records, stats = [], Stats()
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream", wall=lambda: WALL), stats=stats)
+    tracker, decoder = Tracker(ctx), dialects.Decoder(dialects.load(), stats)
+    seen = []
+    for chunk in chunks:
+        for raw in chunk:
+            for ev in decoder.decode(raw):
+                tracker.handle(ev)
+        seen.append(list(records))
+    tracker.finish()
+    seen.append(list(records))
+    return seen, stats
+
+
+def _sid(lines: list[bytes]) -> str:
+    return next(json.loads(l)["session_id"] for l in lines if b'"session_id"' in l)
+
+
+@needs_fixtures()
+def test_a_finished_session_ends_at_the_next_sessions_init():
+    """Session A (the example's turns 1–2, both with their results) then session B's ``init``
+    (a `claude -p` run after it, in the same file): A's span, with its tokens and cost, goes
+    out at B's first line, not at the end of the input."""
+    b = (CLAUDE / "custom-agent-2.1.6.jsonl").read_bytes().splitlines(keepends=True)
+    assert _sid(SESSION) != _sid(b)
+    seen, _ = _feed([SESSION, b[:2], b[2:]])
+    a_spans = [r for r in seen[1] if r.name == "invoke_agent claude-code"
+               and r.attributes["gen_ai.conversation.id"] == _sid(SESSION)]
+    assert not any(r.name == "invoke_agent claude-code" for r in seen[0])  # A is still open
+    (a,) = a_spans
+    assert a.attributes["session.turns"] == 2 and a.error is None
+    last = json.loads(SESSION[-1])
+    assert a.attributes["gen_ai.usage.output_tokens"] > 0
+    assert a.attributes["result.total_cost_usd"] == last["total_cost_usd"]
+    # B's own span at the end of input, in a trace of its own
+    (b_span,) = [r for r in seen[-1] if r.attributes.get("gen_ai.conversation.id") == _sid(b)
+                 and r.name == "invoke_agent claude-code"]
+    assert b_span.trace_id != a.trace_id
+
+
+@needs_fixtures()
+def test_a_session_that_writes_on_after_another_began_goes_on_in_a_span_of_its_own():
+    """A's first turn ends (its result, line 28; its background Bash, line 30), B runs whole,
+    then A's second turn comes (its lines interleaved with another run's): A's first span
+    ended at B's ``init``; the second turn is ``turn 2`` under a span of its own in A's trace,
+    linked to the first (``continues``)."""
+    b = (CLAUDE / "custom-agent-2.1.6.jsonl").read_bytes().splitlines(keepends=True)
+    seen, stats = _feed([SESSION[:30], b, SESSION[30:]])
+    sid = _sid(SESSION)
+    records = seen[-1]
+    first, then = sorted((r for r in records if r.name == "invoke_agent claude-code"
+                          and r.attributes["gen_ai.conversation.id"] == sid), key=lambda r: r.start_ns)
+    assert first in seen[1]  # it went out at B's init
+    assert first.trace_id == then.trace_id and first.span_id != then.span_id
+    assert [(l.trace_id, l.span_id, l.attributes) for l in then.links] == [
+        (first.trace_id, first.span_id, {"otelbridge.link": "continues"})]
+    turns = {r.name: r for r in records if r.name.startswith("turn ") and r.trace_id == first.trace_id}
+    assert set(turns) == {"turn 1", "turn 2"}
+    assert turns["turn 1"].parent_span_id == first.span_id and turns["turn 2"].parent_span_id == then.span_id
+    assert stats.late_events_ignored == 0
+    assert len({(r.trace_id, r.span_id) for r in records}) == len(records)  # no span twice
+
+
+@needs_fixtures()
+def test_a_session_with_a_background_task_running_is_not_ended_by_the_next_init():
+    """A result came while the session's background Bash still runs (its notification wakes
+    a second turn): the run is not over, another session's ``init`` leaves it open."""
+    wake = (CLAUDE / "claudecli-go-bg-bash-wake-2.1.280.jsonl").read_bytes().splitlines(keepends=True)
+    b = (CLAUDE / "custom-agent-2.1.6.jsonl").read_bytes().splitlines(keepends=True)
+    first_result = next(n for n, l in enumerate(wake, 1) if b'"type":"result"' in l)
+    seen, _ = _feed([wake[:first_result], b[:2], wake[first_result:]])
+    sid = _sid(wake)
+    assert not any(r.attributes.get("gen_ai.conversation.id") == sid and r.name == "invoke_agent claude-code"
+                   for r in seen[1])
+    (session,) = [r for r in seen[-1] if r.attributes.get("gen_ai.conversation.id") == sid
+                  and r.name == "invoke_agent claude-code"]
+    assert session.attributes["session.turns"] == 2 and not session.links
