@@ -97,7 +97,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
         if EARLY_SIGNALS:  # stopped before the command could start: it is not started
             return end(interrupted_by(EARLY_SIGNALS[0]), 128 + EARLY_SIGNALS[0])
         try:
-            proc, fd_in = await spawn(cfg.command, env)
+            proc, fd_in = await spawn(cfg.command, env, keep=(feed.pid,) if feed is not None else ())
         except ChildError as exc:
             from .redact import MESSAGE_MAX, clean  # (only here: the tee's process imports no detector)
 

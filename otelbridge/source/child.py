@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 
 class ChildError(Exception):
@@ -43,19 +43,27 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+#: How often, as PID 1, the processes CMD left behind are reaped once they exit, in seconds.
+REAP_S = 0.5
+
+
 class Child:
     """The wrapped command's process: ``pid``, ``returncode`` (``None`` while it runs; negative
     for a signal, as :class:`subprocess.Popen`), :meth:`send_signal` and ``await``-able
     :meth:`wait`. Made by :func:`spawn` inside a running event loop."""
 
-    def __init__(self, popen: subprocess.Popen, use_pidfd: bool = True) -> None:
+    def __init__(self, popen: subprocess.Popen, use_pidfd: bool = True, keep: Collection[int] = ()) -> None:
         self._popen = popen
         self.pid = popen.pid
+        #: processes of ours another part reaps (the decoding process), and the child
+        self._keep = frozenset((*keep, popen.pid))
         loop = asyncio.get_running_loop()
         self._exited: asyncio.Future[int] = loop.create_future()
         if not (use_pidfd and self._watch_pidfd(loop)):
             threading.Thread(target=self._wait_blocking, args=(loop,), daemon=True,
                              name="otelbridge-child-wait").start()
+        if os.getpid() == 1:  # a container's init: orphans are handed to us, and only we reap them
+            self._reap_orphans(loop)
 
     @property
     def returncode(self) -> int | None:
@@ -126,6 +134,26 @@ class Child:
             return False
         return True
 
+    def _reap_orphans(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Reap each exited process but the child (its watcher reaps it, for its status) and the
+        others of ours that are waited for (``keep``), then
+        again in :data:`REAP_S`: as PID 1, the processes CMD left running are reparented to
+        us, and each would stay a zombie, holding a pid, until this process ends. (A timer, as
+        the event loop keeps SIGCHLD to itself.)"""
+        while True:
+            try:
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                break
+            if info is None or info.si_pid in self._keep:
+                break
+            try:
+                os.waitpid(info.si_pid, 0)
+            except ChildProcessError:
+                pass
+        if self.returncode is None:
+            loop.call_later(REAP_S, self._reap_orphans, loop)
+
     def _wait_blocking(self, loop: asyncio.AbstractEventLoop) -> None:
         returncode = self._popen.wait()
         try:
@@ -164,10 +192,11 @@ def _descendants(pid: int) -> list[int]:
 
 
 async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
-                use_pidfd: bool = True) -> tuple[Child, int]:
+                use_pidfd: bool = True, keep: Collection[int] = ()) -> tuple[Child, int]:
     """Start ``argv`` with its stdout on a new pipe and no fd of ours but 0/1/2; return the
     :class:`Child` and the pipe's read fd. ``use_pidfd=False`` watches its exit from a thread
-    (the path where pidfds are missing).
+    (the path where pidfds are missing); ``keep``: processes of ours that are waited for
+    elsewhere, which the child, as PID 1, leaves to be reaped there.
 
     Raises :class:`ChildError` when the command cannot be started.
     """
@@ -190,4 +219,4 @@ async def spawn(argv: Sequence[str], env: Mapping[str, str] | None = None,
         raise ChildError(argv[0], exc.strerror or "cannot execute", 126) from None
     finally:
         os.close(write_fd)
-    return Child(popen, use_pidfd), read_fd
+    return Child(popen, use_pidfd, keep), read_fd

@@ -399,3 +399,38 @@ def test_a_command_killed_by_a_signal_says_so_on_its_run_and_open_spans(tmp_path
     cut = _interrupted(spans)
     assert cut and all(reason == "killed by SIGKILL" for _, reason in cut), cut
     assert any(name.startswith("turn ") for name, _ in cut), cut
+
+
+def _pid_namespace() -> bool:
+    """Whether this test may start a process as PID 1 of a new PID namespace (``unshare``)."""
+    try:
+        return subprocess.run(["unshare", "-pf", "--mount-proc", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _pid_namespace(), reason="no unshare of a PID namespace here")
+@pytest.mark.parametrize("exporter", ["none", "otlp"])
+def test_as_pid_1_the_processes_the_command_left_are_reaped(tmp_path, exporter):
+    """A container's entrypoint (``ENTRYPOINT ["otelbridge"]``, the wrapped Kubernetes Job):
+    otelbridge is PID 1, so the processes the command started and left running are handed to
+    it when their parent exits. Each that exits is reaped (none stays a zombie, holding a pid),
+    the command's own status still comes through, and the stream passes whole."""
+    zombies = tmp_path / "zombies"
+    script = textwrap.dedent(f"""
+        import glob, subprocess, sys, time
+        for _ in range(5):  # each sleeps on after its shell exits: an orphan, then a zombie
+            subprocess.run(["sh", "-c", "sleep 0.2 &"])
+        sys.stdout.write("line\\n")
+        time.sleep(1.6)
+        states = [open(p).read().rsplit(")", 1)[1].split()[0] for p in glob.glob("/proc/[0-9]*/stat")]
+        open({str(zombies)!r}, "w").write(str(states.count("Z")))
+        sys.exit(3)
+    """)
+    proc = subprocess.run(["unshare", "-pf", "--mount-proc", *BRIDGE, "--exporter", exporter,
+                           "--endpoint", "http://127.0.0.1:9", "--flush-timeout", "0.2", "--summary", "never",
+                           "--", sys.executable, "-c", script],
+                          capture_output=True, env=clean_env(), cwd=ROOT, timeout=60)
+    assert proc.returncode == 3 and proc.stdout == b"line\n", proc.stderr
+    assert zombies.read_text() == "0"
