@@ -95,21 +95,19 @@ class Decoder:
         if not body.startswith(b"{"):
             return self._decode_raw(raw)
         try:
-            keys = self._raw_keys  # (one key in practice: no generator per line)
-            if len(body) >= RAW_LISTS_MIN and keys and (
-                keys[0] in body or (len(keys) > 1 and any(k in body for k in keys[1:]))
-            ):
-                doc = self._decode_with_raw_lists(body)
-            else:
-                doc = self._json.decode(body)
+            doc = self._doc(body)
         except msgspec.ValidationError as exc:  # valid JSON, a number msgspec cannot hold
             doc = _out_of_range(body) if "out of range" in str(exc) else None
             if doc is None:
                 self.stats.bad_lines += 1
                 return []
-        except (msgspec.DecodeError, RecursionError):
-            self.stats.bad_lines += 1
-            return []
+        except (msgspec.DecodeError, RecursionError) as exc:
+            # bytes that are not UTF-8 in a string (a tool's binary output): read as U+FFFD,
+            # as a text decoder would, not the whole line lost
+            doc = self._replaced(body) if "UTF-8" in str(exc) else None
+            if doc is None:
+                self.stats.bad_lines += 1
+                return []
         if not isinstance(doc, dict):
             self.stats.bad_lines += 1
             return []
@@ -134,6 +132,24 @@ class Decoder:
             # stream clock is "the latest timestamp the stream has shown" (docs/span-model.md)
             events.append(StreamTime(info.session_id, info.ts_ns))
         return events
+
+    def _doc(self, body: bytes) -> Any:
+        """``body`` decoded, the dialects' ``raw_lists`` as :meth:`_decode_with_raw_lists`
+        keeps them. Raises as ``msgspec.json.decode`` does."""
+        keys = self._raw_keys  # (one key in practice: no generator per line)
+        if len(body) >= RAW_LISTS_MIN and keys and (
+            keys[0] in body or (len(keys) > 1 and any(k in body for k in keys[1:]))
+        ):
+            return self._decode_with_raw_lists(body)
+        return self._json.decode(body)
+
+    def _replaced(self, body: bytes) -> Any:
+        """``body``, which is not UTF-8, decoded with U+FFFD for each invalid byte; ``None``
+        when it is still no JSON."""
+        try:
+            return self._doc(body.decode("utf-8", "replace").encode())
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
 
     def _decode_with_raw_lists(self, body: bytes) -> Any:
         """``body`` decoded as :meth:`decode` would, except that the array values of the
