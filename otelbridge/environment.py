@@ -339,6 +339,8 @@ def loopback_address(value: str) -> bool:
         return False
     if host.lower() == "localhost":
         return True
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        return False  # (an IPv6 address is bracketed in a URL)
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:

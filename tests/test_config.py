@@ -65,6 +65,33 @@ def test_endpoint_checked_at_start():
     assert line.endswith("ignored, using http://localhost:4318")
 
 
+@pytest.mark.parametrize("value,read_as", [
+    ("localhost:4318", "http://localhost:4318"), ("LOCALHOST:4318", "http://LOCALHOST:4318"),
+    ("127.0.0.2:14318", "http://127.0.0.2:14318"), ("[::1]:4318", "http://[::1]:4318"), (" 127.0.0.1:4318 ", "http://127.0.0.1:4318"),
+    ("::1:4318", None), ("localhost:0", None), ("localhost", None), ("10.0.0.1:4318", None),
+    ("collector:4318", None), ("user@localhost:4318", None), ("localhost:4318/v1/traces", None),
+])
+def test_a_loopback_endpoint_without_a_scheme_is_read_as_http(value, read_as):
+    """Over OTLP/HTTP a scheme-less ``host:port`` on a loopback address is what ``http://``
+    would name (no TLS is meant there); any other stays unusable, the default used instead."""
+    from otelbridge.config import check_endpoint
+
+    problems: list[str] = []
+    replaced: dict[str, str] = {}
+    ignored = check_endpoint("http/protobuf", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": value}, problems, replaced)
+    if read_as is None:
+        assert ignored == ["OTEL_EXPORTER_OTLP_ENDPOINT"] and replaced == {}
+        assert problems[-1].endswith("ignored, using http://localhost:4318")
+    else:
+        assert ignored == [] and replaced == {"OTEL_EXPORTER_OTLP_ENDPOINT": read_as}
+        assert problems == [f"OTEL_EXPORTER_OTLP_ENDPOINT={value.strip()!r} has no scheme: read as {read_as} "
+                            "(a loopback address, plaintext); write the scheme, http:// or https://"]
+    # over gRPC such a value is usable as it is (with TLS, said elsewhere): nothing replaced
+    replaced = {}
+    check_endpoint("grpc", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4317"}, [], replaced)
+    assert replaced == {}
+
+
 def test_credentials_in_a_grpc_endpoint_are_said_not_taken_for_the_host():
     """gRPC takes ``user:password@`` for part of the host name (every span lost to a name it
     cannot resolve): refused at start, said without the password; OTLP/HTTP sends them."""
