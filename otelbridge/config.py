@@ -221,8 +221,10 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
 
         if replaced is not None and protocol != "grpc" and loopback_address(value):
             # (no TLS is meant on a loopback address: plaintext there is what the user meant,
-            # where the default would be another port or nothing)
-            replaced[var] = f"http://{value.strip()}"
+            # where the default would be another port or nothing; the traces variable is the
+            # whole URL, a collector's path with it)
+            path = "/v1/traces" if var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" else ""
+            replaced[var] = f"http://{value.strip()}{path}"
             if problems is not None:
                 problems.append(f"{var}={printable(value.strip())[:80]!r} has no scheme: read as "
                                 f"{replaced[var]} (a loopback address, plaintext); write the scheme, "

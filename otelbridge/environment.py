@@ -335,7 +335,7 @@ def loopback_address(value: str) -> bool:
     import ipaddress
 
     host, _, port = value.strip().rpartition(":")
-    if "://" in value or not port.isdigit() or not 0 < int(port) < 65536:
+    if "://" in value or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         return False
     if host.lower() == "localhost":
         return True

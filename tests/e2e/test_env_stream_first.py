@@ -235,20 +235,23 @@ def test_grpc_insecure_that_is_not_true_leaves_an_http_endpoint_plaintext():
     assert len(spans) == 16
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_a_loopback_endpoint_without_a_scheme_is_read_as_http_and_said(host):
+@pytest.mark.parametrize("host,variable,path", [
+    ("127.0.0.1", "OTEL_EXPORTER_OTLP_ENDPOINT", ""), ("localhost", "OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+    ("localhost", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "/v1/traces"),
+])
+def test_a_loopback_endpoint_without_a_scheme_is_read_as_http_and_said(host, variable, path):
     """``127.0.0.1:PORT`` over OTLP/HTTP, which needs a scheme: plaintext is what a loopback
     address means, so the spans go there (not to the default port) and one line says how to
-    write it."""
+    write it; the traces variable, a whole URL, gets the collector's path."""
     with HttpReceiver() as rx:
         value = f"{host}:{rx.port}"
-        proc = run_bridge([], DATA, env=clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=value))
+        proc = run_bridge([], DATA, env=clean_env(**{variable: value}))
         spans = rx.received.wait_for(8, timeout=10)
     assert proc.returncode == 0 and proc.stdout == DATA
     assert len(spans) == 8  # every span built
-    said = [l for l in proc.stderr.decode().splitlines() if "OTEL_EXPORTER_OTLP_ENDPOINT" in l]
-    assert said == [f"otelbridge: OTEL_EXPORTER_OTLP_ENDPOINT='{value}' has no scheme: read as "
-                    f"http://{value} (a loopback address, plaintext); write the scheme, http:// or https://"]
+    said = [l for l in proc.stderr.decode().splitlines() if variable in l]
+    assert said == [f"otelbridge: {variable}='{value}' has no scheme: read as "
+                    f"http://{value}{path} (a loopback address, plaintext); write the scheme, http:// or https://"]
 
 
 def test_a_grpc_endpoints_path_is_said_unused():
