@@ -102,8 +102,8 @@ class Decoder:
                 self.stats.bad_lines += 1
                 return []
         except (msgspec.DecodeError, RecursionError) as exc:
-            # bytes that are not UTF-8 in a string (a tool's binary output): read as U+FFFD,
-            # as a text decoder would, not the whole line lost
+            # bytes that are not UTF-8 in a string (a tool's binary output): left out, not the
+            # whole line lost (as U+FFFD they would split a token the redactor must see whole)
             doc = self._replaced(body) if "UTF-8" in str(exc) else None
             if doc is None:
                 self.stats.bad_lines += 1
@@ -144,10 +144,10 @@ class Decoder:
         return self._json.decode(body)
 
     def _replaced(self, body: bytes) -> Any:
-        """``body``, which is not UTF-8, decoded with U+FFFD for each invalid byte; ``None``
-        when it is still no JSON."""
+        """``body``, which is not UTF-8, decoded without its invalid bytes; ``None`` when it is
+        still no JSON."""
         try:
-            return self._doc(body.decode("utf-8", "replace").encode())
+            return self._doc(body.decode("utf-8", "ignore").encode())
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
 
