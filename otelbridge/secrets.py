@@ -329,7 +329,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of(
         "secret",
         _KEY_NEEDLES,
-        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*" + _NL + r"(?:[ \t]*+" + _NL + r"){0,2}+(?:```[\w-]*+[ \t]*+" + _NL + r")?+)"
+        r"(?P<keep>(?<![\w.-])" + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*" + _NL + r"(?:[ \t]*+" + _NL + r"){0,2}+(?:(?:```|~~~)[\w-]*+[ \t]*+" + _NL + r")?+)"
         r"(?!#)(?!- )(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:)[^\s\\\"']++(?=[^\S\r\n]*(?:" + _NL + r"|\Z|\\*[\"'](?:[,}\]]|\Z)))",
         requires=((":",), ("\n", "\\n")),
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:[ \t]*(?:\r?\n|\\)",
