@@ -214,3 +214,30 @@ def test_a_run_cut_off_with_its_sub_agents_counts_every_model_call_once(name, cu
     assert (session.input_tokens, session.output_tokens) == (want_in, want_out)
     got = dict(l.split("=", 1) for l in out.read_text().splitlines())
     assert (int(got["input_tokens"]), int(got["output_tokens"])) == (want_in, want_out)
+
+
+def test_a_session_that_goes_on_without_a_total_of_its_own_adds_its_tokens(tmp_path):
+    """Session A's result carries the CLI's total (``modelUsage``); B's init ends A; A writes
+    again, its result with ``usage`` alone (as milk's error result): the job outputs count
+    A's first total, B's, and A's second run on top (they dropped it, the conversation's
+    first total being taken for the whole)."""
+    def run_lines(sid, mid, inp, out, model_usage):
+        result = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
+                  "duration_ms": 1000, "result": "ok", "session_id": sid, "uuid": f"r-{mid}",
+                  "usage": {"input_tokens": inp, "output_tokens": out}}
+        if model_usage:
+            result["modelUsage"] = {"m1": {"inputTokens": inp, "outputTokens": out}}
+        return [{"type": "system", "subtype": "init", "session_id": sid, "model": "m1",
+                 "claude_code_version": "2.1.280"},
+                {"type": "assistant", "session_id": sid, "message": {
+                    "id": mid, "model": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}],
+                    "usage": {"input_tokens": inp, "output_tokens": 1}}},
+                result]
+    stream = tmp_path / "runs.jsonl"
+    lines = run_lines("A", "a1", 110, 55, True) + run_lines("B", "b1", 1000, 100, True) \
+        + run_lines("A", "a2", 7000, 900, False)
+    stream.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    out = tmp_path / "out"
+    run(stream, env={"GITHUB_OUTPUT": str(out)})
+    got = dict(l.split("=", 1) for l in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == (110 + 1000 + 7000, 55 + 100 + 900)

@@ -135,6 +135,9 @@ class TracedFile:
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         return self.pipeline.tracker.open_session_refs()  # (a rotation: a new tracker)
 
+    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        return self.pipeline.tracker.quiet_refs()
+
     def exported(self) -> tuple[str, ...]:
         return tuple(self.hold.released)
 
@@ -192,10 +195,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         hold.stopping = rereadable
         # a last line without "\n" in a file still at the path is one being written: the next
         # start reads it whole (the position ends before it)
-        ended = reader.session_refs()
+        ended, quiet = reader.session_refs(), reader.quiet_refs()
         pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
                             last_line=not rereadable)
-        follower.stopped(ended)  # a restart exports none of it again
+        follower.stopped(ended, quiet)  # a restart exports none of it again
         dropped = hold.discard()
         if open_runs and rereadable:
             say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "

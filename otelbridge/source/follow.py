@@ -87,6 +87,10 @@ class Followed(Protocol):
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns begun) of each open session."""
 
+    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """The same of each session another session's ``init`` ended, whose lines have not
+        come again."""
+
     def exported(self) -> tuple[str, ...]:
         """Task ids of the workflows exported so far, oldest first."""
 
@@ -461,10 +465,12 @@ class Follower:
         :data:`MAX_WORKFLOWS`."""
         return tuple(dict.fromkeys(known + self.reader.exported()))[-MAX_WORKFLOWS:]
 
-    def stopped(self, ended: tuple[tuple[str, int, int, int], ...] = ()) -> None:
+    def stopped(self, ended: tuple[tuple[str, int, int, int], ...] = (),
+                quiet: tuple[tuple[str, int, int, int], ...] = ()) -> None:
         """The run ended every span it exports at a stop, the sessions ``ended`` among them
-        (``session_refs()`` before the stop): a checkpoint at the last point with no turn or
-        workflow open whose ``read_to`` is the end of what was read, saved once settled."""
+        (``session_refs()`` before the stop), after those another session's ``init`` ended
+        (``quiet_refs()``): a checkpoint at the last point with no turn or workflow open whose
+        ``read_to`` is the end of what was read, saved once settled."""
         if self.ident is None or self._lost:
             return
         saved = self.saved
@@ -485,6 +491,8 @@ class Follower:
                               for sid, trace_id, span_id, _ in ended)
             # (and those a stop before ended that this run did not meet again: still going on)
             met = {sid for sid, _, _, _ in ended}
+            continued += tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
+            met |= {sid for sid, _, _, _ in quiet}
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
                                              continued=continued, salt=self.salt, stopped=True),

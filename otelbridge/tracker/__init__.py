@@ -194,6 +194,11 @@ class Tracker:
                      for part in self.parts if isinstance(part, SessionTracker)
                      for s in part.sessions.values() if s.sid)
 
+    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns) of the sessions another session's ``init``
+        ended whose lines have not come again."""
+        return tuple(ref for part in self.parts if isinstance(part, SessionTracker) for ref in part.quiet_refs())
+
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """:meth:`open_session_refs` and those of the sessions this stream ended."""
         return tuple(ref for part in self.parts if isinstance(part, SessionTracker)

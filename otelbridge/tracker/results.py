@@ -57,9 +57,10 @@ def session_result_attributes(attrs: dict[str, Any], s: Session) -> None:
 
 
 def duplicate_result(s: Session, ev: TurnResult) -> bool:
-    """Whether ``ev`` repeats ``s``'s last result (no turn waits for one): its ``uuid``, or
+    """Whether ``ev`` repeats ``s``'s last result (or the ended span's it goes on from; no
+    turn waits for one): its ``uuid``, or
     without one its subtype, error flag, turn count, duration and index."""
-    last = s.last
+    last = s.last if s.last is not None else s.before
     if s.turn is not None or s.waiting or last is None:
         return False
     if ev.uuid is not None and ev.uuid == last.uuid:

@@ -53,10 +53,10 @@ from ..events import (
     SessionError, SessionMark, SessionStarted, SpanEvent, SpanLink, SpanRecord,
     TaskNotification, TaskProgress, TaskStarted, TaskUpdated, ToolResult, TurnResult,
     TurnStarted, Usage, UserMessage, WorkflowProgress, WorkflowStarted)
-from .base import (Context, Refs, SpanRef, collapse_wall_times, interrupted_event, put_attributes, remember,
-                   shift_times, span_name)
+from .base import Context, Refs, collapse_wall_times, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
+from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
 from .results import (add_result, duplicate_result, result_attributes, result_error, session_result_attributes,
                       turn_usage)
@@ -80,7 +80,7 @@ NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
 STOPPED_BEFORE_MODEL = "stopped before any model call (prevent_continuation)"
 
 
-class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
+class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
     """Session lines → span records through ``ctx.emit``. Never raises on events."""
 
     def __init__(self, ctx: Context) -> None:
@@ -89,6 +89,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         #: the sessions ended, by id: (session id, trace id, span id, turns) (late lines are
         #: ignored; ``replay``'s next file goes on with them), bounded as :func:`remember` is
         self.ended = Refs()
+        self._carried = Refs()
         self._stream_mode = self.ctx.clock.uses_stream
         self._dated = False  # the event being handled has a timestamp of its own
 
@@ -191,19 +192,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
                 if abs(ev.time_ns - wall) <= SKEW_NS:
                     ev.time_ns = latest
 
-    def end_quiet(self, sid: str | None, running: frozenset[str | None]) -> None:
-        """Session ``sid``'s first ``init``: another run writes to the stream now. Each other
-        session whose runs all ended (a result came; no turn, call, tool, sub-agent, task or
-        workflow, by ``running``, is open) ends here, and its span goes out (not at the end of
-        input, which ``follow`` never reaches); its lines after this go on in a span of its
-        own, linked to it (:meth:`Context.went_quiet`)."""
-        if sid is None or sid in self.sessions:
-            return
-        for s in list(self.sessions.values()):
-            if s.sid is not None and s.results and not (s.busy() or s.chats or s.sid in running):
-                self._close_session(s, eof=False)
-                self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
-
     def _session(self, sid: str | None, now: int) -> Session | None:
         session = self.sessions.get(sid)
         if session is not None:
@@ -214,7 +202,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             return None
         ref = self.ctx.session_ref(sid)
         session = Session(sid, ref.trace_id, ref.span_id, now, now)
-        session.continues, session.turn_count = self.ctx.continues(sid) or (None, 0)  # (follow)
+        session.continues, session.turn_count = self.ctx.continues(sid) or (None, 0)
+        if session.continues is not None:
+            self._carry_over(session)
         self.sessions[sid] = session
         remember(self.ctx.providers, sid, session.provider_name())
         if self.ctx.on_trace is not None and self.ctx.run is None and self.ctx.parent is None:
@@ -268,6 +258,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             s.turn = None
         if ev.opens_turn:  # (Caudra's runs open with their turn_start)
             self._open_turn(s, now).model = ev.model or s.model
+        else:
+            s.outlives_turns = True
         changed: dict[str, Any] = {key: new for key, old, new in (
             ("gen_ai.request.model", s.model, ev.model), ("gen_ai.agent.version", s.version, ev.version),
         ) if old is not None and new is not None and new != old}
@@ -336,7 +328,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
         if duplicate_result(s, ev):
             self.ctx.stats.duplicate_results += 1
             return
-        previous = s.last.total_cost_usd if s.last is not None else None
+        before = s.last if s.last is not None else s.before
+        previous = before.total_cost_usd if before is not None else None
         if ev.total_cost_usd is not None and previous is not None and ev.total_cost_usd < previous:
             # cumulative, it never falls: an interrupted turn's result says 0
             ev = msgspec.structs.replace(ev, total_cost_usd=previous)
@@ -492,7 +485,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin):
             self._emit_task(s, task, end_all, None, eof=True)
         # a stream that showed only background tasks, workflows or automation firings of a session
         # (Caudra's init opens no run) is not an error
-        active = s.turn_count > 0 or bool(s.events)
+        active = s.turn_count > s.turns_before or (bool(s.events) and s.continues is None)
         incomplete = s.turn is not None or (s.results == 0 and active)
         self._end_open_turn(s)
         end = s.result_ns if (s.result_ns is not None and not incomplete) else s.last_ns

@@ -196,8 +196,13 @@ class Session(msgspec.Struct):
     #: turns closed by the next ``init`` with no result yet, oldest first
     waiting: list[Turn] = msgspec.field(default_factory=list)
     turn_count: int = 0
-    #: the session's span a ``follow`` stop ended, when this one goes on after the restart
+    #: the session's span a ``follow`` stop or another session's ``init`` ended, when this one
+    #: goes on from it; the turns begun before, and its last result (:mod:`.quiet`)
     continues: SpanRef | None = None
+    turns_before: int = 0
+    before: TurnResult | None = None
+    #: its runtime outlives its turns (Caudra's init lists one): it never ends between runs
+    outlives_turns: bool = False
     child_end_ns: int = 0
     result_ns: int | None = None
     results: int = 0

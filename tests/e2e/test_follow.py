@@ -1081,6 +1081,29 @@ def test_a_finished_session_goes_out_when_the_next_run_writes_not_at_the_stop(tm
     assert session.status_code != 2 and all(e[0] != "interrupted" for e in session.events)
 
 
+def test_a_session_the_next_run_ended_that_writes_again_after_a_stop_goes_on_in_its_trace(tmp_path):
+    """Session A ran, B's init ended it (its span went out), the sidecar was stopped (a rolling
+    restart), then A writes again (a resumed session): after the restart A's new turn is
+    ``turn 2`` under a span of its own in A's trace, linked to the ended one; no span comes
+    twice (its ids were the ended span's again)."""
+    def run(sid, n):
+        return "".join(json.dumps(l) + "\n" for l in [
+            {"type": "system", "subtype": "init", "session_id": sid, "model": "m1", "claude_code_version": "2.1.280"},
+            {"type": "assistant", "session_id": sid, "message": {"id": f"{sid}-m{n}", "model": "m1", "role": "assistant",
+                                                                 "content": [{"type": "text", "text": "hi"}]}},
+            {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "duration_ms": 5,
+             "result": "ok", "session_id": sid, "uuid": f"{sid}-r{n}", "total_cost_usd": 0.1 * n}])
+    lines = (run("A", 1) + run("B", 1) + run("A", 2)).splitlines(keepends=True)
+    spans = stopped_and_restarted(tmp_path, lines, 6, lambda spans: sum(
+        s.name == "invoke_agent claude-code" for s in spans) == 1)
+    a = sorted((s for s in spans if s.attributes.get("gen_ai.conversation.id") == "A"), key=lambda s: s.start_ns)
+    first, then = [s for s in a if s.name == "invoke_agent claude-code"]
+    assert first.trace_id == then.trace_id and first.span_id != then.span_id
+    assert then.links == [(first.trace_id, first.span_id)]
+    assert [s.name for s in a if s.name.startswith("turn ")] == ["turn 1", "turn 2"]
+    assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)  # no span sent twice
+
+
 @needs_fixtures()
 def test_a_kill_mid_turn_makes_the_same_spans_again_and_none_without_its_parent(tmp_path):
     """`claude -p` is one turn, open until its result: a kill mid-turn left the next start to

@@ -97,3 +97,69 @@ def test_a_session_with_a_background_task_running_is_not_ended_by_the_next_init(
     (session,) = [r for r in seen[-1] if r.attributes.get("gen_ai.conversation.id") == sid
                   and r.name == "invoke_agent claude-code"]
     assert session.attributes["session.turns"] == 2 and not session.links
+
+
+def _line(**doc) -> bytes:
+    return json.dumps(doc).encode() + b"\n"
+
+
+def _run(sid: str, mid: str, cost: float | None, *, uuid: str, model_usage: bool = True, inp: int = 100,
+         out: int = 10) -> list[bytes]:
+    """One `claude -p` run of session ``sid``: its init, a model call and its result."""
+    result = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "duration_ms": 1000,
+              "result": "done", "session_id": sid, "uuid": uuid,
+              "usage": {"input_tokens": inp, "output_tokens": out}}
+    if cost is not None:
+        result["total_cost_usd"] = cost
+    if model_usage:
+        result["modelUsage"] = {"m1": {"inputTokens": inp, "outputTokens": out}}
+    return [_line(type="system", subtype="init", session_id=sid, model="m1", claude_code_version="2.1.280",
+                  cwd="/repo"),
+            _line(type="assistant", session_id=sid, message={
+                "id": mid, "model": "m1", "role": "assistant", "content": [{"type": "text", "text": "hi"}],
+                "usage": {"input_tokens": inp, "output_tokens": 1}}),
+            _line(**result)]
+
+
+def test_a_span_that_goes_on_keeps_the_run_it_goes_on_from():
+    """A runs, B's init ends it, then A writes again: a repeated result of A's (its ``uuid``)
+    is known as one, and A's next turn costs the difference from A's last cumulative cost;
+    a line of A that shows no run (a notice) makes no error and keeps A's name and model."""
+    a1 = _run("A", "a1", 0.10, uuid="ra1")
+    b = _run("B", "b1", 0.05, uuid="rb1")
+    a2 = _run("A", "a2", 0.25, uuid="ra2")
+    notice = _line(type="system", subtype="informational", content="a hook said so", level="info",
+                   session_id="A")
+    seen, stats = _feed([a1, b, [a1[-1], *a2, notice]])  # (A's first result again, then its next run)
+    spans = [r for r in seen[-1] if r.attributes.get("gen_ai.conversation.id") == "A"]
+    first, then = sorted((r for r in spans if r.name.startswith("invoke_agent")), key=lambda r: r.start_ns)
+    assert stats.duplicate_results == 1
+    turns = sorted((r for r in spans if r.name.startswith("turn ")), key=lambda r: r.start_ns)
+    assert [t.name for t in turns] == ["turn 1", "turn 2"]
+    assert turns[1].attributes["turn.cost_usd"] == 0.15
+    assert then.name == first.name == "invoke_agent claude-code"
+    assert then.attributes["gen_ai.request.model"] == "m1" and then.attributes["gen_ai.agent.version"] == "2.1.280"
+    assert then.error is None and first.error is None
+    # a session gone on with no run of its own: its span is no error either
+    seen, _ = _feed([a1, b, [notice]])
+    then = [r for r in seen[-1] if r.attributes.get("gen_ai.conversation.id") == "A"
+            and r.name.startswith("invoke_agent")][-1]
+    assert then.links and then.error is None
+
+
+def test_a_caudra_session_whose_runtime_outlives_its_runs_is_not_ended_by_the_next_init():
+    """Caudra's init lists its runtimes: automations fire between runs, under the session
+    span, which stays open when another session's init comes."""
+    init = _line(type="system", subtype="init", session_id="C", model="m1", cwd="/repo", automations=True)
+    result = _line(type="result", subtype="success", is_error=False, num_turns=1, duration_ms=10, result="ok",
+                   session_id="C", usage={"input_tokens": 1, "output_tokens": 1})
+    turn = _line(type="system", subtype="turn_start", run_id=1, session_id="C")
+    fired = _line(type="system", subtype="automation_fired", fire_id="f1", automation="watch", trigger="idle",
+                  trigger_index=0, status="completed", queued_at=1_790_000_000_000,
+                  started_at=1_790_000_000_100, finished_at=1_790_000_001_000, session_id="C")
+    seen, _ = _feed([[init, turn, result], _run("B", "b1", 0.05, uuid="rb1"), [fired]])
+    assert not any(r.attributes.get("gen_ai.conversation.id") == "C" and r.name.startswith("invoke_agent")
+                   for r in seen[1])
+    (session,) = [r for r in seen[-1] if r.name == "invoke_agent caudra"]
+    (automation,) = [r for r in seen[-1] if r.name == "automation watch"]
+    assert automation.parent_span_id == session.span_id and not session.links

@@ -1,0 +1,62 @@
+"""Sessions that end before the end of input: a run that is over while another writes on.
+
+``follow`` never reaches an end of input, and a worker runs one CLI after another into the file
+it reads: a session whose runs all ended (a result came; no turn, model call, tool, sub-agent,
+task or workflow is open) ends when another session's ``init`` comes, and its span (its tokens,
+cost and status) goes out then. A session whose runtime outlives its turns (Caudra's init lists
+``automations`` or ``workflows``: firings come between runs) is left open.
+
+A line of such a session after that (two runs writing to one stream, a resumed session) goes on
+in a span of its own in the same trace, linked to the ended one (``continues``, as after a
+``follow`` stop), its turns numbered on; it keeps the ended span's agent, provider, model and
+version, and the last result before it, against which a repeated result is known and the next
+turn's cost is the difference.
+
+A mixin of :class:`~otelbridge.tracker.sessions.SessionTracker`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Context, Refs, SpanRef, remember
+from .state import MAX_CLOSED_REMEMBERED, Session
+
+
+class QuietMixin:
+    """:meth:`end_quiet` and what a session ended so carries over to its next span."""
+
+    ctx: Context
+    sessions: Any
+    #: session id → (agent, provider, model, version, cwd, last result) of a session ended by
+    #: another's init, bounded as :func:`remember` is
+    _carried: Refs
+
+    def end_quiet(self, sid: str | None, running: frozenset[str | None]) -> None:
+        """Session ``sid``'s first ``init``: another run writes to the stream now; each other
+        session whose runs all ended (by ``running``: the session ids of the workflows still
+        open) ends here (see the module)."""
+        if sid is None or sid in self.sessions:
+            return
+        for s in list(self.sessions.values()):
+            if s.sid is None or not s.results or s.outlives_turns or s.busy() or s.chats or s.sid in running:
+                continue
+            self._close_session(s, eof=False)  # type: ignore[attr-defined]
+            self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
+            remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last),
+                     MAX_CLOSED_REMEMBERED)
+
+    def _carry_over(self, s: Session) -> None:
+        """``s`` goes on from a span a stop or another session's ``init`` ended: its turns are
+        numbered on; after an ``init``, what that span knew of the run is ``s``'s too."""
+        s.turns_before = s.turn_count
+        carried = self._carried.pop(s.sid, None)
+        if carried is not None:
+            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before = carried
+
+    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns) of the sessions ended by another's ``init``
+        whose lines have not come again (``follow`` saves them at a stop: their lines after
+        the restart go on in a span of their own, not under the ended span's ids)."""
+        return tuple((sid, ref.trace_id, ref.span_id, turns) for sid in self._carried
+                     if (found := self.ctx.continues(sid)) is not None for ref, turns in (found,))
