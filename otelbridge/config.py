@@ -223,8 +223,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             # (no TLS is meant on a loopback address: plaintext there is what the user meant,
             # where the default would be another port or nothing; the traces variable is the
             # whole URL, a collector's path with it)
-            path = "/v1/traces" if var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" else ""
-            replaced[var] = f"http://{value.strip()}{path}"
+            whole = var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" and "/" not in value.strip()
+            replaced[var] = f"http://{value.strip()}" + ("/v1/traces" if whole else "")
             if problems is not None:
                 problems.append(f"{var}={printable(value.strip())[:80]!r} has no scheme: read as "
                                 f"{replaced[var]} (a loopback address, plaintext); write the scheme, "

@@ -330,11 +330,16 @@ def endpoint_problem(protocol: str, value: str) -> str | None:
 
 
 def loopback_address(value: str) -> bool:
-    """Whether ``value`` is ``host:port`` without a scheme, ``host`` a loopback address
-    (``localhost``, ``127.0.0.1``, ``[::1]``) and ``port`` from 1 to 65535."""
+    """Whether ``value`` is ``host:port`` without a scheme, a path after it or not, ``host`` a
+    loopback address (``localhost``, ``127.0.0.1``, ``[::1]``) and ``port`` from 1 to 65535."""
     import ipaddress
 
-    host, _, port = value.strip().rpartition(":")
+    value = value.strip()
+    if "/" in value:  # a path: after the port alone
+        value, _, path = value.partition("/")
+        if _SPACE.search(path):
+            return False
+    host, _, port = value.rpartition(":")
     if "://" in value or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         return False
     if host.lower() == "localhost":

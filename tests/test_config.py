@@ -69,7 +69,8 @@ def test_endpoint_checked_at_start():
     ("localhost:4318", "http://localhost:4318"), ("LOCALHOST:4318", "http://LOCALHOST:4318"),
     ("127.0.0.2:14318", "http://127.0.0.2:14318"), ("[::1]:4318", "http://[::1]:4318"), (" 127.0.0.1:4318 ", "http://127.0.0.1:4318"),
     ("::1:4318", None), ("localhost:0", None), ("localhost", None), ("10.0.0.1:4318", None),
-    ("collector:4318", None), ("user@localhost:4318", None), ("localhost:4318/v1/traces", None),
+    ("collector:4318", None), ("user@localhost:4318", None), ("localhost/v1/traces", None),
+    ("localhost:4318/a path", None),
     ("localhost:\uff14\uff13\uff11\uff18", None),
 ])
 def test_a_loopback_endpoint_without_a_scheme_is_read_as_http(value, read_as):
@@ -87,7 +88,12 @@ def test_a_loopback_endpoint_without_a_scheme_is_read_as_http(value, read_as):
         assert ignored == [] and replaced == {"OTEL_EXPORTER_OTLP_ENDPOINT": read_as}
         assert problems == [f"OTEL_EXPORTER_OTLP_ENDPOINT={value.strip()!r} has no scheme: read as {read_as} "
                             "(a loopback address, plaintext); write the scheme, http:// or https://"]
-    # the traces variable is the whole URL: the collector's path is added to it
+    # the traces variable is the whole URL: the collector's path is added to it (not to one
+    # that names a path)
+    replaced = {}
+    check_endpoint("http/protobuf", None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "localhost:4318/v1/traces"}, [],
+                   replaced)
+    assert replaced == {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://localhost:4318/v1/traces"}
     if read_as is not None:
         replaced = {}
         check_endpoint("http/protobuf", None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": value}, [], replaced)
