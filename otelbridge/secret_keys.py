@@ -106,14 +106,15 @@ _PLACEHOLDER = (r"(?:\$[0-9](?![\w$])|\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
 #: ``--password ${{ secrets.PW }}``, ``curl -u u:$TOKEN``)
 _NOT_A_PLACEHOLDER = r"(?!\\*[\"']?" + _PLACEHOLDER + r"\\*[\"']?(?![\w$]))"
-#: Not a help text's metavar as a flag's value: a type's name in capitals (Click's ``--token
-#: TEXT``) before two blanks (its help) or the line's end; a variable's name without digits
-#: (argparse's ``[--api-key API_KEY]``) only where a help text's layout follows it: ``]``,
-#: ``...``, ``, -`` (the flag's other spelling) or two blanks and a capital (its help), never
-#: the line's end or a quote (``--password CORRECT_HORSE`` is a value)
-_METAVAR_TYPE = r"(?:TEXT|STRING|STR|INTEGER|INT|FLOAT|VALUE|ARG|PATH|FILE|NAME|URL|ID|CHOICE)"
-_NOT_A_METAVAR = (r"(?!" + _METAVAR_TYPE + r"(?:[ \t]{2}|[ \t]*+(?:\r?\n|\\+[nr]|\Z))|(?:" + _METAVAR_TYPE
-                  + r"|(?=[A-Z_]++(?!\w))" + _CAPITAL_NAME + r")(?:\]|[ \t]?\.\.\.|,[ \t]-|[ \t]{2,}+[A-Z]))")
+#: Not a help text's metavar as a flag's value: a type's name (Click's ``--token TEXT``, Go's
+#: ``--token string``) before two blanks (its help), a backtick or the line's end; a variable's
+#: name without digits (argparse's ``[--api-key API_KEY]``, ``--token TOKEN  the token``) only
+#: where a help text's layout follows it: ``]``, ``...``, ``, -`` (the flag's other spelling)
+#: or two blanks and a word, never the line's end or a quote (``--password CORRECT_HORSE``)
+_METAVAR_TYPE = (r"(?:TEXT|STRING|STR|INTEGER|INT|FLOAT|VALUE|ARG|PATH|FILE|NAME|URL|ID|CHOICE"
+                 r"|string|strings|stringArray|int|uint|float|duration|bytesBase64)")
+_NOT_A_METAVAR = (r"(?!" + _METAVAR_TYPE + r"(?:[ \t]{2}|`|[ \t]*+(?:\r?\n|\\+[nr]|\Z))|(?:" + _METAVAR_TYPE
+                  + r"|(?=[A-Z_]++(?!\w))" + _CAPITAL_NAME + r")(?:\]|[ \t]?\.\.\.|,[ \t]-|[ \t]{2,}+[A-Za-z]))")
 #: A placeholder, also after an authorization scheme (``Bearer $TOKEN``)
 _SCHEMED = r"(?:(?i:bearer|basic|token)[ \t]++)?+" + _PLACEHOLDER
 #: Keys of secrets: a key word, what follows it in the key, not a key about the secret. The
