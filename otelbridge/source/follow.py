@@ -49,6 +49,9 @@ from .pipe import CHUNK
 ROTATED, TRUNCATED = "rotated", "truncated"
 #: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
 MAX_WORKFLOWS = 1000
+#: Sessions a run before ended that are remembered, the newest: one met again goes on in a span
+#: of its own (not under its ended span's ids)
+MAX_CONTINUED = 1000
 #: Bytes at a file's start that tell it from another at the same inode.
 HEAD_BYTES = 4096
 
@@ -128,6 +131,14 @@ class Position:
     salt: str = ""
     #: saved at a stop
     stopped: bool = False
+
+
+def _newest(older: tuple[tuple[str, int, int, int], ...],
+            newer: tuple[tuple[str, int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
+    """``older`` without the sessions ``newer`` names, then ``newer``: the last
+    :data:`MAX_CONTINUED`."""
+    named = {ref[0] for ref in newer}
+    return (tuple(ref for ref in older if ref[0] not in named) + newer)[-MAX_CONTINUED:]
 
 
 def offset_file(state_dir: Path, path: Path) -> Path:
@@ -434,8 +445,9 @@ class Follower:
             refs = self.reader.session_refs() if sessions else ()
             if quiet:  # (where a stop's position resumes: nothing it ends is read from its middle)
                 self._quiet = self.complete
-                if not sessions:
-                    self._base, done, self._base_continued = self.complete, (), ()
+                if not sessions:  # (those ended in the lines now behind the base are remembered)
+                    self._base, done = self.complete, ()
+                    self._base_continued = _newest(self._base_continued, self.reader.quiet_refs())
                 self._quiet_sessions = refs
             if quiet or (sessions and self.reader.resumable()):
                 pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
@@ -494,6 +506,8 @@ class Follower:
             continued += tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
             met |= {sid for sid, _, _, _ in quiet}
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
+            # (and those runs before ended, not met since: a resumed session comes back later)
+            continued = _newest(self._base_continued, continued)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
                                              continued=continued, salt=self.salt, stopped=True),
                                     self.reader.handed()))

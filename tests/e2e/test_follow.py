@@ -1081,18 +1081,22 @@ def test_a_finished_session_goes_out_when_the_next_run_writes_not_at_the_stop(tm
     assert session.status_code != 2 and all(e[0] != "interrupted" for e in session.events)
 
 
+def one_run(sid: str, n: int) -> str:
+    """Run ``n`` of session ``sid``, as `claude -p` (``--resume`` after the first) writes it."""
+    return "".join(json.dumps(l) + "\n" for l in [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": "m1", "claude_code_version": "2.1.280"},
+        {"type": "assistant", "session_id": sid, "message": {"id": f"{sid}-m{n}", "model": "m1", "role": "assistant",
+                                                             "content": [{"type": "text", "text": "hi"}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "duration_ms": 5,
+         "result": "ok", "session_id": sid, "uuid": f"{sid}-r{n}", "total_cost_usd": 0.1 * n}])
+
+
 def test_a_session_the_next_run_ended_that_writes_again_after_a_stop_goes_on_in_its_trace(tmp_path):
     """Session A ran, B's init ended it (its span went out), the sidecar was stopped (a rolling
     restart), then A writes again (a resumed session): after the restart A's new turn is
     ``turn 2`` under a span of its own in A's trace, linked to the ended one; no span comes
     twice (its ids were the ended span's again)."""
-    def run(sid, n):
-        return "".join(json.dumps(l) + "\n" for l in [
-            {"type": "system", "subtype": "init", "session_id": sid, "model": "m1", "claude_code_version": "2.1.280"},
-            {"type": "assistant", "session_id": sid, "message": {"id": f"{sid}-m{n}", "model": "m1", "role": "assistant",
-                                                                 "content": [{"type": "text", "text": "hi"}]}},
-            {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "duration_ms": 5,
-             "result": "ok", "session_id": sid, "uuid": f"{sid}-r{n}", "total_cost_usd": 0.1 * n}])
+    run = one_run
     lines = (run("A", 1) + run("B", 1) + run("A", 2)).splitlines(keepends=True)
     spans = stopped_and_restarted(tmp_path, lines, 6, lambda spans: sum(
         s.name == "invoke_agent claude-code" for s in spans) == 1)
@@ -1102,6 +1106,33 @@ def test_a_session_the_next_run_ended_that_writes_again_after_a_stop_goes_on_in_
     assert then.links == [(first.trace_id, first.span_id)]
     assert [s.name for s in a if s.name.startswith("turn ")] == ["turn 1", "turn 2"]
     assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans)  # no span sent twice
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_session_resumed_after_two_restarts_goes_on_in_a_span_of_its_own(tmp_path, how):
+    """A and B run, the sidecar stops; C runs, it stops (or is killed) again; then A is resumed
+    (`claude -p --resume`): A's new run is ``turn 2`` in a span of its own, linked to A's first,
+    never A's first ids again (each restart remembers the sessions the runs before ended)."""
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        for n, (text, stop_how) in enumerate([(one_run("A", 1) + one_run("B", 1), "SIGTERM"),
+                                              (one_run("C", 1), how), (one_run("A", 2), "SIGTERM")]):
+            append(log, text)
+            proc = start(log, state, rx, *(("--from-start",) if n == 0 else ()))
+            try:
+                size = log.stat().st_size
+                wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the file read")
+                if stop_how == "SIGKILL":  # (C's turn out first: its session is still open)
+                    wait(lambda: any(s.name == "turn 1" and s.attributes.get("gen_ai.conversation.id") == "C"
+                                     for s in rx.received.spans()), what="C's turn exported")
+            finally:
+                end(proc, stop_how)
+        spans = rx.received.spans()
+    assert len({(s.trace_id, s.span_id) for s in spans}) == len(spans), "a span sent twice"
+    a = sorted((s for s in spans if s.attributes.get("gen_ai.conversation.id") == "A"), key=lambda s: s.start_ns)
+    first, then = [s for s in a if s.name.startswith("invoke_agent")]
+    assert then.links == [(first.trace_id, first.span_id)] and first.trace_id == then.trace_id
+    assert [s.name for s in a if s.name.startswith("turn ")] == ["turn 1", "turn 2"]
 
 
 @needs_fixtures()
