@@ -217,7 +217,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             if problems is not None:
                 problems += tls_notice(protocol, f"{var}=", value, env) + grpc_path_notice(protocol, f"{var}=", value)
             break
-        from .redact import endpoint as printable
+        from . import redact
 
         if replaced is not None and protocol != "grpc" and loopback_address(value):
             # (no TLS is meant on a loopback address: plaintext there is what the user meant,
@@ -226,14 +226,14 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             whole = var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" and "/" not in value.strip()
             replaced[var] = f"http://{value.strip()}" + ("/v1/traces" if whole else "")
             if problems is not None:
-                problems.append(f"{var}={printable(value.strip())[:80]!r} has no scheme: read as "
-                                f"{replaced[var]} (a loopback address, plaintext); write the scheme, "
-                                "http:// or https://")
+                problems.append(f"{var}={redact.endpoint(value.strip())[:80]!r} has no scheme: read as "
+                                f"{redact.endpoint(replaced[var])[:90]} (a loopback address, plaintext); "
+                                "write the scheme, http:// or https://")
             break
         ignored.append(var)
         if problems is not None:
             said = len(problems)
-            problems.append(f"{var}={printable(value)[:80]!r} is not an OTLP {protocol} endpoint "
+            problems.append(f"{var}={redact.endpoint(value)[:80]!r} is not an OTLP {protocol} endpoint "
                             f"(use {want}); ignored")
     if ignored and problems is not None:
         rest = [v for v in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
