@@ -20,6 +20,7 @@ hidden too.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import msgspec
@@ -119,17 +120,12 @@ _READS_A_SECRET_SOURCE = (_AT + r"(?:" + "|".join((
     # printenv NAME, echo / printf of $NAME (after options, a format)
     r"(?:printenv\s+|(?:echo|printf)\s+(?:-\w+\s+|'[^'\n]*'\s+)*[\\\"']*\$\{?)" + _SECRET_VAR,
 )) + r")")
-_READS_A_SECRET: re.Pattern[str] | None = None
 
 
+@functools.cache
 def _reads_a_secret() -> re.Pattern[str]:
-    """The compiled :data:`_READS_A_SECRET_SOURCE` (two threads may both compile it: the same
-    regex either way)."""
-    global _READS_A_SECRET
-    regex = _READS_A_SECRET
-    if regex is None:
-        regex = _READS_A_SECRET = re.compile(_READS_A_SECRET_SOURCE)
-    return regex
+    """The compiled :data:`_READS_A_SECRET_SOURCE`."""
+    return re.compile(_READS_A_SECRET_SOURCE)
 
 
 #: The keys of a shell tool's command in its arguments (Claude Code's and milk's ``Bash``,
