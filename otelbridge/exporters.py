@@ -60,8 +60,7 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
     # set, which the exporter takes as it is): /v1/traces joins its path, before its query
     # (the SDK would append it after: ?code=X/v1/traces)
     base = cfg.endpoint
-    # the traces variable as it is meant (the SDK would take blanks around it into the URL)
-    url = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip() or None
+    url = traces_url(cfg)
     if not base and not url:
         base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or None
     if base:
@@ -250,11 +249,18 @@ _STATUS_HINTS = {
 }
 
 
+def traces_url(cfg: Config) -> str | None:
+    """The URL OTLP/HTTP sends to as given (the OTLP exporter specification): the traces
+    variable's, without blanks around it (the SDK would take them into the URL), unless
+    ``--endpoint`` is set; ``None``: a base URL is used, ``/v1/traces`` added to its path."""
+    return None if cfg.endpoint else os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip() or None
+
+
 def path_hint(cfg: Config) -> str:
     """What the hint to an HTTP 404 says of the URL's path: the traces variable is used as
-    given (the OTLP exporter specification), a base URL (``--endpoint``, the other variable)
-    gets ``/v1/traces``; a collector takes ``/v1/traces`` at its root."""
-    if cfg.protocol != "grpc" and not cfg.endpoint and os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
+    given (:func:`traces_url`), a base URL (``--endpoint``, the other variable) gets
+    ``/v1/traces``; a collector takes ``/v1/traces`` at its root."""
+    if cfg.protocol != "grpc" and traces_url(cfg):
         return ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given: end it with /v1/traces, as a "
                 "collector takes it at its root")
     return "otelbridge adds /v1/traces to the endpoint's path; a collector takes /v1/traces at its root"
