@@ -17,7 +17,8 @@ from ..messages import say
 from ..pipeline import Pipeline, SpanSink, private_stdout
 from .. import source
 from ..source import interrupted_by
-from ..source.follow import MAX_WORKFLOWS, TRUNCATED
+from ..source.follow import TRUNCATED
+from ..source.position import MAX_WORKFLOWS
 from ..stats import Stats
 from .loop import install_loop
 
@@ -145,7 +146,8 @@ class TracedFile:
 def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file."""
-    from ..source.follow import Follower, offset_file
+    from ..source.follow import Follower
+    from ..source.position import offset_file
     from ..views import Report
 
     private_stdout(cfg)
@@ -159,7 +161,8 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         reader = TracedFile(pipeline, stats)
         hold = reader.hold
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),
-                            from_start=from_start, poll_s=poll_s, say=say)
+                            from_start=from_start, poll_s=poll_s, say=say,
+                            stop_budget_s=max(1.0, cfg.flush_timeout_s / 2))
         hold.replaying = pipeline.tracker.ctx.replaying = lambda: follower.replay_to > 0
         # after a stop the lines read again make new spans (a session going on has its own): a
         # record passed then brings the ended ones it hangs from; after a kill, the same spans
@@ -187,6 +190,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         except IsADirectoryError as exc:
             say(str(exc))
             code = 2
+        if follower.left_unread:
+            say(f"stopped with {follower.left_unread} bytes of {str(path)!r} not read yet: "
+                "the next start reads them")
         open_runs = pipeline.tracker.open_workflows()
         # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
         # workflows cut by the stop are discarded and read again from the checkpoint — unless

@@ -34,26 +34,20 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
-import json
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from .pipe import CHUNK
+from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, head, load_position, newest,
+                       same_head, save_position)
 
 ROTATED, TRUNCATED = "rotated", "truncated"
-#: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
-MAX_WORKFLOWS = 1000
-#: Sessions a run before ended that are remembered, the newest: one met again goes on in a span
-#: of its own (not under its ended span's ids)
-MAX_CONTINUED = 1000
-#: Bytes at a file's start that tell it from another at the same inode.
-HEAD_BYTES = 4096
 
 
 class Followed(Protocol):
@@ -105,98 +99,6 @@ class Followed(Protocol):
         be lost (False)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
-    """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start;
-    ``read_to``: the end of the lines read before whose spans are exported (a restart reads
-    ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it);
-    ``workflows``: the task ids of the workflows past ``offset`` already exported, never
-    exported again (the others, held at the stop, are exported when they end, during the
-    re-reading or after)."""
-
-    dev: int
-    ino: int
-    offset: int
-    read_to: int = 0
-    workflows: tuple[str, ...] = ()
-    #: (session id, trace id, span id, turns) of the sessions open at ``offset`` whose spans
-    #: were not exported (taken again when read again: what was exported under them finds its
-    #: parent)
-    sessions: tuple[tuple[str, int, int, int], ...] = ()
-    #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
-    #: one read again is a span of its own in that trace, its turns numbered on
-    continued: tuple[tuple[str, int, int, int], ...] = ()
-    #: the file's word its ids are derived with (:meth:`Followed.on_open`): the next start
-    #: makes the same spans again (a session a stop ended goes on with ids of its own)
-    salt: str = ""
-    #: saved at a stop
-    stopped: bool = False
-
-
-def _newest(older: tuple[tuple[str, int, int, int], ...],
-            newer: tuple[tuple[str, int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
-    """``older`` without the sessions ``newer`` names, then ``newer``: the last
-    :data:`MAX_CONTINUED`."""
-    named = {ref[0] for ref in newer}
-    return (tuple(ref for ref in older if ref[0] not in named) + newer)[-MAX_CONTINUED:]
-
-
-def offset_file(state_dir: Path, path: Path) -> Path:
-    """The offset file of ``path`` in ``state_dir``: one per followed path (by its absolute path)."""
-    digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).hexdigest()[:16]
-    return Path(state_dir) / f"follow-{digest}.json"
-
-
-def load_position(file: Path) -> tuple[Position | None, str]:
-    """The saved position and its file's :func:`head`; ``(None, "")`` when there is none or it
-    cannot be read."""
-    try:
-        doc = json.loads(Path(file).read_text())
-        pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
-                       tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:],
-                       _session_refs(doc.get("sessions", ())), _session_refs(doc.get("continued", ())),
-                       str(doc.get("salt", "")), bool(doc.get("stopped", False)))
-        if min(pos.offset, pos.read_to) < 0:
-            raise ValueError("a negative offset")
-        return pos, str(doc.get("head", ""))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, ""
-
-
-def _session_refs(saved: list) -> tuple[tuple[str, int, int, int], ...]:
-    """Saved ``[session id, trace id, span id, turns]`` lists as tuples (turns: 0 if absent).
-    Raises ``ValueError``, ``TypeError`` on another shape."""
-    return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0)
-                 for ref in saved)
-
-
-def head(fd: int, length: int = HEAD_BYTES) -> str:
-    """``"{n}:{sha256 hex}"`` of the first ``n`` ≤ ``length`` bytes of ``fd``: which file an
-    inode holds (a file deleted and written anew may get the same inode)."""
-    data = os.pread(fd, length, 0)
-    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
-
-
-def same_head(fd: int, saved: str) -> bool:
-    """Whether ``fd`` begins as the file whose :func:`head` was ``saved`` (``""``: unknown)."""
-    n, _, _ = saved.partition(":")
-    return not saved or not n.isdigit() or head(fd, int(n)) == saved
-
-
-def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None:
-    """Write ``pos`` (and its file's :func:`head`) atomically (temporary file, then rename),
-    mode 0600. Raises ``OSError``."""
-    file = Path(file)
-    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = file.with_name(file.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
-                   "read_to": pos.read_to, "workflows": list(pos.workflows),
-                   "sessions": [list(s) for s in pos.sessions],
-                   "continued": [list(s) for s in pos.continued], "salt": pos.salt, "stopped": pos.stopped, "head": head}, fh)
-    os.replace(tmp, file)
-
 
 class Follower:
     """Reads ``path`` as it grows and hands each chunk to ``reader`` (a :class:`Followed`),
@@ -215,8 +117,10 @@ class Follower:
         poll_s: float = 0.25,
         say: Callable[[str], None] = lambda message: None,
         chunk: int = CHUNK,
+        stop_budget_s: float = 1.0,
     ) -> None:
         self.path = Path(path)
+        self.stop_budget_s = stop_budget_s
         self.reader = reader
         self.state_file = Path(state_file)
         self.from_start = from_start
@@ -260,9 +164,15 @@ class Follower:
         self._replay_waits = False
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
+        self._stop_by = 0.0  # (monotonic s) reading after a stop ends here
+        #: bytes of the file past what :meth:`run` read when it ended: the next start reads them
+        self.left_unread = 0
 
     def stop(self) -> None:
-        """End :meth:`run` after the current read (a checkpoint is saved if quiet)."""
+        """End :meth:`run`: what the file holds past the position is still read, for
+        ``stop_budget_s`` at most; the next start reads the rest (:attr:`left_unread`)."""
+        if not self._stop_requested:
+            self._stop_by = time.monotonic() + self.stop_budget_s
         self._stop_requested = True
         if self._stopped is not None:
             self._stopped.set()
@@ -354,8 +264,17 @@ class Follower:
             self.fd = -1
 
     async def _drain(self) -> None:
-        """Read the open file to its current end, yielding to the loop between chunks."""
+        """Read the open file to its current end, yielding to the loop between chunks and
+        taking a checkpoint each second (a backlog read at a start is not all read again after
+        a kill); after a stop, until its budget is spent."""
+        checkpoint_at = time.monotonic() + 1.0
         while self.fd >= 0:
+            now = time.monotonic()
+            if self._stop_requested and now >= self._stop_by:
+                return
+            if now >= checkpoint_at:
+                self.checkpoint()
+                checkpoint_at = now + 1.0
             # no chunk crosses replay_to: what is emitted while reading up to it is known
             limit = self.replay_to - self.pos if self.replay_to > self.pos else len(self.buf)
             n = os.readv(self.fd, [memoryview(self.buf)[:limit]])
@@ -447,7 +366,7 @@ class Follower:
                 self._quiet = self.complete
                 if not sessions:  # (those ended in the lines now behind the base are remembered)
                     self._base, done = self.complete, ()
-                    self._base_continued = _newest(self._base_continued, self.reader.quiet_refs())
+                    self._base_continued = newest(self._base_continued, self.reader.quiet_refs())
                 self._quiet_sessions = refs
             if quiet or (sessions and self.reader.resumable()):
                 pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
@@ -507,7 +426,7 @@ class Follower:
             met |= {sid for sid, _, _, _ in quiet}
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
             # (and those runs before ended, not met since: a resumed session comes back later)
-            continued = _newest(self._base_continued, continued)
+            continued = newest(self._base_continued, continued)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
                                              continued=continued, salt=self.salt, stopped=True),
                                     self.reader.handed()))
@@ -575,6 +494,8 @@ class Follower:
             await self._drain()  # stopped: what was written since the last poll is read too
         finally:
             self.checkpoint()
+            if self.fd >= 0:
+                self.left_unread = max(0, os.fstat(self.fd).st_size - self.pos)
             self._close()
 
     def _from_the_start(self) -> None:

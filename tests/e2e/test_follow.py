@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -865,7 +866,7 @@ def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
 def test_an_offset_file_of_an_earlier_version_is_read(tmp_path):
     """Offset files written before sessions carried their turn count (three ids a session):
     read, not "damaged" (which would read the file again from its start)."""
-    from otelbridge.source.follow import offset_file
+    from otelbridge.source.position import offset_file
 
     log, state = empty_log(tmp_path)
     append(log, TEMPLATE)
@@ -912,7 +913,7 @@ def test_an_offset_file_it_cannot_read_is_said_and_the_file_read_from_its_start(
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
     log.write_text(workflow("kept"))
     state.mkdir()
-    from otelbridge.source.follow import offset_file
+    from otelbridge.source.position import offset_file
     offset_file(state, log).write_text("")
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
@@ -1354,3 +1355,31 @@ def test_a_restart_that_reads_only_what_the_run_before_traced_says_no_stream_is_
     assert "spans 0 built" in err and " 12 lines, " in err, err
     assert "nothing was traced" not in err and "no session" not in err, err
     assert len(rx.received.spans()) == cut
+
+
+@needs_fixtures()
+def test_a_stop_behind_a_backlog_reads_for_its_budget_and_the_next_start_reads_the_rest(tmp_path):
+    """The kubelet stops a sidecar still reading a ``--from-start`` backlog (120 runs of a
+    tool-heavy Claude Code session, 25 MB: seconds of decoding). It reads on for half of
+    ``--flush-timeout``, at least 1 s, not to the file's end, which could outlast the pod's
+    grace period and end in a kill; it says what it left, and the next start traces the rest:
+    every run's session span arrives, none twice."""
+    text = "".join(recording_lines("task-tool-2.1.6.jsonl"))
+    sid = json.loads(text.partition("\n")[0])["session_id"]
+    sids = [f"{sid[:-6]}{i:06d}" for i in range(120)]
+    log, state = empty_log(tmp_path)
+    log.write_text("".join(text.replace(sid, each) for each in sids))
+    size = log.stat().st_size
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--flush-timeout", "2")
+        ready(proc)
+        err = stop(proc)[1].decode()
+        left = int(re.search(r"stopped with (\d+) bytes of '[^']+' not read yet: the next start "
+                             r"reads them", err).group(1))
+        read_to = saved_offset(state)["read_to"]
+        assert 0 < read_to <= size - left < size
+        restart_with_the_rest(log, state, rx, "")
+        spans = rx.received.spans()
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert {s.attributes["gen_ai.conversation.id"] for s in sessions} == set(sids)
+    assert len({s.span_id for s in spans}) == len(spans)

@@ -1,0 +1,112 @@
+"""The ``follow`` position across restarts: the *offset file* in the state directory (mode 0600,
+directory 0700), one per followed path, holding where to resume (:class:`Position`) and a hash
+of the file's first bytes (:func:`head`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
+MAX_WORKFLOWS = 1000
+#: Sessions a run before ended that are remembered, the newest: one met again goes on in a span
+#: of its own (not under its ended span's ids)
+MAX_CONTINUED = 1000
+#: Bytes at a file's start that tell it from another at the same inode.
+HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where to resume: the file's (``dev``, ``ino``) and a byte ``offset`` at a line start;
+    ``read_to``: the end of the lines read before whose spans are exported (a restart reads
+    ``offset`` … ``read_to`` again only to rebuild what was open, exporting none of it);
+    ``workflows``: the task ids of the workflows past ``offset`` already exported, never
+    exported again (the others, held at the stop, are exported when they end, during the
+    re-reading or after)."""
+
+    dev: int
+    ino: int
+    offset: int
+    read_to: int = 0
+    workflows: tuple[str, ...] = ()
+    #: (session id, trace id, span id, turns) of the sessions open at ``offset`` whose spans
+    #: were not exported (taken again when read again: what was exported under them finds its
+    #: parent)
+    sessions: tuple[tuple[str, int, int, int], ...] = ()
+    #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
+    #: one read again is a span of its own in that trace, its turns numbered on
+    continued: tuple[tuple[str, int, int, int], ...] = ()
+    #: the file's word its ids are derived with (:meth:`Followed.on_open`): the next start
+    #: makes the same spans again (a session a stop ended goes on with ids of its own)
+    salt: str = ""
+    #: saved at a stop
+    stopped: bool = False
+
+
+def newest(older: tuple[tuple[str, int, int, int], ...],
+            newer: tuple[tuple[str, int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
+    """``older`` without the sessions ``newer`` names, then ``newer``: the last
+    :data:`MAX_CONTINUED`."""
+    named = {ref[0] for ref in newer}
+    return (tuple(ref for ref in older if ref[0] not in named) + newer)[-MAX_CONTINUED:]
+
+
+def offset_file(state_dir: Path, path: Path) -> Path:
+    """The offset file of ``path`` in ``state_dir``: one per followed path (by its absolute path)."""
+    digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).hexdigest()[:16]
+    return Path(state_dir) / f"follow-{digest}.json"
+
+
+def load_position(file: Path) -> tuple[Position | None, str]:
+    """The saved position and its file's :func:`head`; ``(None, "")`` when there is none or it
+    cannot be read."""
+    try:
+        doc = json.loads(Path(file).read_text())
+        pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
+                       tuple(str(w) for w in doc.get("workflows", ()))[-MAX_WORKFLOWS:],
+                       _session_refs(doc.get("sessions", ())), _session_refs(doc.get("continued", ())),
+                       str(doc.get("salt", "")), bool(doc.get("stopped", False)))
+        if min(pos.offset, pos.read_to) < 0:
+            raise ValueError("a negative offset")
+        return pos, str(doc.get("head", ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, ""
+
+
+def _session_refs(saved: list) -> tuple[tuple[str, int, int, int], ...]:
+    """Saved ``[session id, trace id, span id, turns]`` lists as tuples (turns: 0 if absent).
+    Raises ``ValueError``, ``TypeError`` on another shape."""
+    return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0)
+                 for ref in saved)
+
+
+def head(fd: int, length: int = HEAD_BYTES) -> str:
+    """``"{n}:{sha256 hex}"`` of the first ``n`` ≤ ``length`` bytes of ``fd``: which file an
+    inode holds (a file deleted and written anew may get the same inode)."""
+    data = os.pread(fd, length, 0)
+    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+
+
+def same_head(fd: int, saved: str) -> bool:
+    """Whether ``fd`` begins as the file whose :func:`head` was ``saved`` (``""``: unknown)."""
+    n, _, _ = saved.partition(":")
+    return not saved or not n.isdigit() or head(fd, int(n)) == saved
+
+
+def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None:
+    """Write ``pos`` (and its file's :func:`head`) atomically (temporary file, then rename),
+    mode 0600. Raises ``OSError``."""
+    file = Path(file)
+    file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
+                   "read_to": pos.read_to, "workflows": list(pos.workflows),
+                   "sessions": [list(s) for s in pos.sessions],
+                   "continued": [list(s) for s in pos.continued], "salt": pos.salt, "stopped": pos.stopped, "head": head}, fh)
+    os.replace(tmp, file)
