@@ -613,14 +613,15 @@ def end(proc, how: str) -> None:
         stop(proc)
 
 
-def restart_with_the_rest(log, state, rx, rest: str, *extra) -> bytes:
+def restart_with_the_rest(log, state, rx, rest: str, *extra, timeout: float = 10.0) -> bytes:
     """The agent writes ``rest`` while the sidecar is down; it starts again and reads it all
-    (its position's export boundary at the file's end), then is stopped: its stderr."""
+    (its position's export boundary at the file's end) within ``timeout`` s, then is stopped:
+    its stderr."""
     append(log, rest)
     proc = start(log, state, rx, *extra)
     try:
         size = log.stat().st_size
-        wait(lambda: saved_offset(state)["read_to"] == size, what="the rest read")
+        wait(lambda: saved_offset(state)["read_to"] == size, timeout, what="the rest read")
     finally:
         err = stop(proc)[1]
     return err
@@ -1357,6 +1358,16 @@ def test_a_restart_that_reads_only_what_the_run_before_traced_says_no_stream_is_
     assert len(rx.received.spans()) == cut
 
 
+def backlog(log, runs: int = 120) -> list[str]:
+    """Write ``runs`` runs of a tool-heavy Claude Code session to ``log`` (210 KB each), each
+    its own session id: their ids."""
+    text = "".join(recording_lines("task-tool-2.1.6.jsonl"))
+    sid = json.loads(text.partition("\n")[0])["session_id"]
+    sids = [f"{sid[:-6]}{i:06d}" for i in range(runs)]
+    log.write_text("".join(text.replace(sid, each) for each in sids))
+    return sids
+
+
 @needs_fixtures()
 def test_a_stop_behind_a_backlog_reads_for_its_budget_and_the_next_start_reads_the_rest(tmp_path):
     """The kubelet stops a sidecar still reading a ``--from-start`` backlog (120 runs of a
@@ -1364,11 +1375,8 @@ def test_a_stop_behind_a_backlog_reads_for_its_budget_and_the_next_start_reads_t
     ``--flush-timeout``, at least 1 s, not to the file's end, which could outlast the pod's
     grace period and end in a kill; it says what it left, and the next start traces the rest:
     every run's session span arrives, none twice."""
-    text = "".join(recording_lines("task-tool-2.1.6.jsonl"))
-    sid = json.loads(text.partition("\n")[0])["session_id"]
-    sids = [f"{sid[:-6]}{i:06d}" for i in range(120)]
     log, state = empty_log(tmp_path)
-    log.write_text("".join(text.replace(sid, each) for each in sids))
+    sids = backlog(log)
     size = log.stat().st_size
     with GrpcReceiver() as rx:
         proc = start(log, state, rx, "--from-start", "--flush-timeout", "2")
@@ -1378,8 +1386,24 @@ def test_a_stop_behind_a_backlog_reads_for_its_budget_and_the_next_start_reads_t
                              r"reads them", err).group(1))
         read_to = saved_offset(state)["read_to"]
         assert 0 < read_to <= size - left < size
-        restart_with_the_rest(log, state, rx, "")
+        restart_with_the_rest(log, state, rx, "", timeout=120)
         spans = rx.received.spans()
     sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert {s.attributes["gen_ai.conversation.id"] for s in sessions} == set(sids)
     assert len({s.span_id for s in spans}) == len(spans)
+
+
+@needs_fixtures()
+def test_a_backlog_being_read_saves_its_position_before_its_end(tmp_path):
+    """A sidecar killed while it reads a ``--from-start`` backlog (25 MB, seconds of decoding)
+    has saved where it got to, each second: the next start does not read it all again."""
+    log, state = empty_log(tmp_path)
+    backlog(log)
+    size = log.stat().st_size
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            saved = wait(lambda: (saved_offset(state) or {}).get("read_to"), 60, what="a position saved")
+        finally:
+            end(proc, "SIGKILL")
+    assert 0 < saved < size
