@@ -337,6 +337,7 @@ def build(
         tracestate=env.get("TRACESTATE") if use_traceparent else None,
         trace_url_template=template,
         otlp_timeout_s=timeout_s,
-        max_attribute_length=resolve_max_attribute_length(max_attribute_length, env),
+        max_attribute_length=resolve_max_attribute_length(
+            max_attribute_length, {k: v for k, v in env.items() if k not in ignored}),
         **{k: v for k, v in flags.items() if v is not None},
     )

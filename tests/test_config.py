@@ -33,6 +33,15 @@ def test_build_carries_redaction_settings():
     assert config.build(exporter="none", protocol=None, env={}).default_redaction is True
 
 
+@pytest.mark.parametrize("var", ["OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT"])
+def test_a_length_limit_said_to_be_ignored_is_not_used(var):
+    """A limit out of the range the SDK takes is said ignored, and it is: strings stay capped."""
+    cfg = config.build(exporter="none", protocol=None, env={var: "3000000000"})
+    assert cfg.max_attribute_length == 256
+    (said,) = [p for p in cfg.env_problems if p.startswith(var)]
+    assert "ignored" in said
+
+
 def test_build_refuses_a_bad_pattern():
     with pytest.raises(config.ConfigError, match="not a valid regular expression"):
         config.build(exporter="none", protocol=None, env={}, redact_patterns=("[",))
