@@ -23,7 +23,7 @@ import msgspec
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from . import redact
+from . import files
 from .config import Config
 from .environment import endpoint_used
 
@@ -472,7 +472,7 @@ class OtlpJsonFileExporter(SpanExporter):
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._fd = redact.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC)
+        self._fd = files.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC)
         st = os.fstat(self._fd)
         if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
             os.fchmod(self._fd, 0o600)

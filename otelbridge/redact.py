@@ -33,13 +33,10 @@ status description of a span record passes through it. Text for people goes thro
 
 from __future__ import annotations
 
-import errno
-import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
-from typing import IO, Any
+from typing import Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
@@ -355,11 +352,18 @@ class Redactor:
                 self._probes[(key, listed)] = known
         return known
 
+    def _names_a_secret(self, key: str) -> bool:
+        """Whether a string under the attribute ``key`` is a secret by its name, the last
+        dotted part of ``key`` (``input.password``), as it would be under that name in a JSON
+        object."""
+        return self._names_a_secret_key(str(key).rpartition(".")[2], False)
+
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
         in a sequence value — sanitised and redacted on its whole length, then capped at
         ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too long to scan is left out (an attribute) or dropped from
-        its sequence. Numbers and booleans as they are."""
+        its sequence; a string under a key that names a secret (``env.GITHUB_TOKEN``) replaced
+        whole. Numbers and booleans as they are."""
         out: dict[str, Any] = {}
         if not attrs:
             return out
@@ -369,6 +373,8 @@ class Redactor:
             kind = type(value)  # exact types first: one test for the common values
             if kind in _NUMBERS:
                 pass
+            elif key not in keys and isinstance(value, str) and value and self._names_a_secret(key):
+                value = FLAG_VALUE  # (a key from the stream, its object flattened: env.API_TOKEN)
             elif kind is str or isinstance(value, str):
                 if key in JSON_ATTRIBUTES:
                     value = self.json_text(value, limit)
@@ -387,7 +393,7 @@ class Redactor:
                          if v != ""]
             if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
-                if safe_key == key and len(keys) < MEMO_ENTRIES:
+                if safe_key == key and len(keys) < MEMO_ENTRIES and not self._names_a_secret(key):
                     keys.add(key)
                 key = safe_key
             out[key] = value
@@ -558,43 +564,3 @@ def message(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 # --------------------------------------------------------------------------- files we write
-
-
-def open_fd(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
-    """``os.open(path, flags, mode)`` for a file we write, which never waits for a FIFO's reader
-    (opening one for writing would: the run's end held until a reader came) — ``OSError``
-    ``ENXIO`` "a FIFO nobody reads" instead. The fd returned is blocking."""
-    try:
-        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), mode)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise OSError(errno.ENXIO, "a FIFO nobody reads", str(path)) from None
-        raise
-    os.set_blocking(fd, True)  # non-blocking was for the open alone
-    return fd
-
-
-def open_private(path: str | os.PathLike[str], mode: str = "w", *, encoding: str = "utf-8") -> IO:
-    """Open ``path`` for writing (``mode`` ``w``, ``a``, ``wb`` or ``ab``) with permissions
-    0600: created so, and an existing regular file tightened to 0600 before it is truncated
-    (``w``) or appended to (``a``). FIFOs and character devices (``/dev/stderr``) are left
-    as they are; a FIFO that nobody reads is not waited for (``OSError`` ``ENXIO``, "a FIFO
-    nobody reads"). Raises ``OSError`` (``PermissionError`` when an existing file is not ours
-    to ``chmod``) and ``ValueError`` on another ``mode``."""
-    if mode not in ("w", "a", "wb", "ab"):
-        raise ValueError(f"open_private mode must be w, a, wb or ab, not {mode!r}")
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    if "a" in mode:
-        flags |= os.O_APPEND
-    fd = open_fd(path, flags)
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
-            if stat.S_IMODE(st.st_mode) & 0o177:
-                os.fchmod(fd, 0o600)
-            if "w" in mode:
-                os.ftruncate(fd, 0)
-        return os.fdopen(fd, mode, encoding=None if "b" in mode else encoding)
-    except BaseException:
-        os.close(fd)
-        raise

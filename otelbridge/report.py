@@ -139,7 +139,7 @@ def page(collector: Collector, template: str | None = None) -> str:
 def write_page(path: str, collector: Collector, template: str | None = None) -> None:
     """Write :func:`page` to ``path``, created or truncated, mode 0600. ``OSError`` as raised."""
     data = page(collector, template).encode("utf-8")
-    from .redact import open_fd
+    from .files import open_fd
 
     fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC)
     try:

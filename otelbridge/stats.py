@@ -117,8 +117,8 @@ class Stats:
 
     def write_json(self, path: str) -> None:
         """Write the counters as a JSON object to ``path``, mode 0600
-        (:func:`otelbridge.redact.open_private`). Raises ``OSError``."""
-        from .redact import open_private
+        (:func:`otelbridge.files.open_private`). Raises ``OSError``."""
+        from .files import open_private
 
         with open_private(path) as fh:
             json.dump(self.as_dict(), fh, indent=1, sort_keys=True)

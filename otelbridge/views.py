@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def append_private(path: str, text: str) -> None:
     """Append ``text`` to ``path`` (created with mode 0600) as lines of their own: a file whose
     last line has no line end (another step's ``printf 'x=1'``) gets one first."""
-    from .redact import open_fd
+    from .files import open_fd
 
     try:
         fd = open_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)

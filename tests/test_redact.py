@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from otelbridge import redact
+from otelbridge import files, redact
 from otelbridge.redact import Redactor
 from tests.conftest import FIXTURES, needs_fixtures
 
@@ -250,7 +250,7 @@ def test_open_private_creates_0600_whatever_the_umask(tmp_path):
     old = os.umask(0)
     try:
         path = tmp_path / "out.json"
-        with redact.open_private(path) as fh:
+        with files.open_private(path) as fh:
             fh.write("one\n")
     finally:
         os.umask(old)
@@ -262,11 +262,11 @@ def test_open_private_tightens_existing_file_before_writing(tmp_path):
     path = tmp_path / "offsets"
     path.write_text("old contents that are longer\n")
     os.chmod(path, 0o644)
-    with redact.open_private(path) as fh:
+    with files.open_private(path) as fh:
         fh.write("new\n")
     assert _mode(path) == 0o600 and path.read_text() == "new\n"
     os.chmod(path, 0o664)
-    with redact.open_private(path, "ab") as fh:
+    with files.open_private(path, "ab") as fh:
         fh.write(b"more\n")
     assert _mode(path) == 0o600 and path.read_text() == "new\nmore\n"
 
@@ -276,14 +276,14 @@ def test_open_private_leaves_fifos_alone_and_refuses_other_modes(tmp_path):
     os.mkfifo(fifo, 0o644)
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        with redact.open_private(fifo, "wb") as fh:
+        with files.open_private(fifo, "wb") as fh:
             fh.write(b"x")
         assert os.read(fd, 10) == b"x"
     finally:
         os.close(fd)
     assert _mode(fifo) == 0o644
     with pytest.raises(ValueError):
-        redact.open_private(tmp_path / "r", "r")
+        files.open_private(tmp_path / "r", "r")
 
 
 # --------------------------------------------------------------------------- properties
