@@ -153,7 +153,8 @@ class CountingExporter(SpanExporter):
         answer = getattr(answered, "rejected", None)
         if answer is None:
             return 0
-        rejected, said = min(answer[0], sent), one_line(answer[1])[:200]
+        # (the collector's text, which may quote the spans: redacted whole, then cut)
+        rejected, said = min(answer[0], sent), one_line(redact.message(answer[1]))[:200]
         if rejected:
             self.cause = f"the collector rejected {rejected} of {sent} spans" + (f": {said}" if said else "")
         if not self.rejection_said:

@@ -290,6 +290,24 @@ def test_spans_a_collector_rejects_in_a_partial_success_are_lost_not_exported(pr
     assert f"export incomplete ({rx.endpoint}: {rejected} of {SPANS} not confirmed; the collector rejected" in err
 
 
+def test_a_collector_s_rejection_message_is_cleaned_on_every_line_that_shows_it():
+    """The collector's message (which may quote the spans it rejected, or come from a proxy)
+    reaches stderr without an escape sequence or a secret, on the first line and on the exit
+    line alike."""
+    from tests.receivers import HttpReceiver
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with HttpReceiver(rejecting=1, message=f"bad span \x1b]0;TITLE\x07\x1b[31mRED {token}") as rx:
+        proc = run_bridge(["--summary", "never", "--endpoint", rx.endpoint], DATA, env=clean_env())
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and proc.stdout == DATA
+    lines = [line for line in err.splitlines() if "the collector rejected" in line]
+    assert len(lines) == 2 and lines[-1].startswith("otelbridge: export incomplete (")
+    for line in lines:
+        assert "bad span" in line and "[REDACTED:github_token]" in line, line
+        assert token[4:] not in line and "\x1b" not in line and "\x07" not in line, line
+
+
 def test_a_partial_success_that_only_warns_is_said_and_every_span_counts():
     """A partial success rejecting none, with a message: a warning, said once; every span is
     exported."""
