@@ -64,13 +64,14 @@ def visible(text: object, limit: int | None = None) -> str:
 
 
 #: A CI runner's log commands: GitHub Actions' ``##[name]`` (found anywhere in a line),
-#: ``::name::`` (at a line's start, after blanks), Azure Pipelines' ``##vso[``.
-_LOG_COMMAND = re.compile(r"#(?=#(?:vso)?\[)|^([^\S\n]*):(?=:)", re.MULTILINE)
+#: ``::name::`` (at a line's start, after blanks), Azure Pipelines' ``##vso[``, TeamCity's
+#: ``##teamcity[`` (its service messages).
+_LOG_COMMAND = re.compile(r"#(?=#(?:vso|teamcity)?\[)|^([^\S\n]*):(?=:)", re.MULTILINE)
 
 
 def inert_in_logs(text: str) -> str:
     """``text`` with no CI log command left in it: a space after the first ``#`` of ``##[`` /
-    ``##vso[`` and after a leading ``:`` of ``::`` — no step output, mask or annotation can be
+    ``##vso[`` / ``##teamcity[`` and after a leading ``:`` of ``::`` — no step output, mask or annotation can be
     forged by a stream through our lines on stderr."""
     if "#" not in text and ":" not in text:
         return text

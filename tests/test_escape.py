@@ -145,6 +145,8 @@ def test_urls_only_http():
     ("##[set-output name=deploy]true", "# #[set-output name=deploy]true"),
     ("ok ##[add-mask]word", "ok # #[add-mask]word"),
     ("x ##vso[task.setvariable variable=a]b", "x # #vso[task.setvariable variable=a]b"),
+    ("Bash ##teamcity[setParameter name='env.LD_PRELOAD' value='/tmp/x.so']",
+     "Bash # #teamcity[setParameter name='env.LD_PRELOAD' value='/tmp/x.so']"),
     ("  ::add-mask::abc", "  : :add-mask::abc"),
     ("###[x", "## #[x"),
     ("a::b, issue #12 [x], https://h/#frag", "a::b, issue #12 [x], https://h/#frag"),
