@@ -36,6 +36,9 @@ MARKDOWN_BAR = 24
 MAX_TRACES_SHOWN = 20
 #: Failed spans whose text is listed under a trace.
 MAX_ERRORS_SHOWN = 5
+#: The step summary's size at most, bytes: half of the 1 MiB GitHub takes from a step (the
+#: step's own summary may share it); beyond it GitHub shows none of it.
+STEP_SUMMARY_MAX = 512 * 1024
 #: Width when stderr is not a terminal.
 DEFAULT_WIDTH = 100
 
@@ -201,48 +204,61 @@ def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str 
 
 
 def step_summary(collector: Collector, template: str | None = None) -> str:
-    """The GitHub Actions step summary (Markdown): the totals, then per trace a table."""
+    """The GitHub Actions step summary (Markdown): the totals, then per trace a table; at most
+    :data:`STEP_SUMMARY_MAX` bytes (a trace that does not fit is counted with those not shown)."""
     md = escape.markdown
     t = collector.totals()
     out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
+    size = len("\n".join(out).encode()) + 200  # (room for the line counting those not shown)
     traces, others = shown_traces(collector)
-    for trace in traces:
-        root, facts = trace_head(trace)
-        out.append(f"#### {md(root.name if root else '?', 120)} — {md(facts)}")
-        out.append("")
-        out.append(f"| span | 0s – {md(format_duration(trace.end_ns - trace.start_ns))} | start | duration "
-                   "| tokens in/out | cost | status |")
-        out.append("|---|---|---:|---:|---:|---:|---|")
-        t0, span = trace.start_ns, max(trace.end_ns - trace.start_ns, 1)
-        lines_ = select(trace, MARKDOWN_ROWS)
-        for line in lines_:
-            indent = "&nbsp;&nbsp;" * line.depth
-            row = line.row
-            if row is None:
-                out.append(f"| {indent}{md(more_text(line))} | | | | | | |")
-                continue
-            status = ("❌ " if row.error else "") + md(row.status, 40)
-            c0, cells, point = bar(row, t0, span, MARKDOWN_BAR)
-            timeline = "░" * c0 + ("▏" if point else "█" * cells) + "░" * (MARKDOWN_BAR - c0 - cells)
-            out.append(f"| {indent}{md(row.name, 120)} | `{timeline}` | +{format_duration(row.start_ns - t0)} | "
-                       f"{format_duration(row.duration_ns)} | {md(tokens_text(row))} | "
-                       f"{md(format_cost(line.cost))} | {status} |")
-        out.append("")
-        line = f"trace `{trace.trace_id:032x}`"
-        link = escape.url(trace_url(template, trace.trace_id))
-        if link:
-            line += f" · [open trace]({link})"
-        out.append(line + md(link_note(trace.not_exported)))
-        named, more = _failed(trace, lines_)
-        for error, names in named.items():
-            out.append(f"> **{', '.join(md(n, 120) for n in names)}**: {md(error, 500)}")
-            out.append("")
-        if more:
-            out.append(f"> … {more} more failed")
-            out.append("")
-        out.append("")
+    for n, trace in enumerate(traces):
+        block = _trace_block(trace, template)
+        size += len(block.encode()) + 1
+        if size > STEP_SUMMARY_MAX:
+            others += len(traces) - n
+            break
+        out.append(block)
     if others:
         out.append(f"_{others} other traces not shown._")
         out.append("")
+    return "\n".join(out)
+
+
+def _trace_block(trace: Trace, template: str | None) -> str:
+    """One trace in the step summary: its heading, its table, its link and its failures."""
+    md = escape.markdown
+    root, facts = trace_head(trace)
+    out = [f"#### {md(root.name if root else '?', 120)} — {md(facts)}", "",
+           f"| span | 0s – {md(format_duration(trace.end_ns - trace.start_ns))} | start | duration "
+           "| tokens in/out | cost | status |",
+           "|---|---|---:|---:|---:|---:|---|"]
+    t0, span = trace.start_ns, max(trace.end_ns - trace.start_ns, 1)
+    lines_ = select(trace, MARKDOWN_ROWS)
+    for line in lines_:
+        indent = "&nbsp;&nbsp;" * line.depth
+        row = line.row
+        if row is None:
+            out.append(f"| {indent}{md(more_text(line))} | | | | | | |")
+            continue
+        status = ("❌ " if row.error else "") + md(row.status, 40)
+        c0, cells, point = bar(row, t0, span, MARKDOWN_BAR)
+        timeline = "░" * c0 + ("▏" if point else "█" * cells) + "░" * (MARKDOWN_BAR - c0 - cells)
+        out.append(f"| {indent}{md(row.name, 120)} | `{timeline}` | +{format_duration(row.start_ns - t0)} | "
+                   f"{format_duration(row.duration_ns)} | {md(tokens_text(row))} | "
+                   f"{md(format_cost(line.cost))} | {status} |")
+    out.append("")
+    line = f"trace `{trace.trace_id:032x}`"
+    link = escape.url(trace_url(template, trace.trace_id))
+    if link:
+        line += f" · [open trace]({link})"
+    out.append(line + md(link_note(trace.not_exported)))
+    named, more = _failed(trace, lines_)
+    for error, names in named.items():
+        out.append(f"> **{', '.join(md(n, 120) for n in names)}**: {md(error, 500)}")
+        out.append("")
+    if more:
+        out.append(f"> … {more} more failed")
+        out.append("")
+    out.append("")
     return "\n".join(out)
 

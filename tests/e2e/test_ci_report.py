@@ -331,3 +331,40 @@ def test_a_value_found_after_a_span_ended_is_hidden_in_every_view(tmp_path):
     assert "Upstream rejected request id [REDACTED:secret]" in page.read_text()
     for text in (err, summary.read_text(), page.read_text()):
         assert secret not in text
+
+
+def deep_sessions(sessions: int = 20, depth: int = 58) -> bytes:
+    """``sessions`` Claude Code sessions, each a chain of ``depth`` nested sub-agents whose
+    model, tool and agent names are all ``#`` and ``@`` (each of which Markdown escapes into 9
+    bytes), the deepest row indented ``depth`` times: the most step summary a stream makes."""
+    lines = []
+    for s in range(sessions):
+        sid = f"sess-{s}"
+        lines.append({"type": "system", "subtype": "init", "cwd": "/r", "model": "m",
+                      "claude_code_version": "2.1.220", "session_id": sid})
+        for d in range(depth):
+            name = f"{d:02d}" + "#" * 80
+            lines.append({"type": "assistant", "session_id": sid,
+                          "parent_tool_use_id": f"a{s}_{d - 1}" if d else None,
+                          "message": {"id": f"m{s}_{d}", "model": "@" * 80, "usage": {"input_tokens": 1, "output_tokens": 1},
+                                      "content": [{"type": "tool_use", "id": f"a{s}_{d}", "name": name,
+                                                   "input": {"subagent_type": name, "description": "d", "prompt": "p"}}]}})
+        lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
+                      "session_id": sid, "usage": {"input_tokens": 1, "output_tokens": 1}})
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def test_a_step_summary_stays_within_what_github_takes(tmp_path):
+    """GitHub shows no step summary over 1 MiB. Twenty deep sessions of names Markdown escapes
+    at 9 bytes a character would write 1.2 MB: it stays at most 512 KiB, the traces that do not
+    fit counted with those not shown, and each trace it shows whole."""
+    step = tmp_path / "summary.md"
+    data = deep_sessions()
+    proc = run_bridge(["--exporter", "none"], data, env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    assert proc.returncode == 0 and proc.stdout == data
+    text = step.read_text()
+    assert 256 * 1024 < len(text.encode()) <= 512 * 1024
+    shown = text.count("\ntrace `")
+    (others,) = re.findall(r"^_(\d+) other traces not shown\._$", text, re.MULTILINE)
+    assert shown + int(others) == 20 and shown >= 2
+    assert text.count("\n#### ") == shown
