@@ -74,7 +74,8 @@ def _shared(fn):
                           "the tee still passes them through)."),
         click.option("--dialect", "dialects", multiple=True, metavar="NAME",
                      help="Decode only these dialects (repeatable): claude_code (Claude Code and "
-                          "cbc), milk, caudra, bernstein. [default: all]"),
+                          "cbc), milk, caudra (with claude_code, which decodes its sessions), "
+                          "bernstein. [default: all]"),
         click.option("--capture-content", is_flag=True,
                      help="Export previews and content (opt-in; still redacted)."),
         click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",

@@ -51,16 +51,18 @@ _BOM = b"\xef\xbb\xbf"
 RAW_LISTS_MIN = 1024
 
 
+#: Dialects another one's streams need: Caudra's sessions are Claude Code's stream-json.
+NEEDS: dict[str, tuple[str, ...]] = {"caudra": ("claude_code",)}
+
+
 def load(names: list[str] | None = None) -> list[Dialect]:
-    """The dialect objects to run: all registered, or only ``names`` (``ValueError`` on an
-    unknown name)."""
-    chosen = list(REGISTRY) if not names else names
-    out = []
-    for name in chosen:
+    """The dialect objects to run, in :data:`REGISTRY` order: all registered, or ``names`` and
+    those they need (:data:`NEEDS`). ``ValueError`` on an unknown name."""
+    for name in names or ():
         if name not in REGISTRY:
             raise ValueError(f"unknown dialect {name!r} (known: {', '.join(REGISTRY)})")
-        out.append(importlib.import_module(REGISTRY[name]).DIALECT)
-    return out
+    chosen = set(REGISTRY) if not names else {n for name in names for n in (name, *NEEDS.get(name, ()))}
+    return [importlib.import_module(REGISTRY[name]).DIALECT for name in REGISTRY if name in chosen]
 
 
 class Decoder:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import session_name, EXAMPLES, run_bridge, spans_of_trace, workflow_spans
+from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, spans_of_trace, workflow_spans
 from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
@@ -326,3 +326,25 @@ def test_a_workflow_agents_tool_output_that_is_a_secret_is_hidden_where_it_shows
     assert (tools["toolu_p"].status_code, tools["toolu_p"].attributes["error.type"]) == (2, "tool_error")
     (phase,) = [s for s in spans if s.name == "phase deploy"]
     assert [a["workflow.log.message"] for _, _, a in phase.events] == ["deployed with [REDACTED:secret]"]
+
+
+@pytest.mark.parametrize("example", ["caudra-workflow.jsonl", "caudra-session-turns.jsonl"])
+def test_dialect_caudra_alone_traces_its_sessions_as_all_dialects_do(tmp_path, example):
+    """``--dialect caudra`` (a CI job narrowing decoding to the CLI it runs) traces a Caudra
+    run whole: its sessions are Claude Code's stream-json, decoded with it. The spans and the
+    job outputs (tokens, cost) are those of all dialects."""
+    data = (EXAMPLES / example).read_bytes()
+    runs = {}
+    for name, extra in (("caudra", ["--dialect", "caudra"]), ("all", [])):
+        out, spans = tmp_path / f"{name}.out", tmp_path / f"{name}.jsonl"
+        proc = run_bridge(["--exporter", "file", "--output", str(spans), "--deterministic-ids", *extra],
+                          data, env=clean_env(GITHUB_OUTPUT=str(out)))
+        assert proc.returncode == 0 and proc.stdout == data, proc.stderr
+        got = [(s["name"], s["spanId"], s.get("parentSpanId"), s["startTimeUnixNano"], s["endTimeUnixNano"],
+                json.dumps(s.get("attributes"), sort_keys=True))
+               for line in spans.read_text().splitlines() for rs in json.loads(line)["resourceSpans"]
+               for ss in rs["scopeSpans"] for s in ss["spans"]]
+        runs[name] = (sorted(got), out.read_text())
+    assert runs["caudra"] == runs["all"]
+    assert any(name.startswith("turn ") for name, *_ in runs["all"][0])
+    assert "total_cost_usd=0\n" not in runs["all"][1]
