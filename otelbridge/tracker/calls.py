@@ -135,6 +135,8 @@ class CallsMixin:
                         model, turn.n if turn is not None else None, provider=s.now_provider)
             s.chats[mid] = chat
             s.scope_chat[scope] = mid
+            if agent is not None:
+                agent.provider = s.now_provider or agent.provider
             if turn is not None and turn.model is None and not ev.agent:
                 turn.model = model  # no init named one: the model its first call asked (2.1.206)
         chat.end_ns = max(chat.end_ns, now)

@@ -103,6 +103,8 @@ class Agent(msgspec.Struct):
     #: with a timestamp, at that time (epoch ns)
     had_line: bool = False
     prompt_ns: int | None = None
+    #: the provider its model calls went to (an ``agent_switch`` after it ends is not its)
+    provider: str | None = None
 
     def own_line(self, prompt_ns: int | None = None) -> None:
         """One of its own lines came (``parent_tool_use_id`` is its key); ``prompt_ns``: it is a

@@ -224,7 +224,8 @@ class SubagentsMixin:
         if key in s.closed_agents:
             self.ctx.stats.late_events_ignored += 1
             return None
-        agent = Agent(key, self._span_id(s, "subagent", key), now, now, start_stamped=stamped)
+        agent = Agent(key, self._span_id(s, "subagent", key), now, now, start_stamped=stamped,
+                      provider=s.now_provider)
         hint = s.hints.pop(key, None)
         if hint is not None:
             agent.subagent_type, agent.description = hint
@@ -287,7 +288,7 @@ class SubagentsMixin:
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
-        put_attributes(attrs, (("gen_ai.provider.name", s.now_provider or s.provider_name()),
+        put_attributes(attrs, (("gen_ai.provider.name", agent.provider or s.provider_name()),
                                ("gen_ai.agent.description", agent.description),
                                ("gen_ai.agent.id", agent.task_id or agent.agent_id), ("task.id", agent.task_id),
                                ("task.status", agent.status)))

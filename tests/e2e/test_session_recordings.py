@@ -287,6 +287,9 @@ def test_milk_times_from_ts_and_session_events(path: Path):
             assert "gen_ai.request.model" not in chat.attributes and chat.name == "chat model"
             sub = next(s for s in spans if s.span_id == chat.parent_span_id)
             assert sub.name == f"invoke_agent {d['agent']}" and sub.attributes["gen_ai.agent.name"] == d["agent"]
+            # its calls', and its own: an agent_switch after it ended is not its provider
+            assert sub.attributes["gen_ai.provider.name"] == chat.attributes["gen_ai.provider.name"] \
+                == agent["provider"], d["seq"]
     # a chat starts when it was asked for: at the prompt, the last tool result or the previous
     # call's last line before its first line (the session's start for the first); a tool ends
     # at its result's ts
