@@ -401,12 +401,12 @@ class CallsMixin:
     @staticmethod
     def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:
         """A turn without a result (cut off) carries what its model calls reported; a session
-        with results adds it to theirs (a session with ``modelUsage`` counts those calls
-        already, and a session without a result counts every call: :attr:`Session.tail`)."""
+        with results adds it to theirs, also when they come after it (a session with
+        ``modelUsage`` counts those calls already, and a session without a result counts every
+        call: :attr:`Session.tail`)."""
         if turn.calls_usage.has_tokens():
             usage_attrs(rec.attributes, turn.calls_usage)
-            if s.usage is not None:
-                s.usage.add(turn.calls_usage)
+            (s.usage if s.usage is not None else s.cut_usage).add(turn.calls_usage)
 
     def _release_first_call(self, turn: Turn, start: int) -> None:
         """Emit ``turn``'s held first model call (:attr:`Turn.first_call`), starting at the

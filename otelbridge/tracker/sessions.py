@@ -411,6 +411,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         if usage is not None:
             if s.usage is None:
                 s.usage = Usage()
+                s.usage.add(s.cut_usage)
             s.usage.add(usage)
         if model_total is not None:
             s.model_total = model_total

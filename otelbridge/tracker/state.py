@@ -209,6 +209,9 @@ class Session(msgspec.Struct):
     result_ns: int | None = None
     results: int = 0
     usage: Usage | None = None
+    #: what the model calls of turns cut off before the first result reported (added to
+    #: :attr:`usage` when that result comes)
+    cut_usage: Usage = msgspec.field(default_factory=Usage)
     #: the latest non-empty ``modelUsage`` summed over models (the CLI's cumulative total),
     #: how many results carried one, and the usage of calls whose last line came after it
     model_total: Usage | None = None

@@ -467,3 +467,21 @@ def test_the_sessions_ended_are_remembered_within_the_state_bound():
     assert 0 < len(ended) < len(ids) and ended.bytes <= RECENT_BYTES
     assert ids[-1] in ended and ids[0] not in ended  # the newest kept, the oldest let go
     assert ended[ids[-1]][:2] == (ids[-1], run.named("invoke_agent claude-code")[-1].trace_id)
+
+
+def test_a_turn_cut_off_before_the_first_result_counts_in_the_session():
+    """Caudra's next run began before run 1's result: turn 1 carries what its model call
+    reported, and the session its turns' sum, as the totals count them, though no result had
+    come when turn 1 was cut off."""
+    run = Run().feed(
+        TurnStarted(S, at(0), run_id="1", automatic=False, task_events=0),
+        call(10, "msg_1", usage=anth(10, 0, 0, 1)),
+        TurnStarted(S, at(30), run_id="2", automatic=True, task_events=0),
+        call(40, "msg_2", usage=anth(20, 0, 0, 2)),
+        result(60, run_id="2", usage=anth(20, 0, 0, 2)),
+    ).finish()
+    t1, t2 = run.one("turn 1"), run.one("turn 2")
+    session = run.one("invoke_agent claude-code")
+    tokens = lambda r: (r.attributes["gen_ai.usage.input_tokens"], r.attributes["gen_ai.usage.output_tokens"])
+    assert (tokens(t1), tokens(t2), tokens(session)) == ((10, 1), (20, 2), (30, 3))
+    assert t1.error_type == "incomplete"
