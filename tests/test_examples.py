@@ -80,3 +80,14 @@ def test_the_replay_note_holds():
     for _, args in invocations():
         ctx = run_command.make_context("otelbridge", list(args))
         assert ctx.params["deterministic_ids"] is True
+
+
+def test_no_script_pastes_a_step_output():
+    """A step output reaches a script through ``env``, never as ``${{ }}`` in its ``run``: the
+    agent ran in the step that wrote them, could write ``GITHUB_OUTPUT`` too, and an expression
+    in ``run`` is pasted into the script before the shell reads it."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    runs = [step.get("run", "") for job in doc["jobs"].values() for step in job["steps"]]
+    assert runs and not any("${{" in run for run in runs)
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    assert "$COST_USD" in readme and not re.search(r"run:[^\n]*\$\{\{", readme)
