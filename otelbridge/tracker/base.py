@@ -504,12 +504,18 @@ def shift_all(objs: Iterable[Any], shift: int) -> None:
             shift_times(obj, shift, seen)
 
 
+def _fields(obj: Any) -> tuple[str, ...]:
+    """The fields of a state object, inherited ones too (a subclass's ``__slots__`` holds only
+    its own): a ``msgspec.Struct``'s, else its class's ``__slots__``."""
+    return getattr(type(obj), "__struct_fields__", None) or getattr(type(obj), "__slots__", ())
+
+
 def collapse_wall_times(obj: Any, wall: int, to: int) -> None:
     """Set every ``*_ns`` time of a state object that is a wall-clock time (within
     :data:`~otelbridge.clock.SKEW_NS` of ``wall``) to ``to``; the stream's own times stay."""
-    for name in type(obj).__slots__:
+    for name in _fields(obj):
         if name.endswith("_ns"):
-            value = getattr(obj, name)
+            value = getattr(obj, name, None)
             if isinstance(value, int) and value and abs(value - wall) <= SKEW_NS:
                 setattr(obj, name, to)
 
@@ -524,8 +530,7 @@ def shift_times(obj: Any, shift: int, seen: set[int] | None = None) -> None:
     if id(obj) in seen:
         return
     seen.add(id(obj))
-    # every field, inherited ones too (a subclass's ``__slots__`` holds only its own)
-    for name in getattr(type(obj), "__struct_fields__", None) or getattr(type(obj), "__slots__", ()):
+    for name in _fields(obj):
         value = getattr(obj, name, None)
         if name.endswith("_ns"):
             if isinstance(value, int) and not isinstance(value, bool) and value:

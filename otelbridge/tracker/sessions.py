@@ -191,6 +191,9 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             for ev in s.events:
                 if abs(ev.time_ns - wall) <= SKEW_NS:
                     ev.time_ns = latest
+            for tool_id, (span_id, start) in list(s.tool_spans.items()):
+                if abs(start - wall) <= SKEW_NS:
+                    s.tool_spans[tool_id] = (span_id, latest)
 
     def _session(self, sid: str | None, now: int) -> Session | None:
         session = self.sessions.get(sid)

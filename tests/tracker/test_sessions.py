@@ -381,6 +381,29 @@ def test_clock_switch_to_stream_moves_earlier_times():
         assert at(0) <= rec.start_ns <= rec.end_ns <= at(100), rec.name
 
 
+def test_clock_switch_to_stream_moves_a_sub_agent_s_tool_call_too():
+    """As above, with a sub-agent: its ``Agent`` call came untimed (wall clock, 'today'), its
+    own lines with old timestamps. Every span, the sub-agent's too, lies in the stream's time,
+    and the sub-agent inside its tool call."""
+    wall = T0 + 400 * 24 * 3600 * 10**9
+    records = []
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("auto", wall=lambda: wall),
+                  stats=Stats())
+    tracker = SessionTracker(ctx)
+    tracker.handle(ModelCall(S, None, message_id="msg_1",
+                             tool_calls=[ToolCall("tu_a", "Agent", subagent_type="Explore")]))
+    tracker.handle(UserMessage(S, at(10), parent_tool_use_id="tu_a"))
+    tracker.handle(call(20, "msg_a1", ptu="tu_a"))
+    tracker.handle(ToolResult(S, at(100), tool_use_id="tu_a"))
+    tracker.handle(TurnResult(S, at(110)))
+    tracker.finish()
+    for rec in records:
+        assert at(0) <= rec.start_ns <= rec.end_ns <= at(110), rec.name
+    (tool,) = [r for r in records if r.name == "execute_tool Agent"]
+    (agent,) = [r for r in records if r.name == "invoke_agent Explore"]
+    assert agent.parent_span_id == tool.span_id and tool.start_ns <= agent.start_ns
+
+
 def test_tracker_runs_the_session_part_by_default():
     records = []
     ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream", wall=lambda: T0), stats=Stats())
