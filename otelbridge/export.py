@@ -126,8 +126,11 @@ class CountingExporter(SpanExporter):
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
-            log.warning("export to %s raised %s%s", self.label, type(exc).__name__,
-                        f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
+            raised = f"raised {type(exc).__name__}" + (
+                f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
+            if self.cause != raised:  # (said once: a full disk fails every batch after)
+                log.warning("export to %s %s", self.label, raised)
+            self.cause = raised
             result = SpanExportResult.FAILURE
         finally:
             _exporting.current = None

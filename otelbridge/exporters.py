@@ -11,6 +11,7 @@ what it confirmed):
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import stat
@@ -484,9 +485,16 @@ class OtlpJsonFileExporter(SpanExporter):
         with self._lock:
             if self._fd < 0:
                 return SpanExportResult.FAILURE
+            st = os.fstat(self._fd)
             view = memoryview(line)
-            while view:
-                view = view[os.write(self._fd, view):]
+            try:
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError:  # (a full disk): no half line stays for the next batch to follow
+                if stat.S_ISREG(st.st_mode) and len(view) < len(line):
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(self._fd, st.st_size)
+                raise
         return SpanExportResult.SUCCESS
 
     def shutdown(self) -> None:

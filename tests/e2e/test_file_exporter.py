@@ -6,14 +6,15 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 
 from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from tests.conftest import (session_name, EXAMPLES, clean_env, run_bridge, session_span_count, spans_of_trace,
-                            workflow_facts)
+from tests.conftest import (session_name, EXAMPLES, FIXTURES, clean_env, needs_fixtures, run_bridge,
+                            session_span_count, spans_of_trace, workflow_facts)
 from tests.receivers import GrpcReceiver, Received
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -171,3 +172,36 @@ def test_flush_timeout_0_still_writes_the_file_and_counts_it(tmp_path):
     stats = json.loads(stats_path.read_text())
     assert written == stats["spans_exported"] == stats["spans_started"] > 0
     assert stats["spans_dropped"] == 0
+
+
+@needs_fixtures()
+def test_a_full_disk_leaves_no_half_line_and_is_said_once(tmp_path):
+    """The disk fills while spans are written (a file size limit of 20,000 bytes stands for
+    it): the batch that did not fit leaves no half line for the next to follow, so the file
+    stays OTLP/JSON lines; the failure is said once and named in the exit line; the stream
+    passes whole."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (a write past the limit fails instead)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    out = tmp_path / "spans.jsonl"
+    data = (FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "otelbridge", "--exporter", "file", "--output", str(out)],
+                          input=data, capture_output=True, cwd=ROOT, preexec_fn=limited,
+                          env=clean_env(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="3"), timeout=60)
+    assert proc.returncode == 0 and proc.stdout == data
+    written = out.read_bytes()
+    assert 0 < len(written) <= 20_000 and written.endswith(b"\n")
+    kept = sum(len(s["spans"]) for line in written.splitlines()
+               for rs in json.loads(line)["resourceSpans"] for s in rs["scopeSpans"])
+    err = proc.stderr.decode()
+    total = int(re.search(r"spans (\d+) built", err).group(1))
+    assert err.count("raised OSError (File too large)") == 2, err  # its line, and the exit line's cause
+    assert f"{kept} exported, {total - kept} dropped" in err and 0 < kept < total
