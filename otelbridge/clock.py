@@ -13,7 +13,7 @@ Modes (``--clock``):
   for the rest of the run (the switch is one-way, so one run never mixes the two).
 
 Before the stream's first timestamp the clock is *pending* in ``stream`` and ``auto`` mode, and
-the clock :meth:`settles` at the first timestamp, when ``auto`` has waited :data:`WAIT_NS` of wall
+the clock settles (:meth:`settled`) at the first timestamp, when ``auto`` has waited :data:`WAIT_NS` of wall
 time since the first line (the *anchor*), or at :meth:`settle` (end of input: a stream with no
 timestamp at all keeps the wall clock). Whoever took times while it was pending is told a shift
 (``on_settle``) and moves them by it:
@@ -29,6 +29,7 @@ timestamp at all keeps the wall clock). Whoever took times while it was pending 
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 
@@ -156,8 +157,8 @@ class Clock:
 
 
 class Timer:
-    """What a ``call_later`` returns (:class:`StreamTimers`, ``handoff.Handoff``):
-    ``cancel()`` it before it fires to skip it."""
+    """What :meth:`StreamTimers.call_later` returns: ``cancel()`` it before it fires to skip
+    it."""
 
     __slots__ = ("fn", "cancelled")
 
@@ -179,18 +180,14 @@ class StreamTimers:
 
     __slots__ = ("clock", "_heap", "_seq")
 
-    Handle = Timer
-
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self._heap: list[tuple[int, int, StreamTimers.Handle]] = []
+        self._heap: list[tuple[int, int, Timer]] = []
         self._seq = 0
 
-    def call_later(self, delay_s: float, fn: Callable[[], None]) -> "StreamTimers.Handle":
+    def call_later(self, delay_s: float, fn: Callable[[], None]) -> Timer:
         """Run ``fn`` when the stream clock reaches its newest time + ``delay_s`` (seconds)."""
-        import heapq
-
-        handle = StreamTimers.Handle(fn)
+        handle = Timer(fn)
         due = (self.clock.latest or 0) + int(delay_s * 1_000_000_000)
         self._seq += 1
         heapq.heappush(self._heap, (due, self._seq, handle))
@@ -200,8 +197,6 @@ class StreamTimers:
         """Run every callback whose time the stream clock has reached."""
         if not self._heap:
             return
-        import heapq
-
         latest = self.clock.latest
         while self._heap and latest is not None and self._heap[0][0] <= latest:
             _, _, handle = heapq.heappop(self._heap)
@@ -210,8 +205,6 @@ class StreamTimers:
 
     def run_all(self) -> None:
         """End of the stream: run every pending callback, earliest first."""
-        import heapq
-
         while self._heap:
             _, _, handle = heapq.heappop(self._heap)
             if not handle.cancelled:

@@ -60,8 +60,8 @@ _OTLP_TIMEOUTS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEO
 
 #: The largest whole number taken: a day in ms for the timeouts and the batch processor's delay
 #: (beyond, the processor's wait or the exporter's deadline, ``time() + timeout``, overflows),
-#: else 2**31 − 1 (sizes and limits: beyond 2**63 the SDK's C-level sizes overflow and cost the
-#: spans).
+#: else 2**31 − 1 for sizes and limits (no queue or string is that large; past 2**63 the SDK's
+#: C-level sizes overflow and cost the spans).
 _MOST = {"OTEL_BSP_SCHEDULE_DELAY": 86_400_000, "OTEL_BSP_EXPORT_TIMEOUT": 86_400_000,
          **dict.fromkeys(_OTLP_TIMEOUTS, 86_400_000)}
 

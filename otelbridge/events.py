@@ -507,7 +507,6 @@ class TaskProgress(Event):
     tool_use_id: str | None = None
     description: str | None = None
     usage: TaskUsage | None = None
-    last_tool_name: str | None = None
     #: set on a sub-agent's task (Claude Code 2.1.2xx): its ``task_started`` may be unseen
     subagent_type: str | None = None
 

@@ -232,10 +232,10 @@ class _OnceFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == _HEADER_PARSER:  # it quotes the item (a value, perhaps), names no variable
             record.name, record.msg, record.args = "otelbridge", _HEADER_ITEM_SKIPPED, None
-            if record.msg in self._said:
+            if (record.name, record.msg) in self._said:
                 self.suppressed += 1
                 return False
-            self._said.add(record.msg)
+            self._said.add((record.name, record.msg))
             return True
         if record.levelno < logging.WARNING or not record.name.startswith("opentelemetry"):
             return True

@@ -299,7 +299,7 @@ def _plain_http_transport(url: str):
     from urllib.request import getproxies, proxy_bypass
 
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or "@" in parts.netloc or _netrc_exists() or _credential_provider():
+    if parts.scheme.lower() != "http" or "@" in parts.netloc or _netrc_path() is not None or _credential_provider():
         return None
     proxies = getproxies()
     if (proxies.get("http") or proxies.get("all")) and not proxy_bypass(parts.hostname or ""):
@@ -336,10 +336,6 @@ def _netrc_path() -> str | None:
     named = os.environ.get("NETRC")
     places = (named,) if named is not None else ("~/.netrc", "~/_netrc")
     return next((p for p in map(os.path.expanduser, places) if os.path.exists(p)), None)
-
-
-def _netrc_exists() -> bool:
-    return _netrc_path() is not None
 
 
 def _collector_auth(request: Any) -> Any:

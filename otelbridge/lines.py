@@ -26,7 +26,7 @@ try:  # optional: wheels for Linux x86-64 (pyproject.toml); the find scanner doe
 except ImportError:  # pragma: no cover - depends on the platform
     hyperscan = None
 
-from .config import DEFAULT_MAX_LINE  # noqa: E402  (re-exported)
+from .config import DEFAULT_MAX_LINE  # noqa: E402
 
 _NL = b"\n"
 #: Average line lengths (bytes) at which :func:`count_lines` changes how it counts: ``bytes.count``

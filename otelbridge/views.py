@@ -77,11 +77,6 @@ class Report:
         #: why no backend a link points at holds a trace, or ``None`` (the pipeline sets it)
         self.not_exported: Callable[[int], str | None] = lambda trace_id: None
 
-    @property
-    def wants_spans(self) -> bool:
-        """Whether any view is on (else :meth:`sink` adds nothing)."""
-        return self.collector is not None
-
     def sink(self, builder: Any) -> Callable[[SpanRecord], None]:
         """The ``emit`` that feeds ``builder`` (a :class:`~otelbridge.spans.SpanBuilder`): each
         record redacted once, read by the views, then built. The views read every span built,

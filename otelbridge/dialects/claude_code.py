@@ -475,7 +475,6 @@ class ClaudeCode:
                         tool_use_id=_sid(doc.get("tool_use_id")),
                         description=as_str(doc.get("description")),
                         usage=task_usage(doc.get("usage")),
-                        last_tool_name=as_str(doc.get("last_tool_name")),
                         subagent_type=as_str(doc.get("subagent_type")),
                     )
                 ]

@@ -75,7 +75,6 @@ class _Run(RunBase):
     description: str | None = None
     usage: TaskUsage | None = None
     end_time_ns: int | None = None
-    updated_status: str | None = None
     status: str | None = None
     summary: str | None = None
     notified_ns: int | None = None
@@ -234,8 +233,6 @@ class WorkflowTracker:
             if (ev.session_id, ev.task_id) in self._closed:
                 self.ctx.stats.late_events_ignored += 1
             return
-        if ev.status:
-            run.updated_status = ev.status
         if ev.end_time_ns is not None:
             run.end_time_ns = ev.end_time_ns
 

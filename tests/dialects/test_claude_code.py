@@ -264,8 +264,8 @@ def test_a_number_out_of_range_costs_its_field_not_the_line():
 def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
     (ev,) = Decoder([claude_code.ClaudeCode()], Stats()).decode(
         b'{"type":"system","subtype":"task_progress","task_id":"t","workflow_progress":{"a":1},'
-        b'"last_tool_name":"Bash"}')
-    assert isinstance(ev, TaskProgress) and ev.last_tool_name == "Bash"
+        b'"description":"Running tests"}')
+    assert isinstance(ev, TaskProgress) and (ev.task_id, ev.description) == ("t", "Running tests")
 
 
 def test_a_tool_input_over_the_held_bound_stays_json_and_no_token_is_cut():
