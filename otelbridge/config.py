@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .environment import (check_booleans, check_compression, check_headers, check_numbers,
-                          check_resource_attributes, check_sampler,
+                          check_resource_attributes, check_sampler, default_endpoint,
                           endpoint_problem, grpc_path_notice, loopback_address, otlp_timeout_s, shown, tls_file_problems, tls_notice,
                           uses_tls)
 
@@ -206,7 +206,7 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             problems += tls_notice(protocol, "--endpoint ", flag, env) + grpc_path_notice(protocol, "--endpoint ", flag)
         return []
     ignored = []
-    default = "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+    default = default_endpoint(protocol)
     said = len(problems) if problems is not None else 0  # where the last ignored one is said
     for var in ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         value = env.get(var)

@@ -431,6 +431,13 @@ TLS_FILES = (("CERTIFICATE", "CA certificate"), ("CLIENT_CERTIFICATE", "client c
              ("CLIENT_KEY", "client key"))
 
 
+def default_endpoint(protocol: str) -> str:
+    """The OTLP exporters' endpoint when none is given: ``http://localhost:4317`` for gRPC
+    (written with ``http://``: without it, gRPC's exporter would use TLS), else
+    ``http://localhost:4318``."""
+    return "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
+
+
 def endpoint_used(flag: str | None, env: Mapping[str, str], ignored: Collection[str] = ()) -> tuple[str, str]:
     """The endpoint the OTLP exporter is given (``""``: its default) and its scheme, lower-case
     (``""``: none). ``ignored``: endpoint variables hidden from it."""

@@ -47,7 +47,7 @@ from opentelemetry.sdk.trace.export import (
 
 from . import redact
 from .config import Config
-from .environment import SCHEDULE_DELAY_MS, endpoint_used, sampler, without
+from .environment import SCHEDULE_DELAY_MS, default_endpoint, endpoint_used, sampler, without
 from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
@@ -335,13 +335,8 @@ def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string, no secret in its
     path (a token, a header's value), one line of at most ``redact.MESSAGE_MAX`` characters."""
     env = {k: v for k, v in os.environ.items() if k not in cfg.ignored_env}
-    return redact.endpoint(
-        cfg.endpoint
-        or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        # (as it can be given back: without http://, gRPC's exporter would use TLS)
-        or ("http://localhost:4317" if cfg.protocol == "grpc" else "http://localhost:4318"),
-        _header_secrets(env))
+    return redact.endpoint(endpoint_used(cfg.endpoint, env)[0] or default_endpoint(cfg.protocol),
+                           _header_secrets(env))
 
 
 def _refused_hint(cfg: Config) -> str:
@@ -355,7 +350,7 @@ def _refused_hint(cfg: Config) -> str:
 
         env = {k.lower(): v for k, v in os.environ.items()}
         proxy = next((v for v in (env.get("grpc_proxy"), env.get("https_proxy"), env.get("http_proxy")) if v), None)
-        used = endpoint_used(cfg.endpoint, os.environ)[0].strip() or "localhost:4317"
+        used = endpoint_used(cfg.endpoint, os.environ)[0].strip() or default_endpoint("grpc")
         host = urlsplit(used if "://" in used else f"//{used}").hostname or ""
         if proxy and not proxy_bypass_environment(host):
             return (f"through the proxy {redact.endpoint(proxy)} (grpc_proxy/https_proxy/http_proxy): "

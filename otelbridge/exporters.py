@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from . import files
 from .config import Config
-from .environment import endpoint_used
+from .environment import default_endpoint, endpoint_used
 
 
 def import_otlp_exporter(cfg: Config) -> type:
@@ -70,7 +70,7 @@ def otlp_exporter(cfg: Config) -> SpanExporter:
         if not path.endswith("/v1/traces"):
             path += "/v1/traces"
         url = urlunsplit(parts._replace(path=path))
-    transport = _plain_http_transport(url or "http://localhost:4318")
+    transport = _plain_http_transport(url or default_endpoint("http/protobuf"))
     if transport is not None:
         try:
             return OTLPSpanExporter(endpoint=url, _transport=transport, **kwargs)
