@@ -30,7 +30,8 @@ def parse_timestamp(value: Any) -> int | None:
     """A line's own timestamp → epoch ns, or ``None``.
 
     Accepts RFC 3339 / ISO 8601 strings (``2026-10-02T12:00:00.123Z``; milk ``ts``, Claude Code
-    wrappers' ``timestamp``) and epoch-ms numbers. Out-of-range values give ``None``.
+    wrappers' ``timestamp``; a fraction to the ns) and epoch-ms numbers. Out-of-range values
+    give ``None``.
     """
     if isinstance(value, str):
         if not 10 <= len(value) <= 40:
@@ -43,6 +44,11 @@ def parse_timestamp(value: Any) -> int | None:
             return None
         seconds = int(parsed.timestamp())
         ns = seconds * 1_000_000_000 + parsed.microsecond * 1_000
+        dot = value.find(".", 19)  # (datetime keeps µs: a fraction of 7–9 digits is read here)
+        if dot > 0 and value[dot + 7:dot + 8].isdigit():
+            digits = value[dot + 1:dot + 10]
+            digits = digits[:len(digits) - len(digits.lstrip("0123456789"))]
+            ns = seconds * 1_000_000_000 + int(digits.ljust(9, "0"))
         return ms_to_ns(ns // 1_000_000) and ns
     return ms_to_ns(value)
 
