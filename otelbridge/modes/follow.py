@@ -190,9 +190,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         except IsADirectoryError as exc:
             say(str(exc))
             code = 2
-        if follower.left_unread:
-            say(f"stopped with {follower.left_unread} bytes of {str(path)!r} not read yet: "
-                "the next start reads them")
+        if follower.unread is not None:
+            left, nbytes = follower.unread
+            say(f"stopped with {nbytes} bytes of {str(left)!r} not read yet: the next start reads them")
         open_runs = pipeline.tracker.open_workflows()
         # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
         # workflows cut by the stop are discarded and read again from the checkpoint — unless

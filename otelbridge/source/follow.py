@@ -165,12 +165,13 @@ class Follower:
         self._stopped: asyncio.Event | None = None
         self._stop_requested = False
         self._stop_by = 0.0  # (monotonic s) reading after a stop ends here
-        #: bytes of the file past what :meth:`run` read when it ended: the next start reads them
-        self.left_unread = 0
+        #: the file :meth:`run` left before its end, and the bytes past what it read (the next
+        #: start reads them); ``None``: none left
+        self.unread: tuple[Path, int] | None = None
 
     def stop(self) -> None:
         """End :meth:`run`: what the file holds past the position is still read, for
-        ``stop_budget_s`` at most; the next start reads the rest (:attr:`left_unread`)."""
+        ``stop_budget_s`` at most; the next start reads the rest (:attr:`unread`)."""
         if not self._stop_requested:
             self._stop_by = time.monotonic() + self.stop_budget_s
         self._stop_requested = True
@@ -179,27 +180,34 @@ class Follower:
 
     # ------------------------------------------------------------------ files
 
-    def _moved(self) -> Path | None:
-        """The saved position's file under another name in PATH's directory (rotated while no
-        run read it), when it holds bytes past the position; else ``None``."""
-        saved = self.saved
-        if saved is None:
+    def _named(self, ident: tuple[int, int] | None) -> tuple[Path, int] | None:
+        """Where the file ``ident`` (dev, inode) is, and its size: PATH, or another name in
+        PATH's directory (rotated: a start finds it there); ``None``: neither."""
+        if ident is None:
             return None
         try:
             st = os.stat(self.path)
-            if (st.st_dev, st.st_ino) == (saved.dev, saved.ino):
-                return None
-        except FileNotFoundError:
+            if (st.st_dev, st.st_ino) == ident:
+                return self.path, st.st_size
+        except OSError:
             pass
         try:
             for entry in os.scandir(self.path.parent):
                 st = entry.stat(follow_symlinks=False)
-                if (st.st_dev, st.st_ino) == (saved.dev, saved.ino) and stat.S_ISREG(st.st_mode) \
-                        and st.st_size > saved.offset:
-                    return Path(entry.path)
+                if (st.st_dev, st.st_ino) == ident and stat.S_ISREG(st.st_mode):
+                    return Path(entry.path), st.st_size
         except OSError:
             pass
         return None
+
+    def _moved(self) -> Path | None:
+        """The saved position's file under another name in PATH's directory (rotated while no
+        run read it), when it holds bytes past the position; else ``None``."""
+        saved = self.saved
+        found = self._named((saved.dev, saved.ino)) if saved is not None else None
+        if found is None or found[0] == self.path or found[1] <= saved.offset:  # type: ignore[union-attr]
+            return None
+        return found[0]
 
     def _open(self, resume: bool) -> bool:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
@@ -263,15 +271,18 @@ class Follower:
             os.close(self.fd)
             self.fd = -1
 
-    async def _drain(self) -> None:
+    async def _drain(self) -> bool:
         """Read the open file to its current end, yielding to the loop between chunks and
         taking a checkpoint each second (a backlog read at a start is not all read again after
-        a kill); after a stop, until its budget is spent."""
+        a kill); after a stop, until its budget is spent, unless no start could read the rest
+        (the file deleted). ``False``: the budget cut it short."""
         checkpoint_at = time.monotonic() + 1.0
         while self.fd >= 0:
             now = time.monotonic()
             if self._stop_requested and now >= self._stop_by:
-                return
+                if self.rereadable():
+                    return False
+                self._stop_by = float("inf")
             if now >= checkpoint_at:
                 self.checkpoint()
                 checkpoint_at = now + 1.0
@@ -279,7 +290,7 @@ class Follower:
             limit = self.replay_to - self.pos if self.replay_to > self.pos else len(self.buf)
             n = os.readv(self.fd, [memoryview(self.buf)[:limit]])
             if n == 0:
-                return
+                return True
             at = self.pos
             if self.replay_to and at >= self.replay_to:
                 self._replayed()
@@ -340,12 +351,9 @@ class Follower:
         return self._current_head() if self.ident == (pos.dev, pos.ino) else ""
 
     def rereadable(self) -> bool:
-        """Whether the file being read is still at PATH (a next start can read it again)."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        return self.ident == (st.st_dev, st.st_ino)
+        """Whether a next start can read the file being read again: it is at PATH, or under
+        another name in PATH's directory (rotated away)."""
+        return self._named(self.ident) is not None
 
     def checkpoint(self) -> None:
         """Take a checkpoint when the lines read leave no turn or workflow open, or may be
@@ -480,7 +488,8 @@ class Follower:
                     resume = False
                 change = self._changed()  # before reading on: past our position may lie
                 if change == ROTATED:     # another text's middle
-                    await self._drain()  # the last writes to the old file
+                    if not await self._drain():  # the last writes to the old file
+                        break  # (stopped: its rest is the next start's, before the new file)
                     self._close()
                     self.reader.on_switch(ROTATED)
                     self._open(False)
@@ -494,8 +503,9 @@ class Follower:
             await self._drain()  # stopped: what was written since the last poll is read too
         finally:
             self.checkpoint()
-            if self.fd >= 0:
-                self.left_unread = max(0, os.fstat(self.fd).st_size - self.pos)
+            found = self._named(self.ident) if self.fd >= 0 else None
+            if found is not None and found[1] > self.pos:
+                self.unread = (found[0], found[1] - self.pos)
             self._close()
 
     def _from_the_start(self) -> None:

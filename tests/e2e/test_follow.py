@@ -1407,3 +1407,52 @@ def test_a_backlog_being_read_saves_its_position_before_its_end(tmp_path):
         finally:
             end(proc, "SIGKILL")
     assert 0 < saved < size
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("when", ["rotated while stopped", "renamed at the stop"])
+def test_a_stop_behind_a_backlog_in_a_rotated_file_leaves_its_rest_to_the_next_start(tmp_path, when):
+    """The backlog lies in a file rotated away (``mv agent.jsonl agent.jsonl.1``, a new file at
+    the path): while stopped, or as the stop comes. The stop's reading ends with its budget
+    there, before the new file; it names the rotated file as the one left; the next start
+    reads its rest, then the new file: every session, none twice but the one the stop cut
+    (its span, and one that goes on from it), no span id twice."""
+    log, state = empty_log(tmp_path)
+    rotated = log.with_name(log.name + ".1")
+    with GrpcReceiver() as rx:
+        if when == "rotated while stopped":
+            proc = start(log, state, rx, "--from-start", "--flush-timeout", "2")
+            ready(proc)
+            stop(proc)
+            sids = backlog(log)
+            log.rename(rotated)
+            later = backlog(log, 1)  # (its id: the first of the backlog's, a session of its own file)
+            proc = start(log, state, rx, "--flush-timeout", "2")
+        else:
+            sids = backlog(log)
+            later = []
+            proc = start(log, state, rx, "--from-start", "--flush-timeout", "2")
+        ready(proc)
+        if when == "renamed at the stop":  # (once it reads: its position saved, each second)
+            wait(lambda: (saved_offset(state) or {}).get("read_to"), 60, what="reading begun")
+            log.rename(rotated)
+        err = stop(proc)[1].decode()
+        assert f"not read yet: the next start reads them" in err and repr(str(rotated)) in err, err
+        proc = start(log, state, rx, "--flush-timeout", "2")
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("ino") == (log.stat().st_ino if log.exists() else -1)
+                 or (not later and not (saved_offset(state) or {}).get("stopped", True)
+                     and saved_offset(state)["read_to"] == rotated.stat().st_size), 120, what="the rest read")
+            time.sleep(1)
+        finally:
+            stop(proc)
+        spans = rx.received.spans()
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    ended = {s.span_id: s for s in sessions}
+    # (one goes on from the span the stop ended, linked to it, in its trace)
+    went_on = [s for s in sessions if s.links]
+    assert len(went_on) <= 1 and all(ended[s.links[0][1]].attributes["gen_ai.conversation.id"]
+                                     == s.attributes["gen_ai.conversation.id"] for s in went_on)
+    ids = [s.attributes["gen_ai.conversation.id"] for s in sessions if not s.links]
+    assert sorted(ids) == sorted(sids + later)
+    assert len({s.span_id for s in spans}) == len(spans)
