@@ -353,17 +353,29 @@ class Redactor:
         return known
 
     def _names_a_secret(self, key: str) -> bool:
-        """Whether a string under the attribute ``key`` is a secret by its name, the last
-        dotted part of ``key`` (``input.password``), as it would be under that name in a JSON
-        object."""
+        """Whether a number under the attribute ``key`` is a secret by its name, the last
+        dotted part of ``key`` (``input.password``), as under that name in a JSON object."""
         return self._names_a_secret_key(str(key).rpartition(".")[2], False)
+
+    def _under_its_name(self, key: str, value: str | int | float) -> str | int | float:
+        """``value`` as the JSON pass leaves it under the last dotted part of ``key``
+        (``{"password": "…"}``, ``{"password": 98765432}``: hidden; ``{"pass_rate": "0.95"}``:
+        kept); a string too long to scan as it is."""
+        name = str(key).rpartition(".")[2]
+        if isinstance(value, str):
+            scanned = self.scan(value)
+            if scanned is None:
+                return value
+            value = scanned
+        doc = self._in_context(secret_numbers({name: value}, self._names_a_secret_key))
+        return doc.get(name, value) if isinstance(doc, dict) else value
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
         in a sequence value — sanitised and redacted on its whole length, then capped at
         ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too long to scan is left out (an attribute) or dropped from
-        its sequence; a string under a key that names a secret (``env.GITHUB_TOKEN``) replaced
-        whole. Numbers and booleans as they are."""
+        its sequence; a string or number under a key that names a secret (``env.GITHUB_TOKEN``)
+        as in its JSON object (:meth:`_under_its_name`). Numbers and booleans as they are."""
         out: dict[str, Any] = {}
         if not attrs:
             return out
@@ -371,10 +383,12 @@ class Redactor:
         known = self._memo.items if not self._known else {}  # (scan hides what was found since)
         for key, value in attrs.items():
             kind = type(value)  # exact types first: one test for the common values
+            if key not in keys and (kind is str or kind is int or kind is float) and value != "" \
+                    and self._names_a_secret(key):  # (a key from the stream: env.API_TOKEN)
+                value = self._under_its_name(key, value)
+                kind = type(value)
             if kind in _NUMBERS:
                 pass
-            elif key not in keys and isinstance(value, str) and value and self._names_a_secret(key):
-                value = FLAG_VALUE  # (a key from the stream, its object flattened: env.API_TOKEN)
             elif kind is str or isinstance(value, str):
                 if key in JSON_ATTRIBUTES:
                     value = self.json_text(value, limit)

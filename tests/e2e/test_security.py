@@ -685,15 +685,16 @@ def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
     """milk's ``permission_denied`` and ``notification`` lines become session events whose
     attributes are the line's fields, objects flattened (``input.password``,
     ``env.GITHUB_TOKEN``): a value is redacted by the name it is under, as in its JSON object,
-    without ``--capture-content``; the other fields stay."""
+    without ``--capture-content``, a number too; the other fields stay, as they would there."""
     lines = [
         {"type": "system", "subtype": "init", "session_id": "s", "seq": 0, "ts": "2026-10-02T12:00:00Z",
          "milk_version": "0.9.0", "agent": {"name": "a", "model": "m"}},
         {"type": "system", "subtype": "permission_denied", "session_id": "s", "seq": 1,
          "ts": "2026-10-02T12:00:01Z", "tool_name": "mcp",
-         "input": {"password": "Kp9Lm8Nb7Vc6", "api_key": "Qw3Er4Ty5Ui6Op", "path": "/srv/app"}},
+         "input": {"password": "Kp9Lm8Nb7Vc6", "api_key": "Qw3Er4Ty5Ui6Op", "path": "/srv/app",
+                   "db_pass": 12345678, "pass_rate": "0.95", "token_count": 5}},
         {"type": "system", "subtype": "notification", "session_id": "s", "seq": 2,
-         "ts": "2026-10-02T12:00:02Z", "env": {"GITHUB_TOKEN": "Gt1Gt2Gt3Gt4Gt5"}},
+         "ts": "2026-10-02T12:00:02Z", "env": {"GITHUB_TOKEN": "Gt1Gt2Gt3Gt4Gt5"}, "secret": 31415926},
         {"type": "result", "subtype": "success", "session_id": "s", "seq": 3, "ts": "2026-10-02T12:00:03Z",
          "is_error": False, "num_turns": 1, "usage": {"input_tokens": 1, "output_tokens": 1}},
     ]
@@ -703,10 +704,12 @@ def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
         spans = rx.received.wait_for(2, timeout=5)
         raw = b"".join(r.SerializeToString() for r in rx.received.requests)
     assert proc.returncode == 0 and proc.stdout == data
-    for secret in ("Kp9Lm8Nb7Vc6", "Qw3Er4Ty5Ui6Op", "Gt1Gt2Gt3Gt4Gt5"):
+    for secret in ("Kp9Lm8Nb7Vc6", "Qw3Er4Ty5Ui6Op", "Gt1Gt2Gt3Gt4Gt5", "12345678", "31415926"):
         assert secret.encode() not in raw
     (session,) = by_name(spans, "invoke_agent")
     events = {name: attrs for name, _, attrs in session.events}
-    assert events["permission_denied"] == {"tool_name": "mcp", "input.password": "[REDACTED:secret]",
-                                           "input.api_key": "[REDACTED:secret]", "input.path": "/srv/app"}
-    assert events["notification"] == {"env.GITHUB_TOKEN": "[REDACTED:secret]"}
+    assert events["permission_denied"] == {
+        "tool_name": "mcp", "input.password": "[REDACTED:secret]", "input.api_key": "[REDACTED:secret]",
+        "input.path": "/srv/app", "input.db_pass": "[REDACTED:secret]", "input.pass_rate": "0.95",
+        "input.token_count": 5}
+    assert events["notification"] == {"env.GITHUB_TOKEN": "[REDACTED:secret]", "secret": "[REDACTED:secret]"}
