@@ -903,3 +903,13 @@ def test_a_string_made_by_joining_lines_is_its_own_scan():
         once = safe.clean(text)
         assert "\n" not in once and "u:p@" not in once
         assert safe.clean(once) == once, text
+
+
+@pytest.mark.parametrize("text", ["export to https://u:p@host/x failed", "user:pw@collector:4317 refused",
+                                  "a collector said: http://ann:s3cret@10.0.0.1:4318/v1/traces?key=x"])
+def test_a_message_cleaned_twice_is_cleaned_once(text):
+    """A line of ours may pass :func:`redact.message` twice (kept cleaned, then logged): the
+    second pass changes nothing, and no credential is left."""
+    once = redact.message(text)
+    assert redact.message(once) == once and "[REDACTED:url_credentials]@" in once
+    assert ":p@" not in once and "pw@" not in once and "s3cret" not in once
