@@ -43,6 +43,15 @@ def append_private(path: str, text: str) -> None:
 
 
 
+def _size(path: str) -> int:
+    """The size of the file at ``path``, bytes (0: none, or no regular file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 class Report:
     """The views of one run: trace links at once (``write(line)`` prints one line of ours on
     stderr), at exit the waterfall on stderr, the step summary, the job outputs and the HTML
@@ -139,8 +148,8 @@ class Report:
                 collector, waterfall.stderr_console(self.stream, self.env), self.template))
         if self.step_summary_path and collector.traces:
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
-                       lambda: append_private(self.step_summary_path,
-                                              waterfall.step_summary(collector, self.template)))
+                       lambda: append_private(self.step_summary_path, waterfall.step_summary(
+                           collector, self.template, _size(self.step_summary_path))))
         if self.outputs_path:
             self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
                        lambda: append_private(self.outputs_path, job_outputs(collector)))

@@ -36,9 +36,10 @@ MARKDOWN_BAR = 24
 MAX_TRACES_SHOWN = 20
 #: Failed spans whose text is listed under a trace.
 MAX_ERRORS_SHOWN = 5
-#: The step summary's size at most, bytes: half of the 1 MiB GitHub takes from a step (the
-#: step's own summary may share it); beyond it GitHub shows none of it.
-STEP_SUMMARY_MAX = 512 * 1024
+#: What GitHub takes of a step's summary, bytes (beyond it, it shows none of it), and ours at
+#: most: half of it (other runs and the step's own lines may share it).
+STEP_SUMMARY_LIMIT = 1024 * 1024
+STEP_SUMMARY_MAX = STEP_SUMMARY_LIMIT // 2
 #: Width when stderr is not a terminal.
 DEFAULT_WIDTH = 100
 
@@ -203,9 +204,10 @@ def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str 
     return buf.getvalue()
 
 
-def step_summary(collector: Collector, template: str | None = None) -> str:
+def step_summary(collector: Collector, template: str | None = None, used: int = 0) -> str:
     """The GitHub Actions step summary (Markdown): the totals, then per trace a table; at most
-    :data:`STEP_SUMMARY_MAX` bytes (a trace that does not fit is counted with those not shown)."""
+    :data:`STEP_SUMMARY_MAX` bytes, and what the summary's ``used`` bytes leave of
+    :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown)."""
     md = escape.markdown
     t = collector.totals()
     out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
@@ -214,7 +216,7 @@ def step_summary(collector: Collector, template: str | None = None) -> str:
     for n, trace in enumerate(traces):
         block = _trace_block(trace, template)
         size += len(block.encode()) + 1
-        if size > STEP_SUMMARY_MAX:
+        if size > min(STEP_SUMMARY_MAX, STEP_SUMMARY_LIMIT - used):
             others += len(traces) - n
             break
         out.append(block)

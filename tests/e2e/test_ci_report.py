@@ -368,3 +368,17 @@ def test_a_step_summary_stays_within_what_github_takes(tmp_path):
     (others,) = re.findall(r"^_(\d+) other traces not shown\._$", text, re.MULTILINE)
     assert shown + int(others) == 20 and shown >= 2
     assert text.count("\n#### ") == shown
+
+
+def test_runs_that_share_a_step_summary_stay_within_what_github_takes_together(tmp_path):
+    """Three runs in one step append to one summary: each takes what the ones before left of
+    GitHub's 1 MiB, so the step's summary stays within it, each run's heading in it."""
+    step = tmp_path / "summary.md"
+    step.write_text("# the step's own heading\n")
+    data = deep_sessions()
+    for _ in range(3):
+        proc = run_bridge(["--exporter", "none"], data, env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+        assert proc.returncode == 0 and proc.stdout == data
+    text = step.read_text()
+    assert 1024 * 1024 - 64 * 1024 < len(text.encode()) <= 1024 * 1024
+    assert text.count("otelbridge: 20 traces") == 3 and len(re.findall(r"^_\d+ other traces not shown\._$", text, re.M)) == 3
