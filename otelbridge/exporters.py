@@ -487,8 +487,10 @@ class OtlpJsonFileExporter(SpanExporter):
                 while view:
                     view = view[os.write(self._fd, view):]
             except OSError:  # (a full disk): no half line stays for the next batch to follow
-                if stat.S_ISREG(st.st_mode) and len(view) < len(line):
-                    with contextlib.suppress(OSError):
+                written = len(line) - len(view)
+                with contextlib.suppress(OSError):  # (only when ours are its last bytes: a
+                    # second writer to the file may have appended since)
+                    if written and stat.S_ISREG(st.st_mode) and os.fstat(self._fd).st_size == st.st_size + written:
                         os.ftruncate(self._fd, st.st_size)
                 raise
         return SpanExportResult.SUCCESS
