@@ -44,7 +44,7 @@ def parse_timestamp(value: Any) -> int | None:
             return None
         seconds = int(parsed.timestamp())
         ns = seconds * 1_000_000_000 + parsed.microsecond * 1_000
-        dot = value.find(".", 19)  # (datetime keeps µs: a fraction of 7–9 digits is read here)
+        dot = max(value.find(".", 19), value.find(",", 19))  # (datetime keeps µs: 7–9 digits here)
         if dot > 0 and value[dot + 7:dot + 8].isdigit():
             digits = value[dot + 1:dot + 10]
             digits = digits[:len(digits) - len(digits.lstrip("0123456789"))]

@@ -70,11 +70,18 @@ def duplicate_result(s: Session, ev: TurnResult) -> bool:
     ) == (last.subtype, last.is_error, last.num_turns, last.duration_ms, last.result_index)
 
 
+def _says_success(word: str) -> bool:
+    """``success``, ``ok`` in any case, or a word that begins with success
+    (``success_with_warnings``)."""
+    word = word.lower()
+    return word == "ok" or word.startswith("success")
+
+
 def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = None,
                  by_user: int | None = None) -> None:
     """``rec`` ERROR when ``ev`` says ``is_error``, whatever its ``subtype``: described by its
-    error, else its text, else its ``subtype`` or ``terminal_reason`` (never ``success`` or
-    ``ok``, which would show a failed span as succeeded).
+    error, else its text, else its ``subtype`` or ``terminal_reason`` (never one that says
+    success, :func:`_says_success`: it would show a failed span as succeeded).
     Otherwise, a result that says the turn was interrupted (milk's ``interrupted`` subtype or
     stop reason: not an error) puts an ``interrupted`` event on ``rec`` at ``interrupted_at``
     (epoch ns; ``None``: none), as a stopped workflow has. ``by_user``: when the user stopped
@@ -83,7 +90,7 @@ def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = N
     if by_user is not None:
         rec.events.append(interrupted_event(by_user, "interrupted by the user"))
     if ev.is_error:
-        kind = ev.subtype if ev.subtype not in (None, "", "success", "ok") else ev.terminal_reason
+        kind = ev.subtype if ev.subtype and not _says_success(ev.subtype) else ev.terminal_reason
         # (stopped by the user, Claude Code's error text is a diagnostic that says none of it)
         rec.error = "interrupted by the user" if by_user is not None else (
             ev.error or ev.content or kind or "result is_error")

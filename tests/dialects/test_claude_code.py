@@ -102,6 +102,7 @@ def test_parse_timestamp_rejects_garbage():
     assert parse_timestamp("2026-10-02T12:00:01.123456789Z") == 1790942401_123456789
     assert parse_timestamp("2026-10-02T12:00:01.1234567+02:00") == 1790942401_123456700 - 2 * 3600 * 10**9
     assert parse_timestamp("2026-10-02T12:00:01.123456Z") == 1790942401_123456000
+    assert parse_timestamp("2026-10-02T12:00:01,123456789Z") == 1790942401_123456789
     assert parse_timestamp("not a time") is None
     assert parse_timestamp("2026-10-02T12:00:00") is None  # no zone: ambiguous
     assert parse_timestamp(1e30) is None and parse_timestamp(True) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from otelbridge.clock import Clock
 from otelbridge.events import (
     LineSeq,
@@ -510,10 +512,11 @@ def test_a_turn_cut_off_before_the_first_result_counts_in_the_session():
     assert t1.error_type == "incomplete"
 
 
-def test_an_error_result_named_ok_is_described_as_an_error_not_as_ok():
-    """``is_error: true`` with a subtype that names success (``ok``): the turn and the session
+@pytest.mark.parametrize("subtype", ["ok", "OK", "Success", "success_with_warnings"])
+def test_an_error_result_named_ok_is_described_as_an_error_not_as_ok(subtype):
+    """``is_error: true`` with a subtype that says success (``ok``): the turn and the session
     are ERROR typed ``result_error``, so no view shows a failed row as ``ok``."""
-    run = Run().feed(call(0, "msg_1"), result(10, is_error=True, subtype="ok")).finish()
+    run = Run().feed(call(0, "msg_1"), result(10, is_error=True, subtype=subtype)).finish()
     for name in ("turn 1", "invoke_agent claude-code"):
         rec = run.one(name)
         assert (rec.error, rec.error_type) == ("result is_error", "result_error"), name
