@@ -189,15 +189,35 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
     return min(flag, env_limit) if env_limit is not None else flag
 
 
+def _loopback_read(protocol: str, given: str, value: str, problems: list[str] | None,
+                   whole: bool = False) -> str:
+    """A loopback ``host:port[/path]`` without a scheme (``given``: where it was, as
+    ``--endpoint `` or ``VAR=``) as the URL it is read as, ``http://``, said in ``problems``.
+    ``whole``: the traces variable, a whole URL (``/v1/traces`` added when it has no path)."""
+    from . import redact
+
+    # (no TLS is meant on a loopback address: plaintext there is what the user meant, where
+    # the default would be another port or nothing)
+    url = f"http://{value.strip()}" + ("/v1/traces" if whole and "/" not in value.strip() else "")
+    if problems is not None:
+        problems.append(f"{given}{redact.endpoint(value.strip())[:80]!r} has no scheme: read as "
+                        f"{redact.endpoint(url)[:90]} (a loopback address, plaintext); "
+                        "write the scheme, http:// or https://")
+    return url
+
+
 def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
                    problems: list[str] | None = None, replaced: dict[str, str] | None = None) -> list[str]:
     """``--endpoint`` an endpoint the exporter cannot use: :class:`ConfigError`. The
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``_ENDPOINT`` variables: each unusable one is said in
     ``problems`` and returned, to be hidden from the exporter (which then takes the next one,
-    at last its default); over OTLP/HTTP, a loopback ``host:port`` without a scheme is read as
-    ``http://host:port`` (in ``replaced``), and said."""
+    at last its default); over OTLP/HTTP, a loopback ``host:port`` without a scheme, in either,
+    is read as ``http://host:port`` (in ``replaced``, the flag's under ``--endpoint``), and said."""
     if flag:
         want = endpoint_problem(protocol, flag)
+        if want and replaced is not None and protocol != "grpc" and loopback_address(flag):
+            replaced["--endpoint"] = _loopback_read(protocol, "--endpoint ", flag, problems)
+            return []
         if want:
             from .redact import endpoint as printable
 
@@ -220,15 +240,8 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
         from . import redact
 
         if replaced is not None and protocol != "grpc" and loopback_address(value):
-            # (no TLS is meant on a loopback address: plaintext there is what the user meant,
-            # where the default would be another port or nothing; the traces variable is the
-            # whole URL, a collector's path with it)
-            whole = var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" and "/" not in value.strip()
-            replaced[var] = f"http://{value.strip()}" + ("/v1/traces" if whole else "")
-            if problems is not None:
-                problems.append(f"{var}={redact.endpoint(value.strip())[:80]!r} has no scheme: read as "
-                                f"{redact.endpoint(replaced[var])[:90]} (a loopback address, plaintext); "
-                                "write the scheme, http:// or https://")
+            replaced[var] = _loopback_read(protocol, f"{var}=", value, problems,
+                                           whole=var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             break
         ignored.append(var)
         if problems is not None:
@@ -311,6 +324,8 @@ def build(
     endpoints: dict[str, str] = {}
     if "otlp" in exporters:
         ignored += check_endpoint(protocol, flags.get("endpoint"), env, problems, endpoints)
+        if "--endpoint" in endpoints:
+            flags["endpoint"] = endpoints.pop("--endpoint")
         ignored += check_compression(protocol, env, problems)
         tls = tls_file_problems(env) if uses_tls(protocol, flags.get("endpoint"), env, ignored) else []
         if tls:  # the OTLP exporter could not connect: one line says which files and what follows

@@ -111,6 +111,15 @@ def test_a_loopback_endpoint_without_a_scheme_is_read_as_http(value, read_as):
     replaced = {}
     check_endpoint("grpc", None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4317"}, [], replaced)
     assert replaced == {}
+    # the flag as the variable: read so and said, or (any other) a usage error
+    if read_as is None:
+        with pytest.raises(config.ConfigError, match="is not an OTLP http/protobuf endpoint"):
+            config.build(exporter="otlp", protocol="http/protobuf", env={}, endpoint=value)
+    else:
+        cfg = config.build(exporter="otlp", protocol="http/protobuf", env={}, endpoint=value)
+        assert cfg.endpoint == read_as and ("--endpoint", read_as) not in cfg.replaced_env
+        assert cfg.env_problems == (f"--endpoint {value.strip()!r} has no scheme: read as {read_as} "
+                                    "(a loopback address, plaintext); write the scheme, http:// or https://",)
 
 
 def test_credentials_in_a_grpc_endpoint_are_said_not_taken_for_the_host():

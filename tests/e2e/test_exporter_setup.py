@@ -391,3 +391,18 @@ def test_a_grpc_proxy_that_refuses_is_named_not_the_collector():
     assert proc.returncode == 0 and proc.stdout == DATA
     assert ("connection refused: is a collector listening there? (through the proxy http://127.0.0.1:9 "
             "(grpc_proxy/https_proxy/http_proxy): no_proxy naming the collector's host bypasses it)") in err, err
+
+
+def test_a_loopback_endpoint_flag_without_a_scheme_exports_over_http():
+    """``--endpoint 127.0.0.1:PORT`` (no ``http://``), as a user types it for a local collector:
+    read as ``http://…``, said, and the spans reach it; the run is not a usage error."""
+    from tests.receivers import HttpReceiver
+
+    with HttpReceiver() as rx:
+        address = rx.endpoint.removeprefix("http://")
+        proc = run_bridge(["--summary", "never", "--endpoint", address], DATA, env=clean_env())
+        spans = rx.received.wait_for(SPANS, timeout=5)
+    assert proc.returncode == 0 and proc.stdout == DATA and len(spans) == SPANS
+    assert proc.stderr.decode().splitlines()[0] == (
+        f"otelbridge: --endpoint {address!r} has no scheme: read as http://{address} (a loopback "
+        "address, plaintext); write the scheme, http:// or https://")
