@@ -94,6 +94,31 @@ def stack(tmp_path_factory):
             realstack.stop_all(started)
 
 
+def test_the_collector_listens_where_its_variables_say(tmp_path):
+    """docs/deploy.md's variables move the collector off its default ports, with no other
+    setting (two collectors on one machine): it answers its health check there and takes
+    otelbridge's spans over OTLP/HTTP and gRPC there."""
+    realstack.require_binaries(COLLECTOR)
+    ports = {k: realstack.free_port() for k in ("grpc", "http", "health", "metrics", "telemetry")}
+    env = {"OTELBRIDGE_LISTEN_HOST": "127.0.0.1", "OTELBRIDGE_OTLP_GRPC_PORT": str(ports["grpc"]),
+           "OTELBRIDGE_OTLP_HTTP_PORT": str(ports["http"]), "OTELBRIDGE_HEALTH_PORT": str(ports["health"]),
+           "OTELBRIDGE_METRICS_PORT": str(ports["metrics"])}
+    telemetry = tmp_path / "telemetry.yaml"  # (the collector's own metrics: not ours to move)
+    telemetry.write_text(yaml.safe_dump({"service": {"telemetry": {"metrics": {"readers": [
+        {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": ports["telemetry"]}}}}]}}}}))
+    svc = realstack.Service("collector", [str(COLLECTOR), f"--config={CONF / 'otelcol.yaml'}",
+                                          f"--config={telemetry}"], tmp_path / "collector.log", env,
+                            ready_url=f"http://127.0.0.1:{ports['health']}/")
+    try:
+        realstack.ready(svc)
+        for protocol, port in (("http/protobuf", ports["http"]), ("grpc", ports["grpc"])):
+            out = run_otelbridge(["--protocol", protocol, "--endpoint", f"http://127.0.0.1:{port}",
+                                  "--fail-on-export-error"], EXAMPLE.read_bytes())
+            assert out.returncode == 0, out.stderr
+    finally:
+        svc.stop()
+
+
 def test_collector_and_jaeger_start_without_warnings(stack):
     """No deprecated component name or OTTL path (the collector warns of them at every start,
     not at validate), nothing else to warn of either; Jaeger's only warning is that a binary
