@@ -102,7 +102,8 @@ class Stats:
             ) if count
         )
         return (
-            f"otelbridge: {self.bytes} bytes, {self.lines} lines, {self.lines_decoded} decoded, "
+            f"otelbridge: {self.bytes} byte{'s' * (self.bytes != 1)}, "
+            f"{self.lines} line{'s' * (self.lines != 1)}, {self.lines_decoded} decoded, "
             f"{self.lines_not_wanted} not wanted, "
             f"{self.lines_not_decoded} not decoded (behind), {self.bad_lines} bad, {self.overlong_lines} "
             f"overlong; spans {self.spans_started} built, {self.spans_exported} exported, "

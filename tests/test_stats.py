@@ -58,7 +58,7 @@ def test_the_five_line_counts_add_up(path, tmp_path):
     assert stats.lines == (stats.lines_decoded + stats.lines_not_wanted + stats.bad_lines
                            + stats.overlong_lines + stats.lines_not_decoded)
     # the counts line and --stats-json say the same
-    said = re.search(r"(\d+) lines, (\d+) decoded, (\d+) not wanted, (\d+) not decoded \(behind\), "
+    said = re.search(r"(\d+) lines?, (\d+) decoded, (\d+) not wanted, (\d+) not decoded \(behind\), "
                      r"(\d+) bad, (\d+) overlong", stats.line())
     assert [int(n) for n in said.groups()] == [
         stats.lines, stats.lines_decoded, stats.lines_not_wanted, stats.lines_not_decoded,

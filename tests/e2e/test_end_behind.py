@@ -42,7 +42,7 @@ LIVE_S = 1.5
 OPEN = 3
 
 STATS_LINE = re.compile(
-    r"(?P<bytes>\d+) bytes, (?P<lines>\d+) lines, (?P<lines_decoded>\d+) decoded, "
+    r"(?P<bytes>\d+) bytes?, (?P<lines>\d+) lines?, (?P<lines_decoded>\d+) decoded, "
     r"(?P<lines_not_wanted>\d+) not wanted, "
     r"(?P<lines_not_decoded>\d+) not decoded \(behind\), (?P<bad_lines>\d+) bad, "
     r"(?P<overlong_lines>\d+) overlong; spans (?P<spans_started>\d+) built, "
