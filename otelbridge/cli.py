@@ -205,7 +205,8 @@ def default_state_dir() -> Path:
 def follow_command(path, from_start, state_dir, poll_s, **flags):
     """Follow PATH like tail -F (survives rotation and truncation) and trace what the CLI
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
-    a restart neither traces a workflow twice nor misses one. Stops on SIGTERM/SIGINT/SIGHUP."""
+    a restart after a stop neither traces a workflow twice nor misses one (after a kill, what
+    ended since the last saved point may arrive twice). Stops on SIGTERM/SIGINT/SIGHUP."""
     cfg = make_config(**flags)
     from .modes.follow import follow
 

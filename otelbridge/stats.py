@@ -152,7 +152,7 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
                 said = f"no line was of a stream otelbridge traces ({streams}), so {traced} " + (
                     f"({stats.bad_lines} line{'s' * (stats.bad_lines != 1)} not valid JSON)" if stats.bad_lines
                     else "(another --dialect?)" if cfg.dialects
-                    else "(Claude Code prints one with --output-format stream-json --verbose)")
+                    else "(for Claude Code: claude -p --output-format stream-json --verbose)")
             say(said + "; the input passed through" * tee)
     if problem:
         say(problem)

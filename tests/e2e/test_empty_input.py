@@ -95,14 +95,14 @@ def test_the_decoding_process_sets_up_only_for_input(tmp_path, data, set_up):
 
 NOT_A_STREAM = (b"otelbridge: no line was of a stream otelbridge traces (stream-json of Claude Code, cbc, "
                 b"milk or Caudra, one JSON object a line; Bernstein signals), so nothing was traced "
-                b"(Claude Code prints one with --output-format stream-json --verbose); the input passed "
+                b"(for Claude Code: claude -p --output-format stream-json --verbose); the input passed "
                 b"through\n")
 
 
 NOTHING_SHOWN = (b"otelbridge: the lines decoded showed no session, turn or workflow (stream-json of "
                  b"Claude Code, cbc, milk or Caudra, one JSON object a line; Bernstein signals), so "
                  b"nothing was traced; the input passed through\n")
-PRETTY = NOT_A_STREAM.replace(b"(Claude Code prints one with --output-format stream-json --verbose)",
+PRETTY = NOT_A_STREAM.replace(b"(for Claude Code: claude -p --output-format stream-json --verbose)",
                               b"(1 line not valid JSON)")
 
 
