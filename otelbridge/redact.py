@@ -543,7 +543,7 @@ _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
 #: a path's query without the scheme and host (the HTTP exporter's ``url: /v1/traces?code=...``)
 _PATH_QUERY = re.compile(r"((?<![\w.~%+/:-])/[\w.~%+/-]*)\?[^\s'\"]*")
 #: ``user:pass@host`` without a scheme (how the gRPC exporter names its target)
-_BARE_USERINFO = re.compile(r"(?<![\w.:/@\[-])[\w.~%+-]+:[^\s/@]+@(?=[A-Za-z0-9.\[-])")
+_BARE_USERINFO = re.compile(r"(?<![\w.:/@-])(?!REDACTED:)[\w.~%+-]+:[^\s/@]+@(?=[A-Za-z0-9.\[-])")
 
 
 def header_secrets(*values: str | None) -> list[str]:

@@ -906,6 +906,7 @@ def test_a_string_made_by_joining_lines_is_its_own_scan():
 
 
 @pytest.mark.parametrize("text", ["export to https://u:p@host/x failed", "user:pw@collector:4317 refused",
+                                  "x [u:pw@host] y",
                                   "a collector said: http://ann:s3cret@10.0.0.1:4318/v1/traces?key=x"])
 def test_a_message_cleaned_twice_is_cleaned_once(text):
     """A line of ours may pass :func:`redact.message` twice (kept cleaned, then logged): the
