@@ -352,30 +352,45 @@ class Redactor:
                 self._probes[(key, listed)] = known
         return known
 
-    def _names_a_secret(self, key: str) -> bool:
-        """Whether a number under the attribute ``key`` is a secret by its name, the last
-        dotted part of ``key`` (``input.password``), as under that name in a JSON object."""
-        return self._names_a_secret_key(str(key).rpartition(".")[2], False)
+    def _named(self, key: str) -> bool:
+        """Whether the attribute ``key`` may name what its value is: a dotted part of it names
+        a secret (``input.password``, ``password.value``; a number under it would be one), or
+        it is the ``value`` of a name/value pair (``env.value`` beside ``env.name``)."""
+        parts = str(key).split(".")
+        return parts[-1] in ("value", "Value") or any(self._names_a_secret_key(p, False) for p in parts)
 
-    def _under_its_name(self, key: str, value: str | int | float) -> str | int | float:
-        """``value`` as the JSON pass leaves it under the last dotted part of ``key``
-        (``{"password": "…"}``, ``{"password": 98765432}``: hidden; ``{"pass_rate": "0.95"}``:
-        kept); a string too long to scan as it is."""
-        name = str(key).rpartition(".")[2]
+    def _under_its_name(self, key: str, value: str | int | float,
+                        attrs: Mapping[str, Any]) -> str | int | float:
+        """``value`` as the JSON pass leaves it in the object its dotted ``key`` flattened
+        (``{"password": "…"}``, ``{"password": {"value": 98765432}}``, ``{"env": {"name":
+        "GITHUB_TOKEN", "value": "…"}}`` with its ``name`` from ``attrs``: hidden;
+        ``{"pass_rate": "0.95"}``: kept); a string too long to scan as it is."""
+        *outer, name = str(key).split(".")
         if isinstance(value, str):
             scanned = self.scan(value)
             if scanned is None:
                 return value
             value = scanned
-        doc = self._in_context(secret_numbers({name: value}, self._names_a_secret_key))
+        inner: dict[str, Any] = {name: value}
+        if name in ("value", "Value") and outer:
+            pair = attrs.get(".".join((*outer, "name" if name == "value" else "Name")))
+            if isinstance(pair, str):
+                inner["name" if name == "value" else "Name"] = pair
+        doc: Any = inner
+        for part in reversed(outer):
+            doc = {part: doc}
+        doc = self._in_context(secret_numbers(doc, self._names_a_secret_key))
+        for part in outer:
+            doc = doc.get(part) if isinstance(doc, dict) else None
         return doc.get(name, value) if isinstance(doc, dict) else value
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
         """``attrs`` with every key cleaned as a name, every string value — and every string
         in a sequence value — sanitised and redacted on its whole length, then capped at
         ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too long to scan is left out (an attribute) or dropped from
-        its sequence; a string or number under a key that names a secret (``env.GITHUB_TOKEN``)
-        as in its JSON object (:meth:`_under_its_name`). Numbers and booleans as they are."""
+        its sequence; a string or number under a key that may name a secret (``env.GITHUB_TOKEN``)
+        as in the JSON object it flattened (:meth:`_under_its_name`). Numbers and booleans as they
+        are."""
         out: dict[str, Any] = {}
         if not attrs:
             return out
@@ -384,8 +399,8 @@ class Redactor:
         for key, value in attrs.items():
             kind = type(value)  # exact types first: one test for the common values
             if key not in keys and (kind is str or kind is int or kind is float) and value != "" \
-                    and self._names_a_secret(key):  # (a key from the stream: env.API_TOKEN)
-                value = self._under_its_name(key, value)
+                    and self._named(key):  # (a key from the stream: env.API_TOKEN)
+                value = self._under_its_name(key, value, attrs)
                 kind = type(value)
             if kind in _NUMBERS:
                 pass
@@ -407,7 +422,7 @@ class Redactor:
                          if v != ""]
             if key not in keys:  # attribute keys are few and mostly ours: remembered when clean
                 safe_key = self.name(str(key))
-                if safe_key == key and len(keys) < MEMO_ENTRIES and not self._names_a_secret(key):
+                if safe_key == key and len(keys) < MEMO_ENTRIES and not self._named(key):
                     keys.add(key)
                 key = safe_key
             out[key] = value

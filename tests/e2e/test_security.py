@@ -684,7 +684,8 @@ def test_a_secret_is_hidden_in_an_error_exported_by_default(tool, args, output, 
 def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
     """milk's ``permission_denied`` and ``notification`` lines become session events whose
     attributes are the line's fields, objects flattened (``input.password``,
-    ``env.GITHUB_TOKEN``): a value is redacted by the name it is under, as in its JSON object,
+    ``env.GITHUB_TOKEN``, ``var.name``/``var.value``): a value is redacted as in the JSON object
+    it came from (by a name it is under, or its pair's name),
     without ``--capture-content``, a number too; the other fields stay, as they would there."""
     lines = [
         {"type": "system", "subtype": "init", "session_id": "s", "seq": 0, "ts": "2026-10-02T12:00:00Z",
@@ -694,7 +695,9 @@ def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
          "input": {"password": "Kp9Lm8Nb7Vc6", "api_key": "Qw3Er4Ty5Ui6Op", "path": "/srv/app",
                    "db_pass": 12345678, "pass_rate": "0.95", "token_count": 5}},
         {"type": "system", "subtype": "notification", "session_id": "s", "seq": 2,
-         "ts": "2026-10-02T12:00:02Z", "env": {"GITHUB_TOKEN": "Gt1Gt2Gt3Gt4Gt5"}, "secret": 31415926},
+         "ts": "2026-10-02T12:00:02Z", "env": {"GITHUB_TOKEN": "Gt1Gt2Gt3Gt4Gt5"}, "secret": 31415926,
+         "var": {"name": "DB_PASSWORD", "value": "S3cr3tValue99"}, "path": {"name": "PATH", "value": "/usr/bin"},
+         "password": {"value": "Zx9Yw8Vu7Ts6"}},
         {"type": "result", "subtype": "success", "session_id": "s", "seq": 3, "ts": "2026-10-02T12:00:03Z",
          "is_error": False, "num_turns": 1, "usage": {"input_tokens": 1, "output_tokens": 1}},
     ]
@@ -704,7 +707,8 @@ def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
         spans = rx.received.wait_for(2, timeout=5)
         raw = b"".join(r.SerializeToString() for r in rx.received.requests)
     assert proc.returncode == 0 and proc.stdout == data
-    for secret in ("Kp9Lm8Nb7Vc6", "Qw3Er4Ty5Ui6Op", "Gt1Gt2Gt3Gt4Gt5", "12345678", "31415926"):
+    for secret in ("Kp9Lm8Nb7Vc6", "Qw3Er4Ty5Ui6Op", "Gt1Gt2Gt3Gt4Gt5", "12345678", "31415926", "S3cr3tValue99",
+                   "Zx9Yw8Vu7Ts6"):
         assert secret.encode() not in raw
     (session,) = by_name(spans, "invoke_agent")
     events = {name: attrs for name, _, attrs in session.events}
@@ -712,4 +716,7 @@ def test_a_milk_notice_s_fields_named_for_a_secret_are_redacted_whole():
         "tool_name": "mcp", "input.password": "[REDACTED:secret]", "input.api_key": "[REDACTED:secret]",
         "input.path": "/srv/app", "input.db_pass": "[REDACTED:secret]", "input.pass_rate": "0.95",
         "input.token_count": 5}
-    assert events["notification"] == {"env.GITHUB_TOKEN": "[REDACTED:secret]", "secret": "[REDACTED:secret]"}
+    assert events["notification"] == {
+        "env.GITHUB_TOKEN": "[REDACTED:secret]", "secret": "[REDACTED:secret]", "var.name": "DB_PASSWORD",
+        "var.value": "[REDACTED:secret]", "path.name": "PATH", "path.value": "/usr/bin",
+        "password.value": "[REDACTED:secret]"}
