@@ -426,15 +426,16 @@ class Follower:
             # read again from the last point with no turn or workflow open, to rebuild what the
             # stop ended; a session that goes on counts its turns from those begun before it
             turns = {sid: n for sid, _, _, n in self._quiet_sessions}
-            continued = tuple((sid, trace_id, span_id, turns.get(sid, 0))
-                              for sid, trace_id, span_id, _ in ended)
+            stop_ended = tuple((sid, trace_id, span_id, turns.get(sid, 0))
+                               for sid, trace_id, span_id, _ in ended)
             # (and those a stop before ended that this run did not meet again: still going on)
             met = {sid for sid, _, _, _ in ended}
-            continued += tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
+            continued = tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
             met |= {sid for sid, _, _, _ in quiet}
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
-            # (and those runs before ended, not met since: a resumed session comes back later)
-            continued = newest(self._base_continued, continued)
+            # (and those runs before ended, not met since: a resumed session comes back later;
+            # the newest kept, and those this stop ended last: they are read again first)
+            continued = newest(self._base_continued, continued + stop_ended)
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
                                              continued=continued, salt=self.salt, stopped=True),
                                     self.reader.handed()))

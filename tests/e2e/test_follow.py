@@ -1456,3 +1456,47 @@ def test_a_stop_behind_a_backlog_in_a_rotated_file_leaves_its_rest_to_the_next_s
     ids = [s.attributes["gen_ai.conversation.id"] for s in sessions if not s.links]
     assert sorted(ids) == sorted(sids + later)
     assert len({s.span_id for s in spans}) == len(spans)
+
+
+def small_runs(first: int, n: int) -> list[str]:
+    """``n`` small `claude -p` runs one after another (init, a Bash call, its result, an answer,
+    the result), sessions ``s-{first}`` …: their lines."""
+    lines = []
+    for i in range(first, first + n):
+        sid = f"s-{i:08d}"
+        lines += [json.dumps(d) + "\n" for d in (
+            {"type": "system", "subtype": "init", "session_id": sid, "model": "claude-sonnet-4-5", "cwd": "/x"},
+            {"type": "assistant", "session_id": sid, "parent_tool_use_id": None, "message": {
+                "id": f"m1-{i}", "model": "claude-sonnet-4-5", "role": "assistant", "usage": {"input_tokens": 10, "output_tokens": 5},
+                "content": [{"type": "tool_use", "id": f"tu-{i}", "name": "Bash", "input": {"command": "true"}}]}},
+            {"type": "user", "session_id": sid, "parent_tool_use_id": None, "message": {
+                "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tu-{i}", "content": "ok"}]}},
+            {"type": "assistant", "session_id": sid, "parent_tool_use_id": None, "message": {
+                "id": f"m2-{i}", "model": "claude-sonnet-4-5", "role": "assistant", "usage": {"input_tokens": 20, "output_tokens": 7},
+                "content": [{"type": "text", "text": "done"}]}},
+            {"type": "result", "subtype": "success", "is_error": False, "session_id": sid, "num_turns": 2,
+             "duration_ms": 300, "usage": {"input_tokens": 30, "output_tokens": 12}, "result": "done"})]
+    return lines
+
+
+def test_a_session_a_stop_cut_goes_on_in_a_span_of_its_own_after_a_thousand_runs(tmp_path):
+    """1,200 runs went by (each ended at the next run's ``init``, a session always open), then a
+    stop cut the next one mid-turn: the next start goes on with it in a span of its own, linked
+    to the one the stop ended; none of its spans comes twice (the sessions the stop ended are
+    kept first among those remembered)."""
+    log, state = empty_log(tmp_path)
+    cut = small_runs(1200, 1)
+    with GrpcReceiver() as rx:
+        log.write_text("".join(small_runs(0, 1200) + cut[:2]))
+        proc = start(log, state, rx, "--from-start")
+        try:
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, 120, what="the runs read")
+        finally:
+            stop(proc)
+        err = restart_with_the_rest(log, state, rx, "".join(cut[2:]), timeout=120)
+        spans = rx.received.spans()
+    assert len({s.span_id for s in spans}) == len(spans), err
+    sessions = [s for s in spans if s.name.startswith("invoke_agent ")
+                and s.attributes["gen_ai.conversation.id"] == "s-00001200"]
+    assert len(sessions) == 2 and sessions[1].links == [(sessions[0].trace_id, sessions[0].span_id)]
