@@ -102,15 +102,12 @@ def test_the_collector_listens_where_its_variables_say(tmp_path):
     ports = {k: realstack.free_port() for k in ("grpc", "http", "health", "metrics", "telemetry")}
     env = {"OTELBRIDGE_LISTEN_HOST": "127.0.0.1", "OTELBRIDGE_OTLP_GRPC_PORT": str(ports["grpc"]),
            "OTELBRIDGE_OTLP_HTTP_PORT": str(ports["http"]), "OTELBRIDGE_HEALTH_PORT": str(ports["health"]),
-           "OTELBRIDGE_METRICS_PORT": str(ports["metrics"])}
-    telemetry = tmp_path / "telemetry.yaml"  # (the collector's own metrics: not ours to move)
-    telemetry.write_text(yaml.safe_dump({"service": {"telemetry": {"metrics": {"readers": [
-        {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": ports["telemetry"]}}}}]}}}}))
-    svc = realstack.Service("collector", [str(COLLECTOR), f"--config={CONF / 'otelcol.yaml'}",
-                                          f"--config={telemetry}"], tmp_path / "collector.log", env,
-                            ready_url=f"http://127.0.0.1:{ports['health']}/")
+           "OTELBRIDGE_METRICS_PORT": str(ports["metrics"]), "OTELBRIDGE_TELEMETRY_PORT": str(ports["telemetry"])}
+    svc = realstack.Service("collector", [str(COLLECTOR), f"--config={CONF / 'otelcol.yaml'}"],
+                            tmp_path / "collector.log", env, ready_url=f"http://127.0.0.1:{ports['health']}/")
     try:
         realstack.ready(svc)
+        assert realstack.http_get(f"http://localhost:{ports['telemetry']}/metrics")[0] == 200
         for protocol, port in (("http/protobuf", ports["http"]), ("grpc", ports["grpc"])):
             out = run_otelbridge(["--protocol", protocol, "--endpoint", f"http://127.0.0.1:{port}",
                                   "--fail-on-export-error"], EXAMPLE.read_bytes())
