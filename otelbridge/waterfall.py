@@ -24,7 +24,7 @@ from rich.text import Text
 
 from . import escape
 from .shown import Line, more_text, select, tokens_text, totals_text, trace_head
-from .summary import Collector, Row, Trace, format_cost, format_duration, link_note, trace_url
+from .summary import Collector, Row, Trace, format_cost, format_duration, link_note, plural, trace_url
 
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40
@@ -207,11 +207,14 @@ def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str 
 def step_summary(collector: Collector, template: str | None = None, used: int = 0) -> str:
     """The GitHub Actions step summary (Markdown): the totals, then per trace a table; at most
     :data:`STEP_SUMMARY_MAX` bytes, and what the summary's ``used`` bytes leave of
-    :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown)."""
+    :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown;
+    ``""`` when not even the heading fits)."""
     md = escape.markdown
     t = collector.totals()
     out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
     size = len("\n".join(out).encode()) + 200  # (room for the line counting those not shown)
+    if used + size > STEP_SUMMARY_LIMIT:  # (no room: even a heading would hide the whole)
+        return ""
     traces, others = shown_traces(collector)
     for n, trace in enumerate(traces):
         block = _trace_block(trace, template)
@@ -221,7 +224,7 @@ def step_summary(collector: Collector, template: str | None = None, used: int = 
             break
         out.append(block)
     if others:
-        out.append(f"_{others} other traces not shown._")
+        out.append(f"_{plural(others, 'other trace')} not shown._")
         out.append("")
     return "\n".join(out)
 

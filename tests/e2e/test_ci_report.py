@@ -365,7 +365,7 @@ def test_a_step_summary_stays_within_what_github_takes(tmp_path):
     text = step.read_text()
     assert 256 * 1024 < len(text.encode()) <= 512 * 1024
     shown = text.count("\ntrace `")
-    (others,) = re.findall(r"^_(\d+) other traces not shown\._$", text, re.MULTILINE)
+    (others,) = re.findall(r"^_(\d+) other traces? not shown\._$", text, re.MULTILINE)
     assert shown + int(others) == 20 and shown >= 2
     assert text.count("\n#### ") == shown
 
@@ -381,4 +381,18 @@ def test_runs_that_share_a_step_summary_stay_within_what_github_takes_together(t
         assert proc.returncode == 0 and proc.stdout == data
     text = step.read_text()
     assert 1024 * 1024 - 64 * 1024 < len(text.encode()) <= 1024 * 1024
-    assert text.count("otelbridge: 20 traces") == 3 and len(re.findall(r"^_\d+ other traces not shown\._$", text, re.M)) == 3
+    assert text.count("otelbridge: 20 traces") == 3 and len(re.findall(r"^_\d+ other traces? not shown\._$", text, re.M)) == 3
+
+
+def test_a_step_summary_github_would_no_longer_show_gets_nothing_more(tmp_path):
+    """The step's summary already holds nearly 1 MiB: a heading more would take it past what
+    GitHub shows, and hide the step's own lines too; nothing is added, the rest of the run is
+    as ever."""
+    step = tmp_path / "summary.md"
+    step.write_text("x" * (1024 * 1024 - 100) + "\n")
+    data = SESSION.read_bytes()
+    out = tmp_path / "out"
+    proc = run_bridge(["--exporter", "none"], data, env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step),
+                                                                  GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0 and proc.stdout == data
+    assert step.stat().st_size == 1024 * 1024 - 99 and "total_cost_usd=" in out.read_text()
