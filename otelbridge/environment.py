@@ -344,8 +344,8 @@ def loopback_address(value: str) -> bool:
         return False
     if host.lower() == "localhost":
         return True
-    if ":" in host and not (host.startswith("[") and host.endswith("]")):
-        return False  # (an IPv6 address is bracketed in a URL)
+    if ":" in host and not (host.startswith("[") and host.endswith("]")) or "%" in host:
+        return False  # (an IPv6 address is bracketed in a URL; a zone in it no URL host takes)
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:

@@ -79,7 +79,7 @@ def test_endpoint_checked_at_start():
     ("127.0.0.2:14318", "http://127.0.0.2:14318"), ("[::1]:4318", "http://[::1]:4318"), (" 127.0.0.1:4318 ", "http://127.0.0.1:4318"),
     ("::1:4318", None), ("localhost:0", None), ("localhost", None), ("10.0.0.1:4318", None),
     ("collector:4318", None), ("user@localhost:4318", None), ("localhost/v1/traces", None),
-    ("localhost:4318/a path", None),
+    ("localhost:4318/a path", None), ("[::1%lo]:4318", None),
     ("localhost:\uff14\uff13\uff11\uff18", None),
 ])
 def test_a_loopback_endpoint_without_a_scheme_is_read_as_http(value, read_as):

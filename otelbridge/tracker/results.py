@@ -71,10 +71,10 @@ def duplicate_result(s: Session, ev: TurnResult) -> bool:
 
 
 def _says_success(word: str) -> bool:
-    """``success``, ``ok`` in any case, or a word that begins with success
-    (``success_with_warnings``)."""
-    word = word.lower()
-    return word == "ok" or word.startswith("success")
+    """``ok``, ``okay``, ``completed``, ``done``, in any case and blanks around, or a word that
+    begins with ``succe`` (``success_with_warnings``, ``succeeded``)."""
+    word = word.strip().lower()
+    return word in ("ok", "okay", "completed", "done") or word.startswith("succe")
 
 
 def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = None,

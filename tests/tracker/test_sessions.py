@@ -512,7 +512,8 @@ def test_a_turn_cut_off_before_the_first_result_counts_in_the_session():
     assert t1.error_type == "incomplete"
 
 
-@pytest.mark.parametrize("subtype", ["ok", "OK", "Success", "success_with_warnings"])
+@pytest.mark.parametrize("subtype", ["ok", "OK", "Success", "success_with_warnings", "succeeded", "okay",
+                                     "completed", " success"])
 def test_an_error_result_named_ok_is_described_as_an_error_not_as_ok(subtype):
     """``is_error: true`` with a subtype that says success (``ok``): the turn and the session
     are ERROR typed ``result_error``, so no view shows a failed row as ``ok``."""
