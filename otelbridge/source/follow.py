@@ -261,8 +261,10 @@ class Follower:
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
-            # stop before any quiet moment re-reads it from there, not from its end
-            self._save(Position(ident[0], ident[1], start, salt=self.salt))
+            # stop before any quiet moment re-reads it from there, not from its end; saved once
+            # the spans of the file before it (rotated away) are exported, as any checkpoint
+            self._unsettled.append((Position(ident[0], ident[1], start, salt=self.salt), self.reader.handed()))
+            self.save_settled()
         return True
 
     def _close(self) -> None:

@@ -1500,3 +1500,33 @@ def test_a_session_a_stop_cut_goes_on_in_a_span_of_its_own_after_a_thousand_runs
     sessions = [s for s in spans if s.name.startswith("invoke_agent ")
                 and s.attributes["gen_ai.conversation.id"] == "s-00001200"]
     assert len(sessions) == 2 and sessions[1].links == [(sessions[0].trace_id, sessions[0].span_id)]
+
+
+def test_a_kill_soon_after_a_rotation_loses_none_of_the_old_file(tmp_path):
+    """The file rotates, the sidecar goes on to the new one, and is killed before the old
+    file's spans left (a 3 s batch delay): the position was not moved to the new file yet, so
+    the next start reads the old file again (found by its inode) and its sessions arrive."""
+    log, state = empty_log(tmp_path)
+    rotated = log.with_name(log.name + ".1")
+    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="3000")
+    with GrpcReceiver() as rx:
+        argv = [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
+                "--poll-interval", "0.05", "--grace-period", "0", "--protocol", "grpc",
+                "--endpoint", rx.endpoint, "--summary", "never"]
+        proc = subprocess.Popen([*argv, "--from-start"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=env, cwd=ROOT)
+        try:
+            ready(proc)
+            append(log, "".join(small_runs(0, 50)))
+            time.sleep(1)
+            log.rename(rotated)
+            log.write_text("".join(small_runs(50, 10)))
+            time.sleep(1)  # (it has gone on to the new file: it polls every 0.05 s)
+        finally:
+            end(proc, "SIGKILL")
+        assert rx.received.spans() == []  # (none of the old file's had left)
+        restart_with_the_rest(log, state, rx, "", timeout=30)
+        spans = rx.received.spans()
+    sessions = {s.attributes["gen_ai.conversation.id"] for s in spans if s.name.startswith("invoke_agent ")}
+    assert sessions == {f"s-{i:08d}" for i in range(60)}
+    assert len({s.span_id for s in spans}) == len(spans)
