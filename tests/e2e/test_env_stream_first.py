@@ -157,7 +157,7 @@ def test_http_json_sends_otlp_json():
     assert len(spans) == 8
 
 
-@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "localhost:4318"],
+@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "collector.invalid:4318"],
                                   ["--exporter", "zipkin"], ["--exporter", ""], ["--exporter", " , "]])
 def test_a_bad_flag_stays_a_usage_error(args):
     proc = run_bridge(args, b"", env=clean_env())
@@ -166,7 +166,7 @@ def test_a_bad_flag_stays_a_usage_error(args):
     assert proc.stderr.count(b"Error:") == 1
 
 
-@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "localhost:4318"], ["--bogus"],
+@pytest.mark.parametrize("args", [["--protocol", "junk"], ["--endpoint", "collector.invalid:4318"], ["--bogus"],
                                   ["--max-line", "-1"], ["--exporter", "file"]])
 def test_a_usage_error_in_pipe_mode_still_passes_every_byte(args):
     """A bad flag in a pipeline: the error is said (exit 2, the job fails under pipefail), and
