@@ -190,12 +190,15 @@ def resolve_max_attribute_length(flag: int | None, env: Mapping[str, str]) -> in
 
 
 def _loopback_read(protocol: str, given: str, value: str, problems: list[str] | None,
-                   whole: bool = False) -> str:
-    """A loopback ``host:port[/path]`` without a scheme (``given``: where it was, as
-    ``--endpoint `` or ``VAR=``) as the URL it is read as, ``http://``, said in ``problems``.
-    ``whole``: the traces variable, a whole URL (``/v1/traces`` added when it has no path)."""
+                   whole: bool = False) -> str | None:
+    """Over OTLP/HTTP, a loopback ``host:port[/path]`` without a scheme (``given``: where it
+    was, as ``--endpoint `` or ``VAR=``) as the URL it is read as, ``http://``, said in
+    ``problems``; ``None`` for any other value. ``whole``: the traces variable, a whole URL
+    (``/v1/traces`` added when it has no path)."""
     from . import redact
 
+    if protocol == "grpc" or not loopback_address(value):
+        return None
     # (no TLS is meant on a loopback address: plaintext there is what the user meant, where
     # the default would be another port or nothing)
     url = f"http://{value.strip()}" + ("/v1/traces" if whole and "/" not in value.strip() else "")
@@ -215,8 +218,9 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
     is read as ``http://host:port`` (in ``replaced``, the flag's under ``--endpoint``), and said."""
     if flag:
         want = endpoint_problem(protocol, flag)
-        if want and replaced is not None and protocol != "grpc" and loopback_address(flag):
-            replaced["--endpoint"] = _loopback_read(protocol, "--endpoint ", flag, problems)
+        url = _loopback_read(protocol, "--endpoint ", flag, problems) if want and replaced is not None else None
+        if url is not None:
+            replaced["--endpoint"] = url  # type: ignore[index]
             return []
         if want:
             from .redact import endpoint as printable
@@ -237,12 +241,13 @@ def check_endpoint(protocol: str, flag: str | None, env: Mapping[str, str],
             if problems is not None:
                 problems += tls_notice(protocol, f"{var}=", value, env) + grpc_path_notice(protocol, f"{var}=", value)
             break
+        url = _loopback_read(protocol, f"{var}=", value, problems,
+                             whole=var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") if replaced is not None else None
+        if url is not None:
+            replaced[var] = url  # type: ignore[index]
+            break
         from . import redact
 
-        if replaced is not None and protocol != "grpc" and loopback_address(value):
-            replaced[var] = _loopback_read(protocol, f"{var}=", value, problems,
-                                           whole=var == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            break
         ignored.append(var)
         if problems is not None:
             said = len(problems)

@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 def append_private(path: str, text: str) -> None:
     """Append ``text`` to ``path`` (created with mode 0600) as lines of their own: a file whose
-    last line has no line end (another step's ``printf 'x=1'``) gets one first."""
+    last line has no line end (another step's ``printf 'x=1'``) gets one first; ``""``: nothing
+    (the file is not even made)."""
     from .files import open_fd
+
+    if not text:
+        return
 
     try:
         fd = open_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
@@ -148,7 +152,7 @@ class Report:
                 collector, waterfall.stderr_console(self.stream, self.env), self.template))
         if self.step_summary_path and collector.traces:
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
-                       lambda: self._step_summary(waterfall.step_summary(
+                       lambda: append_private(self.step_summary_path, waterfall.step_summary(
                            collector, self.template, _size(self.step_summary_path))))
         if self.outputs_path:
             self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
@@ -158,10 +162,6 @@ class Report:
 
             self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
                        lambda: write_page(self.html_path, collector, self.template))
-
-    def _step_summary(self, text: str) -> None:
-        if text:  # (nothing when GitHub's limit leaves no room)
-            append_private(self.step_summary_path, text)  # type: ignore[arg-type]
 
     def _view(self, failed: str, make: Callable[[], Any]) -> None:
         """``make()`` one view; its failure is one line (rich raises ``SystemExit`` when
