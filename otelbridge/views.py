@@ -152,7 +152,7 @@ class Report:
                 collector, waterfall.stderr_console(self.stream, self.env), self.template))
         if self.step_summary_path and collector.traces:
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
-                       lambda: append_private(self.step_summary_path, waterfall.step_summary(
+                       lambda: self._step_summary(waterfall.step_summary(
                            collector, self.template, _size(self.step_summary_path))))
         if self.outputs_path:
             self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
@@ -162,6 +162,14 @@ class Report:
 
             self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
                        lambda: write_page(self.html_path, collector, self.template))
+
+    def _step_summary(self, text: str) -> None:
+        """Append ``text``; none (GitHub's 1 MiB leaves no room) is said."""
+        if text:
+            append_private(self.step_summary_path, text)  # type: ignore[arg-type]
+        else:
+            self.write("GITHUB_STEP_SUMMARY holds nearly 1 MiB already, the most GitHub shows: "
+                       "this run's summary is left out")
 
     def _view(self, failed: str, make: Callable[[], Any]) -> None:
         """``make()`` one view; its failure is one line (rich raises ``SystemExit`` when

@@ -396,3 +396,5 @@ def test_a_step_summary_github_would_no_longer_show_gets_nothing_more(tmp_path):
                                                                   GITHUB_OUTPUT=str(out)))
     assert proc.returncode == 0 and proc.stdout == data
     assert step.stat().st_size == 1024 * 1024 - 99 and "total_cost_usd=" in out.read_text()
+    assert ("otelbridge: GITHUB_STEP_SUMMARY holds nearly 1 MiB already, the most GitHub shows: this "
+            "run's summary is left out") in proc.stderr.decode().splitlines()
