@@ -14,7 +14,7 @@ from ..config import Config
 from ..deadline import Deadline
 from ..events import SpanRecord
 from ..messages import say
-from ..pipeline import Pipeline, SpanSink, private_stdout
+from ..pipeline import Pipeline, SpanSink, WaitForExporters, private_stdout
 from .. import source
 from ..source import interrupted_by
 from ..source.follow import TRUNCATED
@@ -156,8 +156,10 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
     async def main() -> int:
         loop = asyncio.get_running_loop()
         stats = Stats()
+        # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
+        # room in the export queue, as replay does, rather than let spans go
         pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later,
-                            hold=HoldUntilClosed)
+                            hold=HoldUntilClosed, last=WaitForExporters)
         reader = TracedFile(pipeline, stats)
         hold = reader.hold
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),

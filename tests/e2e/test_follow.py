@@ -1530,3 +1530,25 @@ def test_a_kill_soon_after_a_rotation_loses_none_of_the_old_file(tmp_path):
     sessions = {s.attributes["gen_ai.conversation.id"] for s in spans if s.name.startswith("invoke_agent ")}
     assert sessions == {f"s-{i:08d}" for i in range(60)}
     assert len({s.span_id for s in spans}) == len(spans)
+
+
+def test_a_backlog_waits_for_room_in_the_export_queue_and_loses_no_span(tmp_path):
+    """``--from-start`` on 1,200 runs written before it starts: read as fast as a file is, its
+    6,000 spans come faster than a collector takes them. It waits for room in the export queue
+    (512 here), as ``replay`` does, and drops none."""
+    log, state = empty_log(tmp_path)
+    log.write_text("".join(small_runs(0, 1200)))
+    size = log.stat().st_size
+    with GrpcReceiver() as rx:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
+             "--poll-interval", "0.05", "--grace-period", "0", "--protocol", "grpc", "--endpoint", rx.endpoint,
+             "--summary", "never", "--from-start"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="512", OTEL_BSP_SCHEDULE_DELAY="50"), cwd=ROOT)
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, 120, what="the runs read")
+        finally:
+            err = stop(proc)[1].decode()
+        spans = rx.received.spans()
+    assert "queue is full" not in err and len(spans) == 6000, err
+    assert "spans 6000 built, 6000 exported, 0 dropped" in err
