@@ -533,11 +533,7 @@ class Exporters:
         pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
         (a dead collector: then go on; what does not fit is dropped and counted). Returns how
         many more spans can be handed in before more than ``high`` can be pending (each span
-        adds at most one): until then the producer need not call again. Both bounds are at most
-        half and a quarter of the smallest export queue (``OTEL_BSP_MAX_QUEUE_SIZE``), which would
-        drop spans before ``high`` were reached."""
-        queue = min((p.limit for p in self.paths), default=high * 2)
-        high, low = min(high, queue // 2), min(low, queue // 4)
+        adds at most one): until then the producer need not call again."""
         pending = self.pending()
         if pending <= high:
             return high - pending

@@ -1535,7 +1535,7 @@ def test_a_kill_soon_after_a_rotation_loses_none_of_the_old_file(tmp_path):
 def test_a_backlog_waits_for_room_in_the_export_queue_and_loses_no_span(tmp_path):
     """``--from-start`` on 1,200 runs written before it starts: read as fast as a file is, its
     6,000 spans come faster than a collector takes them. It waits for room in the export queue
-    (512 here), as ``replay`` does, and drops none."""
+    (2,048 spans), as ``replay`` does, and drops none."""
     log, state = empty_log(tmp_path)
     log.write_text("".join(small_runs(0, 1200)))
     size = log.stat().st_size
@@ -1544,7 +1544,7 @@ def test_a_backlog_waits_for_room_in_the_export_queue_and_loses_no_span(tmp_path
             [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
              "--poll-interval", "0.05", "--grace-period", "0", "--protocol", "grpc", "--endpoint", rx.endpoint,
              "--summary", "never", "--from-start"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="512", OTEL_BSP_SCHEDULE_DELAY="50"), cwd=ROOT)
+            env=clean_env(OTEL_BSP_SCHEDULE_DELAY="50"), cwd=ROOT)
         try:
             wait(lambda: (saved_offset(state) or {}).get("read_to") == size, 120, what="the runs read")
         finally:
