@@ -529,11 +529,16 @@ class Exporters:
         return max((p.unsettled() for p in self.paths), default=0)
 
     def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> int:
-        """Back-pressure for producers that can wait (``replay``): with more than ``high`` spans
-        pending, wait until at most ``low`` are, or until ``stall_s`` pass without any progress
-        (a dead collector: then go on; what does not fit is dropped and counted). Returns how
-        many more spans can be handed in before more than ``high`` can be pending (each span
-        adds at most one): until then the producer need not call again."""
+        """Back-pressure for producers that can wait (``replay``, ``follow``): with more than
+        ``high`` spans pending, wait until at most ``low`` are, or until ``stall_s`` pass without
+        any progress (a dead collector: then go on; what does not fit is dropped and counted).
+        Both bounds shrink to fit the smallest queue (``OTEL_BSP_MAX_QUEUE_SIZE``): a queue
+        never holds more than is pending, so none overflows while its exporter makes progress.
+        Returns how many more spans can be handed in before more than ``high`` can be pending
+        (each span adds at most one): until then the producer need not call again."""
+        smallest = min((p.limit for p in self.paths), default=high + 1)
+        high = min(high, smallest - 1)  # (the span handed in after the room is used up fits too)
+        low = min(low, high // 4)
         pending = self.pending()
         if pending <= high:
             return high - pending

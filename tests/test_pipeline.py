@@ -136,17 +136,20 @@ def test_the_exporters_say_how_many_spans_fit_before_they_must_be_asked_again(mo
     assert exporters.wait_for_room() == 1024 and exporters.pace() >= 1024  # no exporter
     blocking, path = held_path(exporters, then=5)
     assert exporters.pending() == 6 and path.waiting() == 5
-    assert exporters.wait_for_room(high=10) == 4
+    assert exporters.wait_for_room(high=7) == 1
+    assert exporters.wait_for_room(high=10) == 1  # the bound shrinks to fit the queue of 8: 7
     assert exporters.pace(high=0.75) == 6 - 5  # 6 of 8 may wait
     rec = SpanRecord("x", 1, 2, None, 1, 2, {})
     replay, live = WaitForExporters(exporters), PaceExporters(exporters, lambda: None)
     replay.emit(rec)
     live.emit(rec)
-    assert (replay.room, live.room) == (1024 - 6, 1)
+    assert (replay.room, live.room) == (7 - 6, 1)
     replay.emit(rec)
     live.emit(rec)
+    assert (replay.room, live.room) == (0, 0)
+    replay.emit(rec)
     live.emit(rec)  # the room used up: asked again (nothing was added, so the same room)
-    assert (replay.room, live.room) == (1024 - 7, 1)
+    assert (replay.room, live.room) == (1, 1)
     blocking.release.set()
     exporters.shutdown(Deadline.after(5))
 

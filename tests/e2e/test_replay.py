@@ -172,6 +172,24 @@ def test_replay_never_outruns_the_exporter(tmp_path):
     assert len(spans) == expected and f"{expected} exported, 0 dropped".encode() in proc.stderr
 
 
+def test_replay_waits_within_a_small_export_queue(tmp_path):
+    """``OTEL_BSP_MAX_QUEUE_SIZE=64``, far below the spans replay lets wait by default: the
+    wait fits the queue, so a slow collector gets every span of a 3000-span burst."""
+    text = CBC.read_text()
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(500)))
+    with GrpcReceiver(delay=0.02) as rx:
+        proc = run_bridge(["replay", "--summary", "never", "--protocol", "grpc", "--endpoint", rx.endpoint,
+                           str(many)], env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="64",
+                                                     OTEL_BSP_MAX_EXPORT_BATCH_SIZE="16"))
+        spans = rx.received.spans()
+    assert proc.returncode == 0, proc.stderr
+    expected = 500 * 6 + 1 + 500
+    assert len(spans) == expected and len({s.span_id for s in spans}) == expected
+    assert f"{expected} exported, 0 dropped".encode() in proc.stderr, proc.stderr
+    assert b"queue is full" not in proc.stderr
+
+
 def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
     """1100 workflows one after another (each 20 s of stream time later): grace windows close by
     the stream clock, so the tracker never holds them all (its cap is 1000 open runs)."""
