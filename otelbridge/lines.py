@@ -210,11 +210,13 @@ class LineSplitter:
     least one of ``markers``, in stream order. Counts every line in ``stats.lines``.
 
     ``feed(buf, n)`` reads ``buf[0:n]`` (``bytes`` or ``bytearray``; it is not kept), ``close()``
-    handles a final line without a trailing newline.
+    handles a final line without a trailing newline. While ``on_line`` runs, :attr:`at` is
+    the line's first byte's offset in the input (``fed`` before this splitter, then the bytes
+    fed and gaps).
     """
 
     __slots__ = ("_markers", "_max", "_on_line", "_stats", "_pending", "_overlong", "_broken",
-                 "_scanner", "_line_bytes")
+                 "_scanner", "_line_bytes", "fed", "at")
 
     def __init__(
         self,
@@ -222,6 +224,7 @@ class LineSplitter:
         on_line: Callable[[bytes], None],
         stats: Stats,
         max_line: int = DEFAULT_MAX_LINE,
+        fed: int = 0,
     ) -> None:
         self._markers = tuple(dict.fromkeys(m for m in markers if m))
         self._scanner = make_scanner(self._markers)
@@ -234,12 +237,16 @@ class LineSplitter:
         self._broken: int | None = None
         #: the last chunk's average line length, bytes (how :func:`count_lines` counts the next)
         self._line_bytes = 0
+        #: input bytes taken so far (while a chunk is read: before it)
+        self.fed = fed
+        self.at = 0
 
     def feed(self, buf: bytes | bytearray, n: int) -> None:
         """Take ``buf[0:n]``: count its lines and offer the complete, marked ones."""
         first = buf.find(_NL, 0, n)
         if first < 0:
             self._hold(buf, 0, n)
+            self.fed += n
             return
         lines = count_lines(buf, n, self._line_bytes)
         self._line_bytes = n // lines  # (a newline was found above: lines >= 1)
@@ -247,6 +254,7 @@ class LineSplitter:
         start = 0
         if self._pending or self._overlong or self._broken is not None:
             self._hold(buf, 0, first)
+            self.at = self.fed + first - len(self._pending)
             self._finish_pending()
             start = first + 1
         last = buf.rfind(_NL, start, n)
@@ -255,11 +263,13 @@ class LineSplitter:
             start = last + 1
         if start < n:
             self._hold(buf, start, n)
+        self.fed += n
 
     def close(self) -> None:
         """End of input: a last line without ``\\n`` is still a line."""
         if self._pending or self._overlong or self._broken is not None:
             self._stats.lines += 1
+            self.at = self.fed - len(self._pending)
             self._finish_pending()
 
     def gap(self, gap: Gap) -> None:
@@ -269,6 +279,7 @@ class LineSplitter:
         leaves unfinished, whose rest is dropped when it comes."""
         if gap.nbytes <= 0:
             return
+        self.fed += gap.nbytes
         stats = self._stats
         stats.lines += gap.newlines
         held = self._broken if self._broken is not None else len(self._pending)
@@ -339,10 +350,12 @@ class LineSplitter:
         if last - start > self._max:  # only then can a line here be overlong (marked or not)
             self._count_overlong(buf, start, last)
         view = memoryview(buf)  # one copy per offered line (a bytearray's slice is a copy too)
+        fed = self.fed
         try:
             for line_start, line_end in self._scanner.lines(buf, start, last):
                 if line_end - line_start > self._max:
                     continue  # counted by _count_overlong
+                self.at = fed + line_start
                 self._on_line(view[line_start:line_end].tobytes())
         finally:
             view.release()  # the tee reuses (and may resize) its buffer

@@ -344,6 +344,7 @@ class Pipeline:
                 on_trace=self.report.on_trace if self.report is not None else None,
                 learn=functools.partial(_learn, keep=cfg.capture_content),
                 remember=_remember,
+                line_at=lambda: self.splitter.at,
             )
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
@@ -373,11 +374,14 @@ class Pipeline:
         self.sink.emit(rec)
 
     def new_lines(self, keep_partial: bool) -> None:
-        """A fresh line splitter (a followed file was rotated or truncated); with
-        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first."""
-        if keep_partial and self.splitter is not None:
-            self.splitter.close()
-        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line)
+        """A fresh line splitter (a followed file was truncated, a new stream); with
+        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first. Line
+        offsets go on from the old splitter's (the tracker's sessions keep theirs)."""
+        old = self.splitter
+        if keep_partial and old is not None:
+            old.close()
+        self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line,
+                                     fed=old.fed if old is not None else 0)
 
     def on_line(self, raw: bytes) -> None:
         for event in self.decoder.decode(raw):

@@ -34,10 +34,18 @@ def reference(data: bytes, max_line: int):
     return offered, len(lines), sum(len(l) > max_line for l in lines)
 
 
-def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool):
+def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool, starts: list | None = None):
+    """The lines offered and the stats; with ``starts``, each offered line's :attr:`at`
+    appended to it (the splitter made with ``fed=7``)."""
     got: list[bytes] = []
     stats = Stats()
-    splitter = LineSplitter(MARKERS, got.append, stats, max_line)
+
+    def offered(line: bytes) -> None:
+        got.append(line)
+        if starts is not None:
+            starts.append(splitter.at)
+
+    splitter = LineSplitter(MARKERS, offered, stats, max_line, fed=7 if starts is not None else 0)
     buf = bytearray(len(data) + 1)
     for start, end in zip([0, *cuts], [*cuts, len(data)]):
         if reuse_buffer:  # what the tee does: one buffer, overwritten chunk after chunk
@@ -60,12 +68,17 @@ def run_splitter(data: bytes, cuts: list[int], max_line: int, reuse_buffer: bool
 )
 def test_any_chunking_gives_the_lines_of_the_whole(scanner, data, cut_points, max_line, reuse_buffer):
     cuts = sorted({c for c in cut_points if 0 < c < len(data)})
+    starts: list[int] = []
     with mock.patch.object(lines, "make_scanner", scanner):
-        got, stats = run_splitter(data, cuts, max_line, reuse_buffer)
+        got, stats = run_splitter(data, cuts, max_line, reuse_buffer, starts)
     offered, count, overlong = reference(data, max_line)
     assert got == offered
     assert stats.lines == count
     assert stats.overlong_lines == overlong
+    # each line's offset in the input (7 bytes fed before): where it is, just after a newline
+    whole = b"x" * 6 + b"\n" + data
+    assert [whole[at:at + len(line)] for at, line in zip(starts, got)] == got
+    assert all(whole[at - 1:at] == b"\n" for at in starts)
 
 
 def test_huge_line_across_many_chunks_is_released_not_kept():

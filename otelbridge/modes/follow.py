@@ -133,6 +133,12 @@ class TracedFile:
     def has_sessions(self) -> bool:
         return self.pipeline.tracker.open_sessions() > 0
 
+    def sessions_begin(self) -> int | None:
+        return self.pipeline.tracker.sessions_begin()
+
+    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        return self.pipeline.tracker.continuation_refs()
+
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         return self.pipeline.tracker.open_session_refs()  # (a rotation: a new tracker)
 

@@ -81,6 +81,14 @@ class Followed(Protocol):
     def has_sessions(self) -> bool:
         """Whether a session is open."""
 
+    def sessions_begin(self) -> int | None:
+        """Where the oldest open session's first line begins, in bytes fed since the file was
+        opened (a truncated file's go on counting); ``None`` when unknown."""
+
+    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns before) of the ended spans the open sessions
+        go on from."""
+
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns begun) of each open session."""
 
@@ -142,9 +150,15 @@ class Follower:
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: where this run began reading (:meth:`rollback` goes back there)
         self._begun: Position | None = None
-        #: in the open file: the last point with no session open (where a restart after a kill
-        #: reads from), the last with no turn or workflow open (after a stop, which ended them)
+        #: in the open file: where the oldest session open began, or the last point with none
+        #: open (where a restart after a kill reads from), the last with no turn or workflow
+        #: open (after a stop, which ended them)
         self._base = self._quiet = 0
+        #: the workflows past ``_base`` a run before exported
+        self._base_workflows: tuple[str, ...] = ()
+        #: the offset in the open file of the first byte fed to the reader (negative after a
+        #: truncation; NUL bytes skipped are not fed)
+        self._origin = 0
         #: the sessions open at ``_quiet`` (``session_refs()``); :attr:`Position.continued` at
         #: ``_base`` (a restart after a stop: kept until no session is open)
         self._quiet_sessions: tuple[tuple[str, int, int, int], ...] = ()
@@ -255,7 +269,8 @@ class Follower:
                                    salt=self.salt)
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
-        self._base = self._quiet = start
+        self._base = self._quiet = self._origin = start
+        self._base_workflows = self.saved.workflows if known and resume and self.saved else ()
         self._quiet_sessions = self._base_continued = (
             self.saved.continued if known and resume and self.saved else ())
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
@@ -302,6 +317,7 @@ class Follower:
             if self._hole:  # NUL bytes at the start of a truncated file: no line's
                 skip = n - len(self.buf[:n].lstrip(b"\0"))
                 self._hole = skip == n
+                self._origin += skip
                 self.buf[:n - skip] = self.buf[skip:n]
                 at, n = at + skip, n - skip
             last_nl = self.buf.rfind(b"\n", 0, n)
@@ -366,8 +382,7 @@ class Follower:
             dev, ino = self.ident
             last = self._unsettled[-1][0] if self._unsettled else self.saved
             last = last if last is not None and (last.dev, last.ino) == self.ident else None
-            begun = self._begun  # (the workflows a run before exported since the base)
-            done = self._workflows(begun.workflows if begun is not None and begun.offset == self._base else ())
+            done = self._workflows(self._base_workflows)
             pos = None
             quiet = self.reader.is_quiet()
             sessions = self.reader.has_sessions()
@@ -375,14 +390,18 @@ class Follower:
             if quiet:  # (where a stop's position resumes: nothing it ends is read from its middle)
                 self._quiet = self.complete
                 if not sessions:  # (those ended in the lines now behind the base are remembered)
-                    self._base, done = self.complete, ()
+                    self._base, done, self._base_workflows = self.complete, (), ()
                     self._base_continued = newest(self._base_continued, self.reader.quiet_refs())
+                elif (begin := self.reader.sessions_begin()) is not None and self._origin + begin > self._base:
+                    # back-to-back runs: one session is always open, and those before it ended
+                    self._base = self._origin + begin
+                    self._base_continued = newest(self._base_continued, self.reader.quiet_refs()
+                                                  + self.reader.continuation_refs())
                 self._quiet_sessions = refs
             if quiet or (sessions and self.reader.resumable()):
                 pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
-                pos = Position(dev, ino, last.offset, last.read_to, done, last.sessions, last.continued,
-                               self.salt)
+                pos = replace(last, workflows=done, salt=self.salt, stopped=False)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
                 self._unsettled.append((pos, self.reader.handed()))
         self.save_settled()
@@ -517,8 +536,9 @@ class Follower:
             self._replayed()
         self.reader.on_switch(TRUNCATED)
         os.lseek(self.fd, 0, os.SEEK_SET)
+        self._origin -= self.pos  # (the reader's count goes on: a session begun before is before 0)
         self.pos = self.complete = self._base = self._quiet = 0
-        self._quiet_sessions = self._base_continued = ()
+        self._quiet_sessions = self._base_continued = self._base_workflows = ()
         self._prefix = b""
         self._hole = True
 

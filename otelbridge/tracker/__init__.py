@@ -199,6 +199,25 @@ class Tracker:
         ended whose lines have not come again."""
         return tuple(ref for part in self.parts if isinstance(part, SessionTracker) for ref in part.quiet_refs())
 
+    def sessions_begin(self) -> int | None:
+        """Where the first line of the oldest session open, or of an event held for a session,
+        begins in the input (bytes, see :attr:`~otelbridge.tracker.base.Context.line_at`):
+        every session begun before it has ended. ``None`` with none open, or with a Bernstein
+        signal run open (its start is not a line)."""
+        if any(getattr(part, "pipe_run", None) is not None for part in self.parts):
+            return None
+        starts = [s.first_line for part in self.parts if isinstance(part, SessionTracker)
+                  for s in part.sessions.values()]
+        held = self.ctx.held_since()
+        return min(starts if held is None else [*starts, held], default=None)
+
+    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+        """(session id, trace id, span id, turns before) of the ended spans the open sessions
+        go on from (:mod:`.quiet`, or a ``follow`` stop)."""
+        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before)
+                     for part in self.parts if isinstance(part, SessionTracker)
+                     for s in part.sessions.values() if s.sid and s.continues is not None)
+
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """:meth:`open_session_refs` and those of the sessions this stream ended."""
         return tuple(ref for part in self.parts if isinstance(part, SessionTracker)

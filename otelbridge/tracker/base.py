@@ -240,6 +240,9 @@ class Context(msgspec.Struct):
     process_hooks: list[Callable[[SpanRecord], None]] = msgspec.field(default_factory=list)
     #: ``follow``: whether the lines now decoded are read again (what a run before read)
     replaying: Callable[[], bool] | None = None
+    #: where the line being decoded begins in the input, bytes (``follow`` resumes at the
+    #: first line of the oldest session open)
+    line_at: Callable[[], int] | None = None
     #: the one bound on what every part holds open (:mod:`.budget`); made with ``stats`` when
     #: not given
     budget: StateBudget = None  # type: ignore[assignment]
@@ -251,6 +254,8 @@ class Context(msgspec.Struct):
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
     _session_events_held: int = 0
     _session_event_bytes: dict[str | None, int] = msgspec.field(default_factory=dict)
+    #: session id → where the line of its first event held begins (:attr:`line_at`)
+    _session_event_lines: dict[str | None, int] = msgspec.field(default_factory=dict)
     _workflows: Refs = msgspec.field(default_factory=lambda: Refs())
     #: session id → the latest end of a child span another part emitted under it
     _covered: Refs = msgspec.field(default_factory=lambda: Refs())
@@ -300,6 +305,7 @@ class Context(msgspec.Struct):
             while self._session_events_held >= MAX_SESSION_EVENTS and self._session_events:
                 self._drop_session_events(next(iter(self._session_events)))
             held = self._session_events[session_id] = []
+            self._session_event_lines[session_id] = self.line_at() if self.line_at is not None else 0
         if self._session_events_held >= MAX_SESSION_EVENTS:
             self.stats.session_events_capped += 1
             return
@@ -318,6 +324,7 @@ class Context(msgspec.Struct):
         events = self._session_events.pop(session_id, [])
         self._session_events_held -= len(events)
         self._session_event_bytes.pop(session_id, None)
+        self._session_event_lines.pop(session_id, None)
         self.budget.release(("session events", id(self), session_id))
         return events
 
@@ -342,6 +349,11 @@ class Context(msgspec.Struct):
     def pending_session_events(self) -> int:
         """How many session events no session span has taken yet."""
         return sum(len(v) for v in self._session_events.values())
+
+    def held_since(self) -> int | None:
+        """Where the line of the oldest session event held begins (:attr:`line_at`); ``None``:
+        none held."""
+        return min(self._session_event_lines.values(), default=None)
 
     def decorate_process(self, rec: SpanRecord) -> None:
         """Let every process hook amend the ``run {cmd}`` record ``rec`` before it is emitted.

@@ -204,7 +204,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             self.ctx.stats.late_events_ignored += 1
             return None
         ref = self.ctx.session_ref(sid)
-        session = Session(sid, ref.trace_id, ref.span_id, now, now)
+        session = Session(sid, ref.trace_id, ref.span_id, now, now,
+                          first_line=self.ctx.line_at() if self.ctx.line_at is not None else 0)
         session.continues, session.turn_count = self.ctx.continues(sid) or (None, 0)
         if session.continues is not None:
             self._carry_over(session)

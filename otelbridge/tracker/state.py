@@ -205,6 +205,8 @@ class Session(msgspec.Struct):
     before: TurnResult | None = None
     #: its runtime outlives its turns (Caudra's init lists one): it never ends between runs
     outlives_turns: bool = False
+    #: where its first line begins in the input, bytes (:attr:`Context.line_at`)
+    first_line: int = 0
     child_end_ns: int = 0
     result_ns: int | None = None
     results: int = 0

@@ -804,7 +804,9 @@ def test_a_restart_exports_each_workflow_once_and_the_session_with_its_turns(tmp
             if how == "SIGKILL":  # the turns that ended are exported and the position saved
                 size = log.stat().st_size
                 wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="a checkpoint")
-                assert saved_offset(state)["offset"] == 0  # where the session began
+                # where the session began: its first line (the two before are another tool's)
+                assert saved_offset(state)["offset"] == len("".join(lines[:2]).encode())
+                assert ['"session_id"' in line for line in lines[:3]] == [False, False, True]
         finally:
             end(proc, how)
         restart_with_the_rest(log, state, rx, "".join(lines[cut:]), "--deterministic-ids")
@@ -1552,3 +1554,63 @@ def test_a_backlog_waits_for_room_in_the_export_queue_and_loses_no_span(tmp_path
         spans = rx.received.spans()
     assert "queue is full" not in err and len(spans) == 6000, err
     assert "spans 6000 built, 6000 exported, 0 dropped" in err
+
+
+def back_to_back(name: str, runs: int) -> list[str]:
+    """``runs`` copies of a Claude Code recording as a worker writes them one after another:
+    each its own session and task ids, each an hour after the one before (its ISO and epoch-ms
+    times moved): the copies' texts."""
+    text = "".join(recording_lines(name))
+    sid = next(json.loads(l)["session_id"] for l in text.splitlines() if '"session_id"' in l)
+    copies = []
+    for i in range(runs):
+        copy = text.replace(sid, f"{sid[:-6]}{i:06d}")
+        copy = re.sub(r'"task_id": ?"([^"]+)"', lambda m: m.group(0).replace(m.group(1), f"{m.group(1)}-{i}"), copy)
+        copy = re.sub(r'T(\d\d):(\d\d:\d\d)', lambda m: f"T{int(m.group(1)) + i:02d}:{m.group(2)}", copy)
+        copy = re.sub(r'\b1[78]\d{11}\b', lambda m: str(int(m.group(0)) + i * 3_600_000), copy)
+        copies.append(copy)
+    return copies
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", ["task-tool-2.1.6.jsonl", "claudecli-go-bg-bash-wake-2.1.280.jsonl"])
+def test_after_a_kill_between_back_to_back_runs_the_restart_reads_from_the_open_session_only(tmp_path, name):
+    """A worker writes one `claude -p` run after another (a real recording, each run its own
+    session): one session is always open, each ended by the next run's ``init``. Killed once
+    all is read and exported, the sidecar's position is the open session's first line (its
+    ``init``: what comes before it makes no span), not the file's start: the restart reads
+    only that run again. Every session arrives once, no span twice, none without its parent,
+    each as a replay of the file makes it; dated as it (a recording with timestamps: the
+    session read again begins at the stream's time where it began, though its ``init`` has
+    none)."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back(name, 7)
+    log.write_text("".join(runs[:6]))
+    size = log.stat().st_size
+    last = size - len(runs[5].encode())
+    init = log.read_bytes().rindex(b"\n", 0, log.read_bytes().index(b'"init"', last)) + 1
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, 60, what="the runs read")
+            saved = saved_offset(state)
+        finally:
+            end(proc, "SIGKILL")
+        assert (saved["offset"], saved["read_to"]) == (init, size)  # the sixth run's init
+        assert [ref[0] for ref in saved["sessions"]] == [json.loads(runs[5].partition("\n")[0])["session_id"]]
+        restart_with_the_rest(log, state, rx, runs[6], timeout=60)
+        spans = rx.received.spans()
+        assert saved_offset(state)["offset"] == log.stat().st_size  # (the stop's: nothing open)
+        with HttpReceiver() as whole:
+            replay_into(whole, log)
+            want = whole.received.spans()
+    ids = {s.span_id for s in spans}
+    assert len(ids) == len(spans) and all(s.parent_span_id in ids for s in spans if s.parent_span_id)
+    assert tree_names(spans) == tree_names(want)  # the file's spans, each once
+    assert len([s for s in spans if s.name == "invoke_agent claude-code"]) == 7
+    if "timestamp" in runs[0]:
+        def times(spans):
+            return sorted((s.attributes.get("gen_ai.conversation.id", ""), s.name, s.start_ns, s.end_ns)
+                          for s in spans)
+
+        assert times(spans) == times(want)
