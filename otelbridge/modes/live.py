@@ -16,7 +16,9 @@ backlog absorb the wait.
 The end: the tee's end message carries the run's :class:`~otelbridge.deadline.Deadline`. From
 its decoding share on (half of it, at least a second), what still comes is counted as not decoded (the counts add up: lines =
 decoded + not wanted + bad + overlong + not decoded) so that ending the spans and the flush get
-the rest. The process ignores SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
+the rest — all but its last :data:`TAIL_BYTES`, decoded at the end: a run's last lines hold its
+result, which the job outputs and the session's status come from. The process ignores
+SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ..lines import Gap
 from ..messages import say
 from ..source import REASON_TEE_GONE
 from ..source.arrivals import ArrivalClock, Arrivals
+from ..source.feed import TAIL_BYTES
 from ..stats import Stats, counts_and_exit_code
 from .loop import install_loop
 
@@ -173,6 +176,9 @@ class LiveDecoder:
         self._warned = False
         self.ready = False
         self.pipeline: Pipeline | None = None
+        #: the last bytes come past the decoding share (at most :data:`TAIL_BYTES`), decoded at
+        #: :meth:`end`
+        self._tail = bytearray()
 
     def set_up(self) -> None:
         """Build the pipeline (once): imports, redaction, the exporters, the run span. A
@@ -199,8 +205,12 @@ class LiveDecoder:
 
     def chunk(self, data: bytes | bytearray, n: int) -> None:
         """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
-        if self.cut is not None and self.cut.passed():
-            self.gap(Gap.of(data, 0, n))  # past decoding's share: counted, not decoded
+        if self.cut is not None and self.cut.passed():  # past decoding's share: kept for the
+            self._tail += memoryview(data)[:n]           # end if among the last, else a gap
+            if len(self._tail) > TAIL_BYTES:
+                over = len(self._tail) - TAIL_BYTES
+                self._skip(Gap.of(self._tail, 0, over))
+                del self._tail[:over]
             return
         self.set_up()
         if self.pipeline is not None:
@@ -209,6 +219,12 @@ class LiveDecoder:
             self._undecoded(Gap.of(data, 0, n))
 
     def gap(self, gap: Gap) -> None:
+        if self._tail:  # (the bytes kept come before it: not decoded either)
+            self._skip(Gap.of(self._tail))
+            self._tail = bytearray()
+        self._skip(gap)
+
+    def _skip(self, gap: Gap) -> None:
         self.set_up()
         before = self.stats.lines_not_decoded
         if self.pipeline is not None:
@@ -240,8 +256,13 @@ class LiveDecoder:
         """Every open span ended (the run span with ``exit_code``), the flush by ``deadline``,
         the report and counts: the run's exit status."""
         pipeline = self.pipeline
+        tail, self._tail = self._tail, bytearray()
         if pipeline is None:  # the set-up failed, or nothing came (settle)
+            if tail:
+                self._skip(Gap.of(tail))
             return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready)
+        if tail:
+            pipeline.on_chunk(tail, len(tail))
         self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
         pipeline.exit_code = exit_code
         pipeline.end_stream(reason)

@@ -55,6 +55,10 @@ if TYPE_CHECKING:
 #: With the pipe, 11 MiB of a burst is kept for decoding: a live CLI's bursts are far smaller,
 #: and ``otelbridge replay`` decodes a recording whole.
 BACKLOG_LIMIT = 10 * 1024 * 1024
+#: What the decoding share leaves undecoded is not decoded but for its last this many bytes
+#: (64 KiB): a run's last lines, its result among them (the job outputs come from it). The
+#: decoding process decodes them at the end; the tee writes them after the share.
+TAIL_BYTES = 64 * 1024
 #: Seconds the tee waits for the decoding process beyond the deadline before it stops it.
 EXIT_MARGIN_S = 2.0
 #: At most this long (seconds) the wrapper waits for the decoder's set-up (imports, exporters:
@@ -284,18 +288,25 @@ class DecoderFeed:
                 self._backlog.popleft()
         return not self._pending and (not self._backlog or self._gone)
 
-    def _drain_until(self, deadline: Deadline) -> None:
+    def _drain_until(self, deadline: Deadline, keep: int = 0) -> None:
         """The end: write the backlog, waiting for the pipes until ``deadline``; what is left
-        then becomes gaps."""
+        then becomes gaps, but for its last ``keep`` bytes."""
         while not self.drain():
             wait, fd = deadline.remaining(), self.waiting_on()
             if fd is None or wait <= 0 or not select.select([], [fd], [], wait)[1]:
                 break
-        while self._backlog:
-            item = self._backlog.popleft()
-            gap = item if isinstance(item, Gap) else Gap.of(item.tobytes())
-            self._send(_gap_message(self.offset, gap))
-        self._backlog_bytes = 0
+        while self._backlog and self._backlog_bytes > keep:
+            item = self._backlog[0]
+            if isinstance(item, Gap):
+                self._send(_gap_message(self.offset, self._backlog.popleft()))
+                continue
+            cut = min(len(item), self._backlog_bytes - keep)
+            self._send(_gap_message(self.offset, Gap.of(item[:cut].tobytes())))
+            self._backlog_bytes -= cut
+            if cut < len(item):
+                self._backlog[0] = item[cut:]
+            else:
+                self._backlog.popleft()
 
     def set_pid(self, pid: int) -> None:
         """The wrapped command's pid, for the run span."""
@@ -342,7 +353,8 @@ class DecoderFeed:
     def end(self, reason: str | None, exit_code: int, stats: Stats, deadline: Deadline) -> int:
         """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
         at the end of input), write the backlog until decoding's share of it
-        (:meth:`~otelbridge.deadline.Deadline.for_decoding`), close the data pipe, wait for the
+        (:meth:`~otelbridge.deadline.Deadline.for_decoding`), then its last :data:`TAIL_BYTES`
+        (the rest: gaps), close the data pipe, wait for the
         decoding process (until the later of the two + :data:`EXIT_MARGIN_S`; one not yet set up gets
         :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
         exit status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
@@ -352,9 +364,10 @@ class DecoderFeed:
         self._send({"end": {"reason": reason, "exit_code": exit_code, "bytes": stats.bytes,
                             "deadline": deadline.at}})
         decoding = deadline.for_decoding()
-        self._drain_until(decoding)
-        os.close(self.fd)
+        self._drain_until(decoding, keep=TAIL_BYTES)
         limit = Deadline(max(deadline.at, decoding.at)).later_by(EXIT_MARGIN_S)
+        self._drain_until(limit)  # (past its share, the decoding process reads on at once)
+        os.close(self.fd)
         self._write_pending(until=limit)
         os.close(self._ctl)
         self._read_messages(Deadline(time.monotonic()))

@@ -799,3 +799,80 @@ def test_decoding_behind_the_tee_skips_lines_counted_never_stalls(tmp_path):
     agents = 300
     proc, stats = skipped_snapshots_run([sys.executable, "-m", "otelbridge"], agents, 80_000_000, tmp_path)
     assert stats["spans_started"] == spans_of(agents)
+
+
+#: ``sitecustomize`` for a decoding process that takes ``OTELBRIDGE_TEST_LINE_DELAY`` seconds a
+#: line: a loaded machine, made certain (a real one's load cannot be)
+SLOW_DECODING = """
+import importlib.abc, importlib.machinery, os, sys, time
+
+DELAY = float(os.environ["OTELBRIDGE_TEST_LINE_DELAY"])
+
+
+class SlowLines(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "otelbridge.pipeline":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            on_line = module.Pipeline.on_line
+
+            def slow(self, raw):
+                time.sleep(DELAY)
+                on_line(self, raw)
+
+            module.Pipeline.on_line = slow
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, SlowLines())
+"""
+
+
+def slowly_decoded(data: bytes, tmp_path) -> tuple[dict, dict]:
+    """``data`` piped through otelbridge (``--flush-timeout 2``) whose decoding takes 30 ms a
+    line; every byte passed. Returns the ``--stats-json`` counts and the job outputs."""
+    (tmp_path / "sitecustomize.py").write_text(SLOW_DECODING)
+    out, stats_path = tmp_path / "outputs", tmp_path / "stats.json"
+    proc = run_bridge(["--exporter", "none", "--summary", "never", "--flush-timeout", "2",
+                       "--stats-json", str(stats_path)], data,
+                      env=clean_env(PYTHONPATH=str(tmp_path), OTELBRIDGE_TEST_LINE_DELAY="0.03",
+                                    GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0 and proc.stdout == data, proc.stderr
+    return (json.loads(stats_path.read_text()),
+            dict(line.split("=", 1) for line in out.read_text().splitlines()))
+
+
+@needs_fixtures()
+def test_a_run_decoded_past_its_end_share_still_gives_the_job_its_result(tmp_path):
+    """A Claude Code run piped in whole, on a machine too loaded to decode it in its share of
+    ``--flush-timeout`` (here 30 ms a line: 2.3 s for its 78 lines, against 1 s): the lines past
+    the share are not decoded but for the last 64 KiB, decoded at the end — the result among
+    them, so the job outputs are the run's own cost and status, not 0 and ``error``."""
+    data = (FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl").read_bytes()
+    stats, outputs = slowly_decoded(data, tmp_path)
+    assert stats["lines_not_decoded"] > 0  # (the share was passed)
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"] == 78
+    result = json.loads(data.splitlines()[-1])
+    assert (outputs["total_cost_usd"], outputs["status"]) == (str(result["total_cost_usd"]), "ok")
+
+
+@needs_fixtures()
+def test_a_burst_past_the_pipe_decoded_past_its_end_share_still_gives_the_job_its_last_result(tmp_path):
+    """As above, with 3 MB of runs (each its own session) piped in at once: more than the pipe
+    holds, so the tee keeps the rest. Past the share it writes the last 64 KiB still, and the
+    last run's result is decoded: the job outputs count its cost (the only result decoded)."""
+    text = (FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl").read_text()
+    sid = json.loads(text.partition("\n")[0])["session_id"]
+    runs = [text.replace(sid, f"{sid[:-6]}{i:06d}") for i in range(15)]
+    last = json.loads(runs[-1].splitlines()[-1])
+    runs[-1] = runs[-1].replace(f'"total_cost_usd": {last["total_cost_usd"]}', '"total_cost_usd": 0.5')
+    stats, outputs = slowly_decoded("".join(runs).encode(), tmp_path)
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"] == 15 * 78
+    assert stats["lines_not_decoded"] > 14 * 78  # (the share was passed long before the end)
+    assert outputs["total_cost_usd"] == "0.5"
