@@ -601,13 +601,16 @@ def test_k8s_follow_sidecar_is_marked_until_follow_exists():
 
 @pytest.fixture(scope="module")
 def exported_spans():
-    """The spans otelbridge really exports for the example stream."""
-    data = EXAMPLE_STREAM.read_bytes()
-    with HttpReceiver() as rx:
-        proc = run_bridge(["--endpoint", rx.endpoint, "--protocol", "http/protobuf"], data, env=clean_env())
-        spans = rx.received.wait_for(6, timeout=10)
-    assert proc.returncode == 0, proc.stderr
-    assert spans
+    """The spans otelbridge really exports for the example streams: a cbc workflow and a Claude
+    Code session (its session span holds the tokens and cost its results gave)."""
+    spans = []
+    for example in (EXAMPLE_STREAM, EXAMPLES / "claude-code-session.jsonl"):
+        with HttpReceiver() as rx:
+            proc = run_bridge(["--endpoint", rx.endpoint, "--protocol", "http/protobuf"], example.read_bytes(),
+                              env=clean_env())
+            assert proc.returncode == 0, proc.stderr
+            spans += rx.received.spans()
+    assert any("session.turns" in s.attributes and "gen_ai.usage.output_tokens" in s.attributes for s in spans)
     return spans
 
 

@@ -376,20 +376,21 @@ def test_span_and_token_metrics_on_the_prometheus_endpoint(workflow, stack):
 
 
 @needs_fixtures()
-def test_model_token_metrics_from_a_session_recording(session, stack):
-    """signal_to_metrics' per-model token counters: the sums of the recording's chat spans."""
-    want = {}
-    for s in session:
-        if s.attributes.get("gen_ai.operation.name") == "chat":
-            model = s.attributes["gen_ai.request.model"]
-            for direction in ("input", "output"):
-                key = (f"otelbridge_model_{direction}_tokens_total", model)
-                want[key] = want.get(key, 0.0) + s.attributes[f"gen_ai.usage.{direction}_tokens"]
-    assert len({model for _, model in want}) >= 2
+def test_session_token_and_cost_metrics_from_a_session_recording(session, stack):
+    """signal_to_metrics' per-session counters: the recording's session span's tokens and
+    cost, which are its result's (the raw stream's), by agent and model."""
+    (root,) = [s for s in session if "session.turns" in s.attributes]
+    result = json.loads(next(l for l in SESSION.read_text().splitlines() if '"type":"result"' in l.replace(" ", "")))
+    assert root.attributes["result.total_cost_usd"] == result["total_cost_usd"]
+    labels = (root.attributes["gen_ai.agent.name"], root.attributes["gen_ai.request.model"])
+    want = {("otelbridge_session_input_tokens_total", *labels): float(root.attributes["gen_ai.usage.input_tokens"]),
+            ("otelbridge_session_output_tokens_total", *labels): float(root.attributes["gen_ai.usage.output_tokens"]),
+            ("otelbridge_session_cost_usd_total", *labels): result["total_cost_usd"]}
 
     def got():
-        return {(n, l["gen_ai_request_model"]): v for n, l, v in realstack.prometheus_samples(stack["ports"]["prometheus"])
-                if n.startswith("otelbridge_model_") and l.get("job") == "otelbridge"}
+        return {(n, l["gen_ai_agent_name"], l["gen_ai_request_model"]): v
+                for n, l, v in realstack.prometheus_samples(stack["ports"]["prometheus"])
+                if n.startswith("otelbridge_session_") and l.get("job") == "otelbridge"}
 
     deadline = time.monotonic() + 20
     while (seen := got()) != want and time.monotonic() < deadline:
