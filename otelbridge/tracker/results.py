@@ -17,6 +17,7 @@ def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
         ("result.subtype", ev.subtype or None),
         ("result.stop_reason", ev.stop_reason or None),
         ("result.terminal_reason", ev.terminal_reason or None),
+        ("result.origin.kind", ev.origin or None),
         ("result.is_error", ev.is_error),
         ("result.run_id", ev.run_id),
         ("result.background_active", ev.background_active),

@@ -174,6 +174,8 @@ def test_session_tree(path: Path):
     for turn, res, stopped in zip(turns, facts.results, facts.stopped):
         assert turn.attributes["result.is_error"] is res.get("is_error", False)
         assert (turn.status_code == 2) is (res.get("is_error") is True or stopped)
+        # what started it: a background task's notification woke it (Claude Code 2.1.2xx)
+        assert turn.attributes.get("result.origin.kind") == (res.get("origin") or {}).get("kind")
     last = facts.results[-1]
     assert (session.status_code == 2) is (last.get("is_error") is True)
     assert session.attributes.get("result.subtype") == last.get("subtype")
