@@ -90,6 +90,7 @@ class Tracker:
             # the session part last: other parts hand it session events at their finish
             else [WorkflowTracker(ctx), CaudraTracker(ctx), BernsteinTracker(ctx), SessionTracker(ctx)]
         )
+        self._sessions = [part for part in self.parts if isinstance(part, SessionTracker)]
         self._sink = ctx.emit
         self._held: list[SpanRecord] = []
         self._held_bytes = 0
@@ -145,11 +146,14 @@ class Tracker:
             self.ctx.clock.observe(ev.ts_ns)
             return
         if type(ev) is SessionStarted:
-            for part in self.parts:
-                if isinstance(part, SessionTracker):
-                    part.end_quiet(ev.session_id, self._running())
+            for part in self._sessions:
+                part.end_quiet(ev.session_id, self._running())
         for part in self.parts:
             part.handle(ev)
+        if any(part.passed_over for part in self._sessions):
+            running = self._running()
+            for part in self._sessions:
+                part.end_passed_over(running)
         self.ctx.budget.settle()
 
     def finish(self, *, reason: str | None = None) -> None:
@@ -184,20 +188,20 @@ class Tracker:
         """Sessions with a turn, a sub-agent, a tool or a task open (``follow`` takes a
         checkpoint only when this is 0 too: a restart reads each of them again from its first
         line)."""
-        return sum(1 for part in self.parts if isinstance(part, SessionTracker)
+        return sum(1 for part in self._sessions
                    for s in part.sessions.values() if s.busy())
 
     def open_session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns begun) of the sessions not yet ended that have
         an id."""
         return tuple((s.sid, s.trace_id, s.span_id, s.turn_count)
-                     for part in self.parts if isinstance(part, SessionTracker)
+                     for part in self._sessions
                      for s in part.sessions.values() if s.sid)
 
     def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns) of the sessions another session's ``init``
         ended whose lines have not come again."""
-        return tuple(ref for part in self.parts if isinstance(part, SessionTracker) for ref in part.quiet_refs())
+        return tuple(ref for part in self._sessions for ref in part.quiet_refs())
 
     def sessions_begin(self) -> int | None:
         """Where the first line of the oldest session open, or of an event held for a session,
@@ -206,8 +210,7 @@ class Tracker:
         signal run open (its start is not a line)."""
         if any(getattr(part, "pipe_run", None) is not None for part in self.parts):
             return None
-        starts = [s.first_line for part in self.parts if isinstance(part, SessionTracker)
-                  for s in part.sessions.values()]
+        starts = [s.first_line for part in self._sessions for s in part.sessions.values()]
         held = self.ctx.held_since()
         return min(starts if held is None else [*starts, held], default=None)
 
@@ -215,12 +218,12 @@ class Tracker:
         """(session id, trace id, span id, turns before) of the ended spans the open sessions
         go on from (:mod:`.quiet`, or a ``follow`` stop)."""
         return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before)
-                     for part in self.parts if isinstance(part, SessionTracker)
-                     for s in part.sessions.values() if s.sid and s.continues is not None)
+                     for part in self._sessions for s in part.sessions.values()
+                     if s.sid and s.continues is not None)
 
     def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """:meth:`open_session_refs` and those of the sessions this stream ended."""
-        return tuple(ref for part in self.parts if isinstance(part, SessionTracker)
+        return tuple(ref for part in self._sessions
                      for ref in part.ended.values() if ref[0]) + self.open_session_refs()
 
     def open_sessions(self) -> int:

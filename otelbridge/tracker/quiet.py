@@ -4,7 +4,9 @@
 it reads: a session whose runs all ended (a result came; no turn, model call, tool, sub-agent,
 task or workflow is open) ends when another session's ``init`` comes, and its span (its tokens,
 cost and status) goes out then. A session whose runtime outlives its turns (Caudra's init lists
-``automations`` or ``workflows``: firings come between runs) is left open.
+``automations`` or ``workflows``: firings come between runs) is left open. One whose workflow
+still runs then (its grace window: the next run began at once) ends at the first line after
+that workflow ended.
 
 A line of such a session after that (two runs writing to one stream, a resumed session) goes on
 in a span of its own in the same trace, linked to the ended one (``continues``, as after a
@@ -31,6 +33,9 @@ class QuietMixin:
     #: session id → (agent, provider, model, version, cwd, last result) of a session ended by
     #: another's init, bounded as :func:`remember` is
     _carried: Refs
+    #: the sessions another's ``init`` found done but for a workflow still open (its grace
+    #: window): :meth:`end_passed_over` ends them once it has ended
+    passed_over: set[str]
 
     def end_quiet(self, sid: str | None, running: frozenset[str | None]) -> None:
         """Session ``sid``'s first ``init``: another run writes to the stream now; each other
@@ -39,12 +44,31 @@ class QuietMixin:
         if sid is None or sid in self.sessions:
             return
         for s in list(self.sessions.values()):
-            if s.sid is None or not s.results or s.outlives_turns or s.busy() or s.chats or s.sid in running:
-                continue
-            self._close_session(s, eof=False)  # type: ignore[attr-defined]
-            self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
-            remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last),
-                     MAX_CLOSED_REMEMBERED)
+            if s.sid is not None and self._done(s) and s.sid in running:
+                self.passed_over.add(s.sid)
+            elif s.sid is not None and self._done(s):
+                self._end_quietly(s)
+
+    def end_passed_over(self, running: frozenset[str | None]) -> None:
+        """After a line: each session :attr:`passed_over` whose workflows all ended ends now,
+        if it is still done (else the next ``init`` ends it)."""
+        for sid in [sid for sid in self.passed_over if sid not in running]:
+            self.passed_over.discard(sid)
+            s = self.sessions.get(sid)
+            if s is not None and self._done(s):
+                self._end_quietly(s)
+
+    @staticmethod
+    def _done(s: Session) -> bool:
+        """Whether ``s``'s runs all ended: a result came, and no turn, call, tool, sub-agent or
+        task is open (nor is a runtime that outlives them)."""
+        return bool(s.results) and not (s.outlives_turns or s.busy() or s.chats)
+
+    def _end_quietly(self, s: Session) -> None:
+        self._close_session(s, eof=False)  # type: ignore[attr-defined]
+        self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
+        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last),
+                 MAX_CLOSED_REMEMBERED)
 
     def _carry_over(self, s: Session) -> None:
         """``s`` goes on from a span a stop or another session's ``init`` ended: its turns are

@@ -90,6 +90,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         #: ignored; ``replay``'s next file goes on with them), bounded as :func:`remember` is
         self.ended = Refs()
         self._carried = Refs()
+        self.passed_over: set[str] = set()
         self._stream_mode = self.ctx.clock.uses_stream
         self._dated = False  # the event being handled has a timestamp of its own
 

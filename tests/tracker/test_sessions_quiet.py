@@ -163,3 +163,38 @@ def test_a_caudra_session_whose_runtime_outlives_its_runs_is_not_ended_by_the_ne
     (session,) = [r for r in seen[-1] if r.name == "invoke_agent caudra"]
     (automation,) = [r for r in seen[-1] if r.name == "automation watch"]
     assert automation.parent_span_id == session.span_id and not session.links
+
+
+@needs_fixtures()
+def test_a_session_whose_workflow_is_in_its_grace_window_ends_once_the_workflow_has():
+    """Claude Code 2.1.270 runs a workflow, then the next `claude -p` run begins at once (a
+    worker's loop): at its ``init`` the workflow still waits out its grace window, so the first
+    session is not ended there; it ends at the first line after the window closed, with its
+    cost, not only at the end of the input (which ``follow`` never reaches)."""
+    from tests.tracker.harness import Timers
+
+    text = (CLAUDE / "claudecli-go-workflow-phased-2.1.270.jsonl").read_bytes()
+    a_lines = text.splitlines(keepends=True)
+    b_lines = text.replace(_sid(a_lines).encode(), b"b-session").replace(b"wr4ugqun6", b"wr-b").splitlines(keepends=True)
+    records, stats, timers = [], Stats(), Timers()
+    ctx = Context(emit=records.append, ids=Ids(True), clock=Clock("stream", wall=lambda: WALL), stats=stats,
+                  call_later=timers, grace_s=5.0)
+    tracker, decoder = Tracker(ctx), dialects.Decoder(dialects.load(), stats)
+
+    def feed(raw_lines):
+        for raw in raw_lines:
+            for ev in decoder.decode(raw):
+                tracker.handle(ev)
+
+    def sessions():
+        return [r for r in records if r.name == "invoke_agent claude-code"]
+
+    feed(a_lines + b_lines[:1])  # A, then B's init
+    assert tracker.open_workflows() == 1 and sessions() == []  # A's workflow waits out its window
+    assert timers.fire() >= 1 and tracker.open_workflows() == 0
+    assert sessions() == []  # (nothing has come since)
+    feed(b_lines[1:2])
+    (a,) = sessions()
+    result = json.loads(a_lines[-1])
+    assert a.attributes["gen_ai.conversation.id"] == _sid(a_lines)
+    assert a.attributes["result.total_cost_usd"] == result["total_cost_usd"] and a.error is None
