@@ -12,6 +12,10 @@ from typing import NamedTuple
 #: ``--flush-timeout`` says (0: do not wait for a collector): the last lines hold the result, and
 #: the job outputs and summary come from it.
 DECODE_FLOOR_S = 1.0
+#: What decoding's share leaves is not decoded but for its last this many bytes (64 KiB): a
+#: run's last lines, its result among them (the job outputs come from it). The tee writes them
+#: after the share, the decoding process decodes them at the end.
+TAIL_BYTES = 64 * 1024
 
 
 class Deadline(NamedTuple):

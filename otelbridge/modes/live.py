@@ -36,12 +36,11 @@ from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..environment import NUMERIC_ENV, TLS_FILES, for_the_sdk
-from ..deadline import Deadline
+from ..deadline import TAIL_BYTES, Deadline
 from ..lines import Gap
 from ..messages import say
 from ..source import REASON_TEE_GONE
 from ..source.arrivals import ArrivalClock, Arrivals
-from ..source.feed import TAIL_BYTES
 from ..stats import Stats, counts_and_exit_code
 from .loop import install_loop
 

@@ -39,7 +39,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from ..deadline import Deadline
+from ..deadline import TAIL_BYTES, Deadline
 from ..lines import Gap, LinePosition, queue_gap
 from ..messages import say
 from . import HANDLED_SIGNALS
@@ -55,10 +55,6 @@ if TYPE_CHECKING:
 #: With the pipe, 11 MiB of a burst is kept for decoding: a live CLI's bursts are far smaller,
 #: and ``otelbridge replay`` decodes a recording whole.
 BACKLOG_LIMIT = 10 * 1024 * 1024
-#: What the decoding share leaves undecoded is not decoded but for its last this many bytes
-#: (64 KiB): a run's last lines, its result among them (the job outputs come from it). The
-#: decoding process decodes them at the end; the tee writes them after the share.
-TAIL_BYTES = 64 * 1024
 #: Seconds the tee waits for the decoding process beyond the deadline before it stops it.
 EXIT_MARGIN_S = 2.0
 #: At most this long (seconds) the wrapper waits for the decoder's set-up (imports, exporters:
