@@ -63,7 +63,7 @@ def offset_file(state_dir: Path, path: Path) -> Path:
 
 def load_position(file: Path) -> tuple[Position | None, str]:
     """The saved position and its file's :func:`head`; ``(None, "")`` when there is none or it
-    cannot be read."""
+    cannot be read (any content not of the shape :func:`save_position` writes)."""
     try:
         doc = json.loads(Path(file).read_text())
         pos = Position(int(doc["dev"]), int(doc["ino"]), int(doc["offset"]), int(doc.get("read_to", 0)),
@@ -73,7 +73,7 @@ def load_position(file: Path) -> tuple[Position | None, str]:
         if min(pos.offset, pos.read_to) < 0:
             raise ValueError("a negative offset")
         return pos, str(doc.get("head", ""))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError):
         return None, ""
 
 
@@ -92,9 +92,10 @@ def head(fd: int, length: int = HEAD_BYTES) -> str:
 
 
 def same_head(fd: int, saved: str) -> bool:
-    """Whether ``fd`` begins as the file whose :func:`head` was ``saved`` (``""``: unknown)."""
+    """Whether ``fd`` begins as the file whose :func:`head` was ``saved`` (``""``: unknown; a
+    length over :data:`HEAD_BYTES`, which no head has: another file's)."""
     n, _, _ = saved.partition(":")
-    return not saved or not n.isdigit() or head(fd, int(n)) == saved
+    return not saved or not n.isdigit() or (int(n) <= HEAD_BYTES and head(fd, int(n)) == saved)
 
 
 def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None:

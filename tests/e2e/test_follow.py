@@ -909,24 +909,30 @@ def test_a_stop_as_it_starts_still_reads_the_file_once(tmp_path):
     assert saved_offset(state)["read_to"] == log.stat().st_size
 
 
-def test_an_offset_file_it_cannot_read_is_said_and_the_file_read_from_its_start(tmp_path):
-    """A damaged offset file (empty: a disk that filled up) is said in one line, and the file is
-    read from its start — not from its end, as a first run without ``--from-start`` is, which
-    would lose what the agent wrote while the sidecar was away."""
+@pytest.mark.parametrize("damage", ["", '"sessions": "x"', '"sessions": [[]]', '"continued": [["sid"]]',
+                                    '"offset": 1e400', '"workflows": 7', '"head": "99999999999999:00"'],
+                         ids=["empty", "sessions-a-string", "a-session-empty", "a-session-short",
+                              "offset-infinite", "workflows-a-number", "head-too-long"])
+def test_an_offset_file_it_cannot_read_is_said_and_the_file_read_from_its_start(tmp_path, damage):
+    """A damaged offset file (empty: a disk that filled up; JSON of another shape: written by
+    hand, another tool) is said in one line, and the file is read from its start — not from its
+    end, as a first run without ``--from-start`` is, which would lose what the agent wrote while
+    the sidecar was away; never a crash at every start."""
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
     log.write_text(workflow("kept"))
     state.mkdir()
     from otelbridge.source.position import offset_file
-    offset_file(state, log).write_text("")
+    st = log.stat()
+    offset_file(state, log).write_text(damage and f'{{"dev": {st.st_dev}, "ino": {st.st_ino}, "offset": 0, {damage}}}')
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
         try:
             wait(lambda: roots(rx).get("wf-kept"), what="the workflow written before")
         finally:
             _, err = stop(proc)
-    said = [l for l in err.decode().splitlines() if "follow position" in l]
-    assert len(said) == 1 and "is read from its start" in said[0], err
-    assert roots(rx) == {"wf-kept": 1}
+    said = [l for l in err.decode().splitlines() if "read from its start" in l]
+    assert len(said) == 1 and ("follow position" in said[0] or "not the file the last run left" in said[0]), err
+    assert "Traceback" not in err.decode() and roots(rx) == {"wf-kept": 1}
 
 
 @needs_fixtures()
