@@ -34,7 +34,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
@@ -528,10 +528,12 @@ class Exporters:
         """Spans the slowest exporter has not settled yet (waiting or being exported)."""
         return max((p.unsettled() for p in self.paths), default=0)
 
-    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0) -> int:
+    def wait_for_room(self, high: int = 1024, low: int = 256, stall_s: float = 5.0,
+                      deadline: Callable[[], Deadline | None] = lambda: None) -> int:
         """Back-pressure for producers that can wait (``replay``, ``follow``): with more than
         ``high`` spans pending, wait until at most ``low`` are, or until ``stall_s`` pass without
-        any progress (a dead collector: then go on; what does not fit is dropped and counted).
+        any progress (a dead collector: then go on; what does not fit is dropped and counted),
+        never past ``deadline()`` (asked as it waits: a ``follow`` stop's, set by a signal).
         Both bounds shrink to fit the smallest queue (``OTEL_BSP_MAX_QUEUE_SIZE``): a queue
         never holds more than is pending, so none overflows while its exporter makes progress.
         Returns how many more spans can be handed in before more than ``high`` can be pending
@@ -544,6 +546,9 @@ class Exporters:
             return high - pending
         stalled_at = time.monotonic() + stall_s
         while pending > low and time.monotonic() < stalled_at:
+            stop = deadline()
+            if stop is not None and stop.passed():
+                break
             time.sleep(0.002)
             now = self.pending()
             if now < pending:

@@ -83,19 +83,22 @@ class FanOut:
 
 
 class WaitForExporters:
-    """A sink last in line for producers that can wait (``replay``): after each record, room in
-    the exporters' queues (:meth:`Exporters.wait_for_room`; asked again only when the room it
-    gave is used up, a record being at most one span)."""
+    """A sink last in line for producers that can wait (``replay``, ``follow``): after each
+    record, room in the exporters' queues (:meth:`Exporters.wait_for_room`, never past
+    ``deadline()``; asked again only when the room it gave is used up, a record being at most
+    one span)."""
 
-    def __init__(self, exporters: Exporters) -> None:
+    def __init__(self, exporters: Exporters,
+                 deadline: Callable[[], Deadline | None] = lambda: None) -> None:
         self.exporters = exporters
+        self.deadline = deadline
         self.room = 0
 
     def emit(self, rec: SpanRecord) -> None:
         if self.room > 0:
             self.room -= 1
         else:
-            self.room = self.exporters.wait_for_room()
+            self.room = self.exporters.wait_for_room(deadline=self.deadline)
 
 
 class PaceExporters:

@@ -163,9 +163,12 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         loop = asyncio.get_running_loop()
         stats = Stats()
         # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
-        # room in the export queue, as replay does, rather than let spans go
-        pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later,
-                            hold=HoldUntilClosed, last=WaitForExporters)
+        # room in the export queue, as replay does, rather than let spans go; after a stop, no
+        # longer than reading goes on
+        follower: Follower | None = None
+        pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later, hold=HoldUntilClosed,
+                            last=lambda exporters: WaitForExporters(
+                                exporters, lambda: follower.stop_deadline() if follower is not None else None))
         reader = TracedFile(pipeline, stats)
         hold = reader.hold
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),
@@ -186,10 +189,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             follower.stop()
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(signum, stop, signum)
-            except (NotImplementedError, RuntimeError):
-                pass
+            # a handler of the interpreter's, not the loop's: it runs also while a wait for the
+            # exporters holds the loop (a backlog against a slow or dead collector)
+            signal.signal(signum, lambda signum, _frame: stop(signum))
         for signum in source.EARLY_SIGNALS[:1]:  # came while starting (recorded by __main__)
             stop(signum)
         code = 0

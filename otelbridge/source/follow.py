@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from ..deadline import Deadline
 from .pipe import CHUNK
 from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, head, load_position, newest,
                        same_head, save_position)
@@ -177,6 +178,7 @@ class Follower:
         #: reads nothing new ends nothing the stop before had not exported
         self._replay_waits = False
         self._stopped: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_requested = False
         self._stop_by = 0.0  # (monotonic s) reading after a stop ends here
         #: the file :meth:`run` left before its end, and the bytes past what it read (the next
@@ -185,12 +187,18 @@ class Follower:
 
     def stop(self) -> None:
         """End :meth:`run`: what the file holds past the position is still read, for
-        ``stop_budget_s`` at most; the next start reads the rest (:attr:`unread`)."""
+        ``stop_budget_s`` at most; the next start reads the rest (:attr:`unread`). Safe in a
+        signal handler (it may interrupt a wait for the exporters, which :meth:`stop_deadline`
+        then ends)."""
         if not self._stop_requested:
             self._stop_by = time.monotonic() + self.stop_budget_s
         self._stop_requested = True
-        if self._stopped is not None:
-            self._stopped.set()
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+
+    def stop_deadline(self) -> Deadline | None:
+        """Once stopped: when reading ends (waits for the exporters end by then too)."""
+        return Deadline(self._stop_by) if self._stop_requested else None
 
     # ------------------------------------------------------------------ files
 
@@ -492,6 +500,7 @@ class Follower:
 
     async def run(self) -> None:
         self._stopped = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         if self._stop_requested:  # stopped as it started: the file is still read once
             self._stopped.set()
             self._open(True)

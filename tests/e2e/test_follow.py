@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -1620,3 +1621,32 @@ def test_after_a_kill_between_back_to_back_runs_the_restart_reads_from_the_open_
                           for s in spans)
 
         assert times(spans) == times(want)
+
+
+def test_a_stop_behind_a_backlog_and_a_collector_that_never_answers_ends_in_its_budget(tmp_path):
+    """A sidecar catching up a backlog (3,000 runs) while its collector takes connections and
+    never answers: it waits for room in the export queue, up to 5 s at a time. A SIGTERM in
+    such a wait ends it all the same within its budget — half of ``--flush-timeout`` to read,
+    then the flush — not after every wait (half a minute: the kubelet's SIGKILL), and says
+    what it left to the next start."""
+    log, state = empty_log(tmp_path)
+    log.write_text("".join(small_runs(0, 3000)))
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # the kernel completes handshakes; nobody ever reads or answers
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state), "--from-start",
+             "--endpoint", f"http://127.0.0.1:{hole.getsockname()[1]}", "--flush-timeout", "2",
+             "--summary", "never"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+        ready(proc)
+        time.sleep(1.5)  # (its first thousand spans wait in the queue: it waits for room)
+        proc.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+    finally:
+        hole.close()
+    assert proc.returncode == 0, err
+    assert took < 8, (took, err)  # 1 s of reading, 2 s of flush, and the process's own end
+    assert re.search(rb"stopped with \d+ bytes of .* not read yet", err), err
