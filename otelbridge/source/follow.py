@@ -3,9 +3,10 @@
 * **Rotation** (PATH renamed away or deleted, and created anew — a new inode at PATH): the old
   file is read to its end, then the new one from its start (``on_switch``: a new writer, a new
   stream).
-* **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): read again from
-  the start; the partial line before the cut is dropped, and so are the NUL bytes before the
-  first line (a writer that kept its offset leaves a hole that long). A truncation followed by
+* **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): what it held
+  past our position is read from its copy when there is one (:func:`~.position.copy_of`), then
+  the file again from the start; the partial line before the cut is dropped, and so are the NUL
+  bytes before the first line (a writer that kept its offset leaves a hole that long). A truncation followed by
   more writes than our old position before the next poll is known by the file's first bytes
   (up to 4 KiB) no longer being what was read there.
 * **Missing PATH**: wait for it to appear (checked every poll).
@@ -45,8 +46,8 @@ from typing import Protocol
 
 from ..deadline import Deadline
 from .pipe import CHUNK
-from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, head, load_position, newest,
-                       same_head, save_position)
+from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, copy_of, head, head_of, load_position,
+                       newest, same_head, save_position)
 
 ROTATED, TRUNCATED = "rotated", "truncated"
 
@@ -224,12 +225,28 @@ class Follower:
 
     def _moved(self) -> Path | None:
         """The saved position's file under another name in PATH's directory (rotated while no
-        run read it), when it holds bytes past the position; else ``None``."""
+        run read it), or — PATH truncated since (``copytruncate``) — the copy of what it held,
+        when it holds bytes past the position; else ``None``."""
         saved = self.saved
-        found = self._named((saved.dev, saved.ino)) if saved is not None else None
-        if found is None or found[0] == self.path or found[1] <= saved.offset:  # type: ignore[union-attr]
+        if saved is None:
             return None
-        return found[0]
+        found = self._named((saved.dev, saved.ino))
+        if found is not None and found[0] != self.path:
+            return found[0] if found[1] > saved.offset else None
+        if found is not None and found[1] >= saved.offset and self._begins_as_saved():
+            return None
+        return copy_of(self.path, self._saved_head, saved.offset)
+
+    def _begins_as_saved(self) -> bool:
+        """Whether PATH begins as the saved position's file did."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            return same_head(fd, self._saved_head)
+        finally:
+            os.close(fd)
 
     def _open(self, resume: bool) -> bool:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
@@ -242,16 +259,18 @@ class Follower:
         except FileNotFoundError:
             return False
         if moved is not None:
-            self.say(f"{str(moved)!r}, the file followed before, was rotated away from "
-                     f"{str(self.path)!r} since: its rest is read first")
+            self.say(f"{str(moved)!r} holds the rest of the file followed before ({str(self.path)!r} "
+                     "was rotated since): it is read first")
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
             raise IsADirectoryError(f"{self.path} is not a regular file")
         ident = (st.st_dev, st.st_ino)
         start = self.replay_to = 0
-        known = self.saved is not None and (self.saved.dev, self.saved.ino) == ident
-        if known and resume and (not same_head(fd, self._saved_head) or self.saved.offset > st.st_size):
+        # (the file the saved position is in: a file opened after a rotation is new, even at
+        # its inode — copytruncate's)
+        known = resume and self.saved is not None and ((self.saved.dev, self.saved.ino) == ident or moved is not None)
+        if known and (not same_head(fd, self._saved_head) or self.saved.offset > st.st_size):
             # truncated while we were away, or another file at the same inode (deleted and
             # written anew): what it holds now is new
             known = False
@@ -269,7 +288,7 @@ class Follower:
                     self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
                              "now are not read (--from-start reads them)")
         # the word this file's ids are derived with: kept, for the same spans when read again
-        self.salt = self.saved.salt if known and resume and self.saved.salt else secrets.token_hex(8)
+        self.salt = self.saved.salt if known and self.saved.salt else secrets.token_hex(8)
         self.reader.on_open(self.salt)
         if resume:
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
@@ -278,9 +297,9 @@ class Follower:
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = self._origin = start
-        self._base_workflows = self.saved.workflows if known and resume and self.saved else ()
+        self._base_workflows = self.saved.workflows if known and self.saved else ()
         self._quiet_sessions = self._base_continued = (
-            self.saved.continued if known and resume and self.saved else ())
+            self.saved.continued if known and self.saved else ())
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
         if not known:
             # a file new to us: where its reading starts is the first checkpoint, so that a
@@ -526,6 +545,8 @@ class Follower:
                     self._open(False)
                     continue
                 if change == TRUNCATED:
+                    if not await self._read_copy():
+                        break  # (stopped: the copy's rest is the next start's)
                     self._from_the_start()
                     continue
                 await self._drain()
@@ -538,6 +559,25 @@ class Follower:
             if found is not None and found[1] > self.pos:
                 self.unread = (found[0], found[1] - self.pos)
             self._close()
+
+    async def _read_copy(self) -> bool:
+        """The open file was truncated: what it held past our position, written before the
+        cut, is read from its copy (``copytruncate``), if there is one. ``False``: a stop's
+        budget cut it short."""
+        copy = copy_of(self.path, head_of(self._prefix), self.pos) if self._prefix else None
+        if copy is None:
+            return True
+        try:
+            fd = os.open(copy, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return True
+        os.lseek(fd, self.pos, os.SEEK_SET)
+        self.fd, truncated = fd, self.fd
+        try:
+            return await self._drain()
+        finally:
+            os.close(fd)
+            self.fd = truncated
 
     def _from_the_start(self) -> None:
         """The open file was truncated: read it again from its start, NUL bytes skipped."""

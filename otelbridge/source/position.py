@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,43 @@ def _session_refs(saved: list) -> tuple[tuple[str, int, int, int], ...]:
 def head(fd: int, length: int = HEAD_BYTES) -> str:
     """``"{n}:{sha256 hex}"`` of the first ``n`` ≤ ``length`` bytes of ``fd``: which file an
     inode holds (a file deleted and written anew may get the same inode)."""
-    data = os.pread(fd, length, 0)
+    return head_of(os.pread(fd, length, 0))
+
+
+def head_of(data: bytes) -> str:
+    """The :func:`head` of a file whose first bytes (up to :data:`HEAD_BYTES`) are ``data``."""
     return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+
+
+def copy_of(path: Path, saved: str, least: int) -> Path | None:
+    """The copy logrotate's ``copytruncate`` made of ``path`` before truncating it: the newest
+    regular file in its directory named as it with a suffix (``agent.jsonl.1``,
+    ``agent.jsonl-20261207``), another inode, that begins as the file whose :func:`head` was
+    ``saved`` and holds more than ``least`` bytes; ``None``: none."""
+    if not saved.partition(":")[0].isdigit():
+        return None
+    found = []
+    try:
+        here = os.stat(path)
+        here_ident = (here.st_dev, here.st_ino)
+    except OSError:
+        here_ident = None
+    try:
+        for entry in os.scandir(path.parent):
+            if entry.name == path.name or not entry.name.startswith(path.name):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or st.st_size <= least or (st.st_dev, st.st_ino) == here_ident:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            try:
+                if same_head(fd, saved):
+                    found.append((st.st_mtime_ns, entry.path))
+            finally:
+                os.close(fd)
+    except OSError:
+        pass
+    return Path(max(found)[1]) if found else None
 
 
 def same_head(fd: int, saved: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -744,7 +745,7 @@ def test_a_file_rotated_while_stopped_is_read_to_its_end_first(tmp_path):
         finally:
             _, err = stop(proc)
         spans = rx.received.spans()
-    assert b"agent.jsonl.1', the file followed before, was rotated away" in err, err
+    assert b"agent.jsonl.1' holds the rest of the file followed before" in err, err
     down = [s for s in spans if s.attributes.get("gen_ai.conversation.id") == sid["down"]]
     assert "invoke_agent general-purpose" in {s.name for s in down}
     assert len([s for s in down if s.name == "invoke_agent claude-code"]) == 1  # read once
@@ -1650,3 +1651,58 @@ def test_a_stop_behind_a_backlog_and_a_collector_that_never_answers_ends_in_its_
     assert proc.returncode == 0, err
     assert took < 8, (took, err)  # 1 s of reading, 2 s of flush, and the process's own end
     assert re.search(rb"stopped with \d+ bytes of .* not read yet", err), err
+
+
+def copytruncate(log) -> None:
+    """logrotate's ``copytruncate``: the file copied to ``<name>.1``, then truncated."""
+    shutil.copy(log, log.with_name(log.name + ".1"))
+    os.truncate(log, 0)
+
+
+def session_ids(spans) -> list[str]:
+    return sorted(s.attributes["gen_ai.conversation.id"] for s in spans if s.name.startswith("invoke_agent "))
+
+
+def test_a_copytruncate_while_stopped_reads_the_rest_from_the_copy_first(tmp_path):
+    """The sidecar is stopped; the agent writes 10 more runs; logrotate's ``copytruncate``
+    copies the file to ``agent.jsonl.1`` and truncates it; the agent writes 10 more. The next
+    start reads the copy's rest (found by its first bytes), then the file: all 30 runs arrive,
+    none twice."""
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(small_runs(0, 10)))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
+        finally:
+            stop(proc)
+        append(log, "".join(small_runs(10, 10)))
+        copytruncate(log)
+        err = restart_with_the_rest(log, state, rx, "".join(small_runs(20, 10)))
+        spans = rx.received.spans()
+    assert session_ids(spans) == [f"s-{i:08d}" for i in range(30)], err
+    assert len({s.span_id for s in spans}) == len(spans)
+    assert b"agent.jsonl.1' holds the rest of the file followed before" in err, err
+
+
+def test_a_copytruncate_between_two_polls_reads_what_was_not_read_yet_from_the_copy(tmp_path):
+    """Within one poll (here 2 s) the agent writes 10 runs, logrotate copies and truncates the
+    file, and the agent writes 10 more: the 10 written before the cut, never read from the
+    file, are read from the copy, then the file from its start. All 30 arrive, none twice."""
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--poll-interval", "2")
+        try:
+            append(log, "".join(small_runs(0, 10)))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
+            append(log, "".join(small_runs(10, 10)))  # (the next poll is 2 s away)
+            copytruncate(log)
+            append(log, "".join(small_runs(20, 10)))
+            wait(lambda: len(session_ids(rx.received.spans())) >= 29, what="the runs after the cut")
+        finally:
+            stop(proc)
+        spans = rx.received.spans()
+    assert session_ids(spans) == [f"s-{i:08d}" for i in range(30)]
+    assert len({s.span_id for s in spans}) == len(spans)
