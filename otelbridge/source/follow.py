@@ -46,8 +46,8 @@ from typing import Protocol
 
 from ..deadline import Deadline
 from .pipe import CHUNK
-from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, copy_of, head, head_of, load_position,
-                       newest, same_head, save_position)
+from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, begins_as, copy_of, head, head_of,
+                       load_position, newest, rotated_since, same_head, save_position)
 
 ROTATED, TRUNCATED = "rotated", "truncated"
 
@@ -180,6 +180,9 @@ class Follower:
         self._replay_waits = False
         self._stopped: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: files rotated away from PATH while no run read it, after the one the position is
+        #: in: read after it, before PATH, oldest first
+        self._rotated: list[Path] = []
         self._stop_requested = False
         self._stop_by = 0.0  # (monotonic s) reading after a stop ends here
         #: the file :meth:`run` left before its end, and the bytes past what it read (the next
@@ -233,34 +236,27 @@ class Follower:
         found = self._named((saved.dev, saved.ino))
         if found is not None and found[0] != self.path:
             return found[0] if found[1] > saved.offset else None
-        if found is not None and found[1] >= saved.offset and self._begins_as_saved():
+        if found is not None and found[1] >= saved.offset and begins_as(self.path, self._saved_head):
             return None
         return copy_of(self.path, self._saved_head, saved.offset)
-
-    def _begins_as_saved(self) -> bool:
-        """Whether PATH begins as the saved position's file did."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-        except OSError:
-            return False
-        try:
-            return same_head(fd, self._saved_head)
-        finally:
-            os.close(fd)
 
     def _open(self, resume: bool) -> bool:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
         in the saved file, rotated away from PATH since, when it holds lines not read yet (the
         loop then finds PATH another file and goes on to it from its start)."""
         moved = self._moved() if resume else None
+        if moved is not None:  # (and the files rotated after it, before PATH)
+            self._rotated = rotated_since(self.path, moved)
+        target = moved or (self._rotated.pop(0) if self._rotated and not resume else self.path)
         try:
             # (non-blocking: a FIFO at PATH would block the open, and the stop, until a writer came)
-            fd = os.open(moved or self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             return False
         if moved is not None:
+            also = "".join(f", then {str(p)!r}" for p in self._rotated)
             self.say(f"{str(moved)!r} holds the rest of the file followed before ({str(self.path)!r} "
-                     "was rotated since): it is read first")
+                     f"was rotated since): it is read first{also}")
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)

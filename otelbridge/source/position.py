@@ -96,6 +96,53 @@ def head_of(data: bytes) -> str:
     return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
 
 
+def begins_as(path: Path, saved: str) -> bool:
+    """Whether the file at ``path`` begins as the file whose :func:`head` was ``saved``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return same_head(fd, saved)
+    finally:
+        os.close(fd)
+
+
+#: Suffixes of compressed files (logrotate's ``compress``): not streams to read.
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
+
+
+def _siblings(path: Path):
+    """``(entry, stat)`` of each regular file in ``path``'s directory named as it with a suffix
+    (``agent.jsonl.1``, ``agent.jsonl-20261207``), not compressed."""
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == path.name or not entry.name.startswith(path.name) or entry.name.endswith(COMPRESSED):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield entry, st
+
+
+def rotated_since(path: Path, older: Path) -> list[Path]:
+    """The files rotated away from ``path`` after ``older`` was (each rotation while no run read
+    it: ``agent.jsonl.1`` when ``older`` is ``agent.jsonl.2``): named as ``path`` with a
+    suffix, last written after ``older``, oldest first."""
+    try:
+        before = os.stat(older)
+    except OSError:
+        return []
+    found = [(st.st_mtime_ns, entry.path) for entry, st in _siblings(path)
+             if st.st_mtime_ns > before.st_mtime_ns and (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino)]
+    return [Path(name) for _, name in sorted(found)]
+
+
 def copy_of(path: Path, saved: str, least: int) -> Path | None:
     """The copy logrotate's ``copytruncate`` made of ``path`` before truncating it: the newest
     regular file in its directory named as it with a suffix (``agent.jsonl.1``,
@@ -103,27 +150,17 @@ def copy_of(path: Path, saved: str, least: int) -> Path | None:
     ``saved`` and holds more than ``least`` bytes; ``None``: none."""
     if not saved.partition(":")[0].isdigit():
         return None
-    found = []
     try:
         here = os.stat(path)
         here_ident = (here.st_dev, here.st_ino)
     except OSError:
         here_ident = None
-    try:
-        for entry in os.scandir(path.parent):
-            if entry.name == path.name or not entry.name.startswith(path.name):
-                continue
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or st.st_size <= least or (st.st_dev, st.st_ino) == here_ident:
-                continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-            try:
-                if same_head(fd, saved):
-                    found.append((st.st_mtime_ns, entry.path))
-            finally:
-                os.close(fd)
-    except OSError:
-        pass
+    found = []
+    for entry, st in _siblings(path):
+        if st.st_size <= least or (st.st_dev, st.st_ino) == here_ident:
+            continue
+        if begins_as(Path(entry.path), saved):
+            found.append((st.st_mtime_ns, entry.path))
     return Path(max(found)[1]) if found else None
 
 

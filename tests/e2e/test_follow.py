@@ -1706,3 +1706,31 @@ def test_a_copytruncate_between_two_polls_reads_what_was_not_read_yet_from_the_c
         spans = rx.received.spans()
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(30)]
     assert len({s.span_id for s in spans}) == len(spans)
+
+
+def test_two_rotations_while_stopped_read_every_file_rotated_oldest_first(tmp_path):
+    """While the sidecar is stopped the file is rotated twice (``agent.jsonl`` → ``.1`` → ``.2``,
+    logrotate's ``rotate 5``): the next start reads the rest of the file it followed (now
+    ``.2``), then ``.1``, written after it, then the new file. All 25 runs arrive, none twice."""
+    log, state = empty_log(tmp_path)
+    one, two = log.with_name(log.name + ".1"), log.with_name(log.name + ".2")
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, "".join(small_runs(0, 10)))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
+        finally:
+            stop(proc)
+        append(log, "".join(small_runs(10, 5)))
+        time.sleep(0.05)  # (each file last written at a time of its own)
+        log.rename(one)
+        log.write_text("".join(small_runs(15, 5)))
+        time.sleep(0.05)
+        one.rename(two)
+        log.rename(one)
+        err = restart_with_the_rest(log, state, rx, "".join(small_runs(20, 5)))
+        spans = rx.received.spans()
+    assert session_ids(spans) == [f"s-{i:08d}" for i in range(25)], err
+    assert len({s.span_id for s in spans}) == len(spans)
+    assert b"agent.jsonl.2' holds the rest of the file followed before" in err and b"then '" in err, err
