@@ -1050,13 +1050,7 @@ def test_a_session_whose_turns_all_ended_is_not_interrupted_by_the_stop(tmp_path
     lines = recording_lines("subagent-explore-2.1.178.jsonl")
     log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
-        proc = start(log, state, rx, "--from-start")
-        try:
-            append(log, "".join(lines))
-            size = log.stat().st_size
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the whole file read")
-        finally:
-            stop(proc)
+        read_then_stopped(log, state, rx, lines)
         spans = rx.received.spans()
     (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert session.events and all(e[0] != "interrupted" for e in session.events)
@@ -1663,6 +1657,18 @@ def session_ids(spans) -> list[str]:
     return sorted(s.attributes["gen_ai.conversation.id"] for s in spans if s.name.startswith("invoke_agent "))
 
 
+def read_then_stopped(log, state, rx, lines: list[str]) -> None:
+    """``follow --from-start`` reads ``lines`` as the agent writes them, exports them, and is
+    stopped."""
+    proc = start(log, state, rx, "--from-start")
+    try:
+        append(log, "".join(lines))
+        size = log.stat().st_size
+        wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the lines read")
+    finally:
+        stop(proc)
+
+
 def test_a_copytruncate_while_stopped_reads_the_rest_from_the_copy_first(tmp_path):
     """The sidecar is stopped; the agent writes 10 more runs; logrotate's ``copytruncate``
     copies the file to ``agent.jsonl.1`` and truncates it; the agent writes 10 more. The next
@@ -1670,13 +1676,7 @@ def test_a_copytruncate_while_stopped_reads_the_rest_from_the_copy_first(tmp_pat
     none twice."""
     log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
-        proc = start(log, state, rx, "--from-start")
-        try:
-            append(log, "".join(small_runs(0, 10)))
-            size = log.stat().st_size
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
-        finally:
-            stop(proc)
+        read_then_stopped(log, state, rx, small_runs(0, 10))
         append(log, "".join(small_runs(10, 10)))
         copytruncate(log)
         err = restart_with_the_rest(log, state, rx, "".join(small_runs(20, 10)))
@@ -1715,13 +1715,7 @@ def test_two_rotations_while_stopped_read_every_file_rotated_oldest_first(tmp_pa
     log, state = empty_log(tmp_path)
     one, two = log.with_name(log.name + ".1"), log.with_name(log.name + ".2")
     with GrpcReceiver() as rx:
-        proc = start(log, state, rx, "--from-start")
-        try:
-            append(log, "".join(small_runs(0, 10)))
-            size = log.stat().st_size
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
-        finally:
-            stop(proc)
+        read_then_stopped(log, state, rx, small_runs(0, 10))
         append(log, "".join(small_runs(10, 5)))
         time.sleep(0.05)  # (each file last written at a time of its own)
         log.rename(one)
