@@ -56,17 +56,13 @@ def _ensure_std_fds() -> None:
         sys.stdout = sys.stderr
 
 
-def _show(exc) -> None:
-    """A usage error as click shows it, each line redacted: it quotes the values given (a
-    token passed to the wrong option)."""
-    import io
-
+def _show(exc, prog: str, then: str = "") -> None:
+    """A usage error in one line on stderr, redacted (it quotes the values given: a token
+    passed to the wrong option), with where help is and ``then`` (what happens now)."""
     from .redact import message
 
-    shown = io.StringIO()
-    exc.show(file=shown)
-    for line in shown.getvalue().splitlines():
-        print(message(line) if line.strip() else line, file=sys.stderr)
+    text = " ".join(exc.format_message().split())
+    print(message(f"{prog}: {text.rstrip('.')}. See '{prog} --help'.{then}"), file=sys.stderr)
 
 
 def _pass_through() -> None:
@@ -77,7 +73,6 @@ def _pass_through() -> None:
         early.stop()  # (it finishes the chunk it holds: the rest follows it)
     if os.isatty(0):
         return
-    print("otelbridge: the input passes through untraced", file=sys.stderr)
     try:
         while chunk := os.read(0, 1 << 16):
             while chunk:
@@ -122,9 +117,10 @@ def main(argv: list[str] | None = None) -> None:
         import click
 
         if isinstance(exc, click.ClickException):
-            _show(exc)
+            through = command is run_command and "--" not in args
+            _show(exc, prog, " The input passes through untraced." if through and not os.isatty(0) else "")
             code = exc.exit_code
-            if command is run_command and "--" not in args:
+            if through:
                 _pass_through()
         elif isinstance(exc, click.exceptions.Abort):
             code = 130

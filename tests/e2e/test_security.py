@@ -247,7 +247,7 @@ def test_a_usage_error_shows_no_secret_given(args, secret):
     error says what is wrong without it (exit 2, as every usage error)."""
     proc = run_bridge([*args, "--exporter", "none"] if "--exporter" not in args else args, b"")
     assert proc.returncode == 2
-    assert b"Error: " in proc.stderr and secret not in proc.stderr, proc.stderr
+    assert b"See 'otelbridge --help'" in proc.stderr and secret not in proc.stderr, proc.stderr
 
 
 def test_stats_json_is_private(tmp_path):
