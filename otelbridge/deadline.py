@@ -12,10 +12,14 @@ from typing import NamedTuple
 #: ``--flush-timeout`` says (0: do not wait for a collector): the last lines hold the result, and
 #: the job outputs and summary come from it.
 DECODE_FLOOR_S = 1.0
-#: What decoding's share leaves is not decoded but for its last this many bytes (64 KiB): a
-#: run's last lines, its result among them (the job outputs come from it). The tee writes them
-#: after the share, the decoding process decodes them at the end.
-TAIL_BYTES = 64 * 1024
+#: What decoding's share leaves is not decoded but for its last :data:`TAIL_LINES` lines, at
+#: most this many bytes (1 MiB: a result line that long still fits): a run's last lines, its
+#: result among them (the job outputs come from it). The tee writes them after the share, the
+#: decoding process decodes them at the end, for :data:`TAIL_S` at most.
+TAIL_BYTES = 1024 * 1024
+TAIL_LINES = 16
+#: Seconds the decoding process gives those last lines (half the tee's margin for its end).
+TAIL_S = 1.0
 
 
 class Deadline(NamedTuple):

@@ -16,8 +16,8 @@ backlog absorb the wait.
 The end: the tee's end message carries the run's :class:`~otelbridge.deadline.Deadline`. From
 its decoding share on (half of it, at least a second), what still comes is counted as not decoded (the counts add up: lines =
 decoded + not wanted + bad + overlong + not decoded) so that ending the spans and the flush get
-the rest — all but its last :data:`TAIL_BYTES`, decoded at the end: a run's last lines hold its
-result, which the job outputs and the session's status come from. The process ignores
+the rest — all but its last lines (:data:`~otelbridge.deadline.TAIL_LINES`), decoded at the end:
+a run's last lines hold its result, which the job outputs and the session's status come from. The process ignores
 SIGINT/SIGTERM (from its fork on): the tee decides, and tells it.
 """
 
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..environment import NUMERIC_ENV, TLS_FILES, for_the_sdk
-from ..deadline import TAIL_BYTES, Deadline
+from ..deadline import TAIL_BYTES, TAIL_LINES, TAIL_S, Deadline
 from ..lines import Gap
 from ..messages import say
 from ..source import REASON_TEE_GONE
@@ -71,6 +71,10 @@ PAUSE_BYTES = 128 * 1024
 #: ... nor this many chunks: each ``tee(2)`` chunk, however small, takes one of the pipe's 256
 #: slots, so that many tiny writes fill it long before its bytes do.
 PAUSE_CHUNKS = 64
+
+#: Once the end has come, reads are decoded in pieces of this many bytes, the end's decoding
+#: share looked at between them.
+END_PIECE = 4096
 
 #: Said once on stderr when the first line is lost to a gap.
 BEHIND_MESSAGE = (
@@ -175,8 +179,8 @@ class LiveDecoder:
         self._warned = False
         self.ready = False
         self.pipeline: Pipeline | None = None
-        #: the last bytes come past the decoding share (at most :data:`TAIL_BYTES`), decoded at
-        #: :meth:`end`
+        #: the last lines come past the decoding share (:data:`TAIL_LINES`, :data:`TAIL_BYTES`
+        #: at most), decoded at :meth:`end`
         self._tail = bytearray()
 
     def set_up(self) -> None:
@@ -204,13 +208,33 @@ class LiveDecoder:
 
     def chunk(self, data: bytes | bytearray, n: int) -> None:
         """``data[:n]``, the stream's next bytes (``data`` is reused after the call)."""
-        if self.cut is not None and self.cut.passed():  # past decoding's share: kept for the
-            self._tail += memoryview(data)[:n]           # end if among the last, else a gap
-            if len(self._tail) > TAIL_BYTES:
-                over = len(self._tail) - TAIL_BYTES
-                self._skip(Gap.of(self._tail, 0, over))
-                del self._tail[:over]
+        if self.cut is None:
+            self._decode(data, n)
             return
+        # the end has come: in pieces, so that its share's end is seen within one (a read of
+        # short lines decoded on a loaded machine could take seconds), then kept for the end
+        for start in range(0, n, END_PIECE):
+            piece = bytes(data[start:min(n, start + END_PIECE)])
+            if self.cut.passed():
+                self._keep(piece)
+            else:
+                self._decode(piece, len(piece))
+
+    def _keep(self, data: bytes) -> None:
+        """Past decoding's share: ``data`` kept for the end if among the last lines, else a gap."""
+        tail = self._tail
+        tail += data
+        over, at = max(0, len(tail) - TAIL_BYTES), len(tail) - 1  # (a last "\n" ends no line)
+        for _ in range(TAIL_LINES):
+            at = tail.rfind(b"\n", 0, at)
+            if at < 0:
+                break
+        over = max(over, at + 1)
+        if over:
+            self._skip(Gap.of(tail, 0, over))
+            del tail[:over]
+
+    def _decode(self, data: bytes | bytearray, n: int) -> None:
         self.set_up()
         if self.pipeline is not None:
             self.pipeline.on_chunk(data, n)
@@ -260,8 +284,14 @@ class LiveDecoder:
             if tail:
                 self._skip(Gap.of(tail))
             return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready)
-        if tail:
-            pipeline.on_chunk(tail, len(tail))
+        until = time.monotonic() + TAIL_S  # (the tee stops a process past its margin)
+        *whole, last = bytes(tail).split(b"\n")
+        lines = [line + b"\n" for line in whole] + ([last] if last else [])
+        for i, line in enumerate(lines):
+            if time.monotonic() >= until:  # the rest not decoded either
+                self._skip(Gap.of(b"".join(lines[i:])))
+                break
+            pipeline.on_chunk(line, len(line))
         self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
         pipeline.exit_code = exit_code
         pipeline.end_stream(reason)

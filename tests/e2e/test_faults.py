@@ -852,8 +852,8 @@ def slowly_decoded(data: bytes, tmp_path) -> tuple[dict, dict]:
 def test_a_run_decoded_past_its_end_share_still_gives_the_job_its_result(tmp_path):
     """A Claude Code run piped in whole, on a machine too loaded to decode it in its share of
     ``--flush-timeout`` (here 30 ms a line: 2.3 s for its 78 lines, against 1 s): the lines past
-    the share are not decoded but for the last 64 KiB, decoded at the end — the result among
-    them, so the job outputs are the run's own cost and status, not 0 and ``error``."""
+    the share are not decoded but for the last 16, decoded at the end — the result among them,
+    so the job outputs are the run's own cost and status, not 0 and ``error``."""
     data = (FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl").read_bytes()
     stats, outputs = slowly_decoded(data, tmp_path)
     assert stats["lines_not_decoded"] > 0  # (the share was passed)
@@ -865,7 +865,7 @@ def test_a_run_decoded_past_its_end_share_still_gives_the_job_its_result(tmp_pat
 @needs_fixtures()
 def test_a_burst_past_the_pipe_decoded_past_its_end_share_still_gives_the_job_its_last_result(tmp_path):
     """As above, with 3 MB of runs (each its own session) piped in at once: more than the pipe
-    holds, so the tee keeps the rest. Past the share it writes the last 64 KiB still, and the
+    holds, so the tee keeps the rest. Past the share it writes the last 1 MiB still, and the
     last run's result is decoded: the job outputs count its cost (the only result decoded)."""
     text = (FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl").read_text()
     sid = json.loads(text.partition("\n")[0])["session_id"]
@@ -876,3 +876,20 @@ def test_a_burst_past_the_pipe_decoded_past_its_end_share_still_gives_the_job_it
     assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"] == 15 * 78
     assert stats["lines_not_decoded"] > 14 * 78  # (the share was passed long before the end)
     assert outputs["total_cost_usd"] == "0.5"
+
+
+def test_a_run_of_many_short_lines_decoded_past_its_end_share_ends_in_time_with_its_result(tmp_path):
+    """As above, with 2,000 short runs (10,000 lines of ~200 bytes): once the end has come,
+    reads are decoded in 4 KiB pieces, and what the share leaves is not decoded but for its
+    last 16 lines: the decoding process ends before the tee's margin (a 128 KiB read of such
+    lines took 18 s, and the tee stopped it: no outputs at all), and the last run's result is
+    counted (the status is an error: the run the share cut ended before its result)."""
+    from tests.e2e.test_follow import small_runs
+
+    lines = small_runs(0, 2000)
+    lines[-1] = lines[-1].replace('"result": "done"', '"result": "done", "total_cost_usd": 0.5')
+    data = "".join(lines).encode()
+    stats, outputs = slowly_decoded(data, tmp_path)
+    assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"] == 10_000
+    assert stats["lines_not_decoded"] > 9_000
+    assert outputs["total_cost_usd"] == "0.5" and outputs["status"] == "error"
