@@ -533,7 +533,8 @@ class Exporters:
         """Back-pressure for producers that can wait (``replay``, ``follow``): with more than
         ``high`` spans pending, wait until at most ``low`` are, or until ``stall_s`` pass without
         any progress (a dead collector: then go on; what does not fit is dropped and counted),
-        never past ``deadline()`` (asked as it waits: a ``follow`` stop's, set by a signal).
+        never past ``deadline()`` (asked as it waits: a ``follow`` stop's, set by a signal). An
+        exporter whose last export failed is not waited for: what it cannot take is dropped.
         Both bounds shrink to fit the smallest queue (``OTEL_BSP_MAX_QUEUE_SIZE``): a queue
         never holds more than is pending, so none overflows while its exporter makes progress.
         Returns how many more spans can be handed in before more than ``high`` can be pending
@@ -541,7 +542,11 @@ class Exporters:
         smallest = min((p.limit for p in self.paths), default=high + 1)
         high = min(high, smallest - 1)  # (the span handed in after the room is used up fits too)
         low = min(low, high // 4)
-        pending = self.pending()
+
+        def unsettled() -> int:  # (an exporter whose last export failed is not waited for)
+            return max((p.unsettled() for p in self.paths if p.exporter.healthy()), default=0)
+
+        pending = unsettled()
         if pending <= high:
             return high - pending
         stalled_at = time.monotonic() + stall_s
@@ -550,7 +555,7 @@ class Exporters:
             if stop is not None and stop.passed():
                 break
             time.sleep(0.002)
-            now = self.pending()
+            now = unsettled()
             if now < pending:
                 stalled_at = time.monotonic() + stall_s
             pending = now

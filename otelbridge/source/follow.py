@@ -198,7 +198,10 @@ class Follower:
             self._stop_by = time.monotonic() + self.stop_budget_s
         self._stop_requested = True
         if self._loop is not None and self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
+            try:
+                self._loop.call_soon_threadsafe(self._stopped.set)
+            except RuntimeError:  # a signal again as the process ends: its loop is closed
+                pass
 
     def stop_deadline(self) -> Deadline | None:
         """Once stopped: when reading ends (waits for the exporters end by then too)."""

@@ -7,8 +7,10 @@ import hashlib
 import json
 import os
 import pty
+import socket
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -188,6 +190,30 @@ def test_replay_waits_within_a_small_export_queue(tmp_path):
     assert len(spans) == expected and len({s.span_id for s in spans}) == expected
     assert f"{expected} exported, 0 dropped".encode() in proc.stderr, proc.stderr
     assert b"queue is full" not in proc.stderr
+
+
+def test_replay_to_a_dead_collector_with_a_small_queue_does_not_wait_on_each_failed_export(tmp_path):
+    """``OTEL_BSP_MAX_QUEUE_SIZE=16`` and a collector that refuses: once an export has failed,
+    replay waits no more for that exporter (each failed batch counted as progress made it wait
+    an export's whole retry time per 16 spans). It ends in seconds, every span counted
+    as dropped."""
+    text = CBC.read_text()
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(text.replace("wf-task-01", f"wf-{i}") for i in range(200)))
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    port = dead.getsockname()[1]
+    dead.close()  # (nothing listens there: refused)
+    started = time.monotonic()
+    proc = run_bridge(["replay", "--summary", "never", "--endpoint", f"http://127.0.0.1:{port}",
+                       "--flush-timeout", "1", str(many)],
+                      env=clean_env(OTEL_BSP_MAX_QUEUE_SIZE="16", OTEL_BSP_MAX_EXPORT_BATCH_SIZE="16",
+                                    OTEL_EXPORTER_OTLP_TIMEOUT="1000"), timeout=120)
+    took = time.monotonic() - started
+    expected = 200 * 6 + 1 + 200
+    assert proc.returncode == 0, proc.stderr
+    assert f"spans {expected} built, 0 exported, {expected} dropped".encode() in proc.stderr, proc.stderr
+    assert took < 15, took  # (2 s here)
 
 
 def test_long_recording_closes_runs_as_its_clock_passes(tmp_path):
