@@ -239,9 +239,9 @@ class Follower:
         found = self._named((saved.dev, saved.ino))
         if found is not None and found[0] != self.path:
             return found[0] if found[1] > saved.offset else None
-        if found is not None and found[1] >= saved.offset and begins_as(self.path, self._saved_head):
+        if found is None or (found[1] >= saved.offset and begins_as(self.path, self._saved_head)):
             return None
-        return copy_of(self.path, self._saved_head, saved.offset)
+        return copy_of(self.path, self._saved_head, saved.offset)  # (truncated at PATH)
 
     def _open(self, resume: bool) -> bool:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):

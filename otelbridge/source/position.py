@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,19 +109,17 @@ def begins_as(path: Path, saved: str) -> bool:
         os.close(fd)
 
 
-#: Suffixes of compressed files (logrotate's ``compress``): not streams to read.
-COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
-
-
 def _siblings(path: Path):
-    """``(entry, stat)`` of each regular file in ``path``'s directory named as it with a suffix
-    (``agent.jsonl.1``, ``agent.jsonl-20261207``), not compressed."""
+    """``(entry, stat)`` of each regular file in ``path``'s directory named as logrotate names
+    its rotations: ``path``'s name and a number or date (``agent.jsonl.1``,
+    ``agent.jsonl-20261207``), not compressed (not ``agent.jsonl.bak``, ``.1.gz``)."""
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
         return
+    rotation = re.compile(re.escape(path.name) + r"[.-][0-9][0-9._-]*")
     for entry in entries:
-        if entry.name == path.name or not entry.name.startswith(path.name) or entry.name.endswith(COMPRESSED):
+        if not rotation.fullmatch(entry.name):
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -132,8 +131,8 @@ def _siblings(path: Path):
 
 def rotated_since(path: Path, older: Path) -> list[Path]:
     """The files rotated away from ``path`` after ``older`` was (each rotation while no run read
-    it: ``agent.jsonl.1`` when ``older`` is ``agent.jsonl.2``): named as ``path`` with a
-    suffix, last written after ``older``, oldest first."""
+    it: ``agent.jsonl.1`` when ``older`` is ``agent.jsonl.2``): named as logrotate names them,
+    last written after ``older``, oldest first."""
     try:
         before = os.stat(older)
     except OSError:
@@ -145,7 +144,7 @@ def rotated_since(path: Path, older: Path) -> list[Path]:
 
 def copy_of(path: Path, saved: str, least: int) -> Path | None:
     """The copy logrotate's ``copytruncate`` made of ``path`` before truncating it: the newest
-    regular file in its directory named as it with a suffix (``agent.jsonl.1``,
+    regular file in its directory named as logrotate names it (``agent.jsonl.1``,
     ``agent.jsonl-20261207``), another inode, that begins as the file whose :func:`head` was
     ``saved`` and holds more than ``least`` bytes; ``None``: none."""
     if not saved.partition(":")[0].isdigit():

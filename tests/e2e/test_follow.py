@@ -1711,7 +1711,9 @@ def test_a_copytruncate_between_two_polls_reads_what_was_not_read_yet_from_the_c
 def test_two_rotations_while_stopped_read_every_file_rotated_oldest_first(tmp_path):
     """While the sidecar is stopped the file is rotated twice (``agent.jsonl`` → ``.1`` → ``.2``,
     logrotate's ``rotate 5``): the next start reads the rest of the file it followed (now
-    ``.2``), then ``.1``, written after it, then the new file. All 25 runs arrive, none twice."""
+    ``.2``), then ``.1``, written after it, then the new file. All 25 runs arrive, none twice;
+    files beside them not named as logrotate names its rotations (a backup, a summary) are no
+    rotations."""
     log, state = empty_log(tmp_path)
     one, two = log.with_name(log.name + ".1"), log.with_name(log.name + ".2")
     with GrpcReceiver() as rx:
@@ -1723,6 +1725,8 @@ def test_two_rotations_while_stopped_read_every_file_rotated_oldest_first(tmp_pa
         time.sleep(0.05)
         one.rename(two)
         log.rename(one)
+        for other in ("agent.jsonl.bak", "agent.jsonl.summary", "agent.jsonl.1.old"):
+            log.with_name(other).write_text("".join(small_runs(100, 2)))
         err = restart_with_the_rest(log, state, rx, "".join(small_runs(20, 5)))
         spans = rx.received.spans()
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(25)], err
