@@ -47,7 +47,7 @@ from typing import Protocol
 from ..deadline import Deadline
 from .pipe import CHUNK
 from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, begins_as, copy_of, head, head_of,
-                       load_position, newest, rotated_since, same_head, save_position)
+                       load_position, named, newest, rotated_since, same_head, save_position)
 
 ROTATED, TRUNCATED = "rotated", "truncated"
 
@@ -166,6 +166,7 @@ class Follower:
         self._quiet_sessions: tuple[tuple[str, int, int, int], ...] = ()
         self._base_continued: tuple[tuple[str, int, int, int], ...] = ()
         self.salt = ""  # the open file's (:attr:`Position.salt`)
+        self._copied = False  # the open file is copytruncate's copy of the file at PATH
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
         #: writes its next line after a hole the truncation left, read as NUL bytes
         self._hole = False
@@ -210,24 +211,8 @@ class Follower:
     # ------------------------------------------------------------------ files
 
     def _named(self, ident: tuple[int, int] | None) -> tuple[Path, int] | None:
-        """Where the file ``ident`` (dev, inode) is, and its size: PATH, or another name in
-        PATH's directory (rotated: a start finds it there); ``None``: neither."""
-        if ident is None:
-            return None
-        try:
-            st = os.stat(self.path)
-            if (st.st_dev, st.st_ino) == ident:
-                return self.path, st.st_size
-        except OSError:
-            pass
-        try:
-            for entry in os.scandir(self.path.parent):
-                st = entry.stat(follow_symlinks=False)
-                if (st.st_dev, st.st_ino) == ident and stat.S_ISREG(st.st_mode):
-                    return Path(entry.path), st.st_size
-        except OSError:
-            pass
-        return None
+        """Where the file ``ident`` is, and its size (:func:`~.position.named`)."""
+        return named(self.path, ident) if ident is not None else None
 
     def _moved(self) -> Path | None:
         """The saved position's file under another name in PATH's directory (rotated while no
@@ -241,12 +226,16 @@ class Follower:
             return found[0] if found[1] > saved.offset else None
         if found is None or (found[1] >= saved.offset and begins_as(self.path, self._saved_head)):
             return None
-        return copy_of(self.path, self._saved_head, saved.offset)  # (truncated at PATH)
+        copy = copy_of(self.path, self._saved_head, saved.offset)  # (truncated at PATH)
+        self._copied = copy is not None
+        return copy
 
-    def _open(self, resume: bool) -> bool:
+    def _open(self, resume: bool, same_stream: bool = False) -> bool:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
-        in the saved file, rotated away from PATH since, when it holds lines not read yet (the
-        loop then finds PATH another file and goes on to it from its start)."""
+        in the saved file, rotated away from PATH since (or its copy), when it holds lines not
+        read yet (the loop then finds PATH another file and goes on to it from its start).
+        ``same_stream``: PATH goes on with the stream read so far (its ids' word kept)."""
+        self._copied = False
         moved = self._moved() if resume else None
         if moved is not None:  # (and the files rotated after it, before PATH)
             self._rotated = rotated_since(self.path, moved)
@@ -287,8 +276,9 @@ class Follower:
                     self.say(f"following {str(self.path)!r} from its end: the {start} bytes in it "
                              "now are not read (--from-start reads them)")
         # the word this file's ids are derived with: kept, for the same spans when read again
-        self.salt = self.saved.salt if known and self.saved.salt else secrets.token_hex(8)
-        self.reader.on_open(self.salt)
+        if not same_stream:
+            self.salt = self.saved.salt if known and self.saved.salt else secrets.token_hex(8)
+            self.reader.on_open(self.salt)
         if resume:
             self._begun = Position(ident[0], ident[1], start, self.replay_to,
                                    *((saved.workflows, saved.sessions, saved.continued) if known and saved else ()),
@@ -540,6 +530,12 @@ class Follower:
                     if not await self._drain():  # the last writes to the old file
                         break  # (stopped: its rest is the next start's, before the new file)
                     self._close()
+                    if self._copied:  # copytruncate's copy read: the file at PATH goes on with
+                        fed = self.pos - self._origin  # the same stream, NUL bytes skipped
+                        self.reader.on_switch(TRUNCATED)
+                        self._open(False, same_stream=True)
+                        self._origin, self._hole = self._origin - fed, True
+                        continue
                     self.reader.on_switch(ROTATED)
                     self._open(False)
                     continue

@@ -97,6 +97,25 @@ def head_of(data: bytes) -> str:
     return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
 
 
+def named(path: Path, ident: tuple[int, int]) -> tuple[Path, int] | None:
+    """Where the file ``ident`` (dev, inode) is, and its size: ``path``, or another name in its
+    directory (rotated: a start finds it there); ``None``: neither."""
+    try:
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) == ident:
+            return path, st.st_size
+    except OSError:
+        pass
+    try:
+        for entry in os.scandir(path.parent):
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == ident and stat.S_ISREG(st.st_mode):
+                return Path(entry.path), st.st_size
+    except OSError:
+        pass
+    return None
+
+
 def begins_as(path: Path, saved: str) -> bool:
     """Whether the file at ``path`` begins as the file whose :func:`head` was ``saved``."""
     try:

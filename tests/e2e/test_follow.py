@@ -1618,30 +1618,26 @@ def test_after_a_kill_between_back_to_back_runs_the_restart_reads_from_the_open_
         assert times(spans) == times(want)
 
 
-def test_a_stop_behind_a_backlog_and_a_collector_that_never_answers_ends_in_its_budget(tmp_path):
-    """A sidecar catching up a backlog (3,000 runs) while its collector takes connections and
-    never answers: it waits for room in the export queue, up to 5 s at a time. A SIGTERM in
-    such a wait ends it all the same within its budget — half of ``--flush-timeout`` to read,
-    then the flush — not after every wait (half a minute: the kubelet's SIGKILL), and says
-    what it left to the next start."""
+def test_a_stop_behind_a_backlog_and_a_slow_collector_ends_in_its_budget(tmp_path):
+    """A sidecar catching up a backlog (3,000 runs) while its collector answers each export of
+    64 spans after 0.9 s: it waits for room in the export queue, export after export. A
+    SIGTERM in such a wait ends it all the same within its budget — half of
+    ``--flush-timeout`` to read, then the flush — not after the wait for the chunk being
+    decoded (a minute: the kubelet's SIGKILL), and it says what it left to the next start."""
     log, state = empty_log(tmp_path)
     log.write_text("".join(small_runs(0, 3000)))
-    hole = socket.socket()
-    hole.bind(("127.0.0.1", 0))
-    hole.listen(64)  # the kernel completes handshakes; nobody ever reads or answers
-    try:
+    with GrpcReceiver(delay=0.9) as rx:
         proc = subprocess.Popen(
             [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state), "--from-start",
-             "--endpoint", f"http://127.0.0.1:{hole.getsockname()[1]}", "--flush-timeout", "2",
-             "--summary", "never"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(), cwd=ROOT)
+             "--protocol", "grpc", "--endpoint", rx.endpoint, "--flush-timeout", "2", "--summary", "never"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="64"),
+            cwd=ROOT)
         ready(proc)
         time.sleep(1.5)  # (its first thousand spans wait in the queue: it waits for room)
         proc.send_signal(signal.SIGTERM)
         stopped = time.monotonic()
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=120)
         took = time.monotonic() - stopped
-    finally:
-        hole.close()
     assert proc.returncode == 0, err
     assert took < 8, (took, err)  # 1 s of reading, 2 s of flush, and the process's own end
     assert re.search(rb"stopped with \d+ bytes of .* not read yet", err), err
@@ -1670,18 +1666,23 @@ def read_then_stopped(log, state, rx, lines: list[str]) -> None:
 
 
 def test_a_copytruncate_while_stopped_reads_the_rest_from_the_copy_first(tmp_path):
-    """The sidecar is stopped; the agent writes 10 more runs; logrotate's ``copytruncate``
-    copies the file to ``agent.jsonl.1`` and truncates it; the agent writes 10 more. The next
-    start reads the copy's rest (found by its first bytes), then the file: all 30 runs arrive,
-    none twice."""
+    """The sidecar is stopped; the agent writes 10 more runs and begins another; logrotate's
+    ``copytruncate`` copies the file to ``agent.jsonl.1`` and truncates it; the agent ends that
+    run and writes 9 more. The next start reads the copy's rest (found by its first bytes),
+    then the file, as one stream: all 30 runs arrive, none twice, the one the cut went through
+    whole, in one session span with its result."""
     log, state = empty_log(tmp_path)
+    cut = small_runs(20, 1)
     with GrpcReceiver() as rx:
         read_then_stopped(log, state, rx, small_runs(0, 10))
-        append(log, "".join(small_runs(10, 10)))
+        append(log, "".join(small_runs(10, 10) + cut[:2]))
         copytruncate(log)
-        err = restart_with_the_rest(log, state, rx, "".join(small_runs(20, 10)))
+        err = restart_with_the_rest(log, state, rx, "".join(cut[2:] + small_runs(21, 9)))
         spans = rx.received.spans()
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(30)], err
+    (through,) = [s for s in spans if s.name.startswith("invoke_agent ")
+                  and s.attributes["gen_ai.conversation.id"] == "s-00000020"]
+    assert through.status_code != 2 and through.attributes["session.turns"] == 1
     assert len({s.span_id for s in spans}) == len(spans)
     assert b"agent.jsonl.1' holds the rest of the file followed before" in err, err
 
