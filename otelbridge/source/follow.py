@@ -529,6 +529,8 @@ class Follower:
                 if change == ROTATED:     # another text's middle
                     if not await self._drain():  # the last writes to the old file
                         break  # (stopped: its rest is the next start's, before the new file)
+                    old = self._named(self.ident)  # (rotated again since: those files first)
+                    self._rotated = rotated_since(self.path, old[0]) if old and not self._copied else []
                     self._close()
                     if self._copied:  # copytruncate's copy read: the file at PATH goes on with
                         fed = self.pos - self._origin  # the same stream, NUL bytes skipped

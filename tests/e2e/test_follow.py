@@ -4,6 +4,7 @@ once and whole. Waits are bounded polls on observable state (receiver, offset fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -1687,23 +1688,31 @@ def test_a_copytruncate_while_stopped_reads_the_rest_from_the_copy_first(tmp_pat
     assert b"agent.jsonl.1' holds the rest of the file followed before" in err, err
 
 
+@contextlib.contextmanager
+def right_after_a_poll(log, state, rx, lines: list[str]):
+    """``follow --from-start``, polling every 2 s, reads ``lines`` as the agent writes them; the
+    block runs right after that poll (the next is 2 s away); then it is stopped."""
+    proc = start(log, state, rx, "--from-start", "--poll-interval", "2")
+    try:
+        append(log, "".join(lines))
+        size = log.stat().st_size
+        wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first lines read")
+        yield proc
+    finally:
+        stop(proc)
+
+
 def test_a_copytruncate_between_two_polls_reads_what_was_not_read_yet_from_the_copy(tmp_path):
     """Within one poll (here 2 s) the agent writes 10 runs, logrotate copies and truncates the
     file, and the agent writes 10 more: the 10 written before the cut, never read from the
     file, are read from the copy, then the file from its start. All 30 arrive, none twice."""
     log, state = empty_log(tmp_path)
     with GrpcReceiver() as rx:
-        proc = start(log, state, rx, "--from-start", "--poll-interval", "2")
-        try:
-            append(log, "".join(small_runs(0, 10)))
-            size = log.stat().st_size
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, what="the first runs read")
-            append(log, "".join(small_runs(10, 10)))  # (the next poll is 2 s away)
+        with right_after_a_poll(log, state, rx, small_runs(0, 10)):
+            append(log, "".join(small_runs(10, 10)))
             copytruncate(log)
             append(log, "".join(small_runs(20, 10)))
             wait(lambda: len(session_ids(rx.received.spans())) >= 29, what="the runs after the cut")
-        finally:
-            stop(proc)
         spans = rx.received.spans()
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(30)]
     assert len({s.span_id for s in spans}) == len(spans)
@@ -1733,3 +1742,22 @@ def test_two_rotations_while_stopped_read_every_file_rotated_oldest_first(tmp_pa
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(25)], err
     assert len({s.span_id for s in spans}) == len(spans)
     assert b"agent.jsonl.2' holds the rest of the file followed before" in err and b"then '" in err, err
+
+
+def test_two_rotations_between_two_polls_read_the_file_in_between(tmp_path):
+    """Within one poll (here 2 s) the file is rotated twice: the old file is read to its end,
+    then the file rotated after it, then the new one. All 15 runs arrive, none twice."""
+    log, state = empty_log(tmp_path)
+    one, two = log.with_name(log.name + ".1"), log.with_name(log.name + ".2")
+    with GrpcReceiver() as rx:
+        with right_after_a_poll(log, state, rx, small_runs(0, 5)):
+            log.rename(one)
+            log.write_text("".join(small_runs(5, 5)))
+            time.sleep(0.05)
+            one.rename(two)
+            log.rename(one)
+            log.write_text("".join(small_runs(10, 5)))
+            wait(lambda: len(session_ids(rx.received.spans())) >= 14, what="the runs after the rotations")
+        spans = rx.received.spans()
+    assert session_ids(spans) == [f"s-{i:08d}" for i in range(15)]
+    assert len({s.span_id for s in spans}) == len(spans)
