@@ -408,12 +408,13 @@ class Follower:
                 if not sessions:  # (those ended in the lines now behind the base are remembered)
                     self._base, done, self._base_workflows = self.complete, (), ()
                     self._base_continued = newest(self._base_continued, self.reader.quiet_refs())
-                elif (begin := self.reader.sessions_begin()) is not None and self._origin + begin > self._base:
-                    # back-to-back runs: one session is always open, and those before it ended
-                    self._base = self._origin + begin
-                    self._base_continued = newest(self._base_continued, self.reader.quiet_refs()
-                                                  + self.reader.continuation_refs())
                 self._quiet_sessions = refs
+            if sessions and (quiet or self.reader.resumable()) and (
+                    begin := self.reader.sessions_begin()) is not None and self._origin + begin > self._base:
+                # back-to-back runs: one session is always open, and those before it ended
+                self._base = self._origin + begin
+                self._base_continued = newest(self._base_continued, self.reader.quiet_refs()
+                                              + self.reader.continuation_refs())
             if quiet or (sessions and self.reader.resumable()):
                 pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since

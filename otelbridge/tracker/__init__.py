@@ -206,9 +206,10 @@ class Tracker:
     def sessions_begin(self) -> int | None:
         """Where the first line of the oldest session open, or of an event held for a session,
         begins in the input (bytes, see :attr:`~otelbridge.tracker.base.Context.line_at`):
-        every session begun before it has ended. ``None`` with none open, or with a Bernstein
-        signal run open (its start is not a line)."""
-        if any(getattr(part, "pipe_run", None) is not None for part in self.parts):
+        every session begun before it has ended. ``None`` with none open, with a workflow open
+        (it may have begun before), or with a Bernstein signal run open (its start is not a
+        line)."""
+        if self.open_workflows() or any(getattr(part, "pipe_run", None) is not None for part in self.parts):
             return None
         starts = [s.first_line for part in self._sessions for s in part.sessions.values()]
         held = self.ctx.held_since()

@@ -1168,8 +1168,9 @@ def test_a_kill_mid_turn_after_a_checkpoint_sends_nothing_twice(tmp_path):
     lines = recording_lines("task-tool-2.1.6.jsonl")
     written = len("".join(lines[:40]).encode())
 
-    def saved_mid_turn(log, state, rx):
-        assert saved_offset(state)["offset"] == 0  # the session's first line
+    def saved_mid_turn(log, state, rx):  # the session's first line: its init (a hook's output before)
+        assert '"subtype": "init"' in lines[1]
+        assert saved_offset(state)["offset"] == len(lines[0].encode())
 
     spans = stopped_and_restarted(
         tmp_path, lines, 40, lambda spans: sum(s.name.startswith("execute_tool ") for s in spans) >= 3
@@ -1761,3 +1762,27 @@ def test_two_rotations_between_two_polls_read_the_file_in_between(tmp_path):
         spans = rx.received.spans()
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(15)]
     assert len({s.span_id for s in spans}) == len(spans)
+
+
+def test_after_a_kill_mid_run_the_restart_reads_from_the_open_run_only(tmp_path):
+    """50 back-to-back runs, then the next one's first lines (a tool call running: a turn open,
+    as a sidecar killed at any moment finds it): its position is that run's first line, not
+    the file's start, and the restart loses nothing and sends nothing twice."""
+    log, state = empty_log(tmp_path)
+    open_run = small_runs(50, 1)
+    before = "".join(small_runs(0, 50))
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            append(log, before + "".join(open_run[:2]))
+            size = log.stat().st_size
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == size, 30, what="the runs read")
+            saved = saved_offset(state)
+        finally:
+            end(proc, "SIGKILL")
+        assert saved["offset"] == len(before.encode())
+        restart_with_the_rest(log, state, rx, "".join(open_run[2:] + small_runs(51, 1)))
+        spans = rx.received.spans()
+    assert session_ids(spans) == [f"s-{i:08d}" for i in range(52)]
+    ids = {s.span_id for s in spans}
+    assert len(ids) == len(spans) and all(s.parent_span_id in ids for s in spans if s.parent_span_id)
