@@ -1,14 +1,14 @@
 """``otelbridge follow PATH``: tail a file the CLI writes, like ``tail -F``, for the sidecar pattern.
 
 * **Rotation** (PATH renamed away or deleted, and created anew — a new inode at PATH): the old
-  file is read to its end, then the new one from its start (``on_switch``: a new writer, a new
-  stream).
+  file is read to its end, then the files rotated after it (:func:`~.position.rotated_since`),
+  then the new one from its start (``on_switch``: a new writer, a new stream).
 * **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): what it held
   past our position is read from its copy when there is one (:func:`~.position.copy_of`), then
   the file again from the start; the partial line before the cut is dropped, and so are the NUL
-  bytes before the first line (a writer that kept its offset leaves a hole that long). A truncation followed by
-  more writes than our old position before the next poll is known by the file's first bytes
-  (up to 4 KiB) no longer being what was read there.
+  bytes before the first line (a writer that kept its offset leaves a hole that long). A
+  truncation followed by more writes than our old position before the next poll is known by
+  the file's first bytes (up to 4 KiB) no longer being what was read there.
 * **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
