@@ -349,10 +349,10 @@ class DecoderFeed:
     def end(self, reason: str | None, exit_code: int, stats: Stats, deadline: Deadline) -> int:
         """End of the stream: send the end (``stats.bytes``: what passed; ``deadline``: created
         at the end of input), write the backlog until decoding's share of it
-        (:meth:`~otelbridge.deadline.Deadline.for_decoding`), then its last :data:`TAIL_BYTES`
-        (the rest: gaps), close the data pipe, wait for the
-        decoding process (until the later of the two + :data:`EXIT_MARGIN_S`; one not yet set up gets
-        :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
+        (:meth:`~otelbridge.deadline.Deadline.for_decoding`), then its last
+        :data:`~otelbridge.deadline.TAIL_BYTES` (the rest: gaps), close the data pipe, wait for
+        the decoding process (until the later of the two + :data:`EXIT_MARGIN_S`; one not yet set
+        up gets :data:`SETUP_TIMEOUT_S` to set up, then that margin from then at least) and return the
         exit status it settled on (``exit_code``, or 1 with ``--fail-on-export-error`` and lost
         spans). One that failed or hangs (then killed) is said on stderr; ``exit_code`` then
         stands — 1 with ``--fail-on-export-error`` — and ``--stats-json`` gets this process's
