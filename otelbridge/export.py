@@ -48,7 +48,7 @@ from opentelemetry.sdk.trace.export import (
 from . import redact
 from .config import Config
 from .environment import SCHEDULE_DELAY_MS, default_endpoint, endpoint_used, sampler, without
-from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint
+from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint, refused_hint
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
 from .resource import make_resource
@@ -339,30 +339,6 @@ def _endpoint_label(cfg: Config) -> str:
                            _header_secrets(env))
 
 
-def _refused_hint(cfg: Config) -> str:
-    """What the hint to a refused connection says: that OTLP/gRPC goes through a proxy (gRPC
-    reads ``grpc_proxy``, ``https_proxy``, ``http_proxy``: a runner's proxy refuses, not the
-    collector), or why the exporter sends to its default endpoint, on localhost; ``""``: neither."""
-    names = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-    if cfg.protocol == "grpc":
-        from urllib.parse import urlsplit
-        from urllib.request import proxy_bypass_environment
-
-        env = {k.lower(): v for k, v in os.environ.items()}
-        proxy = next((v for v in (env.get("grpc_proxy"), env.get("https_proxy"), env.get("http_proxy")) if v), None)
-        used = endpoint_used(cfg.endpoint, os.environ)[0].strip() or default_endpoint("grpc")
-        host = urlsplit(used if "://" in used else f"//{used}").hostname or ""
-        if proxy and not proxy_bypass_environment(host):
-            return (f"through the proxy {redact.endpoint(proxy)} (grpc_proxy/https_proxy/http_proxy): "
-                    "no_proxy naming the collector's host bypasses it")
-    if cfg.endpoint or any(os.environ.get(n) and n not in cfg.ignored_env for n in names):
-        return ""
-    if any(n in cfg.ignored_env for n in names):  # (out of the environment by now)
-        return "the default, used in place of the endpoint said unusable at start"
-    return ("no endpoint is set, this is the default: set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, "
-            "or use --exporter none where there is no collector")
-
-
 def queue_size(env: Mapping[str, str] | None = None) -> int:
     """Spans one exporter may have waiting: ``OTEL_BSP_MAX_QUEUE_SIZE``, else the SDK's 2048 (a
     value that is not a positive whole number is ignored, as the SDK ignores it)."""
@@ -479,7 +455,7 @@ class Exporters:
         refuses)."""
         if name == "otlp":
             return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg), hints={
-                "connection refused": _refused_hint(cfg), "HTTP 404": path_hint(cfg)})
+                "connection refused": refused_hint(cfg), "HTTP 404": path_hint(cfg)})
         if name == "console":
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(

@@ -257,6 +257,32 @@ def traces_url(cfg: Config) -> str | None:
     return None if cfg.endpoint else os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip() or None
 
 
+def refused_hint(cfg: Config) -> str:
+    """What the hint to a refused connection says: that OTLP/gRPC goes through a proxy (gRPC
+    reads ``grpc_proxy``, ``https_proxy``, ``http_proxy``: a runner's proxy refuses, not the
+    collector), or why the exporter sends to its default endpoint, on localhost; ``""``: neither."""
+    from .redact import endpoint as printable
+
+    names = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if cfg.protocol == "grpc":
+        from urllib.parse import urlsplit
+        from urllib.request import proxy_bypass_environment
+
+        env = {k.lower(): v for k, v in os.environ.items()}
+        proxy = next((v for v in (env.get("grpc_proxy"), env.get("https_proxy"), env.get("http_proxy")) if v), None)
+        used = endpoint_used(cfg.endpoint, os.environ)[0].strip() or default_endpoint("grpc")
+        host = urlsplit(used if "://" in used else f"//{used}").hostname or ""
+        if proxy and not proxy_bypass_environment(host):
+            return (f"through the proxy {printable(proxy)} (grpc_proxy/https_proxy/http_proxy): "
+                    "no_proxy naming the collector's host bypasses it")
+    if cfg.endpoint or any(os.environ.get(n) and n not in cfg.ignored_env for n in names):
+        return ""
+    if any(n in cfg.ignored_env for n in names):  # (out of the environment by now)
+        return "the default, used in place of the endpoint said unusable at start"
+    return ("no endpoint is set, this is the default: set --endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, "
+            "or use --exporter none where there is no collector")
+
+
 def path_hint(cfg: Config) -> str:
     """What the hint to an HTTP 404 says of the URL's path: the traces variable is used as
     given (:func:`traces_url`), a base URL (``--endpoint``, the other variable) gets
