@@ -352,7 +352,7 @@ class Pipeline:
         )
         self.decoder = dialects.Decoder(dialects.load(list(cfg.dialects) or None), self.stats)
         self.splitter = None
-        self.new_lines(keep_partial=False)
+        self.new_lines()
 
     def derive_ids(self, salt: str) -> None:
         """The stream's ids from now on derived with ``salt`` (:class:`~otelbridge.ids.Ids`):
@@ -376,13 +376,11 @@ class Pipeline:
             run.cover(rec)
         self.sink.emit(rec)
 
-    def new_lines(self, keep_partial: bool) -> None:
-        """A fresh line splitter (a followed file was truncated, a new stream); with
-        ``keep_partial`` the old splitter's last line without ``\\n`` is offered first. Line
-        offsets go on from the old splitter's (the tracker's sessions keep theirs)."""
+    def new_lines(self) -> None:
+        """A fresh line splitter (a followed file was truncated, a new stream): the old one's
+        last line without ``\\n`` is dropped. Line offsets go on from the old splitter's (the
+        tracker's sessions keep theirs)."""
         old = self.splitter
-        if keep_partial and old is not None:
-            old.close()
         self.splitter = LineSplitter(self.decoder.markers, self.on_line, self.stats, self.cfg.max_line,
                                      fed=old.fed if old is not None else 0)
 

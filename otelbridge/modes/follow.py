@@ -105,7 +105,7 @@ class TracedFile:
 
     def on_switch(self, kind: str) -> None:
         if kind == TRUNCATED:  # the partial line before the cut is gone
-            self.pipeline.new_lines(keep_partial=False)
+            self.pipeline.new_lines()
             return
         # rotated: a new file at the path is a new writer's (a CLI writing to a file keeps
         # writing to the old one): the old file's stream ends, its last line even without "\n"
@@ -164,11 +164,9 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         stats = Stats()
         # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
         # room in the export queue, as replay does, rather than let spans go; after a stop, no
-        # longer than reading goes on
-        follower: Follower | None = None
+        # longer than reading goes on (the follower, made below, exists before any span)
         pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later, hold=HoldUntilClosed,
-                            last=lambda exporters: WaitForExporters(
-                                exporters, lambda: follower.stop_deadline() if follower is not None else None))
+                            last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()))
         reader = TracedFile(pipeline, stats)
         hold = reader.hold
         follower = Follower(path, reader, state_file=offset_file(state_dir, path),

@@ -234,7 +234,9 @@ class Follower:
         """Open PATH; with ``resume``, at the saved position (or start/end by ``from_start``):
         in the saved file, rotated away from PATH since (or its copy), when it holds lines not
         read yet (the loop then finds PATH another file and goes on to it from its start).
-        ``same_stream``: PATH goes on with the stream read so far (its ids' word kept)."""
+        ``same_stream``: PATH goes on with the stream read so far, as after a truncation (its
+        ids' word kept, its count of bytes, NUL bytes before its first line skipped)."""
+        fed = self.pos - self._origin  # (bytes fed to the reader from the file read so far)
         self._copied = False
         moved = self._moved() if resume else None
         if moved is not None:  # (and the files rotated after it, before PATH)
@@ -286,6 +288,8 @@ class Follower:
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = self._origin = start
+        if same_stream:
+            self._origin, self._hole = start - fed, True
         self._base_workflows = self.saved.workflows if known and self.saved else ()
         self._quiet_sessions = self._base_continued = (
             self.saved.continued if known and self.saved else ())
@@ -534,10 +538,8 @@ class Follower:
                     self._rotated = rotated_since(self.path, old[0]) if old and not self._copied else []
                     self._close()
                     if self._copied:  # copytruncate's copy read: the file at PATH goes on with
-                        fed = self.pos - self._origin  # the same stream, NUL bytes skipped
-                        self.reader.on_switch(TRUNCATED)
+                        self.reader.on_switch(TRUNCATED)  # the same stream
                         self._open(False, same_stream=True)
-                        self._origin, self._hole = self._origin - fed, True
                         continue
                     self.reader.on_switch(ROTATED)
                     self._open(False)

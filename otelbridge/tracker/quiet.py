@@ -44,9 +44,11 @@ class QuietMixin:
         if sid is None or sid in self.sessions:
             return
         for s in list(self.sessions.values()):
-            if s.sid is not None and self._done(s) and s.sid in running:
+            if s.sid is None or not self._done(s):
+                continue
+            if s.sid in running:
                 self.passed_over.add(s.sid)
-            elif s.sid is not None and self._done(s):
+            else:
                 self._end_quietly(s)
 
     def end_passed_over(self, running: frozenset[str | None]) -> None:
