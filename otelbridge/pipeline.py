@@ -283,6 +283,8 @@ class Pipeline:
         self.exit_code = 0
         self.timers: StreamTimers | None = None
         self.splitter: LineSplitter | None = None
+        #: called with each offered line's offset in the input (bytes) before it is decoded
+        self.before_line: Callable[[int], None] | None = None
         self.run: RunSpan | None = None
         self.new_stream()
         if cfg.command:
@@ -385,6 +387,8 @@ class Pipeline:
                                      fed=old.fed if old is not None else 0)
 
     def on_line(self, raw: bytes) -> None:
+        if self.before_line is not None:
+            self.before_line(self.splitter.at)
         for event in self.decoder.decode(raw):
             try:
                 self.tracker.handle(event)

@@ -98,6 +98,16 @@ class TracedFile:
         self.hold = pipeline.sink
         self.handed = pipeline.exporters.handed
         self.settled = pipeline.exporters.confirmed
+        #: the start of the last line read before which no turn or workflow was open, and
+        #: the open sessions' refs then (``None``: none in this stream)
+        self._quiet_line: tuple[int, tuple[tuple[str, int, int, int], ...]] | None = None
+        pipeline.before_line = self._before_line
+
+    def _before_line(self, at: int) -> None:
+        # (records the clock holds do not count: a stop hands them on)
+        tracker = self.pipeline.tracker
+        if tracker.open_workflows() == tracker.open_turns() == 0:
+            self._quiet_line = at, tracker.open_session_refs()
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         self.stats.bytes += n
@@ -112,6 +122,7 @@ class TracedFile:
         # complete, and the new one is a stream of its own (its own clock)
         self.pipeline.end_stream()
         self.pipeline.new_stream()
+        self._quiet_line = None
 
     def on_open(self, salt: str) -> None:
         if not self.pipeline.cfg.deterministic_ids:  # (those are derived from the stream alone)
@@ -121,11 +132,15 @@ class TracedFile:
         # a clock still waiting for a timestamp would hold the records of the lines read again
         # past the end of that stretch, and they would go out
         self.pipeline.settle_clock()
+        self._quiet_line = None  # (a stop's position is not moved back into what was read again)
 
     def is_quiet(self) -> bool:
         # (records held while the clock waits for a timestamp are not handed on yet)
         tracker = self.pipeline.tracker
         return tracker.open_workflows() == tracker.open_turns() == 0 and not self.pipeline.holding()
+
+    def quiet_line(self) -> tuple[int, tuple[tuple[str, int, int, int], ...]] | None:
+        return self._quiet_line
 
     def resumable(self) -> bool:
         return not self.pipeline.holding()  # (ids are derived: with a word, or --deterministic-ids)

@@ -75,6 +75,11 @@ class Followed(Protocol):
         """Whether the lines read so far leave no turn or workflow open (only then is a
         checkpoint taken)."""
 
+    def quiet_line(self) -> tuple[int, tuple[tuple[str, int, int, int], ...]] | None:
+        """Where the last line read before which no turn or workflow was open begins (bytes
+        fed, as :meth:`sessions_begin`; records held for a timestamp do not count: a stop hands
+        them on), with :meth:`session_refs` then; ``None``: none since the file was opened."""
+
     def resumable(self) -> bool:
         """Whether a restart after a kill may resume from the lines read so far, turns open or
         not: reading them again makes the same spans (their ids derived), and none waits to be
@@ -413,6 +418,10 @@ class Follower:
                     self._base, done, self._base_workflows = self.complete, (), ()
                     self._base_continued = newest(self._base_continued, self.reader.quiet_refs())
                 self._quiet_sessions = refs
+            elif (line := self.reader.quiet_line()) is not None and self._origin + line[0] > self._quiet:
+                # (quiet between two checkpoints: a stop reads again from there, not from the
+                # last checkpoint that found nothing open, maybe megabytes back in a backlog)
+                self._quiet, self._quiet_sessions = self._origin + line[0], line[1]
             if sessions and (quiet or self.reader.resumable()) and (
                     begin := self.reader.sessions_begin()) is not None and self._origin + begin > self._base:
                 # back-to-back runs: one session is always open, and those before it ended

@@ -1620,6 +1620,40 @@ def test_after_a_kill_between_back_to_back_runs_the_restart_reads_from_the_open_
         assert times(spans) == times(want)
 
 
+@needs_fixtures()
+def test_a_stop_mid_turn_after_runs_read_in_one_chunk_reads_again_only_the_open_turn(tmp_path):
+    """Six back-to-back runs of a real recording and most of a seventh, read as one backlog (in
+    one chunk: no checkpoint falls between two runs), then a stop with the seventh's turn open:
+    the position is the last line start before which nothing was open — the seventh run's
+    ``init``, where its turn opens, after the SessionStart hook's output — not the last
+    checkpoint that found nothing open (the file's start: the stream has no timestamps, and
+    its records wait for the clock as it is read). The restart reads again only the open turn;
+    every session arrives, the cut one going on in a span of its own, none of the others twice."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("task-tool-2.1.6.jsonl", 8)
+    seventh = runs[6].splitlines(keepends=True)
+    init = next(i for i, line in enumerate(seventh) if '"init"' in line)
+    turn_opens = len(("".join(runs[:6]) + "".join(seventh[:init])).encode())
+    with GrpcReceiver() as rx:
+        read_then_stopped(log, state, rx, [*runs[:6], *seventh[:30]])
+        saved = saved_offset(state)
+        assert (saved["offset"], saved["read_to"]) == (turn_opens, log.stat().st_size)
+        err = restart_with_the_rest(log, state, rx, "".join(seventh[30:]) + runs[7], timeout=60)
+        spans = rx.received.spans()
+        with HttpReceiver() as whole:
+            replay_into(whole, log)
+            want = whole.received.spans()
+    assert b"Traceback" not in err
+    assert_whole_by_shape(spans, want)
+    def sessions(spans):
+        return sorted(s.attributes["gen_ai.conversation.id"] for s in spans if s.name == "invoke_agent claude-code")
+
+    cut = json.loads(runs[6].partition("\n")[0])["session_id"]
+    assert len(sessions(want)) == 8
+    assert sessions(spans) == sorted([*sessions(want), cut])  # the cut one in two spans
+    assert len({s.span_id for s in spans}) == len(spans)
+
+
 def test_a_stop_behind_a_backlog_and_a_slow_collector_ends_in_its_budget(tmp_path):
     """A sidecar catching up a backlog (3,000 runs) while its collector answers each export of
     64 spans after 0.9 s: it waits for room in the export queue, export after export. A
