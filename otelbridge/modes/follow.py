@@ -238,7 +238,7 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
         if all_exported:
             follower.save_settled()  # the checkpoints whose spans the flush exported
-        else:  # some span of this run is lost, maybe one of lines before a checkpoint saved
+        else:  # some span of this run is lost: the next start reads again from the last saved
             follower.rollback()
         return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
 

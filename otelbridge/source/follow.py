@@ -22,9 +22,9 @@
   and the session span, exported only when it ends, comes even when the process was killed. A
   stop ends every session (exported): its position resumes at the last point with nothing open
   instead, with the sessions it ended (:attr:`Position.continued`).
-  Once an export fails the position stays where it is for the rest of the run: the next start
-  reads again what may not have reached the collector. If PATH is another file by then
-  (rotated while we were away), it is read from its start.
+  Once an export fails the position stays at the last checkpoint saved for the rest of the
+  run: the next start reads again what may not have reached the collector. If PATH is another
+  file by then (rotated while we were away), it is read from its start.
 * Nothing is written to stdout: follow is a sidecar, not a tee.
 
 Polling (``poll_s``), not inotify: it works the same on every filesystem (NFS, overlay, emptyDir)
@@ -155,8 +155,6 @@ class Follower:
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
-        #: where this run began reading (:meth:`rollback` goes back there)
-        self._begun: Position | None = None
         #: in the open file: where the oldest session open began, or the last point with none
         #: open (where a restart after a kill reads from), the last with no turn or workflow
         #: open (after a stop, which ended them)
@@ -286,10 +284,6 @@ class Follower:
         if not same_stream:
             self.salt = self.saved.salt if known and self.saved.salt else secrets.token_hex(8)
             self.reader.on_open(self.salt)
-        if resume:
-            self._begun = Position(ident[0], ident[1], start, self.replay_to,
-                                   *((saved.workflows, saved.sessions, saved.continued) if known and saved else ()),
-                                   salt=self.salt)
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
         self._base = self._quiet = self._origin = start
@@ -437,18 +431,15 @@ class Follower:
         self.save_settled()
 
     def rollback(self) -> None:
-        """An export of this run failed: the position goes back to where this run began
-        reading, and stays there, so that the next start reads again all this run read (spans
-        ended later for lines before a checkpoint — a session's, at the stop — may be among
-        the lost)."""
+        """An export of this run failed: the position stays at the last checkpoint saved (its
+        spans all exported) for the rest of the run, so that the next start reads again what
+        came after it. Every span handed on after a checkpoint is made again by reading from it:
+        the lines of all that was open then (sessions, turns, workflows) begin past it."""
         if not self._lost:
-            self.say("export failed: the follow position goes back to where this run began, "
-                     "and the next start reads again from there")
+            self.say("export failed: the follow position stays at the last point whose spans were "
+                     "all exported, and the next start reads again from there")
         self._lost = True
         self._unsettled.clear()
-        begun = self._begun
-        if begun is not None and begun != self.saved:
-            self._save(begun)
 
     def _workflows(self, known: tuple[str, ...]) -> tuple[str, ...]:
         """``known`` and the task ids of the workflows this run exported, the newest

@@ -470,7 +470,8 @@ def roots_by_name(rx) -> bool:
 def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_path):
     """A session alone (no workflow: every point is a checkpoint) read while the collector is
     down: its turn and session spans are handed on only at the stop, after checkpoints past its
-    lines. The stop's failed export takes the position back to where the run began."""
+    lines. The stop's failed export leaves the position at the last checkpoint saved, the
+    first, where the run began."""
     import socket
 
     rec = FIXTURES / "claude-code" / "claudecli-go-basic-thinking-2.1.68.jsonl"
@@ -493,7 +494,7 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert b"position goes back" in err, err
+    assert b"the follow position stays at the last point whose spans were all exported" in err, err
     assert saved_offset(state)["offset"] == 0
     with GrpcReceiver() as rx:
         proc = start(log, state, rx)
@@ -506,6 +507,48 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
              what="the session")
         names = [s.name for s in rx.received.spans()]
     assert names.count("invoke_agent claude-code") == 1 and names.count("turn 1") == 1
+
+
+@needs_fixtures()
+def test_a_collector_lost_after_a_saved_point_makes_the_next_start_read_again_from_that_point(tmp_path):
+    """A sidecar traces two runs (a real recording) into its collector and saves its position
+    (the second run's first line: its session is open), then the collector goes away while a
+    third run is read: its spans are lost, and the second's session span (ended by the third's
+    ``init``). The position stays where it was saved, not where the sidecar began: the next
+    start, collector back, reads the second run again without exporting what had arrived and
+    sends the rest, so each span of the file arrives once over both collectors, none without
+    its parent."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 3)
+    with GrpcReceiver() as before:
+        proc = start(log, state, before, "--from-start", "--flush-timeout", "1")
+        try:
+            append(log, runs[0] + runs[1])
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size,
+                 what="two runs exported and saved")
+            saved = saved_offset(state)
+            assert saved["offset"] == len(runs[0].encode())  # (the second run's session is open)
+            before.server.stop(0)  # the collector goes away
+            append(log, runs[2])
+            time.sleep(1.0)
+            err = stop(proc)[1]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        arrived = before.received.spans()
+    assert b"the follow position stays at the last point whose spans were all exported" in err, err
+    assert saved_offset(state)["offset"] == saved["offset"]
+    assert saved_offset(state)["read_to"] == saved["read_to"]
+    with GrpcReceiver() as after:
+        restart_with_the_rest(log, state, after, "")
+        spans = arrived + after.received.spans()
+        with HttpReceiver() as whole:
+            replay_into(whole, log)
+            want = whole.received.spans()
+    ids = {s.span_id for s in spans}
+    assert len(ids) == len(spans) and all(s.parent_span_id in ids for s in spans if s.parent_span_id)
+    assert tree_names(spans) == tree_names(want)
 
 
 @needs_fixtures()
