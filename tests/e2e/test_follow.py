@@ -255,8 +255,6 @@ def test_what_a_dead_collector_did_not_take_is_read_again_by_the_next_start(tmp_
     """The collector is down while the follower reads two whole workflows and is stopped: the
     position stays where reading began, so the next start, with the collector up, exports both
     — once each — and then moves the position's export boundary to the end."""
-    import socket
-
     log, state = tmp_path / "agent.jsonl", tmp_path / "state"
     log.write_text(workflow("a") + workflow("b"))
     with socket.socket() as sock:  # a port with nothing listening on it
@@ -472,8 +470,6 @@ def test_a_session_a_dead_collector_did_not_take_is_read_again_by_the_next_start
     down: its turn and session spans are handed on only at the stop, after checkpoints past its
     lines. The stop's failed export leaves the position at the last checkpoint saved, the
     first, where the run began."""
-    import socket
-
     rec = FIXTURES / "claude-code" / "claudecli-go-basic-thinking-2.1.68.jsonl"
     log, state = tmp_path / "run.jsonl", tmp_path / "state"
     log.write_bytes(rec.read_bytes())
@@ -1486,7 +1482,7 @@ def test_a_stop_behind_a_backlog_in_a_rotated_file_leaves_its_rest_to_the_next_s
             wait(lambda: (saved_offset(state) or {}).get("read_to"), 60, what="reading begun")
             log.rename(rotated)
         err = stop(proc)[1].decode()
-        assert f"not read yet: the next start reads them" in err and repr(str(rotated)) in err, err
+        assert "not read yet: the next start reads them" in err and repr(str(rotated)) in err, err
         proc = start(log, state, rx, "--flush-timeout", "2")
         try:
             wait(lambda: (saved_offset(state) or {}).get("ino") == (log.stat().st_ino if log.exists() else -1)
