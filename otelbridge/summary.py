@@ -22,9 +22,9 @@ its own calls' on top. Elsewhere usage is summed over
 the spans that carry it and none of whose children did (each model call once, sessions and turns
 not again on top): a model call's lines carry partial usage (the first streamed snapshot's
 ``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
-which Claude Code reports cumulatively per session: the session's last value (its spans', else its
-last turn's), summed over sessions (a conversation's spans in a trace are one session), as exact
-decimals of the values the stream gave.
+cumulative per session (the tracker adds a resuming process's to the ones before): the
+session's last value (its spans', else its last turn's), summed over sessions (a conversation's
+spans in a trace are one session), as exact decimals of the values the stream gave.
 Workflow agents report one total each, input and output together (``workflow.agent.tokens``):
 their sum, or their workflow's own total (``workflow.usage.total_tokens``) once it ends, is
 ``workflow_tokens``, kept apart from the input/output counts (a workflow is a trace of its own).

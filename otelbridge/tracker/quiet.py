@@ -69,7 +69,7 @@ class QuietMixin:
     def _end_quietly(self, s: Session) -> None:
         self._close_session(s, eof=False)  # type: ignore[attr-defined]
         self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
-        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last),
+        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last, s.cost_base),
                  MAX_CLOSED_REMEMBERED)
 
     def _carry_over(self, s: Session) -> None:
@@ -78,7 +78,7 @@ class QuietMixin:
         s.turns_before = s.turn_count
         carried = self._carried.pop(s.sid, None)
         if carried is not None:
-            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before = carried
+            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before, s.cost_base = carried
 
     def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
         """(session id, trace id, span id, turns) of the sessions ended by another's ``init``

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ..events import COUNTS, SpanEvent, SpanRecord, TurnResult, Usage
 from .base import interrupted_event, put_attributes
 from .state import Session, Turn
@@ -54,7 +56,45 @@ def session_result_attributes(attrs: dict[str, Any], s: Session) -> None:
         if total is not None:
             attrs[key] = total
     if s.api_ms is not None:
-        attrs["result.duration_api_ms"] = s.api_ms
+        attrs["result.duration_api_ms"] = s.api_base + s.api_ms
+
+
+def on_session_scale(s: Session, ev: TurnResult, previous: float | None, model_total: Usage | None) -> TurnResult:
+    """``ev`` with its ``total_cost_usd`` on the session's scale (USD): what the session's
+    earlier processes counted (:attr:`Session.cost_base`) and this one's. A new process's first
+    result (:func:`counted_again`) moves what this one counted (``previous``, the last total;
+    ``s.model_total``; ``s.api_ms``) to the bases; a total below ``previous`` (an interrupted
+    turn's 0) is ``previous``: a cumulative count never falls."""
+    if counted_again(s, ev, previous, model_total):
+        s.cost_base = previous if previous is not None else s.cost_base
+        if s.model_total is not None:
+            s.model_base = s.model_base or Usage()
+            s.model_base.add(s.model_total)
+        s.model_total, s.api_base, s.api_ms = None, s.api_base + (s.api_ms or 0), None
+    cost = ev.total_cost_usd
+    if cost is None or not (s.cost_base or (previous is not None and cost < previous)):
+        return ev
+    total = round(s.cost_base + cost, 12)  # (a sum of floats: 0.0258 + 0.0124 has a tail)
+    return msgspec.structs.replace(ev, total_cost_usd=max(total, previous) if previous is not None else total)
+
+
+def counted_again(s: Session, ev: TurnResult, previous: float | None, model_total: Usage | None) -> bool:
+    """Whether ``ev`` is the first result of a new process of ``s`` (``claude -p --resume``,
+    whose counts begin again at 0): a cumulative count below the last one's (``previous``,
+    USD on the session's scale; ``model_total``, ``ev``'s ``modelUsage`` summed) — a
+    ``total_cost_usd`` above 0 (an interrupted turn's result says 0), or a ``modelUsage``
+    count (an interrupted turn's is empty)."""
+    cost = ev.total_cost_usd
+    if cost is not None and previous is not None and 0 < cost < previous - s.cost_base:
+        return True
+    last = s.model_total
+    if last is None and s.before is not None and s.before.model_usage:  # (the span it goes on from)
+        last = Usage()
+        for each in s.before.model_usage.values():
+            last.add(each)
+    return model_total is not None and last is not None and any(
+        now < was for name in COUNTS
+        if (now := getattr(model_total, name)) is not None and (was := getattr(last, name)) is not None)
 
 
 def duplicate_result(s: Session, ev: TurnResult) -> bool:

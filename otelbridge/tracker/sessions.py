@@ -17,12 +17,13 @@
   latest ``modelUsage`` summed over models (cumulative: every model call so far, sub-agents'
   and the CLI's own side calls included; ``session.usage.source`` = ``modelUsage``) plus the
   model calls whose last line came after it, else the sum over its results' ``usage``;
-  Claude Code's ``total_cost_usd`` is cumulative (a value below the previous result's, an
-  interrupted turn's 0, keeps that one): a turn's ``turn.cost_usd`` is the difference from the
-  previous result's, the session's the last value. ``is_error: true`` is an ERROR whatever the
-  ``subtype``, described by its ``errors``/``error``, else its ``result`` text (the CLI's error
-  report), else its ``subtype`` or ``terminal_reason`` other than ``success``, else
-  ``result is_error``;
+  Claude Code's ``total_cost_usd`` is cumulative per process (a value below the previous
+  result's, an interrupted turn's 0, keeps that one; a new process's, which counts from 0
+  again, adds to it: :func:`~.results.on_session_scale`): a turn's ``turn.cost_usd`` is the
+  difference from the previous result's, the session's the last value. ``is_error: true`` is
+  an ERROR whatever the ``subtype``, described by its ``errors``/``error``, else its ``result``
+  text (the CLI's error report), else its ``subtype`` or ``terminal_reason`` other than
+  ``success``, else ``result is_error``;
 * a later ``init`` that changes the model or CLI version adds a ``session.changed`` event with
   the new values, a changed ``cwd`` ``session.cwd_changed`` (a path is not exported); the session
   span keeps the first values; the turn it opens carries its model as ``gen_ai.request.model``
@@ -45,8 +46,6 @@ import itertools
 from collections import OrderedDict
 from typing import Any
 
-import msgspec
-
 from ..clock import SKEW_NS
 from ..events import (
     CaudraWorkflowLog, CaudraWorkflowSnapshot, Event, LineSeq, ModelCall, ModelStreaming,
@@ -58,8 +57,8 @@ from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
-from .results import (add_result, duplicate_result, result_attributes, result_error, session_result_attributes,
-                      turn_usage)
+from .results import (add_result, duplicate_result, on_session_scale, result_attributes, result_error,
+                      session_result_attributes, turn_usage)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -335,9 +334,12 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             return
         before = s.last if s.last is not None else s.before
         previous = before.total_cost_usd if before is not None else None
-        if ev.total_cost_usd is not None and previous is not None and ev.total_cost_usd < previous:
-            # cumulative, it never falls: an interrupted turn's result says 0
-            ev = msgspec.structs.replace(ev, total_cost_usd=previous)
+        model_total = None
+        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
+            model_total = Usage()
+            for each in ev.model_usage.values():
+                model_total.add(each)
+        ev = on_session_scale(s, ev, previous, model_total)
         deferred = bool(s.waiting)
         turn = s.waiting.pop(0) if deferred else self._turn(s, now)
         duration = ev.duration_ms * 1_000_000 if ev.duration_ms is not None else None
@@ -392,11 +394,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             # a difference of two sums of floats: 0.0046249 came out as 0.004624900000000001
             rec.attributes["turn.cost_usd"] = round(ev.total_cost_usd - (previous or 0.0), 12)
         s.cost_stale = deferred
-        model_total = None
-        if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
-            model_total = Usage()
-            for each in ev.model_usage.values():
-                model_total.add(each)
         usage = turn_usage(ev.usage, turn, model_total, s.model_total)
         usage_attrs(rec.attributes, usage)
         result_error(rec, ev, rec.end_ns, turn.interrupted_ns)
@@ -541,6 +538,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         if s.model_total is not None:
             total = Usage()
             total.add(s.model_total)
+            if s.model_base is not None:  # (the session's earlier processes)
+                total.add(s.model_base)
             if s.tail_mark == s.model_results:
                 total.add(s.tail)
             attrs["session.usage.source"] = "modelUsage"

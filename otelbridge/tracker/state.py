@@ -232,6 +232,12 @@ class Session(msgspec.Struct):
     result_sums: tuple[int | None, int | None] = (None, None)
     #: the highest ``duration_api_ms`` of the results (the CLI's process total so far)
     api_ms: int | None = None
+    #: what the session's earlier processes counted, to which the counts of the one writing
+    #: now add (Claude Code counts ``total_cost_usd``, ``modelUsage`` and ``duration_api_ms``
+    #: per process: a session resumed in a new one, ``--resume``, counts from 0 again)
+    cost_base: float = 0.0
+    model_base: Usage | None = None
+    api_base: int = 0
     #: the last result came after the next turn began: its cumulative cost may hold that
     #: turn's too, so neither turn's own cost is known
     cost_stale: bool = False

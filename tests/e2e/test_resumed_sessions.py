@@ -1,0 +1,113 @@
+"""A session that a new process takes up (``claude -p --resume``, a worker's next run) in the
+stream it wrote before: Claude Code counts ``total_cost_usd`` and ``modelUsage`` per process, so
+the new process's counts begin again at 0. Real recordings joined as a worker's file holds them
+(the second's session id made the first's), spans at a real OTLP receiver, expectations
+derived from the files' own results."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import FIXTURES, needs_fixtures
+from tests.e2e.test_session_recordings import export
+
+BG = "claudecli-go-bg-bash-wake-2.1.280.jsonl"  # two results (a background task woke it)
+THINKING = "claudecli-go-basic-thinking-2.1.68.jsonl"  # one result, more output tokens
+OTHER = "custom-agent-2.1.6.jsonl"
+
+
+def run(name: str, sid: str | None = None) -> tuple[str, str]:
+    """A recording's text (its session id made ``sid``) and its own session id."""
+    text = (FIXTURES / "claude-code" / name).read_text()
+    own = next(json.loads(l)["session_id"] for l in text.splitlines() if '"session_id"' in l)
+    return (text.replace(own, sid) if sid else text), own
+
+
+def results(text: str) -> list[dict]:
+    return [d for d in map(json.loads, text.splitlines()) if d.get("type") == "result"]
+
+
+def output_tokens(result: dict) -> int:
+    return sum(u["outputTokens"] for u in result["modelUsage"].values())
+
+
+def costs(spans, name: str) -> list[Decimal]:
+    """``name`` of the turns, by their number (``turn {n}``)."""
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: int(s.name.split()[1]))
+    return [Decimal(str(s.attributes[name])) for s in turns]
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("first, then", [(BG, THINKING), (THINKING, BG)], ids=["cost falls", "tokens fall"])
+def test_a_session_a_new_process_resumes_adds_its_counts_to_those_before(tmp_path, first, then):
+    """Process 1 then process 2 of one session, back to back: one session span whose
+    ``result.total_cost_usd`` is the sum of both processes' last totals, and whose output
+    tokens are both processes' ``modelUsage``; each turn's ``turn.cost_usd`` is its own cost,
+    the second process's first turn its whole total (not 0, nor less the first's). The new
+    process is known by a count below the last one's: the cost (``cost falls``), or the
+    tokens when its cost alone has not fallen (``tokens fall``)."""
+    one, sid = run(first)
+    two, _ = run(then, sid)
+    path = tmp_path / "worker.jsonl"
+    path.write_text(one + two)
+    spans = export(path, deterministic_ids=True)
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    want = []
+    for text in (one, two):  # each process's totals count from 0
+        totals = [Decimal(str(r["total_cost_usd"])) for r in results(text)]
+        want += [b - a for a, b in zip([Decimal(0), *totals], totals)]
+    assert costs(spans, "turn.cost_usd") == want
+    last_one, last_two = results(one)[-1], results(two)[-1]
+    assert Decimal(str(session.attributes["result.total_cost_usd"])) == (
+        Decimal(str(last_one["total_cost_usd"])) + Decimal(str(last_two["total_cost_usd"])))
+    assert session.attributes["gen_ai.usage.output_tokens"] == output_tokens(last_one) + output_tokens(last_two)
+    assert session.attributes["result.duration_api_ms"] == max(
+        r["duration_api_ms"] for r in results(one)) + max(r["duration_api_ms"] for r in results(two))
+
+
+@needs_fixtures()
+def test_a_session_resumed_after_another_session_ran_goes_on_from_its_total(tmp_path):
+    """A worker runs session A, then session B, then resumes A in a new process: A's first span
+    ends at B's ``init``, and the span it goes on in adds the new process's cost to A's
+    total; its turn costs what the new process reported, not 0 (a total below A's)."""
+    a, sid = run(BG)
+    b, _ = run(OTHER)
+    again, _ = run(THINKING, sid)
+    path = tmp_path / "worker.jsonl"
+    path.write_text(a + b + again)
+    spans = export(path, deterministic_ids=True)
+    mine = sorted((s for s in spans if s.name == "invoke_agent claude-code"
+                   and s.attributes["gen_ai.conversation.id"] == sid), key=lambda s: s.start_ns)
+    first, then = mine
+    assert then.links[0][1] == first.span_id
+    a_total, again_total = (Decimal(str(results(t)[-1]["total_cost_usd"])) for t in (a, again))
+    assert Decimal(str(first.attributes["result.total_cost_usd"])) == a_total
+    assert Decimal(str(then.attributes["result.total_cost_usd"])) == a_total + again_total
+    (turn,) = [s for s in spans if s.name.startswith("turn ") and s.parent_span_id == then.span_id]
+    assert Decimal(str(turn.attributes["turn.cost_usd"])) == again_total
+
+
+@needs_fixtures()
+def test_a_session_resumed_twice_with_another_between_counts_each_process_once(tmp_path):
+    """Session A in three processes, session B between the second and the third: the third
+    process's first total is above the second's own (its cost has not fallen), but below
+    what A counted in all (and its tokens fell): it is a new process all the same, and its
+    turns cost what it reported."""
+    a, sid = run(BG)
+    resumed, _ = run(THINKING, sid)
+    b, _ = run(OTHER)
+    third, _ = run(BG, sid)
+    path = tmp_path / "worker.jsonl"
+    path.write_text(a + resumed + b + third)
+    spans = export(path, deterministic_ids=True)
+    first, then = sorted((s for s in spans if s.name == "invoke_agent claude-code"
+                          and s.attributes["gen_ai.conversation.id"] == sid), key=lambda s: s.start_ns)
+    finals = [Decimal(str(results(t)[-1]["total_cost_usd"])) for t in (a, resumed, third)]
+    assert Decimal(str(first.attributes["result.total_cost_usd"])) == finals[0] + finals[1]
+    assert Decimal(str(then.attributes["result.total_cost_usd"])) == sum(finals)
+    totals = [Decimal(str(r["total_cost_usd"])) for r in results(third)]
+    assert costs([s for s in spans if s.parent_span_id == then.span_id], "turn.cost_usd") == [
+        b - a for a, b in zip([Decimal(0), *totals], totals)]
