@@ -20,6 +20,7 @@ from ..source import interrupted_by
 from ..source.follow import TRUNCATED
 from ..source.position import MAX_WORKFLOWS
 from ..stats import Stats
+from ..tracker.base import SessionRef
 from .loop import install_loop
 
 
@@ -100,7 +101,7 @@ class TracedFile:
         self.settled = pipeline.exporters.confirmed
         #: the start of the last line read before which no turn or workflow was open, and
         #: the open sessions' refs then (``None``: none in this stream)
-        self._quiet_line: tuple[int, tuple[tuple[str, int, int, int], ...]] | None = None
+        self._quiet_line: tuple[int, tuple[SessionRef, ...]] | None = None
         pipeline.before_line = self._before_line
 
     def _before_line(self, at: int) -> None:
@@ -139,7 +140,7 @@ class TracedFile:
         tracker = self.pipeline.tracker
         return tracker.open_workflows() == tracker.open_turns() == 0 and not self.pipeline.holding()
 
-    def quiet_line(self) -> tuple[int, tuple[tuple[str, int, int, int], ...]] | None:
+    def quiet_line(self) -> tuple[int, tuple[SessionRef, ...]] | None:
         return self._quiet_line
 
     def resumable(self) -> bool:
@@ -151,13 +152,13 @@ class TracedFile:
     def sessions_begin(self) -> int | None:
         return self.pipeline.tracker.sessions_begin()
 
-    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+    def continuation_refs(self) -> tuple[SessionRef, ...]:
         return self.pipeline.tracker.continuation_refs()
 
-    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+    def session_refs(self) -> tuple[SessionRef, ...]:
         return self.pipeline.tracker.open_session_refs()  # (a rotation: a new tracker)
 
-    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+    def quiet_refs(self) -> tuple[SessionRef, ...]:
         return self.pipeline.tracker.quiet_refs()
 
     def exported(self) -> tuple[str, ...]:

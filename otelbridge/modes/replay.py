@@ -14,6 +14,7 @@ from ..pipeline import Pipeline, WaitForExporters, private_stdout
 from ..resource import REPLAY_INSTANCE_ID
 from ..source.replay import read_file
 from ..stats import Stats
+from ..tracker.base import SessionRef
 
 #: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
@@ -75,7 +76,7 @@ def replay(cfg: Config, files: list) -> int:
         if progress is not None:
             progress.refresh()  # drawn at once, however fast the replay
         advance = (lambda n: progress.advance(task, n)) if progress is not None else None
-        seen: dict[str, tuple[str, int, int, int]] = {}  # the sessions of the files before
+        seen: dict[str, SessionRef] = {}  # the sessions of the files before
         for i, path in enumerate(files):
             mtime = _modified_ns(path)
             if i or mtime is not None:

@@ -42,12 +42,15 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..deadline import Deadline
 from .pipe import CHUNK
 from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, begins_as, copy_of, head, head_of,
                        load_position, named, newest, rotated_since, same_head, save_position)
+
+if TYPE_CHECKING:
+    from ..tracker.base import SessionRef
 
 ROTATED, TRUNCATED = "rotated", "truncated"
 
@@ -75,7 +78,7 @@ class Followed(Protocol):
         """Whether the lines read so far leave no turn or workflow open (only then is a
         checkpoint taken)."""
 
-    def quiet_line(self) -> tuple[int, tuple[tuple[str, int, int, int], ...]] | None:
+    def quiet_line(self) -> tuple[int, tuple[SessionRef, ...]] | None:
         """Where the last line read before which no turn or workflow was open begins (bytes
         fed, as :meth:`sessions_begin`; records held for a timestamp do not count: a stop hands
         them on), with :meth:`session_refs` then; ``None``: none since the file was opened."""
@@ -92,14 +95,13 @@ class Followed(Protocol):
         """Where the oldest open session's first line begins, in bytes fed since the file was
         opened (a truncated file's go on counting); ``None`` when unknown."""
 
-    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns before) of the ended spans the open sessions
-        go on from."""
+    def continuation_refs(self) -> tuple[SessionRef, ...]:
+        """The ended spans the open sessions go on from (turns and cost: those before)."""
 
-    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns begun) of each open session."""
+    def session_refs(self) -> tuple[SessionRef, ...]:
+        """Each open session (turns: those begun, cost: the last total)."""
 
-    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+    def quiet_refs(self) -> tuple[SessionRef, ...]:
         """The same of each session another session's ``init`` ended, whose lines have not
         come again."""
 
@@ -166,8 +168,8 @@ class Follower:
         self._origin = 0
         #: the sessions open at ``_quiet`` (``session_refs()``); :attr:`Position.continued` at
         #: ``_base`` (a restart after a stop: kept until no session is open)
-        self._quiet_sessions: tuple[tuple[str, int, int, int], ...] = ()
-        self._base_continued: tuple[tuple[str, int, int, int], ...] = ()
+        self._quiet_sessions: tuple[SessionRef, ...] = ()
+        self._base_continued: tuple[SessionRef, ...] = ()
         self.salt = ""  # the open file's (:attr:`Position.salt`)
         self._copied = False  # the open file is copytruncate's copy of the file at PATH
         #: truncated: a writer that kept its offset (``cli > file`` under ``copytruncate``)
@@ -446,8 +448,8 @@ class Follower:
         :data:`MAX_WORKFLOWS`."""
         return tuple(dict.fromkeys(known + self.reader.exported()))[-MAX_WORKFLOWS:]
 
-    def stopped(self, ended: tuple[tuple[str, int, int, int], ...] = (),
-                quiet: tuple[tuple[str, int, int, int], ...] = ()) -> None:
+    def stopped(self, ended: tuple[SessionRef, ...] = (),
+                quiet: tuple[SessionRef, ...] = ()) -> None:
         """The run ended every span it exports at a stop, the sessions ``ended`` among them
         (``session_refs()`` before the stop), after those another session's ``init`` ended
         (``quiet_refs()``): a checkpoint at the last point with no turn or workflow open whose
@@ -467,13 +469,13 @@ class Follower:
             done = self._workflows(last.workflows)
             # read again from the last point with no turn or workflow open, to rebuild what the
             # stop ended; a session that goes on counts its turns from those begun before it
-            turns = {sid: n for sid, _, _, n in self._quiet_sessions}
-            stop_ended = tuple((sid, trace_id, span_id, turns.get(sid, 0))
-                               for sid, trace_id, span_id, _ in ended)
+            at_quiet = {ref[0]: ref[3:] for ref in self._quiet_sessions}  # (turns, cost, base)
+            stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, None, 0.0)))
+                               for sid, trace_id, span_id, *_ in ended)
             # (and those a stop before ended that this run did not meet again: still going on)
-            met = {sid for sid, _, _, _ in ended}
+            met = {ref[0] for ref in ended}
             continued = tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
-            met |= {sid for sid, _, _, _ in quiet}
+            met |= {ref[0] for ref in quiet}
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
             # (and those runs before ended, not met since: a resumed session comes back later;
             # the newest kept, and those this stop ended last: they are read again first)

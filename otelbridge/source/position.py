@@ -11,6 +11,10 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..tracker.base import SessionRef
 
 #: Workflows exported in the stretch a restart reads again, kept at most (their task ids).
 MAX_WORKFLOWS = 1000
@@ -35,13 +39,13 @@ class Position:
     offset: int
     read_to: int = 0
     workflows: tuple[str, ...] = ()
-    #: (session id, trace id, span id, turns) of the sessions open at ``offset`` whose spans
-    #: were not exported (taken again when read again: what was exported under them finds its
-    #: parent)
-    sessions: tuple[tuple[str, int, int, int], ...] = ()
-    #: ... of the sessions a stop ended (exported; ``turns``: those begun before ``offset``):
-    #: one read again is a span of its own in that trace, its turns numbered on
-    continued: tuple[tuple[str, int, int, int], ...] = ()
+    #: the sessions open at ``offset`` whose spans were not exported (taken again when read
+    #: again: what was exported under them finds its parent)
+    sessions: tuple[SessionRef, ...] = ()
+    #: the sessions a stop ended (exported; ``turns``: those begun before ``offset``, the cost
+    #: the last total there): one read again is a span of its own in that trace, its turns
+    #: numbered on
+    continued: tuple[SessionRef, ...] = ()
     #: the file's word its ids are derived with (:meth:`Followed.on_open`): the next start
     #: makes the same spans again (a session a stop ended goes on with ids of its own)
     salt: str = ""
@@ -49,8 +53,7 @@ class Position:
     stopped: bool = False
 
 
-def newest(older: tuple[tuple[str, int, int, int], ...],
-            newer: tuple[tuple[str, int, int, int], ...]) -> tuple[tuple[str, int, int, int], ...]:
+def newest(older: tuple[SessionRef, ...], newer: tuple[SessionRef, ...]) -> tuple[SessionRef, ...]:
     """``older`` without the sessions ``newer`` names, then ``newer``: the last
     :data:`MAX_CONTINUED`."""
     named = {ref[0] for ref in newer}
@@ -79,10 +82,13 @@ def load_position(file: Path) -> tuple[Position | None, str]:
         return None, ""
 
 
-def _session_refs(saved: list) -> tuple[tuple[str, int, int, int], ...]:
-    """Saved ``[session id, trace id, span id, turns]`` lists as tuples (turns: 0 if absent).
-    Raises ``ValueError``, ``TypeError`` on another shape."""
-    return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0)
+def _session_refs(saved: list) -> tuple[SessionRef, ...]:
+    """Saved ``[session id, trace id, span id, turns, cost, cost base]`` lists as tuples (an
+    earlier version's lack the last ones, or all three: 0, ``None``, 0.0). Raises
+    ``ValueError``, ``TypeError`` on another shape."""
+    return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0,
+                  float(ref[4]) if len(ref) > 4 and ref[4] is not None else None,
+                  float(ref[5]) if len(ref) > 5 else 0.0)
                  for ref in saved)
 
 

@@ -35,6 +35,7 @@ from .base import (
     Recent,
     RunBase,
     RunTable,
+    SessionRef,
     SpanRef,
     interrupted_event,
     put_attributes,
@@ -191,16 +192,12 @@ class Tracker:
         return sum(1 for part in self._sessions
                    for s in part.sessions.values() if s.busy())
 
-    def open_session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns begun) of the sessions not yet ended that have
-        an id."""
-        return tuple((s.sid, s.trace_id, s.span_id, s.turn_count)
-                     for part in self._sessions
-                     for s in part.sessions.values() if s.sid)
+    def open_session_refs(self) -> tuple[SessionRef, ...]:
+        """The sessions not yet ended that have an id (``turns``: those begun)."""
+        return tuple(s.ref() for part in self._sessions for s in part.sessions.values() if s.sid)
 
-    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns) of the sessions another session's ``init``
-        ended whose lines have not come again."""
+    def quiet_refs(self) -> tuple[SessionRef, ...]:
+        """The sessions another session's ``init`` ended whose lines have not come again."""
         return tuple(ref for part in self._sessions for ref in part.quiet_refs())
 
     def sessions_begin(self) -> int | None:
@@ -215,14 +212,14 @@ class Tracker:
         held = self.ctx.held_since()
         return min(starts if held is None else [*starts, held], default=None)
 
-    def continuation_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns before) of the ended spans the open sessions
-        go on from (:mod:`.quiet`, or a ``follow`` stop)."""
-        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before)
+    def continuation_refs(self) -> tuple[SessionRef, ...]:
+        """The ended spans the open sessions go on from (:mod:`.quiet`, or a ``follow`` stop;
+        ``turns``: those before, the cost the last before)."""
+        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before, *s.before_cost)
                      for part in self._sessions for s in part.sessions.values()
                      if s.sid and s.continues is not None)
 
-    def session_refs(self) -> tuple[tuple[str, int, int, int], ...]:
+    def session_refs(self) -> tuple[SessionRef, ...]:
         """:meth:`open_session_refs` and those of the sessions this stream ended."""
         return tuple(ref for part in self._sessions
                      for ref in part.ended.values() if ref[0]) + self.open_session_refs()

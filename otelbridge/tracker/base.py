@@ -26,6 +26,11 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 #: Span refs remembered per registry (sessions, workflow roots); the oldest are forgotten.
 MAX_REFS = 10_000
 
+#: A session span as ``follow``'s offset file keeps it: (session id, trace id, span id, turns,
+#: the last ``total_cost_usd`` then and its :attr:`~.state.Session.cost_base`, USD on the
+#: session's scale; ``None``, ``0.0``: no cost known).
+SessionRef = tuple[str, int, int, int, "float | None", float]
+
 #: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000
 
@@ -249,6 +254,8 @@ class Context(msgspec.Struct):
     _sessions: Refs = msgspec.field(default_factory=lambda: Refs())
     #: session id → (the span a stop ended, its turns): a session that goes on after a restart
     _continued: dict[str, tuple[SpanRef, int]] = msgspec.field(default_factory=dict)
+    #: session id → (its last total cost, its cost base) there, when known
+    _costs: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)
     #: task ids of the workflows a run before exported (the ended session span links them)
     _linked_before: frozenset[str] = frozenset()
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
@@ -392,22 +399,27 @@ class Context(msgspec.Struct):
             return before[0]
         return self.session_ref(session_id)
 
-    def resume_sessions(self, refs: tuple[tuple[str, int, int, int], ...]) -> None:
+    def resume_sessions(self, refs: tuple[SessionRef, ...]) -> None:
         """Sessions read again whose spans were not exported (``follow`` after a kill): each
-        ``(session id, trace id, span id, turns)`` takes those ids again, so that what was
-        exported under it finds its parent."""
-        for sid, trace_id, span_id, _ in refs:
+        takes its ids again, so that what was exported under it finds its parent."""
+        for sid, trace_id, span_id, *_ in refs:
             remember(self._sessions, sid, SpanRef(trace_id, span_id))
 
-    def continue_sessions(self, refs: tuple[tuple[str, int, int, int], ...],
-                          workflows: tuple[str, ...] = ()) -> None:
+    def continue_sessions(self, refs: tuple[SessionRef, ...], workflows: tuple[str, ...] = ()) -> None:
         """Sessions a stop ended (exported) after ``turns`` turns, which may go on (``follow``
         after a stop): one seen again is a span of its own in the same trace, linked to the
-        ended one (:meth:`continues`), its turns numbered on; it does not link again the
-        ``workflows`` (task ids) a run before exported (:meth:`linked_before`)."""
-        for sid, trace_id, span_id, turns in refs[-MAX_REFS:]:
+        ended one (:meth:`continues`), its turns numbered on, its turns' costs counted from the
+        last total (:meth:`cost_before`); it does not link again the ``workflows`` (task ids) a
+        run before exported (:meth:`linked_before`)."""
+        for sid, trace_id, span_id, turns, cost, base in refs[-MAX_REFS:]:
             self._continued[sid] = (SpanRef(trace_id, span_id), turns)
+            if cost is not None:
+                self._costs[sid] = (cost, base)
         self._linked_before = frozenset(workflows)
+
+    def cost_before(self, session_id: str | None) -> tuple[float, float] | None:
+        """The last total cost and cost base of the span a session goes on from, when known."""
+        return self._costs.get(session_id) if session_id else None
 
     def went_quiet(self, session_id: str, ref: SpanRef, turns: int) -> None:
         """Session ``session_id`` (span ``ref``, after ``turns`` turns) ended before the end of

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Context, Refs, SpanRef, remember
+from .base import Context, Refs, SessionRef, SpanRef, remember
 from .state import MAX_CLOSED_REMEMBERED, Session
 
 
@@ -69,7 +69,7 @@ class QuietMixin:
     def _end_quietly(self, s: Session) -> None:
         self._close_session(s, eof=False)  # type: ignore[attr-defined]
         self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
-        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last, s.cost_base),
+        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last, s.ref()[4:]),
                  MAX_CLOSED_REMEMBERED)
 
     def _carry_over(self, s: Session) -> None:
@@ -78,11 +78,14 @@ class QuietMixin:
         s.turns_before = s.turn_count
         carried = self._carried.pop(s.sid, None)
         if carried is not None:
-            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before, s.cost_base = carried
+            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before, s.before_cost = carried
+        elif (cost := self.ctx.cost_before(s.sid)) is not None:  # (a follow stop's, kept)
+            s.before_cost = cost
+        s.cost_base = s.before_cost[1]
 
-    def quiet_refs(self) -> tuple[tuple[str, int, int, int], ...]:
-        """(session id, trace id, span id, turns) of the sessions ended by another's ``init``
-        whose lines have not come again (``follow`` saves them at a stop: their lines after
-        the restart go on in a span of their own, not under the ended span's ids)."""
-        return tuple((sid, ref.trace_id, ref.span_id, turns) for sid in self._carried
+    def quiet_refs(self) -> tuple[SessionRef, ...]:
+        """The sessions ended by another's ``init`` whose lines have not come again (``follow``
+        saves them at a stop: their lines after the restart go on in a span of their own, not
+        under the ended span's ids)."""
+        return tuple((sid, ref.trace_id, ref.span_id, turns, *carried[6]) for sid, carried in self._carried.items()
                      if (found := self.ctx.continues(sid)) is not None for ref, turns in (found,))

@@ -333,7 +333,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             self.ctx.stats.duplicate_results += 1
             return
         before = s.last if s.last is not None else s.before
-        previous = before.total_cost_usd if before is not None else None
+        previous = before.total_cost_usd if before is not None else s.before_cost[0]
         model_total = None
         if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far
             model_total = Usage()
@@ -465,7 +465,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
     def _close_session(self, s: Session, *, eof: bool) -> None:
         """End everything ``s`` holds, then the session span itself, exactly once."""
         self.sessions.pop(s.sid, None)
-        remember(self.ended, s.sid, (s.sid, s.trace_id, s.span_id, s.turn_count), MAX_CLOSED_REMEMBERED)
+        remember(self.ended, s.sid, s.ref(), MAX_CLOSED_REMEMBERED)
         self._release(s, SESSION, None)
         end_all = s.last_ns
         for agent in list(s.agents.values()):

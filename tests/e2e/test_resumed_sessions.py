@@ -111,3 +111,32 @@ def test_a_session_resumed_twice_with_another_between_counts_each_process_once(t
     totals = [Decimal(str(r["total_cost_usd"])) for r in results(third)]
     assert costs([s for s in spans if s.parent_span_id == then.span_id], "turn.cost_usd") == [
         b - a for a, b in zip([Decimal(0), *totals], totals)]
+
+
+@needs_fixtures()
+def test_a_session_cut_across_two_replayed_files_counts_its_second_turn_from_the_first(tmp_path):
+    """``otelbridge replay`` of a log cut in two between a session's turns (a rotation): the
+    second file's turn goes on in a span of its own and costs its total less the first file's
+    last (the same process's running total), not nothing."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, clean_env
+    from tests.receivers import HttpReceiver
+
+    text, _ = run(BG)
+    lines = text.splitlines(keepends=True)
+    cut = next(i for i, l in enumerate(lines) if '"type":"result"' in l.replace(" ", "")) + 1
+    one, two = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
+    one.write_text("".join(lines[:cut]))
+    two.write_text("".join(lines[cut:]))
+    with HttpReceiver() as rx:
+        done = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", rx.endpoint,
+                               "--summary", "never", str(one), str(two)],
+                              env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
+        spans = rx.received.spans()
+    assert done.returncode == 0, done.stderr
+    totals = [Decimal(str(r["total_cost_usd"])) for r in results(text)]
+    assert costs(spans, "turn.cost_usd") == [totals[0], totals[1] - totals[0]]
+    first, then = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+    assert then.links[0][1] == first.span_id
