@@ -83,12 +83,13 @@ def load_position(file: Path) -> tuple[Position | None, str]:
 
 
 def _session_refs(saved: list) -> tuple[SessionRef, ...]:
-    """Saved ``[session id, trace id, span id, turns, cost, cost base]`` lists as tuples (an
-    earlier version's lack the last ones, or all three: 0, ``None``, 0.0). Raises
-    ``ValueError``, ``TypeError`` on another shape."""
+    """Saved ``[session id, trace id, span id, turns, cost, cost base, [input, output tokens]]``
+    lists as tuples (an earlier version's lack the last ones: 0, ``None``, 0.0, ``None``).
+    Raises ``ValueError``, ``TypeError`` on another shape."""
     return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0,
                   float(ref[4]) if len(ref) > 4 and ref[4] is not None else None,
-                  float(ref[5]) if len(ref) > 5 else 0.0)
+                  float(ref[5]) if len(ref) > 5 else 0.0,
+                  (int(ref[6][0]), int(ref[6][1])) if len(ref) > 6 and ref[6] is not None else None)
                  for ref in saved)
 
 

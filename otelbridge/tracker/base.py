@@ -27,9 +27,14 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 MAX_REFS = 10_000
 
 #: A session span as ``follow``'s offset file keeps it: (session id, trace id, span id, turns,
-#: the last ``total_cost_usd`` then and its :attr:`~.state.Session.cost_base`, USD on the
-#: session's scale; ``None``, ``0.0``: no cost known).
-SessionRef = tuple[str, int, int, int, "float | None", float]
+#: then :data:`Counted`).
+SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] | None"]
+#: What a session's last result counted: its ``total_cost_usd`` and
+#: :attr:`~.state.Session.cost_base` (USD on the session's scale; ``None``, ``0.0``: no cost),
+#: and its process's ``modelUsage`` input and output tokens (``None``: none), by which the
+#: first result of a new process is known (:func:`~.results.counted_again`).
+Counted = tuple["float | None", float, "tuple[int, int] | None"]
+NOTHING_COUNTED: Counted = (None, 0.0, None)
 
 #: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000
@@ -255,7 +260,7 @@ class Context(msgspec.Struct):
     #: session id → (the span a stop ended, its turns): a session that goes on after a restart
     _continued: dict[str, tuple[SpanRef, int]] = msgspec.field(default_factory=dict)
     #: session id → (its last total cost, its cost base) there, when known
-    _costs: dict[str, tuple[float, float]] = msgspec.field(default_factory=dict)
+    _costs: dict[str, Counted] = msgspec.field(default_factory=dict)
     #: task ids of the workflows a run before exported (the ended session span links them)
     _linked_before: frozenset[str] = frozenset()
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
@@ -411,14 +416,14 @@ class Context(msgspec.Struct):
         ended one (:meth:`continues`), its turns numbered on, its turns' costs counted from the
         last total (:meth:`cost_before`); it does not link again the ``workflows`` (task ids) a
         run before exported (:meth:`linked_before`)."""
-        for sid, trace_id, span_id, turns, cost, base in refs[-MAX_REFS:]:
+        for sid, trace_id, span_id, turns, *counted in refs[-MAX_REFS:]:
             self._continued[sid] = (SpanRef(trace_id, span_id), turns)
-            if cost is not None:
-                self._costs[sid] = (cost, base)
+            if counted != list(NOTHING_COUNTED):
+                self._costs[sid] = tuple(counted)  # type: ignore[assignment]
         self._linked_before = frozenset(workflows)
 
-    def cost_before(self, session_id: str | None) -> tuple[float, float] | None:
-        """The last total cost and cost base of the span a session goes on from, when known."""
+    def cost_before(self, session_id: str | None) -> Counted | None:
+        """What the last result of the span a session goes on from counted, when known."""
         return self._costs.get(session_id) if session_id else None
 
     def went_quiet(self, session_id: str, ref: SpanRef, turns: int) -> None:

@@ -57,6 +57,11 @@ def session_result_attributes(attrs: dict[str, Any], s: Session) -> None:
             attrs[key] = total
     if s.api_ms is not None:
         attrs["result.duration_api_ms"] = s.api_base + s.api_ms
+    # what its own turns cost (the total runs on across the spans a session goes on in: a sum
+    # over session spans counts this); unknown when the total before it is
+    cost, before = s.last.total_cost_usd, s.before_cost[0]
+    if cost is not None and (s.continues is None or before is not None):
+        attrs["session.cost_usd"] = round(cost - (before or 0.0), 12)
 
 
 def on_session_scale(s: Session, ev: TurnResult, previous: float | None, model_total: Usage | None) -> TurnResult:
@@ -92,6 +97,8 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
         last = Usage()
         for each in s.before.model_usage.values():
             last.add(each)
+    elif last is None and s.before_cost[2] is not None:  # (... ended by a follow stop, or a file before)
+        last = Usage(input_tokens=s.before_cost[2][0], output_tokens=s.before_cost[2][1])
     return model_total is not None and last is not None and any(
         now < was for name in COUNTS
         if (now := getattr(model_total, name)) is not None and (was := getattr(last, name)) is not None)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from ..events import SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import Recent, Refs, SessionRef, SpanRef
+from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -203,8 +203,8 @@ class Session(msgspec.Struct):
     continues: SpanRef | None = None
     turns_before: int = 0
     before: TurnResult | None = None
-    #: that span's last ``total_cost_usd`` and cost base (:meth:`ref`), when known
-    before_cost: tuple[float | None, float] = (None, 0.0)
+    #: what that span's last result counted (:meth:`ref`)
+    before_cost: Counted = NOTHING_COUNTED
     #: its runtime outlives its turns (Caudra's init lists one): it never ends between runs
     outlives_turns: bool = False
     #: where its first line begins in the input, bytes (:attr:`Context.line_at`)
@@ -281,4 +281,7 @@ class Session(msgspec.Struct):
         """Its span as ``follow``'s offset file keeps it: its turns begun, its last total cost
         and cost base."""
         cost = self.last.total_cost_usd if self.last is not None else self.before_cost[0]
-        return self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base
+        counts = self.model_total
+        tokens = ((counts.input_tokens or 0, counts.output_tokens or 0) if counts is not None
+                  else None if self.last is not None else self.before_cost[2])
+        return self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base, tokens

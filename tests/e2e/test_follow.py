@@ -886,6 +886,9 @@ def test_a_session_that_goes_on_after_a_stop_numbers_its_turns_on_in_its_trace(t
     totals = [Decimal(str(json.loads(l)["total_cost_usd"])) for l in lines if '"type":"result"' in l.replace(" ", "")]
     assert [Decimal(str(t.attributes["result.total_cost_usd"])) for t in turns] == totals
     assert [Decimal(str(t.attributes["turn.cost_usd"])) for t in turns] == [totals[0], totals[1] - totals[0]]
+    # (each session span's own share: their sum is what the run cost, counted once)
+    assert [Decimal(str(s.attributes["session.cost_usd"])) for s in (first, then)] == [
+        totals[0], totals[1] - totals[0]]
 
 
 @needs_fixtures()

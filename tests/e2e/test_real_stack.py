@@ -381,7 +381,7 @@ def test_session_token_and_cost_metrics_from_a_session_recording(session, stack)
     cost, which are its result's (the raw stream's), by agent and model."""
     (root,) = [s for s in session if "session.turns" in s.attributes]
     result = json.loads(next(l for l in SESSION.read_text().splitlines() if '"type":"result"' in l.replace(" ", "")))
-    assert root.attributes["result.total_cost_usd"] == result["total_cost_usd"]
+    assert root.attributes["result.total_cost_usd"] == root.attributes["session.cost_usd"] == result["total_cost_usd"]
     labels = (root.attributes["gen_ai.agent.name"], root.attributes["gen_ai.request.model"])
     want = {("otelbridge_session_input_tokens_total", *labels): float(root.attributes["gen_ai.usage.input_tokens"]),
             ("otelbridge_session_output_tokens_total", *labels): float(root.attributes["gen_ai.usage.output_tokens"]),

@@ -140,3 +140,61 @@ def test_a_session_cut_across_two_replayed_files_counts_its_second_turn_from_the
     assert costs(spans, "turn.cost_usd") == [totals[0], totals[1] - totals[0]]
     first, then = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
     assert then.links[0][1] == first.span_id
+
+
+def replayed(tmp_path, *texts: str):
+    """``otelbridge replay`` of ``texts`` as files, in order, to a real receiver: the spans."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, clean_env
+    from tests.receivers import HttpReceiver
+
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"run-{i}.jsonl")
+        paths[-1].write_text(text)
+    with HttpReceiver() as rx:
+        done = subprocess.run([sys.executable, "-m", "otelbridge", "replay", "--endpoint", rx.endpoint,
+                               "--summary", "never", *map(str, paths)],
+                              env=clean_env(), cwd=ROOT, capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return rx.received.spans()
+
+
+@needs_fixtures()
+def test_a_new_process_in_a_later_file_is_known_by_its_tokens_though_its_cost_rose(tmp_path):
+    """``replay`` of two runs' files, the second resuming the first's session in a new process
+    whose first total is above the first's: its tokens fell (the file before's are carried
+    over), so its turn costs its whole total, and the session's total adds both processes'."""
+    one, sid = run(THINKING)
+    two, _ = run(BG, sid)
+    spans = replayed(tmp_path, one, two)
+    first_total = Decimal(str(results(one)[-1]["total_cost_usd"]))
+    totals = [Decimal(str(r["total_cost_usd"])) for r in results(two)]
+    assert costs(spans, "turn.cost_usd") == [first_total, totals[0], totals[1] - totals[0]]
+    (then,) = [s for s in spans if s.name == "invoke_agent claude-code" and s.links]  # (it goes on)
+    assert Decimal(str(then.attributes["result.total_cost_usd"])) == first_total + totals[-1]
+    assert Decimal(str(then.attributes["session.cost_usd"])) == totals[-1]
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("shape", ["one stream", "three files"])
+def test_session_spans_own_costs_add_up_to_what_every_process_spent(tmp_path, shape):
+    """A, then B, then A resumed in a new process: the session spans' ``session.cost_usd``
+    (what each span's own turns cost: the collector's cost metric sums it) add up to the three
+    processes' last totals, though A's second span's ``result.total_cost_usd`` runs on from its
+    first span's."""
+    a, sid = run(BG)
+    b, _ = run(OTHER)
+    again, _ = run(THINKING, sid)
+    if shape == "one stream":
+        path = tmp_path / "worker.jsonl"
+        path.write_text(a + b + again)
+        spans = export(path, deterministic_ids=True)
+    else:
+        spans = replayed(tmp_path, a, b, again)
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 3
+    assert sum(Decimal(str(s.attributes["session.cost_usd"])) for s in sessions) == sum(
+        Decimal(str(results(t)[-1]["total_cost_usd"])) for t in (a, b, again))
