@@ -83,14 +83,22 @@ def load_position(file: Path) -> tuple[Position | None, str]:
 
 
 def _session_refs(saved: list) -> tuple[SessionRef, ...]:
-    """Saved ``[session id, trace id, span id, turns, cost, cost base, [input, output tokens]]``
-    lists as tuples (an earlier version's lack the last ones: 0, ``None``, 0.0, ``None``).
-    Raises ``ValueError``, ``TypeError`` on another shape."""
+    """Saved ``[session id, trace id, span id, turns, cost, cost base, [input, output tokens],
+    [agent, provider, model, version]]`` lists as tuples (an earlier version's lack the last
+    ones: 0, ``None``, 0.0, ``None``, ``None``). Raises ``ValueError``, ``TypeError`` on another
+    shape."""
     return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0,
                   float(ref[4]) if len(ref) > 4 and ref[4] is not None else None,
                   float(ref[5]) if len(ref) > 5 else 0.0,
-                  (int(ref[6][0]), int(ref[6][1])) if len(ref) > 6 and ref[6] is not None else None)
+                  (int(ref[6][0]), int(ref[6][1])) if len(ref) > 6 and ref[6] is not None else None,
+                  _said(ref[7]) if len(ref) > 7 and ref[7] is not None else None)
                  for ref in saved)
+
+
+def _said(saved: list) -> tuple[str | None, str | None, str | None, str | None]:
+    """A saved ``[agent, provider, model, version]`` (strings or ``null``)."""
+    agent, provider, model, version = (None if v is None else str(v) for v in saved)
+    return agent, provider, model, version
 
 
 def head(fd: int, length: int = HEAD_BYTES) -> str:

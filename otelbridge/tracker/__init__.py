@@ -215,7 +215,7 @@ class Tracker:
     def continuation_refs(self) -> tuple[SessionRef, ...]:
         """The ended spans the open sessions go on from (:mod:`.quiet`, or a ``follow`` stop;
         ``turns``: those before, the cost the last before)."""
-        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before, *s.before_cost)
+        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before, *s.before_cost, s.ref()[7])
                      for part in self._sessions for s in part.sessions.values()
                      if s.sid and s.continues is not None)
 

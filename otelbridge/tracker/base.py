@@ -27,8 +27,10 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 MAX_REFS = 10_000
 
 #: A session span as ``follow``'s offset file keeps it: (session id, trace id, span id, turns,
-#: then :data:`Counted`).
-SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] | None"]
+#: then :data:`Counted`, then :data:`Said` or ``None``).
+SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] | None", "Said | None"]
+#: What a session's ``init`` said: its agent's name, provider, model and CLI version.
+Said = tuple["str | None", "str | None", "str | None", "str | None"]
 #: What a session's last result counted: its ``total_cost_usd`` and
 #: :attr:`~.state.Session.cost_base` (USD on the session's scale; ``None``, ``0.0``: no cost),
 #: and its process's ``modelUsage`` input and output tokens (``None``: none), by which the
@@ -261,6 +263,8 @@ class Context(msgspec.Struct):
     _continued: dict[str, tuple[SpanRef, int]] = msgspec.field(default_factory=dict)
     #: session id → (its last total cost, its cost base) there, when known
     _costs: dict[str, Counted] = msgspec.field(default_factory=dict)
+    #: session id → what its ``init`` said there, when known
+    _said: dict[str, Said] = msgspec.field(default_factory=dict)
     #: task ids of the workflows a run before exported (the ended session span links them)
     _linked_before: frozenset[str] = frozenset()
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
@@ -416,15 +420,22 @@ class Context(msgspec.Struct):
         ended one (:meth:`continues`), its turns numbered on, its turns' costs counted from the
         last total (:meth:`cost_before`); it does not link again the ``workflows`` (task ids) a
         run before exported (:meth:`linked_before`)."""
-        for sid, trace_id, span_id, turns, *counted in refs[-MAX_REFS:]:
+        for sid, trace_id, span_id, turns, cost, base, tokens, said in refs[-MAX_REFS:]:
             self._continued[sid] = (SpanRef(trace_id, span_id), turns)
-            if counted != list(NOTHING_COUNTED):
-                self._costs[sid] = tuple(counted)  # type: ignore[assignment]
+            if (cost, base, tokens) != NOTHING_COUNTED:
+                self._costs[sid] = (cost, base, tokens)
+            if said is not None:
+                self._said[sid] = said
         self._linked_before = frozenset(workflows)
 
     def cost_before(self, session_id: str | None) -> Counted | None:
         """What the last result of the span a session goes on from counted, when known."""
         return self._costs.get(session_id) if session_id else None
+
+    def said_before(self, session_id: str | None) -> Said | None:
+        """What the ``init`` of the span a session goes on from said, when known (a ``follow``
+        restart reads on past it)."""
+        return self._said.get(session_id) if session_id else None
 
     def went_quiet(self, session_id: str, ref: SpanRef, turns: int) -> None:
         """Session ``session_id`` (span ``ref``, after ``turns`` turns) ended before the end of

@@ -79,13 +79,17 @@ class QuietMixin:
         carried = self._carried.pop(s.sid, None)
         if carried is not None:
             s.agent_name, s.provider, s.model, s.version, s.cwd, s.before, s.before_cost = carried
-        elif (cost := self.ctx.cost_before(s.sid)) is not None:  # (a follow stop's, kept)
-            s.before_cost = cost
+        else:  # (a follow stop's, kept)
+            s.before_cost = self.ctx.cost_before(s.sid) or s.before_cost
+            said = self.ctx.said_before(s.sid)
+            if said is not None:
+                s.agent_name, s.provider, s.model, s.version = said
         s.cost_base = s.before_cost[1]
 
     def quiet_refs(self) -> tuple[SessionRef, ...]:
         """The sessions ended by another's ``init`` whose lines have not come again (``follow``
         saves them at a stop: their lines after the restart go on in a span of their own, not
         under the ended span's ids)."""
-        return tuple((sid, ref.trace_id, ref.span_id, turns, *carried[6]) for sid, carried in self._carried.items()
+        return tuple((sid, ref.trace_id, ref.span_id, turns, *carried[6], carried[:4] if any(carried[:4]) else None)
+                     for sid, carried in self._carried.items()
                      if (found := self.ctx.continues(sid)) is not None for ref, turns in (found,))

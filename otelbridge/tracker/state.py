@@ -284,4 +284,6 @@ class Session(msgspec.Struct):
         counts = self.model_total
         tokens = ((counts.input_tokens or 0, counts.output_tokens or 0) if counts is not None
                   else None if self.last is not None else self.before_cost[2])
-        return self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base, tokens
+        said = (self.agent_name, self.provider, self.model, self.version)
+        return (self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base, tokens,
+                said if any(said) else None)

@@ -911,6 +911,28 @@ def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
     assert [e[0] for e in cut.events] == ["interrupted"]
 
 
+def test_a_caudra_session_a_stop_cut_mid_turn_goes_on_as_the_agent_its_init_named(tmp_path):
+    """A Caudra session prints its ``init`` once: stopped with its second turn open, the next
+    start reads on from after the first turn, past that ``init``; the span the session goes on
+    in still names its agent, provider and model as the ``init`` said (the offset file keeps
+    them), not a default agent's."""
+    lines = (EXAMPLES / "caudra-session-turns.jsonl").read_text().splitlines(keepends=True)
+    cut = next(i for i, l in enumerate(lines) if '"turn_start"' in l and i > 1) + 2
+    spans = stopped_and_restarted(tmp_path, lines, cut, lambda spans: any(s.name == "turn 1" for s in spans))
+    with HttpReceiver() as whole:
+        replay_into(whole, tmp_path / "agent.jsonl")
+        (want,) = [s for s in whole.received.spans() if not s.parent_span_id]
+
+    def said(span):
+        return span.name, {k: v for k, v in span.attributes.items() if k.startswith(("gen_ai.agent", "gen_ai.provider",
+                                                                                     "gen_ai.request"))}
+
+    sessions = [s for s in spans if not s.parent_span_id]
+    assert len(sessions) == 2 and [s for s in sessions if s.links]  # (the stop cut it in two)
+    assert {said(s)[0] for s in sessions} == {said(want)[0]} and want.name != "invoke_agent claude-code"
+    assert all(said(s) == said(want) for s in sessions)
+
+
 def test_an_offset_file_of_an_earlier_version_is_read(tmp_path):
     """Offset files written before sessions carried their turn count (three ids a session):
     read, not "damaged" (which would read the file again from its start)."""
