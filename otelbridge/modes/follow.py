@@ -105,10 +105,8 @@ class TracedFile:
         pipeline.before_line = self._before_line
 
     def _before_line(self, at: int) -> None:
-        # (records the clock holds do not count: a stop hands them on)
-        tracker = self.pipeline.tracker
-        if tracker.open_workflows() == tracker.open_turns() == 0:
-            self._quiet_line = at, tracker.open_session_refs()
+        if self.nothing_open():
+            self._quiet_line = at, self.pipeline.tracker.open_session_refs()
 
     def on_chunk(self, buf: bytearray, n: int) -> None:
         self.stats.bytes += n
@@ -135,10 +133,14 @@ class TracedFile:
         self.pipeline.settle_clock()
         self._quiet_line = None  # (a stop's position is not moved back into what was read again)
 
+    def nothing_open(self) -> bool:
+        # (records the clock holds do not count: a stop hands them on)
+        tracker = self.pipeline.tracker
+        return tracker.open_workflows() == tracker.open_turns() == 0
+
     def is_quiet(self) -> bool:
         # (records held while the clock waits for a timestamp are not handed on yet)
-        tracker = self.pipeline.tracker
-        return tracker.open_workflows() == tracker.open_turns() == 0 and not self.pipeline.holding()
+        return self.nothing_open() and not self.pipeline.holding()
 
     def quiet_line(self) -> tuple[int, tuple[SessionRef, ...]] | None:
         return self._quiet_line

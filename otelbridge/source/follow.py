@@ -75,18 +75,18 @@ class Followed(Protocol):
         comes next is new."""
 
     def is_quiet(self) -> bool:
-        """Whether the lines read so far leave no turn or workflow open (only then is a
-        checkpoint taken)."""
+        """:meth:`nothing_open`, and no record of them held for a timestamp."""
+
+    def nothing_open(self) -> bool:
+        """Whether the lines read so far leave no turn or workflow open."""
 
     def quiet_line(self) -> tuple[int, tuple[SessionRef, ...]] | None:
-        """Where the last line read before which no turn or workflow was open begins (bytes
-        fed, as :meth:`sessions_begin`; records held for a timestamp do not count: a stop hands
-        them on), with :meth:`session_refs` then; ``None``: none since the file was opened."""
+        """Where the last line read before which :meth:`nothing_open` was true begins (bytes fed,
+        as :meth:`sessions_begin`), with :meth:`session_refs` then; ``None``: none yet."""
 
     def resumable(self) -> bool:
         """Whether a restart after a kill may resume from the lines read so far, turns open or
-        not: reading them again makes the same spans (their ids derived), and none waits to be
-        handed on."""
+        not: reading them again makes the same spans, and none waits to be handed on."""
 
     def has_sessions(self) -> bool:
         """Whether a session is open."""
@@ -102,8 +102,7 @@ class Followed(Protocol):
         """Each open session (turns: those begun, cost: the last total)."""
 
     def quiet_refs(self) -> tuple[SessionRef, ...]:
-        """The same of each session another session's ``init`` ended, whose lines have not
-        come again."""
+        """Each session another session's ``init`` ended, whose lines have not come again."""
 
     def exported(self) -> tuple[str, ...]:
         """Task ids of the workflows exported so far, oldest first."""
@@ -114,7 +113,6 @@ class Followed(Protocol):
     def settled(self, handed: int) -> bool | None:
         """Whether the first ``handed`` spans are exported (True), on their way (None) or may
         be lost (False)."""
-
 
 
 class Follower:
@@ -414,6 +412,8 @@ class Follower:
                     self._base, done, self._base_workflows = self.complete, (), ()
                     self._base_continued = newest(self._base_continued, self.reader.quiet_refs())
                 self._quiet_sessions = refs
+            elif self.reader.nothing_open():  # (records held for a timestamp: a stop hands them on)
+                self._quiet, self._quiet_sessions = self.complete, refs
             elif (line := self.reader.quiet_line()) is not None and self._origin + line[0] > self._quiet:
                 # (quiet between two checkpoints: a stop reads again from there, not from the
                 # last checkpoint that found nothing open, maybe megabytes back in a backlog)

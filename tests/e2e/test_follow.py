@@ -933,6 +933,32 @@ def test_a_caudra_session_a_stop_cut_mid_turn_goes_on_as_the_agent_its_init_name
     assert all(said(s) == said(want) for s in sessions)
 
 
+@needs_fixtures()
+def test_a_stop_while_the_clock_holds_records_resumes_after_the_runs_that_ended(tmp_path):
+    """Back-to-back runs of a recording without timestamps, read with ``--clock stream``: their
+    records wait for a timestamp that never comes, so no checkpoint finds the lines quiet. A
+    stop hands the held records on and ends the open session: its position is the end of what
+    was read (nothing was open there), so the next start reads none of it again and makes no
+    second span, without children, for the session the stop ended."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("claudecli-go-basic-thinking-2.1.68.jsonl", 3)
+    log.write_text("".join(runs[:2]))
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start", "--clock", "stream")
+        ready(proc)
+        stop(proc)  # (a stop reads what the file holds first: no checkpoint is saved before)
+        saved = saved_offset(state)
+        assert saved["offset"] == saved["read_to"] == log.stat().st_size
+        append(log, runs[2])
+        proc = start(log, state, rx, "--clock", "stream")
+        ready(proc)
+        stop(proc)
+        spans = rx.received.spans()
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 3 and all(any(t.parent_span_id == s.span_id for t in spans) for s in sessions)
+    assert sorted(session_ids(sessions)) == sorted(json.loads(r.partition("\n")[0])["session_id"] for r in runs)
+
+
 def test_an_offset_file_of_an_earlier_version_is_read(tmp_path):
     """Offset files written before sessions carried their turn count (three ids a session):
     read, not "damaged" (which would read the file again from its start)."""
