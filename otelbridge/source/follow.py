@@ -467,10 +467,10 @@ class Follower:
         last = self._unsettled[-1][0] if self._unsettled else saved
         if last is not None and (last.dev, last.ino) == self.ident:
             done = self._workflows(last.workflows)
-            # read again from the last point with no turn or workflow open, to rebuild what the
-            # stop ended; a session that goes on counts its turns from those begun before it
+            # read again from the last point with nothing open, to rebuild what the stop ended;
+            # a session that goes on counts its turns and cost from those before it (or none)
             at_quiet = {ref[0]: ref[3:] for ref in self._quiet_sessions}  # (turns, what was counted)
-            stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, None, 0.0, None, None)))
+            stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, 0.0, 0.0, None, None)))
                                for sid, trace_id, span_id, *_ in ended)
             # (and those a stop before ended that this run did not meet again: still going on)
             met = {ref[0] for ref in ended}

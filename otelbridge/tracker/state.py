@@ -280,7 +280,9 @@ class Session(msgspec.Struct):
     def ref(self) -> SessionRef:
         """Its span as ``follow``'s offset file keeps it: its turns begun, its last total cost
         and cost base."""
-        cost = self.last.total_cost_usd if self.last is not None else self.before_cost[0]
+        # (a session no result of which came reported nothing yet: what follows counts it all)
+        cost = (self.last.total_cost_usd if self.last is not None
+                else self.before_cost[0] if self.continues is not None else 0.0)
         counts = self.model_total
         tokens = ((counts.input_tokens or 0, counts.output_tokens or 0) if counts is not None
                   else None if self.last is not None else self.before_cost[2])

@@ -892,6 +892,25 @@ def test_a_session_that_goes_on_after_a_stop_numbers_its_turns_on_in_its_trace(t
 
 
 @needs_fixtures()
+def test_a_session_stopped_before_its_first_result_counts_its_whole_cost_in_the_span_it_goes_on_in(tmp_path):
+    """A stop in a session's first turn, before any result: the ended span reported no cost,
+    so the span it goes on in counts the whole of it (``session.cost_usd``: the session spans'
+    sum is what the run cost), and the turn that comes again whole costs its result's total."""
+    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
+    first_result = next(i for i, l in enumerate(lines) if '"type":"result"' in l.replace(" ", ""))
+    spans = stopped_and_restarted(tmp_path, lines, first_result - 2,
+                                  lambda spans: any(s.name.startswith("execute_tool") for s in spans))
+    totals = [Decimal(str(json.loads(l)["total_cost_usd"])) for l in lines if '"type":"result"' in l.replace(" ", "")]
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2
+    assert sum(Decimal(str(s.attributes.get("session.cost_usd", 0))) for s in sessions) == totals[-1]
+    (then,) = [s for s in sessions if s.links]
+    turns = sorted((s for s in spans if s.name.startswith("turn ") and s.parent_span_id == then.span_id),
+                   key=lambda s: s.name)
+    assert [Decimal(str(t.attributes["turn.cost_usd"])) for t in turns] == [totals[0], totals[1] - totals[0]]
+
+
+@needs_fixtures()
 def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
     """Stopped mid-turn with no quiet point read (the lines came in one write): the restart
     reads the session again from its first line; its span is a new one in the same trace,
