@@ -468,10 +468,10 @@ class Follower:
         if last is not None and (last.dev, last.ino) == self.ident:
             done = self._workflows(last.workflows)
             # read again from the last point with nothing open, to rebuild what the stop ended;
-            # a session that goes on counts its turns and cost from those before it (or none)
-            at_quiet = {ref[0]: ref[3:] for ref in self._quiet_sessions}  # (turns, what was counted)
-            stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, 0.0, 0.0, None, None)))
-                               for sid, trace_id, span_id, *_ in ended)
+            # a session that goes on numbers its turns from there, its cost from the ended span's
+            turns = {ref[0]: ref[3] for ref in self._quiet_sessions}
+            stop_ended = tuple((sid, trace_id, span_id, turns.get(sid, 0), *counted)
+                               for sid, trace_id, span_id, _, *counted in ended)
             # (and those a stop before ended that this run did not meet again: still going on)
             met = {ref[0] for ref in ended}
             continued = tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)

@@ -90,7 +90,8 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
     ``total_cost_usd`` above 0 (an interrupted turn's result says 0), or a ``modelUsage``
     count (an interrupted turn's is empty)."""
     cost = ev.total_cost_usd
-    if cost is not None and previous is not None and 0 < cost < previous - s.cost_base:
+    # (to 12 places, as the totals are summed: 0.6222965 - 0.4481215 is 0.17417500000000002)
+    if cost is not None and previous is not None and 0 < cost < round(previous - s.cost_base, 12):
         return True
     last = s.model_total
     if last is None and s.before is not None and s.before.model_usage:  # (the span it goes on from)

@@ -911,6 +911,33 @@ def test_a_session_stopped_before_its_first_result_counts_its_whole_cost_in_the_
 
 
 @needs_fixtures()
+def test_a_session_resumed_in_a_new_process_and_stopped_counts_each_dollar_once(tmp_path):
+    """A session's run, then a new process resuming it (its first total below the last), a stop
+    while that process's workflow runs (the restart reads its first turn again), then the rest
+    and another run: the session's spans' ``session.cost_usd`` add up to what both processes
+    spent, and the last ``result.total_cost_usd`` is that sum."""
+    first, resumed, other = (recording_lines(name) for name in (
+        "idea-planner-explore-subagent-2.1.224.jsonl", "workflow-probe-2.1.206.jsonl",
+        "claudecli-go-basic-thinking-2.1.68.jsonl"))
+    sid = next(json.loads(l)["session_id"] for l in first if '"session_id"' in l)
+    theirs = next(json.loads(l)["session_id"] for l in resumed if '"session_id"' in l)
+    resumed = [l.replace(theirs, sid) for l in resumed]
+    results = [i for i, l in enumerate(resumed) if '"type":"result"' in l.replace(" ", "")]
+    lines = first + resumed + other
+    spans = stopped_and_restarted(tmp_path, lines, len(first) + results[0] + 1,
+                                  lambda spans: any(s.name == "turn 2" for s in spans))
+
+    def spent(run):
+        return Decimal(str([json.loads(l) for l in run if '"type":"result"' in l.replace(" ", "")][-1]["total_cost_usd"]))
+
+    mine = sorted((s for s in spans if s.name == "invoke_agent claude-code"
+                   and s.attributes["gen_ai.conversation.id"] == sid), key=lambda s: s.attributes["session.turns"])
+    assert len(mine) == 2 and any(link[1] == mine[0].span_id for link in mine[1].links)
+    assert sum(Decimal(str(s.attributes["session.cost_usd"])) for s in mine) == spent(first) + spent(resumed)
+    assert Decimal(str(mine[-1].attributes["result.total_cost_usd"])) == spent(first) + spent(resumed)
+
+
+@needs_fixtures()
 def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
     """Stopped mid-turn with no quiet point read (the lines came in one write): the restart
     reads the session again from its first line; its span is a new one in the same trace,
