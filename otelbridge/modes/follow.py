@@ -131,6 +131,7 @@ class TracedFile:
         # a clock still waiting for a timestamp would hold the records of the lines read again
         # past the end of that stretch, and they would go out
         self.pipeline.settle_clock()
+        self.pipeline.tracker.read_again()
         self._quiet_line = None  # (a stop's position is not moved back into what was read again)
 
     def nothing_open(self) -> bool:

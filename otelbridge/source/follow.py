@@ -27,8 +27,7 @@
   file by then (rotated while we were away), it is read from its start.
 * Nothing is written to stdout: follow is a sidecar, not a tee.
 
-Polling (``poll_s``), not inotify: it works the same on every filesystem (NFS, overlay, emptyDir)
-and needs no dependency.
+Polling (``poll_s``), not inotify: the same on every filesystem (NFS, overlay, emptyDir).
 """
 
 from __future__ import annotations
@@ -468,14 +467,15 @@ class Follower:
         if last is not None and (last.dev, last.ino) == self.ident:
             done = self._workflows(last.workflows)
             # read again from the last point with nothing open, to rebuild what the stop ended;
-            # a session that goes on numbers its turns from there, its cost from the ended span's
-            turns = {ref[0]: ref[3] for ref in self._quiet_sessions}
-            stop_ended = tuple((sid, trace_id, span_id, turns.get(sid, 0), *counted)
-                               for sid, trace_id, span_id, _, *counted in ended)
-            # (and those a stop before ended that this run did not meet again: still going on)
+            # a session that goes on counts its turns and cost on from there (one begun after: 0)
+            at_quiet = {ref[0]: ref[3:] for ref in self._quiet_sessions}
+            stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, 0.0, 0.0, None, None)))
+                               for sid, trace_id, span_id, *_ in ended)
+            # (and those another's init ended: all their turns, their cost as at the point)
             met = {ref[0] for ref in ended}
-            continued = tuple(ref for ref in quiet if ref[0] not in met)  # (with all their turns)
-            met |= {ref[0] for ref in quiet}
+            continued = tuple((*ref[:4], *at_quiet[ref[0]][1:]) if ref[0] in at_quiet else ref
+                              for ref in quiet if ref[0] not in met)
+            met |= {ref[0] for ref in quiet}  # (and those a stop before ended, not met again)
             continued += tuple(ref for ref in self._quiet_sessions if ref[0] not in met)
             # (and those runs before ended, not met since: a resumed session comes back later;
             # the newest kept, and those this stop ended last: they are read again first)

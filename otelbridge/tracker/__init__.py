@@ -192,6 +192,14 @@ class Tracker:
         return sum(1 for part in self._sessions
                    for s in part.sessions.values() if s.busy())
 
+    def read_again(self) -> None:
+        """``follow`` has read again what a run before read: the cost the sessions that go on
+        counted so far is the ended spans' (their own is what comes after)."""
+        for part in self._sessions:
+            for s in part.sessions.values():
+                if s.continues is not None:
+                    s.own_from = s.ref()[4]
+
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""
         return tuple(s.ref() for part in self._sessions for s in part.sessions.values() if s.sid)

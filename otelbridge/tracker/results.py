@@ -59,7 +59,7 @@ def session_result_attributes(attrs: dict[str, Any], s: Session) -> None:
         attrs["result.duration_api_ms"] = s.api_base + s.api_ms
     # what its own turns cost (the total runs on across the spans a session goes on in: a sum
     # over session spans counts this); unknown when the total before it is
-    cost, before = s.last.total_cost_usd, s.before_cost[0]
+    cost, before = s.last.total_cost_usd, s.own_from if s.own_from is not None else s.before_cost[0]
     if cost is not None and (s.continues is None or before is not None):
         attrs["session.cost_usd"] = round(cost - (before or 0.0), 12)
 

@@ -205,6 +205,9 @@ class Session(msgspec.Struct):
     before: TurnResult | None = None
     #: what that span's last result counted (:meth:`ref`)
     before_cost: Counted = NOTHING_COUNTED
+    #: its total when ``follow`` ended reading again what a run before read: the turns before
+    #: were the ended span's (``None``: none read again)
+    own_from: float | None = None
     #: its runtime outlives its turns (Caudra's init lists one): it never ends between runs
     outlives_turns: bool = False
     #: where its first line begins in the input, bytes (:attr:`Context.line_at`)

@@ -938,6 +938,29 @@ def test_a_session_resumed_in_a_new_process_and_stopped_counts_each_dollar_once(
 
 
 @needs_fixtures()
+def test_a_resumed_session_another_run_ended_before_a_stop_counts_each_dollar_once(tmp_path):
+    """A session's run and a new process resuming it, another session's run, all written at
+    once, and a stop in the middle of that last run: the restart reads the resumed process
+    again (a workflow of it was open at the stop's point), its results among them. Read again,
+    they are not a new process; the session's spans' ``session.cost_usd`` add up to what both
+    processes spent, and their last ``result.total_cost_usd`` is that sum."""
+    first, resumed, other = (recording_lines(name) for name in (
+        "idea-planner-explore-subagent-2.1.224.jsonl", "workflow-probe-2.1.206.jsonl", "task-tool-2.1.6.jsonl"))
+    sid = next(json.loads(l)["session_id"] for l in first if '"session_id"' in l)
+    theirs = next(json.loads(l)["session_id"] for l in resumed if '"session_id"' in l)
+    lines = first + [l.replace(theirs, sid) for l in resumed] + other
+    spans = stopped_and_restarted(tmp_path, lines, len(first) + len(resumed) + 30,
+                                  lambda spans: any(s.name.startswith("turn ") for s in spans))
+
+    def spent(run):
+        return Decimal(str([json.loads(l) for l in run if '"type":"result"' in l.replace(" ", "")][-1]["total_cost_usd"]))
+
+    mine = [s for s in spans if s.name == "invoke_agent claude-code" and s.attributes["gen_ai.conversation.id"] == sid]
+    assert sum(Decimal(str(s.attributes.get("session.cost_usd", 0))) for s in mine) == spent(first) + spent(resumed)
+    assert max(Decimal(str(s.attributes["result.total_cost_usd"])) for s in mine) == spent(first) + spent(resumed)
+
+
+@needs_fixtures()
 def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
     """Stopped mid-turn with no quiet point read (the lines came in one write): the restart
     reads the session again from its first line; its span is a new one in the same trace,
