@@ -154,9 +154,8 @@ class Follower:
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
-        #: in the open file: where the oldest session open began, or the last point with none
-        #: open (where a restart after a kill reads from), the last with no turn or workflow
-        #: open (after a stop, which ended them)
+        #: in the open file: where a restart after a kill reads from (the oldest open session's
+        #: first line, or the last point with none open), and after a stop (nothing open)
         self._base = self._quiet = 0
         #: the workflows past ``_base`` a run before exported
         self._base_workflows: tuple[str, ...] = ()
@@ -424,7 +423,9 @@ class Follower:
                 self._base_continued = newest(self._base_continued, self.reader.quiet_refs()
                                               + self.reader.continuation_refs())
             if quiet or (sessions and self.reader.resumable()):
-                pos = Position(dev, ino, self._base, self.complete, done, refs, self._base_continued, self.salt)
+                going_on = {ref[0] for ref in self.reader.continuation_refs()}  # (ids from the span before)
+                pos = Position(dev, ino, self._base, self.complete, done,
+                               tuple(ref for ref in refs if ref[0] not in going_on), self._base_continued, self.salt)
             elif last is not None and done != last.workflows:  # exported with no quiet point since
                 pos = replace(last, workflows=done, salt=self.salt, stopped=False)
             if pos is not None and pos != self.saved and (not self._unsettled or self._unsettled[-1][0] != pos):
@@ -471,8 +472,7 @@ class Follower:
             at_quiet = {ref[0]: ref[3:] for ref in self._quiet_sessions}
             stop_ended = tuple((sid, trace_id, span_id, *at_quiet.get(sid, (0, 0.0, 0.0, None, None)))
                                for sid, trace_id, span_id, *_ in ended)
-            # (and those another's init ended: all their turns, their cost as at the point)
-            met = {ref[0] for ref in ended}
+            met = {ref[0] for ref in ended}  # (those another's init ended: all their turns)
             continued = tuple((*ref[:4], *at_quiet[ref[0]][1:]) if ref[0] in at_quiet else ref
                               for ref in quiet if ref[0] not in met)
             met |= {ref[0] for ref in quiet}  # (and those a stop before ended, not met again)

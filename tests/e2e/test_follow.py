@@ -961,6 +961,37 @@ def test_a_resumed_session_another_run_ended_before_a_stop_counts_each_dollar_on
 
 
 @needs_fixtures()
+def test_a_kill_while_a_resumed_session_s_workflow_runs_leaves_no_span_without_its_parent(tmp_path):
+    """Session X's run, session Y's (its ``init`` ends X's span), then X resumed, killed while a
+    workflow of it runs: the restart reads from before X's first span, which takes its own ids
+    again, and the span X goes on in takes the ids derived from it, as before the kill. Every
+    parent and every link names a span that arrived."""
+    x, y, resumed, z = (recording_lines(name) for name in (
+        "idea-planner-explore-subagent-2.1.224.jsonl", "claudecli-go-basic-thinking-2.1.68.jsonl",
+        "workflow-probe-2.1.206.jsonl", "claudecli-go-basic-thinking-2.1.68.jsonl"))
+    sid = next(json.loads(l)["session_id"] for l in x if '"session_id"' in l)
+    theirs = next(json.loads(l)["session_id"] for l in resumed if '"session_id"' in l)
+    y_sid = next(json.loads(l)["session_id"] for l in y if '"session_id"' in l)
+    resumed = [l.replace(theirs, sid) for l in resumed]
+    z = [l.replace(y_sid, y_sid[:-6] + "zzzzzz") for l in z]
+    started = next(i for i, l in enumerate(resumed) if '"task_started"' in l)
+    ended = next(i for i, l in enumerate(resumed) if '"task_notification"' in l)
+    cut = (started + ended) // 2  # (the workflow runs)
+    lines = x + y + resumed + z
+    size = len("".join(lines[:len(x) + len(y) + cut]).encode())
+
+    def read_and_saved(spans) -> bool:  # (X's first span ended, the position at the end)
+        return (any(s.name == "invoke_agent claude-code" for s in spans)
+                and (saved_offset(tmp_path / "state") or {}).get("read_to") == size)
+
+    spans = stopped_and_restarted(tmp_path, lines, len(x) + len(y) + cut, read_and_saved, how="SIGKILL")
+    ids = {s.span_id for s in spans}
+    assert [s.name for s in spans if s.parent_span_id and s.parent_span_id not in ids] == []
+    assert [(s.name, link) for s in spans for link in s.links if link[1] not in ids] == []
+    assert len([s for s in spans if s.name.startswith("invoke_workflow")]) == 1
+
+
+@needs_fixtures()
 def test_a_session_a_stop_cut_mid_turn_goes_on_in_its_trace(tmp_path):
     """Stopped mid-turn with no quiet point read (the lines came in one write): the restart
     reads the session again from its first line; its span is a new one in the same trace,
