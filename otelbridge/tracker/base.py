@@ -261,10 +261,8 @@ class Context(msgspec.Struct):
     _sessions: Refs = msgspec.field(default_factory=lambda: Refs())
     #: session id → (the span a stop ended, its turns): a session that goes on after a restart
     _continued: dict[str, tuple[SpanRef, int]] = msgspec.field(default_factory=dict)
-    #: session id → (its last total cost, its cost base) there, when known
-    _costs: dict[str, Counted] = msgspec.field(default_factory=dict)
-    #: session id → what its ``init`` said there, when known
-    _said: dict[str, Said] = msgspec.field(default_factory=dict)
+    #: session id → that span as kept (what it counted, what its ``init`` said)
+    _refs: dict[str, SessionRef] = msgspec.field(default_factory=dict)
     #: task ids of the workflows a run before exported (the ended session span links them)
     _linked_before: frozenset[str] = frozenset()
     _session_events: dict[str | None, list[SpanEvent]] = msgspec.field(default_factory=dict)
@@ -417,25 +415,19 @@ class Context(msgspec.Struct):
     def continue_sessions(self, refs: tuple[SessionRef, ...], workflows: tuple[str, ...] = ()) -> None:
         """Sessions a stop ended (exported) after ``turns`` turns, which may go on (``follow``
         after a stop): one seen again is a span of its own in the same trace, linked to the
-        ended one (:meth:`continues`), its turns numbered on, its turns' costs counted from the
-        last total (:meth:`cost_before`); it does not link again the ``workflows`` (task ids) a
-        run before exported (:meth:`linked_before`)."""
-        for sid, trace_id, span_id, turns, cost, base, tokens, said in refs[-MAX_REFS:]:
+        ended one (:meth:`continues`), its turns numbered on, its cost counted on from that
+        span's (:meth:`ref_before`); it does not link again the ``workflows`` (task ids) a run
+        before exported (:meth:`linked_before`)."""
+        for ref in refs[-MAX_REFS:]:
+            sid, trace_id, span_id, turns = ref[:4]
             self._continued[sid] = (SpanRef(trace_id, span_id), turns)
-            if (cost, base, tokens) != NOTHING_COUNTED:
-                self._costs[sid] = (cost, base, tokens)
-            if said is not None:
-                self._said[sid] = said
+            self._refs[sid] = ref
         self._linked_before = frozenset(workflows)
 
-    def cost_before(self, session_id: str | None) -> Counted | None:
-        """What the last result of the span a session goes on from counted, when known."""
-        return self._costs.get(session_id) if session_id else None
-
-    def said_before(self, session_id: str | None) -> Said | None:
-        """What the ``init`` of the span a session goes on from said, when known (a ``follow``
-        restart reads on past it)."""
-        return self._said.get(session_id) if session_id else None
+    def ref_before(self, session_id: str | None) -> SessionRef | None:
+        """The span a session goes on from as kept: what it counted and what its ``init`` said
+        (a ``follow`` restart may read on past that ``init``)."""
+        return self._refs.get(session_id) if session_id else None
 
     def went_quiet(self, session_id: str, ref: SpanRef, turns: int) -> None:
         """Session ``session_id`` (span ``ref``, after ``turns`` turns) ended before the end of

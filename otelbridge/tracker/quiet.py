@@ -30,7 +30,7 @@ class QuietMixin:
 
     ctx: Context
     sessions: Any
-    #: session id → (agent, provider, model, version, cwd, last result) of a session ended by
+    #: session id → (its :meth:`~.state.Session.ref`, cwd, last result) of a session ended by
     #: another's init, bounded as :func:`remember` is
     _carried: Refs
     #: the sessions another's ``init`` found done but for a workflow still open (its grace
@@ -69,8 +69,7 @@ class QuietMixin:
     def _end_quietly(self, s: Session) -> None:
         self._close_session(s, eof=False)  # type: ignore[attr-defined]
         self.ctx.went_quiet(s.sid, SpanRef(s.trace_id, s.span_id), s.turn_count)
-        remember(self._carried, s.sid, (s.agent_name, s.provider, s.model, s.version, s.cwd, s.last, s.ref()[4:]),
-                 MAX_CLOSED_REMEMBERED)
+        remember(self._carried, s.sid, (s.ref(), s.cwd, s.last), MAX_CLOSED_REMEMBERED)
 
     def _carry_over(self, s: Session) -> None:
         """``s`` goes on from a span a stop or another session's ``init`` ended: its turns are
@@ -78,18 +77,17 @@ class QuietMixin:
         s.turns_before = s.turn_count
         carried = self._carried.pop(s.sid, None)
         if carried is not None:
-            s.agent_name, s.provider, s.model, s.version, s.cwd, s.before, s.before_cost = carried
+            ref, s.cwd, s.before = carried
         else:  # (a follow stop's, kept)
-            s.before_cost = self.ctx.cost_before(s.sid) or s.before_cost
-            said = self.ctx.said_before(s.sid)
-            if said is not None:
-                s.agent_name, s.provider, s.model, s.version = said
+            ref = self.ctx.ref_before(s.sid)
+        if ref is not None:
+            s.before_cost = ref[4:7]  # type: ignore[assignment]
+            if ref[7] is not None:
+                s.agent_name, s.provider, s.model, s.version = ref[7]
         s.cost_base = s.before_cost[1]
 
     def quiet_refs(self) -> tuple[SessionRef, ...]:
         """The sessions ended by another's ``init`` whose lines have not come again (``follow``
         saves them at a stop: their lines after the restart go on in a span of their own, not
         under the ended span's ids)."""
-        return tuple((sid, ref.trace_id, ref.span_id, turns, *carried[6], carried[:4] if any(carried[:4]) else None)
-                     for sid, carried in self._carried.items()
-                     if (found := self.ctx.continues(sid)) is not None for ref, turns in (found,))
+        return tuple(carried[0] for sid, carried in self._carried.items() if self.ctx.continues(sid) is not None)

@@ -94,11 +94,7 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
     if cost is not None and previous is not None and 0 < cost < round(previous - s.cost_base, 12):
         return True
     last = s.model_total
-    if last is None and s.before is not None and s.before.model_usage:  # (the span it goes on from)
-        last = Usage()
-        for each in s.before.model_usage.values():
-            last.add(each)
-    elif last is None and s.before_cost[2] is not None:  # (... ended by a follow stop, or a file before)
+    if last is None and s.before_cost[2] is not None:  # (the span it goes on from)
         last = Usage(input_tokens=s.before_cost[2][0], output_tokens=s.before_cost[2][1])
     return model_total is not None and last is not None and any(
         now < was for name in COUNTS
