@@ -94,6 +94,9 @@ class CountingExporter(SpanExporter):
         self.recovered = False
         #: a collector's partial success was said (once)
         self.rejection_said = False
+        #: :attr:`exported` when it last lost spans (a failed export, a rejection, a full
+        #: queue); ``None``: it never did
+        self.lost_at: int | None = None
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
@@ -143,6 +146,8 @@ class CountingExporter(SpanExporter):
                 self.failed += rejected
             else:
                 self.failed += len(spans)
+            if rejected or result != SpanExportResult.SUCCESS:
+                self.lost_at = self.exported
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
             self.recovered = True
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
@@ -385,6 +390,7 @@ class ExportPath(SpanProcessor):
             return
         if self.handed - self.exporter.taken - self.overflowed >= self.limit:  # waiting()
             self.overflowed += 1
+            self.exporter.lost_at = self.exporter.exported
         self.handed += 1
         self._batch.on_end(span)
 
@@ -493,6 +499,12 @@ class Exporters:
         if any(p.exporter.failed or p.overflowed for p in self.paths):
             return False
         return True if all(p.exporter.exported >= handed for p in self.paths) else None
+
+    def taking_again(self) -> bool:
+        """Some exporter lost spans, and each that did has exported spans since its last loss,
+        its last export a success: what was lost can be sent again."""
+        lost = [p.exporter for p in self.paths if p.exporter.lost_at is not None]
+        return bool(lost) and all(e.exported > (e.lost_at or 0) and e.healthy() for e in lost)
 
     def backend_got_none(self) -> bool:
         """After :meth:`shutdown`: spans were handed to OTLP exporters and none confirmed one

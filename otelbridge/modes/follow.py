@@ -99,6 +99,7 @@ class TracedFile:
         self.hold = pipeline.sink
         self.handed = pipeline.exporters.handed
         self.settled = pipeline.exporters.confirmed
+        self.taking_again = pipeline.exporters.taking_again
         #: the start of the last line read before which no turn or workflow was open, and
         #: the open sessions' refs then (``None``: none in this stream)
         self._quiet_line: tuple[int, tuple[SessionRef, ...]] | None = None
@@ -168,83 +169,117 @@ class TracedFile:
         return tuple(self.hold.released)
 
 
+async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[int], *,
+               from_start: bool, poll_s: float, read_again_from) -> int | None:
+    """One run of ``follow`` (appended to ``followers``; stopped at once when ``stopped_by``
+    holds a signal): its exit status, or ``None`` when it lost spans and the exporters take
+    spans again (:attr:`~otelbridge.source.follow.Follower.taking_again`): nothing it holds is
+    exported, and a new run reads again from the saved position."""
+    from ..source.follow import Follower
+    from ..views import Report
+
+    loop = asyncio.get_running_loop()
+    stats = Stats()
+    alive = True
+
+    def call_later(delay_s: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        return loop.call_later(delay_s, lambda: fn() if alive else None)  # (none of a run left)
+
+    # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
+    # room in the export queue, as replay does, rather than let spans go; after a stop, no
+    # longer than reading goes on (the follower, made below, exists before any span)
+    pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=call_later, hold=HoldUntilClosed,
+                        last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()))
+    reader = TracedFile(pipeline, stats)
+    hold = reader.hold
+    follower = Follower(path, reader, state_file=state_file, from_start=from_start, poll_s=poll_s,
+                        say=say, stop_budget_s=max(1.0, cfg.flush_timeout_s / 2),
+                        read_again_from=read_again_from)
+    followers[:] = [follower]
+    hold.replaying = pipeline.tracker.ctx.replaying = lambda: follower.replay_to > 0
+    # after a stop the lines read again make new spans (a session going on has its own): a
+    # record passed then brings the ended ones it hangs from; after a kill, the same spans
+    hold.fill_in = follower.saved is not None and follower.saved.stopped
+    if follower.saved is not None:
+        hold.exported = frozenset(follower.saved.workflows)
+        pipeline.tracker.ctx.resume_sessions(follower.saved.sessions)
+        pipeline.tracker.ctx.continue_sessions(follower.saved.continued, follower.saved.workflows)
+    if stopped_by:
+        follower.stop()
+    code = 0
+    try:
+        await follower.run()
+    except IsADirectoryError as exc:
+        say(str(exc))
+        code = 2
+    if follower.taking_again and not stopped_by:
+        # as after a kill: what this run holds is made again by reading from the saved position;
+        # what its exporters still hold goes on its own (the same spans again, with their ids)
+        alive = False
+        pipeline.exporters.shutdown(Deadline.after(0))
+        return None
+    if follower.unread is not None:
+        left, nbytes = follower.unread
+        say(f"stopped with {nbytes} bytes of {str(left)!r} not read yet: the next start reads them")
+    open_runs = pipeline.tracker.open_workflows()
+    # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
+    # workflows cut by the stop are discarded and read again from the checkpoint — unless
+    # their file is no longer at the path, where no start can read them again
+    rereadable = follower.rereadable()
+    hold.stopping = rereadable
+    # a last line without "\n" in a file still at the path is one being written: the next
+    # start reads it whole (the position ends before it)
+    ended, quiet = reader.session_refs(), reader.quiet_refs()
+    pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
+                        last_line=not rereadable)
+    follower.stopped(ended, quiet)  # a restart exports none of it again
+    dropped = hold.discard()
+    if open_runs and rereadable:
+        say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
+            f"start reads them again and exports them whole ({dropped} spans held so far, let go)")
+    elif open_runs:
+        say(f"{open_runs} workflow(s) still open at stop in a file no longer at "
+            f"{str(path)!r}: exported as they stand")
+    all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
+    if all_exported:
+        follower.save_settled()  # the checkpoints whose spans the flush exported
+    else:  # some span of this run is lost: the next start reads again from the last saved
+        follower.rollback()
+    return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
+
+
 def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
-    regular file."""
-    from ..source.follow import Follower
+    regular file. After a lost export, once the exporters take spans again, a new run (its own
+    pipeline and follower) reads again from the saved position, as the next start would."""
     from ..source.position import offset_file
-    from ..views import Report
 
     private_stdout(cfg)
     install_loop()
 
     async def main() -> int:
-        loop = asyncio.get_running_loop()
-        stats = Stats()
-        # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
-        # room in the export queue, as replay does, rather than let spans go; after a stop, no
-        # longer than reading goes on (the follower, made below, exists before any span)
-        pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=loop.call_later, hold=HoldUntilClosed,
-                            last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()))
-        reader = TracedFile(pipeline, stats)
-        hold = reader.hold
-        follower = Follower(path, reader, state_file=offset_file(state_dir, path),
-                            from_start=from_start, poll_s=poll_s, say=say,
-                            stop_budget_s=max(1.0, cfg.flush_timeout_s / 2))
-        hold.replaying = pipeline.tracker.ctx.replaying = lambda: follower.replay_to > 0
-        # after a stop the lines read again make new spans (a session going on has its own): a
-        # record passed then brings the ended ones it hangs from; after a kill, the same spans
-        hold.fill_in = follower.saved is not None and follower.saved.stopped
-        if follower.saved is not None:
-            hold.exported = frozenset(follower.saved.workflows)
-            pipeline.tracker.ctx.resume_sessions(follower.saved.sessions)
-            pipeline.tracker.ctx.continue_sessions(follower.saved.continued, follower.saved.workflows)
+        followers: list = []
         stopped_by: list[int] = []
 
         def stop(signum: int) -> None:
             stopped_by.append(signum)
-            follower.stop()
+            if followers:
+                followers[-1].stop()
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             # a handler of the interpreter's, not the loop's: it runs also while a wait for the
             # exporters holds the loop (a backlog against a slow or dead collector)
             signal.signal(signum, lambda signum, _frame: stop(signum))
-        for signum in source.EARLY_SIGNALS[:1]:  # came while starting (recorded by __main__)
-            stop(signum)
-        code = 0
-        try:
-            await follower.run()
-        except IsADirectoryError as exc:
-            say(str(exc))
-            code = 2
-        if follower.unread is not None:
-            left, nbytes = follower.unread
-            say(f"stopped with {nbytes} bytes of {str(left)!r} not read yet: the next start reads them")
-        open_runs = pipeline.tracker.open_workflows()
-        # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
-        # workflows cut by the stop are discarded and read again from the checkpoint — unless
-        # their file is no longer at the path, where no start can read them again
-        rereadable = follower.rereadable()
-        hold.stopping = rereadable
-        # a last line without "\n" in a file still at the path is one being written: the next
-        # start reads it whole (the position ends before it)
-        ended, quiet = reader.session_refs(), reader.quiet_refs()
-        pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
-                            last_line=not rereadable)
-        follower.stopped(ended, quiet)  # a restart exports none of it again
-        dropped = hold.discard()
-        if open_runs and rereadable:
-            say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
-                f"start reads them again and exports them whole ({dropped} spans held so far, let go)")
-        elif open_runs:
-            say(f"{open_runs} workflow(s) still open at stop in a file no longer at "
-                f"{str(path)!r}: exported as they stand")
-        all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
-        if all_exported:
-            follower.save_settled()  # the checkpoints whose spans the flush exported
-        else:  # some span of this run is lost: the next start reads again from the last saved
-            follower.rollback()
-        return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
+        stopped_by.extend(source.EARLY_SIGNALS[:1])  # came while starting (recorded by __main__)
+        read_again_from = None
+        while True:
+            code = await _run(cfg, path, offset_file(state_dir, path), followers, stopped_by,
+                              from_start=from_start, poll_s=poll_s, read_again_from=read_again_from)
+            if code is not None:
+                return code
+            read_again_from = followers[-1].saved
+            say(f"reading {str(path)!r} again from the last point whose spans were all exported: "
+                "the spans lost are made and sent again")
 
     try:
         return asyncio.run(main())

@@ -9,7 +9,6 @@
   bytes before the first line (a writer that kept its offset leaves a hole that long). A
   truncation followed by more writes than our old position before the next poll is known by
   the file's first bytes (up to 4 KiB) no longer being what was read there.
-* **Missing PATH**: wait for it to appear (checked every poll).
 * **Position across restarts**: an *offset file* in the state directory (mode 0600, directory
   0700) holds the device, inode, a hash of the first 4 KiB (another file at the same inode is
   read from its start) and byte offset of the last *checkpoint* — the end of the last complete
@@ -22,12 +21,12 @@
   and the session span, exported only when it ends, comes even when the process was killed. A
   stop ends every session (exported): its position resumes at the last point with nothing open
   instead, with the sessions it ended (:attr:`Position.continued`).
-  Once an export fails the position stays at the last checkpoint saved for the rest of the
-  run: the next start reads again what may not have reached the collector. If PATH is another
-  file by then (rotated while we were away), it is read from its start.
-* Nothing is written to stdout: follow is a sidecar, not a tee.
-
-Polling (``poll_s``), not inotify: the same on every filesystem (NFS, overlay, emptyDir).
+  Once an export fails the position stays at the last checkpoint saved: the next start reads
+  again what may not have reached the collector (:attr:`Follower.taking_again`: the exporters
+  took spans again, and a run may start now). If PATH is another file by then (rotated while
+  we were away), it is read from its start.
+* A missing PATH is waited for. Nothing is written to stdout: follow is a sidecar, not a tee.
+  Polling (``poll_s``), not inotify: the same on every filesystem (NFS, overlay, emptyDir).
 """
 
 from __future__ import annotations
@@ -65,9 +64,8 @@ class Followed(Protocol):
         (:data:`TRUNCATED`)."""
 
     def on_open(self, salt: str) -> None:
-        """A file is opened to be read (the first, or the next after a rotation), before its
-        first line; ``salt`` is its own word, kept with its position (the same when a restart
-        reads it again): ids derived from it are the same spans again."""
+        """A file is opened, before its first line; ``salt``: its word, kept with its position
+        (ids derived from it are the same spans when a restart reads it again)."""
 
     def on_replayed(self) -> None:
         """A restart has read again what the last run read (:attr:`Follower.replay_to`); what
@@ -84,8 +82,8 @@ class Followed(Protocol):
         as :meth:`sessions_begin`), with :meth:`session_refs` then; ``None``: none yet."""
 
     def resumable(self) -> bool:
-        """Whether a restart after a kill may resume from the lines read so far, turns open or
-        not: reading them again makes the same spans, and none waits to be handed on."""
+        """Whether reading the lines read so far again makes the same spans, turns open or
+        not, and none waits to be handed on (a restart after a kill may resume from them)."""
 
     def has_sessions(self) -> bool:
         """Whether a session is open."""
@@ -113,6 +111,9 @@ class Followed(Protocol):
         """Whether the first ``handed`` spans are exported (True), on their way (None) or may
         be lost (False)."""
 
+    def taking_again(self) -> bool:
+        """Spans were lost, and the exporters have taken spans since."""
+
 
 class Follower:
     """Reads ``path`` as it grows and hands each chunk to ``reader`` (a :class:`Followed`),
@@ -132,6 +133,7 @@ class Follower:
         say: Callable[[str], None] = lambda message: None,
         chunk: int = CHUNK,
         stop_budget_s: float = 1.0,
+        read_again_from: Position | None = None,
     ) -> None:
         self.path = Path(path)
         self.stop_budget_s = stop_budget_s
@@ -153,6 +155,10 @@ class Follower:
         #: checkpoints taken, with the spans handed on by then, oldest first: not yet settled
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
+        #: :meth:`run` returned after a lost export, spans taken again: a run may start from the
+        #: saved position (unless it is ``read_again_from``: then the next start)
+        self.taking_again = False
+        self._read_again_from = read_again_from
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: in the open file: where a restart after a kill reads from (the oldest open session's
         #: first line, or the last point with none open), and after a stop (nothing open)
@@ -187,8 +193,7 @@ class Follower:
         self._rotated: list[Path] = []
         self._stop_requested = False
         self._stop_by = 0.0  # (monotonic s) reading after a stop ends here
-        #: the file :meth:`run` left before its end, and the bytes past what it read (the next
-        #: start reads them); ``None``: none left
+        #: the file :meth:`run` left before its end, and the bytes past what it read (``None``)
         self.unread: tuple[Path, int] | None = None
 
     def stop(self) -> None:
@@ -262,9 +267,7 @@ class Follower:
         # its inode — copytruncate's)
         known = resume and self.saved is not None and ((self.saved.dev, self.saved.ino) == ident or moved is not None)
         if known and (not same_head(fd, self._saved_head) or self.saved.offset > st.st_size):
-            # truncated while we were away, or another file at the same inode (deleted and
-            # written anew): what it holds now is new
-            known = False
+            known = False  # (truncated while we were away, or another file at the same inode)
             self.say(f"{str(self.path)!r} is not the file the last run left (truncated or written "
                      "anew while stopped): read from its start")
         if resume:
@@ -291,10 +294,7 @@ class Follower:
         self._quiet_sessions = self._base_continued = (
             self.saved.continued if known and self.saved else ())
         self._prefix = os.pread(fd, min(HEAD_BYTES, start), 0)
-        if not known:
-            # a file new to us: where its reading starts is the first checkpoint, so that a
-            # stop before any quiet moment re-reads it from there, not from its end; saved once
-            # the spans of the file before it (rotated away) are exported, as any checkpoint
+        if not known:  # (new to us: read again from here by a stop before any quiet moment)
             self._unsettled.append((Position(ident[0], ident[1], start, salt=self.salt), self.reader.handed()))
             self.save_settled()
         return True
@@ -346,8 +346,7 @@ class Follower:
                 self._replayed()
             await asyncio.sleep(0)
 
-    def _replayed(self) -> None:
-        """The reading again is over: what comes next is new."""
+    def _replayed(self) -> None:  # (the reading again is over: what comes next is new)
         self.reader.on_replayed()  # what the lines read again still hold back goes now
         self.replay_to = 0
 
@@ -364,8 +363,8 @@ class Follower:
         return None
 
     def _rewritten(self) -> bool:
-        """Whether the open file's first bytes are no longer those read there: truncated, then
-        written past our position between two polls (``copytruncate`` and a fast writer)."""
+        """Whether the open file's first bytes changed: truncated, then written past our
+        position between two polls (``copytruncate`` and a fast writer)."""
         seen = self._prefix
         try:
             return bool(seen) and os.pread(self.fd, len(seen), 0) != seen
@@ -386,8 +385,7 @@ class Follower:
         return self._current_head() if self.ident == (pos.dev, pos.ino) else ""
 
     def rereadable(self) -> bool:
-        """Whether a next start can read the file being read again: it is at PATH, or under
-        another name in PATH's directory (rotated away)."""
+        """Whether a next start can read the open file again (at PATH, or rotated away)."""
         return self._named(self.ident) is not None
 
     def checkpoint(self) -> None:
@@ -434,12 +432,11 @@ class Follower:
 
     def rollback(self) -> None:
         """An export of this run failed: the position stays at the last checkpoint saved (its
-        spans all exported) for the rest of the run, so that the next start reads again what
-        came after it. Every span handed on after a checkpoint is made again by reading from it:
-        the lines of all that was open then (sessions, turns, workflows) begin past it."""
+        spans all exported), read again from once spans are taken again. Every span handed on
+        after a checkpoint is made again by reading from it (what was open then begins past it)."""
         if not self._lost:
             self.say("export failed: the follow position stays at the last point whose spans were "
-                     "all exported, and the next start reads again from there")
+                     "all exported, read again from there once the collector takes spans again")
         self._lost = True
         self._unsettled.clear()
 
@@ -553,6 +550,9 @@ class Follower:
                     continue
                 await self._drain()
                 self.checkpoint()
+                if self._lost and self.saved not in (None, self._read_again_from) and self.reader.taking_again():
+                    self.taking_again = True
+                    return
                 await self._sleep()
             await self._drain()  # stopped: what was written since the last poll is read too
         finally:

@@ -52,8 +52,8 @@ def roots(rx) -> dict[str, int]:
     return counts
 
 
-def start(log, state, rx, *extra):
-    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50")
+def start(log, state, rx, *extra, **env_vars):
+    env = clean_env(OTEL_BSP_SCHEDULE_DELAY="50", **env_vars)
     return subprocess.Popen(
         [sys.executable, "-m", "otelbridge", "follow", str(log), "--state-dir", str(state),
          "--poll-interval", "0.05", "--grace-period", "0", "--protocol", "grpc",
@@ -546,6 +546,54 @@ def test_a_collector_lost_after_a_saved_point_makes_the_next_start_read_again_fr
     ids = {s.span_id for s in spans}
     assert len(ids) == len(spans) and all(s.parent_span_id in ids for s in spans if s.parent_span_id)
     assert tree_names(spans) == tree_names(want)
+
+
+@needs_fixtures()
+def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_restart(tmp_path):
+    """A sidecar traces two runs (a real recording) and saves its position; the collector goes
+    away while a third run is read (its spans are lost), then comes back on the same address as
+    a fourth is written. The sidecar reads again from the saved position at once, not at its
+    next start: the position reaches the file's end, and every span of the file has arrived,
+    none without its parent."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 4)
+    with HttpReceiver() as before:
+        proc = start(log, state, before, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
+                     OTEL_EXPORTER_OTLP_TIMEOUT="1000")  # (an export given up after 1 s)
+        try:
+            append(log, runs[0] + runs[1])
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size,
+                 what="two runs exported and saved")
+            saved = saved_offset(state)
+        except BaseException:
+            proc.kill()
+            raise
+    try:
+        append(log, runs[2])  # (the collector is away)
+        time.sleep(2.5)
+        assert saved_offset(state)["read_to"] == saved["read_to"]
+        with HttpReceiver(port=before.port) as after:  # back where it was
+            append(log, runs[3])
+            wait(lambda: saved_offset(state)["offset"] > saved["read_to"], timeout=20,
+                 what="the position past the outage")
+            err = stop(proc)[1]
+            spans = before.received.spans() + after.received.spans()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"read again from there once the collector takes spans again" in err, err
+    assert b"again from the last point whose spans were all exported" in err, err
+    assert saved_offset(state)["read_to"] == log.stat().st_size
+    with HttpReceiver() as whole:
+        replay_into(whole, log)
+        want = whole.received.spans()
+    assert_whole_by_shape(spans, want)
+    sessions: dict[str, set[int]] = {}  # (a span sent twice is the same span: its id)
+    for s in spans:
+        if s.name == "invoke_agent claude-code":
+            sessions.setdefault(s.attributes["gen_ai.conversation.id"], set()).add(s.span_id)
+    assert len(sessions) == 4 and all(len(ids) == 1 for ids in sessions.values()), sessions
 
 
 @needs_fixtures()
