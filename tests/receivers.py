@@ -144,17 +144,18 @@ class _Servicer(trace_service_pb2_grpc.TraceServiceServicer):
 class GrpcReceiver:
     """``with GrpcReceiver() as r:`` → ``r.endpoint`` (``http://127.0.0.1:PORT``), ``r.received``;
     ``rejecting``/``message``: each export answered with a partial success (a collector that
-    rejects that many spans of each request, saying ``message``)."""
+    rejects that many spans of each request, saying ``message``); ``port`` 0 picks a free one (a
+    given port lets a test bring a collector back where it was)."""
 
     def __init__(self, delay: float = 0.0, credentials: grpc.ServerCredentials | None = None,
-                 rejecting: int = 0, message: str = "") -> None:
+                 rejecting: int = 0, message: str = "", port: int = 0) -> None:
         self.received = Received()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(
             _Servicer(self.received, delay, rejecting, message), self.server
         )
         if credentials is None:
-            self.port = self.server.add_insecure_port("127.0.0.1:0")
+            self.port = self.server.add_insecure_port(f"127.0.0.1:{port}")
             self.endpoint = f"http://127.0.0.1:{self.port}"
         else:
             self.port = self.server.add_secure_port("127.0.0.1:0", credentials)
