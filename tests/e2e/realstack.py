@@ -218,10 +218,10 @@ def start_collector(config: Path, workdir: Path, name: str, *, env: dict[str, st
     return svc, ports
 
 
-def start_jaeger(workdir: Path, wait: bool = True) -> tuple[Service, dict[str, int]]:
+def start_jaeger(workdir: Path, wait: bool = True, env: dict[str, str] | None = None) -> tuple[Service, dict[str, int]]:
     """Jaeger v2 with collector-config/jaeger.yaml; its addresses set through the environment
-    variables that file reads. Ports: grpc, http (OTLP), query (HTTP API), query_grpc, metrics.
-    Ready unless ``wait`` is false (then :func:`ready` it)."""
+    variables that file reads (and ``env``). Ports: grpc, http (OTLP), query (HTTP API),
+    query_grpc, metrics. Ready unless ``wait`` is false (then :func:`ready` it)."""
     ports = {k: free_port() for k in ("grpc", "http", "query", "query_grpc", "metrics")}
     env = {
         "JAEGER_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{ports['grpc']}",
@@ -230,6 +230,7 @@ def start_jaeger(workdir: Path, wait: bool = True) -> tuple[Service, dict[str, i
         "JAEGER_QUERY_GRPC_ENDPOINT": f"127.0.0.1:{ports['query_grpc']}",
         "JAEGER_METRICS_HOST": "127.0.0.1",
         "JAEGER_METRICS_PORT": str(ports["metrics"]),
+        **(env or {}),
     }
     svc = Service("jaeger", [str(JAEGER), f"--config={CONF / 'jaeger.yaml'}"], workdir / "jaeger.log", env,
                   ready_url=f"http://127.0.0.1:{ports['query']}/api/services")

@@ -126,6 +126,25 @@ def test_collector_and_jaeger_start_without_warnings(stack):
 
 
 @needs_fixtures()
+def test_jaeger_sends_no_traces_of_its_own(tmp_path):
+    """Jaeger's query service traces itself by default, over OTLP to the SDK's default address
+    (localhost:4317, where a collector of the user's listens): its config turns that off. A
+    receiver stands at the address its SDK reads; the UI's API is asked, and nothing arrives."""
+    realstack.require_binaries()
+    with GrpcReceiver() as rx:
+        jaeger, ports = realstack.start_jaeger(tmp_path, env={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint, "OTEL_EXPORTER_OTLP_INSECURE": "true",
+            "OTEL_BSP_SCHEDULE_DELAY": "100"})
+        try:
+            for path in ("/api/services", "/api/traces?service=otelbridge", "/api/services"):
+                with urllib.request.urlopen(f"http://127.0.0.1:{ports['query']}{path}", timeout=10) as answer:
+                    assert answer.status == 200
+            time.sleep(1.5)  # (five times its export delay)
+        finally:
+            realstack.stop_all([jaeger])
+        assert rx.received.spans() == []
+
+
 def test_jaegers_query_port_taken_for_the_otlp_endpoint_fails_the_export(stack):
     """Jaeger's query port (its UI's, in a trace link) answers any POST with its web page, 200:
     the SDK would count the spans as sent. The run says what the endpoint is instead."""
