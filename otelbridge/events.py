@@ -348,8 +348,21 @@ class Usage(msgspec.Struct):
                 setattr(self, name, (mine or 0) + theirs)
         self.anthropic = self.anthropic or other.anthropic
 
+    def less(self, counted: tuple[int, ...]) -> "Usage":
+        """A copy less ``counted`` (counts in :data:`COUNTS` order, a shorter tuple: the first
+        ones), none below 0; a count not given stays ``None``."""
+        out = msgspec.structs.replace(self)
+        for name, was in zip(COUNTS, counted):
+            if (mine := getattr(out, name)) is not None:
+                setattr(out, name, max(mine - was, 0))
+        return out
 
-#: The token counts of :class:`Usage`, which :meth:`Usage.add` sums.
+    def counts(self) -> tuple[int, ...]:
+        """Its counts in :data:`COUNTS` order (``None``: 0)."""
+        return tuple(getattr(self, name) or 0 for name in COUNTS)
+
+
+#: The token counts of :class:`Usage`, which :meth:`Usage.add` sums and :meth:`Usage.less` takes.
 COUNTS = ("input_tokens", "output_tokens", "cache_read", "cache_creation", "reasoning_output",
           "cache_creation_5m", "cache_creation_1h")
 

@@ -14,11 +14,11 @@ traces (the oldest are dropped first, their totals kept).
 Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input with cache read and
 creation) and output tokens. A session span whose usage is the CLI's own total
 (``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
-is the authority for its conversation (``gen_ai.conversation.id`` in its trace): it replaces what
-that conversation's model calls added; a second session span of the conversation (it went on
-after a ``follow`` stop or another session's ``init``, or in a later file of a ``replay``)
-replaces the first's total, since the CLI's totals run on, and one without such a total adds
-its own calls' on top. Elsewhere usage is summed over
+is the authority for its own turns in its conversation (``gen_ai.conversation.id`` in its
+trace): it replaces what that conversation's model calls added since its span before; a second
+session span of the conversation (it went on after a ``follow`` stop or another session's
+``init``, or in a later file of a ``replay``) carries its own turns' count, added to the first's,
+and one without such a total adds its own calls'. Elsewhere usage is summed over
 the spans that carry it and none of whose children did (each model call once, sessions and turns
 not again on top): a model call's lines carry partial usage (the first streamed snapshot's
 ``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
@@ -331,10 +331,9 @@ class Collector:
         self.errors = 0
         #: (trace, span) ids whose some child carried (or covered) usage
         self._covered: OrderedDict[tuple[int, int], None] = OrderedDict()
-        #: (trace, conversation) → (input, output) its spans added so far, until its session
-        #: span brings the authoritative total; conversations that brought one, with it
+        #: (trace, conversation) → (input, output) its spans added since its last session span
+        #: that brought the CLI's count of its own turns (which replaces them)
         self._counted: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
-        self._settled: OrderedDict[tuple[int, str | None], tuple[int, int]] = OrderedDict()
         #: workflow trace → its agents' tokens so far, until the workflow's own total ends it
         self._agent_tokens: OrderedDict[int, int] = OrderedDict()
 
@@ -383,17 +382,13 @@ class Collector:
         usage = row.input_tokens is not None or row.output_tokens is not None
         totals.counted |= usage
         conv = (row.trace_id, row.conversation)
-        if row.authority:  # (replacing its calls', or its conversation's earlier span's)
-            got_in, got_out = self._counted.pop(conv, None) or self._settled.pop(conv, (0, 0))
+        if row.authority:  # (replacing its own calls', counted as they ended)
+            got_in, got_out = self._counted.pop(conv, (0, 0))
             totals.input_tokens += (row.input_tokens or 0) - got_in
             totals.output_tokens += (row.output_tokens or 0) - got_out
-            _bounded(self._settled, conv, (row.input_tokens or 0, row.output_tokens or 0))
         elif usage and not covered:
-            # (after a total of the CLI's: a span that went on from it, without one of its own,
-            # adds its calls' on top; a later total replaces both)
-            table = self._settled if conv in self._settled else self._counted
-            got_in, got_out = table.pop(conv, (0, 0))
-            _bounded(table, conv, (got_in + (row.input_tokens or 0), got_out + (row.output_tokens or 0)))
+            got_in, got_out = self._counted.pop(conv, (0, 0))
+            _bounded(self._counted, conv, (got_in + (row.input_tokens or 0), got_out + (row.output_tokens or 0)))
             totals.input_tokens += row.input_tokens or 0
             totals.output_tokens += row.output_tokens or 0
         elif row.total_tokens is not None and not covered and row.kind in ("workflow", "agent"):

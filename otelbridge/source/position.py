@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..events import COUNTS
+
 if TYPE_CHECKING:
     from ..tracker.base import SessionRef
 
@@ -83,14 +85,14 @@ def load_position(file: Path) -> tuple[Position | None, str]:
 
 
 def _session_refs(saved: list) -> tuple[SessionRef, ...]:
-    """Saved ``[session id, trace id, span id, turns, cost, cost base, [input, output tokens],
+    """Saved ``[session id, trace id, span id, turns, cost, cost base, [token counts],
     [agent, provider, model, version]]`` lists as tuples (an earlier version's lack the last
-    ones: 0, ``None``, 0.0, ``None``, ``None``). Raises ``ValueError``, ``TypeError`` on another
-    shape."""
+    ones: 0, ``None``, 0.0, ``None``, ``None``; its token counts are input and output alone).
+    Raises ``ValueError``, ``TypeError`` on another shape."""
     return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0,
                   float(ref[4]) if len(ref) > 4 and ref[4] is not None else None,
                   float(ref[5]) if len(ref) > 5 else 0.0,
-                  (int(ref[6][0]), int(ref[6][1])) if len(ref) > 6 and ref[6] is not None else None,
+                  tuple(int(n) for n in ref[6][:len(COUNTS)]) if len(ref) > 6 and ref[6] is not None else None,
                   _said(ref[7]) if len(ref) > 7 and ref[7] is not None else None)
                  for ref in saved)
 

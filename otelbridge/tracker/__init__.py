@@ -46,6 +46,7 @@ from .base import (
 from .bernstein import BernsteinTracker
 from .budget import DEFAULT_STATE_BYTES, ITEM_BYTES, REASON_STATE_BUDGET, StateBudget, text_bytes
 from .caudra import CaudraTracker
+from .results import model_counts
 from .sessions import SessionTracker
 from .workflows import WorkflowTracker
 
@@ -193,12 +194,14 @@ class Tracker:
                    for s in part.sessions.values() if s.busy())
 
     def read_again(self) -> None:
-        """``follow`` has read again what a run before read: the cost the sessions that go on
-        counted so far is the ended spans' (their own is what comes after)."""
+        """``follow`` has read again what a run before read: the cost and tokens the sessions
+        that go on counted so far are the ended spans' (their own are what comes after)."""
         for part in self._sessions:
             for s in part.sessions.values():
                 if s.continues is not None:
                     s.own_from = s.ref()[4]
+                    if s.model_total is not None:
+                        s.tokens_from = model_counts(s).counts()
 
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""

@@ -33,9 +33,11 @@ SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] |
 Said = tuple["str | None", "str | None", "str | None", "str | None"]
 #: What a session's last result counted: its ``total_cost_usd`` and
 #: :attr:`~.state.Session.cost_base` (USD on the session's scale; ``None``, ``0.0``: no cost),
-#: and its process's ``modelUsage`` input and output tokens (``None``: none), by which the
-#: first result of a new process is known (:func:`~.results.counted_again`).
-Counted = tuple["float | None", float, "tuple[int, int] | None"]
+#: and its process's ``modelUsage`` token counts (:meth:`~otelbridge.events.Usage.counts`; an
+#: earlier version kept input and output alone; ``None``: none), by which the first result of
+#: a new process is known (:func:`~.results.counted_again`) and the tokens of the span that goes
+#: on are its own.
+Counted = tuple["float | None", float, "tuple[int, ...] | None"]
 NOTHING_COUNTED: Counted = (None, 0.0, None)
 
 #: Session events held until a session span takes them, per session and in all (memory bound).

@@ -82,6 +82,7 @@ class QuietMixin:
             ref = self.ctx.ref_before(s.sid)
         if ref is not None:
             s.before_cost = ref[4:7]  # type: ignore[assignment]
+            s.tokens_from = ref[6]
             if ref[7] is not None:
                 s.agent_name, s.provider, s.model, s.version = ref[7]
         s.cost_base = s.before_cost[1]

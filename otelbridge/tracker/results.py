@@ -75,12 +75,23 @@ def on_session_scale(s: Session, ev: TurnResult, previous: float | None, model_t
         if s.model_total is not None:
             s.model_base = s.model_base or Usage()
             s.model_base.add(s.model_total)
+        else:  # (its span's first result: what the span before counted was another process's)
+            s.tokens_from = None
         s.model_total, s.api_base, s.api_ms = None, s.api_base + (s.api_ms or 0), None
     cost = ev.total_cost_usd
     if cost is None or not (s.cost_base or (previous is not None and cost < previous)):
         return ev
     total = round(s.cost_base + cost, 12)  # (a sum of floats: 0.0258 + 0.0124 has a tail)
     return msgspec.structs.replace(ev, total_cost_usd=max(total, previous) if previous is not None else total)
+
+
+def model_counts(s: Session) -> Usage:
+    """``s``'s ``modelUsage`` counts over its processes: the earlier ones' and the last one's."""
+    total = Usage()
+    for part in (s.model_base, s.model_total):
+        if part is not None:
+            total.add(part)
+    return total
 
 
 def counted_again(s: Session, ev: TurnResult, previous: float | None, model_total: Usage | None) -> bool:
@@ -95,7 +106,7 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
         return True
     last = s.model_total
     if last is None and s.before_cost[2] is not None:  # (the span it goes on from)
-        last = Usage(input_tokens=s.before_cost[2][0], output_tokens=s.before_cost[2][1])
+        last = Usage(**dict(zip(COUNTS, s.before_cost[2])))
     return model_total is not None and last is not None and any(
         now < was for name in COUNTS
         if (now := getattr(model_total, name)) is not None and (was := getattr(last, name)) is not None)

@@ -57,8 +57,8 @@ from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
-from .results import (add_result, duplicate_result, on_session_scale, result_attributes, result_error,
-                      session_result_attributes, turn_usage)
+from .results import (add_result, duplicate_result, model_counts, on_session_scale, result_attributes,
+                      result_error, session_result_attributes, turn_usage)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -536,10 +536,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         if total is None and s.model_total is None and s.tail.has_tokens():
             total = s.tail  # no result (cut off): every model call, sub-agents' included
         if s.model_total is not None:
-            total = Usage()
-            total.add(s.model_total)
-            if s.model_base is not None:  # (the session's earlier processes)
-                total.add(s.model_base)
+            total = model_counts(s)  # (its own turns': the span before counted up to tokens_from)
+            total = total if s.tokens_from is None else total.less(s.tokens_from)
             if s.tail_mark == s.model_results:
                 total.add(s.tail)
             attrs["session.usage.source"] = "modelUsage"

@@ -208,6 +208,11 @@ class Session(msgspec.Struct):
     #: its total when ``follow`` ended reading again what a run before read: the turns before
     #: were the ended span's (``None``: none read again)
     own_from: float | None = None
+    #: the ``modelUsage`` counts (:meth:`~otelbridge.events.Usage.counts`) its process had
+    #: reached in the span it goes on from (or by the end of what ``follow`` read again): its
+    #: span's tokens are counted from there, its own turns'; ``None``: from 0 (none, or its
+    #: first result was a new process's)
+    tokens_from: tuple[int, ...] | None = None
     #: its runtime outlives its turns (Caudra's init lists one): it never ends between runs
     outlives_turns: bool = False
     #: where its first line begins in the input, bytes (:attr:`Context.line_at`)
@@ -287,7 +292,7 @@ class Session(msgspec.Struct):
         cost = (self.last.total_cost_usd if self.last is not None
                 else self.before_cost[0] if self.continues is not None else 0.0)
         counts = self.model_total
-        tokens = ((counts.input_tokens or 0, counts.output_tokens or 0) if counts is not None
+        tokens = (counts.counts() if counts is not None
                   else None if self.last is not None else self.before_cost[2])
         said = (self.agent_name, self.provider, self.model, self.version)
         return (self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base, tokens,

@@ -959,6 +959,25 @@ def test_a_session_stopped_before_its_first_result_counts_its_whole_cost_in_the_
 
 
 @needs_fixtures()
+def test_a_session_that_goes_on_after_a_stop_carries_its_own_turns_tokens(tmp_path):
+    """A stop between a session's two turns (its background task ended, nothing open): the
+    span it goes on in carries the tokens of its own turn, not the process's count so far, so
+    the session spans' ``gen_ai.usage.*`` (what the collector's token metric adds up) sum to
+    the process's total, each token once."""
+    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
+    inits = [i for i, l in enumerate(lines) if '"subtype":"init"' in l.replace(" ", "")]
+    spans = stopped_and_restarted(tmp_path, lines, inits[1], lambda spans: any(s.name == "turn 1" for s in spans))
+    last = [json.loads(l) for l in lines if '"type":"result"' in l.replace(" ", "")][-1]["modelUsage"].values()
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2 and sum(len(s.links) for s in sessions) == 1
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions) == sum(u["outputTokens"] for u in last)
+    assert sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions) == sum(
+        u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"] for u in last)
+    assert sum(s.attributes["gen_ai.usage.cache_read.input_tokens"] for s in sessions) == sum(
+        u["cacheReadInputTokens"] for u in last)
+
+
+@needs_fixtures()
 def test_a_session_resumed_in_a_new_process_and_stopped_counts_each_dollar_once(tmp_path):
     """A session's run, then a new process resuming it (its first total below the last), a stop
     while that process's workflow runs (the restart reads its first turn again), then the rest

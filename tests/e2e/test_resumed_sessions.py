@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.conftest import FIXTURES, needs_fixtures
+from tests.conftest import FIXTURES, clean_env, needs_fixtures, run_bridge
 from tests.e2e.test_session_recordings import export
 
 BG = "claudecli-go-bg-bash-wake-2.1.280.jsonl"  # two results (a background task woke it)
@@ -198,3 +198,36 @@ def test_session_spans_own_costs_add_up_to_what_every_process_spent(tmp_path, sh
     assert len(sessions) == 3
     assert sum(Decimal(str(s.attributes["session.cost_usd"])) for s in sessions) == sum(
         Decimal(str(results(t)[-1]["total_cost_usd"])) for t in (a, b, again))
+
+
+def process_tokens(text: str) -> tuple[int, int]:
+    """A process's input tokens as GenAI counts them (input, cache read and cache creation)
+    and output tokens: its last result's ``modelUsage``, summed over models."""
+    usage = results(text)[-1]["modelUsage"].values()
+    return (sum(u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"] for u in usage),
+            sum(u["outputTokens"] for u in usage))
+
+
+@needs_fixtures()
+def test_a_session_resumed_after_another_counts_each_process_s_tokens_once_in_the_job_and_the_spans(tmp_path):
+    """A worker runs session A, then B, then resumes A in a new process, piped through
+    otelbridge in a CI job: the job's ``input_tokens``/``output_tokens`` are the three
+    processes' own (A's second process added to its first, not in its place), and so is the
+    sum over the session spans' ``gen_ai.usage.*`` (what the collector's token metric adds up):
+    each span carries its own turns' tokens."""
+    a, sid = run(BG)
+    b, _ = run(OTHER)
+    again, _ = run(THINKING, sid)
+    path = tmp_path / "worker.jsonl"
+    path.write_text(a + b + again)
+    want = tuple(map(sum, zip(*(process_tokens(t) for t in (a, b, again)))))
+    out = tmp_path / "outputs"
+    proc = run_bridge(["--exporter", "none", "--summary", "never"], path.read_bytes(),
+                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == want
+    sessions = [s for s in export(path, deterministic_ids=True) if s.name.startswith("invoke_agent")]
+    assert len(sessions) == 3  # (A's two spans and B's)
+    assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
+            sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
