@@ -242,7 +242,8 @@ class Pipeline:
     sink after the builder and report, made from the exporters (:class:`WaitForExporters`,
     :class:`PaceExporters`). ``hold``: wraps the sinks (``follow`` holds a workflow's records
     until it ends). ``wall``: the clock's wall time, epoch ns (live: when the bytes being decoded
-    passed the tee, :class:`~otelbridge.source.arrivals.ArrivalClock`)."""
+    passed the tee, :class:`~otelbridge.source.arrivals.ArrivalClock`). ``keep_redaction``: the
+    redactor a pipeline before installed goes on (``follow``'s run after a lost export)."""
 
     def __init__(self, cfg: Config, stats: Stats, *, report: Report | None = None,
                  call_later: Callable[[float, Callable[[], None]], Any] | None = None,
@@ -250,13 +251,14 @@ class Pipeline:
                  last: Callable[[Exporters], SpanSink] | None = None,
                  hold: Callable[[SpanSink], SpanSink] | None = None,
                  wall: Callable[[], int] = time.time_ns,
-                 instance_id: str | None = None) -> None:
+                 instance_id: str | None = None, keep_redaction: bool = False) -> None:
         from .export import Exporters
         from .spans import SpanBuilder
 
         self.cfg = cfg
         self.stats = stats
-        install_redaction(cfg)
+        if not keep_redaction:  # (kept: what the installed one found stays hidden)
+            install_redaction(cfg)
         self.parent, span_ctx = parse_traceparent(cfg)
         self.exporters: Exporters = Exporters(cfg, stats, instance_id=instance_id)
         self.builder = SpanBuilder(

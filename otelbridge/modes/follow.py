@@ -188,8 +188,10 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
     # a backlog (--from-start, a restart) is read as fast as replay reads a file: it waits for
     # room in the export queue, as replay does, rather than let spans go; after a stop, no
     # longer than reading goes on (the follower, made below, exists before any span)
+    # (a run after a lost export keeps the redactor: a secret found before is hidden after)
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=call_later, hold=HoldUntilClosed,
-                        last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()))
+                        last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()),
+                        keep_redaction=read_again_from is not None)
     reader = TracedFile(pipeline, stats)
     hold = reader.hold
     follower = Follower(path, reader, state_file=state_file, from_start=from_start, poll_s=poll_s,

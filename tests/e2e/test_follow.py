@@ -20,6 +20,7 @@ from decimal import Decimal
 import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES, ROOT, clean_env, needs_fixtures, workflow_facts, workflow_spans
+from tests.e2e.test_security import one_call_session
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CBC = EXAMPLES / "cbc-workflow.jsonl"
@@ -594,6 +595,48 @@ def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_resta
         if s.name == "invoke_agent claude-code":
             sessions.setdefault(s.attributes["gen_ai.conversation.id"], set()).add(s.span_id)
     assert len(sessions) == 4 and all(len(ids) == 1 for ids in sessions.values()), sessions
+
+
+def test_a_secret_found_before_a_lost_export_stays_hidden_in_what_is_read_again(tmp_path):
+    """Session A's command shows a password; B's ``init`` ends A, and the position is saved at
+    B. The collector goes away while C is read, and is back as D fails, its error text (which
+    is exported) saying the password bare. The run that reads again from B after the outage
+    never read A, and hides the password all the same: a secret found once stays hidden for
+    the process's life."""
+    secret = "Zq8vK2mP9xL4wR"
+    a = one_call_session("sess-a", "Bash", {"command": f"export DB_PASSWORD={secret} && ./migrate"},
+                         "connection refused", {"subtype": "success", "is_error": True, "result": "could not connect"})
+    b, c = (one_call_session(f"sess-{x}", "Bash", {"command": "ls"}, "app\n",
+                             {"subtype": "success", "is_error": False, "result": "done"}) for x in "bc")
+    d = one_call_session("sess-d", "Bash", {"command": "./migrate"}, "refused",
+                         {"subtype": "success", "is_error": True, "result": f"login failed for {secret} at db01"})
+    log, state = empty_log(tmp_path)
+    with HttpReceiver() as before:
+        proc = start(log, state, before, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
+                     OTEL_EXPORTER_OTLP_TIMEOUT="1000")
+        try:
+            append(log, (a + b).decode())
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size, what="A and B saved")
+            assert saved_offset(state)["offset"] == len(a)  # (A ended: not read again)
+        except BaseException:
+            proc.kill()
+            raise
+    try:
+        append(log, c.decode())  # (the collector is away)
+        time.sleep(2.5)
+        with HttpReceiver(port=before.port) as after:
+            append(log, d.decode())
+            wait(lambda: saved_offset(state)["offset"] > len(a), timeout=20, what="the position past the outage")
+            err = stop(proc)[1]
+            spans = before.received.spans() + after.received.spans()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"again from the last point whose spans were all exported" in err, err
+    said = [s.status_message for s in spans if s.name == "invoke_agent claude-code" and "db01" in s.status_message]
+    assert said and set(said) == {"login failed for [REDACTED:secret] at db01"}
+    assert secret not in json.dumps([(s.name, s.attributes, s.status_message) for s in spans], default=str)
 
 
 @needs_fixtures()
