@@ -549,6 +549,37 @@ def test_a_collector_lost_after_a_saved_point_makes_the_next_start_read_again_fr
     assert tree_names(spans) == tree_names(want)
 
 
+def through_an_outage(log, state, before: str, during: str, after: str) -> tuple[dict, list, bytes]:
+    """``follow --from-start`` (OTLP/HTTP, an export given up after 1 s) reads ``before`` into a
+    collector and saves its position; the collector goes away while ``during`` is written, and
+    is back on the same address as ``after`` is; once the position is past where it was, a
+    stop. The position saved before the outage, the spans both collectors received, stderr."""
+    with HttpReceiver() as first:
+        proc = start(log, state, first, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
+                     OTEL_EXPORTER_OTLP_TIMEOUT="1000")
+        try:
+            append(log, before)
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size, what="a saved position")
+            saved = saved_offset(state)
+        except BaseException:
+            proc.kill()
+            raise
+    try:
+        append(log, during)
+        time.sleep(2.5)
+        assert saved_offset(state) == saved  # (its spans lost: no position past them)
+        with HttpReceiver(port=first.port) as back:
+            append(log, after)
+            wait(lambda: saved_offset(state)["offset"] > saved["offset"], timeout=20,
+                 what="the position past the outage")
+            err = stop(proc)[1]
+            return saved, first.received.spans() + back.received.spans(), err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @needs_fixtures()
 def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_restart(tmp_path):
     """A sidecar traces two runs (a real recording) and saves its position; the collector goes
@@ -558,31 +589,8 @@ def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_resta
     none without its parent."""
     log, state = empty_log(tmp_path)
     runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 4)
-    with HttpReceiver() as before:
-        proc = start(log, state, before, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
-                     OTEL_EXPORTER_OTLP_TIMEOUT="1000")  # (an export given up after 1 s)
-        try:
-            append(log, runs[0] + runs[1])
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size,
-                 what="two runs exported and saved")
-            saved = saved_offset(state)
-        except BaseException:
-            proc.kill()
-            raise
-    try:
-        append(log, runs[2])  # (the collector is away)
-        time.sleep(2.5)
-        assert saved_offset(state)["read_to"] == saved["read_to"]
-        with HttpReceiver(port=before.port) as after:  # back where it was
-            append(log, runs[3])
-            wait(lambda: saved_offset(state)["offset"] > saved["read_to"], timeout=20,
-                 what="the position past the outage")
-            err = stop(proc)[1]
-            spans = before.received.spans() + after.received.spans()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    saved, spans, err = through_an_outage(log, state, runs[0] + runs[1], runs[2], runs[3])
+    assert saved["offset"] == len(runs[0].encode())  # (the second run's session is open)
     assert b"read again from there once the collector takes spans again" in err, err
     assert b"again from the last point whose spans were all exported" in err, err
     assert saved_offset(state)["read_to"] == log.stat().st_size
@@ -611,28 +619,8 @@ def test_a_secret_found_before_a_lost_export_stays_hidden_in_what_is_read_again(
     d = one_call_session("sess-d", "Bash", {"command": "./migrate"}, "refused",
                          {"subtype": "success", "is_error": True, "result": f"login failed for {secret} at db01"})
     log, state = empty_log(tmp_path)
-    with HttpReceiver() as before:
-        proc = start(log, state, before, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
-                     OTEL_EXPORTER_OTLP_TIMEOUT="1000")
-        try:
-            append(log, (a + b).decode())
-            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size, what="A and B saved")
-            assert saved_offset(state)["offset"] == len(a)  # (A ended: not read again)
-        except BaseException:
-            proc.kill()
-            raise
-    try:
-        append(log, c.decode())  # (the collector is away)
-        time.sleep(2.5)
-        with HttpReceiver(port=before.port) as after:
-            append(log, d.decode())
-            wait(lambda: saved_offset(state)["offset"] > len(a), timeout=20, what="the position past the outage")
-            err = stop(proc)[1]
-            spans = before.received.spans() + after.received.spans()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    saved, spans, err = through_an_outage(log, state, (a + b).decode(), c.decode(), d.decode())
+    assert saved["offset"] == len(a)  # (A ended: not read again)
     assert b"again from the last point whose spans were all exported" in err, err
     said = [s.status_message for s in spans if s.name == "invoke_agent claude-code" and "db01" in s.status_message]
     assert said and set(said) == {"login failed for [REDACTED:secret] at db01"}
