@@ -14,7 +14,8 @@ are still built for the reports. Spans no exporter took because there is none ar
 
 The resource: :mod:`otelbridge.resource` (``cicd.*`` and ``vcs.*`` attributes in CI).
 
-Nothing secret reaches stderr: every log record (ours and the SDK's) passes :class:`_SecretFilter`
+Nothing secret reaches stderr: every log record (ours and the SDK's) passes
+:mod:`otelbridge.export_logging`'s filters
 — the values of ``OTEL_EXPORTER_OTLP_HEADERS``/``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (auth tokens)
 masked, URL credentials and query strings cut, one line — and every endpoint we name goes
 through :func:`otelbridge.redact.endpoint`. TLS (``https://`` endpoints,
@@ -51,6 +52,7 @@ from .environment import SCHEDULE_DELAY_MS, default_endpoint, endpoint_used, sam
 from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint, refused_hint
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
+from .export_logging import exporting, header_secrets_in
 from .resource import make_resource
 from .spans import PresetIdGenerator
 from .stats import EXPORTER_NONE, NO_USABLE_EXPORTER, Stats
@@ -94,9 +96,10 @@ class CountingExporter(SpanExporter):
         self.recovered = False
         #: a collector's partial success was said (once)
         self.rejection_said = False
-        #: :attr:`exported` when it last lost spans (a failed export, a rejection, a full
-        #: queue); ``None``: it never did
-        self.lost_at: int | None = None
+        #: it lost spans (a failed export, a rejection, a full queue); and no export has
+        #: succeeded since (:meth:`probe`)
+        self.lost_any = self.losing = False
+        self._probed = 0.0  # (monotonic s)
 
     def failed_because(self, message: str) -> str | None:
         """The SDK said an export of this exporter failed (``message``): kept as :attr:`cause`;
@@ -124,7 +127,7 @@ class CountingExporter(SpanExporter):
         self._busy_since = time.monotonic()
         with self._lock:
             self.taken += len(spans)
-        _exporting.current = self
+        exporting.current = self
         answered.status = answered.rejected = None
         try:
             result = self.inner.export(spans)
@@ -136,7 +139,7 @@ class CountingExporter(SpanExporter):
             self.cause = raised
             result = SpanExportResult.FAILURE
         finally:
-            _exporting.current = None
+            exporting.current = None
         self._busy_since = None
         self._last_ok = result == SpanExportResult.SUCCESS
         rejected = self._partial_success(len(spans)) if self._last_ok else 0
@@ -146,13 +149,20 @@ class CountingExporter(SpanExporter):
                 self.failed += rejected
             else:
                 self.failed += len(spans)
-            if rejected or result != SpanExportResult.SUCCESS:
-                self.lost_at = self.exported
+            self.losing = bool(rejected) or result != SpanExportResult.SUCCESS
+            self.lost_any |= self.losing
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
             self.recovered = True
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
                         f"{self.failed} spans" if self.failed else "none")
         return result
+
+    def probe(self) -> None:
+        """After a loss, with no export running: an export of no span on a thread of its own, at
+        most once a second (a collector back, and nothing left to send, is known only so)."""
+        if self.losing and not self.busy() and time.monotonic() - self._probed >= 1.0:
+            self._probed = time.monotonic()
+            threading.Thread(target=self.export, args=((),), name="otelbridge-probe", daemon=True).start()
 
     def _partial_success(self, sent: int) -> int:
         """How many of ``sent`` spans the collector's answer rejected (its partial success:
@@ -181,10 +191,6 @@ class CountingExporter(SpanExporter):
         return True
 
 
-#: ``current``: the :class:`CountingExporter` whose export runs on this thread (the SDK logs an
-#: export's failure there)
-_exporting = threading.local()
-
 #: the sampled bit of a span's trace flags (an int test: the flags' ``sampled`` property costs
 #: a call per span and processor)
 _SAMPLED = 0x01
@@ -201,147 +207,12 @@ class _EndCounter(SpanProcessor):
             self.ended += 1
 
 
-#: The SDK's loggers of the export path (the exporters, the batch processors): their failures
-#: repeat every batch. Its other warnings are about a setting (a sampler argument, a header).
-_EXPORT_LOGGERS = ("opentelemetry.exporter", "opentelemetry.sdk.trace.export",
-                   "opentelemetry.sdk._shared_internal")
-
-
-#: The SDK's parser of ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``: it skips an item it cannot read
-#: (the others are sent), with a warning said as :data:`_HEADER_ITEM_SKIPPED` instead.
-_HEADER_PARSER = "opentelemetry.util.re"
-_HEADER_ITEM_SKIPPED = ("OTEL_EXPORTER_OTLP_[TRACES_]HEADERS: an item that is not name=value (a "
-                        "token for the name, the rest URL-encoded) is skipped; the others are sent")
-#: The SDK's warnings that name no setting, as a user acts on them: (its text, ours)
-_SAID_AS = (
-    ("Queue full, dropping", "the export queue is full: spans are dropped while the collector takes "
-     "them slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)"),
-    ("Attributes dict is full", "a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (or "
-     "OTEL_ATTRIBUTE_COUNT_LIMIT) allows: the oldest are dropped"),
-    ("String attribute value exceeds max length", "a span's string is longer than "
-     "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) allows: it is cut on "
-     "export (the views show operation and state names whole)"),
-)
-
-
-class _OnceFilter(logging.Filter):
-    """Lets the first export-failure message of the SDK through (one line), counts the rest;
-    each of its other warnings (a setting it could not use) once, apart from that one."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.suppressed = 0
-        self._seen = False
-        self._said: set[tuple[str, str]] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.name == _HEADER_PARSER:  # it quotes the item (a value, perhaps), names no variable
-            record.name, record.msg, record.args = "otelbridge", _HEADER_ITEM_SKIPPED, None
-            if (record.name, record.msg) in self._said:
-                self.suppressed += 1
-                return False
-            self._said.add((record.name, record.msg))
-            return True
-        if record.levelno < logging.WARNING or not record.name.startswith("opentelemetry"):
-            return True
-        message = record.getMessage()
-        msg = message.splitlines()[0] if message else ""
-        ours = next((said for theirs, said in _SAID_AS if msg.startswith(theirs)), None)
-        if ours is not None:
-            record.name, msg = "otelbridge", ours
-        # cut at a word, not inside one; long enough for gRPC's TLS failures to end in their
-        # reason (CERTIFICATE_VERIFY_FAILED, WRONG_VERSION_NUMBER): gRPC C-core's own log
-        # lines, which also name it, are off (exporters.import_otlp_exporter)
-        if len(msg) > 500:
-            msg = msg[:500].rsplit(" ", 1)[0] + " …"
-        if record.name.startswith(_EXPORT_LOGGERS):
-            # the SDK's form when no status came, or one it took for success was refused
-            msg = msg.replace(" batch code: None, reason: ", " batch: ")
-            exporter = getattr(_exporting, "current", None)
-            cause = exporter.failed_because(message) if exporter is not None else None
-            if self._seen:
-                self.suppressed += 1
-                return False
-            self._seen = True
-            if cause is not None:  # said as a user acts on it, not as the SDK logs it
-                record.name, msg = "otelbridge", f"export to {exporter.label} failed: {cause}"
-            msg += " (further export messages suppressed)"
-        else:
-            key = (record.name, msg)
-            if key in self._said:
-                self.suppressed += 1
-                return False
-            self._said.add(key)
-        record.msg, record.args = msg, None
-        record.exc_info = record.exc_text = None
-        return True
-
-
-#: The variables whose values are OTLP headers (auth tokens): never printed.
-HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
-
-
-def _header_secrets(env: Mapping[str, str]) -> list[str]:
-    """The OTLP header values in ``env``: never printed."""
-    return redact.header_secrets(*(env.get(v) for v in HEADER_VARIABLES))
-
-
-class _SecretFilter(logging.Filter):
-    """Makes every record safe for stderr before it is formatted: one line
-    (:func:`otelbridge.redact.message`: ``secrets`` masked, URL credentials and query strings
-    cut, escapes stripped, default patterns applied), an exception reduced to its type and text,
-    no traceback. The SDK prints a malformed ``OTEL_EXPORTER_OTLP_HEADERS`` item verbatim;
-    this is what keeps it off the terminal."""
-
-    def __init__(self, secrets: list[str]) -> None:
-        super().__init__()
-        self.secrets = secrets
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            text = record.getMessage()
-        except Exception:
-            text = str(record.msg)
-        exc = record.exc_info[1] if record.exc_info else None
-        if exc is not None:
-            text = f"{text} ({type(exc).__name__}: {exc})"
-        record.msg, record.args = redact.message(text, self.secrets), None
-        record.exc_info = record.exc_text = record.stack_info = None
-        return True
-
-
-class _Formatter(logging.Formatter):
-    """``otelbridge: MESSAGE`` for our own records, ``otelbridge: LOGGER: MESSAGE`` for a
-    library's (``opentelemetry.sdk...``), so that the source of a line is known."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        message = one_line(record.getMessage())
-        if record.name == "otelbridge" or record.name.startswith("otelbridge."):
-            return f"otelbridge: {message}"
-        return f"otelbridge: {record.name}: {message}"
-
-
-def configure_logging(env: dict[str, str] | None = None) -> _OnceFilter:
-    """All logging to stderr, one line each, header values masked; the SDK's repeated export
-    errors said once. ``env`` (default ``os.environ``) supplies the header variables."""
-    env = os.environ if env is None else env
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Formatter())
-    handler.addFilter(_SecretFilter(_header_secrets(env)))
-    once = _OnceFilter()
-    handler.addFilter(once)
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
-    return once
-
-
 def _endpoint_label(cfg: Config) -> str:
     """The endpoint as we name it on stderr: no credentials, no query string, no secret in its
     path (a token, a header's value), one line of at most ``redact.MESSAGE_MAX`` characters."""
     env = {k: v for k, v in os.environ.items() if k not in cfg.ignored_env}
     return redact.endpoint(endpoint_used(cfg.endpoint, env)[0] or default_endpoint(cfg.protocol),
-                           _header_secrets(env))
+                           header_secrets_in(env))
 
 
 def queue_size(env: Mapping[str, str] | None = None) -> int:
@@ -390,7 +261,7 @@ class ExportPath(SpanProcessor):
             return
         if self.handed - self.exporter.taken - self.overflowed >= self.limit:  # waiting()
             self.overflowed += 1
-            self.exporter.lost_at = self.exporter.exported
+            self.exporter.lost_any = self.exporter.losing = True
         self.handed += 1
         self._batch.on_end(span)
 
@@ -501,10 +372,16 @@ class Exporters:
         return True if all(p.exporter.exported >= handed for p in self.paths) else None
 
     def taking_again(self) -> bool:
-        """Some exporter lost spans, and each that did has exported spans since its last loss,
-        its last export a success: what was lost can be sent again."""
-        lost = [p.exporter for p in self.paths if p.exporter.lost_at is not None]
-        return bool(lost) and all(e.exported > (e.lost_at or 0) and e.healthy() for e in lost)
+        """Some exporter lost spans, and each that did has had an export succeed since (what
+        was lost can be sent again); else those with none waiting are probed
+        (:meth:`CountingExporter.probe`: OTLP's, not a file's)."""
+        lost = [p for p in self.paths if p.exporter.lost_any]
+        if lost and not any(p.exporter.losing or not p.exporter.healthy() for p in lost):
+            return True
+        for p in lost:
+            if not p.exporter.local and p.waiting() == 0:
+                p.exporter.probe()
+        return False
 
     def backend_got_none(self) -> bool:
         """After :meth:`shutdown`: spans were handed to OTLP exporters and none confirmed one

@@ -446,7 +446,7 @@ def private_stdout(cfg: Config) -> None:
     stdout); logging set up for stderr; the environment values said unusable are dropped before
     the SDK is imported (it reads some at import)."""
     for_the_sdk(cfg.ignored_env, cfg.replaced_env)
-    from .export import configure_logging
+    from .export_logging import configure_logging
 
     os.dup2(2, 1)
     sys.stdout = sys.stderr

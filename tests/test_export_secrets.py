@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from otelbridge import export
+from otelbridge import export, export_logging
 from otelbridge.config import Config
 
 
@@ -28,7 +28,7 @@ def test_endpoint_label_has_no_credentials(monkeypatch, cfg_endpoint, env, expec
 def test_log_records_lose_header_values_and_tracebacks():
     secret = "tok_abcdef123456"
     env = {"OTEL_EXPORTER_OTLP_TRACES_HEADERS": f"x-api-key={secret}"}
-    flt = export._SecretFilter(export.redact.header_secrets(*(env.get(v) for v in export.HEADER_VARIABLES)))
+    flt = export_logging._SecretFilter(export_logging.header_secrets_in(env))
     try:
         raise ValueError(f"server said no to {secret}")
     except ValueError as exc:
@@ -47,4 +47,4 @@ def test_log_records_lose_header_values_and_tracebacks():
 ])
 def test_lines_name_their_source_once(name, expected):
     record = logging.LogRecord(name, logging.WARNING, __file__, 1, "export process %d ended", (1,), None)
-    assert export._Formatter().format(record) == expected
+    assert export_logging._Formatter().format(record) == expected

@@ -283,7 +283,7 @@ def test_a_live_decoder_whose_set_up_fails_counts_its_lines_as_not_decoded(monke
     """A set-up that raises is a bug (an exporter that cannot be made is left out instead): the
     stream's lines are then counted as not decoded, never as not wanted, and the run is one
     whose spans were lost. The failing Pipeline stands in for that bug."""
-    import otelbridge.export
+    import otelbridge.export_logging
     import otelbridge.pipeline
     from otelbridge.modes.live import LiveDecoder
 
@@ -291,7 +291,7 @@ def test_a_live_decoder_whose_set_up_fails_counts_its_lines_as_not_decoded(monke
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(otelbridge.pipeline, "Pipeline", broken)
-    monkeypatch.setattr(otelbridge.export, "configure_logging", lambda: None)
+    monkeypatch.setattr(otelbridge.export_logging, "configure_logging", lambda: None)
     stats = Stats()
     cfg = build(exporter="none", protocol=None, fail_on_export_error=True)
     decoder = LiveDecoder(cfg, stats, call_later=lambda delay, fn: None)

@@ -90,7 +90,7 @@ class HoldUntilClosed:
 
 
 class TracedFile:
-    """The :class:`~otelbridge.source.follow.Followed` that ``follow`` gives its follower: the
+    """The :class:`~otelbridge.source.followed.Followed` that ``follow`` gives its follower: the
     pipeline, whose sink is a :class:`HoldUntilClosed`."""
 
     def __init__(self, pipeline: Pipeline, stats: Stats) -> None:
@@ -169,12 +169,18 @@ class TracedFile:
         return tuple(self.hold.released)
 
 
+#: Runs that read again from one saved position after a lost export, at most (a collector that
+#: loses some span of every reading again would have it read again for ever).
+MAX_READS_AGAIN = 3
+
+
 async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[int], *,
-               from_start: bool, poll_s: float, read_again_from) -> int | None:
-    """One run of ``follow`` (appended to ``followers``; stopped at once when ``stopped_by``
+               from_start: bool, poll_s: float, again: list, salts: dict) -> int | None:
+    """One run of ``follow`` (the only one in ``followers``; stopped at once when ``stopped_by``
     holds a signal): its exit status, or ``None`` when it lost spans and the exporters take
     spans again (:attr:`~otelbridge.source.follow.Follower.taking_again`): nothing it holds is
-    exported, and a new run reads again from the saved position."""
+    exported, and a new run reads again from the saved position. ``again``: the positions runs
+    before read again from; ``salts``: the words of the files opened (kept by the follower)."""
     from ..source.follow import Follower
     from ..views import Report
 
@@ -191,12 +197,12 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
     # (a run after a lost export keeps the redactor: a secret found before is hidden after)
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=call_later, hold=HoldUntilClosed,
                         last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()),
-                        keep_redaction=read_again_from is not None)
+                        keep_redaction=bool(again))
     reader = TracedFile(pipeline, stats)
     hold = reader.hold
     follower = Follower(path, reader, state_file=state_file, from_start=from_start, poll_s=poll_s,
-                        say=say, stop_budget_s=max(1.0, cfg.flush_timeout_s / 2),
-                        read_again_from=read_again_from)
+                        say=say, stop_budget_s=max(1.0, cfg.flush_timeout_s / 2), salts=salts,
+                        may_read_again=lambda saved: again.count(saved) < MAX_READS_AGAIN)
     followers[:] = [follower]
     hold.replaying = pipeline.tracker.ctx.replaying = lambda: follower.replay_to > 0
     # after a stop the lines read again make new spans (a session going on has its own): a
@@ -253,7 +259,8 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
 def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file. After a lost export, once the exporters take spans again, a new run (its own
-    pipeline and follower) reads again from the saved position, as the next start would."""
+    pipeline and follower) reads again from the saved position, as the next start would (at
+    most :data:`MAX_READS_AGAIN` times from one position)."""
     from ..source.position import offset_file
 
     private_stdout(cfg)
@@ -273,13 +280,14 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             # exporters holds the loop (a backlog against a slow or dead collector)
             signal.signal(signum, lambda signum, _frame: stop(signum))
         stopped_by.extend(source.EARLY_SIGNALS[:1])  # came while starting (recorded by __main__)
-        read_again_from = None
+        again: list = []  # (the positions read again from)
+        salts: dict = {}
         while True:
             code = await _run(cfg, path, offset_file(state_dir, path), followers, stopped_by,
-                              from_start=from_start, poll_s=poll_s, read_again_from=read_again_from)
+                              from_start=from_start, poll_s=poll_s, again=again, salts=salts)
             if code is not None:
                 return code
-            read_again_from = followers[-1].saved
+            again.append(followers[-1].saved)
             say(f"reading {str(path)!r} again from the last point whose spans were all exported: "
                 "the spans lost are made and sent again")
 

@@ -191,7 +191,7 @@ class LiveDecoder:
         self.ready = True
         cfg = self.cfg
         for_the_sdk(cfg.ignored_env, cfg.replaced_env)  # the SDK reads some as it is imported
-        from ..export import configure_logging
+        from ..export_logging import configure_logging
         from ..pipeline import PaceExporters, Pipeline
         from ..views import Report
 

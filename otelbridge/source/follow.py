@@ -40,9 +40,10 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..deadline import Deadline
+from .followed import Followed
 from .pipe import CHUNK
 from .position import (HEAD_BYTES, MAX_WORKFLOWS, Position, begins_as, copy_of, head, head_of,
                        load_position, named, newest, rotated_since, same_head, save_position)
@@ -51,68 +52,6 @@ if TYPE_CHECKING:
     from ..tracker.base import SessionRef
 
 ROTATED, TRUNCATED = "rotated", "truncated"
-
-
-class Followed(Protocol):
-    """What :class:`Follower` feeds and asks: the pipeline that traces the followed file."""
-
-    def on_chunk(self, buf: bytearray, n: int) -> None:
-        """The next ``n`` bytes read, in ``buf[:n]``."""
-
-    def on_switch(self, kind: str) -> None:
-        """Before reading a new file at the path (:data:`ROTATED`) or a truncated one again
-        (:data:`TRUNCATED`)."""
-
-    def on_open(self, salt: str) -> None:
-        """A file is opened, before its first line; ``salt``: its word, kept with its position
-        (ids derived from it are the same spans when a restart reads it again)."""
-
-    def on_replayed(self) -> None:
-        """A restart has read again what the last run read (:attr:`Follower.replay_to`); what
-        comes next is new."""
-
-    def is_quiet(self) -> bool:
-        """:meth:`nothing_open`, and no record of them held for a timestamp."""
-
-    def nothing_open(self) -> bool:
-        """Whether the lines read so far leave no turn or workflow open."""
-
-    def quiet_line(self) -> tuple[int, tuple[SessionRef, ...]] | None:
-        """Where the last line read before which :meth:`nothing_open` was true begins (bytes fed,
-        as :meth:`sessions_begin`), with :meth:`session_refs` then; ``None``: none yet."""
-
-    def resumable(self) -> bool:
-        """Whether reading the lines read so far again makes the same spans, turns open or
-        not, and none waits to be handed on (a restart after a kill may resume from them)."""
-
-    def has_sessions(self) -> bool:
-        """Whether a session is open."""
-
-    def sessions_begin(self) -> int | None:
-        """Where the oldest open session's first line begins, in bytes fed since the file was
-        opened (a truncated file's go on counting); ``None`` when unknown."""
-
-    def continuation_refs(self) -> tuple[SessionRef, ...]:
-        """The ended spans the open sessions go on from (turns and cost: those before)."""
-
-    def session_refs(self) -> tuple[SessionRef, ...]:
-        """Each open session (turns: those begun, cost: the last total)."""
-
-    def quiet_refs(self) -> tuple[SessionRef, ...]:
-        """Each session another session's ``init`` ended, whose lines have not come again."""
-
-    def exported(self) -> tuple[str, ...]:
-        """Task ids of the workflows exported so far, oldest first."""
-
-    def handed(self) -> int:
-        """Spans handed to export so far."""
-
-    def settled(self, handed: int) -> bool | None:
-        """Whether the first ``handed`` spans are exported (True), on their way (None) or may
-        be lost (False)."""
-
-    def taking_again(self) -> bool:
-        """Spans were lost, and the exporters have taken spans since."""
 
 
 class Follower:
@@ -133,7 +72,8 @@ class Follower:
         say: Callable[[str], None] = lambda message: None,
         chunk: int = CHUNK,
         stop_budget_s: float = 1.0,
-        read_again_from: Position | None = None,
+        may_read_again: Callable[[Position], bool] = lambda saved: False,
+        salts: dict[tuple[int, int], str] | None = None,
     ) -> None:
         self.path = Path(path)
         self.stop_budget_s = stop_budget_s
@@ -156,9 +96,12 @@ class Follower:
         self._unsettled: collections.deque[tuple[Position, int]] = collections.deque()
         self._lost = False  # an export failed: no checkpoint is saved any more
         #: :meth:`run` returned after a lost export, spans taken again: a run may start from the
-        #: saved position (unless it is ``read_again_from``: then the next start)
+        #: saved position, if ``may_read_again`` says so of it (else the next start does)
         self.taking_again = False
-        self._read_again_from = read_again_from
+        self._may_read_again = may_read_again
+        #: the word of each file opened (by device and inode, the newest 16): a run that reads
+        #: them again in this process, after a lost export, makes their spans again
+        self.salts = {} if salts is None else salts
         self._unsaved: str | None = None  # why the last save failed: said once, not each poll
         #: in the open file: where a restart after a kill reads from (the oldest open session's
         #: first line, or the last point with none open), and after a stop (nothing open)
@@ -256,7 +199,10 @@ class Follower:
         if moved is not None:
             also = "".join(f", then {str(p)!r}" for p in self._rotated)
             self.say(f"{str(moved)!r} holds the rest of the file followed before ({str(self.path)!r} "
-                     f"was rotated since): it is read first{also}")
+                     f"was rotated or truncated since): it is read first{also}")
+        elif resume and self.saved is not None and self._named((self.saved.dev, self.saved.ino)) is None:
+            self.say(f"the file followed before is no longer at {str(self.path)!r} nor beside it (rotated "
+                     f"and deleted?): what it held past byte {self.saved.offset}, if anything, is not read")
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
@@ -283,7 +229,11 @@ class Follower:
                              "now are not read (--from-start reads them)")
         # the word this file's ids are derived with: kept, for the same spans when read again
         if not same_stream:
-            self.salt = self.saved.salt if known and self.saved.salt else secrets.token_hex(8)
+            self.salt = self.saved.salt if known and self.saved.salt else self.salts.get(ident) or secrets.token_hex(8)
+            self.salts.pop(ident, None)
+            self.salts[ident] = self.salt
+            if len(self.salts) > 16:
+                del self.salts[next(iter(self.salts))]
             self.reader.on_open(self.salt)
         os.lseek(fd, start, os.SEEK_SET)
         self.fd, self.ident, self.pos, self.complete = fd, ident, start, start
@@ -435,8 +385,10 @@ class Follower:
         spans all exported), read again from once spans are taken again. Every span handed on
         after a checkpoint is made again by reading from it (what was open then begins past it)."""
         if not self._lost:
-            self.say("export failed: the follow position stays at the last point whose spans were "
-                     "all exported, read again from there once the collector takes spans again")
+            again = self.saved is not None and self._may_read_again(self.saved)
+            self.say("export failed: the follow position stays at the last point whose spans were all "
+                     "exported, read again from there " + ("once the collector takes spans again" if again
+                                                            else "by the next start"))
         self._lost = True
         self._unsettled.clear()
 
@@ -550,7 +502,8 @@ class Follower:
                     continue
                 await self._drain()
                 self.checkpoint()
-                if self._lost and self.saved not in (None, self._read_again_from) and self.reader.taking_again():
+                if self._lost and self.saved is not None and self._may_read_again(self.saved) \
+                        and self.reader.taking_again():
                     self.taking_again = True
                     return
                 await self._sleep()

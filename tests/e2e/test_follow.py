@@ -549,11 +549,12 @@ def test_a_collector_lost_after_a_saved_point_makes_the_next_start_read_again_fr
     assert tree_names(spans) == tree_names(want)
 
 
-def through_an_outage(log, state, before: str, during: str, after: str) -> tuple[dict, list, bytes]:
+def through_an_outage(log, state, before: str, during, after) -> tuple[dict, list, bytes]:
     """``follow --from-start`` (OTLP/HTTP, an export given up after 1 s) reads ``before`` into a
-    collector and saves its position; the collector goes away while ``during`` is written, and
-    is back on the same address as ``after`` is; once the position is past where it was, a
-    stop. The position saved before the outage, the spans both collectors received, stderr."""
+    collector and saves its position; the collector goes away while ``during`` is written (or
+    done: a callable), and is back on the same address as ``after`` is; once the position is
+    past where it was, a stop. The position saved before the outage, the spans both collectors
+    received, stderr."""
     with HttpReceiver() as first:
         proc = start(log, state, first, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
                      OTEL_EXPORTER_OTLP_TIMEOUT="1000")
@@ -565,13 +566,13 @@ def through_an_outage(log, state, before: str, during: str, after: str) -> tuple
             proc.kill()
             raise
     try:
-        append(log, during)
+        during() if callable(during) else append(log, during)
         time.sleep(2.5)
         assert saved_offset(state) == saved  # (its spans lost: no position past them)
         with HttpReceiver(port=first.port) as back:
-            append(log, after)
-            wait(lambda: saved_offset(state)["offset"] > saved["offset"], timeout=20,
-                 what="the position past the outage")
+            after() if callable(after) else append(log, after)
+            wait(lambda: (saved_offset(state)["ino"], saved_offset(state)["offset"]) != (saved["ino"], saved["offset"]),
+                 timeout=20, what="the position past the outage")
             err = stop(proc)[1]
             return saved, first.received.spans() + back.received.spans(), err
     finally:
@@ -581,15 +582,16 @@ def through_an_outage(log, state, before: str, during: str, after: str) -> tuple
 
 
 @needs_fixtures()
-def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_restart(tmp_path):
+@pytest.mark.parametrize("then", ["written", "quiet"])
+def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_restart(tmp_path, then):
     """A sidecar traces two runs (a real recording) and saves its position; the collector goes
-    away while a third run is read (its spans are lost), then comes back on the same address as
-    a fourth is written. The sidecar reads again from the saved position at once, not at its
-    next start: the position reaches the file's end, and every span of the file has arrived,
-    none without its parent."""
+    away while a third run is read (its spans are lost), then comes back on the same address, as
+    a fourth is written or with nothing more written (it is probed). The sidecar reads again
+    from the saved position at once, not at its next start: the position reaches the file's end,
+    and every span of the file has arrived, none without its parent."""
     log, state = empty_log(tmp_path)
-    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 4)
-    saved, spans, err = through_an_outage(log, state, runs[0] + runs[1], runs[2], runs[3])
+    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 4)[:4 if then == "written" else 3]
+    saved, spans, err = through_an_outage(log, state, runs[0] + runs[1], runs[2], "".join(runs[3:]))
     assert saved["offset"] == len(runs[0].encode())  # (the second run's session is open)
     assert b"read again from there once the collector takes spans again" in err, err
     assert b"again from the last point whose spans were all exported" in err, err
@@ -599,6 +601,36 @@ def test_a_collector_back_after_a_lost_export_gets_what_was_lost_without_a_resta
         want = whole.received.spans()
     assert_whole_by_shape(spans, want)
     sessions: dict[str, set[int]] = {}  # (a span sent twice is the same span: its id)
+    for s in spans:
+        if s.name == "invoke_agent claude-code":
+            sessions.setdefault(s.attributes["gen_ai.conversation.id"], set()).add(s.span_id)
+    assert len(sessions) == len(runs) and all(len(ids) == 1 for ids in sessions.values()), sessions
+
+
+@needs_fixtures()
+def test_a_file_rotated_during_a_collector_s_outage_is_read_again_with_the_same_ids(tmp_path):
+    """The collector goes away, the agent's file is rotated (renamed, a new one at the path)
+    and a run written to the new one; the collector comes back as another is. The run that
+    reads again from the saved position, in the rotated file, reads the new file with the
+    word its ids were made with before: no span names a parent that never came, no session
+    arrives under two ids, and every span of both files has arrived."""
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 4)
+    old = log.with_name(log.name + ".1")
+
+    def rotate():
+        log.rename(old)
+        log.write_text(runs[2])
+        time.sleep(0.5)  # (read, and its spans lost, before the collector is back)
+
+    _, spans, err = through_an_outage(log, state, runs[0] + runs[1], rotate, runs[3])
+    assert b"again from the last point whose spans were all exported" in err, err
+    with HttpReceiver() as whole:
+        for path in (old, log):
+            replay_into(whole, path)
+        want = whole.received.spans()
+    assert_whole_by_shape(spans, want)
+    sessions: dict[str, set[int]] = {}
     for s in spans:
         if s.name == "invoke_agent claude-code":
             sessions.setdefault(s.attributes["gen_ai.conversation.id"], set()).add(s.span_id)

@@ -9,7 +9,7 @@ from otelbridge.source.follow import Follower
 
 
 class Nothing:
-    """A :class:`~otelbridge.source.follow.Followed` that traces nothing."""
+    """A :class:`~otelbridge.source.followed.Followed` that traces nothing."""
 
     def on_chunk(self, buf, n): pass
     def on_switch(self, kind): pass
@@ -63,18 +63,20 @@ def run_until_stopped_or_returned(follower, stop_after_s: float) -> None:
     asyncio.run(main())
 
 
-def test_a_lost_export_returns_to_read_again_from_the_saved_point_once_per_point(tmp_path):
+def test_a_lost_export_returns_to_read_again_from_the_saved_point_when_it_may(tmp_path):
     """Spans lost, the exporters taking spans again: :meth:`Follower.run` returns at once with
-    :attr:`Follower.taking_again` and the position saved before the loss; a run that started
-    from that very point and loses spans again goes on (the next start reads again)."""
+    :attr:`Follower.taking_again` and the position saved before the loss; a run that may not
+    read again from that point (``may_read_again``) goes on (the next start reads again)."""
     path, state = tmp_path / "agent.jsonl", tmp_path / "state" / "f.json"
     path.write_text('{"type":"system"}\n')
-    first = Follower(path, LosesAfterTheFirst(), state_file=state, from_start=True, poll_s=0.01)
+    first = Follower(path, LosesAfterTheFirst(), state_file=state, from_start=True, poll_s=0.01,
+                     may_read_again=lambda saved: True)
     run_until_stopped_or_returned(first, 5.0)
     assert first.taking_again and first.stop_deadline() is None  # (returned, not stopped)
     assert first.saved is not None and first.saved.offset == 0
 
-    again = Follower(path, LosesAfterTheFirst(), state_file=state, poll_s=0.01, read_again_from=first.saved)
+    again = Follower(path, LosesAfterTheFirst(), state_file=state, poll_s=0.01,
+                     may_read_again=lambda saved: saved != first.saved)
     assert again.saved == first.saved
     run_until_stopped_or_returned(again, 0.3)
     assert not again.taking_again and again.stop_deadline() is not None  # (stopped)
