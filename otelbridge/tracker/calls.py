@@ -139,6 +139,7 @@ class CallsMixin:
                 agent.provider = s.now_provider or agent.provider
             if turn is not None and turn.model is None and not ev.agent:
                 turn.model = model  # no init named one: the model its first call asked (2.1.206)
+                s.call_model = s.call_model or model
         chat.end_ns = max(chat.end_ns, now)
         # (a time of its own, or one taken when it passed; in the stream's clock only a bound)
         chat.dated = self._dated or not self.ctx.clock.uses_stream

@@ -518,8 +518,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = name
-        put_attributes(attrs, (("gen_ai.provider.name", s.provider_name()), ("gen_ai.request.model", s.model),
-                               ("gen_ai.agent.version", s.version)))
+        put_attributes(attrs, (("gen_ai.provider.name", s.provider_name()),
+                               ("gen_ai.request.model", s.model or s.call_model), ("gen_ai.agent.version", s.version)))
         attrs["session.turns"] = s.turn_count
         events = list(s.events)
         events.extend(self.ctx.take_session_events(s.sid))  # Caudra goal events, notices

@@ -192,6 +192,9 @@ class Session(msgspec.Struct):
     agent_name: str | None = None
     provider: str | None = None
     model: str | None = None
+    #: the model its first call asked for, while no ``init`` had named one (the session span's
+    #: model then: a span a ``follow`` stop ended before Claude Code 2.1.206 printed its ``init``)
+    call_model: str | None = None
     version: str | None = None
     cwd: str | None = None
     turn: Turn | None = None

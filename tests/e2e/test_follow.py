@@ -1041,6 +1041,21 @@ def test_a_session_that_goes_on_after_a_stop_carries_its_own_turns_tokens(tmp_pa
 
 
 @needs_fixtures()
+def test_a_session_span_a_stop_ended_before_its_init_names_the_model_its_calls_asked_for(tmp_path):
+    """Claude Code 2.1.206 prints its ``init`` only in the second turn: a stop in the first ends
+    the session span before it. That span names the model its calls asked for (the
+    collector's metrics filed its cost and tokens under model ``unknown``), as the span it goes
+    on in does after the ``init``."""
+    lines = recording_lines("workflow-probe-2.1.206.jsonl")
+    init = next(i for i, l in enumerate(lines) if '"subtype":"init"' in l.replace(" ", ""))
+    spans = stopped_and_restarted(tmp_path, lines, 33, lambda spans: any(s.name.startswith("chat") for s in spans))
+    assert init > 33
+    model = json.loads(lines[init])["model"]
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2 and [s.attributes.get("gen_ai.request.model") for s in sessions] == [model, model]
+
+
+@needs_fixtures()
 def test_a_session_resumed_in_a_new_process_and_stopped_counts_each_dollar_once(tmp_path):
     """A session's run, then a new process resuming it (its first total below the last), a stop
     while that process's workflow runs (the restart reads its first turn again), then the rest
