@@ -687,6 +687,33 @@ def test_a_workflow_left_to_the_next_start_is_exported_when_it_ends_while_read_a
     assert roots(rx) == {task: 1}
 
 
+def test_a_start_whose_saved_file_is_gone_says_what_is_not_read(tmp_path):
+    """The file the offset file names was rotated and deleted while the sidecar was away, a new
+    one at the path: the start says what it cannot read (past the saved byte), then reads the
+    new file from its start."""
+    log, state = tmp_path / "agent.jsonl", tmp_path / "state"
+    log.write_text(workflow("a"))
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size, what="the position")
+        finally:
+            stop(proc)
+        offset = saved_offset(state)["offset"]
+        new = log.with_name("agent.jsonl.new")  # (made first: it cannot take the old one's inode)
+        new.write_text(workflow("bb"))
+        log.rename(log.with_name("agent.jsonl.1"))
+        log.with_name("agent.jsonl.1").unlink()
+        new.rename(log)
+        proc = start(log, state, rx)
+        try:
+            wait(lambda: roots(rx).get("wf-bb"), what="workflow bb")
+        finally:
+            err = stop(proc)[1]
+    assert (f"the file followed before is no longer at {str(log)!r} nor beside it (rotated and deleted?): "
+            f"what it held past byte {offset}, if anything, is not read").encode() in err, err
+
+
 def test_another_file_at_the_same_inode_is_read_from_its_start(tmp_path):
     """While the sidecar was away the file was written anew at the same inode (rewritten in
     place here; deleted and created, a filesystem may reuse the inode): its start differs from
