@@ -222,6 +222,9 @@ class Follower:
                 start = saved.offset
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
                 self._replay_waits = saved.stopped
+                self.say(f"following {str(target)!r} from byte {start}, its saved position" + (
+                    f" (up to byte {self.replay_to} to rebuild what was open, sending none of it again)"
+                    if self.replay_to else ""))
             elif saved is None and not self.from_start:
                 start = st.st_size
                 if start:  # (a first try on a recording read nothing, and said nothing)
