@@ -15,7 +15,8 @@ Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input wit
 creation) and output tokens. A session span whose usage is the CLI's own total
 (``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
 is the authority for its own turns in its conversation (``gen_ai.conversation.id`` in its
-trace): it replaces what that conversation's model calls added since its span before; a second
+trace): it replaces what that conversation's model calls added since its span before ended (a
+span before without such a total keeps its calls'); a second
 session span of the conversation (it went on after a ``follow`` stop or another session's
 ``init``, or in a later file of a ``replay``) carries its own turns' count, added to the first's,
 and one without such a total adds its own calls'. Elsewhere usage is summed over
@@ -398,6 +399,8 @@ class Collector:
             else:
                 _bounded(self._agent_tokens, row.trace_id, so_far + row.total_tokens)
                 totals.workflow_tokens += row.total_tokens
+        if row.kind == "session" and not row.authority:  # (its calls are its own: a later span's
+            self._counted.pop(conv, None)  # total, of its own turns, does not replace them)
         if (usage or covered) and row.parent_id is not None:
             _bounded(self._covered, (row.trace_id, row.parent_id), None)
         if row.cost is not None:  # (a conversation's spans: one session's)

@@ -46,7 +46,6 @@ from .base import (
 from .bernstein import BernsteinTracker
 from .budget import DEFAULT_STATE_BYTES, ITEM_BYTES, REASON_STATE_BUDGET, StateBudget, text_bytes
 from .caudra import CaudraTracker
-from .results import model_counts
 from .sessions import SessionTracker
 from .workflows import WorkflowTracker
 
@@ -201,7 +200,7 @@ class Tracker:
                 if s.continues is not None:
                     s.own_from = s.ref()[4]
                     if s.model_total is not None:
-                        s.tokens_from = model_counts(s).counts()
+                        s.tokens_from = s.process_tokens(earlier=True)
 
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""

@@ -536,10 +536,11 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         if total is None and s.model_total is None and s.tail.has_tokens():
             total = s.tail  # no result (cut off): every model call, sub-agents' included
         if s.model_total is not None:
-            total = model_counts(s)  # (its own turns': the span before counted up to tokens_from)
-            total = total if s.tokens_from is None else total.less(s.tokens_from)
+            total = model_counts(s)
             if s.tail_mark == s.model_results:
                 total.add(s.tail)
+            if s.tokens_from is not None:  # (its own turns': the span before counted up to there)
+                total = total.less(s.tokens_from)
             attrs["session.usage.source"] = "modelUsage"
         usage_attrs(attrs, total)
         links = [] if s.continues is None else [  # (the span a follow stop ended)

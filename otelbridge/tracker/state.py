@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ..events import SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
+from ..events import COUNTS, SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
 from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
@@ -294,9 +294,30 @@ class Session(msgspec.Struct):
         # (a session no result of which came reported nothing yet: what follows counts it all)
         cost = (self.last.total_cost_usd if self.last is not None
                 else self.before_cost[0] if self.continues is not None else 0.0)
-        counts = self.model_total
-        tokens = (counts.counts() if counts is not None
-                  else None if self.last is not None else self.before_cost[2])
         said = (self.agent_name, self.provider, self.model, self.version)
-        return (self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base, tokens,
-                said if any(said) else None)
+        return (self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base,
+                self.process_tokens(), said if any(said) else None)
+
+    def process_tokens(self, earlier: bool = False) -> tuple[int, ...] | None:
+        """The token counts (:meth:`~otelbridge.events.Usage.counts`) its process has reached as
+        its span counts them: the last ``modelUsage`` (``earlier``: and the earlier processes'
+        its span counted) and the model calls after it; before its first result, the span's
+        before (if any) and its calls; ``None``: no ``modelUsage`` (its results give ``usage``
+        alone). A span that goes on from this one counts its own tokens from here
+        (:attr:`tokens_from`)."""
+        if self.model_total is None and self.last is not None:
+            return None
+        if self.model_total is not None:
+            total = Usage()
+            total.add(self.model_total)
+            if earlier and self.model_base is not None:
+                total.add(self.model_base)
+        else:  # (no result yet: what the span before counted, if any)
+            before = self.before_cost[2]
+            total = Usage(**dict(zip(COUNTS, before))) if before is not None else Usage()
+        if self.model_total is None or self.tail_mark == self.model_results:
+            total.add(self.tail)
+        for chat in self.chats.values():  # (open calls: the span counts them when it ends)
+            if chat.mark == self.model_results:
+                total.add(chat.usage)
+        return total.counts() if self.model_total is not None or total.has_tokens() else None

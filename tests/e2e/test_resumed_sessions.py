@@ -231,3 +231,33 @@ def test_a_session_resumed_after_another_counts_each_process_s_tokens_once_in_th
     assert len(sessions) == 3  # (A's two spans and B's)
     assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
             sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("cut", ["before its first result", "in its second turn"])
+def test_a_session_cut_across_two_replayed_files_counts_each_token_once(tmp_path, cut):
+    """``replay`` of one process's log cut in two mid-turn: the first file's session span
+    carries the model calls read before the cut (no result covered them yet), and the span that
+    goes on counts its own turns from there, not those calls again, so the job's
+    ``input_tokens``/``output_tokens`` and the sum over the session spans are the process's
+    last ``modelUsage``."""
+    text = (FIXTURES / "claude-code" / "workflow-probe-2.1.206.jsonl").read_text()
+    lines = text.splitlines(keepends=True)
+    kinds = [json.loads(l)["type"] for l in lines]
+    calls = [i for i, kind in enumerate(kinds) if kind == "assistant"]
+    at = (calls[0] if cut == "before its first result" else calls[-1]) + 1  # (just after a call)
+    assert kinds.index("result") > at if cut == "before its first result" else kinds.index("result") < at
+    parts = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
+    parts[0].write_text("".join(lines[:at]))
+    parts[1].write_text("".join(lines[at:]))
+    want = process_tokens(text)
+    out = tmp_path / "outputs"
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "never", *map(str, parts)],
+                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == want
+    sessions = [s for s in replayed(tmp_path, *(p.read_text() for p in parts)) if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2
+    assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
+            sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
