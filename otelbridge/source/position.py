@@ -92,7 +92,7 @@ def _session_refs(saved: list) -> tuple[SessionRef, ...]:
     return tuple((str(ref[0]), int(ref[1]), int(ref[2]), int(ref[3]) if len(ref) > 3 else 0,
                   float(ref[4]) if len(ref) > 4 and ref[4] is not None else None,
                   float(ref[5]) if len(ref) > 5 else 0.0,
-                  tuple(int(n) for n in ref[6][:len(COUNTS)]) if len(ref) > 6 and ref[6] is not None else None,
+                  tuple(int(n) for n in ref[6][:2 * len(COUNTS)]) if len(ref) > 6 and ref[6] is not None else None,
                   _said(ref[7]) if len(ref) > 7 and ref[7] is not None else None)
                  for ref in saved)
 

@@ -37,6 +37,7 @@ from .base import (
     RunTable,
     SessionRef,
     SpanRef,
+    counted_parts,
     interrupted_event,
     put_attributes,
     remember,
@@ -200,7 +201,8 @@ class Tracker:
                 if s.continues is not None:
                     s.own_from = s.ref()[4]
                     if s.model_total is not None:
-                        s.tokens_from = s.process_tokens(earlier=True)
+                        counted = s.process_tokens(earlier=True)
+                        s.tokens_from = counted_parts(counted)[2] if counted is not None else None
 
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""

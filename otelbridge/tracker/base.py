@@ -16,7 +16,7 @@ import msgspec
 
 from ..clock import SKEW_NS, Clock
 from ..config import DEFAULT_GRACE_S
-from ..events import Event, SpanEvent, SpanRecord, Usage
+from ..events import COUNTS, Event, SpanEvent, SpanRecord, Usage
 from ..ids import Ids
 from ..stats import Stats
 from .budget import ITEM_BYTES, REF_BYTES, StateBudget, interrupting, text_bytes
@@ -33,12 +33,20 @@ SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] |
 Said = tuple["str | None", "str | None", "str | None", "str | None"]
 #: What a session's last result counted: its ``total_cost_usd`` and
 #: :attr:`~.state.Session.cost_base` (USD on the session's scale; ``None``, ``0.0``: no cost),
-#: and its process's ``modelUsage`` token counts (:meth:`~otelbridge.events.Usage.counts`; an
-#: earlier version kept input and output alone; ``None``: none), by which the first result of
-#: a new process is known (:func:`~.results.counted_again`) and the tokens of the span that goes
-#: on are its own.
+#: and its process's tokens as its span counted them (:meth:`~.state.Session.process_tokens`:
+#: the ``modelUsage`` counts, then those of the model calls after them; an earlier version kept
+#: input and output alone; ``None``: none), by which the first result of a new process is known
+#: (:func:`~.results.counted_again`) and the tokens of the span that goes on are its own.
 Counted = tuple["float | None", float, "tuple[int, ...] | None"]
 NOTHING_COUNTED: Counted = (None, 0.0, None)
+
+
+def counted_parts(tokens: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """A :data:`Counted` token tuple's ``modelUsage`` counts, the calls' after them, and their
+    sum (:data:`~otelbridge.events.COUNTS` order; a shorter tuple: the first ones)."""
+    n = len(COUNTS)
+    usage, after = tokens[:n], tokens[n:2 * n]
+    return usage, after, tuple(u + (after[i] if i < len(after) else 0) for i, u in enumerate(usage))
 
 #: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Context, Refs, SessionRef, SpanRef, remember
+from .base import Context, Refs, SessionRef, SpanRef, counted_parts, remember
 from .state import MAX_CLOSED_REMEMBERED, Session
 
 
@@ -82,7 +82,7 @@ class QuietMixin:
             ref = self.ctx.ref_before(s.sid)
         if ref is not None:
             s.before_cost = ref[4:7]  # type: ignore[assignment]
-            s.tokens_from = ref[6]
+            s.tokens_from = counted_parts(ref[6])[2] if ref[6] is not None else None
             if ref[7] is not None:
                 s.agent_name, s.provider, s.model, s.version = ref[7]
         s.cost_base = s.before_cost[1]

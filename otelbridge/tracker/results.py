@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ..events import COUNTS, SpanEvent, SpanRecord, TurnResult, Usage
-from .base import interrupted_event, put_attributes
+from .base import counted_parts, interrupted_event, put_attributes
 from .state import Session, Turn
 
 
@@ -75,8 +75,10 @@ def on_session_scale(s: Session, ev: TurnResult, previous: float | None, model_t
         if s.model_total is not None:
             s.model_base = s.model_base or Usage()
             s.model_base.add(s.model_total)
-        else:  # (its span's first result: what the span before counted was another process's)
-            s.tokens_from = None
+        else:  # (its span's first result: the span before counted another process's modelUsage,
+            # and this one's calls before it, if any)
+            after = counted_parts(s.before_cost[2])[1] if s.before_cost[2] is not None else ()
+            s.tokens_from = after if any(after) else None
         s.model_total, s.api_base, s.api_ms = None, s.api_base + (s.api_ms or 0), None
     cost = ev.total_cost_usd
     if cost is None or not (s.cost_base or (previous is not None and cost < previous)):
@@ -106,7 +108,7 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
         return True
     last = s.model_total
     if last is None and s.before_cost[2] is not None:  # (the span it goes on from)
-        last = Usage(**dict(zip(COUNTS, s.before_cost[2])))
+        last = Usage(**dict(zip(COUNTS, counted_parts(s.before_cost[2])[0])))
     return model_total is not None and last is not None and any(
         now < was for name in COUNTS
         if (now := getattr(model_total, name)) is not None and (was := getattr(last, name)) is not None)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from ..events import COUNTS, SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef
+from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef, counted_parts
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -299,25 +299,26 @@ class Session(msgspec.Struct):
                 self.process_tokens(), said if any(said) else None)
 
     def process_tokens(self, earlier: bool = False) -> tuple[int, ...] | None:
-        """The token counts (:meth:`~otelbridge.events.Usage.counts`) its process has reached as
-        its span counts them: the last ``modelUsage`` (``earlier``: and the earlier processes'
-        its span counted) and the model calls after it; before its first result, the span's
-        before (if any) and its calls; ``None``: no ``modelUsage`` (its results give ``usage``
-        alone). A span that goes on from this one counts its own tokens from here
-        (:attr:`tokens_from`)."""
+        """What its span has counted of its process's tokens (:data:`~.base.Counted`): the last
+        ``modelUsage`` (``earlier``: with the earlier processes' its span counted), then the
+        model calls after it (before its first result: the span before's, if any, and then its
+        own); ``None``: no ``modelUsage`` (its results give ``usage`` alone). A span that goes
+        on from this one counts its own tokens from there (:attr:`tokens_from`)."""
         if self.model_total is None and self.last is not None:
             return None
+        usage, after = Usage(), Usage()
         if self.model_total is not None:
-            total = Usage()
-            total.add(self.model_total)
+            usage.add(self.model_total)
             if earlier and self.model_base is not None:
-                total.add(self.model_base)
-        else:  # (no result yet: what the span before counted, if any)
-            before = self.before_cost[2]
-            total = Usage(**dict(zip(COUNTS, before))) if before is not None else Usage()
+                usage.add(self.model_base)
+        elif self.before_cost[2] is not None:  # (no result yet: what the span before counted)
+            was, was_after, _ = counted_parts(self.before_cost[2])
+            usage, after = Usage(**dict(zip(COUNTS, was))), Usage(**dict(zip(COUNTS, was_after)))
         if self.model_total is None or self.tail_mark == self.model_results:
-            total.add(self.tail)
+            after.add(self.tail)
         for chat in self.chats.values():  # (open calls: the span counts them when it ends)
             if chat.mark == self.model_results:
-                total.add(chat.usage)
-        return total.counts() if self.model_total is not None or total.has_tokens() else None
+                after.add(chat.usage)
+        if self.model_total is None and not (usage.has_tokens() or after.has_tokens()):
+            return None
+        return usage.counts() + after.counts()

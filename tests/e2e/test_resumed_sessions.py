@@ -261,3 +261,31 @@ def test_a_session_cut_across_two_replayed_files_counts_each_token_once(tmp_path
     assert len(sessions) == 2
     assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
             sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
+
+
+@needs_fixtures()
+def test_a_new_process_cut_across_two_replayed_files_before_its_first_result_counts_each_token_once(tmp_path):
+    """A worker's log: a session's run, then a new process resuming it, cut in two after that
+    process's first model call (before its first result): the first file's span carries that
+    call, and the span that goes on counts the new process from after it, so the job's totals
+    and the session spans' sums are both processes' own, each token once."""
+    one, sid = run(BG)
+    two, _ = run(THINKING, sid)
+    lines = (one + two).splitlines(keepends=True)
+    kinds = [json.loads(l)["type"] for l in lines]
+    at = next(i for i in range(len(one.splitlines()), len(lines)) if kinds[i] == "assistant") + 1
+    assert "result" not in kinds[len(one.splitlines()):at]
+    parts = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
+    parts[0].write_text("".join(lines[:at]))
+    parts[1].write_text("".join(lines[at:]))
+    want = tuple(map(sum, zip(process_tokens(one), process_tokens(two))))
+    out = tmp_path / "outputs"
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "never", *map(str, parts)],
+                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (int(got["input_tokens"]), int(got["output_tokens"])) == want
+    sessions = [s for s in replayed(tmp_path, *(p.read_text() for p in parts)) if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2
+    assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
+            sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want

@@ -11,7 +11,7 @@ SAID = ("claude-code", "anthropic", "claude-haiku-4-5", "2.1.280")
 
 
 def test_a_reference_with_every_token_count_loads_back_as_saved(tmp_path):
-    ref = ("sid", 7 << 100, 9 << 40, 3, 0.0257, 0.01, (961, 347, 90040, 7026, 235, 0, 0), SAID)
+    ref = ("sid", 7 << 100, 9 << 40, 3, 0.0257, 0.01, (961, 347, 90040, 7026, 235, 0, 0, 12, 5, 0, 0, 0, 0, 0), SAID)
     pos = Position(1, 2, 300, 400, ("w1",), (ref,), (ref,), "salt", True)
     save_position(tmp_path / "f.json", pos, tmp_path / "agent.jsonl", "4096:ab")
     assert load_position(tmp_path / "f.json") == (pos, "4096:ab")
