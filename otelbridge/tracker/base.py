@@ -28,7 +28,7 @@ MAX_REFS = 10_000
 
 #: A session span as ``follow``'s offset file keeps it: (session id, trace id, span id, turns,
 #: then :data:`Counted`, then :data:`Said` or ``None``).
-SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, int] | None", "Said | None"]
+SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, ...] | None", "Said | None"]
 #: What a session's ``init`` said: its agent's name, provider, model and CLI version.
 Said = tuple["str | None", "str | None", "str | None", "str | None"]
 #: What a session's last result counted: its ``total_cost_usd`` and
@@ -47,6 +47,7 @@ def counted_parts(tokens: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, 
     n = len(COUNTS)
     usage, after = tokens[:n], tokens[n:2 * n]
     return usage, after, tuple(u + (after[i] if i < len(after) else 0) for i, u in enumerate(usage))
+
 
 #: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000
