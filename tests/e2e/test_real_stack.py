@@ -442,3 +442,57 @@ def test_a_recording_replayed_twice_is_held_once_by_jaeger(stack, name, tmp_path
         wait_for_trace(stack["jaeger_ports"]["query"], trace_id, len(want))
         time.sleep(0.5)  # (the second replay's spans, if they were others, have come by now)
         assert_same_spans(realstack.jaeger_spans(stack["jaeger_ports"]["query"], trace_id), want)
+
+
+@needs_fixtures()
+def test_follow_sends_what_a_collector_restart_lost_once_the_collector_is_back(tmp_path):
+    """A sidecar follows a worker's log into the Go-built collector, which sends on to a backend
+    (a receiver standing for Tempo). The collector is stopped while a run is written (a
+    rollout) and started again on its addresses; nothing more is written. Without a restart of
+    the sidecar, every span of the file reaches the backend, none without its parent."""
+    from types import SimpleNamespace
+
+    from tests.e2e.test_follow import (append, assert_whole_by_shape, back_to_back, empty_log, replay_into,
+                                       saved_offset, start, stop, wait)
+
+    realstack.require_binaries()
+    log, state = empty_log(tmp_path)
+    runs = back_to_back("claudecli-go-bg-bash-wake-2.1.280.jsonl", 3)
+    with GrpcReceiver() as backend, GrpcReceiver() as jaeger:
+        env = {"OTELBRIDGE_JAEGER_ENDPOINT": f"127.0.0.1:{jaeger.port}",
+               "OTELBRIDGE_TEMPO_ENDPOINT": f"127.0.0.1:{backend.port}"}
+        changes = {"processors": {"batch": {"timeout": "200ms"}}}
+        collector, ports = realstack.start_collector(CONF / "otelcol.yaml", tmp_path, "otelcol", env=env, changes=changes)
+        proc = None
+        try:
+            to = SimpleNamespace(endpoint=f"http://127.0.0.1:{ports['http']}")
+            proc = start(log, state, to, "--from-start", "--flush-timeout", "1", "--protocol", "http/protobuf",
+                         OTEL_EXPORTER_OTLP_TIMEOUT="1000")
+            append(log, runs[0] + runs[1])
+            wait(lambda: (saved_offset(state) or {}).get("read_to") == log.stat().st_size, what="a saved position")
+            collector.stop()  # (a rollout)
+            append(log, runs[2])
+            time.sleep(2.5)
+            again = realstack.Service("otelcol-again", list(collector.proc.args), tmp_path / "otelcol-again.log",
+                                      env, ready_url=collector.ready_url)
+            try:
+                realstack.ready(again)
+                # (23 of the file's 24: the last session ends at the stop)
+                wait(lambda: len({s.span_id for s in backend.received.spans()}) >= 23, timeout=30,
+                     what="the spans lost in the rollout")
+                err = stop(proc)[1]
+                time.sleep(1)  # (the collector's batch)
+            finally:
+                again.stop()
+        finally:
+            collector.stop()
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        spans = backend.received.spans()
+    assert b"again from the last point whose spans were all exported" in err, err
+    with HttpReceiver() as whole:
+        replay_into(whole, log)
+        want = whole.received.spans()
+    assert_whole_by_shape(spans, want)
+    assert len({s.span_id for s in spans}) == len(want)
