@@ -154,7 +154,7 @@ class CountingExporter(SpanExporter):
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
             self.recovered = True
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
-                        f"{self.failed} spans" if self.failed else "none")
+                        f"{self.failed} span{'s' * (self.failed != 1)}" if self.failed else "none")
         return result
 
     def probe(self) -> None:

@@ -36,7 +36,7 @@ _HEADER_ITEM_SKIPPED = ("OTEL_EXPORTER_OTLP_[TRACES_]HEADERS: an item that is no
 #: The SDK's warnings that name no setting, as a user acts on them: (its text, ours)
 _SAID_AS = (
     ("Queue full, dropping", "the export queue is full: spans are dropped while the collector takes "
-     "them slower than they come (OTEL_BSP_MAX_QUEUE_SIZE)"),
+     "them slower than they come, or not at all (OTEL_BSP_MAX_QUEUE_SIZE)"),
     ("Attributes dict is full", "a span has more attributes than OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (or "
      "OTEL_ATTRIBUTE_COUNT_LIMIT) allows: the oldest are dropped"),
     ("String attribute value exceeds max length", "a span's string is longer than "

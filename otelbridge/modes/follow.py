@@ -252,7 +252,7 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
     if all_exported:
         follower.save_settled()  # the checkpoints whose spans the flush exported
     else:  # some span of this run is lost: the next start reads again from the last saved
-        follower.rollback()
+        follower.rollback(stopping=True)
     return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
 
 

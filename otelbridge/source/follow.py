@@ -383,15 +383,17 @@ class Follower:
                 self._unsettled.append((pos, self.reader.handed()))
         self.save_settled()
 
-    def rollback(self) -> None:
+    def rollback(self, stopping: bool = False) -> None:
         """An export of this run failed: the position stays at the last checkpoint saved (its
-        spans all exported), read again from once spans are taken again. Every span handed on
-        after a checkpoint is made again by reading from it (what was open then begins past it)."""
-        if not self._lost:
-            again = self.saved is not None and self._may_read_again(self.saved)
-            self.say("export failed: the follow position stays at the last point whose spans were all "
-                     "exported, read again from there " + ("once the collector takes spans again" if again
-                                                            else "by the next start"))
+        spans all exported), read again from once spans are taken again (``stopping``: by the
+        next start, said again). Every span handed on after a checkpoint is made again by
+        reading from it (what was open then begins past it)."""
+        if not self._lost or stopping:
+            again = not stopping and self.saved is not None and self._may_read_again(self.saved)
+            at = f" (byte {self.saved.offset} of {str(self.path)!r})" if self.saved is not None else ""
+            self.say(f"export failed: the follow position stays at the last point whose spans were all "
+                     f"exported{at}, read again from there "
+                     + ("once the collector takes spans again" if again else "by the next start"))
         self._lost = True
         self._unsettled.clear()
 

@@ -350,7 +350,7 @@ def test_collector_flapping_up_down_up():
     assert stats["spans_exported"] >= 2 * workflow_spans(2)
     # the failure is said once, and so is the recovery (with what the outage cost)
     said = [l for l in live.stderr.decode().splitlines() if l.startswith(f"otelbridge: export to http://127.0.0.1:{port}")]
-    lost = f"{stats['spans_dropped']} spans" if stats["spans_dropped"] else "none"
+    lost = (f"{stats['spans_dropped']} span{'s' * (stats['spans_dropped'] != 1)}" if stats["spans_dropped"] else "none")
     assert [l.removeprefix(f"otelbridge: export to http://127.0.0.1:{port} ").split(":")[0]
             for l in said] == ["failed", "recovered"], said
     assert said[1].endswith(f"recovered: spans are taken again ({lost} lost before)")

@@ -536,6 +536,9 @@ def test_a_collector_lost_after_a_saved_point_makes_the_next_start_read_again_fr
                 proc.wait()
         arrived = before.received.spans()
     assert b"the follow position stays at the last point whose spans were all exported" in err, err
+    # (the stop came before the collector was back: it says the next start sends them)
+    assert (f"exported (byte {saved['offset']} of {str(log)!r}), read again from there by the next "
+            "start").encode() in err, err
     assert saved_offset(state)["offset"] == saved["offset"]
     assert saved_offset(state)["read_to"] == saved["read_to"]
     with GrpcReceiver() as after:
