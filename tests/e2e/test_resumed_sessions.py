@@ -233,6 +233,25 @@ def test_a_session_resumed_after_another_counts_each_process_s_tokens_once_in_th
             sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
 
 
+def cut_and_replayed(tmp_path, lines: list[str], at: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``lines`` cut in two files at ``at`` and replayed: the job's ``input_tokens`` and
+    ``output_tokens`` (``--exporter none``, ``GITHUB_OUTPUT``), and the sums of the two session
+    spans' ``gen_ai.usage.*`` at a real receiver (what the collector's token metric adds)."""
+    parts = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
+    parts[0].write_text("".join(lines[:at]))
+    parts[1].write_text("".join(lines[at:]))
+    out = tmp_path / "outputs"
+    proc = run_bridge(["replay", "--exporter", "none", "--summary", "never", *map(str, parts)],
+                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    sessions = [s for s in replayed(tmp_path, *(p.read_text() for p in parts)) if s.name == "invoke_agent claude-code"]
+    assert len(sessions) == 2
+    return ((int(got["input_tokens"]), int(got["output_tokens"])),
+            (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
+             sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)))
+
+
 @needs_fixtures()
 @pytest.mark.parametrize("cut", ["before its first result", "in its second turn"])
 def test_a_session_cut_across_two_replayed_files_counts_each_token_once(tmp_path, cut):
@@ -247,20 +266,8 @@ def test_a_session_cut_across_two_replayed_files_counts_each_token_once(tmp_path
     calls = [i for i, kind in enumerate(kinds) if kind == "assistant"]
     at = (calls[0] if cut == "before its first result" else calls[-1]) + 1  # (just after a call)
     assert kinds.index("result") > at if cut == "before its first result" else kinds.index("result") < at
-    parts = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
-    parts[0].write_text("".join(lines[:at]))
-    parts[1].write_text("".join(lines[at:]))
-    want = process_tokens(text)
-    out = tmp_path / "outputs"
-    proc = run_bridge(["replay", "--exporter", "none", "--summary", "never", *map(str, parts)],
-                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
-    assert proc.returncode == 0, proc.stderr
-    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
-    assert (int(got["input_tokens"]), int(got["output_tokens"])) == want
-    sessions = [s for s in replayed(tmp_path, *(p.read_text() for p in parts)) if s.name == "invoke_agent claude-code"]
-    assert len(sessions) == 2
-    assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
-            sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
+    job, spans = cut_and_replayed(tmp_path, lines, at)
+    assert job == spans == process_tokens(text)
 
 
 @needs_fixtures()
@@ -275,17 +282,5 @@ def test_a_new_process_cut_across_two_replayed_files_before_its_first_result_cou
     kinds = [json.loads(l)["type"] for l in lines]
     at = next(i for i in range(len(one.splitlines()), len(lines)) if kinds[i] == "assistant") + 1
     assert "result" not in kinds[len(one.splitlines()):at]
-    parts = tmp_path / "agent.jsonl.1", tmp_path / "agent.jsonl"
-    parts[0].write_text("".join(lines[:at]))
-    parts[1].write_text("".join(lines[at:]))
-    want = tuple(map(sum, zip(process_tokens(one), process_tokens(two))))
-    out = tmp_path / "outputs"
-    proc = run_bridge(["replay", "--exporter", "none", "--summary", "never", *map(str, parts)],
-                      env=clean_env(CI="true", GITHUB_OUTPUT=str(out)))
-    assert proc.returncode == 0, proc.stderr
-    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
-    assert (int(got["input_tokens"]), int(got["output_tokens"])) == want
-    sessions = [s for s in replayed(tmp_path, *(p.read_text() for p in parts)) if s.name == "invoke_agent claude-code"]
-    assert len(sessions) == 2
-    assert (sum(s.attributes["gen_ai.usage.input_tokens"] for s in sessions),
-            sum(s.attributes["gen_ai.usage.output_tokens"] for s in sessions)) == want
+    job, spans = cut_and_replayed(tmp_path, lines, at)
+    assert job == spans == tuple(map(sum, zip(process_tokens(one), process_tokens(two))))
