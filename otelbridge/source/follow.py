@@ -389,13 +389,17 @@ class Follower:
         next start, said again). Every span handed on after a checkpoint is made again by
         reading from it (what was open then begins past it)."""
         if not self._lost or stopping:
-            again = not stopping and self.saved is not None and self._may_read_again(self.saved)
+            again = not stopping and self._reads_again()
             at = f" (byte {self.saved.offset} of {str(self.path)!r})" if self.saved is not None else ""
             self.say(f"export failed: the follow position stays at the last point whose spans were all "
                      f"exported{at}, read again from there "
                      + ("once the collector takes spans again" if again else "by the next start"))
         self._lost = True
         self._unsettled.clear()
+
+    def _reads_again(self) -> bool:
+        """Whether spans lost now are read again in this process (else by the next start)."""
+        return self.saved is not None and self._may_read_again(self.saved)
 
     def _workflows(self, known: tuple[str, ...]) -> tuple[str, ...]:
         """``known`` and the task ids of the workflows this run exported, the newest
@@ -507,8 +511,7 @@ class Follower:
                     continue
                 await self._drain()
                 self.checkpoint()
-                if self._lost and self.saved is not None and self._may_read_again(self.saved) \
-                        and self.reader.taking_again():
+                if self._lost and self._reads_again() and self.reader.taking_again():
                     self.taking_again = True
                     return
                 await self._sleep()

@@ -49,6 +49,12 @@ def counted_parts(tokens: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, 
     return usage, after, tuple(u + (after[i] if i < len(after) else 0) for i, u in enumerate(usage))
 
 
+def usage_of(counts: tuple[int, ...]) -> Usage:
+    """The :class:`~otelbridge.events.Usage` of ``counts`` (:data:`~otelbridge.events.COUNTS`
+    order, as :meth:`~otelbridge.events.Usage.counts` gives them)."""
+    return Usage(**dict(zip(COUNTS, counts)))
+
+
 #: Session events held until a session span takes them, per session and in all (memory bound).
 MAX_SESSION_EVENTS = 10_000
 

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ..events import COUNTS, SpanEvent, SpanRecord, TurnResult, Usage
-from .base import counted_parts, interrupted_event, put_attributes
+from .base import counted_parts, interrupted_event, put_attributes, usage_of
 from .state import Session, Turn
 
 
@@ -108,7 +108,7 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
         return True
     last = s.model_total
     if last is None and s.before_cost[2] is not None:  # (the span it goes on from)
-        last = Usage(**dict(zip(COUNTS, counted_parts(s.before_cost[2])[0])))
+        last = usage_of(counted_parts(s.before_cost[2])[0])
     return model_total is not None and last is not None and any(
         now < was for name in COUNTS
         if (now := getattr(model_total, name)) is not None and (was := getattr(last, name)) is not None)

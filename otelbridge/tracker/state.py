@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from ..events import COUNTS, SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
-from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef, counted_parts
+from ..events import SpanEvent, SpanRecord, TaskUsage, TurnResult, TurnStarted, Usage
+from .base import NOTHING_COUNTED, Counted, Recent, Refs, SessionRef, SpanRef, counted_parts, usage_of
 
 #: Closed sub-agent and task ids remembered per session (late lines for them are ignored).
 MAX_CLOSED_REMEMBERED = 10_000
@@ -313,7 +313,7 @@ class Session(msgspec.Struct):
                 usage.add(self.model_base)
         elif self.before_cost[2] is not None:  # (no result yet: what the span before counted)
             was, was_after, _ = counted_parts(self.before_cost[2])
-            usage, after = Usage(**dict(zip(COUNTS, was))), Usage(**dict(zip(COUNTS, was_after)))
+            usage, after = usage_of(was), usage_of(was_after)
         if self.model_total is None or self.tail_mark == self.model_results:
             after.add(self.tail)
         for chat in self.chats.values():  # (open calls: the span counts them when it ends)
