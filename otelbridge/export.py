@@ -94,6 +94,7 @@ class CountingExporter(SpanExporter):
         self._busy_since: float | None = None
         #: an export succeeded after the SDK said one failed (said once)
         self.recovered = False
+        self._lost_said = 0  # (:attr:`failed` when the last recovery was said)
         #: a collector's partial success was said (once)
         self.rejection_said = False
         #: it lost spans (a failed export, a rejection, a full queue); and no export has
@@ -152,9 +153,12 @@ class CountingExporter(SpanExporter):
             self.losing = bool(rejected) or result != SpanExportResult.SUCCESS
             self.lost_any |= self.losing
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
-            self.recovered = True
+            self.recovered = True  # (said at each recovery, with what was lost since the last)
+            lost, self._lost_said = self.failed - self._lost_said, self.failed
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
-                        f"{self.failed} span{'s' * (self.failed != 1)}" if self.failed else "none")
+                        f"{lost} span{'s' * (lost != 1)}" if lost else "none")
+        elif not self._last_ok:
+            self.recovered = False
         return result
 
     def probe(self) -> None:

@@ -223,7 +223,8 @@ class Follower:
                 self.replay_to = saved.read_to if start < saved.read_to <= st.st_size else 0
                 self._replay_waits = saved.stopped
                 self.say(f"following {str(target)!r} from byte {start}, its saved position" + (
-                    f" (up to byte {self.replay_to} to rebuild what was open, sending none of it again)"
+                    f" (up to byte {self.replay_to} it only rebuilds what was open: those bytes' spans had all "
+                    "arrived)"
                     if self.replay_to else ""))
             elif saved is None and not self.from_start:
                 start = st.st_size

@@ -893,3 +893,32 @@ def test_a_run_of_many_short_lines_decoded_past_its_end_share_ends_in_time_with_
     assert stats["lines_decoded"] + stats["lines_not_decoded"] == stats["lines"] == 10_000
     assert stats["lines_not_decoded"] > 9_000
     assert outputs["total_cost_usd"] == "0.5" and outputs["status"] == "error"
+
+
+def test_each_recovery_of_a_collector_that_goes_away_twice_is_said_with_what_it_lost():
+    """The collector goes away twice, each time longer than the exporter's timeout (2 s): the
+    workflow written while it is away is lost both times. Each recovery is said, with the spans
+    lost since the one before (the second was not said)."""
+    port = free_port()
+    up = [HttpReceiver(port=port).__enter__()]
+
+    def between(i, live):
+        if i in (0, 2):  # a workflow reached the collector: it goes away
+            assert len(up[-1].received.wait_for(workflow_spans(2), timeout=5)) == workflow_spans(2)
+            up[-1].__exit__(None, None, None)
+        elif i in (1, 3):  # a workflow written while it was away, its export given up: back
+            time.sleep(3.0)
+            up.append(HttpReceiver(port=port).__enter__())
+
+    try:
+        live, _, stats, _ = run_live_workflows(f"http://127.0.0.1:{port}", "http/protobuf", 5.0,
+                                               ["g1", "g2", "g3", "g4", "g5"], between=between,
+                                               env_extra={"OTEL_BSP_SCHEDULE_DELAY": "100"})
+    finally:
+        up[-1].__exit__(None, None, None)
+    assert live.proc.returncode == 0 and live.output() == b"".join(l for _, l in live.sent)
+    assert stats["spans_dropped"] == 2 * workflow_spans(2)
+    said = [l.removeprefix(f"otelbridge: export to http://127.0.0.1:{port} ")
+            for l in live.stderr.decode().splitlines() if l.startswith(f"otelbridge: export to http://127.0.0.1:{port}")]
+    assert [l.split(":")[0] for l in said] == ["failed", "recovered", "recovered"], said
+    assert said[1] == said[2] == f"recovered: spans are taken again ({workflow_spans(2)} spans lost before)"
