@@ -550,8 +550,13 @@ def endpoint(url: str | None, secrets: Iterable[str] = ()) -> str:
     ends = [m.end() for m in _USERINFO_END.finditer(rest) if _USERINFO.match(rest, 0, m.start())]
     if ends:  # the credentials first: a password's '#' or '?' is no fragment or query
         rest = rest[ends[-1]:]
-    rest = rest.split("?", 1)[0].split("#", 1)[0]
-    return message(scheme + sep + lead + rest.lstrip("/"), secrets)
+    host, slash, path = rest.split("?", 1)[0].split("#", 1)[0].lstrip("/").partition("/")
+    return message(scheme + sep + lead + host + slash + _PATH_TOKEN.sub("[REDACTED:path]", path), secrets)
+
+
+#: A segment of an endpoint's path that is no route's word: 12 characters or more, letters and
+#: digits mixed (a token in the path, as a Sumo Logic source's URL has)
+_PATH_TOKEN = re.compile(r"(?<![^/])(?=[^/]*[A-Za-z])(?=[^/]*\d)(?!\[REDACTED:)[^/]{12,}(?![^/])")
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

@@ -236,8 +236,16 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # 1Password account secret keys; Microsoft Teams' incoming webhook URLs (the host kept)
     ("onepassword_key", ("a3-",),
      START + r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}(?![A-Z0-9])"),
-    ("teams_webhook", ("webhook.office.com/",),
-     r"(?P<keep>\.webhook\.office\.com/webhook(?:b2)?/)[\w@/-]{20,}"),
+    ("teams_webhook", ("webhook.office.com/", "outlook.office.com/webhook", "outlook.office365.com/webhook"),
+     r"(?P<keep>(?:\.webhook\.office\.com|\boutlook\.office(?:365)?\.com)/webhook(?:b2)?/)[\w@/-]{20,}"),
+    # URLs whose path is the secret: Zapier's MCP server and catch hooks, a Sumo Logic source
+    # (OTLP, HTTP: a collector endpoint), IFTTT's Maker key, a Make scenario's webhook
+    ("secret_url", ("zapier.com/",),
+     r"(?P<keep>\bzapier\.com/(?:api/mcp/(?:[as]/)?|mcp/|hooks/catch/\d+/))(?!\[REDACTED:)[\w=+%-]{6,}"),
+    ("secret_url", ("/receiver/v1/",),
+     r"(?P<keep>/receiver/v1/(?:otlp|http|prometheus|kinesis)/)(?!\[REDACTED:)[\w=+%-]{20,}"),
+    ("secret_url", ("ifttt.com/",), r"(?P<keep>\bifttt\.com/(?:trigger/[\w-]+/(?:json/)?with/)?key/)[\w-]{16,}"),
+    ("secret_url", ("make.com/",), r"(?P<keep>\bhook\.(?:[a-z]{2}\d\.)?make\.com/)[a-z0-9]{24,}"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,

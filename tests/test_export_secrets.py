@@ -16,6 +16,11 @@ from otelbridge.config import Config
     (None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://a:b@t.example/v1/traces",
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://other"}, "https://t.example/v1/traces"),
     (None, {}, "http://localhost:4318"),
+    ("https://otlp.example.com/ingest/Zb7kQ2mL9pRzVv3Tq1/v1/traces?k=1", {},
+     "https://otlp.example.com/ingest/[REDACTED:path]/v1/traces"),
+    ("https://e.collection.sumologic.com/receiver/v1/otlp/ZaVnC4dhaV39Tn37mRkL8qB2xWyP0sJdFgHiKlMnOpQ==", {},
+     "https://e.collection.sumologic.com/receiver/v1/otlp/[REDACTED:path]"),
+    ("https://live.dynatrace.com/e/abc12345/api/v2/otlp", {}, "https://live.dynatrace.com/e/abc12345/api/v2/otlp"),
 ])
 def test_endpoint_label_has_no_credentials(monkeypatch, cfg_endpoint, env, expected):
     for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):

@@ -475,6 +475,23 @@ def test_headers_never_printed_when_export_fails(protocol):
     assert TOKEN not in err and MALFORMED not in err and "user:" not in err
 
 
+@pytest.mark.parametrize("path", ["/receiver/v1/otlp/ZaVnC4dhaV39Tn37mRkL8qB2xWyP0sJdFgHiKlMnOpQ==",
+                                  "/ingest/Zb7kQ2mL9pRzVv3Tq1/v1/traces"])
+def test_a_token_in_the_endpoints_path_is_not_printed(path):
+    """A collector endpoint whose path holds its secret (a Sumo Logic source's URL; another
+    vendor's): the lines that name the endpoint show the route's words, not the token."""
+    token = path.split("/")[4] if path.startswith("/receiver") else path.split("/")[2]
+    port = dead_port()
+    data = CORPUS.read_bytes()
+    proc = run_bridge(["--flush-timeout", "1"], data,
+                      env=clean_env(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f"http://127.0.0.1:{port}{path}", **FAIL_FAST))
+    assert proc.returncode == 0 and proc.stdout == data
+    err = proc.stderr.decode()
+    route = path.replace(token, "[REDACTED:path]")
+    assert f"export incomplete (http://127.0.0.1:{port}{route}:" in err
+    assert token not in err and token[:12] not in err
+
+
 # --------------------------------------------------------------------------- the forms corpus
 
 FORMS = [json.loads(line) for line in
