@@ -126,7 +126,8 @@ class Report:
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
         what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
-        self.write(f"trace{' ' + what if what else ''}: {escape.visible(trace_url(self.template, trace_id))}"
+        link = trace_url(self.template, trace_id)
+        self.write(f"trace{' ' + what if what else ''}: {escape.visible(escape.url(link) or link)}"
                    + link_note(self.not_exported(trace_id)))
 
     def not_exported_at_all(self, why: str) -> None:

@@ -129,7 +129,7 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     if more:
         notes.append(Text(f"  … {more} more failed", style="red"))
     url = trace_url(template, trace.trace_id)
-    notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")
+    notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(escape.url(url) or url)}" if url else "")
                       + link_note(trace.not_exported)))
     return out, notes
 

@@ -28,6 +28,24 @@ def outputs(path) -> dict[str, str]:
     return dict(l.split("=", 1) for l in lines)
 
 
+def test_a_link_with_quotes_and_blanks_is_one_url_in_the_job_log(tmp_path):
+    """A Grafana Explore template (JSON in its query): the link on stderr, as each trace starts
+    and under its waterfall, is percent-encoded as in the step summary, so that a log viewer's
+    link detection, which stops at a quote or a blank, takes it whole."""
+    template = 'https://grafana.example.com/explore?left={"queries":[{"query":"{trace_id}", "x": 1}]}'
+    step = tmp_path / "summary.md"
+    proc = run_bridge(["--exporter", "none", "--summary", "always", "--trace-url-template", template],
+                      SESSION.read_bytes(), env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    assert proc.returncode == 0, proc.stderr
+    (trace_id,) = re.findall(r"^trace ([0-9a-f]{32})  ", proc.stderr.decode(), re.M)
+    url = ('https://grafana.example.com/explore?left={%22queries%22:[{%22query%22:%22' + trace_id
+           + '%22,%20%22x%22:%201}]}')
+    err = proc.stderr.decode()
+    assert f"otelbridge: trace session: {url} (not in the backend: exporter none)\n" in err
+    assert f"trace {trace_id}  {url} (not in the backend: exporter none)\n" in err
+    assert f"[open trace]({url})" in step.read_text()
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
