@@ -102,7 +102,7 @@ async def _main(cfg: Config, stream_fd: int, feed: DecoderFeed | None) -> int:
             from .redact import MESSAGE_MAX, clean  # (only here: the tee's process imports no detector)
 
             say(exc.describe(lambda text: clean(text, MESSAGE_MAX)))
-            return end(None, exc.status)
+            return end(exc.reason, exc.status)  # (the run span says why: "command not found")
         if feed is not None:
             feed.set_pid(proc.pid)
     else:

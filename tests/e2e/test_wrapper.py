@@ -40,6 +40,26 @@ def test_missing_command_is_127_with_one_line(name):
     assert b"replay" not in proc.stderr  # no hint for what is not a recording
 
 
+@pytest.mark.parametrize("executable, status, reason", [(False, 127, "command not found"),
+                                                        (True, 126, "permission denied")])
+def test_a_command_that_cannot_run_says_why_in_its_run_span(tmp_path, executable, status, reason):
+    """The run span of a command that never ran says why, as stderr does (its status, the
+    summary and the report read it): not the exit status alone."""
+    from tests.receivers import HttpReceiver
+
+    command = str(tmp_path / "claude") if executable else "claudee-not-installed"
+    if executable:
+        (tmp_path / "claude").write_text("#!/bin/sh\n")  # not executable
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, "--", command, "-p", "x"], env=clean_env())
+        (span,) = rx.received.wait_for(1, timeout=10)
+    assert proc.returncode == status
+    assert f"cannot run '{command}': {reason}".encode() in proc.stderr
+    assert span.name == f"run {command.rsplit('/', 1)[-1]}" and span.status_code == 2
+    assert span.status_message == f"{reason} (exit status {status})"
+    assert span.attributes["error.type"] == "process_exit" and span.attributes["process.exit.code"] == status
+
+
 def test_a_command_that_cannot_run_is_named_redacted():
     proc = run_bridge(["--exporter", "none", "--", "API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrSt ./x"])
     assert proc.returncode == 127
