@@ -154,6 +154,10 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
                     else "(another --dialect?)" if cfg.dialects
                     else "(for Claude Code: claude -p --output-format stream-json --verbose)")
             say(said + "; the input passed through" * tee)
+        if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)
+            n = stats.overlong_lines
+            say(f"{n} line{'s were' if n != 1 else ' was'} longer than --max-line ({cfg.max_line:,} bytes): "
+                f"passed through, not decoded; raise --max-line to trace what {'they' if n != 1 else 'it'} held")
     if problem:
         say(problem)
     if cfg.stats_json:

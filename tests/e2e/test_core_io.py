@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import (session_name, EXAMPLES, clean_env, run_bridge, session_span_count, side_by_side,
-                            spans_of_trace)
+from tests.conftest import (session_name, EXAMPLES, FIXTURES, clean_env, needs_fixtures, run_bridge,
+                            session_span_count, side_by_side, spans_of_trace)
 from tests.receivers import HttpReceiver
 
 EXAMPLE = EXAMPLES / "cbc-workflow.jsonl"
@@ -27,6 +27,28 @@ def test_regular_file_stdin_and_stdout(tmp_path):
                               timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == EXAMPLE.read_bytes()
+
+
+@needs_fixtures()
+def test_a_result_over_max_line_passes_and_is_said_with_its_remedy():
+    """A session's result line longer than ``--max-line``: every byte passes; the session and its
+    turn end incomplete (the result was not read), and one line says why and what to raise."""
+    lines = (FIXTURES / "claude-code" / "subagent-explore-2.1.178.jsonl").read_bytes().splitlines(keepends=True)
+    (last,) = [i for i, line in enumerate(lines) if b'"type":"result"' in line]
+    result = json.loads(lines[last])
+    result["result"] += " and more" * 2_000  # (a final answer of 19 KB)
+    lines[last] = json.dumps(result).encode() + b"\n"
+    data = b"".join(lines)
+    with HttpReceiver() as rx:
+        proc = run_bridge(["--endpoint", rx.endpoint, "--max-line", "16384"], data, env=clean_env())
+        spans = rx.received.spans()  # (flushed before it exited)
+    assert proc.returncode == 0 and proc.stdout == data
+    err = proc.stderr.decode()
+    assert ", 1 overlong;" in err
+    assert ("otelbridge: 1 line was longer than --max-line (16,384 bytes): passed through, not decoded; "
+            "raise --max-line to trace what it held\n") in err
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    assert session.status_code == 2 and session.attributes["error.type"] == "incomplete"
 
 
 def test_dev_null_stdin_and_stdout():
