@@ -40,6 +40,7 @@ h1{font-size:1.3rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.8rem 0 .2rem}
 .bar.error{background:var(--err)}.bar.cached,.bar.stopped,.bar.paused{background:#c90}
 .more{color:var(--dim);font-style:italic}
 .status.error{color:var(--err);font-weight:600}
+.row>span.status{white-space:normal;overflow-wrap:anywhere}
 .errors{margin:.6rem 0 0;padding-left:1.2rem}
 .errors pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0 .6rem;
  font:12px ui-monospace,monospace}

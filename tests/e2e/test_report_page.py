@@ -107,3 +107,25 @@ def test_every_bar_is_drawn_inside_its_track_also_at_the_trace_s_end_and_in_a_na
             assert tx - 0.5 <= bx and bx + bw <= tx + tw + 0.5, (tx, tw, bx, bw)
         statuses = [browser.html(n) for n in browser.query("section.trace .row .status")]
         assert statuses and all('title="' in s for s in statuses)
+
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("width", [1920, 700])
+def test_each_status_is_shown_whole_in_its_cell(tmp_path, width):
+    """An interrupted Claude Code run's statuses (``error_during_execution``, ``aborted_streaming``)
+    are read whole in the page, a long one on two lines of its cell, not cut with an ellipsis."""
+    page = tmp_path / "report.html"
+    data = (FIXTURES / "claude-code" / "interrupt-2.1.276.jsonl").read_bytes()
+    proc = run_bridge(["--exporter", "none", "--report", str(page)], data, env=clean_env())
+    assert proc.returncode == 0 and proc.stdout == data
+    shown = {}
+    with Chromium(width=width) as browser:
+        browser.open(page)
+        for node in browser.query("section.trace .row .status"):
+            x, _, w, _ = browser.box(node)
+            (text,) = browser.call("DOM.describeNode", nodeId=node, depth=1)["node"]["children"]
+            quads = browser.call("DOM.getContentQuads", backendNodeId=text["backendNodeId"])["quads"]
+            shown[text["nodeValue"]] = max(q[i] for q in quads for i in (0, 2, 4, 6)) <= x + w + 0.5
+    assert {"error_during_execution", "aborted_streaming"} <= set(shown)
+    assert [status for status, whole in shown.items() if not whole] == []
