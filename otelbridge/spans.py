@@ -75,6 +75,13 @@ _UNSAMPLED = TraceFlags(TraceFlags.DEFAULT)
 _RANDOM = getattr(TraceFlags, "RANDOM_TRACE_ID", 0)
 _UNSET = Status(StatusCode.UNSET)
 _MAX_NS = 2**63 - 1
+#: The shortest span sent, in ns: 1 µs, what Jaeger keeps of a time. Jaeger takes a span of no
+#: length as broken (a warning on it, copies sent again not merged): an instant of the stream
+#: goes out as the microsecond that ends at it.
+MIN_SPAN_NS = 1_000
+#: Parents that a child moved back by that microsecond may await, at most (a parent sent
+#: before its child, a background task's, never pops its entry)
+_MAX_EARLIER = 10_000
 #: kinds of parent the sampler is asked about once per trace
 _ROOT, _LOCAL, _REMOTE = 0, 1, 2
 
@@ -295,6 +302,10 @@ class SpanBuilder:
         #: siblings come one after another
         self._last: tuple[Any, Any] = (None, None)
         self._on_end = self.tracer.span_processor.on_end if self._sdk else None
+        #: parent span id → the earliest start of its children sent so far that begin before
+        #: their own start in the record (an instant made a microsecond long): the parent,
+        #: sent after them, starts no later
+        self._earlier: dict[int, int] = {}
         self._resource = self.tracer.resource if self._sdk else None
 
     # ------------------------------------------------------------------ sampling
@@ -410,6 +421,19 @@ class SpanBuilder:
         if not (type(start) is int and type(end) is int and 0 <= start <= end <= _MAX_NS):
             start = _clamp_ns(start)
             end = max(_clamp_ns(end), start)
+        earlier = self._earlier
+        moved = start
+        if earlier:
+            moved = min(start, earlier.pop(rec.span_id, start))
+        if end - moved < MIN_SPAN_NS:
+            moved = max(0, end - MIN_SPAN_NS)
+        if moved < start:
+            start = moved
+            if rec.parent_span_id is not None and not rec.parent_remote:
+                if len(earlier) >= _MAX_EARLIER:
+                    earlier.clear()
+                above = rec.parent_span_id
+                earlier[above] = min(start, earlier.get(above, start))
         attributes: Any = rec.attributes
         status = _UNSET
         if rec.error is not None:

@@ -23,6 +23,8 @@ from otelbridge.spans import PresetIdGenerator, SpanBuilder, redacted
 from otelbridge.stats import Stats
 
 T0 = 1_783_647_395_000_000_000
+#: a microsecond in ns: the shortest span sent
+US = 1_000
 LIMIT_VARS = ("OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
               "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_EVENT_COUNT_LIMIT", "OTEL_SPAN_LINK_COUNT_LIMIT",
               "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", "OTEL_SDK_DISABLED",
@@ -85,6 +87,7 @@ def sdk_path(records, *, remote_parent_flags=None, trace_state=None):
         start = max(0, min(int(rec.start_ns) if not isinstance(rec.start_ns, str) else 0, 2**63 - 1))
         end = rec.end_ns if not isinstance(rec.end_ns, str) else 0
         end = max(max(0, min(int(end), 2**63 - 1)), start)
+        start = min(start, max(0, end - US))  # (an instant: the microsecond that ends at it)
         ids.preset(rec.trace_id, rec.span_id)
         span = tracer.start_span(
             rec.name, context=context, kind=SpanKind.CLIENT if rec.kind == CLIENT else SpanKind.INTERNAL,
@@ -106,14 +109,14 @@ def sdk_path(records, *, remote_parent_flags=None, trace_state=None):
 def family(trace_id: int = 0xABC, agents: int = 3) -> list[SpanRecord]:
     """A root, a child with events, links and an error, and ``agents`` grandchildren: children
     first, the root last (as the tracker emits them)."""
-    root = SpanRecord("invoke_workflow w", trace_id, 0x10, None, T0, T0 + 900, {"workflow.status": "completed"})
+    root = SpanRecord("invoke_workflow w", trace_id, 0x10, None, T0, T0 + 900 * US, {"workflow.status": "completed"})
     root.links.append(SpanLink(0xDEF, 0x99, {"otelbridge.link": "session"}))
-    phase = SpanRecord("phase Build", trace_id, 0x11, 0x10, T0 + 5, T0 + 800,
+    phase = SpanRecord("phase Build", trace_id, 0x11, 0x10, T0 + 5 * US, T0 + 800 * US,
                        {"workflow.phase.index": 1, "workflow.phase.title": "Build"}, kind=CLIENT)
-    phase.events.append(SpanEvent("interrupted", T0 + 700, {"otelbridge.reason": "downstream closed"}))
-    phase.events.append(SpanEvent("early", T0 - 50))  # before the start: moved to the start
+    phase.events.append(SpanEvent("interrupted", T0 + 700 * US, {"otelbridge.reason": "downstream closed"}))
+    phase.events.append(SpanEvent("early", T0 - 50 * US))  # before the start: moved to the start
     phase.error, phase.error_type = "no terminal state", "incomplete"
-    kids = [SpanRecord(f"invoke_agent agent {i}", trace_id, 0x100 + i, 0x11, T0 + 10 * i, T0 + 10 * i + 5,
+    kids = [SpanRecord(f"invoke_agent agent {i}", trace_id, 0x100 + i, 0x11, T0 + 10 * i * US, T0 + (10 * i + 5) * US,
                        {"gen_ai.operation.name": "invoke_agent", "workflow.agent.index": i,
                         "workflow.agent.cached": i % 2 == 0, "gen_ai.agent.name": f"agent {i}",
                         "process.command_args": ["run", f"#{i}"]})
@@ -194,7 +197,7 @@ def test_ids_parents_kind_links_events_status_and_times():
     assert (link.context.trace_id, link.context.span_id) == (0xDEF, 0x99)
     assert dict(link.attributes) == {"otelbridge.link": "session"}
     assert root.status.status_code == StatusCode.UNSET
-    assert [(e.name, e.timestamp) for e in phase.events] == [("interrupted", T0 + 700), ("early", T0 + 5)]
+    assert [(e.name, e.timestamp) for e in phase.events] == [("interrupted", T0 + 700 * US), ("early", T0 + 5 * US)]
     assert dict(phase.events[0].attributes) == {"otelbridge.reason": "downstream closed"}
     assert phase.status.status_code == StatusCode.ERROR and phase.status.description == "no terminal state"
     assert list(phase.attributes)[-1] == "error.type" and phase.attributes["error.type"] == "incomplete"
@@ -212,11 +215,39 @@ def test_times_are_int_ns_with_end_not_before_start():
     for span in spans.values():
         assert type(span.start_time) is int and type(span.end_time) is int
         assert 0 <= span.start_time <= span.end_time <= 2**63 - 1
-    assert (spans["float"].start_time, spans["float"].end_time) == (1000, 1001)
-    assert (spans["bool"].start_time, spans["bool"].end_time) == (1, 1)  # True is 1, end ≥ start
+    # (shorter than a microsecond: the microsecond that ends at the end, or from 0)
+    assert (spans["float"].start_time, spans["float"].end_time) == (1, 1001)
+    assert (spans["bool"].start_time, spans["bool"].end_time) == (0, 1)  # True is 1, end ≥ start
     assert (spans["negative"].start_time, spans["negative"].end_time) == (0, 0)
-    assert (spans["backwards"].start_time, spans["backwards"].end_time) == (T0 + 10, T0 + 10)
-    assert (spans["huge"].start_time, spans["huge"].end_time) == (2**63 - 1, 2**63 - 1)
+    assert (spans["backwards"].start_time, spans["backwards"].end_time) == (T0 + 10 - US, T0 + 10)
+    assert (spans["huge"].start_time, spans["huge"].end_time) == (2**63 - 1 - US, 2**63 - 1)
+
+
+def test_an_instant_goes_out_as_the_microsecond_that_ends_at_it_inside_its_parents():
+    """A span the stream shows as an instant (start = end) is sent 1 µs long, ending at its
+    instant: Jaeger, which keeps µs, takes no length for a broken span. A parent sent after it
+    starts no later (one at its parent's start), up to the root; a longer span is unchanged."""
+    ms = 1_000_000
+    builder, memory, _ = pipeline()
+    records = [
+        SpanRecord("execute_tool at the call's start", 0x9, 0x3, 0x2, T0, T0, {}),
+        SpanRecord("execute_tool inside", 0x9, 0x4, 0x2, T0 + 2 * ms, T0 + 2 * ms, {}),
+        SpanRecord("chat", 0x9, 0x2, 0x1, T0, T0 + 5 * ms, {}),
+        SpanRecord("chat at the turn's end", 0x9, 0x5, 0x1, T0 + 9 * ms, T0 + 9 * ms, {}),
+        SpanRecord("turn 1", 0x9, 0x1, None, T0, T0 + 9 * ms, {}),
+        SpanRecord("turn 2", 0x9, 0x6, None, T0 + 10 * ms, T0 + 10 * ms + 999, {}),
+    ]
+    for rec in records:
+        builder.emit(rec)
+    times = {s.name: (s.start_time - T0, s.end_time - T0) for s in memory.get_finished_spans()}
+    assert times == {
+        "execute_tool at the call's start": (-US, 0),
+        "execute_tool inside": (2 * ms - US, 2 * ms),
+        "chat": (-US, 5 * ms),
+        "chat at the turn's end": (9 * ms - US, 9 * ms),
+        "turn 1": (-US, 9 * ms),
+        "turn 2": (10 * ms + 999 - US, 10 * ms + 999),
+    }
 
 
 def test_span_limits_from_the_environment(monkeypatch):

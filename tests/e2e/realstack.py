@@ -286,6 +286,18 @@ def jaeger_spans(query_port: int, trace_id: str) -> list[Span]:
     return out
 
 
+def jaeger_ui_spans(query_port: int, trace_id: str) -> list[tuple[str, int, int, list[str]]]:
+    """The spans of ``trace_id`` as Jaeger's UI reads them (``GET /api/traces/{id}``, after
+    Jaeger's adjusters: its copies merged, its warnings added): (span id, start µs, duration µs,
+    warnings) each; [] when it holds none."""
+    status, body = http_get(f"http://127.0.0.1:{query_port}/api/traces/{trace_id}")
+    if status == 404:
+        return []
+    assert status == 200, body[:500]
+    return [(s["spanID"], s["startTime"], s["duration"], s.get("warnings") or [])
+            for t in json.loads(body)["data"] for s in t["spans"]]
+
+
 _KINDS = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
           "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
 _STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}

@@ -445,6 +445,35 @@ def test_a_recording_replayed_twice_is_held_once_by_jaeger(stack, name, tmp_path
 
 
 @needs_fixtures()
+@pytest.mark.parametrize("path", [EXAMPLES / "claude-code-session.jsonl", FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"],
+                         ids=["instants-at-their-parents-end", "no-timestamp"])
+def test_jaegers_ui_shows_each_span_once_and_warns_of_none(stack, path, tmp_path):
+    """What Jaeger's UI reads (its ``/api/traces``, after its adjusters) of a recording replayed
+    twice: each span once, none with a warning. Instants the stream shows (a tool answered at
+    once, a call's lines all at its turn's end, every line of an untimed recording) went out
+    with no length: Jaeger called each a negative duration, merged none of their copies (task-tool:
+    94 spans for 48) and found the one at its parent's end outside it (a clock-skew warning)."""
+    endpoint = f"http://127.0.0.1:{stack['jaeger_ports']['http']}"
+    with HttpReceiver() as rx:
+        for to in (rx.endpoint, endpoint, endpoint):
+            run = run_otelbridge(["replay", "--summary", "never", "--endpoint", to, str(path)], b"")
+            assert run.returncode == 0, run.stderr
+        reference = rx.received.spans()
+    instants = [s for s in reference if s.end_ns - s.start_ns == 1_000]
+    assert len(instants) >= 3
+    if path.parent == EXAMPLES:  # (dated by the stream in ms: each ends at its instant)
+        assert all(s.end_ns % 1_000_000 == 0 for s in instants)
+    for trace_id in sorted({s.trace_id for s in reference}):
+        want = sorted(s.span_id for s in reference if s.trace_id == trace_id)
+        wait_for_trace(stack["jaeger_ports"]["query"], trace_id, len(want))
+        time.sleep(0.5)
+        seen = realstack.jaeger_ui_spans(stack["jaeger_ports"]["query"], trace_id)
+        assert sorted(span_id for span_id, *_ in seen) == want
+        assert [(span_id, warnings) for span_id, _, _, warnings in seen if warnings] == []
+        assert all(duration >= 1 for _, _, duration, _ in seen)
+
+
+@needs_fixtures()
 def test_follow_sends_what_a_collector_restart_lost_once_the_collector_is_back(tmp_path):
     """A sidecar follows a worker's log into the Go-built collector, which sends on to a backend
     (a receiver standing for Tempo). The collector is stopped while a run is written (a
