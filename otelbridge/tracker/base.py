@@ -317,8 +317,12 @@ class Context(msgspec.Struct):
         return self.ids.trace_id(session_id, key)
 
     def root_parent(self) -> tuple[int | None, bool]:
-        """``(parent_span_id, parent_remote)`` for a root span: the ``TRACEPARENT`` span or none."""
+        """``(parent_span_id, parent_remote)`` for a root span: none, or under a ``TRACEPARENT``
+        (whose trace it is then in) the wrapper's ``run`` span, which the process that printed
+        it is, else the ``TRACEPARENT`` span."""
         if self.parent is not None:
+            if self.run is not None:
+                return self.run.span_id, False
             return self.parent.span_id, True
         return None, False
 

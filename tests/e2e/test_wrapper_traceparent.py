@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-from tests.conftest import EXAMPLES, clean_env, run_bridge
+from tests.conftest import EXAMPLES, WORKFLOW_PROBE, clean_env, needs_fixtures, run_bridge
 from tests.receivers import GrpcReceiver, HttpReceiver
 
 CHILD = """\
@@ -61,6 +61,23 @@ def test_traceparent_in_and_out_with_a_session(tmp_path):
     assert isinstance(run.attributes["process.pid"], int) and run.attributes["process.pid"] > 0
     assert run.status_code == 0
     assert run.start_ns <= run.end_ns
+
+
+@needs_fixtures()
+def test_under_a_traceparent_a_workflow_is_under_the_run_span_as_its_session_is(tmp_path):
+    """A CI step's TRACEPARENT puts the wrapped run's spans in the CI trace: the workflow the
+    run's Claude Code started is under the run span, as its session is (it was under the CI
+    span beside the run: two roots in a backend that holds no span of the CI's)."""
+    env = clean_env(TRACEPARENT=f"00-{CI_TRACE}-{CI_SPAN}-01")
+    proc, spans, *_ = wrap(tmp_path, str(WORKFLOW_PROBE), 0, env, expect=12)
+    assert proc.returncode == 0 and proc.stdout == WORKFLOW_PROBE.read_bytes()
+    assert len(spans) == 12  # (the recording's 11, and the run)
+    (run,) = [s for s in spans if s.name.startswith("run ")]
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    (workflow,) = [s for s in spans if s.name.startswith("invoke_workflow ")]
+    assert {s.trace_id for s in spans} == {CI_TRACE} and run.parent_span_id == CI_SPAN
+    assert session.parent_span_id == workflow.parent_span_id == run.span_id
+    assert [s.name for s in spans if s.parent_span_id == CI_SPAN] == [run.name]
 
 
 def test_traceparent_out_without_a_parent_and_no_stream(tmp_path):
