@@ -154,7 +154,8 @@ class Report:
         if self.step_summary_path and collector.traces:
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
                        lambda: self._step_summary(waterfall.step_summary(
-                           collector, self.template, _size(self.step_summary_path))))
+                           collector, self.template, _size(self.step_summary_path),
+                           redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None)))
         if self.outputs_path:
             self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
                        lambda: append_private(self.outputs_path, job_outputs(collector)))

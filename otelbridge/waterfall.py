@@ -204,14 +204,17 @@ def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str 
     return buf.getvalue()
 
 
-def step_summary(collector: Collector, template: str | None = None, used: int = 0) -> str:
+def step_summary(collector: Collector, template: str | None = None, used: int = 0,
+                 service: str | None = None) -> str:
     """The GitHub Actions step summary (Markdown): the totals, then per trace a table; at most
     :data:`STEP_SUMMARY_MAX` bytes, and what the summary's ``used`` bytes leave of
     :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown;
-    ``""`` when not even the heading fits)."""
+    ``""`` when not even the heading fits). ``service``: the run's service name, in the heading
+    (several runs of a job, each its own, are told apart on its summary page)."""
     md = escape.markdown
     t = collector.totals()
-    out = [f"### {'❌' if t.failed else '✅'} otelbridge: {md(totals_text(collector))}", ""]
+    named = f" \\({md(service, 80)}\\)" if service else ""
+    out = [f"### {'❌' if t.failed else '✅'} otelbridge{named}: {md(totals_text(collector))}", ""]
     size = len("\n".join(out).encode()) + 200  # (room for the line counting those not shown)
     if used + size > STEP_SUMMARY_LIMIT:  # (no room: even a heading would hide the whole)
         return ""

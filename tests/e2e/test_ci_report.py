@@ -46,6 +46,19 @@ def test_a_link_with_quotes_and_blanks_is_one_url_in_the_job_log(tmp_path):
     assert f"[open trace]({url})" in step.read_text()
 
 
+def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
+    """Two steps of one job append to its summary page, one after the other without the steps'
+    names: each heading names the run's OTEL_SERVICE_NAME (a matrix cell's), when it is set."""
+    step = tmp_path / "summary.md"
+    for service in ("agent (py3.11)", "", "agent-[3.12]"):
+        proc = run_bridge(["--exporter", "none"], SESSION.read_bytes(),
+                          env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), OTEL_SERVICE_NAME=service))
+        assert proc.returncode == 0, proc.stderr
+    headings = [line.split(":", 1)[0] for line in step.read_text().splitlines() if line.startswith("### ")]
+    assert headings == ["### ✅ otelbridge \\(" + markdown("agent (py3.11)") + "\\)", "### ✅ otelbridge",
+                        "### ✅ otelbridge \\(" + markdown("agent-[3.12]") + "\\)"]
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
