@@ -101,6 +101,10 @@ def _shared(fn):
         click.option("--report", metavar="PATH",
                      help="Write a self-contained HTML page of the run (waterfall, tokens, cost, "
                           "errors, trace links) at exit, mode 0600."),
+        click.option("--outputs", metavar="PATH",
+                     help="Append the job outputs (trace_id, tokens, cost, status) as name=value "
+                          "lines at exit, mode 0600, as GITHUB_OUTPUT gets them: a dotenv file "
+                          "(GitLab CI's artifacts:reports:dotenv)."),
         click.option("--trace-url-template", metavar="URL",
                      help="Trace link with a {trace_id} placeholder, printed on stderr. "
                           "[default: $OTELBRIDGE_TRACE_URL]"),

@@ -87,6 +87,9 @@ class Config:
     summary: str = "auto"
     #: ``--report PATH``: the self-contained HTML page of the run (mode 0600)
     report: str | None = None
+    #: ``--outputs PATH``: the job outputs appended as ``name=value`` lines, as ``GITHUB_OUTPUT``
+    #: gets them (a dotenv file: GitLab CI's ``artifacts:reports:dotenv``)
+    outputs: str | None = None
     command: tuple[str, ...] = field(default_factory=tuple)
     #: one line per environment value that cannot be used, saying what is done instead
     env_problems: tuple[str, ...] = ()
@@ -305,7 +308,7 @@ def build(
         problems.append(f"OTELBRIDGE_TRACE_URL={shown(template)} has no {TRACE_ID_PLACEHOLDER} "
                         "placeholder; ignored, no trace links")
         template = None
-    for option in ("report", "stats_json"):  # written at exit: what cannot be is said now
+    for option in ("report", "outputs", "stats_json"):  # written at exit: what cannot be is said now
         path = flags.get(option)
         where = os.path.dirname(os.path.abspath(path)) if path else ""
         if not path or os.path.isdir(where) and not os.path.isdir(path):

@@ -76,9 +76,10 @@ class Report:
         else:
             self.draw = _isatty(stream or sys.stderr) or ci_is_set(env)
         self.step_summary_path = env.get("GITHUB_STEP_SUMMARY") if cfg.summary != "never" else None
-        self.outputs_path = env.get("GITHUB_OUTPUT") or None
+        #: where the job outputs go: ``--outputs``, ``GITHUB_OUTPUT``
+        self.outputs_paths = list(dict.fromkeys(p for p in (cfg.outputs, env.get("GITHUB_OUTPUT")) if p))
         self.html_path = getattr(cfg, "report", None)
-        wanted = (self.draw or self.step_summary_path or self.outputs_path or self.html_path
+        wanted = (self.draw or self.step_summary_path or self.outputs_paths or self.html_path
                   or self.template)
         self.collector = None
         if wanted:  # the views' modules are imported only then
@@ -156,9 +157,10 @@ class Report:
                        lambda: self._step_summary(waterfall.step_summary(
                            collector, self.template, _size(self.step_summary_path),
                            redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None)))
-        if self.outputs_path:
-            self._view(f"cannot append to GITHUB_OUTPUT {escape.terminal(self.outputs_path, 200)!r}",
-                       lambda: append_private(self.outputs_path, job_outputs(collector)))
+        for path in self.outputs_paths:
+            named = "--outputs" if path == self.cfg.outputs else "GITHUB_OUTPUT"
+            self._view(f"cannot append to {named} {escape.terminal(path, 200)!r}",
+                       lambda path=path: append_private(path, job_outputs(collector)))
         if self.html_path:
             from .report import write_page
 

@@ -59,6 +59,30 @@ def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
                         "### ✅ otelbridge \\(" + markdown("agent-[3.12]") + "\\)"]
 
 
+def test_outputs_flag_writes_the_job_outputs_as_a_dotenv_file_for_gitlab(tmp_path):
+    """GitLab CI has no GITHUB_OUTPUT: ``--outputs PATH`` appends the same lines, a dotenv file
+    its ``artifacts:reports:dotenv`` hands to later jobs; with GITHUB_OUTPUT set too, both."""
+    data = SESSION.read_bytes()
+    dotenv, github = tmp_path / "otelbridge.env", tmp_path / "github-output"
+    proc = run_bridge(["--exporter", "none", "--outputs", str(dotenv)], data,
+                      env=clean_env(CI="true", GITLAB_CI="true"))
+    assert proc.returncode == 0 and proc.stdout == data
+    got = outputs(dotenv)
+    assert dotenv.stat().st_mode & 0o777 == 0o600
+    last = [json.loads(l) for l in data.splitlines() if b'"type":"result"' in l][-1]
+    assert got["total_cost_usd"] == repr(last["total_cost_usd"]) and got["status"] == "ok"
+    assert re.fullmatch(r"[0-9a-f]{32}", got["trace_id"]) and int(got["input_tokens"]) > 0
+    assert all(re.fullmatch(r"[a-z_]+=[^\n]*", line) for line in dotenv.read_text().splitlines())
+    dotenv.unlink()
+    proc = run_bridge(["--exporter", "none", "--outputs", str(dotenv)], data,
+                      env=clean_env(CI="true", GITHUB_OUTPUT=str(github)))
+    assert proc.returncode == 0
+    assert {k: v for k, v in outputs(dotenv).items() if k != "trace_id"} == \
+           {k: v for k, v in outputs(github).items() if k != "trace_id"} == \
+           {k: v for k, v in got.items() if k != "trace_id"}
+    assert outputs(dotenv)["trace_id"] == outputs(github)["trace_id"]
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
