@@ -401,6 +401,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             # the result says success, yet nothing ran: the prompt never reached the model
             rec.error = f"{STOPPED_BEFORE_MODEL}: {turn.stopped}" if turn.stopped else STOPPED_BEFORE_MODEL
             rec.error_type = "prevent_continuation"
+        s.blocked = rec.error if rec.error_type == "prevent_continuation" else None
         self.ctx.emit(rec)
         s.child_end_ns = max(s.child_end_ns, rec.end_ns)
         if not deferred:
@@ -572,6 +573,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             rec.error, rec.error_type = NO_RESULT, "incomplete"
         elif last is not None:
             result_error(rec, last, None, s.last_by_user)
+            if rec.error is None and s.blocked:
+                rec.error, rec.error_type = s.blocked, "prevent_continuation"
         return rec
 
 

@@ -236,6 +236,9 @@ class Session(msgspec.Struct):
     last: TurnResult | None = None
     #: when the user stopped the turn of :attr:`last` (epoch ns), else ``None``
     last_by_user: int | None = None
+    #: the last turn's error when a notice stopped it before any model call (its result says
+    #: success): the session's status, as its last result's would be
+    blocked: str | None = None
     #: the model and provider of the calls from a milk ``agent_switch`` on (the session keeps
     #: its first ones)
     now_model: str | None = None

@@ -565,7 +565,8 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
     system/informational notice that the hook blocked the prompt (prevent_continuation). The
     session carries that notice as an event, level and prevent_continuation; not its text,
     which holds the prompt and the hook's command. The turn it stopped failed: no model call
-    ran (a CI job that did nothing is not ``ok``)."""
+    ran (a CI job that did nothing is not ``ok``); so did the session whose last turn it is (its
+    span was ``ok`` over its only turn's error: the trace's root read as a success)."""
     path = CLAUDE / "hook-blocked-prompt-2.1.284.jsonl"
     L = lines(path)
     (notice,) = [l for l in L.values() if l.get("subtype") == "informational"]
@@ -582,7 +583,25 @@ def test_a_prompt_a_hook_blocked_is_said_on_the_session_without_its_text():
     turn = run.one("turn 1")
     assert (turn.error, turn.error_type) == ("stopped before any model call (prevent_continuation)",
                                              "prevent_continuation")
-    assert session.error is None and len(run.records) == 2
+    assert (session.error, session.error_type) == (turn.error, "prevent_continuation") and len(run.records) == 2
+
+
+@needs_fixtures
+def test_a_session_whose_next_turn_ran_after_a_blocked_prompt_is_ok(tmp_path):
+    """A prompt a hook blocked, then one that ran (the next turn of the same session): the
+    blocked turn failed, the session is its last result's, a success."""
+    blocked = (CLAUDE / "hook-blocked-prompt-2.1.284.jsonl").read_text().splitlines()
+    sid = json.loads(blocked[0])["session_id"]
+    ran = [json.loads(l) for l in (CLAUDE / "claudecli-go-basic-thinking-2.1.68.jsonl").read_text().splitlines()]
+    for doc in ran:
+        if "session_id" in doc:
+            doc["session_id"] = sid
+    path = tmp_path / "blocked-then-ran.jsonl"
+    path.write_text("\n".join(blocked + [json.dumps(d) for d in ran]) + "\n")
+    run = Run(path)
+    assert run.one("turn 1").error_type == "prevent_continuation" and run.one("turn 2").error is None
+    session = run.one("invoke_agent claude-code")
+    assert (session.error, session.error_type) == (None, None)
 
 
 @needs_fixtures
