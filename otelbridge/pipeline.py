@@ -269,7 +269,8 @@ class Pipeline:
         )
         self._remote_ctx = span_ctx
         if span_ctx is not None and not span_ctx.trace_flags.sampled:
-            say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be exported")
+            say("TRACEPARENT is not sampled: with the parent-based sampler nothing will be exported "
+                "(--no-traceparent: traces of its own)")
         self.report = report
         if report is not None:
             report.not_exported = self.not_exported

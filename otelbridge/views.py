@@ -126,7 +126,9 @@ class Report:
         self._linked[trace_id] = None
         if len(self._linked) > MAX_LINKED:
             self._linked.popitem(last=False)
-        what = escape.terminal(what, 20) if what in ("session", "workflow", "run") else ""
+        if not what and f"-{trace_id:032x}-" in (self.cfg.traceparent or ""):
+            what = "from TRACEPARENT"  # (the spans of every session and workflow joined it)
+        what = what if what in ("session", "workflow", "run", "from TRACEPARENT") else ""
         link = trace_url(self.template, trace_id)
         self.write(f"trace{' ' + what if what else ''}: {escape.visible(escape.url(link) or link)}"
                    + link_note(self.not_exported(trace_id)))

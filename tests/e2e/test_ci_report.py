@@ -83,6 +83,21 @@ def test_outputs_flag_writes_the_job_outputs_as_a_dotenv_file_for_gitlab(tmp_pat
     assert outputs(dotenv)["trace_id"] == outputs(github)["trace_id"]
 
 
+def test_under_an_unsampled_traceparent_the_lines_say_why_and_whose_trace():
+    """A CI step's TRACEPARENT not sampled: the line that says nothing will be exported names the
+    way out, and the link names the trace it is (the CI's, every span joined it; it read
+    ``trace:`` with no word after it)."""
+    ci_trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    proc = run_bridge(["--exporter", "none", "--summary", "never", "--trace-url-template", TEMPLATE],
+                      SESSION.read_bytes(), env=clean_env(TRACEPARENT=f"00-{ci_trace}-00f067aa0ba902b7-00"))
+    assert proc.returncode == 0
+    lines = proc.stderr.decode().splitlines()
+    assert lines[0] == ("otelbridge: TRACEPARENT is not sampled: with the parent-based sampler nothing will "
+                        "be exported (--no-traceparent: traces of its own)")
+    assert lines[1] == (f"otelbridge: trace from TRACEPARENT: {TEMPLATE.replace('{trace_id}', ci_trace)} "
+                        "(not in the backend: exporter none)")
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
