@@ -133,6 +133,12 @@ def workflow_facts(path: Path):
 # `run {cmd}`). Tests about one of them select it by its root.
 
 
+def sent(start_ns: int, end_ns: int) -> tuple[int, int]:
+    """The times a span the stream dates ``start_ns`` to ``end_ns`` is sent with: an instant
+    as the microsecond that ends at it (``otelbridge.spans.MIN_SPAN_NS``)."""
+    return min(start_ns, end_ns - 1_000), end_ns
+
+
 def roots(spans, prefix: str) -> list:
     """The spans named ``prefix...`` whose parent is not among ``spans`` (roots, or children of
     a TRACEPARENT span)."""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, spans_of_trace, workflow_spans
+from tests.conftest import session_name, EXAMPLES, clean_env, run_bridge, sent, spans_of_trace, workflow_spans
 from tests.e2e.live import feed_live
 from tests.receivers import GrpcReceiver
 
@@ -76,6 +76,18 @@ def session_facts():
     return sid, results
 
 
+def stream_start(span, spans) -> int:
+    """Where ``span`` starts in the stream's terms: its start as sent, or 1 µs later when an
+    instant among its descendants (sent as the microsecond that ends at it) made it start then."""
+    below = [span]
+    for s in below:
+        below += [c for c in spans if c.parent_span_id == s.span_id]
+    earliest = min(s.start_ns for s in below)
+    assert span.start_ns == earliest
+    instants = [s for s in below if s.end_ns - s.start_ns == 1_000 and s.start_ns == earliest]
+    return span.start_ns + (1_000 if instants else 0)
+
+
 def test_caudra_example_at_receiver():
     data = EXAMPLE.read_bytes()
     runs, agents, fired, latest = stream_facts()
@@ -109,10 +121,10 @@ def test_caudra_example_at_receiver():
         assert [p.name for p in phases] == [f"phase {h['title']}" for h in history]
         assert all(p.parent_span_id == root.span_id for p in phases)
         end = run.get("end", latest)  # terminal snapshot's time, else end of input
-        assert root.start_ns == history[0]["started_at"] * S
+        assert stream_start(root, spans) == history[0]["started_at"] * S
         assert root.end_ns == end
         for i, (p, h) in enumerate(zip(phases, history)):
-            assert p.start_ns == h["started_at"] * S
+            assert stream_start(p, spans) == h["started_at"] * S
             assert p.end_ns == (history[i + 1]["started_at"] * S if i + 1 < len(history) else end)
             assert p.attributes["workflow.phase.index"] == i
             # log lines: once each, at their time, on the phase running then
@@ -144,7 +156,7 @@ def test_caudra_example_at_receiver():
         parent = by_id[span.parent_span_id]
         assert parent.name == f"phase {a['phase']}"
         assert parent.start_ns <= a["start"] < parent.end_ns
-        assert (span.start_ns, span.end_ns) == (a["start"], a["end"])
+        assert (stream_start(span, spans), span.end_ns) == (a["start"], a["end"])
         usages = a["usage"].values()
         assert span.attributes["gen_ai.usage.input_tokens"] == sum(
             u["input_tokens"] + u.get("cache_read_input_tokens", 0) for u in usages)
@@ -159,11 +171,11 @@ def test_caudra_example_at_receiver():
             assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
             assert tool.attributes["gen_ai.tool.name"] == call["name"]
             assert "gen_ai.tool.call.arguments" not in tool.attributes  # content: not captured
-            assert tool.start_ns == call["start"]
             if "end" in call:
-                assert tool.end_ns == call["end"] and tool.status_code == (2 if call["error"] else 0)
+                assert (tool.start_ns, tool.end_ns) == sent(call["start"], call["end"])
+                assert tool.status_code == (2 if call["error"] else 0)
             else:  # no tool_result when its run ended: ERROR at its agent's last line
-                assert tool.end_ns == a["end"]
+                assert (tool.start_ns, tool.end_ns) == sent(call["start"], a["end"])
                 assert (tool.status_code, tool.attributes["error.type"], tool.status_message) == (
                     2, "incomplete", "no tool_result when the workflow ended")
     assert sum(1 for s in spans if s.name.startswith("execute_tool ") and s.status_code == 2) == 1
@@ -181,9 +193,9 @@ def test_caudra_example_at_receiver():
     for doc, _ in fired:
         (span,) = [s for s in autos if s.attributes["automation.fire_id"] == doc["fire_id"]]
         assert span.name == f"automation {doc['automation']}"
-        assert span.start_ns == (doc["started_at"] or doc["queued_at"]) * MS
-        # (no finished_at: no end the stream tells, zero-length)
-        assert span.end_ns == (doc["finished_at"] or doc["started_at"] or doc["queued_at"]) * MS
+        # (no finished_at: no end the stream tells, no length: an instant)
+        assert (span.start_ns, span.end_ns) == sent((doc["started_at"] or doc["queued_at"]) * MS,
+                                                    (doc["finished_at"] or doc["started_at"] or doc["queued_at"]) * MS)
         assert span.end_ns <= session.end_ns  # a child lies inside its parent
         assert span.attributes["automation.status"] == doc["status"]
         assert span.attributes["automation.repeats"] == doc["repeats"]
@@ -280,7 +292,7 @@ def test_a_session_of_automation_firings_alone_has_no_run_and_no_error():
     assert session.status_code == 0
     assert session.end_ns == (t0 + 30_000) * 1_000_000  # its longest firing's end
     (rate_limited,) = [s for s in spans if s.name == "automation a1"]
-    assert rate_limited.start_ns == rate_limited.end_ns == (t0 + 1000) * 1_000_000  # it never ran
+    assert (rate_limited.start_ns, rate_limited.end_ns) == sent((t0 + 1000) * 1_000_000, (t0 + 1000) * 1_000_000)  # it never ran
 
 
 def test_a_workflow_agents_tool_output_that_is_a_secret_is_hidden_where_it_shows_again():
