@@ -130,6 +130,22 @@ class Stats:
 STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a line; Bernstein signals"
 
 
+def nothing_traced(cfg: Config, stats: Stats) -> str | None:
+    """Why no line made a span (what was traced then, and what to do), or ``None``: some did."""
+    # (a line may decode and make no span: another CLI's JSON that shares a type's name;
+    # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
+    if not stats.lines or (stats.lines_decoded and (stats.spans_started or cfg.command)):
+        return None
+    traced = "only the command's run was traced" if cfg.command else "nothing was traced"
+    streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
+    if stats.lines_decoded:
+        return f"the lines decoded showed no session, turn or workflow ({streams}), so {traced}"
+    return f"no line was of a stream otelbridge traces ({streams}), so {traced} " + (
+        f"({stats.bad_lines} line{'s' * (stats.bad_lines != 1)} not valid JSON)" if stats.bad_lines
+        else "(another --dialect?)" if cfg.dialects
+        else "(for Claude Code: claude -p --output-format stream-json --verbose)")
+
+
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool, tee: bool = True, read_again: bool = False) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
@@ -140,19 +156,8 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        # (a line may decode and make no span: another CLI's JSON that shares a type's name;
-        # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
-        if stats.lines and not read_again and (
-                not stats.lines_decoded or (stats.spans_started == 0 and not cfg.command)):
-            traced = "only the command's run was traced" if cfg.command else "nothing was traced"
-            streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
-            if stats.lines_decoded:
-                said = f"the lines decoded showed no session, turn or workflow ({streams}), so {traced}"
-            else:
-                said = f"no line was of a stream otelbridge traces ({streams}), so {traced} " + (
-                    f"({stats.bad_lines} line{'s' * (stats.bad_lines != 1)} not valid JSON)" if stats.bad_lines
-                    else "(another --dialect?)" if cfg.dialects
-                    else "(for Claude Code: claude -p --output-format stream-json --verbose)")
+        said = None if read_again else nothing_traced(cfg, stats)
+        if said:
             say(said + "; the input passed through" * tee)
         if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)
             n = stats.overlong_lines

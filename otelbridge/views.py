@@ -138,8 +138,9 @@ class Report:
         for trace in self.collector.traces.values() if self.collector is not None else ():
             trace.not_exported = trace.not_exported or why
 
-    def finish(self) -> None:
-        """At exit: every view on. Never raises: a view never changes the run's outcome."""
+    def finish(self, note: str | None = None) -> None:
+        """At exit: every view on (``note``: why the stream made no span, for the step summary).
+        Never raises: a view never changes the run's outcome."""
         collector = self.collector
         if collector is None:
             return
@@ -154,11 +155,11 @@ class Report:
         if self.draw and collector.traces:
             self._view("waterfall not drawn", lambda: waterfall.render(
                 collector, waterfall.stderr_console(self.stream, self.env), self.template))
-        if self.step_summary_path and collector.traces:
+        if self.step_summary_path and (collector.traces or note):
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
                        lambda: self._step_summary(waterfall.step_summary(
                            collector, self.template, _size(self.step_summary_path),
-                           redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None)))
+                           redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None, note)))
         for path in self.outputs_paths:
             named = "--outputs" if path == self.cfg.outputs else "GITHUB_OUTPUT"
             self._view(f"cannot append to {named} {escape.terminal(path, 200)!r}",

@@ -205,16 +205,19 @@ def render_text(collector: Collector, width: int = DEFAULT_WIDTH, template: str 
 
 
 def step_summary(collector: Collector, template: str | None = None, used: int = 0,
-                 service: str | None = None) -> str:
+                 service: str | None = None, note: str | None = None) -> str:
     """The GitHub Actions step summary (Markdown): the totals, then per trace a table; at most
     :data:`STEP_SUMMARY_MAX` bytes, and what the summary's ``used`` bytes leave of
     :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown;
     ``""`` when not even the heading fits). ``service``: the run's service name, in the heading
-    (several runs of a job, each its own, are told apart on its summary page)."""
+    (several runs of a job, each its own, are told apart on its summary page); ``note``: why the
+    stream made no span (:func:`otelbridge.stats.nothing_traced`), under the heading."""
     md = escape.markdown
     t = collector.totals()
     named = f" \\({md(service, 80)}\\)" if service else ""
-    out = [f"### {'❌' if t.failed else '✅'} otelbridge{named}: {md(totals_text(collector))}", ""]
+    mark = "⚠️" if note and not t.failed else "❌" if t.failed else "✅"
+    heading = md(totals_text(collector)) if collector.traces else "nothing traced"
+    out = [f"### {mark} otelbridge{named}: {heading}", ""] + ([f"> {md(note)}", ""] if note else [])
     size = len("\n".join(out).encode()) + 200  # (room for the line counting those not shown)
     if used + size > STEP_SUMMARY_LIMIT:  # (no room: even a heading would hide the whole)
         return ""

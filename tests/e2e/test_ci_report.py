@@ -98,6 +98,30 @@ def test_under_an_unsampled_traceparent_the_lines_say_why_and_whose_trace():
                         "(not in the backend: exporter none)")
 
 
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_stream_that_is_not_stream_json_is_said_on_the_summary_page(tmp_path, wrapped):
+    """Claude Code run without ``--output-format stream-json`` prints text: the step summary says
+    why nothing (or only the command's run) was traced and what to run, as stderr does (the
+    summary said ✅ with no word of it, or nothing at all in pipe mode)."""
+    text = tmp_path / "answer.txt"
+    text.write_text("I fixed the failing test.\nAll 12 tests pass.\n")
+    step = tmp_path / "summary.md"
+    args = ["--exporter", "none", "--", "cat", str(text)] if wrapped else ["--exporter", "none"]
+    proc = run_bridge(args, None if wrapped else text.read_bytes(),
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    assert proc.returncode == 0 and proc.stdout == text.read_bytes()
+    traced = "only the command's run was traced" if wrapped else "nothing was traced"
+    said = (f"no line was of a stream otelbridge traces (stream-json of Claude Code, cbc, milk or Caudra, "
+            f"one JSON object a line; Bernstein signals), so {traced} "
+            "(for Claude Code: claude -p --output-format stream-json --verbose)")
+    assert f"otelbridge: {said}; the input passed through\n" in proc.stderr.decode()
+    lines = step.read_text().splitlines()
+    assert lines[0] == ("### ⚠️ otelbridge: 1 trace, no token counts in the stream, 0 failed spans, status ok"
+                        if wrapped else "### ⚠️ otelbridge: nothing traced")
+    assert lines[2] == "> " + markdown(said)
+    assert ("#### run cat — ok" in step.read_text()) is wrapped
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""
