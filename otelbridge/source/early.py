@@ -27,7 +27,7 @@ import time
 #: The tee's options that take a value (``--opt VALUE``), as ``otelbridge.cli`` defines them.
 VALUE_OPTIONS = frozenset({
     "--exporter", "--protocol", "--endpoint", "--output", "--flush-timeout", "--grace-period",
-    "--max-line", "--dialect", "--redact", "--max-attribute-length", "--summary", "--report",
+    "--max-line", "--dialect", "--redact", "--max-attribute-length", "--summary", "--report", "--outputs",
     "--trace-url-template", "--stats-json", "--clock",
 })
 #: The tee's options without a value.

@@ -197,7 +197,7 @@ def test_a_link_to_a_trace_no_backend_holds_says_why(tmp_path, how, why):
         assert rx.received.spans() == []
     err = proc.stderr.decode()
     (line,) = [l for l in err.splitlines() if l.startswith(("otelbridge: trace session: ",
-                                                             "otelbridge: trace: "))]
+                                                             "otelbridge: trace from TRACEPARENT: "))]
     url = line.split(": ")[-2].split(" ")[0]
     assert line.endswith(f"{url} (not in the backend: {why})")
     assert f"  {url} (not in the backend: {why})\n" in err
