@@ -554,9 +554,9 @@ def endpoint(url: str | None, secrets: Iterable[str] = ()) -> str:
     return message(scheme + sep + lead + host + slash + _PATH_TOKEN.sub("[REDACTED:path]", path), secrets)
 
 
-#: A segment of an endpoint's path that is no route's word: 12 characters or more, letters and
-#: digits mixed (a token in the path, as a Sumo Logic source's URL has)
-_PATH_TOKEN = re.compile(r"(?<![^/])(?=[^/]*[A-Za-z])(?=[^/]*\d)(?!\[REDACTED:)[^/]{12,}(?![^/])")
+#: An endpoint's path segment holding a run of 16 or more of ``\w+=``, two digits and two letters
+#: among them: a token (a Sumo Logic source's URL has one; not ``ap-southeast-2``, ``prometheus2024``)
+_PATH_TOKEN = re.compile(r"(?<![^/])(?=[^/]*?(?=(?:[A-Za-z+=_]*\d){2})(?=(?:[\d+=_]*[A-Za-z]){2})[\w+=]{16})(?!\[REDACTED:)[^/]+(?![^/])")
 
 
 _URL_TAIL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")

@@ -252,10 +252,13 @@ _TYPE_ONLY = (r"&?(?:'static[ \t]+)?(?:str|string|String|bytes|SecretStr|SecretB
 _TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}{]|->"
              r"|(?:(?<=[,;)])|(?<=[,;)][ \t]))(?:[\w*]++[ \t]*+[:=]|\*{1,2}\w|\w++[ \t]*+[,)]))")
 #: A value read by its name from a mapping (``os.environ["DB_PASSWORD"]``, ``ENV['TOKEN']``,
-#: ``config["db"]["password"]``): code wherever it stands
-_SUBSCRIPT = (_NAME + r"(?:\??(?:\.|::|->)" + _NAME + r")*+(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\])++")
+#: ``config["db"]["password"]``; names without digits, which a value's letters have): code
+#: wherever it stands
+_SUBSCRIPT = (r"[A-Za-z_$][A-Za-z_$]*+(?:\??(?:\.|::|->)[A-Za-z_$][A-Za-z_$]*+)*+"
+              r"(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\])++")
 #: What an error or status line says of a secret in its place (``Token: expired``, ``auth:
-#: none``, ``Secret: not found``): whole, to :data:`_END`
+#: none``, ``Secret: not found``): the whole value, to its line's or string's end (not before
+#: more: ``Token: not set; real=X``)
 _STATE = (r"(?i:expired|invalid|missing|required|revoked|unset|none|empty"
           r"|not[ ](?:set|found|provided|configured|available|valid))")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
@@ -273,8 +276,9 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
              r"|(?:[fF](?:\"" + _SCHEMED + r"\"|'" + _SCHEMED + r"'|\\+\"" + _SCHEMED + r"\\+\")"
              r"|" + _PLACEHOLDER + r"@"
              r"|`" + _SCHEMED + r"`(?=" + _END + r")"
-             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False|" + _STATE + ")"
+             r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
+             r"|" + _STATE + r"[ \t]*+\.?(?:\r?\n|\\[nrt]|\\*\"|\Z)"
              r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
              r"|" + _SUBSCRIPT + _END +
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"

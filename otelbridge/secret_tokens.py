@@ -241,11 +241,12 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # URLs whose path is the secret: Zapier's MCP server and catch hooks, a Sumo Logic source
     # (OTLP, HTTP: a collector endpoint), IFTTT's Maker key, a Make scenario's webhook
     ("secret_url", ("zapier.com/",),
-     r"(?P<keep>\bzapier\.com/(?:api/mcp/(?:[as]/)?|mcp/|hooks/catch/\d+/))(?!\[REDACTED:)[\w=+%-]{6,}"),
+     r"(?P<keep>\bzapier\.com/(?:api/mcp/(?:[as]/)?|hooks/catch/\d+/))(?!\[REDACTED:)[\w=+%-]{6,}"),
     ("secret_url", ("/receiver/v1/",),
      r"(?P<keep>/receiver/v1/(?:otlp|http|prometheus|kinesis)/)(?!\[REDACTED:)[\w=+%-]{20,}"),
-    ("secret_url", ("ifttt.com/",), r"(?P<keep>\bifttt\.com/(?:trigger/[\w-]+/(?:json/)?with/)?key/)[\w-]{16,}"),
-    ("secret_url", ("make.com/",), r"(?P<keep>\bhook\.(?:[a-z]{2}\d\.)?make\.com/)[a-z0-9]{24,}"),
+    ("secret_url", ("ifttt.com/",), r"(?P<keep>\bifttt\.com/(?:use/|(?:trigger/[\w-]+/(?:json/)?with/)?key/))[\w-]{16,}"),
+    ("secret_url", ("make.com/", "integromat.com/"),
+     r"(?P<keep>\bhook\.(?:[a-z]{2}\d\.)?(?:make|integromat)\.com/)[a-z0-9]{24,}"),
     # an Azure AD (Entra ID) client secret: 3 characters, a digit, Q~, 31 to 34 more
     ("azure_client_secret", ("q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])"),
     ("aws_access_key", AWS_PREFIXES,

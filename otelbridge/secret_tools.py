@@ -48,8 +48,11 @@ _TYPED_TEXT = _FIELD_TEXT.replace("(?P=q)", "(?P=vq)")
 #: az keyvault secret set --value X, nmcli ... password X, doctl auth init -t X, lftp -u
 #: user,X; Windows' psexec -p X, schtasks /rp X, winrs -p:X, xfreerdp /p:X, rdesktop -p X;
 #: ipmitool -P X, mosquitto_pub -P X, snmpwalk -A X -X Y; cqlsh -p X, macOS security
-#: unlock-keychain -p X, dotnet user-secrets set NAME X. One of
+#: unlock-keychain -p X (import -P X, set-key-partition-list -k X), dotnet user-secrets set
+#: NAME X. One of
 #: :data:`otelbridge.secrets.DEFAULT_PATTERNS`, among the key rules.
+#: ``dotnet user-secrets``' options, before or after its ``set``
+_SECRETS_OPTS = r"(?:\s+(?:-[pc]|--project|--configuration|--id)[\s=]+\S+|\s+(?:-v|--verbose))*+"
 #: ``-p`` and its value, apart or glued (``docker login -p X``, ``-pX``)
 _P_VALUE = r"-p(?:\s+|(?=[^\s-]))"
 PROGRAM_FLAGS = Pattern.of(
@@ -58,7 +61,7 @@ PROGRAM_FLAGS = Pattern.of(
      "twine", "nuget", "vsce", "ovsx", "skopeo", "pass:", "openssl", "keytool", "ldap", "smbclient", "htpasswd", "ssh-keygen", "sqlcmd", "bcp",
      "rabbitmq", "add-generic", "add-internet", "jarsigner", "create secret", "keyvault", "nmcli",
      "doctl", "lftp", "psexec", "paexec", "schtasks", "winrs", "rdp", "rdesktop", "ipmitool", "mosquitto",
-     "snmp", "cqlsh", "keychain", "user-secrets"),
+     "snmp", "cqlsh", "keychain", "user-secrets", "security import", "set-key-partition-list"),
     r"(?P<keep>(?:" + _then("login", _P_VALUE) + r"|\bsshpass(?:\s+-[a-zA-Z]\S*)*?\s+-p\s*"
     + "|" + _then(r"(?:mysql\w*|mariadb\w*|7z[ar]?|(?:un)?rar)", r"-p(?=[^\s-])")
     + "|" + _then(r"(?:un)?zip", r"-[a-zA-Z]*P\s*") + "|" + _then("redis-cli", r"-a\s+")
@@ -79,9 +82,10 @@ PROGRAM_FLAGS = Pattern.of(
     + "|" + _then("nmcli", r"(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+")
     + "|" + _then("lftp", r"-u\s+[^\s,]+,")
     + "|" + _then(r"(?:ipmitool|mosquitto_(?:pub|sub|rr))", r"-P\s+") + "|" + _then(r"snmp\w+", r"-[AXc]\s*")
-    + "|" + _then("cqlsh", _P_VALUE) + "|" + _then(r"security\s+(?:unlock|create)-keychain", r"-p\s+")
-    + "|" + r"\buser-secrets\s+set(?:\s+(?:-[pc]|--project|--configuration|--id)[\s=]+\S+|\s+(?:-v|--verbose))*+\s+"
-    + _WORD_ARG + r"\s+"
+    + "|" + _then("cqlsh", _P_VALUE) + "|" + _then(r"security(?:\s+-[a-z]+)*\s+(?:unlock|create)-keychain", r"-p\s+")
+    + "|" + _then(r"security(?:\s+-[a-z]+)*\s+import", r"-P\s+")
+    + "|" + _then(r"security(?:\s+-[a-z]+)*\s+set-key-partition-list", r"-k\s+")
+    + "|" + r"\buser-secrets" + _SECRETS_OPTS + r"\s+set" + _SECRETS_OPTS + r"\s+" + _WORD_ARG + r"\s+"
     + "|" + _then(r"(?i:ps?exec(?:64)?(?:\.exe)?|paexec|rdesktop)", r"-p\s+") + "|" + _then(r"(?i:schtasks)", r"/(?i:rp)\s+")
     + "|" + _then(r"(?i:winrs)", r"-p(?:assword)?:") + "|" + _then(r"(?i:[xw]freerdp3?|sdl-freerdp)", r"[/-]p:")
     + r"|-pass(?:in|out)?\s+pass:))(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + "(?(cq)" + _string_text("cq", "+") + "|" + _ARG + ")",

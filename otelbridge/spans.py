@@ -79,9 +79,9 @@ _MAX_NS = 2**63 - 1
 #: length as broken (a warning on it, copies sent again not merged): an instant of the stream
 #: goes out as the microsecond that ends at it.
 MIN_SPAN_NS = 1_000
-#: Parents that a child moved back by that microsecond may await, at most (a parent sent
-#: before its child, a background task's, never pops its entry)
-_MAX_EARLIER = 10_000
+#: Parents that a child moved back by that microsecond may await, at most: the oldest entry
+#: goes first (a parent sent before its child, a sub-agent's tool call, never pops its own)
+_MAX_EARLIER = 1_024
 #: kinds of parent the sampler is asked about once per trace
 _ROOT, _LOCAL, _REMOTE = 0, 1, 2
 
@@ -431,7 +431,7 @@ class SpanBuilder:
             start = moved
             if rec.parent_span_id is not None and not rec.parent_remote:
                 if len(earlier) >= _MAX_EARLIER:
-                    earlier.clear()
+                    del earlier[next(iter(earlier))]
                 above = rec.parent_span_id
                 earlier[above] = min(start, earlier.get(above, start))
         attributes: Any = rec.attributes

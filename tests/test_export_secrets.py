@@ -21,6 +21,8 @@ from otelbridge.config import Config
     ("https://e.collection.sumologic.com/receiver/v1/otlp/ZaVnC4dhaV39Tn37mRkL8qB2xWyP0sJdFgHiKlMnOpQ==", {},
      "https://e.collection.sumologic.com/receiver/v1/otlp/[REDACTED:path]"),
     ("https://live.dynatrace.com/e/abc12345/api/v2/otlp", {}, "https://live.dynatrace.com/e/abc12345/api/v2/otlp"),
+    ("https://o.example/ap-southeast-2/otelcol-contrib-0/prometheus2024/customer12345/v1/traces", {},
+     "https://o.example/ap-southeast-2/otelcol-contrib-0/prometheus2024/customer12345/v1/traces"),
 ])
 def test_endpoint_label_has_no_credentials(monkeypatch, cfg_endpoint, env, expected):
     for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):

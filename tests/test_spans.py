@@ -223,6 +223,23 @@ def test_times_are_int_ns_with_end_not_before_start():
     assert (spans["huge"].start_time, spans["huge"].end_time) == (2**63 - 1 - US, 2**63 - 1)
 
 
+def test_the_parents_an_instant_moved_are_bounded_and_the_latest_kept(monkeypatch):
+    """Parents sent before a child that an instant moved (a sub-agent's tool call) never take
+    their entry: at the bound the oldest goes, and a parent sent after its children still
+    starts no later than they do."""
+    from otelbridge import spans
+
+    monkeypatch.setattr(spans, "_MAX_EARLIER", 8)
+    builder, memory, _ = pipeline()
+    for n in range(20):  # instants whose parents were sent before them
+        builder.emit(SpanRecord(f"instant {n}", 0x9, 0x100 + n, 0x900 + n, T0, T0, {}))
+    builder.emit(SpanRecord("instant", 0x9, 0x2, 0x1, T0 + US, T0 + US, {}))
+    builder.emit(SpanRecord("parent", 0x9, 0x1, None, T0 + US, T0 + 5 * US, {}))
+    times = {s.name: (s.start_time - T0, s.end_time - T0) for s in memory.get_finished_spans()}
+    assert times["instant"] == (0, US) and times["parent"] == (0, 5 * US)
+    assert all(times[f"instant {n}"] == (-US, 0) for n in range(20))
+
+
 def test_an_instant_goes_out_as_the_microsecond_that_ends_at_it_inside_its_parents():
     """A span the stream shows as an instant (start = end) is sent 1 µs long, ending at its
     instant: Jaeger, which keeps µs, takes no length for a broken span. A parent sent after it
