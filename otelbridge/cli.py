@@ -102,7 +102,7 @@ def _shared(fn):
                      help="Write a self-contained HTML page of the run (waterfall, tokens, cost, "
                           "errors, trace links) at exit, mode 0600."),
         click.option("--outputs", metavar="PATH",
-                     help="Append the job outputs (trace_id, tokens, cost, status) as name=value "
+                     help="Write the job outputs (trace_id, tokens, cost, status) as name=value "
                           "lines at exit, mode 0600, as GITHUB_OUTPUT gets them: a dotenv file "
                           "(GitLab CI's artifacts:reports:dotenv)."),
         click.option("--trace-url-template", metavar="URL",

@@ -87,7 +87,7 @@ class Config:
     summary: str = "auto"
     #: ``--report PATH``: the self-contained HTML page of the run (mode 0600)
     report: str | None = None
-    #: ``--outputs PATH``: the job outputs appended as ``name=value`` lines, as ``GITHUB_OUTPUT``
+    #: ``--outputs PATH``: the job outputs written as ``name=value`` lines, as ``GITHUB_OUTPUT``
     #: gets them (a dotenv file: GitLab CI's ``artifacts:reports:dotenv``)
     outputs: str | None = None
     command: tuple[str, ...] = field(default_factory=tuple)

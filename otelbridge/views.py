@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from .events import SpanRecord
 
 
+def _write_private(path: str, text: str) -> None:
+    """``path`` made ``text`` alone, mode 0600 (:func:`otelbridge.files.open_private`)."""
+    from .files import open_private
+
+    with open_private(path) as fh:
+        fh.write(text)
+
+
 def append_private(path: str, text: str) -> None:
     """Append ``text`` to ``path`` (created with mode 0600) as lines of their own: a file whose
     last line has no line end (another step's ``printf 'x=1'``) gets one first; ``""``: nothing
@@ -160,10 +168,12 @@ class Report:
                        lambda: self._step_summary(waterfall.step_summary(
                            collector, self.template, _size(self.step_summary_path),
                            redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None, note)))
-        for path in self.outputs_paths:
-            named = "--outputs" if path == self.cfg.outputs else "GITHUB_OUTPUT"
-            self._view(f"cannot append to {named} {escape.terminal(path, 200)!r}",
-                       lambda path=path: append_private(path, job_outputs(collector)))
+        for path in self.outputs_paths:  # (--outputs: this run's file, written whole)
+            ours = path == self.cfg.outputs
+            self._view(f"cannot {'write' if ours else 'append to'} {'--outputs' if ours else 'GITHUB_OUTPUT'} "
+                       f"{escape.terminal(path, 200)!r}",
+                       lambda path=path, ours=ours: (_write_private if ours else append_private)(
+                           path, job_outputs(collector)))
         if self.html_path:
             from .report import write_page
 

@@ -153,7 +153,7 @@ def silent_setup(cfg: Config, env: Mapping[str, str]) -> bool:
     ``TRACEPARENT`` (checked), no HTML page or job outputs (written for an empty run too), no
     ``OTEL_*`` variable beyond :data:`CHECKED_ENV`."""
     return (not cfg.command and "file" not in cfg.exporters and cfg.default_redaction
-            and not cfg.traceparent and not cfg.report and not env.get("GITHUB_OUTPUT")
+            and not cfg.traceparent and not cfg.report and not cfg.outputs and not env.get("GITHUB_OUTPUT")
             and not any(k.startswith("OTEL_") and k not in CHECKED_ENV for k in env))
 
 

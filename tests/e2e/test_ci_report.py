@@ -60,8 +60,9 @@ def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
 
 
 def test_outputs_flag_writes_the_job_outputs_as_a_dotenv_file_for_gitlab(tmp_path):
-    """GitLab CI has no GITHUB_OUTPUT: ``--outputs PATH`` appends the same lines, a dotenv file
-    its ``artifacts:reports:dotenv`` hands to later jobs; with GITHUB_OUTPUT set too, both."""
+    """GitLab CI has no GITHUB_OUTPUT: ``--outputs PATH`` writes the same lines, a dotenv file
+    its ``artifacts:reports:dotenv`` hands to later jobs (this run's alone: a name twice may
+    fail the report); with GITHUB_OUTPUT set too, both. An empty stream writes it too."""
     data = SESSION.read_bytes()
     dotenv, github = tmp_path / "otelbridge.env", tmp_path / "github-output"
     proc = run_bridge(["--exporter", "none", "--outputs", str(dotenv)], data,
@@ -73,14 +74,16 @@ def test_outputs_flag_writes_the_job_outputs_as_a_dotenv_file_for_gitlab(tmp_pat
     assert got["total_cost_usd"] == repr(last["total_cost_usd"]) and got["status"] == "ok"
     assert re.fullmatch(r"[0-9a-f]{32}", got["trace_id"]) and int(got["input_tokens"]) > 0
     assert all(re.fullmatch(r"[a-z_]+=[^\n]*", line) for line in dotenv.read_text().splitlines())
-    dotenv.unlink()
     proc = run_bridge(["--exporter", "none", "--outputs", str(dotenv)], data,
                       env=clean_env(CI="true", GITHUB_OUTPUT=str(github)))
     assert proc.returncode == 0
     assert {k: v for k, v in outputs(dotenv).items() if k != "trace_id"} == \
            {k: v for k, v in outputs(github).items() if k != "trace_id"} == \
            {k: v for k, v in got.items() if k != "trace_id"}
-    assert outputs(dotenv)["trace_id"] == outputs(github)["trace_id"]
+    assert outputs(dotenv)["trace_id"] == outputs(github)["trace_id"]  # (outputs(): six lines, once each)
+    proc = run_bridge(["--exporter", "none", "--outputs", str(dotenv)], b"", env=clean_env(GITLAB_CI="true"))
+    assert proc.returncode == 0 and outputs(dotenv) == {"trace_id": "", "input_tokens": "0", "output_tokens": "0",
+                                                        "workflow_tokens": "0", "total_cost_usd": "0", "status": ""}
 
 
 def test_under_an_unsampled_traceparent_the_lines_say_why_and_whose_trace():
