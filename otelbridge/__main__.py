@@ -62,7 +62,8 @@ def _show(exc, prog: str, then: str = "") -> None:
     from .redact import message
 
     text = " ".join(exc.format_message().split())
-    print(message(f"{prog}: {text.rstrip('.')}. See '{prog} --help'.{then}"), file=sys.stderr)
+    text = text.rstrip(".")
+    print(message(f"{prog}: {text}{'' if text.endswith('?') else '.'} See '{prog} --help'.{then}"), file=sys.stderr)
 
 
 def _pass_through() -> None:

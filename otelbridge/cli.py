@@ -71,7 +71,7 @@ def _shared(fn):
         click.option("--max-line", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE,
                      show_default=True,
                      help="Longest line decoded, in bytes (longer ones are counted, not decoded; "
-                          "the tee still passes them through)."),
+                          "the tee still passes them through, replay and follow skip them)."),
         click.option("--dialect", "dialects", multiple=True, metavar="NAME",
                      help="Decode only these dialects (repeatable): claude_code (Claude Code and "
                           "cbc), milk, caudra (with claude_code, which decodes its sessions), "

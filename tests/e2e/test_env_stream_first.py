@@ -183,6 +183,13 @@ def test_a_usage_error_in_pipe_mode_still_passes_every_byte(args):
     assert line.endswith(b"See 'otelbridge --help'. The input passes through untraced."), line
 
 
+def test_a_mistyped_option_is_said_in_one_sentence_with_the_likely_one():
+    proc = run_bridge(["--capture-contnet"], b"", env=clean_env())
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == ("otelbridge: No such option '--capture-contnet'. Did you mean '--capture-content'? "
+                                    "See 'otelbridge --help'. The input passes through untraced.\n")
+
+
 @pytest.mark.parametrize("args", [["--"], ["--exporter", "none", "--"], ["-q", "--"]])
 def test_a_separator_without_a_command_is_a_usage_error(args):
     """``otelbridge --`` ran pipe mode on the terminal's stdin: a mistake, as an empty command."""
