@@ -111,18 +111,19 @@ def trace_section(trace: Trace, template: str | None, names: Mapping[int, str] |
     return out
 
 
-def page(collector: Collector, template: str | None = None) -> str:
-    """The whole HTML document."""
+def page(collector: Collector, template: str | None = None, service: str | None = None) -> str:
+    """The whole HTML document (its title names ``service``, the run's service name, if given)."""
     h = escape.html
+    title = "otelbridge run report" + (f" — {h(service, 80)}" if service else "")
     out = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        "<title>otelbridge run report</title>",
+        f"<title>{title}</title>",
         f"<style>{_CSS}</style></head><body>",
-        "<h1>otelbridge run report</h1>",
+        f"<h1>{title}</h1>",
         f'<p class="facts">{h(totals_text(collector))} · written '
         f"{h(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} by otelbridge {h(__version__)}</p>",
     ]
@@ -137,9 +138,10 @@ def page(collector: Collector, template: str | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_page(path: str, collector: Collector, template: str | None = None) -> None:
+def write_page(path: str, collector: Collector, template: str | None = None,
+               service: str | None = None) -> None:
     """Write :func:`page` to ``path``, created or truncated, mode 0600. ``OSError`` as raised."""
-    data = page(collector, template).encode("utf-8")
+    data = page(collector, template, service).encode("utf-8")
     from .files import open_fd
 
     fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC)

@@ -160,14 +160,15 @@ class Report:
         found = redact.current().found
         if found.markers:
             collector.hide(found.hide)
+        # the run's service name: several runs of a job told apart in each view
+        service = redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None
         if self.draw and collector.traces:
             self._view("waterfall not drawn", lambda: waterfall.render(
-                collector, waterfall.stderr_console(self.stream, self.env), self.template))
+                collector, waterfall.stderr_console(self.stream, self.env), self.template, service))
         if self.step_summary_path and (collector.traces or note):
             self._view(f"cannot append to GITHUB_STEP_SUMMARY {escape.terminal(self.step_summary_path, 200)!r}",
                        lambda: self._step_summary(waterfall.step_summary(
-                           collector, self.template, _size(self.step_summary_path),
-                           redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None, note)))
+                           collector, self.template, _size(self.step_summary_path), service, note)))
         for path in self.outputs_paths:  # (--outputs: this run's file, written whole)
             ours = path == self.cfg.outputs
             self._view(f"cannot {'write' if ours else 'append to'} {'--outputs' if ours else 'GITHUB_OUTPUT'} "
@@ -178,7 +179,7 @@ class Report:
             from .report import write_page
 
             self._view(f"cannot write --report {escape.terminal(self.html_path, 200)!r}",
-                       lambda: write_page(self.html_path, collector, self.template))
+                       lambda: write_page(self.html_path, collector, self.template, service))
 
     def _step_summary(self, text: str) -> None:
         """Append ``text``; none (GitHub's 1 MiB leaves no room) is said."""

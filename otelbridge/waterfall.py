@@ -176,9 +176,10 @@ def shown_traces(collector: Collector, most: int = MAX_TRACES_SHOWN) -> tuple[li
     return [traces[i] for i in sorted(order)], len(traces) - len(order) + collector.dropped_traces
 
 
-def render(collector: Collector, console: Console, template: str | None = None) -> int:
-    """Every kept trace's waterfall, then the totals line, on ``console``; returns how many
-    traces were drawn."""
+def render(collector: Collector, console: Console, template: str | None = None,
+           service: str | None = None) -> int:
+    """Every kept trace's waterfall, then the totals line (naming ``service``, the run's service
+    name, when given), on ``console``; returns how many traces were drawn."""
     utf = (console.encoding or "").lower().replace("-", "").startswith("utf")
     glyphs = Glyphs() if utf else _ASCII
     traces, others = shown_traces(collector)
@@ -191,7 +192,8 @@ def render(collector: Collector, console: Console, template: str | None = None) 
             console.print(line, soft_wrap=True)
     if others:
         console.print(Text(f"({others} other traces not drawn)", style="dim"))
-    console.print(Text("total: " + totals_text(collector), style="bold"), soft_wrap=True)
+    named = f" ({escape.terminal(service, 80)})" if service else ""
+    console.print(Text(f"total{named}: " + totals_text(collector), style="bold"), soft_wrap=True)
     return len(traces)
 
 

@@ -5,6 +5,7 @@ wrapper mode (the run span's trace) and with spans checked at a real OTLP receiv
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import socket
@@ -50,10 +51,16 @@ def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
     """Two steps of one job append to its summary page, one after the other without the steps'
     names: each heading names the run's OTEL_SERVICE_NAME (a matrix cell's), when it is set."""
     step = tmp_path / "summary.md"
-    for service in ("agent (py3.11)", "", "agent-[3.12]"):
-        proc = run_bridge(["--exporter", "none"], SESSION.read_bytes(),
+    for n, service in enumerate(("agent (py3.11)", "", "agent-[3.12]")):
+        page = tmp_path / f"report-{n}.html"
+        proc = run_bridge(["--exporter", "none", "--report", str(page)], SESSION.read_bytes(),
                           env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step), OTEL_SERVICE_NAME=service))
         assert proc.returncode == 0, proc.stderr
+        # the job log's waterfall and the page say it too
+        named = f" ({service})" if service else ""
+        assert f"\ntotal{named}: 1 trace, " in proc.stderr.decode()
+        title = "otelbridge run report" + (f" — {html.escape(service)}" if service else "")
+        assert f"<title>{title}</title>" in page.read_text()
     headings = [line.split(":", 1)[0] for line in step.read_text().splitlines() if line.startswith("### ")]
     assert headings == ["### ✅ otelbridge \\(" + markdown("agent (py3.11)") + "\\)", "### ✅ otelbridge",
                         "### ✅ otelbridge \\(" + markdown("agent-[3.12]") + "\\)"]
