@@ -243,8 +243,7 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
                                           r"(?:(?=[A-Za-z_+/=-]{0,63}[0-9])[A-Za-z0-9_+/=-]{12}"
                                           r"|(?=[^\s`\"']{0,63}[0-9])[^\s`\"']{8})")
 
-#: A Markdown table (or MySQL's boxed output, ``+----+`` its separators) whose header names a
-#: column for a secret (``| User | Password |``, ``| Pass
+#: A Markdown table whose header names a column for a secret (``| User | Password |``, ``| Pass
 #: |``, ``| Password (temp) |``, ``| Token |``), then a row's cell in that column (the table's
 #: first six columns), in its first 16 rows: under a password's name a word of 8 characters or
 #: more with a letter and a digit (``viewerpass42``, ``Ed1tor!pass`` in backticks); under a
@@ -308,14 +307,14 @@ def _table(column: str, value: str) -> str:
         + "|".join(
             _CELLS % n + _TABLE_CELL + column + r"(?:\*\*|`)?+(?:[ \t]*+\([^()|\r\n]{1,30}\))?[ \t]*+\|"
             + _REST % 200 + _EOL
-            + r"[ \t]*+(?:\|[ \t:|-]*?-[ \t:|-]*+|\+-[-+]*+)" + _EOL + r"(?:[ \t]*+[|+]" + _ROW_REST + _EOL + "){0,15}?"
+            + r"[ \t]*+\|[ \t:|-]*?-[ \t:|-]*+" + _EOL + r"(?:[ \t]*+\|" + _ROW_REST + _EOL + "){0,15}?"
             + r"[ \t]*+\|" + _CELLS % n + r"[ \t]*+`?+"
             for n in range(6))
         + r"))(?!\[REDACTED:)" + value
     )
 
 
-_SEPARATOR_ROW = re.compile(r"(?:\r?\n|(?:\\r)?\\n)[ \t]*+(?:\|[ \t:|]*?-[ \t:|-]*+|\+-[-+]*+)(?=\r?\n|\\[rn]|\Z)")
+_SEPARATOR_ROW = re.compile(r"(?:\r?\n|(?:\\r)?\\n)[ \t]*+\|[ \t:|]*?-[ \t:|-]*+(?=\r?\n|\\[rn]|\Z)")
 
 
 def _table_header(words: tuple[str, ...]) -> Callable[[str], bool]:
