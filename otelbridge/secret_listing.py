@@ -18,6 +18,7 @@ import re
 
 from .secret_html import HTML_PATTERNS
 from .secret_labels import PROSE_PATTERNS
+from .secret_tables import TABLE_PATTERNS
 from .secret_patterns import Needles, Pattern
 
 #: A line's prefix: a Read's number (``     1→``, ``1\t``), grep -n's (a file's name, then the
@@ -87,4 +88,5 @@ class Listing(Pattern):
 
 
 #: The rules of Markdown and HTML, then a listing's reading by those of a line's start
-PAGE_PATTERNS = (*PROSE_PATTERNS, *HTML_PATTERNS, Listing(tuple(p for p in PROSE_PATTERNS if p._flags & re.M)))
+PAGE_PATTERNS = (*PROSE_PATTERNS, *TABLE_PATTERNS, *HTML_PATTERNS,
+                 Listing(tuple(p for p in (*PROSE_PATTERNS, *TABLE_PATTERNS) if p._flags & re.M)))
