@@ -253,6 +253,7 @@ class Pipeline:
                  wall: Callable[[], int] = time.time_ns,
                  instance_id: str | None = None, keep_redaction: bool = False) -> None:
         from .export import Exporters
+        from .resource import named_service
         from .spans import SpanBuilder
 
         self.cfg = cfg
@@ -274,6 +275,7 @@ class Pipeline:
         self.report = report
         if report is not None:
             report.not_exported = self.not_exported
+            report.service = named_service(self.exporters.provider.resource)
         # the views read every record ahead of the builder, sampled or not
         emits = [report.sink(self.builder) if report is not None else self.builder.emit]
         if last is not None and self.exporters.paths:  # (nothing to wait for without exporters)

@@ -160,6 +160,17 @@ class HashOnceResource(Resource):
 REPLAY_INSTANCE_ID = str(uuid.uuid5(uuid.UUID("4d63009a-8d0f-11ee-aad7-4c796ed8e320"), "otelbridge replay"))
 
 
+#: ``service.name`` when neither ``OTEL_SERVICE_NAME`` nor ``OTEL_RESOURCE_ATTRIBUTES`` names one
+DEFAULT_SERVICE = "otelbridge"
+
+
+def named_service(resource: Resource) -> str | None:
+    """The service name the run was given (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
+    as :func:`make_resource` made it: redacted); ``None`` for :data:`DEFAULT_SERVICE`."""
+    name = resource.attributes.get(SERVICE_NAME)
+    return str(name) if name and name != DEFAULT_SERVICE else None
+
+
 def make_resource(env: Mapping[str, str] | None = None, instance_id: str | None = None) -> Resource:
     """``Resource.create`` (applies ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``) with
     ``service.name = otelbridge`` when neither names a service, and the CI attributes of
@@ -176,7 +187,7 @@ def make_resource(env: Mapping[str, str] | None = None, instance_id: str | None 
         resource = resource.merge(OTELResourceDetector().detect())
     name = resource.attributes.get(SERVICE_NAME)
     if not name or str(name).startswith("unknown_service"):
-        resource = resource.merge(Resource({SERVICE_NAME: "otelbridge"}))
+        resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE}))
     # bytes of the environment that are not UTF-8 (Python keeps them as lone surrogates) would
     # fail the encoding of every export's resource: shown as U+FFFD, as a decoder would. What
     # was set by hand (OTEL_RESOURCE_ATTRIBUTES, a detector's) may hold what CI put in a

@@ -98,6 +98,9 @@ class Report:
         self._linked: OrderedDict[int, None] = OrderedDict()
         #: why no backend a link points at holds a trace, or ``None`` (the pipeline sets it)
         self.not_exported: Callable[[int], str | None] = lambda trace_id: None
+        #: the service name the run was given, in each view (several runs of a job told apart;
+        #: the pipeline sets it from the resource)
+        self.service: str | None = None
 
     def sink(self, builder: Any) -> Callable[[SpanRecord], None]:
         """The ``emit`` that feeds ``builder`` (a :class:`~otelbridge.spans.SpanBuilder`): each
@@ -160,8 +163,7 @@ class Report:
         found = redact.current().found
         if found.markers:
             collector.hide(found.hide)
-        # the run's service name: several runs of a job told apart in each view
-        service = redact.current().clean(self.env.get("OTEL_SERVICE_NAME", "").strip()) or None
+        service = self.service
         if self.draw and collector.traces:
             self._view("waterfall not drawn", lambda: waterfall.render(
                 collector, waterfall.stderr_console(self.stream, self.env), self.template, service))

@@ -49,7 +49,8 @@ def test_a_link_with_quotes_and_blanks_is_one_url_in_the_job_log(tmp_path):
 
 def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
     """Two steps of one job append to its summary page, one after the other without the steps'
-    names: each heading names the run's OTEL_SERVICE_NAME (a matrix cell's), when it is set."""
+    names: each heading names the run's service name (OTEL_SERVICE_NAME, or service.name in
+    OTEL_RESOURCE_ATTRIBUTES: a matrix cell's), when one is set."""
     step = tmp_path / "summary.md"
     for n, service in enumerate(("agent (py3.11)", "", "agent-[3.12]")):
         page = tmp_path / f"report-{n}.html"
@@ -61,9 +62,15 @@ def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
         assert f"\ntotal{named}: 1 trace, " in proc.stderr.decode()
         title = "otelbridge run report" + (f" — {html.escape(service)}" if service else "")
         assert f"<title>{title}</title>" in page.read_text()
+    # the resource's service name, as the backend lists the traces under it
+    proc = run_bridge(["--exporter", "none"], SESSION.read_bytes(),
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step),
+                                    OTEL_RESOURCE_ATTRIBUTES="service.name=agent-b,team=ci"))
+    assert proc.returncode == 0, proc.stderr
     headings = [line.split(":", 1)[0] for line in step.read_text().splitlines() if line.startswith("### ")]
     assert headings == ["### ✅ otelbridge \\(" + markdown("agent (py3.11)") + "\\)", "### ✅ otelbridge",
-                        "### ✅ otelbridge \\(" + markdown("agent-[3.12]") + "\\)"]
+                        "### ✅ otelbridge \\(" + markdown("agent-[3.12]") + "\\)",
+                        "### ✅ otelbridge \\(" + markdown("agent-b") + "\\)"]
 
 
 def test_outputs_flag_writes_the_job_outputs_as_a_dotenv_file_for_gitlab(tmp_path):
