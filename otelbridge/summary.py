@@ -76,6 +76,15 @@ def trace_url(template: str | None, trace_id: int) -> str | None:
     return _REDACTED_PARAM.sub(_param_gone, _REDACTED_USER.sub(r"\1", url))
 
 
+def logged_url(template: str | None, trace_id: int) -> str | None:
+    """:func:`trace_url` as a job's log shows it: percent-encoded when it is ``http(s)``
+    (:func:`otelbridge.escape.url`: a quote or a blank would end the log's link), else as it is."""
+    from .escape import url
+
+    link = trace_url(template, trace_id)
+    return url(link) or link
+
+
 #: A link's user part redacted; a query parameter whose value is (holds) a marker
 _REDACTED_USER = re.compile(r"\A([A-Za-z][\w+.-]*://)\[REDACTED:\w+\]@")
 _REDACTED_PARAM = re.compile(r"([?&])[^&#?]*\[REDACTED:\w+\][^&#]*(&?)")

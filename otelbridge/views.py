@@ -132,7 +132,7 @@ class Report:
         if not self.template or trace_id in self._linked:
             return
         from . import escape
-        from .summary import MAX_LINKED, link_note, trace_url
+        from .summary import MAX_LINKED, link_note, logged_url
 
         self._linked[trace_id] = None
         if len(self._linked) > MAX_LINKED:
@@ -140,8 +140,7 @@ class Report:
         if not what and f"-{trace_id:032x}-" in (self.cfg.traceparent or ""):
             what = "from TRACEPARENT"  # (the spans of every session and workflow joined it)
         what = what if what in ("session", "workflow", "run", "from TRACEPARENT") else ""
-        link = trace_url(self.template, trace_id)
-        self.write(f"trace{' ' + what if what else ''}: {escape.visible(escape.url(link) or link)}"
+        self.write(f"trace{' ' + what if what else ''}: {escape.visible(logged_url(self.template, trace_id))}"
                    + link_note(self.not_exported(trace_id)))
 
     def not_exported_at_all(self, why: str) -> None:

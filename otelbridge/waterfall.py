@@ -24,7 +24,7 @@ from rich.text import Text
 
 from . import escape
 from .shown import Line, more_text, select, tokens_text, totals_text, trace_head
-from .summary import Collector, Row, Trace, format_cost, format_duration, link_note, plural, trace_url
+from .summary import Collector, Row, Trace, format_cost, format_duration, link_note, logged_url, plural, trace_url
 
 #: Rows drawn per trace on stderr and in the step summary (the rest folded).
 TERMINAL_ROWS = 40
@@ -128,8 +128,8 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
                   style="red") for error, names in named.items()]
     if more:
         notes.append(Text(f"  … {more} more failed", style="red"))
-    url = trace_url(template, trace.trace_id)
-    notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(escape.url(url) or url)}" if url else "")
+    url = logged_url(template, trace.trace_id)
+    notes.append(Text(f"trace {trace.trace_id:032x}" + (f"  {escape.terminal(url)}" if url else "")
                       + link_note(trace.not_exported)))
     return out, notes
 
