@@ -37,18 +37,23 @@ _BORDER = re.compile(r"[ \t]*+\+(?:-++\+)++[ \t]*+(?:\\*\")?")
 _TOP = re.compile(r"(?:\A|[\s\"])[ \t]*+\+(?:-++\+)++[ \t]*+\Z")
 #: A delimited header's name: words, no code's or prose's marks
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_ /-]{0,40}+")
-#: A cell's text: its blanks and quotes (also escaped: a JSON string's) around its value
 #: What stands before a delimited header on its line: up to its last blank or quote
 _LEAD = re.compile(r"\A.*[\s\"]")
+#: A cell's text: its blanks and quotes (also escaped: a JSON string's) around its value
 _CELL = re.compile(r"(\s*+(?:\\*\")?)(.*?)((?:\\*\")?\s*+)", re.S)
 _WORDS = tuple(sorted(set(_PASSWORD_WORDS + _SECRET_WORDS)))
+
+
+def _bare(name: str) -> str:
+    """A header cell's name without its blanks and quotes (also a JSON string's escaped ones)."""
+    return name.strip().strip('"\\').strip()
 
 
 def _columns(names: list[str]) -> dict[int, re.Pattern[str]]:
     """The cells of a header that name a secret's column → the regex its values must match."""
     out = {}
     for i, name in enumerate(names):
-        name = name.strip().strip('"\\').strip()
+        name = _bare(name)
         if _PASSWORD_NAME.fullmatch(name):
             out[i] = _PASSWORD_VALUE
         elif _SECRET_NAME.fullmatch(name):
@@ -99,9 +104,9 @@ class QueryTable(Pattern):
         else:
             for sep in (",", ";", tab):
                 names = line.split(sep)
-                if not _NAME.fullmatch(names[0].strip().strip('"\\').strip()):
+                if not _NAME.fullmatch(_bare(names[0])):
                     names[0] = _LEAD.sub("", names[0])  # (after a prompt, a name or a JSON string's quote)
-                if len(names) > 1 and all(_NAME.fullmatch(n.strip().strip('"\\').strip()) for n in names):
+                if len(names) > 1 and all(_NAME.fullmatch(_bare(n)) for n in names):
                     break
             else:
                 return None
