@@ -78,11 +78,22 @@ def trace_url(template: str | None, trace_id: int) -> str | None:
 
 def logged_url(template: str | None, trace_id: int) -> str | None:
     """:func:`trace_url` as a job's log shows it: percent-encoded when it is ``http(s)``
-    (:func:`otelbridge.escape.url`: a quote or a blank would end the log's link), else as it is."""
+    (:func:`otelbridge.escape.url`; past the host also ``{}[]``: a quote, a blank or a brace
+    ends a log's or a terminal's link), else as it is."""
     from .escape import url
 
     link = trace_url(template, trace_id)
-    return url(link) or link
+    encoded = url(link)
+    if encoded is None:
+        return link
+    host = _ORIGIN.match(encoded).end()  # type: ignore[union-attr]  (url() checked the scheme)
+    return encoded[:host] + encoded[host:].translate(_BRACKETS)
+
+
+#: A URL's scheme and host (an IPv6 host's brackets stay); what :func:`logged_url` encodes past
+#: them, beyond what a Markdown or HTML link needs
+_ORIGIN = re.compile(r"[^:]*://[^/?#]*")
+_BRACKETS = str.maketrans({"{": "%7B", "}": "%7D", "[": "%5B", "]": "%5D"})
 
 
 #: A link's user part redacted; a query parameter whose value is (holds) a marker

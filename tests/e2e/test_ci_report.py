@@ -31,20 +31,22 @@ def outputs(path) -> dict[str, str]:
 
 def test_a_link_with_quotes_and_blanks_is_one_url_in_the_job_log(tmp_path):
     """A Grafana Explore template (JSON in its query): the link on stderr, as each trace starts
-    and under its waterfall, is percent-encoded as in the step summary, so that a log viewer's
-    link detection, which stops at a quote or a blank, takes it whole."""
+    and under its waterfall, is percent-encoded (braces and brackets too), so that a log's or a
+    terminal's link detection, which stops at a quote, a blank or a brace, takes it whole."""
     template = 'https://grafana.example.com/explore?left={"queries":[{"query":"{trace_id}", "x": 1}]}'
     step = tmp_path / "summary.md"
     proc = run_bridge(["--exporter", "none", "--summary", "always", "--trace-url-template", template],
                       SESSION.read_bytes(), env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
     assert proc.returncode == 0, proc.stderr
     (trace_id,) = re.findall(r"^trace ([0-9a-f]{32})  ", proc.stderr.decode(), re.M)
-    url = ('https://grafana.example.com/explore?left={%22queries%22:[{%22query%22:%22' + trace_id
-           + '%22,%20%22x%22:%201}]}')
+    url = ('https://grafana.example.com/explore?left=%7B%22queries%22:%5B%7B%22query%22:%22' + trace_id
+           + '%22,%20%22x%22:%201%7D%5D%7D')
     err = proc.stderr.decode()
     assert f"otelbridge: trace session: {url} (not in the backend: exporter none)\n" in err
     assert f"trace {trace_id}  {url} (not in the backend: exporter none)\n" in err
-    assert f"[open trace]({url})" in step.read_text()
+    # (a Markdown link's target keeps braces and brackets: GitHub takes it whole)
+    md_url = url.replace("%7B", "{").replace("%7D", "}").replace("%5B", "[").replace("%5D", "]")
+    assert f"[open trace]({md_url})" in step.read_text()
 
 
 def test_two_runs_of_a_job_are_told_apart_by_their_service_name(tmp_path):
