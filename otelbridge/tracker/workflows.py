@@ -235,6 +235,10 @@ class WorkflowTracker:
             return
         if ev.end_time_ns is not None:
             run.end_time_ns = ev.end_time_ns
+        if ev.status == "killed" and run.notified_ns is None:
+            # the interrupt path (§4.1): cbc's wind-down flips to ``error`` can come before
+            # ``stopped`` as well as after it; read them alike (the notification still decides)
+            run.status = "stopped"
 
     def _notification(self, ev: TaskNotification, now: int) -> None:
         key = (ev.session_id, ev.task_id)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from otelbridge.events import TaskNotification, WorkflowAgent, WorkflowProgress, WorkflowStarted
+from otelbridge.events import (
+    TaskNotification, TaskUpdated, WorkflowAgent, WorkflowProgress, WorkflowStarted,
+)
 from otelbridge.tracker.workflows import WorkflowTracker, workflow_display_name
 
 from .harness import make_ctx
@@ -58,3 +60,42 @@ def test_late_abort_within_window_then_window_closes():
     assert a2.error is None and [e.name for e in a2.events] == ["interrupted"]
     tr.handle(WorkflowProgress("s", None, task_id="t", agents=[agent(2, "error", error="late")]))
     assert len(records) == 4 and ctx.stats.late_events_ignored == 1
+
+
+def test_abort_flip_between_killed_and_stopped_is_an_interrupt_too():
+    """§4.1: ``task_updated`` ``killed``, then the agents wind down; a flip that comes before
+    ``task_notification`` ``stopped`` is read as one after it (one stop, one reading)."""
+    ctx, records, timers = make_ctx()
+    tr = WorkflowTracker(ctx)
+    tr.handle(WorkflowStarted("s", None, task_id="t", workflow_name="review"))
+    tr.handle(WorkflowProgress("s", None, task_id="t", agents=[agent(1, "start"), agent(2, "start")]))
+    tr.handle(TaskUpdated("s", None, task_id="t", status="killed", end_time_ns=(T0 + 5000) * MS))
+    tr.handle(WorkflowProgress("s", None, task_id="t", agents=[
+        agent(1, "error", error="subagent aborted: user cancel", ended_at=T0 + 5010),
+        agent(2, "start")]))
+    tr.handle(TaskNotification("s", (T0 + 5020) * MS, task_id="t", status="stopped"))
+    tr.handle(WorkflowProgress("s", None, task_id="t", agents=[
+        agent(1, "error", error="subagent aborted: user cancel", ended_at=T0 + 5010),
+        agent(2, "error", error="subagent aborted: user cancel", ended_at=T0 + 5030)]))
+    timers.fire()
+    by_name = {r.name: r for r in records}
+    for name, end in (("invoke_agent a1", T0 + 5010), ("invoke_agent a2", T0 + 5030)):
+        rec = by_name[name]
+        assert (rec.error, rec.error_type, rec.end_ns) == (None, None, end * MS)
+        assert [(e.name, e.attributes["otelbridge.reason"]) for e in rec.events] == [
+            ("interrupted", "subagent aborted: user cancel")]
+    assert by_name["invoke_workflow review"].attributes["workflow.status"] == "stopped"
+
+
+def test_failed_agent_before_a_kill_stays_failed():
+    """An agent that failed while the run went on is an error; a later kill does not change it."""
+    ctx, records, timers = make_ctx()
+    tr = WorkflowTracker(ctx)
+    tr.handle(WorkflowStarted("s", None, task_id="t", workflow_name="review"))
+    tr.handle(WorkflowProgress("s", None, task_id="t", agents=[
+        agent(1, "error", error="tool crashed", ended_at=T0 + 100), agent(2, "start")]))
+    tr.handle(TaskUpdated("s", None, task_id="t", status="killed", end_time_ns=(T0 + 5000) * MS))
+    tr.handle(TaskNotification("s", (T0 + 5020) * MS, task_id="t", status="stopped"))
+    timers.fire()
+    a1 = next(r for r in records if r.name == "invoke_agent a1")
+    assert (a1.error, a1.error_type) == ("tool crashed", "agent_error")
