@@ -222,12 +222,14 @@ class CallsMixin:
         error, result = read_tool_result(self.ctx, ev, tool.arguments, tool.task_failure)
         self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, result)
 
-    def _end_calls(self, s: Session, turn_n: int, end: int, error: str) -> None:
+    def _end_calls(self, s: Session, turn_n: int, end: int, error: str | None) -> None:
         """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,
-        ERROR ``incomplete`` with ``error``)."""
+        ERROR ``incomplete`` with ``error``; ``None``: the turn was interrupted, no error, and
+        they carry an ``interrupted`` event at ``end``)."""
         for tool in [t for t in s.tools.values() if t.owner is None and t.turn_n == turn_n]:
             del s.tools[tool.id]
-            self._emit_tool(s, tool, end, error, "incomplete", None)
+            self._emit_tool(s, tool, end, error, None if error is None else "incomplete", None,
+                            interrupted=error is None)
         for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
             self._emit_chat(s, chat)
 
@@ -419,7 +421,7 @@ class CallsMixin:
             self.ctx.emit(rec)
 
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
-                   error_type: str | None, result: str | None) -> None:
+                   error_type: str | None, result: str | None, *, interrupted: bool = False) -> None:
         self._release(s, "tool", tool.id)
         end = max(end, tool.start_ns)
         start = tool.start_ns
@@ -456,5 +458,6 @@ class CallsMixin:
                 attributes=attrs,
                 error=error,
                 error_type=error_type,
+                events=[SpanEvent("interrupted", end)] if interrupted else [],
             )
         )

@@ -153,8 +153,14 @@ def result_error(rec: SpanRecord, ev: TurnResult, interrupted_at: int | None = N
         rec.error = "interrupted by the user" if by_user is not None else (
             ev.error or ev.content or kind or "result is_error")
         rec.error_type = kind or "result_error"
-    elif interrupted_at is not None and by_user is None and "interrupted" in (ev.subtype, ev.stop_reason):
+    elif interrupted_at is not None and by_user is None and says_interrupted(ev):
         rec.events.append(SpanEvent("interrupted", interrupted_at))
+
+
+def says_interrupted(ev: TurnResult) -> bool:
+    """``ev`` says its turn was interrupted and no error (milk's ``interrupted`` subtype or
+    stop reason)."""
+    return not ev.is_error and "interrupted" in (ev.subtype, ev.stop_reason)
 
 
 def turn_usage(reported: Usage | None, turn: Turn, model_total: Usage | None = None,

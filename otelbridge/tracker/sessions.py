@@ -58,7 +58,7 @@ from .charges import SESSION, ChargesMixin, session_text
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
 from .results import (add_result, duplicate_result, model_counts, on_session_scale, result_attributes,
-                      result_error, session_result_attributes, turn_usage)
+                      result_error, says_interrupted, session_result_attributes, turn_usage)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -377,7 +377,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
         else:
             self._settle_end(s, turn, end)
-        self._end_calls(s, turn.n, end, NO_TOOL_RESULT_IN_TURN)
+        self._end_calls(s, turn.n, end, None if says_interrupted(ev) else NO_TOOL_RESULT_IN_TURN)
         self._release_first_call(turn, start)
         for agent in list(s.agents.values()):
             if self._agent_done(s, agent):

@@ -521,3 +521,28 @@ def test_an_error_result_named_ok_is_described_as_an_error_not_as_ok(subtype):
     for name in ("turn 1", "invoke_agent claude-code"):
         rec = run.one(name)
         assert (rec.error, rec.error_type) == ("result is_error", "result_error"), name
+
+
+@pytest.mark.parametrize("kw, interrupted", [
+    ({"subtype": "interrupted", "stop_reason": "interrupted"}, True),  # milk's user stop
+    ({"subtype": "success", "stop_reason": "interrupted"}, True),
+    ({"subtype": "success", "stop_reason": "end_turn"}, False),
+    ({"subtype": "error_during_execution", "is_error": True, "stop_reason": "interrupted"}, False),
+])
+def test_a_tool_open_at_an_interrupted_result_is_interrupted_not_failed(kw, interrupted):
+    """ADR-0050: ``interrupted`` is no error subtype; the tool the stop cut ends with the turn,
+    with an ``interrupted`` event; a turn that ended otherwise leaves it ERROR ``incomplete``."""
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="coder", provider="local", model="qwen"),
+        call(1000, "m1", tools=[ToolCall("t1", "bash", '{"command":"go test ./..."}')]),
+        result(30050, num_turns=1, duration_ms=30050, **kw),
+    ).finish()
+    tool = run.one("execute_tool bash")
+    assert (tool.start_ns, tool.end_ns) == (at(1000), at(30050))
+    if interrupted:
+        assert (tool.error, tool.error_type) == (None, None)
+        assert [(e.name, e.time_ns) for e in tool.events] == [("interrupted", at(30050))]
+        assert run.one("turn 1").error is None
+    else:
+        assert (tool.error, tool.error_type) == ("no tool_result before the turn's result", "incomplete")
+        assert tool.events == []
