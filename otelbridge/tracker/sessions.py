@@ -288,7 +288,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
 
     def _on_seq(self, s: Session, ev: LineSeq, now: int) -> None:
         last = s.last_seq
-        s.last_seq = ev.seq
+        s.last_seq = ev.seq if last is None else max(last, ev.seq)  # (a step back: a late line)
         if last is not None and ev.seq != last + 1:
             self.ctx.stats.seq_gaps += 1
             self._event(s, SpanEvent("seq_gap", now, {

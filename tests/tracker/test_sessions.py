@@ -546,3 +546,19 @@ def test_a_tool_open_at_an_interrupted_result_is_interrupted_not_failed(kw, inte
     else:
         assert (tool.error, tool.error_type) == ("no tool_result before the turn's result", "incomplete")
         assert tool.events == []
+
+
+@pytest.mark.parametrize("seqs, events", [
+    ((0, 2, 1, 3, 4), [(1, 2, "missing"), (3, 1, "reordered")]),  # a swapped pair: nothing lost
+    ((0, 1, 4, 2, 3, 5), [(2, 4, "missing"), (5, 2, "reordered"), (5, 3, "reordered")]),
+    ((0, 1, 2, 3), []),
+])
+def test_milk_seq_a_late_line_does_not_make_the_next_one_missing(seqs, events):
+    """ADR-0050: ``seq`` rises by one a line; a line below the highest seen is late, and the
+    one after the highest is expected next."""
+    run = Run().feed(SessionStarted(S, at(0), agent_name="coder", provider="local", model="qwen"),
+                     *(LineSeq(S, at(i), seq=n) for i, n in enumerate(seqs))).finish()
+    gaps = [e for e in run.one("invoke_agent coder").events if e.name == "seq_gap"]
+    assert [(e.attributes["seq.expected"], e.attributes["seq.received"], e.attributes["seq.kind"])
+            for e in gaps] == events
+    assert run.stats.seq_gaps == len(events)
