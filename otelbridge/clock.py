@@ -193,11 +193,19 @@ class StreamTimers:
         heapq.heappush(self._heap, (due, self._seq, handle))
         return handle
 
-    def run_due(self) -> None:
-        """Run every callback whose time the stream clock has reached."""
+    @property
+    def pending(self) -> bool:
+        """Whether a callback waits to run."""
+        return bool(self._heap)
+
+    def run_due(self, upto: int | None = None) -> None:
+        """Run every callback whose time the stream clock, or ``upto`` (epoch ns: a line's own
+        time, before the line is applied) when later, has reached."""
         if not self._heap:
             return
         latest = self.clock.latest
+        if upto is not None and (latest is None or upto > latest):
+            latest = upto
         while self._heap and latest is not None and self._heap[0][0] <= latest:
             _, _, handle = heapq.heappop(self._heap)
             if not handle.cancelled:

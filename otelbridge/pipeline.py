@@ -394,7 +394,12 @@ class Pipeline:
     def on_line(self, raw: bytes) -> None:
         if self.before_line is not None:
             self.before_line(self.splitter.at)
+        timers = self.timers
         for event in self.decoder.decode(raw):
+            if timers is not None and timers.pending:
+                # a window whose end the line's own time is past closes before the line
+                # applies: a snapshot after a grace window is late, not a stretch of the run
+                timers.run_due(event.ts_ns if event.ts_ns is not None else getattr(event, "newest_ns", None))
             try:
                 self.tracker.handle(event)
             except Exception as exc:  # a tracker bug costs one event, never the stream

@@ -158,6 +158,9 @@ class WorkflowTracker:
     def handle(self, ev: Event) -> None:
         """Apply one decoded event."""
         if isinstance(ev, WorkflowProgress):
+            if (ev.session_id, ev.task_id) in self._closed:  # late: its times move no clock
+                self.ctx.stats.late_events_ignored += 1
+                return
             if ev.newest_ns is None:  # (the decoder sets it; events built by hand may not)
                 ev.newest_ns = max((t for a in ev.agents for t in (
                     a.last_progress_ns, a.ended_ns, a.started_ns, a.queued_ns) if t), default=None)

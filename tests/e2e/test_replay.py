@@ -364,3 +364,50 @@ def test_a_low_attribute_length_limit_cuts_what_is_exported_not_what_the_job_out
     ops = {s.attributes.get("gen_ai.operation.name") for s in received["5"]} - {None}
     assert ops == {"chat", "invok", "execu"}
     assert all(len(v) <= 5 for s in received["5"] for v in s.attributes.values() if isinstance(v, str))
+
+
+def _stopped_workflow(late_ms: int) -> bytes:
+    """A cbc run stopped at +3 s (§4.1) whose agent's wind-down flip comes ``late_ms`` after
+    the stop, in a snapshot line without a timestamp of its own (its ``endedAt`` is its time)."""
+    t0 = 1_790_000_000_000
+    agent = {"type": "workflow_agent", "index": 1, "agentId": "v2:1", "startedAt": t0 + 100,
+             "label": "worker-1", "phaseIndex": 1}
+    phase = {"type": "workflow_phase", "index": 1, "title": "Build"}
+    head = {"task_id": "wf-g", "session_id": "s-g"}
+    lines = [
+        {"type": "system", "subtype": "task_started", **head, "tool_use_id": "toolu_w",
+         "task_type": "local_workflow", "workflow_name": "build"},
+        {"type": "system", "subtype": "task_progress", **head, "tool_use_id": "toolu_w",
+         "workflow_progress": [phase, {**agent, "state": "start"}]},
+        {"type": "system", "subtype": "task_updated", **head,
+         "patch": {"status": "killed", "end_time": t0 + 3000}},
+        {"type": "system", "subtype": "task_notification", **head, "status": "stopped",
+         "usage": {"total_tokens": 10, "tool_uses": 0, "duration_ms": 2900}},
+        {"type": "system", "subtype": "task_progress", **head, "tool_use_id": "toolu_w",
+         "workflow_progress": [phase, {**agent, "state": "error", "endedAt": t0 + 3000 + late_ms,
+                                       "error": "subagent aborted: user cancel"}]},
+    ]
+    return b"".join(json.dumps(d).encode() + b"\n" for d in lines)
+
+
+@pytest.mark.parametrize("late_ms, lands", [(2_000, True), (57_000, False)])
+def test_a_snapshot_past_the_grace_window_in_stream_time_is_late_in_replay(tmp_path, late_ms, lands):
+    """``--grace-period`` (5 s) is of the stream's time in replay: a snapshot whose own time is
+    past the window is ignored and counted, and moves neither the run nor its session's end."""
+    path = tmp_path / "stopped.jsonl"
+    path.write_bytes(_stopped_workflow(late_ms))
+    proc, spans = replay([path])
+    assert proc.returncode == 0, proc.stderr
+    assert f"{0 if lands else 1} late events ignored".encode() in proc.stderr
+    by_name = {s.name: s for s in spans}
+    agent, root = by_name["invoke_agent worker-1"], by_name["invoke_workflow build"]
+    stop = (1_790_000_000_000 + 3000) * MS
+    assert agent.start_ns == (1_790_000_000_000 + 100) * MS
+    assert agent.status_code == 0  # unset: a stop's wind-down is no failure
+    (event,) = [e for e in agent.events if e[0] == "interrupted"]
+    if lands:
+        assert agent.end_ns == root.end_ns == stop + late_ms * MS
+        assert event[2] == {"otelbridge.reason": "subagent aborted: user cancel"}
+    else:
+        assert agent.end_ns == root.end_ns == stop
+    assert by_name["invoke_agent claude-code"].end_ns == root.end_ns
