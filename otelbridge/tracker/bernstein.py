@@ -17,7 +17,8 @@ Where the signals go:
 
 * **wrapper mode** (``ctx.run`` set, by whoever emits ``run {cmd}``): they are held and
   applied to that span's record by the process hook this part registers
-  (``ctx.decorate_process(rec)``); the first terminal signal decides the status.
+  (``ctx.decorate_process(rec)``); the first ``FAILED`` decides the status, else the first
+  ``COMPLETED``.
 * **pipe mode**: a ``run stdin`` root (under ``TRACEPARENT`` when given) exists only once a
   signal appears. It starts when otelbridge started reading (or, for a later run, at the
   previous run's terminal signal) and ends at its terminal signal, when it is emitted at once;
@@ -110,7 +111,9 @@ class BernsteinTracker:
             run.held += event_bytes(event)
             self.ctx.budget.charge(("bernstein", id(self)), run.held, lambda reason: self._end_early(run, reason))
         if ev.kind in TERMINAL_KINDS:
-            if run.terminal is None:
+            if run.terminal is None or (ev.kind == "FAILED" and run.terminal != "FAILED"):
+                # (wrapper mode: one span for all the command's runs; a FAILED among them
+                # decides, as its own ``run stdin`` span would fail in pipe mode)
                 run.terminal, run.terminal_ns, run.reason = ev.kind, now, ev.reason
             else:
                 self.ctx.stats.duplicate_notifications += 1

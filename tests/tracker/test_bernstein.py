@@ -112,6 +112,24 @@ def test_wrapper_mode_decorates_the_process_span():
     assert [e.name for e in rec2.events] == ["bernstein.blocked", MISSING_TERMINAL]
 
 
+def test_wrapper_mode_a_failed_run_after_a_completed_one_fails_the_process_span():
+    """A command that runs its CLI twice: the second run's ``FAILED`` is not hidden by the
+    first's ``COMPLETED`` (pipe mode fails that run's own ``run stdin`` span)."""
+    ctx, records, _ = make_ctx(wall_ns=WALL)
+    ctx.run = SpanRef(0x99, 0x77)
+    tr = BernsteinTracker(ctx)
+    tr.handle(sig("COMPLETED"))
+    tr.handle(sig("FAILED", reason="exit 2"))
+    tr.handle(sig("FAILED", reason="exit 3"))
+    tr.finish()
+    rec = SpanRecord("run my-cli", 0x99, 0x77, None, WALL - 5, WALL + 5, {"process.exit.code": 0})
+    ctx.decorate_process(rec)
+    assert (rec.error, rec.error_type) == ("FAILED: exit 2", "run_failed")
+    assert rec.attributes["bernstein.terminal_signal"] == "FAILED"
+    assert [e.name for e in rec.events] == ["bernstein.completed", "bernstein.failed", "bernstein.failed"]
+    assert ctx.stats.duplicate_notifications == 1
+
+
 def test_wrapper_without_signals_is_left_alone():
     ctx, _, _ = make_ctx(wall_ns=WALL)
     ctx.run = SpanRef(1, 2)
