@@ -459,9 +459,13 @@ class WorkflowTracker:
             b = bounds.get(index)
             spans.append((phase, b[0], b[1]) if b is not None
                          else (phase, phase.first_seen_ns, None))  # (its end settled below)
-        settled = []
+        settled: list[tuple[_Phase, int, int]] = []
         for i, (phase, start, end) in enumerate(spans):
             if end is None:
+                # no agent ran in it. Every phase is listed from the first snapshot on, so it
+                # began no earlier than the phase before it ended (one never reached: after the last)
+                if settled:
+                    start = min(max(start, settled[-1][2]), run_end)
                 nxt = spans[i + 1][1] if i + 1 < len(spans) else run_end
                 end = nxt if nxt >= start else run_end
             settled.append((phase, start, max(end, start)))

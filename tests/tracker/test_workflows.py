@@ -237,6 +237,27 @@ def test_phase_without_agents_ends_where_next_phase_starts():
     assert phases["phase phase-1"].end_ns == phases["phase phase-2"].start_ns == (T0 + 500) * MS
 
 
+
+def test_phases_listed_up_front_without_agents_begin_after_the_phase_before():
+    """cbc and Claude Code list every phase from the first snapshot on: an agent-less phase
+    (work without agents, or never reached) is not drawn from the workflow's start: it runs
+    from the phase before it to the next phase, or the run's end."""
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [agent(1, "start", T0 + 100)], phases=(1, 2, 3, 4), ts_ms=T0 + 100))
+    tracker.handle(progress("t", [agent(1, "done", T0 + 100, duration_ms=1000),
+                                  agent(2, "error", T0 + 3000, phase=3, duration_ms=500)],
+                            phases=(1, 2, 3, 4), ts_ms=T0 + 3500))
+    tracker.handle(TaskUpdated(S, None, task_id="t", status="failed", end_time_ns=(T0 + 4000) * MS))
+    tracker.handle(TaskNotification(S, (T0 + 4000) * MS, task_id="t", status="failed"))
+    tracker.finish()
+    got = {r.name: (r.start_ns // MS - T0, r.end_ns // MS - T0) for r in records if r.name.startswith("phase")}
+    assert got == {
+        "phase phase-1": (100, 1100),
+        "phase phase-2": (1100, 3000),  # between the phase before and the next one's start
+        "phase phase-3": (3000, 3500),
+        "phase phase-4": (3500, 4000),  # never reached: from the last phase's end, not 100..4000
+    }
+
 def test_failed_workflow_and_agent_error_status():
     tracker, records, _ = make()
     tracker.handle(progress("t", [agent(1, "error", T0, duration_ms=3, error="boom\x1b[31m")]))
