@@ -380,7 +380,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         self._end_calls(s, turn.n, end, None if says_interrupted(ev) else NO_TOOL_RESULT_IN_TURN)
         self._release_first_call(turn, start)
         for agent in list(s.agents.values()):
-            if self._agent_done(s, agent):
+            if self._agent_done(s, agent, ev.background_active == 0):
                 self._emit_agent(s, agent, None)
         # (a session its first turn's undated line opened began with it: see the turn's start)
         s.start_ns = start if turn.n == 1 and not turn.dated and turn.after_clock else min(s.start_ns, start)

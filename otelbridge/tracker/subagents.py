@@ -234,10 +234,13 @@ class SubagentsMixin:
         return agent
 
     @staticmethod
-    def _agent_done(s: Session, agent: Agent) -> bool:
+    def _agent_done(s: Session, agent: Agent, settled: bool = False) -> bool:
         """Done: some terminal signal came, its tool (if known) was answered and its task (if
         any) notified. A background sub-agent's tool is answered at launch: it waits for the
-        notification."""
+        notification, or (``settled``) a result that says no background task is active
+        (Caudra's ``background_active: 0``; Caudra prints no notification)."""
+        if settled and agent.key not in s.tools:
+            return True
         if agent.tool_done_ns is None and agent.notified_ns is None:
             return False
         tool_ok = agent.tool_done_ns is not None or agent.key not in s.tool_spans

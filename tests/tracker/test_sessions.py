@@ -562,3 +562,30 @@ def test_milk_seq_a_late_line_does_not_make_the_next_one_missing(seqs, events):
     assert [(e.attributes["seq.expected"], e.attributes["seq.received"], e.attributes["seq.kind"])
             for e in gaps] == events
     assert run.stats.seq_gaps == len(events)
+
+
+@pytest.mark.parametrize("active", [0, 1, None])
+def test_a_background_sub_agent_ends_at_a_result_that_says_no_background_task_is_active(active):
+    """Caudra answers a background ``task`` call at launch and prints no notification: its
+    next result's ``background_active: 0`` says the sub-agent is done (ended at its last line,
+    no error); a count above 0, or none, leaves it open to the end of input."""
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="caudra", provider="anthropic", model="m-1"),
+        call(1000, "m1", tools=[ToolCall("tu_t", "task", '{"background":true}')]),
+        ToolResult(S, at(1500), tool_use_id="tu_t", content="started implement-x"),
+        call(2000, "m2"),
+        result(2500, subtype="success", duration_ms=2500, background_active=1),
+        call(5000, "s1", ptu="tu_t", model="m-2"),
+        call(9000, "s2", ptu="tu_t", model="m-2"),
+        result(12000, subtype="success", duration_ms=2000, background_active=active),
+    )
+    agents = [r for r in run.records if r.name.startswith("invoke_agent") and r.parent_span_id]
+    if active == 0:
+        (agent,) = agents  # emitted at the result, before the end of input
+        assert (agent.error, agent.end_ns) == (None, at(9000))
+        assert agent.parent_span_id == run.one("execute_tool task").span_id
+    else:
+        assert agents == []
+        run.finish()
+        agent = next(r for r in run.records if r.name.startswith("invoke_agent") and r.parent_span_id)
+        assert agent.error == "no terminal state at end of input"
