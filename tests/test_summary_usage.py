@@ -74,22 +74,39 @@ def test_a_result_without_model_usage_leaves_the_model_calls_counted(tmp_path):
 
 
 @needs_fixtures()
-def test_a_model_call_carries_the_largest_usage_its_lines_or_its_result_showed():
+@pytest.mark.parametrize("name, split", [("subagent-explore-2.1.178.jsonl", 538),
+                                         ("claudecli-go-bg-bash-wake-2.1.280.jsonl", 168),
+                                         ("idea-planner-explore-subagent-2.1.224.jsonl", 255),
+                                         ("custom-agent-2.1.6.jsonl", None)])
+def test_a_model_call_carries_the_largest_usage_its_lines_or_its_result_showed(name, split):
     """Its lines' largest, or the final usage its turn's result gives the last call
-    (``usage.iterations``, matched by the input counts)."""
-    path = CC / "subagent-explore-2.1.178.jsonl"
+    (``usage.iterations``, matched by the input counts); in a turn of two calls whose inputs add
+    up to the result's, the first made the rest of the result's output."""
+    path = CC / name
     best: dict[str, int] = {}
     inputs: dict[str, tuple] = {}
+    turn: list[str] = []  # the top-level calls since the last result
     key = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    splits = []
     for d in docs(path):
         if d.get("type") == "assistant" and d["message"].get("usage"):
             mid, usage = d["message"]["id"], d["message"]["usage"]
             best[mid] = max(best.get(mid, -1), usage["output_tokens"])
             if not d.get("parent_tool_use_id"):
                 inputs[mid] = tuple(usage.get(k) for k in key)
-        if d.get("type") == "result" and (steps := d["usage"].get("iterations")):
-            (mid,) = [m for m, i in inputs.items() if i == tuple(steps[-1].get(k) for k in key)]
-            best[mid] = max(best[mid], steps[-1]["output_tokens"])
+                turn += [mid] if mid not in turn else []
+        if d.get("type") == "result":
+            steps = d["usage"].get("iterations")
+            if steps:
+                (mid,) = [m for m in turn if inputs[m] == tuple(steps[-1].get(k) for k in key)]
+                best[mid] = max(best[mid], steps[-1]["output_tokens"])
+                if len(turn) == 2 and mid == turn[1] and \
+                        sum(map(sum, (inputs[m] for m in turn))) == sum(d["usage"][k] for k in key):
+                    rest = d["usage"]["output_tokens"] - steps[-1]["output_tokens"]
+                    best[turn[0]] = max(best[turn[0]], rest)
+                    splits.append(rest)
+            turn = []
+    assert splits == ([split] if split else [])
     report, _ = run(path)
     chats = [r for t in report.collector.traces.values() for r in t.rows if r.kind == "chat"]
     assert len(chats) == len(best)

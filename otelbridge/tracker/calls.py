@@ -99,6 +99,23 @@ def usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
                 attrs[key] = value
 
 
+def _split_output(first: dict[str, Any], second: Usage, total: Usage, last: Usage) -> None:
+    """A two-call turn's first call's ``gen_ai.usage.output_tokens`` (in its attributes
+    ``first``): the result's (``total``) less the second's final (``last``), when ``second`` is
+    that call (the same input counts) and the two inputs add up to the result's; never below
+    what its lines said."""
+    if (second.input_tokens, second.cache_read, second.cache_creation) != (
+            last.input_tokens, last.cache_read, last.cache_creation) or last.output_tokens is None:
+        return
+    first_in, second_in, total_in = (first.get("gen_ai.usage.input_tokens"), second.gen_ai_input_tokens(),
+                                     total.gen_ai_input_tokens())
+    if first_in is None or second_in is None or first_in + second_in != total_in:
+        return
+    rest = total.output_tokens - last.output_tokens  # type: ignore[operator]
+    if rest >= first.get("gen_ai.usage.output_tokens", 0):
+        first["gen_ai.usage.output_tokens"] = rest
+
+
 class CallsMixin:
     """Model calls and tool calls of :class:`~otelbridge.tracker.sessions.SessionTracker`."""
 
@@ -178,6 +195,9 @@ class CallsMixin:
                     pending.description = pending.description or call.description
                 else:  # remembered until the sub-agent shows up
                     remember(s.hints, call.id, (call.subagent_type, call.description), cap=MAX_ITEMS)
+        if agent is None and ev.tool_calls and s.turn is not None and s.turn.first_call is not None \
+                and s.turn.first_call.span_id != chat.span_id:
+            self._let_first_call_go(s.turn)  # a later call asks for tools: a third one follows
         if agent is not None:
             agent.last_ns = max(agent.last_ns, now)
 
@@ -268,15 +288,21 @@ class CallsMixin:
                 chat.error_type, chat.error_text = reason, f"the model call did not finish ({reason})"
 
     @staticmethod
-    def _settle_output(s: Session, turn: Turn, usage: Usage | None) -> None:
+    def _settle_output(s: Session, turn: Turn, usage: Usage | None, last: Usage | None = None) -> None:
         """A turn whose one top-level model call is still open when its result comes: the call
         takes the result's ``output_tokens`` (``usage``), which its own lines give only as a
         snapshot taken at their start, and its input counts when its lines gave none (milk's).
-        Several calls share the counts in ways the stream does not show, so theirs stay as
-        their lines said."""
-        if usage is None or usage.output_tokens is None or turn.calls:
+        A turn of two calls, the second open with its final usage (``last``) and the first held
+        (:attr:`Turn.first_call`): when their input counts add up to the result's, the first
+        made the rest of its output. Three or more share it in ways the stream does not show,
+        so theirs stay as their lines said."""
+        if usage is None or usage.output_tokens is None:
             return
         mine = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n]
+        if turn.calls:
+            if turn.calls == 1 and len(mine) == 1 and turn.first_call is not None and last is not None:
+                _split_output(turn.first_call.attributes, mine[0].usage, usage, last)
+            return
         if len(mine) == 1 and not mine[0].final:
             chat = mine[0]
             chat.usage.output_tokens = max(chat.usage.output_tokens or 0, usage.output_tokens)
@@ -392,12 +418,16 @@ class CallsMixin:
         if chat.cut_ns is not None:
             rec.events.append(SpanEvent("interrupted", chat.cut_ns))
         turn = s.turn
-        # (held only where the turn's opening line took another line's time: the stream
-        # clock's; live, a line's time is when it came, and the call goes out as it ends)
-        if chat.owner is None and turn is not None and turn.n == chat.turn_n \
-                and turn.first_call is None and rec.start_ns <= turn.start_ns \
-                and self.ctx.clock.uses_stream and not turn.asked_shown:
-            turn.first_call = rec  # asked for at the turn's start, wherever its result puts it
+        if chat.owner is not None or turn is None or turn.n != chat.turn_n:
+            self.ctx.emit(rec)
+            return
+        self._let_first_call_go(turn)  # a second call ended before the result: 3+ calls
+        # (held for its start only where the turn's opening line took another line's time: the
+        # stream clock's; live, a line's time is when it came)
+        moves = turn.first_call is None and rec.start_ns <= turn.start_ns \
+            and self.ctx.clock.uses_stream and not turn.asked_shown
+        if moves or (turn.first_call is None and turn.calls == 1 and not chat.final):
+            turn.first_call, turn.first_moves = rec, moves
         else:
             self.ctx.emit(rec)
 
@@ -411,13 +441,21 @@ class CallsMixin:
             usage_attrs(rec.attributes, turn.calls_usage)
             (s.usage if s.usage is not None else s.cut_usage).add(turn.calls_usage)
 
+    def _let_first_call_go(self, turn: Turn) -> None:
+        """Emit ``turn``'s first model call held for its output alone (the turn has more than
+        two calls: its output stays as its lines said)."""
+        if turn.first_call is not None and not turn.first_moves:
+            self.ctx.emit(turn.first_call)
+            turn.first_call = None
+
     def _release_first_call(self, turn: Turn, start: int) -> None:
         """Emit ``turn``'s held first model call (:attr:`Turn.first_call`), starting at the
         turn's final ``start`` (epoch ns; no later than the call's end)."""
         rec = turn.first_call
         if rec is not None:
             turn.first_call = None
-            rec.start_ns = min(start, rec.end_ns)
+            if turn.first_moves:
+                rec.start_ns = min(start, rec.end_ns)
             self.ctx.emit(rec)
 
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,

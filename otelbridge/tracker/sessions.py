@@ -372,7 +372,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
         self._cut_streamed_call(s, turn, end)
         self._settle_last_call(s, turn, ev.last_call)
         self._settle_stop(s, turn, ev.stop_reason)
-        self._settle_output(s, turn, ev.usage)
+        self._settle_output(s, turn, ev.usage, ev.last_call)
         if ev.is_error:
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
         else:

@@ -179,6 +179,10 @@ class Turn(msgspec.Struct):
     #: stream clock (live, ``init`` is dated when it came; a recording without timestamps
     #: dates every line with one instant, the call's end too)
     first_call: SpanRecord | None = None
+    #: :attr:`first_call` is held for its start (as above); else for its output alone: a call
+    #: whose lines gave a snapshot of it, while the turn may prove to have two calls, whose
+    #: result then tells the first's (a later call ending before the result releases it)
+    first_moves: bool = False
 
 
 class Session(msgspec.Struct):

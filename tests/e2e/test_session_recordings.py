@@ -497,13 +497,14 @@ def test_piped_lines_without_timestamps_are_exported_without_waiting_for_a_next_
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
-def test_live_a_turn_s_first_model_call_goes_out_when_it_ends():
+def test_live_a_turn_s_first_model_call_goes_out_when_a_third_is_coming():
     """Live, a line is dated when it came: the turn's first model call is not held for the
-    turn's result (which may come minutes later), it goes out once the next call ends it."""
+    turn's result (which may come minutes later, after the tools of later calls), it goes out
+    once the turn shows a third call coming: its second asks for tools."""
     from tests.e2e.live import feed_live
 
     data = (FIXTURES / "claude-code" / "custom-agent-2.1.6.jsonl").read_bytes()
-    head = b"".join(data.splitlines(keepends=True)[:6])  # line 6: the second call's first line
+    head = b"".join(data.splitlines(keepends=True)[:7])  # line 7: the second call's tool_use
 
     with HttpReceiver() as rx:
         def first_call_arrived():
