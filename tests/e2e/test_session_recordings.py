@@ -558,3 +558,28 @@ def test_a_turn_s_last_model_call_whose_lines_show_no_time_ends_with_the_turn():
     (call,) = [s for s in export(milk_path, clock="stream", deterministic_ids=True) if s.name.startswith("chat ")]
     last_line = max(ns(d["ts"]) for d in docs_ if d.get("type") in ("assistant", "stream_event"))
     assert call.end_ns == last_line  # its last line's own time, before the result's
+
+
+@pytest.mark.skipif(not RECORDINGS, reason="../shared/fixtures not present")
+def test_live_a_two_call_turn_s_first_call_carries_the_rest_of_its_result_s_output():
+    """Live (lines dated as they come), Claude Code 2.1.280's turn of two calls: the first
+    call's lines say 4 output tokens (a snapshot from its start); its result's 218 less the
+    second call's final 50 (``usage.iterations``) are its 168, at a real OTLP receiver."""
+    from tests.e2e.live import feed_live
+
+    path = FIXTURES / "claude-code" / "claudecli-go-bg-bash-wake-2.1.280.jsonl"
+    data = path.read_bytes()
+    lines = [json.loads(l) for l in data.splitlines()]
+    (first_mid, second_mid) = dict.fromkeys(
+        d["message"]["id"] for d in lines[:lines.index(next(d for d in lines if d["type"] == "result"))]
+        if d["type"] == "assistant")
+    result = next(d for d in lines if d["type"] == "result")
+    with HttpReceiver() as rx:
+        code, out, err = feed_live(["--endpoint", rx.endpoint, "--summary", "never"], [(0.0, data)], 0.0)
+        spans = rx.received.wait_for(8, timeout=5)
+    assert code == 0 and out == data, err
+    chats = {s.attributes.get("gen_ai.response.id"): s for s in spans if s.name.startswith("chat")}
+    last = result["usage"]["iterations"][-1]["output_tokens"]
+    assert (chats[first_mid].attributes["gen_ai.usage.output_tokens"],
+            chats[second_mid].attributes["gen_ai.usage.output_tokens"]) == (
+        result["usage"]["output_tokens"] - last, last) == (168, 50)
