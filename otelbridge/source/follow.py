@@ -1,8 +1,10 @@
 """``otelbridge follow PATH``: tail a file the CLI writes, like ``tail -F``, for the sidecar pattern.
 
 * **Rotation** (PATH renamed away or deleted, and created anew — a new inode at PATH): the old
-  file is read to its end, then the files rotated after it (:func:`~.position.rotated_since`),
-  then the new one from its start (``on_switch``: a new writer, a new stream).
+  file is read on until the new one holds a byte (a writer that keeps its descriptor goes on
+  in the renamed file), then to its end, then the files rotated after it
+  (:func:`~.position.rotated_since`), then the new one from its start (``on_switch``: a new
+  writer, a new stream).
 * **Truncation** (PATH shorter than our position, same inode — ``copytruncate``): what it held
   past our position is read from its copy when there is one (:func:`~.position.copy_of`), then
   the file again from the start; the partial line before the cut is dropped, and so are the NUL
@@ -311,7 +313,10 @@ class Follower:
         except FileNotFoundError:
             return None  # moved away, not yet recreated: keep reading the old one
         if (st.st_dev, st.st_ino) != self.ident:
-            return ROTATED
+            # an empty file at PATH: logrotate's ``create`` made it, and the writer may go on
+            # in the renamed one (a shell redirect never reopens): read on there until a
+            # writer writes to the new file
+            return ROTATED if st.st_size else None
         if os.fstat(self.fd).st_size < self.pos or self._rewritten():
             return TRUNCATED
         return None

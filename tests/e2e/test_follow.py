@@ -2187,3 +2187,40 @@ def test_after_a_kill_mid_run_the_restart_reads_from_the_open_run_only(tmp_path)
     assert session_ids(spans) == [f"s-{i:08d}" for i in range(52)]
     ids = {s.span_id for s in spans}
     assert len(ids) == len(spans) and all(s.parent_span_id in ids for s in spans if s.parent_span_id)
+
+
+@needs_fixtures()
+def test_a_writer_that_goes_on_in_the_renamed_file_after_logrotate_create_loses_no_line(tmp_path):
+    """logrotate's ``create``: PATH renamed to ``agent.jsonl.1``, an empty PATH made, while the
+    CLI keeps its descriptor (a shell redirect) and writes the rest of its run to the renamed
+    file. Every span of the run arrives, as a replay of it gives them; none ends in error."""
+    lines = recording_lines("subagent-explore-2.1.178.jsonl")
+    log, state = empty_log(tmp_path)
+    (tmp_path / "want").mkdir()
+    whole = tmp_path / "want" / "whole.jsonl"
+    whole.write_text("".join(lines))
+    cut = 18
+    with GrpcReceiver() as rx, HttpReceiver() as want_rx:
+        proc = start(log, state, rx, "--from-start")
+        try:
+            ready(proc)
+            with open(log, "a") as writer:  # the CLI's stdout, opened once
+                writer.write("".join(lines[:cut]))
+                writer.flush()
+                time.sleep(0.3)  # (read now or later: its descriptor is open on this file)
+                log.rename(tmp_path / "agent.jsonl.1")
+                log.write_text("")  # logrotate's create
+                time.sleep(0.3)  # several polls see the empty new file
+                for line in lines[cut:]:
+                    writer.write(line)
+                    writer.flush()
+            wait(lambda: any(s.name == "turn 1" for s in rx.received.spans()), what="the turn, at its result")
+        finally:
+            _, err = stop(proc)
+        replay_into(want_rx, whole)
+        want = want_rx.received.spans()
+        spans = rx.received.spans()
+    assert len(want) > 5 and sorted(tree_names(spans)) == sorted(tree_names(want)), err
+    assert [s.name for s in spans if s.status_code == 2] == []
+    session = next(s for s in spans if s.name.startswith("invoke_agent claude"))
+    assert session.attributes["result.total_cost_usd"] == json.loads(lines[-1])["total_cost_usd"]
