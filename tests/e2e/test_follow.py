@@ -2203,11 +2203,11 @@ def test_a_writer_that_goes_on_in_the_renamed_file_after_logrotate_create_loses_
     with GrpcReceiver() as rx, HttpReceiver() as want_rx:
         proc = start(log, state, rx, "--from-start")
         try:
-            ready(proc)
+            wait(lambda: any(os.path.realpath(f"/proc/{proc.pid}/fd/{fd}") == str(log)
+                             for fd in os.listdir(f"/proc/{proc.pid}/fd")), what="the file open")
             with open(log, "a") as writer:  # the CLI's stdout, opened once
                 writer.write("".join(lines[:cut]))
                 writer.flush()
-                time.sleep(0.3)  # (read now or later: its descriptor is open on this file)
                 log.rename(tmp_path / "agent.jsonl.1")
                 log.write_text("")  # logrotate's create
                 time.sleep(0.3)  # several polls see the empty new file
