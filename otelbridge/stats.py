@@ -162,7 +162,8 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
         if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)
             n = stats.overlong_lines
             say(f"{n} line{'s were' if n != 1 else ' was'} longer than --max-line ({cfg.max_line:,} bytes): "
-                f"passed through, not decoded; raise --max-line to trace what {'they' if n != 1 else 'it'} held")
+                f"{'passed through, ' * tee}not decoded (what a tool, turn or session left open there "
+                f"ended incomplete); raise --max-line to trace what {'they' if n != 1 else 'it'} held")
     if problem:
         say(problem)
     if cfg.stats_json:

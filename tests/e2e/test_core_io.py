@@ -30,7 +30,7 @@ def test_regular_file_stdin_and_stdout(tmp_path):
 
 
 @needs_fixtures()
-def test_a_result_over_max_line_passes_and_is_said_with_its_remedy():
+def test_a_result_over_max_line_passes_and_is_said_with_its_remedy(tmp_path):
     """A session's result line longer than ``--max-line``: every byte passes; the session and its
     turn end incomplete (the result was not read), and one line says why and what to raise."""
     lines = (FIXTURES / "claude-code" / "subagent-explore-2.1.178.jsonl").read_bytes().splitlines(keepends=True)
@@ -45,10 +45,16 @@ def test_a_result_over_max_line_passes_and_is_said_with_its_remedy():
     assert proc.returncode == 0 and proc.stdout == data
     err = proc.stderr.decode()
     assert ", 1 overlong;" in err
-    assert ("otelbridge: 1 line was longer than --max-line (16,384 bytes): passed through, not decoded; "
-            "raise --max-line to trace what it held\n") in err
+    said = ("1 line was longer than --max-line (16,384 bytes): {}not decoded (what a tool, turn or "
+            "session left open there ended incomplete); raise --max-line to trace what it held\n")
+    assert "otelbridge: " + said.format("passed through, ") in err
     (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert session.status_code == 2 and session.attributes["error.type"] == "incomplete"
+    # replay passes nothing through (nor does follow): it says so
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(data)
+    proc = run_bridge(["replay", "--exporter", "none", "--max-line", "16384", str(path)], b"", env=clean_env())
+    assert proc.returncode == 0 and "otelbridge: " + said.format("") in proc.stderr.decode()
 
 
 def test_dev_null_stdin_and_stdout():
