@@ -466,8 +466,11 @@ class WorkflowTracker:
                 # began no earlier than the phase before it ended (one never reached: after the last)
                 if settled:
                     start = min(max(start, settled[-1][2]), run_end)
-                nxt = spans[i + 1][1] if i + 1 < len(spans) else run_end
-                end = nxt if nxt >= start else run_end
+                nxt = spans[i + 1] if i + 1 < len(spans) else None
+                if nxt is not None and nxt[2] is not None:  # to where the next one (agents) starts:
+                    start, end = min(start, nxt[1]), nxt[1]  # (zero length when phases overlap)
+                else:
+                    end = nxt[1] if nxt is not None and nxt[1] >= start else run_end
             settled.append((phase, start, max(end, start)))
 
         # root: end_time − duration_ms when both known (and the duration is one: not longer than

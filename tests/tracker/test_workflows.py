@@ -258,6 +258,19 @@ def test_phases_listed_up_front_without_agents_begin_after_the_phase_before():
         "phase phase-4": (3500, 4000),  # never reached: from the last phase's end, not 100..4000
     }
 
+
+def test_an_agent_less_phase_between_overlapping_phases_is_zero_length_at_the_next_start():
+    """Phase 1's last agent ends after phase 3's first began: phase 2 (no agents) is drawn
+    where phase 3 starts, not from phase 1's end over all of phase 3 to the run's end."""
+    tracker, records, _ = make()
+    tracker.handle(progress("t", [agent(1, "done", T0 + 100, duration_ms=2000),
+                                  agent(2, "done", T0 + 1500, phase=3, duration_ms=1000)],
+                            phases=(1, 2, 3), ts_ms=T0 + 2500))
+    tracker.handle(TaskNotification(S, (T0 + 3000) * MS, task_id="t", status="completed"))
+    tracker.finish()
+    got = {r.name: (r.start_ns // MS - T0, r.end_ns // MS - T0) for r in records if r.name.startswith("phase")}
+    assert got == {"phase phase-1": (100, 2100), "phase phase-2": (1500, 1500), "phase phase-3": (1500, 2500)}
+
 def test_failed_workflow_and_agent_error_status():
     tracker, records, _ = make()
     tracker.handle(progress("t", [agent(1, "error", T0, duration_ms=3, error="boom\x1b[31m")]))
