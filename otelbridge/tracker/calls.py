@@ -250,6 +250,8 @@ class CallsMixin:
             del s.tools[tool.id]
             self._emit_tool(s, tool, end, error, None if error is None else "incomplete", None,
                             interrupted=error is None)
+            if error is None and tool.id in s.agents:  # the sub-agent it ran was cut with it
+                self._emit_agent(s, s.agents[tool.id], None, interrupted_at=end)  # type: ignore[attr-defined]
         for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
             self._emit_chat(s, chat)
 

@@ -266,15 +266,23 @@ class SubagentsMixin:
 
     # ------------------------------------------------------------------ records
 
-    def _emit_agent(self, s: Session, agent: Agent, eof_error: str | None) -> None:
-        """End a sub-agent: its open calls and tools first, then its own span."""
+    def _emit_agent(self, s: Session, agent: Agent, eof_error: str | None,
+                    interrupted_at: int | None = None) -> None:
+        """End a sub-agent: its open calls and tools first, then its own span. ``interrupted_at``
+        (epoch ns): a result that says its turn was interrupted cut it then; it and what it
+        left open (sub-agents too) end there with an ``interrupted`` event, no error."""
         end = agent.last_ns
-        for t in (agent.tool_done_ns, agent.notified_ns, agent.end_time_ns):
+        for t in (agent.tool_done_ns, agent.notified_ns, agent.end_time_ns, interrupted_at):
             if t is not None:
                 end = max(end, t)
         for tool in [t for t in s.tools.values() if t.owner == agent.key]:
             del s.tools[tool.id]
-            self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
+            if interrupted_at is None:
+                self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
+                continue
+            self._emit_tool(s, tool, end, None, None, None, interrupted=True)
+            if tool.id in s.agents:
+                self._emit_agent(s, s.agents[tool.id], None, interrupted_at=end)
         for chat in [c for c in s.chats.values() if c.owner == agent.key]:  # after their tools
             self._emit_chat(s, chat)
         s.agents.pop(agent.key, None)
@@ -319,6 +327,8 @@ class SubagentsMixin:
             rec.error, rec.error_type = summary or "sub-agent failed", "agent_error"
         elif agent.status in ("stopped", "killed"):
             rec.events.append(SpanEvent("interrupted", max(agent.notified_ns or end, start)))
+        elif interrupted_at is not None:
+            rec.events.append(SpanEvent("interrupted", max(end, start)))
         elif eof_error is not None:
             rec.error, rec.error_type = eof_error, "incomplete"
         self.ctx.emit(rec)

@@ -589,3 +589,22 @@ def test_a_background_sub_agent_ends_at_a_result_that_says_no_background_task_is
         run.finish()
         agent = next(r for r in run.records if r.name.startswith("invoke_agent") and r.parent_span_id)
         assert agent.error == "no terminal state at end of input"
+
+
+def test_a_sub_agent_an_interrupted_result_cut_ends_with_it_interrupted_not_failed():
+    """milk: the user stops a turn whose ``task`` tool runs a nested agent, itself in a tool:
+    the tool, the agent and the agent's tool end at the result with ``interrupted``, no error."""
+    run = Run().feed(
+        SessionStarted(S, at(0), agent_name="coder", provider="local", model="qwen"),
+        call(1000, "m1", tools=[ToolCall("t1", "task", '{"prompt":"test it"}')]),
+        call(2000, "s1", ptu="t1", tools=[ToolCall("t2", "bash", '{"command":"go test"}')]),
+        result(9200, subtype="interrupted", stop_reason="interrupted", duration_ms=9200),
+    ).finish()
+    for name in ("execute_tool task", "invoke_agent subagent", "execute_tool bash"):
+        rec = run.one(name)
+        assert (rec.error, rec.error_type, rec.end_ns) == (None, None, at(9200)), name
+        assert [(e.name, e.time_ns) for e in rec.events] == [("interrupted", at(9200))], name
+    agent = run.one("invoke_agent subagent")
+    assert agent.parent_span_id == run.one("execute_tool task").span_id
+    (inner,) = [r for r in run.named("chat m-1") if r.parent_span_id == agent.span_id]
+    assert run.one("execute_tool bash").parent_span_id == inner.span_id
