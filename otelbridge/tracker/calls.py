@@ -99,6 +99,12 @@ def usage_attrs(attrs: dict[str, Any], usage: Usage | None) -> None:
                 attrs[key] = value
 
 
+#: at most this long (seconds; replay: of the stream's time) a turn's first model call waits
+#: for the result that would tell its output: 2.1.27x prints a turn's result after the background
+#: work it started, and the final answer the result follows takes seconds
+FIRST_CALL_HOLD_S = 30.0
+
+
 def _split_output(first: dict[str, Any], second: Usage, total: Usage, last: Usage) -> None:
     """A two-call turn's first call's ``gen_ai.usage.output_tokens`` (in its attributes
     ``first``): the result's (``total``) less the second's final (``last``), when ``second`` is
@@ -428,10 +434,21 @@ class CallsMixin:
         # stream clock's; live, a line's time is when it came)
         moves = turn.first_call is None and rec.start_ns <= turn.start_ns \
             and self.ctx.clock.uses_stream and not turn.asked_shown
-        if moves or (turn.first_call is None and turn.calls == 1 and not chat.final):
-            turn.first_call, turn.first_moves = rec, moves
+        if moves:
+            turn.first_call, turn.first_moves = rec, True
+        elif turn.first_call is None and turn.calls == 1 and not chat.final and chat.usage.anthropic \
+                and chat.usage.input_tokens is not None:  # (a split needs its input counts)
+            turn.first_call, turn.first_moves = rec, False
+            if self.ctx.call_later is not None:  # a turn whose result waits for background work
+                self.ctx.call_later(FIRST_CALL_HOLD_S, lambda: self._held_too_long(turn, rec))
         else:
             self.ctx.emit(rec)
+
+    def _held_too_long(self, turn: Turn, rec: SpanRecord) -> None:
+        """:data:`FIRST_CALL_HOLD_S` after ``rec`` was held for its output, its turn has no
+        result yet: it goes out as its lines said."""
+        if turn.first_call is rec:
+            self._let_first_call_go(turn)
 
     @staticmethod
     def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:

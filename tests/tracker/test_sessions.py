@@ -608,3 +608,33 @@ def test_a_sub_agent_an_interrupted_result_cut_ends_with_it_interrupted_not_fail
     assert agent.parent_span_id == run.one("execute_tool task").span_id
     (inner,) = [r for r in run.named("chat m-1") if r.parent_span_id == agent.span_id]
     assert run.one("execute_tool bash").parent_span_id == inner.span_id
+
+
+def test_a_two_call_turn_s_first_call_held_for_its_output_goes_out_after_the_hold_without_a_result():
+    """2.1.27x prints a turn's result after the background work it started: the first call,
+    held for the result that would tell its output, goes out when the hold is over (its
+    lines' count); a call whose lines give no input counts (milk's) is not held at all."""
+    from otelbridge.tracker.calls import FIRST_CALL_HOLD_S
+
+    from .harness import Timers
+
+    timers = Timers()
+    run = Run(call_later=timers).feed(
+        SessionStarted(S, at(0), agent_name="claude-code", provider="anthropic", model="m-1"),
+        call(1000, "msg_1", usage=anth(3, 100, 20, 4), tools=[ToolCall("tu_w", "Workflow")]),
+        ToolResult(S, at(1100), tool_use_id="tu_w", content="started"),
+        call(1500, "msg_2", usage=anth(2, 120, 0, 1)),
+    )
+    assert run.named("chat m-1") == []  # held: the result could tell its output
+    assert [t.delay for t in timers.pending if t.delay == FIRST_CALL_HOLD_S] == [FIRST_CALL_HOLD_S]
+    timers.fire()
+    (first,) = run.named("chat m-1")
+    assert (first.attributes["gen_ai.response.id"], first.attributes["gen_ai.usage.output_tokens"]) == ("msg_1", 4)
+    # milk: no usage on its lines, nothing to split: the first call goes out when the second starts
+    milk = Run(call_later=Timers()).feed(
+        SessionStarted(S, at(0), agent_name="coder", provider="local", model="qwen"),
+        call(1000, "m1", tools=[ToolCall("t1", "bash")]),
+        ToolResult(S, at(1100), tool_use_id="t1", content="ok"),
+        call(1500, "m2"),
+    )
+    assert [r.attributes["gen_ai.response.id"] for r in milk.named("chat m-1")] == ["m1"]
