@@ -44,6 +44,8 @@ STEP_SUMMARY_MAX = STEP_SUMMARY_LIMIT // 2
 DEFAULT_WIDTH = 100
 
 _DUR_W, _TOK_W, _COST_W, _STATUS_W = 7, 10, 8, 16
+#: the status column widens up to this for a long one (``error_during_execution``)
+_STATUS_MAX = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,8 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
     lines_ = select(trace, budget)
     labels = ["  " * l.depth + (escape.terminal(l.row.name, 80) if l.row else more_text(l)) for l in lines_]
     name_w = max(16, min(max((len(s) for s in labels), default=16), width * 7 // 20))
-    bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _COST_W - _STATUS_W - 5)
+    status_w = min(_STATUS_MAX, max([_STATUS_W] + [len(l.row.status) for l in lines_ if l.row]))
+    bar_w = max(10, width - name_w - _DUR_W - _TOK_W - _COST_W - status_w - 5)
     t0, t1 = trace.start_ns, trace.end_ns
     span = max(t1 - t0, 1)
     out: list[Text] = []
@@ -121,7 +124,7 @@ def trace_lines(trace: Trace, width: int, template: str | None = None,
         text.append(format_duration(row.duration_ns).rjust(_DUR_W) + " ")
         text.append(tokens_text(row).rjust(_TOK_W) + " ")
         text.append(format_cost(line.cost).rjust(_COST_W) + " ")
-        text.append(escape.terminal(row.status, _STATUS_W), style=style)
+        text.append(escape.terminal(row.status, status_w), style=style)
         out.append(text)
     named, more = _failed(trace, lines_)
     notes = [Text(f"  error {', '.join(escape.terminal(n, 60) for n in names)}: {escape.terminal(error, 300)}",

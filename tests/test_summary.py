@@ -497,3 +497,16 @@ def test_the_step_summary_says_each_failed_text_once_as_the_waterfall_does():
     said = [l for l in md.splitlines() if l.startswith("> **")]
     assert said == ["> **execute\\_tool Bash, execute\\_tool Bash**: tool error"]
     assert "  error execute_tool Bash, execute_tool Bash: tool error" in waterfall.render_text(rep.collector)
+
+
+def test_a_long_status_is_shown_whole_in_the_waterfall_s_last_column():
+    """Claude Code's result subtypes (``error_during_execution``, 22 characters) are longer than
+    the status column: the last column, it runs on to the line's end rather than being cut."""
+    collector = Collector()
+    ms = 1_000_000
+    collector.take(Row(1, 1, None, "invoke_agent claude-code", "session", 0, 10_000 * ms))
+    row = Row(1, 2, 1, "turn 1", "turn", 0, 9_000 * ms, input_tokens=10, output_tokens=1)
+    row.error, row.status = "interrupted by the user", "error_during_execution"
+    collector.take(row)
+    (line,) = [l for l in waterfall.render_text(collector, width=100).splitlines() if l.startswith("  turn 1")]
+    assert line.endswith(" error_during_execution") and len(line) <= 100
