@@ -181,7 +181,8 @@ class Turn(msgspec.Struct):
     first_call: SpanRecord | None = None
     #: :attr:`first_call` is held for its start (as above); else for its output alone: a call
     #: whose lines gave a snapshot of it, while the turn may prove to have two calls, whose
-    #: result then tells the first's (a later call ending before the result releases it)
+    #: result then tells the first's (released when a later call asks for tools or ends before
+    #: the result, or after ``FIRST_CALL_HOLD_S``)
     first_moves: bool = False
 
 
