@@ -480,10 +480,11 @@ class TurnResult(Event):
     uuid: str | None = None
     content: str | None = None
     final: bool = False
-    #: Caudra (Caudra's headless-mode documentation, "Background tasks"): ``run.run_id`` of the run this result ends, and
-    #: ``background_active`` (active managed tasks)
+    #: Caudra (Caudra's headless-mode documentation): ``run.run_id`` of the run this result ends,
+    #: ``background_active`` (active managed tasks), ``subscription_cost_usd`` (a subscription's list price)
     run_id: str | None = None
     background_active: int | None = None
+    subscription_cost_usd: float | None = None
     #: Claude Code's ``result_index`` (recorded, not used to pair results with turns)
     result_index: int | None = None
 

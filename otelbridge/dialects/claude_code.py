@@ -17,7 +17,7 @@ Session lines (Claude Code stream-json as real recordings show it; docs/span-mod
 * ``stream_event`` ``message_start`` / ``message_delta`` → :class:`ModelCall` (start / final usage)
 * ``user`` → :class:`ToolResult` per ``tool_result`` block, else :class:`UserMessage`
 * ``result`` → :class:`TurnResult` (``result_index``; Caudra adds ``run.run_id``,
-  ``background_active``)
+  ``background_active``, ``subscription_cost_usd``)
 * Caudra's ``system/turn_start`` (Caudra's headless-mode documentation, "Background tasks") → :class:`TurnStarted`; Caudra
   is a Claude Code drop-in, so its session lines are this family
 * ``task_started`` / ``task_progress`` of non-workflow tasks → :class:`TaskStarted` (with
@@ -328,6 +328,7 @@ def parse_result(doc: dict[str, Any], line: LineInfo, *, final: bool = False) ->
         final=final,
         run_id=_run_id(run.get("run_id")) if isinstance(run := doc.get("run"), dict) else None,
         background_active=as_int(doc.get("background_active")),
+        subscription_cost_usd=_cost(doc.get("subscription_cost_usd")),
         result_index=as_int(doc.get("result_index")),
     )
 

@@ -27,6 +27,7 @@ def result_attributes(attrs: dict[str, Any], ev: TurnResult) -> None:
         ("result.duration_ms", ev.duration_ms),
         ("result.duration_api_ms", ev.duration_api_ms),
         ("result.total_cost_usd", ev.total_cost_usd),
+        ("result.subscription_cost_usd", ev.subscription_cost_usd),
     ))
 
 

@@ -583,3 +583,20 @@ def test_live_a_two_call_turn_s_first_call_carries_the_rest_of_its_result_s_outp
     assert (chats[first_mid].attributes["gen_ai.usage.output_tokens"],
             chats[second_mid].attributes["gen_ai.usage.output_tokens"]) == (
         result["usage"]["output_tokens"] - last, last) == (168, 50)
+
+
+def test_caudra_subscription_cost_is_exported_beside_the_money_owed(tmp_path):
+    """Caudra: a run a subscription covers owes nothing (``total_cost_usd: 0``); its list price
+    is ``subscription_cost_usd``, exported as given on its turn and its session, never added."""
+    lines = docs(EXAMPLES / "caudra-session-turns.jsonl")
+    results = [d for d in lines if d.get("type") == "result"]
+    for i, res in enumerate(results, 1):
+        res["total_cost_usd"], res["subscription_cost_usd"] = 0, 0.25 * i
+    path = tmp_path / "subscription.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    spans = export(path)
+    turns = sorted((s for s in spans if s.name.startswith("turn ")), key=lambda s: s.attributes["turn.number"])
+    assert [t.attributes["result.subscription_cost_usd"] for t in turns] == [0.25, 0.5]
+    assert [t.attributes["result.total_cost_usd"] for t in turns] == [0.0, 0.0]
+    (session,) = [s for s in spans if s.parent_span_id == "" and s.name.startswith("invoke_agent")]
+    assert (session.attributes["result.subscription_cost_usd"], session.attributes["result.total_cost_usd"]) == (0.5, 0.0)
