@@ -254,10 +254,10 @@ class CallsMixin:
         they carry an ``interrupted`` event at ``end``)."""
         for tool in [t for t in s.tools.values() if t.owner is None and t.turn_n == turn_n]:
             del s.tools[tool.id]
-            self._emit_tool(s, tool, end, error, None if error is None else "incomplete", None,
-                            interrupted=error is None)
-            if error is None and tool.id in s.agents:  # the sub-agent it ran was cut with it
-                self._emit_agent(s, s.agents[tool.id], None, interrupted_at=end)  # type: ignore[attr-defined]
+            if error is None:
+                self._interrupt_tool(s, tool, end)
+            else:
+                self._emit_tool(s, tool, end, error, "incomplete", None)
         for chat in [c for c in s.chats.values() if c.owner is None and c.turn_n == turn_n]:
             self._emit_chat(s, chat)
 
@@ -476,6 +476,13 @@ class CallsMixin:
             if turn.first_moves:
                 rec.start_ns = min(start, rec.end_ns)
             self.ctx.emit(rec)
+
+    def _interrupt_tool(self, s: Session, tool: Tool, end: int) -> None:
+        """End ``tool`` at ``end`` (epoch ns) with an ``interrupted`` event, no error: a result
+        said its turn was interrupted; the sub-agent it ran, if any, is cut with it."""
+        self._emit_tool(s, tool, end, None, None, None, interrupted=True)
+        if tool.id in s.agents:
+            self._emit_agent(s, s.agents[tool.id], None, interrupted_at=end)  # type: ignore[attr-defined]
 
     def _emit_tool(self, s: Session, tool: Tool, end: int, error: str | None,
                    error_type: str | None, result: str | None, *, interrupted: bool = False) -> None:

@@ -279,10 +279,8 @@ class SubagentsMixin:
             del s.tools[tool.id]
             if interrupted_at is None:
                 self._emit_tool(s, tool, end, NO_TOOL_RESULT, "incomplete", None)
-                continue
-            self._emit_tool(s, tool, end, None, None, None, interrupted=True)
-            if tool.id in s.agents:
-                self._emit_agent(s, s.agents[tool.id], None, interrupted_at=end)
+            else:
+                self._interrupt_tool(s, tool, end)
         for chat in [c for c in s.chats.values() if c.owner == agent.key]:  # after their tools
             self._emit_chat(s, chat)
         s.agents.pop(agent.key, None)
