@@ -294,13 +294,9 @@ class BernsteinSignal(Event):
     markdown: str | None = None
 
 
-# --------------------------------------------------------------------------- session events
-#
-# One CLI run (a *session*) as Claude Code stream-json and milk (milk's stream-json contract, ADR-0050) show it:
-# ``system/init`` … ``result``, model calls (``assistant`` lines by ``message.id``), tool calls
-# (``tool_use`` … ``tool_result``), sub-agents (lines with ``parent_tool_use_id``), background
-# tasks (``system/task_*`` other than workflows). Decoded by ``dialects/claude_code.py`` and
-# ``dialects/milk.py``; tracked by ``tracker/sessions.py``.
+# ------------------------------------------------------------------ session events (a CLI run)
+# ``system/init`` … ``result``, model calls, tool calls, sub-agents, background tasks, as Claude
+# Code and milk show them (``dialects/claude_code.py``, ``dialects/milk.py``; ``tracker/sessions.py``).
 
 
 class Usage(msgspec.Struct):
@@ -438,8 +434,13 @@ class ToolResult(Event):
     is_error: bool = False
     content: str | None = None
     parent_tool_use_id: str | None = None
-    #: the sub-agent's id an Agent/Task tool's result names (``tool_use_result.agentId``)
+    #: the sub-agent's id an Agent/Task tool's result names (``tool_use_result.agentId``); the
+    #: usage of its last model call, whose lines the stream never shows (``usage``), its
+    #: ``resolvedModel`` and ``totalToolUseCount``
     agent_id: str | None = None
+    agent_usage: Usage | None = None
+    agent_model: str | None = None
+    agent_tool_uses: int | None = None
 
 
 class UserMessage(Event):

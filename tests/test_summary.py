@@ -357,18 +357,22 @@ def test_the_report_page_links_a_workflow_s_section_and_its_session_s_both_ways(
 
 
 @needs_fixtures()
-def test_a_sub_agent_whose_calls_are_not_in_the_stream_shows_its_task_s_tokens():
-    """subagent-general-purpose: the sub-agent's own lines are not in the stream, only its
-    task's usage (``total_tokens`` in ``task_notification``): its row showed no tokens. It shows
-    that total now, and the totals stay the session's own (it holds them)."""
+def test_a_sub_agent_whose_calls_are_not_in_the_stream_shows_its_one_calls_tokens():
+    """subagent-general-purpose: none of the sub-agent's own lines are in the stream; its
+    Agent tool's result gives its one (last) call's usage, which its row shows; its task's
+    ``total_tokens`` (``task_notification``) is kept beside; the totals stay the session's own."""
     path = FIXTURES / "claude-code" / "subagent-general-purpose.jsonl"
     reported = [json.loads(l)["usage"]["total_tokens"] for l in path.read_text().splitlines()
                 if '"task_notification"' in l and '"usage"' in l]
+    (call,) = [json.loads(l)["tool_use_result"]["usage"] for l in path.read_text().splitlines()
+               if '"agentId"' in l and '"tool_use_result"' in l]
     report, _ = run(path)
     (trace,) = report.collector.traces.values()
     (agent,) = [r for r in trace.rows if r.name.startswith("invoke_agent general-purpose")]
-    assert agent.input_tokens is None and agent.task_tokens == reported[0] == 10197
-    assert shown.tokens_text(agent) == "10k"
+    assert agent.task_tokens == reported[0] == 10197
+    assert agent.input_tokens == call["input_tokens"] + call["cache_creation_input_tokens"] == 10196
+    assert agent.output_tokens == call["output_tokens"] == 5
+    assert shown.tokens_text(agent) == "10k/5"
     last = last_result(path)
     totals = report.collector.totals()
     assert totals.workflow_tokens == 0

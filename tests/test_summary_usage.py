@@ -88,13 +88,24 @@ def test_a_model_call_carries_the_largest_usage_its_lines_or_its_result_showed(n
     turn: list[str] = []  # the top-level calls since the last result
     key = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     splits = []
+    nested: dict[str, str] = {}  # sub-agent → its last printed call
     for d in docs(path):
         if d.get("type") == "assistant" and d["message"].get("usage"):
             mid, usage = d["message"]["id"], d["message"]["usage"]
             best[mid] = max(best.get(mid, -1), usage["output_tokens"])
+            inputs[mid] = tuple(usage.get(k) for k in key)
             if not d.get("parent_tool_use_id"):
-                inputs[mid] = tuple(usage.get(k) for k in key)
                 turn += [mid] if mid not in turn else []
+            else:
+                nested[d["parent_tool_use_id"]] = mid
+        summary = d.get("tool_use_result")
+        if isinstance(summary, dict) and isinstance(summary.get("usage"), dict) and summary.get("agentId"):
+            # the sub-agent's last call, printed in no line: its Agent tool's result gives it
+            (tool_id,) = [b["tool_use_id"] for b in d["message"]["content"] if b.get("type") == "tool_result"]
+            mid = nested.get(tool_id)
+            if mid is None or inputs[mid] != tuple(summary["usage"].get(k) for k in key):
+                mid = f"last call of {tool_id}"
+            best[mid] = max(best.get(mid, -1), summary["usage"]["output_tokens"])
         if d.get("type") == "result":
             steps = d["usage"].get("iterations")
             if steps:

@@ -222,6 +222,8 @@ def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
     summary = doc.get("tool_use_result")
     line_error = isinstance(summary, dict) and summary.get("is_error") is True
     agent_id = as_str(summary.get("agentId")) if isinstance(summary, dict) else None
+    # an Agent tool's summary: its sub-agent's last call's usage (that call's lines never come)
+    last_call = parse_usage(summary.get("usage")) if agent_id else None
     results: list[Event] = []
     if isinstance(content, list):
         for block in content[:MAX_BLOCKS]:
@@ -237,6 +239,9 @@ def parse_user(doc: dict[str, Any], line: LineInfo) -> list[Event]:
                             content=_text(block.get("content")),
                             parent_tool_use_id=ptu,
                             agent_id=agent_id,
+                            agent_usage=last_call,
+                            agent_model=as_str(summary.get("resolvedModel")) if last_call else None,
+                            agent_tool_uses=as_int(summary.get("totalToolUseCount")) if last_call else None,
                         )
                     )
     if results:

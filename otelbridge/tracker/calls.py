@@ -21,7 +21,7 @@ import msgspec
 from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolCall, ToolResult, Usage
 from ..secret_commands import prints_secret, writes_secret
 from .base import Context, remember, span_name, usage_attributes
-from .state import Chat, Session, Tool, Turn
+from .state import Agent, Chat, Session, Tool, Turn
 
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
 #: bounded by the state budget, :mod:`.budget`).
@@ -192,6 +192,8 @@ class CallsMixin:
                         call.name, call.arguments, chat.turn_n, message_id=mid,
                         dated=self.ctx.own_time(ev.ts_ns))
             s.tools[call.id] = tool
+            if agent is not None:
+                agent.tools += 1
             self._charge(s, "tool", call.id, tool)
             remember(s.tool_spans, call.id, (tool.span_id, now), cap=MAX_ITEMS)
             if call.subagent_type or call.description:
@@ -233,6 +235,8 @@ class CallsMixin:
         if agent is not None:
             agent.tool_done_ns = now
             agent.agent_id = agent.agent_id or ev.agent_id
+            if ev.agent_usage is not None:
+                self._last_agent_call(s, agent, ev, now)
         if tool is None:
             if ev.parent_tool_use_id is None and agent is None:
                 self._turn(s, now)
@@ -247,6 +251,32 @@ class CallsMixin:
                 owner.last_ns = max(owner.last_ns, now)
         error, result = read_tool_result(self.ctx, ev, tool.arguments, tool.task_failure)
         self._emit_tool(s, tool, now, error, "tool_error" if ev.is_error else None, result)
+
+    def _last_agent_call(self, s: Session, agent: Agent, ev: ToolResult, now: int) -> None:
+        """An Agent tool's result (``now``, epoch ns) gives the usage of its sub-agent's last
+        model call (``ev.agent_usage``), whose lines Claude Code does not print: that call is
+        the sub-agent's open one when their input counts match (its output then is the
+        summary's, not a start-of-call snapshot), else a ``chat`` span of its own under the
+        sub-agent, from when its scope asked for it — or at ``now``, zero-length, when the
+        stream showed fewer of its tool calls than it made: the call's start is then unknown."""
+        usage = ev.agent_usage
+        assert usage is not None
+        open_id = s.scope_chat.get(agent.key)
+        chat = s.chats.get(open_id) if open_id is not None else None
+        if chat is not None and (chat.usage.input_tokens, chat.usage.cache_read, chat.usage.cache_creation) \
+                == (usage.input_tokens, usage.cache_read, usage.cache_creation):
+            chat.usage.output_tokens = usage.output_tokens
+            chat.final = True
+            return
+        model = chat.model if chat is not None else None
+        if chat is not None:
+            self._emit_chat(s, chat)
+        shown_all = ev.agent_tool_uses is None or agent.tools >= ev.agent_tool_uses
+        start = min(now, max(agent.start_ns, agent.ready_ns)) if shown_all else now
+        last = Chat("", self._span_id(s, "chat", f"{agent.key}:last"), agent.span_id, agent.key,
+                    start, now, model or ev.agent_model or s.model, provider=agent.provider,
+                    usage=usage, final=True, mark=s.model_results, dated=True)
+        self._emit_chat(s, last)
 
     def _end_calls(self, s: Session, turn_n: int, end: int, error: str | None) -> None:
         """End the top-level calls and tools of turn ``turn_n`` (tools still open at ``end``,
@@ -383,7 +413,7 @@ class CallsMixin:
             del s.scope_chat[chat.owner]
         attrs = self._common(s)
         attrs["gen_ai.operation.name"] = "chat"
-        if chat.cut_ns is None:
+        if chat.cut_ns is None and chat.message_id:  # (none: a call the stream only summed up)
             attrs["gen_ai.response.id"] = chat.message_id
         # an API-error message had no response (its stop_reason is the CLI's filler)
         answered = chat.error_type is None or chat.streamed

@@ -105,6 +105,8 @@ class Agent(msgspec.Struct):
     prompt_ns: int | None = None
     #: the provider its model calls went to (an ``agent_switch`` after it ends is not its)
     provider: str | None = None
+    #: the tool calls its lines showed (Claude Code forwards only some of them)
+    tools: int = 0
 
     def own_line(self, prompt_ns: int | None = None) -> None:
         """One of its own lines came (``parent_tool_use_id`` is its key); ``prompt_ns``: it is a

@@ -1523,7 +1523,7 @@ def test_a_kill_mid_turn_makes_the_same_spans_again_and_none_without_its_parent(
     ids = {(s.trace_id, s.span_id) for s in spans}
     assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
     assert len({s.trace_id for s in spans}) == 1
-    assert len(ids) == 48  # the recording's spans, each once or the same twice
+    assert len(ids) == 49  # the recording's spans, each once or the same twice
     assert all(len({(s.name, s.parent_span_id) for s in spans if (s.trace_id, s.span_id) == i}) == 1 for i in ids)
 
 
@@ -1544,7 +1544,7 @@ def test_a_kill_mid_turn_after_a_checkpoint_sends_nothing_twice(tmp_path):
         and (saved_offset(tmp_path / "state") or {}).get("read_to") == written,
         how="SIGKILL", between=saved_mid_turn)
     ids = {(s.trace_id, s.span_id) for s in spans}
-    assert len(spans) == len(ids) == 48
+    assert len(spans) == len(ids) == 49  # the recording's spans, each once
     assert [s.name for s in spans if s.parent_span_id and (s.trace_id, s.parent_span_id) not in ids] == []
 
 

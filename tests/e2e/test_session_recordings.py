@@ -69,6 +69,10 @@ class Facts:
         self.errors: set[str] = set()
         self.answered: set[str] = set()
         self.nested: set[str] = set()
+        #: Agent tool id → (input with cache, output) of its sub-agent's last call, which only
+        #: the tool's result summary (``tool_use_result.usage``) shows
+        self.last_calls: dict[str, tuple[int, int]] = {}
+        printed: dict[str, tuple] = {}  # sub-agent → its last printed call's input counts
         for d in lines:
             ptu = d.get("parent_tool_use_id")
             if d.get("type") == "stream_event" and d["event"].get("type") == "message_start":
@@ -78,6 +82,8 @@ class Facts:
                 self.messages.setdefault(msg["id"], ptu)
                 if ptu:
                     self.nested.add(ptu)
+                    u = msg.get("usage") or {}
+                    printed[ptu] = tuple(u.get(k) for k in _COUNTS if k != "output_tokens")
                 for block in msg.get("content", []):
                     if block.get("type") == "tool_use":
                         self.tools[block["id"]] = (block["name"], msg["id"])
@@ -92,6 +98,12 @@ class Facts:
                         self.errors.add(b["tool_use_id"])
                 if ptu and not blocks:
                     self.nested.add(ptu)  # a sub-agent's prompt line
+                summary = d.get("tool_use_result")
+                if isinstance(summary, dict) and summary.get("agentId") and isinstance(summary.get("usage"), dict):
+                    u = summary["usage"]
+                    if printed.get(blocks[0]["tool_use_id"]) != tuple(u.get(k) for k in _COUNTS if k != "output_tokens"):
+                        self.last_calls[blocks[0]["tool_use_id"]] = (
+                            sum(u.get(k, 0) for k in _COUNTS if k != "output_tokens"), u["output_tokens"])
         self.errors &= set(self.tools)
 
     def session_usage(self) -> tuple[int, int]:
@@ -208,13 +220,24 @@ def test_session_tree(path: Path):
             if d["type"] == "result" and streaming:
                 cut.append(ns(d["ts"]))
             streaming = False
-    partial = [s for s in trace if kind(s) == "chat" and "gen_ai.response.id" not in s.attributes]
+    agents = {s.attributes["task.tool_use_id"]: s for s in trace
+              if kind(s) == "invoke_agent" and s is not session}
+    # ... and one under a sub-agent for its last call, which only its Agent tool's result shows
+    # (``tool_use_result.usage``), unless the sub-agent's last printed call had its input counts
+    summed = [s for s in trace if kind(s) == "chat" and "gen_ai.response.id" not in s.attributes
+              and kind(by_id[s.parent_span_id]) == "invoke_agent"]
+    assert sorted((s.parent_span_id, s.attributes["gen_ai.usage.input_tokens"],
+                   s.attributes["gen_ai.usage.output_tokens"]) for s in summed) == sorted(
+        (agents[ptu].span_id, n_in, n_out) for ptu, (n_in, n_out) in facts.last_calls.items())
+    for s in summed:  # ending at the tool's result, zero-length when calls were not printed
+        tool_span = by_id[by_id[s.parent_span_id].parent_span_id]
+        assert s.end_ns == tool_span.end_ns and s.start_ns <= s.end_ns
+    partial = [s for s in trace if kind(s) == "chat" and "gen_ai.response.id" not in s.attributes
+               and s not in summed]
     assert sorted(s.end_ns for s in partial) == cut
     for s in partial:
         assert kind(by_id[s.parent_span_id]) == "turn" and [e[0] for e in s.events] == ["interrupted"]
     assert all(c.kind == 3 for c in chats.values())  # CLIENT
-    agents = {s.attributes["task.tool_use_id"]: s for s in trace
-              if kind(s) == "invoke_agent" and s is not session}
     for mid, ptu in facts.messages.items():
         parent = by_id[chats[mid].parent_span_id]
         if ptu is None:
@@ -459,7 +482,11 @@ def test_captured_output_messages_fit_the_default_cap_whole_parts_first():
             blocks.setdefault(doc["message"]["id"], []).extend(doc["message"]["content"])
     spans = export(path, capture_content=True)
     tools = {s.attributes["gen_ai.tool.call.id"]: s for s in spans if s.name.startswith("execute_tool ")}
-    chats = {s.attributes["gen_ai.response.id"]: s for s in spans if s.name.startswith("chat ")}
+    chats = {s.attributes["gen_ai.response.id"]: s for s in spans
+             if s.name.startswith("chat ") and "gen_ai.response.id" in s.attributes}
+    # the sub-agent's last call, known from its tool's result only: no output to show
+    (summed,) = [s for s in spans if s.name.startswith("chat ") and "gen_ai.response.id" not in s.attributes]
+    assert "gen_ai.output.messages" not in summed.attributes
     assert max(sum(b["type"] == "tool_use" for b in v) for v in blocks.values()) == 19
     for mid, chat in chats.items():
         text = chat.attributes["gen_ai.output.messages"]

@@ -1,0 +1,97 @@
+"""A sub-agent's last model call, which Claude Code never prints as a line: its Agent tool's
+result gives its usage (``tool_use_result.usage``), its model (``resolvedModel``) and how many
+tool calls the sub-agent made (``totalToolUseCount``). Every expected value is read from the
+recording line named beside it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.tracker.recording import CLAUDE, Run, iso_ns, lines
+
+pytestmark = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not present")
+
+AGENT = CLAUDE / "claudecli-go-agent-subagent-2.1.87.jsonl"
+GENERAL = CLAUDE / "subagent-general-purpose.jsonl"
+
+
+def _input(usage: dict) -> int:
+    return usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+
+
+def _chats(run: Run, agent) -> list:
+    return sorted((r for r in run.records if r.parent_span_id == agent.span_id and r.name.startswith("chat ")),
+                  key=lambda r: r.start_ns)
+
+
+def _edited(tmp_path, path, n: int, edit) -> tuple:
+    """``path`` with line ``n`` (1-based) changed by ``edit(doc)``; (new path, its lines)."""
+    raw = path.read_bytes().splitlines(keepends=True)
+    doc = json.loads(raw[n - 1])
+    edit(doc)
+    raw[n - 1] = json.dumps(doc).encode() + b"\n"
+    out = tmp_path / path.name
+    out.write_bytes(b"".join(raw))
+    return out, lines(out)
+
+
+def test_the_last_call_runs_from_the_sub_agents_last_tool_result_to_its_agent_tools_result():
+    L = lines(AGENT)
+    summary = L[10]["tool_use_result"]  # the Agent tool's result (line 10)
+    run = Run(AGENT)
+    agent = run.one("invoke_agent Explore")
+    printed, last = _chats(run, agent)
+    assert printed.attributes["gen_ai.response.id"] == L[7]["message"]["id"]  # its one printed call
+    assert "gen_ai.response.id" not in last.attributes  # (the stream never gave its id)
+    # asked for when the Read tool's result came back (line 8), done when the Agent tool answered
+    assert last.start_ns == iso_ns(L[8]["timestamp"])
+    assert last.end_ns == iso_ns(L[10]["timestamp"]) == run.one("execute_tool Agent").end_ns
+    assert last.attributes["gen_ai.usage.input_tokens"] == _input(summary["usage"]) == 21798
+    assert last.attributes["gen_ai.usage.output_tokens"] == summary["usage"]["output_tokens"] == 27
+    assert last.attributes["gen_ai.request.model"] == L[7]["message"]["model"]
+    assert last.name == f"chat {L[7]['message']['model']}" and last.kind == "CLIENT"
+    # the sub-agent's tokens are its calls', both
+    assert agent.attributes["gen_ai.usage.output_tokens"] == L[7]["message"]["usage"]["output_tokens"] + 27
+    assert agent.attributes["gen_ai.usage.input_tokens"] == _input(L[7]["message"]["usage"]) + 21798
+
+
+def test_a_sub_agent_none_of_whose_lines_were_printed_gets_its_one_call_by_its_resolved_model():
+    L = lines(GENERAL)
+    summary = L[28]["tool_use_result"]
+    assert summary["totalToolUseCount"] == 0
+    run = Run(GENERAL)
+    agent = run.one("invoke_agent general-purpose")
+    (call,) = _chats(run, agent)
+    assert call.name == f"chat {summary['resolvedModel']}"
+    assert call.start_ns == agent.start_ns == iso_ns(L[25]["timestamp"])  # its prompt (line 25)
+    assert call.end_ns == iso_ns(L[28]["timestamp"])
+    assert call.attributes["gen_ai.usage.input_tokens"] == _input(summary["usage"])
+    assert call.attributes["gen_ai.usage.output_tokens"] == summary["usage"]["output_tokens"]
+
+
+def test_when_the_stream_showed_fewer_tool_calls_than_the_sub_agent_made_the_call_is_an_instant(tmp_path):
+    """Claude Code forwards only some sub-agent lines at times: the last call then began at an
+    unknown time after the lines shown, and is put where the stream shows it, at its end."""
+    path, L = _edited(tmp_path, AGENT, 10, lambda d: d["tool_use_result"].update(totalToolUseCount=3))
+    run = Run(path)
+    _, last = _chats(run, run.one("invoke_agent Explore"))
+    assert last.start_ns == last.end_ns == iso_ns(L[10]["timestamp"])
+    assert last.attributes["gen_ai.usage.output_tokens"] == 27
+
+
+def test_a_printed_last_call_takes_the_summarys_output_and_is_not_repeated(tmp_path):
+    """When the summary's input counts are those of the sub-agent's last printed call, it is that
+    call: its output is the summary's (a line's is a snapshot from its start), and no other."""
+    L = lines(AGENT)
+    printed_usage = {k: L[7]["message"]["usage"][k]
+                     for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+    path, L = _edited(tmp_path, AGENT, 10, lambda d: d["tool_use_result"]["usage"].update(printed_usage))
+    run = Run(path)
+    agent = run.one("invoke_agent Explore")
+    (call,) = _chats(run, agent)
+    assert call.attributes["gen_ai.response.id"] == L[7]["message"]["id"]
+    assert L[7]["message"]["usage"]["output_tokens"] == 8
+    assert call.attributes["gen_ai.usage.output_tokens"] == L[10]["tool_use_result"]["usage"]["output_tokens"] == 27
+    assert agent.attributes["gen_ai.usage.output_tokens"] == 27
