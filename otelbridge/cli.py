@@ -157,7 +157,9 @@ def make_config(exporter, protocol, no_traceparent, dialects, redact_patterns=()
     return cfg
 
 
-@click.command(context_settings=_SETTINGS, epilog=_EPILOG)
+# the first argument that is not an option starts the command, as after ``--`` (``otelbridge
+# claude -p …``: ``-p`` is the command's, as for ``env`` or ``time``)
+@click.command(context_settings={**_SETTINGS, "allow_interspersed_args": False}, epilog=_EPILOG)
 @_shared
 @_live
 @click.version_option(__version__, prog_name="otelbridge")

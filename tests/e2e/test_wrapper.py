@@ -25,6 +25,17 @@ def test_exit_status_and_stream_of_child():
     assert proc.stdout == b"a\nb"
 
 
+def test_a_command_without_dashes_keeps_its_own_options():
+    """``otelbridge claude -p …``, the ``--`` forgotten: the first argument that is not one of
+    otelbridge's options starts the command, and what follows is the command's (``-q`` and
+    ``--exporter`` are otelbridge's options too): it ran instead of a usage error."""
+    proc = run_bridge(["--exporter", "none", "--summary", "never", sys.executable, "-c",
+                       "import sys; print(sys.argv[1:])", "-q", "--exporter", "x"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"['-q', '--exporter', 'x']\n"
+    assert b"spans 1 built" in proc.stderr  # its run span: wrapper mode
+
+
 def test_killed_child_gives_128_plus_signal():
     proc = run_bridge(["--exporter", "none", "--", sys.executable, "-c",
                        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
