@@ -134,9 +134,12 @@ def nothing_traced(cfg: Config, stats: Stats) -> str | None:
     """Why no line made a span (what was traced then, and what to do), or ``None``: some did."""
     # (a line may decode and make no span: another CLI's JSON that shares a type's name;
     # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
-    if not stats.lines or (stats.lines_decoded and (stats.spans_started or cfg.command)):
-        return None
     traced = "only the command's run was traced" if cfg.command else "nothing was traced"
+    if not stats.lines:  # (a CLI that failed before its first line says why on its stderr)
+        return (f"{'the command printed nothing' if cfg.command else 'the input was empty'}, so {traced} "
+                "(for Claude Code: claude -p --output-format stream-json --verbose)")
+    if stats.lines_decoded and (stats.spans_started or cfg.command):
+        return None
     streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
     if stats.lines_decoded:
         return f"the lines decoded showed no session, turn or workflow ({streams}), so {traced}"
@@ -158,7 +161,7 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
         say(stats.line()[len("otelbridge: "):])
         said = None if read_again else nothing_traced(cfg, stats)
         if said:
-            say(said + "; the input passed through" * tee)
+            say(said + "; the input passed through" * (tee and stats.lines > 0))
         if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)
             n = stats.overlong_lines
             say(f"{n} line{'s were' if n != 1 else ' was'} longer than --max-line ({cfg.max_line:,} bytes): "

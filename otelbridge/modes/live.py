@@ -150,10 +150,11 @@ def silent_setup(cfg: Config, env: Mapping[str, str]) -> bool:
     """True when setting up stages 2–5 for a run with no input would say and write nothing but
     what :func:`~otelbridge.stats.counts_and_exit_code` does: no wrapped command (its run span),
     no ``file`` exporter (it creates ``--output``), the default redaction (else a warning), no
-    ``TRACEPARENT`` (checked), no HTML page or job outputs (written for an empty run too), no
-    ``OTEL_*`` variable beyond :data:`CHECKED_ENV`."""
+    ``TRACEPARENT`` (checked), no HTML page, job outputs or step summary (written for an empty
+    run too), no ``OTEL_*`` variable beyond :data:`CHECKED_ENV`."""
     return (not cfg.command and "file" not in cfg.exporters and cfg.default_redaction
             and not cfg.traceparent and not cfg.report and not cfg.outputs and not env.get("GITHUB_OUTPUT")
+            and not (cfg.summary != "never" and env.get("GITHUB_STEP_SUMMARY"))
             and not any(k.startswith("OTEL_") and k not in CHECKED_ENV for k in env))
 
 

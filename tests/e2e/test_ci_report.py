@@ -141,6 +141,26 @@ def test_a_stream_that_is_not_stream_json_is_said_on_the_summary_page(tmp_path, 
     assert ("#### run cat — ok" in step.read_text()) is wrapped
 
 
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_an_empty_stream_is_said_on_the_summary_page(tmp_path, wrapped):
+    """A CLI that fails before its first line (``stream-json`` without ``--verbose``) prints
+    nothing on stdout: the step summary says so, as stderr does (in pipe mode it was left
+    unwritten, and stderr had the counts line alone)."""
+    step = tmp_path / "summary.md"
+    args = ["--exporter", "none", "--", "true"] if wrapped else ["--exporter", "none"]
+    proc = run_bridge(args, None if wrapped else b"", env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    assert proc.returncode == 0 and proc.stdout == b""
+    said = ("the command printed nothing, so only the command's run was traced" if wrapped
+            else "the input was empty, so nothing was traced") + \
+        " (for Claude Code: claude -p --output-format stream-json --verbose)"
+    assert proc.stderr.decode().splitlines()[-1] == f"otelbridge: {said}"
+    lines = step.read_text().splitlines()
+    assert lines[0] == ("### ⚠️ otelbridge: 1 trace, no token counts in the stream, 0 failed spans, status ok"
+                        if wrapped else "### ⚠️ otelbridge: nothing traced")
+    assert lines[2] == "> " + markdown(said)
+    assert ("#### run true — ok" in step.read_text()) is wrapped
+
+
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):
     """The issue's trial: `--exporter none --summary always --trace-url-template` on a plain
     Claude Code stream gives a link, a waterfall, a step summary, outputs and a page."""

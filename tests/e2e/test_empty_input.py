@@ -16,6 +16,9 @@ from tests.conftest import ROOT, clean_env, run_bridge
 COUNTS = (b"otelbridge: 0 bytes, 0 lines, 0 decoded, 0 not wanted, 0 not decoded (behind), "
           b"0 bad, 0 overlong; spans 0 built, 0 exported, 0 dropped")
 DEAD = "http://127.0.0.1:9"  # nothing listens: an export would fail
+#: ... and the line that says why nothing was traced (a CLI that failed before its first line)
+EMPTY = (b"otelbridge: the input was empty, so nothing was traced "
+         b"(for Claude Code: claude -p --output-format stream-json --verbose)")
 
 
 def plain_env(**extra: str) -> dict[str, str]:
@@ -35,7 +38,7 @@ def test_an_empty_run_says_its_counts_and_writes_its_stats(tmp_path, stdin, expo
         proc = run_bridge(args, b"", env=plain_env())
     assert proc.returncode == 0, proc.stderr  # nothing to export: nothing lost
     assert proc.stdout == b""
-    assert proc.stderr.splitlines() == [COUNTS + b"; 0 late events ignored"]
+    assert proc.stderr.splitlines() == [COUNTS + b"; 0 late events ignored", EMPTY]
     stats = json.loads(stats_path.read_text())
     assert (stats["bytes"], stats["lines"], stats["spans_started"], stats["lines_not_wanted"]) == (0, 0, 0, 0)
 
@@ -52,7 +55,8 @@ def test_an_empty_run_still_says_a_set_up_problem(args, env, said):
     proc = run_bridge(args, stdin=subprocess.DEVNULL, env=plain_env(**env))
     assert proc.returncode == 0, proc.stderr
     assert said in proc.stderr
-    assert proc.stderr.splitlines()[-1].startswith(COUNTS)
+    lines = proc.stderr.splitlines()
+    assert lines[lines.index(EMPTY) - 1].startswith(COUNTS)
 
 
 def test_an_empty_run_writes_its_job_outputs(tmp_path):
@@ -112,7 +116,7 @@ PRETTY = NOT_A_STREAM.replace(b"(for Claude Code: claude -p --output-format stre
     # ... with an error item, a line a dialect decodes (its type's name is shared) into no span
     (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"error","message":"stream error"}\n', NOTHING_SHOWN),
     (b'{\n  "type": "result",\n  "subtype": "success",\n  "result": "ok"\n}\n', PRETTY),  # pretty-printed
-    (b"", None),
+    (b"", EMPTY + b"\n"),  # a CLI that failed before its first line
     ((ROOT / "examples" / "cbc-workflow.jsonl").read_bytes(), None),
 ])
 def test_a_run_in_which_no_line_was_of_a_stream_it_reads_says_so(data, said):
