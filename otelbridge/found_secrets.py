@@ -199,3 +199,16 @@ class FoundSecrets:
                     if value in markers:
                         markers[value] = markers.pop(value)
         return text
+
+
+#: A JSON escape of a printable ASCII character (Gson writes ``=`` and ``'`` so, Go's encoder
+#: ``<``, ``>`` and ``&``): JSON inside a text, whose secrets only read whole unescaped
+_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+
+
+def unescaped(text: str) -> str:
+    """``text`` with each ``\\u00XX`` escape of a printable ASCII character as that character
+    (``DB_PASSWORD\\u003dx`` → ``DB_PASSWORD=x``); the detector reads this view for values to
+    remember, then hides them in ``text`` itself."""
+    return _ASCII_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+

@@ -17,11 +17,9 @@ read, so every exported string is, in this order:
    ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``; :data:`VOCABULARY` and span names at 64 at the
    least); a cut string ends in ``…``.
 
-Redaction runs on the whole string *before* the cap, so a cap can never cut a secret in half and
-leave a prefix the patterns no longer recognise. A string longer than :data:`SCAN_MAX_CHARS` is
-not scanned and never leaves (:meth:`Redactor.scan` gives ``None``). Each distinct string is
-scanned once (a bounded cache keyed by the string). The detector itself is
-:mod:`otelbridge.secrets`.
+Redaction runs on the whole string *before* the cap: a cap never leaves a secret's prefix. A
+string longer than :data:`SCAN_MAX_CHARS` never leaves (:meth:`Redactor.scan` gives ``None``).
+Each distinct string is scanned once (a bounded cache). The detector is :mod:`otelbridge.secrets`.
 
 :func:`clean` and :func:`span_name` use the :class:`Redactor` :func:`install` sets at start. The
 span builder (``otelbridge.spans``) is the one boundary: every name, attribute, event, link and
@@ -40,7 +38,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .escape import ESCAPES, INVISIBLE, plain
-from .found_secrets import FoundSecrets
+from .found_secrets import FoundSecrets, unescaped
 from .json_doc import JSON_ATTRIBUTES, MAX_DEPTH, decode_pairs, depth, fit, from_context, string_pairs
 from .json_doc import cap as _cap
 from .json_doc import strings as _json_strings
@@ -193,8 +191,11 @@ class Redactor:
 
     def redact(self, text: str, learn: bool = True) -> str:
         """``text`` with every pattern's matches replaced by markers, home directories as
-        ``~``, then every value found so far (:attr:`found`, which learns this text's matches
-        unless ``learn`` is false); no sanitising, no cap, no length bound (use :meth:`scan`)."""
+        ``~``, then every value found so far (:attr:`found`, which learns this text's matches,
+        and its :func:`~otelbridge.found_secrets.unescaped` view's, unless ``learn`` is false);
+        no sanitising, no cap, no length bound (use :meth:`scan`)."""
+        if learn and "\\u00" in text:
+            self._detect(unescaped(text), [])
         text = home(self._detect(text, [] if learn else None))
         # (after home: the text a cache hit's is hidden in, so the same either way)
         return self.found.hide(text) if self._known else text
@@ -232,9 +233,8 @@ class Redactor:
 
     def learn(self, text: str, keep: bool = False) -> None:
         """Read ``text`` for the secrets it shows (:attr:`found` remembers them) as :meth:`scan`
-        would. ``keep``: its reading stays in the cache (it is exported later: content with
-        ``--capture-content``); else nothing else is kept (content that is not exported would
-        only push what is out of the cache)."""
+        would; ``keep``: its reading stays in the cache (content exported later, with
+        ``--capture-content``; content never exported would only push that out of it)."""
         if keep:
             self.scan(text)
         elif len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:

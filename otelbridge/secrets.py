@@ -226,11 +226,11 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
     Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
     *(Pattern.of(kind, needles, regex, precheck=PRECHECKS.get(kind)) for kind, needles, regex in VENDOR_TOKENS),
-    # an AWS secret access key without its label: 40 base64 characters, mixed case, digits,
-    # a '/' or '+' (hex digests, ids and paths have not all of these)
+    # an AWS secret access key without its label: 40 base64 characters, mixed case, digits, a
+    # '/' or '+' (hex digests, ids, paths have not all of these), not after a '.' (a host's path)
     Pattern.of(
         "aws_secret_key", ("/", "+"),
-        r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+        r"(?<![A-Za-z0-9/+=.])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
     # ... and one without a '/' or '+' next to its access key id (a marker by now), also after

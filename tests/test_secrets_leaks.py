@@ -697,3 +697,54 @@ def test_what_is_not_taken_is_not_learned_either(first, later):
     out = r.redact(first)
     assert _ANT in first or out == first
     assert r.redact(later) == later
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a password under a label in the user's language, a full-width colon too
+    ("비밀번호: Zz9Yy8Xx7Ww6", "비밀번호: [REDACTED:secret]"),
+    ("密码：Zz9Yy8Xx7Ww6", "密码：[REDACTED:secret]"),
+    ("パスワード: Qq1Ww2Ee3Rr4", "パスワード: [REDACTED:secret]"),
+    ("Senha: hunter22", "Senha: [REDACTED:secret]"),
+    ("API-Schluessel: Kk1Ll2Mm3Nn4Pp", "API-Schluessel: [REDACTED:secret]"),
+    # a token, and an API's key, with a generated-looking word
+    ("访问令牌：Kk1Ll2Mm3Nn4Pp", "访问令牌：[REDACTED:secret]"),
+    ("アクセストークン：Kk1Ll2Mm3Nn4Pp", "アクセストークン：[REDACTED:secret]"),
+    ("API 토큰: Kk1Ll2Mm3Nn4Pp", "API 토큰: [REDACTED:secret]"),
+    ("API 密钥：Kk1Ll2Mm3Nn4Pp", "API 密钥：[REDACTED:secret]"),
+    ("APIキー：Kk1Ll2Mm3Nn4Pp", "APIキー：[REDACTED:secret]"),
+    ("Chave da API: Kk1Ll2Mm3Nn4Pp", "Chave da API: [REDACTED:secret]"),
+    # ... and what stays: prose after the label, a key that is no API's, a word not a label
+    ("密码：请在设置中修改", None),
+    ("パスワード: 設定で変更してください", None),
+    ("a chave do carro: azul", None),
+    ("clave: valor", None),
+    ("senhas: 3 usuarios", None),
+])
+def test_labels_in_other_languages(text, expected):
+    _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # JSON inside a tool's output, its ASCII escaped (Gson's = and ', Go's < > &): the secrets
+    # its unescaped view shows are hidden in the text as it is
+    ('{"vars":"DB_PASSWORD\\u003dZz9Yy8Xx7Ww6 GITHUB_TOKEN\\u003dAa1Bb2Cc3Dd4Ee5Ff6Gg"}',
+     '{"vars":"DB_PASSWORD\\u003d[REDACTED:secret] GITHUB_TOKEN\\u003d[REDACTED:secret]"}'),
+    ('"settings.xml": "\\u003cserver\\u003e\\u003cpassword\\u003eZz9Yy8Xx7Ww6\\u003c/password\\u003e"',
+     '"settings.xml": "\\u003cserver\\u003e\\u003cpassword\\u003e[REDACTED:secret]\\u003c/password\\u003e"'),
+    # ... and escapes around no secret stay as they are
+    ('{"html":"\\u003cb\\u003ebold\\u003c/b\\u003e \\u0026 a \\u003d b"}', None),
+])
+def test_secrets_in_json_whose_ascii_is_escaped(text, expected):
+    assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a host's path of 40 characters is no AWS secret key (a model's page, a deployment's)
+    ("https://huggingface.co/TheBloke/Mistral7BInstructV2GGUF/Q4KM", None),
+    ("open vercel.com/acme/web/8Hq2vYtKx3mNpLr7sW9dZfA1wQ5eRtYu then", None),
+    # ... the key itself still is, bare or quoted
+    ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "[REDACTED:aws_secret_key]"),
+    ('secret="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', 'secret="[REDACTED:aws_secret_key]"'),
+])
+def test_a_hosts_path_is_no_aws_secret_key(text, expected):
+    assert clean(text) == (text if expected is None else expected)
