@@ -137,6 +137,10 @@ _COMMAND_KEYS = ("command", "cmd")
 #: ``new_string``, ``MultiEdit``'s ``edits``)
 _WRITTEN_KEYS = ("content", "new_string", "edits")
 _SECRET_PATH = re.compile(r"(?:\A|[/\\])" + _SECRET_FILE + r"\Z")
+#: A file of ``KEY=value`` lines: an edit that writes one word into it, without ``=``, ``:`` or
+#: a blank, writes a value (``your-api-key-here`` → the key itself)
+_ENV_PATH = re.compile(r"(?:\A|[/\\])(?:\.env(?:\.[\w.-]+)?|[\w.-]+\.env|\.npmrc|\.pypirc|\.netrc)\Z")
+_ONE_VALUE = re.compile(r"[^\s=:]{8,}")
 
 
 def _doc(arguments: str) -> dict | None:
@@ -181,10 +185,26 @@ def writes_secret(arguments: str) -> str | None:
     if '"file_path"' not in arguments:
         return None
     doc = _doc(arguments)
-    if doc is None or not _secret_path(doc):
+    if doc is None:
         return None
+    if not _secret_path(doc):
+        return _env_value(doc)
     written = next((doc[k] for k in _WRITTEN_KEYS if k in doc), None)
     if isinstance(written, list):  # (MultiEdit's edits)
         written = "\n".join(e["new_string"] for e in written
                             if isinstance(e, dict) and isinstance(e.get("new_string"), str))
     return written if isinstance(written, str) and written.strip() else None
+
+
+
+def _env_value(doc: dict) -> str | None:
+    """The values an ``Edit`` or ``MultiEdit`` writes into a file of ``KEY=value`` lines as one
+    word each (:data:`_ENV_PATH`, :data:`_ONE_VALUE`), a line each, or ``None``."""
+    path = doc.get("file_path")
+    if not isinstance(path, str) or _ENV_PATH.search(path[-1024:]) is None:
+        return None
+    edits = doc.get("edits") if isinstance(doc.get("edits"), list) else [doc]
+    values = [e["new_string"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_string"), str)
+              and _ONE_VALUE.fullmatch(e["new_string"])]
+    return "\n".join(values) or None
+

@@ -181,3 +181,28 @@ def test_what_a_multiedit_writes_into_a_file_named_for_a_secret_is_hidden():
     (tool,) = [s for s in spans if s.name == "execute_tool MultiEdit"]
     assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["edits"] == [
         {"old_string": "old", "new_string": "[REDACTED:secret]"}]
+
+
+@pytest.mark.parametrize(("tool_name", "arguments"), [
+    ("Edit", {"file_path": "/app/.env", "old_string": "your-api-key-here", "new_string": "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"}),
+    ("Edit", {"file_path": "/app/config/prod.env", "old_string": "changeme", "new_string": "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"}),
+    ("MultiEdit", {"file_path": "/app/.env.local", "edits": [
+        {"old_string": "PORT=3000", "new_string": "PORT=8080"},
+        {"old_string": "<key>", "new_string": "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"}]}),
+])
+def test_a_value_an_edit_writes_into_a_dotenv_file_is_hidden(tool_name, arguments):
+    """An edit that puts one word into a file of ``KEY=value`` lines writes a value: nothing
+    around it (``your-api-key-here`` → it) says it is a secret, the file does. A line the edit
+    writes whole (``PORT=8080``) is left to the key rules."""
+    from tests.e2e.test_security import one_call_session
+
+    secret = "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"
+    data = one_call_session("sess-edits-env", tool_name, arguments, "The file has been updated.",
+                            {"subtype": "success", "is_error": False, "result": f"Set the key to {secret}."})
+    _, spans, raw = export(["--capture-content"], data)
+    assert secret.encode() not in raw
+    (tool,) = [s for s in spans if s.name == f"execute_tool {tool_name}"]
+    exported = json.loads(tool.attributes["gen_ai.tool.call.arguments"])
+    edits = exported.get("edits") or [exported]
+    assert [e["new_string"] for e in edits][-1] == "[REDACTED:secret]"
+    assert "PORT=8080" in json.dumps(exported) or tool_name == "Edit"
