@@ -66,11 +66,12 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("stripe_key", ("_live_", "_test_", "_prod_", "whsec_"),
      START + r"(?:(?:sk|rk)_(?:live|test|prod)_" + _body(_AN, "{10,}", 9) + r"|whsec_[0-9A-Za-z]{16,})"),
     # bot/user/app-level tokens; xoxe-1- refresh tokens, xoxe.xoxp-1- rotating ones; a browser
-    # session's xoxc- token and its d cookie (xoxd-, URL-encoded); webhooks
+    # session's xoxc- token and its d cookie (xoxd-, URL-encoded); webhooks (a workflow's too)
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
      START + r"(?:xoxe\.)?xox[abposrec]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xoxd-[\w%/+=-]{10,}"
      r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
-     r"|(?<=hooks\.slack\.com/services/)[\w/]+"),
+     r"|(?<=hooks\.slack\.com/services/)[\w/]+|(?<=hooks\.slack\.com/triggers/)[\w/]+"
+     r"|(?<=hooks\.slack\.com/workflows/)[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),
     # a bot token: its user id (17 to 20 digits) in base64url, whose first four characters

@@ -748,3 +748,14 @@ def test_secrets_in_json_whose_ascii_is_escaped(text, expected):
 ])
 def test_a_hosts_path_is_no_aws_secret_key(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("curl -X POST https://hooks.slack.com/triggers/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 -d @m.json",
+     "curl -X POST https://hooks.slack.com/triggers/[REDACTED:slack_token] -d @m.json"),
+    ("SLACK_URL=https://hooks.slack.com/workflows/T0123ABCD/A0456/789012345/abcdefABCDEF0123456789ab",
+     "SLACK_URL=https://hooks.slack.com/workflows/[REDACTED:slack_token]"),
+    ("see https://hooks.slack.com/ for the docs", None),
+])
+def test_slack_workflow_webhooks(text, expected):
+    assert clean(text) == (text if expected is None else expected)
