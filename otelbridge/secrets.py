@@ -223,8 +223,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         r"(?:" + _NL + r"[A-Za-z0-9+/]{1,75}+={0,2}(?=" + _NL + r"|[\"'\\]|\Z))?",
     ),
     *(Pattern.of(kind, needles, regex) for kind, needles, regex in BEFORE_JWT),
-    # JWTs (a base64url JSON header starts with eyJ), also cut ones of one or two segments
-    Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}"),
+    # JWTs (a base64url JSON header starts with eyJ), also cut ones, and JWEs' five segments
+    Pattern.of("jwt", ("eyj",), r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){0,2}(?:\.[A-Za-z0-9_-]+){0,2}"),
     *(Pattern.of(kind, needles, regex, precheck=PRECHECKS.get(kind)) for kind, needles, regex in VENDOR_TOKENS),
     # an AWS secret access key without its label: 40 base64 characters, mixed case, digits, a
     # '/' or '+' (hex digests, ids, paths have not all of these), not after a '.' (a host's path)

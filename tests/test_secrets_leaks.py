@@ -759,3 +759,16 @@ def test_a_hosts_path_is_no_aws_secret_key(text, expected):
 ])
 def test_slack_workflow_webhooks(text, expected):
     assert clean(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a JWE's five segments (Auth.js' session cookie: no encrypted key, "..")
+    ("authjs.session-token=eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..Xq9vLm2Pz8RtYu7W."
+     "aB3cDe5fGh7iJk9lMn1oPq3rSt5uVw7xYz9AbCdEf.Gh1iJk3lMn5oPq7r; Path=/", "authjs.session-token=[REDACTED:jwt]; Path=/"),
+    ('{"RefreshToken": "eyJjdHkiOiJKV1QiLCJlbmMiOiJBMjU2R0NNIiwiYWxnIjoiUlNBLU9BRVAifQ.AbCdEfGh.IjKlMnOp.QrStUvWx.YzAbCd"}',
+     '{"RefreshToken": "[REDACTED:jwt]"}'),
+    # ... a JWT's sentence keeps its full stop
+    ("the token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcDEF123. Next.", "the token [REDACTED:jwt]. Next."),
+])
+def test_jwe_whole(text, expected):
+    assert clean(text) == expected
