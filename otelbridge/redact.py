@@ -238,7 +238,7 @@ class Redactor:
         if keep:
             self.scan(text)
         elif len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:
-            self._detect(_sanitise(text), [])
+            self.redact(_sanitise(text))  # (what it finds is learnt, in its unescaped view too)
 
     def scrub(self, text: str) -> str:
         """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""

@@ -697,6 +697,9 @@ def one_call_session(sid: str, tool: str, args: dict, output: str, result: dict)
     # a token a file showed (a tool's output), repeated in a result's errors
     ("Read", {"file_path": "/srv/app/.env"}, "HOST=api01.internal\nAPI_TOKEN=Zq8vK2mP9xL4wR\n",
      {"subtype": "error_during_execution", "is_error": True, "errors": ["key Zq8vK2mP9xL4wR rejected by api01.internal"]}),
+    # ... a program's JSON whose '=' is escaped (Gson), read unescaped though not exported
+    ("Bash", {"command": "java -jar dump-config.jar"}, '{"env":["DB_PASSWORD\\u003dZq8vK2mP9xL4wR","HOME\\u003d/root"]}',
+     {"subtype": "error_during_execution", "is_error": True, "errors": ["role app rejected Zq8vK2mP9xL4wR"]}),
 ])
 def test_a_secret_is_hidden_in_an_error_exported_by_default(tool, args, output, result):
     """Without ``--capture-content`` a tool's arguments and output are not exported, but an
