@@ -137,10 +137,13 @@ _COMMAND_KEYS = ("command", "cmd")
 #: ``new_string``, ``MultiEdit``'s ``edits``)
 _WRITTEN_KEYS = ("content", "new_string", "edits")
 _SECRET_PATH = re.compile(r"(?:\A|[/\\])" + _SECRET_FILE + r"\Z")
-#: A file of ``KEY=value`` lines: an edit that writes one word into it, without ``=``, ``:`` or
-#: a blank, writes a value (``your-api-key-here`` → the key itself)
+#: A file of ``KEY=value`` lines: an edit that puts one word in it for another (``your-api-key-here``
+#: → the key itself, or a key rotated) writes a value; a word that looks generated — 12
+#: characters or more, no ``=``, ``:``, blank or backslash, with a capital, a small letter and a
+#: digit, or 32 hex digits or more — is remembered: not a model's name or a region
+#: (``claude-sonnet-4-6``, ``eu-west-1``), which hidden everywhere would damage every later span
 _ENV_PATH = re.compile(r"(?:\A|[/\\])(?:\.env(?:\.[\w.-]+)?|[\w.-]+\.env|\.npmrc|\.pypirc|\.netrc)\Z")
-_ONE_VALUE = re.compile(r"[^\s=:]{8,}")
+_ONE_VALUE = re.compile(r"(?=[^\s=:\\]*[A-Z])(?=[^\s=:\\]*[a-z])(?=[^\s=:\\]*[0-9])[^\s=:\\]{12,}|[0-9a-fA-F]{32,}")
 
 
 def _doc(arguments: str) -> dict | None:
@@ -198,13 +201,14 @@ def writes_secret(arguments: str) -> str | None:
 
 
 def _env_value(doc: dict) -> str | None:
-    """The values an ``Edit`` or ``MultiEdit`` writes into a file of ``KEY=value`` lines as one
-    word each (:data:`_ENV_PATH`, :data:`_ONE_VALUE`), a line each, or ``None``."""
+    """The values an ``Edit`` or ``MultiEdit`` puts into, or takes out of, a file of
+    ``KEY=value`` lines as one word for another (:data:`_ENV_PATH`, :data:`_ONE_VALUE`), a line
+    each, or ``None``."""
     path = doc.get("file_path")
     if not isinstance(path, str) or _ENV_PATH.search(path[-1024:]) is None:
         return None
     edits = doc.get("edits") if isinstance(doc.get("edits"), list) else [doc]
-    values = [e["new_string"] for e in edits if isinstance(e, dict) and isinstance(e.get("new_string"), str)
-              and _ONE_VALUE.fullmatch(e["new_string"])]
+    values = [e[k] for e in edits if isinstance(e, dict) for k in ("old_string", "new_string")
+              if isinstance(e.get(k), str) and _ONE_VALUE.fullmatch(e[k])]
     return "\n".join(values) or None
 

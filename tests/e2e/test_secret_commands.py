@@ -206,3 +206,22 @@ def test_a_value_an_edit_writes_into_a_dotenv_file_is_hidden(tool_name, argument
     edits = exported.get("edits") or [exported]
     assert [e["new_string"] for e in edits][-1] == "[REDACTED:secret]"
     assert "PORT=8080" in json.dumps(exported) or tool_name == "Edit"
+
+
+def test_a_dotenv_edit_hides_a_rotated_key_both_ways_and_no_model_name():
+    """A key rotated in ``.env`` (one generated-looking word for another): both are secrets. A
+    model's name put there for another is not: remembered, it hid every later model name."""
+    from tests.e2e.test_security import one_call_session
+
+    old, new = "a8F3kLm29QxZpR7tW2", "Wr4Kp8Xz2Lm6Qt9Vn3Yb7Hc"
+    done = {"subtype": "success", "is_error": False, "result": "done"}
+    data = one_call_session("sess-rotates", "Edit", {"file_path": "/app/.env", "old_string": old, "new_string": new},
+                            "The file has been updated.", done)
+    _, spans, raw = export(["--capture-content"], data)
+    assert old.encode() not in raw and new.encode() not in raw
+    data = one_call_session("sess-model", "Edit", {"file_path": "/app/.env", "old_string": "claude-sonnet-4-5",
+                                                   "new_string": "claude-sonnet-4-6"}, "The file has been updated.", done)
+    _, spans, _ = export(["--capture-content"], data)
+    (tool,) = [s for s in spans if s.name == "execute_tool Edit"]
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"])["new_string"] == "claude-sonnet-4-6"
+    assert [s.name for s in spans if s.name.startswith("chat ")] == [f"chat {MODEL}"]
