@@ -50,11 +50,12 @@ _NOT_A_NAME = r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?![a-z][a-z0-9]*(?:_[a
 _WORD_ENDS = r"(?![.*:@~]?[\w*~])"
 _VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" + _WORD_ENDS
 
-#: Labels in other languages (a model answers in its user's): a password (any word of 6 or more
-#: ASCII characters after it: ``비밀번호: Zz9Yy8Xx7Ww6``, ``Senha: …``), a token, and an API's key
+#: Labels in other languages (a model answers in its user's): a password (a word of 8 ASCII
+#: characters or more but quotes and ``\``, a letter and a digit among them: ``비밀번호: Zz9Yy8Xx7Ww6``, ``Senha: …``;
+#: not ``senha: string``, ``Kennwort: falsch``), a token, and an API's key
 #: (``API 密钥：…``, ``Chave da API: …``) with a generated-looking word; a full-width colon too.
 #: Words of scripts without case, or in ASCII (the needles; Hyperscan folds ASCII letters alone).
-_I18N_PASSWORD = ("密码", "密碼", "口令", "パスワード", "비밀번호", "암호", "senha", "kennwort", "wachtwoord",
+_I18N_PASSWORD = ("密码", "密碼", "口令", "パスワード", "비밀번호", "senha", "kennwort", "wachtwoord",
                   "haslo", "sifre", "salasana", "heslo", "passord", "adgangskode", "contrasena",
                   "losenord", "mot de passe", "jelszo", "รหัสผ่าน", "كلمة المرور", "סיסמה", "पासवर्ड")
 _I18N_TOKEN = ("토큰", "令牌", "トークン")
@@ -65,7 +66,7 @@ _I18N_LABEL = (
     + r"|api[ -]?(?:" + _i18n(_I18N_KEY) + r")|(?:" + _i18n(_I18N_KEY) + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
     r"(?![A-Za-z])\\*[\"']?[ \t]*[:=\uff1a][ \t]*(?:\\*[\"'])?"
 )
-_I18N = (r"(?P<keep>" + _I18N_LABEL + r")(?!\[REDACTED:)(?(pw)(?=[!-~]{6})[^\s\"'`\\]++|" + _VALUE + ")")
+_I18N = (r"(?P<keep>" + _I18N_LABEL + r")(?!\[REDACTED:)(?(pw)(?=[!#-&(-\[\]-_a-~]*[0-9])(?=[!#-&(-\[\]-_a-~]*[A-Za-z])[!#-&(-\[\]-_a-~]{8,}+|" + _VALUE + ")")
 
 LABEL_PATTERNS = (
     Pattern.of("secret", ("key", "token", "secret", "password"),

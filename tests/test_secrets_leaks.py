@@ -719,6 +719,14 @@ def test_what_is_not_taken_is_not_learned_either(first, later):
     ("a chave do carro: azul", None),
     ("clave: valor", None),
     ("senhas: 3 usuarios", None),
+    # ... nor code or prose after a password's label: a password has a letter and a digit
+    ("senha: string;", None),
+    ("self.senha = bcrypt.hashpw(pw, salt)", None),
+    ("<label>Senha:</label>", None),
+    ("Kennwort: falsch", None),
+    ("Mot de passe : incorrect", None),
+    ("Senha: obrigatório", None),
+    ('senha: "S3nh4-F0rte!"', 'senha: "[REDACTED:secret]"'),
 ])
 def test_labels_in_other_languages(text, expected):
     _check(text, expected)
