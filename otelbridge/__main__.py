@@ -118,7 +118,11 @@ def main(argv: list[str] | None = None) -> None:
         import click
 
         if isinstance(exc, click.ClickException):
-            through = command is run_command and "--" not in args
+            # pipe mode's input passes through; a command given (after ``--``, or the first
+            # argument that is no option) is not run, and its input is not read
+            end = options_end(args)
+            through = command is run_command and "--" not in args and not (
+                end < len(args) and not args[end].startswith("-"))
             _show(exc, prog, " The input passes through untraced." if through and not os.isatty(0) else "")
             code = exc.exit_code
             if through:

@@ -183,6 +183,18 @@ def test_a_usage_error_in_pipe_mode_still_passes_every_byte(args):
     assert line.endswith(b"See 'otelbridge --help'. The input passes through untraced."), line
 
 
+@pytest.mark.parametrize("args", [["--max-line", "0", "echo", "hi"], ["--max-line", "0", "--", "echo", "hi"]])
+def test_a_usage_error_before_a_command_runs_nothing_and_reads_no_input(args):
+    """A command given, with or without ``--``: a bad flag before it is a usage error (exit 2)
+    that runs nothing; the command's input is not read (it was copied to stdout as if piped:
+    a writer that never closed it held otelbridge until it did)."""
+    proc = subprocess.run([sys.executable, "-m", "otelbridge", *args], input=b"PROMPT\n",
+                          capture_output=True, env=clean_env(), cwd=ROOT, timeout=30)
+    assert proc.returncode == 2 and proc.stdout == b""
+    (line,) = proc.stderr.splitlines()
+    assert b"Invalid value for '--max-line'" in line and b"passes through" not in line, line
+
+
 def test_a_mistyped_option_is_said_in_one_sentence_with_the_likely_one():
     proc = run_bridge(["--capture-contnet"], b"", env=clean_env())
     assert proc.returncode == 2
