@@ -444,9 +444,9 @@ class Pipeline:
         if self.report is not None:
             if self.exporters.backend_got_none():
                 self.report.not_exported_at_all("export failed")
-            self.report.finish(None if read_again else nothing_traced(self.cfg, self.stats))
+            self.report.finish(None if read_again else nothing_traced(self.cfg, self.stats, tee))
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
-                                    code, all_exported, tee, read_again)
+                                    code, all_exported, tee, read_again, live=tee)
 
 
 def private_stdout(cfg: Config) -> None:

@@ -130,14 +130,16 @@ class Stats:
 STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a line; Bernstein signals"
 
 
-def nothing_traced(cfg: Config, stats: Stats) -> str | None:
-    """Why no line made a span (what was traced then, and what to do), or ``None``: some did."""
+def nothing_traced(cfg: Config, stats: Stats, live: bool = False) -> str | None:
+    """Why no line made a span (what was traced then, and what to do), or ``None``: some did.
+    ``live``: the stream was the tee's (an empty one is said; ``replay`` and ``follow`` say
+    what they could not read, or what a run before read, themselves)."""
     # (a line may decode and make no span: another CLI's JSON that shares a type's name;
     # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
     traced = "only the command's run was traced" if cfg.command else "nothing was traced"
     if not stats.lines:  # (a CLI that failed before its first line says why on its stderr)
         return (f"{'the command printed nothing' if cfg.command else 'the input was empty'}, so {traced} "
-                "(for Claude Code: claude -p --output-format stream-json --verbose)")
+                "(for Claude Code: claude -p --output-format stream-json --verbose)") if live else None
     if stats.lines_decoded and (stats.spans_started or cfg.command):
         return None
     streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS
@@ -150,16 +152,17 @@ def nothing_traced(cfg: Config, stats: Stats) -> str | None:
 
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
-                         all_exported: bool, tee: bool = True, read_again: bool = False) -> int:
+                         all_exported: bool, tee: bool = True, read_again: bool = False,
+                         live: bool = False) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
     a line saying so; that the input passed through when ``tee``; ``read_again``: every line
-    read was one a run before traced, ``follow`` after a restart, and nothing is said of them),
-    then ``problem`` (lost spans) even so,
+    read was one a run before traced, ``follow`` after a restart, and nothing is said of them;
+    ``live``: an empty input is said too, :func:`nothing_traced`), then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
     were lost)."""
     if not cfg.quiet:
         say(stats.line()[len("otelbridge: "):])
-        said = None if read_again else nothing_traced(cfg, stats)
+        said = None if read_again else nothing_traced(cfg, stats, live)
         if said:
             say(said + "; the input passed through" * (tee and stats.lines > 0))
         if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)

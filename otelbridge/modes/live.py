@@ -284,7 +284,7 @@ class LiveDecoder:
         if pipeline is None:  # the set-up failed, or nothing came (settle)
             if tail:
                 self._skip(Gap.of(tail))
-            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready)
+            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready, live=True)
         until = time.monotonic() + TAIL_S  # (the tee stops a process past its margin)
         *whole, last = bytes(tail).split(b"\n")
         lines = [line + b"\n" for line in whole] + ([last] if last else [])

@@ -164,3 +164,18 @@ def test_replay_of_a_file_that_is_no_stream_says_so_without_a_passthrough(tmp_pa
     proc = run_bridge(["replay", "--exporter", "none", str(notes)], env=plain_env())
     assert proc.returncode == 0 and proc.stdout == b""
     assert proc.stderr.splitlines()[-1] == NOT_A_STREAM.rstrip(b"\n").replace(b"; the input passed through", b"")
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "empty.jsonl"])
+def test_replay_of_a_missing_or_empty_file_does_not_say_the_input_was_empty(tmp_path, name):
+    """"The input was empty" is the live stream's (a CLI that failed before its first line);
+    ``replay`` says what it could not read (and ``follow``, what a run before read), and a
+    step summary is not told "nothing traced" with a hint for Claude Code's flags."""
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    step = tmp_path / "summary.md"
+    proc = run_bridge(["replay", "--exporter", "none", str(tmp_path / name)],
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    assert proc.returncode == (1 if name == "missing.jsonl" else 0)
+    assert b"empty" not in proc.stderr and b"nothing was traced" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(COUNTS)
+    assert not step.exists() or "nothing traced" not in step.read_text()
