@@ -14,6 +14,7 @@ A mixin of :class:`~otelbridge.tracker.sessions.SessionTracker` (it uses ``ctx``
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -53,6 +54,10 @@ def _output_messages(chat: Chat) -> str:
     else:
         finish = "tool_call" if chat.tool_calls else "stop"
     return _json.encode([{"role": "assistant", "parts": parts, "finish_reason": finish}]).decode()
+
+
+#: Claude Code's tag of a model's context window on ``resolvedModel`` (``claude-opus-5[1m]``)
+_CONTEXT_TAG = re.compile(r"\[[0-9a-z]+\]\Z")
 
 
 def read_tool_call(ctx: Context, call: ToolCall) -> None:
@@ -233,10 +238,10 @@ class CallsMixin:
         tool = s.tools.pop(ev.tool_use_id, None)
         agent = s.agents.get(ev.tool_use_id)
         if agent is not None:
+            if ev.agent_usage is not None and agent.tool_done_ns is None:  # (not a repeat)
+                self._last_agent_call(s, agent, ev, now)
             agent.tool_done_ns = now
             agent.agent_id = agent.agent_id or ev.agent_id
-            if ev.agent_usage is not None:
-                self._last_agent_call(s, agent, ev, now)
         if tool is None:
             if ev.parent_tool_use_id is None and agent is None:
                 self._turn(s, now)
@@ -273,8 +278,10 @@ class CallsMixin:
             self._emit_chat(s, chat)
         shown_all = ev.agent_tool_uses is None or agent.tools >= ev.agent_tool_uses
         start = min(now, max(agent.start_ns, agent.ready_ns)) if shown_all else now
+        # (the model its calls named; ``resolvedModel`` names a 1M-context run ``…[1m]``)
+        model = model or (_CONTEXT_TAG.sub("", ev.agent_model) if ev.agent_model else None)
         last = Chat("", self._span_id(s, "chat", f"{agent.key}:last"), agent.span_id, agent.key,
-                    start, now, model or ev.agent_model or s.model, provider=agent.provider,
+                    start, now, model, provider=agent.provider,
                     usage=usage, final=True, mark=s.model_results, dated=True)
         self._emit_chat(s, last)
 

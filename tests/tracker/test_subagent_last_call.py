@@ -15,6 +15,7 @@ pytestmark = pytest.mark.skipif(not CLAUDE.is_dir(), reason="shared fixtures not
 
 AGENT = CLAUDE / "claudecli-go-agent-subagent-2.1.87.jsonl"
 GENERAL = CLAUDE / "subagent-general-purpose.jsonl"
+IDEA = CLAUDE / "idea-planner-explore-subagent-2.1.224.jsonl"
 
 
 def _input(usage: dict) -> int:
@@ -95,3 +96,45 @@ def test_a_printed_last_call_takes_the_summarys_output_and_is_not_repeated(tmp_p
     assert L[7]["message"]["usage"]["output_tokens"] == 8
     assert call.attributes["gen_ai.usage.output_tokens"] == L[10]["tool_use_result"]["usage"]["output_tokens"] == 27
     assert agent.attributes["gen_ai.usage.output_tokens"] == 27
+
+
+def test_a_repeated_agent_result_builds_the_last_call_once(tmp_path):
+    """The Agent tool's result line twice, before the task's notification (the sub-agent still
+    open): one last call, its tokens once."""
+    raw = AGENT.read_bytes().splitlines(keepends=True)
+    path = tmp_path / AGENT.name
+    path.write_bytes(b"".join(raw[:8] + [raw[9], raw[9], raw[8]] + raw[10:]))  # lines 1-8, 10, 10, 9, 11-
+    run = Run(path)
+    agent = run.one("invoke_agent Explore")
+    chats = _chats(run, agent)
+    assert len(chats) == 2 and len({c.span_id for c in run.records}) == len(run.records)
+    assert agent.attributes["gen_ai.usage.output_tokens"] == 8 + 27
+    assert run.stats.duplicate_results == 0  # (a tool result, not a turn's)
+
+
+@pytest.mark.parametrize(("drop", "model"), [
+    ((6, 7, 8), None),  # 2.1.87 gives no resolvedModel: not the session's model (it ran haiku)
+])
+def test_the_last_calls_model_is_none_the_stream_did_not_name(tmp_path, drop, model):
+    raw = AGENT.read_bytes().splitlines(keepends=True)
+    path = tmp_path / AGENT.name
+    path.write_bytes(b"".join(line for n, line in enumerate(raw, 1) if n not in drop))
+    run = Run(path)
+    (call,) = _chats(run, run.one("invoke_agent Explore"))
+    assert call.attributes.get("gen_ai.request.model") == model
+    assert call.name == "chat model"
+
+
+def test_a_resolved_model_is_named_as_the_calls_name_it(tmp_path):
+    """``resolvedModel`` tags a 1M-context run (``claude-opus-5[1m]``); the calls' lines name the
+    model (``claude-opus-5``): the last call is named as they are, also with none of them
+    printed (lines 4-7 left out)."""
+    L = lines(IDEA)
+    (summary,) = [d["tool_use_result"] for d in L.values() if isinstance(d.get("tool_use_result"), dict)]
+    assert summary["resolvedModel"] == "claude-opus-5[1m]" and L[5]["message"]["model"] == "claude-opus-5"
+    raw = IDEA.read_bytes().splitlines(keepends=True)
+    path = tmp_path / IDEA.name
+    path.write_bytes(b"".join(line for n, line in enumerate(raw, 1) if n not in (4, 5, 6, 7)))
+    run = Run(path)
+    (call,) = _chats(run, run.one("invoke_agent Explore"))
+    assert call.name == "chat claude-opus-5" and call.attributes["gen_ai.request.model"] == "claude-opus-5"
