@@ -132,14 +132,15 @@ STREAMS = "stream-json of Claude Code, cbc, milk or Caudra, one JSON object a li
 
 def nothing_traced(cfg: Config, stats: Stats, live: bool = False) -> str | None:
     """Why no line made a span (what was traced then, and what to do), or ``None``: some did.
-    ``live``: the stream was the tee's (an empty one is said; ``replay`` and ``follow`` say
-    what they could not read, or what a run before read, themselves)."""
+    ``live``: the stream was the tee's (an empty one is said in pipe mode; a wrapped command's run
+    span says how it ended; ``replay`` and ``follow`` say what they could not read)."""
     # (a line may decode and make no span: another CLI's JSON that shares a type's name;
     # in wrapper mode decoded lines may be the run span's own: Bernstein signals)
     traced = "only the command's run was traced" if cfg.command else "nothing was traced"
-    if not stats.lines:  # (a CLI that failed before its first line says why on its stderr)
-        return (f"{'the command printed nothing' if cfg.command else 'the input was empty'}, so {traced} "
-                "(for Claude Code: claude -p --output-format stream-json --verbose)") if live else None
+    if not stats.lines:  # (a CLI that failed before its first line says why on its stderr; a
+        # wrapped one's run span says how it ended)
+        return ("the input was empty, so nothing was traced (for Claude Code: claude -p "
+                "--output-format stream-json --verbose)") if live and not cfg.command else None
     if stats.lines_decoded and (stats.spans_started or cfg.command):
         return None
     streams = f"--dialect {', '.join(cfg.dialects)} only" if cfg.dialects else STREAMS

@@ -141,24 +141,24 @@ def test_a_stream_that_is_not_stream_json_is_said_on_the_summary_page(tmp_path, 
     assert ("#### run cat — ok" in step.read_text()) is wrapped
 
 
-@pytest.mark.parametrize("wrapped", [False, True])
-def test_an_empty_stream_is_said_on_the_summary_page(tmp_path, wrapped):
+def test_an_empty_stream_is_said_on_the_summary_page(tmp_path):
     """A CLI that fails before its first line (``stream-json`` without ``--verbose``) prints
-    nothing on stdout: the step summary says so, as stderr does (in pipe mode it was left
-    unwritten, and stderr had the counts line alone)."""
+    nothing on stdout: in pipe mode the step summary says so, as stderr does (it was left
+    unwritten, and stderr had the counts line alone). Wrapped, its run span says how it ended
+    (a command not found is said once, not again as an empty stream)."""
     step = tmp_path / "summary.md"
-    args = ["--exporter", "none", "--", "true"] if wrapped else ["--exporter", "none"]
-    proc = run_bridge(args, None if wrapped else b"", env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
+    proc = run_bridge(["--exporter", "none"], b"", env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(step)))
     assert proc.returncode == 0 and proc.stdout == b""
-    said = ("the command printed nothing, so only the command's run was traced" if wrapped
-            else "the input was empty, so nothing was traced") + \
-        " (for Claude Code: claude -p --output-format stream-json --verbose)"
+    said = "the input was empty, so nothing was traced (for Claude Code: claude -p --output-format stream-json --verbose)"
     assert proc.stderr.decode().splitlines()[-1] == f"otelbridge: {said}"
     lines = step.read_text().splitlines()
-    assert lines[0] == ("### ⚠️ otelbridge: 1 trace, no token counts in the stream, 0 failed spans, status ok"
-                        if wrapped else "### ⚠️ otelbridge: nothing traced")
-    assert lines[2] == "> " + markdown(said)
-    assert ("#### run true — ok" in step.read_text()) is wrapped
+    assert lines[0] == "### ⚠️ otelbridge: nothing traced" and lines[2] == "> " + markdown(said)
+    wrapped = tmp_path / "wrapped.md"
+    proc = run_bridge(["--exporter", "none", "--", "no-such-command-xyz"], None,
+                      env=clean_env(CI="true", GITHUB_STEP_SUMMARY=str(wrapped)))
+    assert proc.returncode == 127 and b"empty" not in proc.stderr and b"printed nothing" not in proc.stderr
+    text = wrapped.read_text()
+    assert "nothing traced" not in text and markdown("command not found (exit status 127)") in text
 
 
 def test_plain_session_pipe_mode_gets_every_view(tmp_path):

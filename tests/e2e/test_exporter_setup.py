@@ -133,12 +133,13 @@ def test_a_missing_tls_file_is_said_once_at_start_even_without_input(protocol, v
                       b"", env=env)
     assert proc.returncode == 0 and proc.stdout == b""
     err = proc.stderr.decode().splitlines()
-    assert len(err) == 2, err  # that line and the counts: nothing of the SDK's
+    assert len(err) == 3, err  # that line, the counts and the empty input: nothing of the SDK's
     what = "CA certificate" if variable.endswith("_CERTIFICATE") and "CLIENT" not in variable \
         else "client certificate"
     assert err[0] == (f"otelbridge: {variable}='/nope': the {what} file does not exist; the otlp "
                       "exporter is left out, spans are built for the reports but not exported")
     assert err[1].startswith("otelbridge: 0 bytes, 0 lines")
+    assert err[2].startswith("otelbridge: the input was empty, so nothing was traced")
 
 
 def test_replay_builds_its_reports_when_the_exporter_cannot_be_set_up(tmp_path):
