@@ -78,6 +78,9 @@ def select(trace: Trace, budget: int) -> list[Line]:
     def push_children(parent_id: int | None, depth: int) -> None:
         kids = children.get(parent_id, [])
         hidden = [k for k in kids if k.span_id not in keep]
+        if len(hidden) == 1 and size.get(hidden[0].span_id, 1) == 1:
+            keep.add(hidden[0].span_id)  # a row of its own takes no more room than "… 1 more"
+            hidden = []
         if hidden:  # popped after the shown children
             stack.append(Line(depth, more=sum(size.get(i, 1) for i in {k.span_id for k in hidden}),
                               more_tokens=sum((k.input_tokens or 0) + (k.output_tokens or 0)

@@ -388,7 +388,7 @@ def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
     path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
     report, _ = run(path)
     (trace,) = report.collector.traces.values()
-    lines = shown.select(trace, 16)
+    lines = shown.select(trace, 14)
     ids = {l.row.span_id for l in lines if l.row is not None}
     assert any(l.more for l in lines)  # folded
     assert all(r.duration_ns == 0 for r in trace.rows if r.kind in ("chat", "tool"))
@@ -514,3 +514,14 @@ def test_a_long_status_is_shown_whole_in_the_waterfall_s_last_column():
     collector.take(row)
     (line,) = [l for l in waterfall.render_text(collector, width=100).splitlines() if l.startswith("  turn 1")]
     assert line.endswith(" error_during_execution") and len(line) <= 100
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", ["task-tool-2.1.6.jsonl", "claudecli-go-workflow-phased-2.1.270.jsonl"])
+def test_one_row_is_never_folded_into_a_line_of_its_own(name):
+    """"… 1 more" in place of a row without children saves no room: the row is shown."""
+    report, _ = run(FIXTURES / "claude-code" / name)
+    for trace in report.collector.traces.values():
+        for budget in range(4, 24):
+            lines = shown.select(trace, budget)
+            assert not [l for l in lines if l.row is None and l.more == 1], (name, budget)
