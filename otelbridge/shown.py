@@ -25,7 +25,24 @@ class Line:
 
 
 def select(trace: Trace, budget: int) -> list[Line]:
-    """The lines of ``trace`` in tree order (children by start), at most about ``budget`` rows:
+    """:func:`_select`'s lines with the most spans chosen whose lines (the ``… N more`` ones
+    too) are at most ``budget`` (a binary search: ~log2(budget) selections), else one span's."""
+    lines = _select(trace, budget)
+    if len(lines) <= budget:
+        return lines
+    low, high, best = 1, budget - 1, None
+    while low <= high:
+        mid = (low + high) // 2
+        tried = _select(trace, mid)
+        if len(tried) <= budget:
+            low, best = mid + 1, tried
+        else:
+            high = mid - 1
+    return best if best is not None else _select(trace, 1)
+
+
+def _select(trace: Trace, budget: int) -> list[Line]:
+    """The lines of ``trace`` in tree order (children by start), ``budget`` spans chosen:
     the roots, every failed span, then structural spans (runs, sessions, turns, workflows,
     phases), then the slowest (among equally slow, the most tokens: a recording without times
     has every call and tool at 0 ms), each with its ancestors; hidden children are folded into one

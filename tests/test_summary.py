@@ -184,8 +184,9 @@ def test_long_sessions_fold_but_keep_the_slowest_and_the_failed():
     lines = shown.select(trace, 40)
     names = [l.row.name for l in lines if l.row is not None]
     (more,) = [l for l in lines if l.row is None]
-    assert len(names) == 40 and "turn 124" in names and "turn 401" in names
-    assert more.more == 501 - 40 and more.more_tokens == 11 * more.more and more.more_errors == 0
+    assert len(lines) == 40  # the "… N more" line among them
+    assert len(names) == 39 and "turn 124" in names and "turn 401" in names
+    assert more.more == 501 - 39 and more.more_tokens == 11 * more.more and more.more_errors == 0
     text = waterfall.render_text(collector)
     assert f"… {more.more} more" in text and "error turn 401: boom" in text
     assert len(text.splitlines()) < 60
@@ -388,7 +389,7 @@ def test_a_folded_trace_without_times_keeps_the_calls_with_the_most_tokens():
     path = FIXTURES / "claude-code" / "task-tool-2.1.6.jsonl"
     report, _ = run(path)
     (trace,) = report.collector.traces.values()
-    lines = shown.select(trace, 14)
+    lines = shown.select(trace, 16)
     ids = {l.row.span_id for l in lines if l.row is not None}
     assert any(l.more for l in lines)  # folded
     assert all(r.duration_ns == 0 for r in trace.rows if r.kind in ("chat", "tool"))
@@ -519,9 +520,11 @@ def test_a_long_status_is_shown_whole_in_the_waterfall_s_last_column():
 @needs_fixtures()
 @pytest.mark.parametrize("name", ["task-tool-2.1.6.jsonl", "claudecli-go-workflow-phased-2.1.270.jsonl"])
 def test_one_row_is_never_folded_into_a_line_of_its_own(name):
-    """"… 1 more" in place of a row without children saves no room: the row is shown."""
+    """"… 1 more" in place of a row without children saves no room: the row is shown; and the
+    ``… N more`` lines count in the rows a view has room for."""
     report, _ = run(FIXTURES / "claude-code" / name)
     for trace in report.collector.traces.values():
         for budget in range(4, 24):
             lines = shown.select(trace, budget)
             assert not [l for l in lines if l.row is None and l.more == 1], (name, budget)
+            assert len(lines) <= budget or len(lines) == len(shown.select(trace, 1)), (name, budget)
