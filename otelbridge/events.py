@@ -4,9 +4,8 @@ Dialect decoders (``otelbridge.dialects``) turn stream lines into the *events* b
 (``otelbridge.tracker``) turns events into :class:`SpanRecord` values; the span builder
 (``otelbridge.spans``) turns records into OpenTelemetry spans. Nothing here imports OpenTelemetry.
 
-Classes made ``gc=False`` are leaves made by the thousand (one or two per span): they hold
-strings, numbers and lists or dicts of those, never a reference back, so they cannot be part of
-a reference cycle and the cyclic collector need not track them.
+Classes made ``gc=False`` are leaves made by the thousand, holding no reference back: no
+reference cycle, so the cyclic collector need not track them.
 
 Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTelemetry's unit).
 The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns` (``wire.py``),
@@ -301,13 +300,9 @@ class BernsteinSignal(Event):
 
 class Usage(msgspec.Struct):
     """Token counts of one model call, turn, session or model (``None`` = not given).
-
-    ``anthropic`` is true for the Anthropic shape (``cache_read_input_tokens`` /
-    ``cache_creation_input_tokens``, or ``modelUsage``'s camelCase), where ``input_tokens``
-    excludes the cache: :meth:`gen_ai_input_tokens` then adds both cache counts
-    (docs/span-model.md, "Attribute keys"). Other shapes (milk's ``cache_read``/``cache_creation``)
-    are taken as given. ``cost_usd`` is a per-model cost (``modelUsage.costUSD``), if any.
-    """
+    ``anthropic``: the Anthropic shape (``cache_read_input_tokens``, ``modelUsage``'s camelCase),
+    whose ``input_tokens`` excludes the cache (:meth:`gen_ai_input_tokens` adds both cache
+    counts); other shapes (milk's) as given. ``cost_usd``: per model (``modelUsage.costUSD``)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -322,12 +317,16 @@ class Usage(msgspec.Struct):
     cache_creation_5m: int | None = None
     cache_creation_1h: int | None = None
 
+    def inputs(self) -> tuple[int | None, int | None, int | None]:
+        """(input, cache read, cache creation): one call's lines and its final usage share them."""
+        return self.input_tokens, self.cache_read, self.cache_creation
+
     def gen_ai_input_tokens(self) -> int | None:
         """``gen_ai.usage.input_tokens``: input + cache read + cache creation when Anthropic-
         shaped, else ``input_tokens`` as given."""
         if not self.anthropic:
             return self.input_tokens
-        parts = (self.input_tokens, self.cache_read, self.cache_creation)
+        parts = self.inputs()
         if all(p is None for p in parts):
             return None
         return sum(p or 0 for p in parts)

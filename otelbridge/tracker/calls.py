@@ -115,8 +115,7 @@ def _split_output(first: dict[str, Any], second: Usage, total: Usage, last: Usag
     ``first``): the result's (``total``) less the second's final (``last``), when ``second`` is
     that call (the same input counts) and the two inputs add up to the result's; never below
     what its lines said."""
-    if (second.input_tokens, second.cache_read, second.cache_creation) != (
-            last.input_tokens, last.cache_read, last.cache_creation) or last.output_tokens is None:
+    if second.inputs() != last.inputs() or last.output_tokens is None:
         return
     first_in, second_in, total_in = (first.get("gen_ai.usage.input_tokens"), second.gen_ai_input_tokens(),
                                      total.gen_ai_input_tokens())
@@ -268,8 +267,7 @@ class CallsMixin:
         assert usage is not None
         open_id = s.scope_chat.get(agent.key)
         chat = s.chats.get(open_id) if open_id is not None else None
-        if chat is not None and (chat.usage.input_tokens, chat.usage.cache_read, chat.usage.cache_creation) \
-                == (usage.input_tokens, usage.cache_read, usage.cache_creation):
+        if chat is not None and chat.usage.inputs() == usage.inputs():
             chat.usage.output_tokens = usage.output_tokens
             chat.final = True
             return
@@ -362,9 +360,9 @@ class CallsMixin:
         share them), which then has its final ``output_tokens``."""
         if last is None or last.output_tokens is None:
             return
-        key = (last.input_tokens, last.cache_read, last.cache_creation)
+        key = last.inputs()
         same = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n and not c.final
-                and (c.usage.input_tokens, c.usage.cache_read, c.usage.cache_creation) == key]
+                and c.usage.inputs() == key]
         if len(same) == 1:
             usage = same[0].usage
             usage.output_tokens = max(usage.output_tokens or 0, last.output_tokens)
