@@ -206,9 +206,11 @@ class FoundSecrets:
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 
 
-def unescaped(text: str) -> str:
+def unescaped(text: str) -> str | None:
     """``text`` with each ``\\u00XX`` escape of a printable ASCII character as that character
-    (``DB_PASSWORD\\u003dx`` → ``DB_PASSWORD=x``); the detector reads this view for values to
-    remember, then hides them in ``text`` itself."""
-    return _ASCII_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
-
+    (``DB_PASSWORD\\u003dx`` → ``DB_PASSWORD=x``), or ``None`` when it has none; the detector
+    reads this view for values to remember, then hides them in ``text`` itself."""
+    if "\\u00" not in text:
+        return None
+    view = _ASCII_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+    return view if view != text else None

@@ -97,11 +97,9 @@ def home(text: str, lowered: str | None = None) -> str:
     return text
 
 
-#: Strings longer than this (characters) are not scanned: they are dropped from export
-#: (:meth:`Redactor.scan` gives ``None``; :meth:`Redactor.clean` gives :data:`DROPPED`). A
-#: scan costs ~0.3 µs a character on prose full of key words (``bench/redaction.py``), up to
-#: ~5 µs on text made of nothing but keys (``pass:a`` lines: every key rule reads each), so
-#: at most ~1.2 s a string, linear in its length.
+#: Strings longer than this (characters) are not scanned but dropped from export (``None``,
+#: :data:`DROPPED`): a scan costs ~0.3 µs a character on prose full of key words, ~5 µs on
+#: ``pass:a`` lines (``bench/redaction.py``): at most ~1.2 s a string, linear in its length.
 SCAN_MAX_CHARS = 256 << 10
 #: What :meth:`Redactor.clean` gives for a string it did not scan.
 DROPPED = "[REDACTED:too_long]"
@@ -190,12 +188,11 @@ class Redactor:
         return cls(patterns, max_length if max_length is not None else DEFAULT_MAX_LENGTH)
 
     def redact(self, text: str, learn: bool = True) -> str:
-        """``text`` with every pattern's matches replaced by markers, home directories as
-        ``~``, then every value found so far (:attr:`found`, which learns this text's matches,
-        and its :func:`~otelbridge.found_secrets.unescaped` view's, unless ``learn`` is false);
-        no sanitising, no cap, no length bound (use :meth:`scan`)."""
-        if learn and "\\u00" in text:
-            self._detect(unescaped(text), [])
+        """``text`` with every pattern's matches as markers, home directories as ``~``, then every
+        value found so far (:attr:`found`, which learns this text's matches and its ``unescaped``
+        view's unless ``learn`` is false); no sanitising, no cap, no length bound (:meth:`scan`)."""
+        if learn and (view := unescaped(text)) is not None:
+            self._detect(view, [])
         text = home(self._detect(text, [] if learn else None))
         # (after home: the text a cache hit's is hidden in, so the same either way)
         return self.found.hide(text) if self._known else text
@@ -238,7 +235,10 @@ class Redactor:
         if keep:
             self.scan(text)
         elif len(text) <= SCAN_MAX_CHARS and self._memo.items.get(text) is None:
-            self.redact(_sanitise(text))  # (what it finds is learnt, in its unescaped view too)
+            text = _sanitise(text)
+            if (view := unescaped(text)) is not None:
+                self._detect(view, [])
+            self._detect(text, [])
 
     def scrub(self, text: str) -> str:
         """:meth:`scan`, with :data:`DROPPED` for a string too long to scan."""

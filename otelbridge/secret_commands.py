@@ -199,7 +199,6 @@ def writes_secret(arguments: str) -> str | None:
     return written if isinstance(written, str) and written.strip() else None
 
 
-
 def _env_value(doc: dict) -> str | None:
     """The values an ``Edit`` or ``MultiEdit`` puts into, or takes out of, a file of
     ``KEY=value`` lines as one word for another (:data:`_ENV_PATH`, :data:`_ONE_VALUE`), a line
@@ -211,4 +210,3 @@ def _env_value(doc: dict) -> str | None:
     values = [e[k] for e in edits if isinstance(e, dict) for k in ("old_string", "new_string")
               if isinstance(e.get(k), str) and _ONE_VALUE.fullmatch(e[k])]
     return "\n".join(values) or None
-
