@@ -70,8 +70,8 @@ VENDOR_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("slack_token", ("xox", "xapp-", "hooks.slack.com"),
      START + r"(?:xoxe\.)?xox[abposrec]-" + _body("[0-9A-Za-z-]", "{10,}", 9) + r"|" + START + r"xoxd-[\w%/+=-]{10,}"
      r"|" + START + r"xapp-\d-[0-9A-Za-z-]{10,}"
-     r"|(?<=hooks\.slack\.com/services/)[\w/]+|(?<=hooks\.slack\.com/triggers/)[\w/]+"
-     r"|(?<=hooks\.slack\.com/workflows/)[\w/]+"),
+     r"|(?:(?<=hooks\.slack\.com/services/)|(?<=hooks\.slack\.com/triggers/)"
+     r"|(?<=hooks\.slack\.com/workflows/))[\w/]+"),
     ("discord_webhook", ("/webhooks/",),
      r"(?P<keep>\bdiscord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/)[\w-]{20,}"),
     # a bot token: its user id (17 to 20 digits) in base64url, whose first four characters
