@@ -64,7 +64,8 @@ _i18n = "|".join
 _I18N_LABEL = (
     r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD) + r")|" + _i18n(_I18N_TOKEN)
     + r"|api[ -]?(?:" + _i18n(_I18N_KEY) + r")|(?:" + _i18n(_I18N_KEY) + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
-    r"(?![A-Za-z])\\*[\"']?[ \t]*[:=\uff1a][ \t]*(?:\\*[\"'])?"
+    # (its closing quote, or Markdown's emphasis around it or the colon: **비밀번호**: X, **Senha:** X)
+    r"(?![A-Za-z])(?:\*\*|__|\\*[\"'])?[ \t]*[:=\uff1a](?:\*\*|__)?[ \t]*(?:\\*[\"'])?"
 )
 _I18N = (r"(?P<keep>" + _I18N_LABEL + r")(?!\[REDACTED:)(?(pw)(?=[!#-&(-\[\]-_a-~]*[0-9])(?=[!#-&(-\[\]-_a-~]*[A-Za-z])[!#-&(-\[\]-_a-~]{8,}+|" + _VALUE + ")")
 

@@ -727,6 +727,11 @@ def test_what_is_not_taken_is_not_learned_either(first, later):
     ("Mot de passe : incorrect", None),
     ("Senha: obrigatório", None),
     ('senha: "S3nh4-F0rte!"', 'senha: "[REDACTED:secret]"'),
+    # ... in Markdown's emphasis, around the label or the colon too
+    ("Login failed. **비밀번호**: Zz9Yy8Xx7Ww6", "Login failed. **비밀번호**: [REDACTED:secret]"),
+    ("- **Senha:** Zz9Yy8Xx7Ww6", "- **Senha:** [REDACTED:secret]"),
+    ("**API 密钥**：Kk1Ll2Mm3Nn4Pp", "**API 密钥**：[REDACTED:secret]"),
+    ("**Senha**: obrigatório", None),
 ])
 def test_labels_in_other_languages(text, expected):
     _check(text, expected)

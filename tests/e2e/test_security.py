@@ -697,6 +697,9 @@ def one_call_session(sid: str, tool: str, args: dict, output: str, result: dict)
     # a token a file showed (a tool's output), repeated in a result's errors
     ("Read", {"file_path": "/srv/app/.env"}, "HOST=api01.internal\nAPI_TOKEN=Zq8vK2mP9xL4wR\n",
      {"subtype": "error_during_execution", "is_error": True, "errors": ["key Zq8vK2mP9xL4wR rejected by api01.internal"]}),
+    # ... the error's own text, a label in another language in Markdown's bold
+    ("Bash", {"command": "./login"}, "denied",
+     {"subtype": "success", "is_error": True, "result": "Login failed. **비밀번호**: Zq8vK2mP9xL4wR"}),
     # ... a program's JSON whose '=' is escaped (Gson), read unescaped though not exported
     ("Bash", {"command": "java -jar dump-config.jar"}, '{"env":["DB_PASSWORD\\u003dZq8vK2mP9xL4wR","HOME\\u003d/root"]}',
      {"subtype": "error_during_execution", "is_error": True, "errors": ["role app rejected Zq8vK2mP9xL4wR"]}),
