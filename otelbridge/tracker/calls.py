@@ -236,6 +236,10 @@ class CallsMixin:
     def _on_tool_result(self, s: Session, ev: ToolResult, now: int) -> None:
         tool = s.tools.pop(ev.tool_use_id, None)
         agent = s.agents.get(ev.tool_use_id)
+        if agent is None and tool is not None and ev.agent_usage is not None:
+            # an Agent tool's result, and no line of its sub-agent came (no task line, none of
+            # its own): the result is all the stream shows of it; its tool call started it
+            agent = self._agent(s, tool.id, tool.start_ns, stamped=tool.dated)
         if agent is not None:
             if ev.agent_usage is not None and agent.tool_done_ns is None:  # (not a repeat)
                 self._last_agent_call(s, agent, ev, now)

@@ -1,7 +1,8 @@
 """Sub-agents (``invoke_agent {subagent_type}``) and background tasks (``task {task_type}``).
 
 * lines with ``parent_tool_use_id`` X nest under the tool span X; a ``local_agent``/``Agent``
-  task of tool use X is the same sub-agent. A sub-agent is emitted at the first ``result`` after
+  task of tool use X is the same sub-agent; with neither, an Agent tool's result that names its
+  ``agentId`` and usage makes it (:meth:`~.calls.CallsMixin._on_tool_result`). A sub-agent is emitted at the first ``result`` after
   it is done (its tool answered, or its task notified), so lines after the notification still
   land; it ends at the latest of its own lines, its tools' results, its tool's result and the
   task's ``end_time``/notification;

@@ -138,3 +138,74 @@ def test_a_resolved_model_is_named_as_the_calls_name_it(tmp_path):
     run = Run(path)
     (call,) = _chats(run, run.one("invoke_agent Explore"))
     assert call.name == "chat claude-opus-5" and call.attributes["gen_ai.request.model"] == "claude-opus-5"
+
+
+TASK_TOOL = CLAUDE / "task-tool-2.1.6.jsonl"
+
+
+def _without(tmp_path, path, drop) -> tuple:
+    """``path`` without the lines numbered in ``drop`` (1-based); (new path, the original's lines)."""
+    raw = path.read_bytes().splitlines(keepends=True)
+    out = tmp_path / path.name
+    out.write_bytes(b"".join(line for n, line in enumerate(raw, 1) if n not in drop))
+    return out, lines(path)
+
+
+@pytest.mark.parametrize(("path", "drop", "tool_line", "result_line", "name", "model"), [
+    # 2.1.224 with its task lines (3, 4, 7, 8, 9) and the sub-agent's own (5, 6) left out:
+    # recent Claude Code forwards only some of a sub-agent's lines, at times none
+    (IDEA, range(3, 10), 2, 10, "invoke_agent Explore", "chat claude-opus-5"),
+    # 2.1.6 prints no task lines: its 71 sub-agent lines (5-75) left out; no resolvedModel
+    (TASK_TOOL, range(5, 76), 4, 76, "invoke_agent Explore", "chat model"),
+], ids=["2.1.224", "2.1.6"])
+def test_a_sub_agent_the_stream_shows_no_line_of_is_made_from_its_agent_tools_result(
+        tmp_path, path, drop, tool_line, result_line, name, model):
+    """Only the Agent tool's call and result tell of the sub-agent: it is a span all the same,
+    under the tool's span, with its last model call's usage, which no other span holds."""
+    path, L = _without(tmp_path, path, set(drop))
+    summary = L[result_line]["tool_use_result"]
+    (call_id,) = [b["id"] for b in L[tool_line]["message"]["content"] if b.get("type") == "tool_use"]
+    run = Run(path)
+    assert len(run.records) == 7  # session, turn, two calls, the tool, the sub-agent and its call
+    tool = run.one(f"execute_tool {L[tool_line]['message']['content'][-1]['name']}")
+    agent = run.one(name)
+    assert agent.parent_span_id == tool.span_id and agent.error is None
+    assert (agent.start_ns, agent.end_ns) == (tool.start_ns, tool.end_ns)
+    assert agent.attributes["gen_ai.agent.id"] == summary["agentId"]
+    assert agent.attributes["task.tool_use_id"] == call_id
+    (call,) = _chats(run, agent)
+    assert call.name == model and "gen_ai.response.id" not in call.attributes
+    # it made tool calls the stream did not show: its last call's start is unknown
+    assert summary["totalToolUseCount"] > 0 and call.start_ns == call.end_ns == tool.end_ns
+    for span in (call, agent):
+        assert span.attributes["gen_ai.usage.input_tokens"] == _input(summary["usage"])
+        assert span.attributes["gen_ai.usage.output_tokens"] == summary["usage"]["output_tokens"]
+
+
+def test_an_agent_tool_that_failed_to_start_is_no_sub_agent():
+    """custom-agent-2.1.6: the Task tool's result is an error text (no such agent type), no
+    summary: a tool call that failed, nothing more."""
+    run = Run(CLAUDE / "custom-agent-2.1.6.jsonl")
+    assert not [r for r in run.records if r.name.startswith("invoke_agent ") and r.parent_span_id is not None]
+    assert run.one("execute_tool Task").error_type == "tool_error"
+
+
+def test_the_summary_counts_an_unseen_sub_agents_last_call_once(tmp_path):
+    """2.1.224 without the sub-agent's task and own lines (3-9): with its result (line 12) the
+    session's ``modelUsage`` is the total; cut off before it, every model call counts, the
+    sub-agent's last call (its Agent tool's result, line 10) among them, once."""
+    from tests.test_summary import run as summarise
+    from tests.test_summary_usage import model_usage_total
+
+    L = lines(IDEA)
+    path, _ = _without(tmp_path, IDEA, set(range(3, 10)))
+    report, _ = summarise(path)
+    totals = report.collector.totals()
+    assert (totals.input_tokens, totals.output_tokens) == model_usage_total(IDEA) == (166585, 998)
+    path, _ = _without(tmp_path, IDEA, set(range(3, 10)) | {12})
+    report, _ = summarise(path)
+    totals = report.collector.totals()
+    top = {L[n]["message"]["id"]: L[n]["message"]["usage"] for n in (2, 11)}  # one line each
+    last = L[10]["tool_use_result"]["usage"]
+    assert totals.input_tokens == sum(map(_input, top.values())) + _input(last) == 75525 + 23420
+    assert totals.output_tokens == sum(u["output_tokens"] for u in top.values()) + last["output_tokens"] == 3 + 151
