@@ -32,12 +32,13 @@
   settles on the stream (:meth:`SessionTracker.rebase`) or ``auto`` switches to it mid-session,
   the times taken so far move with it; end ≥ start always; every span ends once.
 
-Model calls and tools: :mod:`.calls`; sub-agents and tasks: :mod:`.subagents`.
+Model calls and tools: :mod:`.calls`; sub-agents and tasks: :mod:`.subagents`; session
+events: :mod:`.marks`.
 
 Memory: a session and each item open in it are charged to the state budget (:mod:`.charges`)
 and released when they end (milk's final ``result``, end of input, or the budget ending the least
 recently active item early, counted in ``state_budget_ended``); remembered ids are bounded per
-session (:data:`MAX_ITEMS`), events per session span (:data:`MAX_EVENTS`).
+session (:data:`MAX_ITEMS`), events per session span (:data:`~.marks.MAX_EVENTS`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ..events import (
 from .base import Context, Refs, collapse_wall_times, interrupted_event, put_attributes, remember, shift_times, span_name
 from .calls import MAX_ITEMS, CallsMixin, usage_attrs
 from .charges import SESSION, ChargesMixin, session_text
+from .marks import MarksMixin
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
 from .results import (add_result, duplicate_result, model_counts, on_session_scale, result_attributes,
@@ -65,8 +67,7 @@ from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsM
 __all__ = ["AGENT_TASK_TYPES", "MAX_ITEMS", "NO_RESULT", "NO_TERMINAL", "NO_TOOL_RESULT",
            "SessionTracker"]
 
-#: Events per session span (marks, seq gaps, exceptions) and workflow links per session.
-MAX_EVENTS = 256
+#: Workflow links per session.
 MAX_LINKS = 128
 
 #: Session name when the stream never said (no ``system/init``: only Claude Code streams lack
@@ -79,7 +80,7 @@ NO_TOOL_RESULT_IN_TURN = "no tool_result before the turn's result"
 STOPPED_BEFORE_MODEL = "stopped before any model call (prevent_continuation)"
 
 
-class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
+class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, QuietMixin):
     """Session lines → span records through ``ctx.emit``. Never raises on events."""
 
     def __init__(self, ctx: Context) -> None:
@@ -241,12 +242,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
     def _common(self, s: Session) -> dict[str, Any]:
         return {"gen_ai.conversation.id": s.sid} if s.sid else {}
 
-    def _event(self, s: Session, ev: SpanEvent) -> None:
-        if len(s.events) < MAX_EVENTS:
-            s.events.append(ev)
-        else:
-            self.ctx.stats.session_items_capped += 1
-
     # ------------------------------------------------------------------ handlers
 
     def _on_started(self, s: Session, ev: SessionStarted, now: int) -> None:
@@ -285,36 +280,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, ChargesMixin, QuietMixin):
             self._end_open_turn(s, NEXT_RUN)  # the previous run never got its result
         turn = self._turn(s, now)
         turn.started = ev
-
-    def _on_seq(self, s: Session, ev: LineSeq, now: int) -> None:
-        last = s.last_seq
-        s.last_seq = ev.seq if last is None else max(last, ev.seq)  # (a step back: a late line)
-        if last is not None and ev.seq != last + 1:
-            self.ctx.stats.seq_gaps += 1
-            self._event(s, SpanEvent("seq_gap", now, {
-                "seq.expected": last + 1, "seq.received": ev.seq,
-                "seq.kind": "reordered" if ev.seq <= last else "missing"}))
-
-    def _on_mark(self, s: Session, ev: SessionMark, now: int) -> None:
-        s.now_model, s.now_provider = ev.model or s.now_model, ev.provider or s.now_provider
-        attrs = {str(key): value for key, value in ev.attributes.items()}
-        text = ev.text if self.ctx.capture_content and ev.text else None
-        if text is not None:
-            attrs[f"{ev.name or 'event'}.content"] = text
-        self._event(s, SpanEvent(ev.name or "event", now, attrs))
-        if attrs.get("informational.prevent_continuation") is True:
-            if s.turn is not None:
-                s.turn.stopped = text or ""
-            else:  # a notice never opens a turn: the next one is the one it stopped
-                s.stop_pending = text or ""
-            s.text_bytes = session_text(s)
-
-    def _on_error(self, s: Session, ev: SessionError, now: int) -> None:
-        attrs: dict[str, Any] = {"exception.message": ev.message,
-                                 "exception.type": ev.error_type or "error"}
-        if ev.recoverable is not None:
-            attrs["exception.recoverable"] = ev.recoverable
-        self._event(s, SpanEvent("exception", now, attrs))
 
     def _on_user(self, s: Session, ev: UserMessage, now: int) -> None:
         if ev.parent_tool_use_id is None:
