@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from .summary import STRUCTURAL, Collector, Row, Trace, format_count, format_cost, format_duration, plural
+from .summary import STRUCTURAL, Collector, Row, Totals, Trace, format_count, format_cost, format_duration, plural
 
 
 @dataclass(slots=True)
@@ -180,6 +180,16 @@ def more_text(line: Line) -> str:
     return f"… {line.more} more" + (f" ({', '.join(extra)})" if extra else "")
 
 
+def cost_text(t: Totals) -> str | None:
+    """What ``t`` cost as the stream gave it, ``+ unknown`` when a session's tokens came with no
+    cost (``cost unknown`` when none did: ``$0.0000`` would say its model calls were free);
+    ``None`` when the stream gave no cost and counted no session's tokens."""
+    known = bool(t.session_cost or t.turn_cost)
+    if t.cost_unknown:
+        return f"{format_cost(t.cost)} + unknown" if known else "cost unknown"
+    return format_cost(t.cost) if known else None
+
+
 def trace_head(trace: Trace) -> tuple[Row | None, str]:
     """(the trace's root row, its one-line facts: status, duration, tokens, cost, errors)."""
     root = trace.root()
@@ -189,8 +199,9 @@ def trace_head(trace: Trace) -> tuple[Row | None, str]:
         parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
     if t.workflow_tokens:
         parts.append(f"{t.workflow_tokens:,} tokens")
-    if t.session_cost or t.turn_cost:
-        parts.append(format_cost(t.cost))
+    cost = cost_text(t)
+    if cost:
+        parts.append(cost)
     if t.errors:
         parts.append(plural(t.errors, "failed span"))
     return root, " · ".join(parts)
@@ -207,8 +218,9 @@ def totals_text(collector: Collector) -> str:
         text += f", {t.workflow_tokens:,} workflow tokens (input and output together)"
     elif not t.counted:  # (not 0: the stream showed none)
         text += ", no token counts in the stream"
-    if t.session_cost or t.turn_cost:
-        text += f", {format_cost(t.cost)}"
+    cost = cost_text(t)
+    if cost:
+        text += f", {cost}"
     return text + f", {plural(t.errors, 'failed span')}, status {'error' if t.failed else 'ok'}"
 
 

@@ -25,7 +25,9 @@ not again on top): a model call's lines carry partial usage (the first streamed 
 ``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
 cumulative per session (the tracker adds a resuming process's to the ones before): the
 session's last value (its spans', else its last turn's), summed over sessions (a conversation's
-spans in a trace are one session), as exact decimals of the values the stream gave.
+spans in a trace are one session), as exact decimals of the values the stream gave; a session span
+with tokens and no cost (milk gives none; Claude Code's result of an interrupted turn counted
+neither) makes it unknown (:attr:`Totals.cost_unknown`), which the views say rather than ``$0``.
 Workflow agents report one total each, input and output together (``workflow.agent.tokens``):
 their sum, or their workflow's own total (``workflow.usage.total_tokens``) once it ends, is
 ``workflow_tokens``, kept apart from the input/output counts (a workflow is a trace of its own).
@@ -282,6 +284,9 @@ class Totals:
     session_cost: dict[tuple[int, Any], Decimal] = field(default_factory=dict)
     #: ... its last turn's value, for sessions whose spans have none (yet)
     turn_cost: dict[tuple[int, Any], Decimal] = field(default_factory=dict)
+    #: ... the sessions whose spans carried tokens and no cost (milk gives none; Claude Code's
+    #: result of an interrupted turn counts neither)
+    uncosted: set[tuple[int, Any]] = field(default_factory=set)
     errors: int = 0
     failed: bool = False
     #: a span taken carried a token count (else the stream showed none: not the same as 0)
@@ -292,12 +297,18 @@ class Totals:
         return sum(self.session_cost.values(), Decimal(0)) + sum(
             (v for k, v in self.turn_cost.items() if k not in self.session_cost), Decimal(0))
 
+    @property
+    def cost_unknown(self) -> bool:
+        """Some session's tokens came with no cost of its own: :attr:`cost` is not all of it."""
+        return any(k not in self.session_cost and k not in self.turn_cost for k in self.uncosted)
+
     def add(self, other: "Totals") -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.workflow_tokens += other.workflow_tokens
         self.session_cost.update(other.session_cost)
         self.turn_cost.update(other.turn_cost)
+        self.uncosted |= other.uncosted
         self.errors += other.errors
         self.failed |= other.failed
         self.counted |= other.counted
@@ -423,6 +434,8 @@ class Collector:
             self._counted.pop(conv, None)  # total, of its own turns, does not replace them)
         if (usage or covered) and row.parent_id is not None:
             _bounded(self._covered, (row.trace_id, row.parent_id), None)
+        if row.kind == "session" and row.cost is None and usage:
+            totals.uncosted.add(conv if row.conversation else key)
         if row.cost is not None:  # (a conversation's spans: one session's)
             if row.kind == "session":
                 totals.session_cost[conv if row.conversation else key] = row.cost

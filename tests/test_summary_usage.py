@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, needs_fixtures
+from otelbridge import shown
 from tests.test_summary import CBC, run
 
 CC = FIXTURES / "claude-code"
@@ -71,6 +72,26 @@ def test_a_result_without_model_usage_leaves_the_model_calls_counted(tmp_path):
     totals = report.collector.totals()
     assert want_in > 0 and totals.input_tokens == want_in
     assert totals.output_tokens == sum(u["output_tokens"] for u in last.values())
+
+
+@needs_fixtures()
+def test_a_cost_the_stream_did_not_count_is_unknown_not_free(tmp_path):
+    """interrupt-2.1.276: its result says ``total_cost_usd`` 0 and counted none of the 33,220
+    input tokens its model call sent: the CI log says the cost is unknown, never $0.0000; beside
+    a run whose result gave one (custom-agent-2.1.6, $0.03736735), that one and "+ unknown"."""
+    path = CC / "interrupt-2.1.276.jsonl"
+    out, step = tmp_path / "out", tmp_path / "step"
+    report, _ = run(path, env={"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(step)})
+    assert shown.totals_text(report.collector) == (
+        "1 trace, 33,220 input tokens (with cache), 2 output tokens, cost unknown, 3 failed spans, status error")
+    (trace,) = report.collector.traces.values()
+    assert shown.trace_head(trace)[1] == "error · 3.3s · 33,220 in / 2 out tokens · cost unknown · 3 failed spans"
+    assert "$0" not in report.stream.getvalue() and "\\$0" not in step.read_text()
+    assert "cost unknown" in step.read_text().splitlines()[0]
+    other = CC / "custom-agent-2.1.6.jsonl"
+    assert docs(other)[-1]["total_cost_usd"] == 0.03736735
+    report, _ = run(path, other)
+    assert ", $0.0374 + unknown, " in shown.totals_text(report.collector)
 
 
 @needs_fixtures()

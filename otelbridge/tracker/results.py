@@ -164,6 +164,14 @@ def says_interrupted(ev: TurnResult) -> bool:
     return not ev.is_error and "interrupted" in (ev.subtype, ev.stop_reason)
 
 
+def uncounted(ev: TurnResult, turn: Turn) -> bool:
+    """``ev`` counted none of what its turn's model calls reported (Claude Code's result of an
+    interrupted turn: 0 for every count, an empty ``modelUsage``): its ``total_cost_usd``, 0
+    too, is the same count left undone, not what the calls cost."""
+    return ev.usage is not None and not ev.usage.has_tokens() and not ev.model_usage \
+        and turn.calls_usage.has_tokens()
+
+
 def turn_usage(reported: Usage | None, turn: Turn, model_total: Usage | None = None,
                before: Usage | None = None) -> Usage | None:
     """A result's usage for its turn: as reported, but the turn's model calls' sum when the

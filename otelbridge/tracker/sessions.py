@@ -47,6 +47,8 @@ import itertools
 from collections import OrderedDict
 from typing import Any
 
+import msgspec
+
 from ..clock import SKEW_NS
 from ..events import (
     CaudraWorkflowLog, CaudraWorkflowSnapshot, Event, LineSeq, ModelCall, ModelStreaming,
@@ -60,7 +62,7 @@ from .marks import MarksMixin
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
 from .results import (add_result, duplicate_result, model_counts, on_session_scale, result_attributes,
-                      result_error, says_interrupted, session_result_attributes, turn_usage)
+                      result_error, says_interrupted, session_result_attributes, turn_usage, uncounted)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -350,9 +352,12 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
         # (a session its first turn's undated line opened began with it: see the turn's start)
         s.start_ns = start if turn.n == 1 and not turn.dated and turn.after_clock else min(s.start_ns, start)
         rec = self._turn_record(s, turn, start, end)
+        lost = uncounted(ev, turn)  # (its cost unknown; the session's the one before, if any)
+        if lost:
+            ev = msgspec.structs.replace(ev, total_cost_usd=previous)
         result_attributes(rec.attributes, ev)
         put_attributes(rec.attributes, (("turn.result", True), ("turn.result_index", ev.result_index)))
-        unknown = previous is None and (ev.result_index or (s.continues is not None and turn.n > 1))
+        unknown = lost or previous is None and (ev.result_index or (s.continues is not None and turn.n > 1))
         if ev.total_cost_usd is not None and not (deferred or s.cost_stale or unknown):
             # (the session's 2nd+ result read without the one before: ``follow`` resumed
             # mid-session, or going on after a stop, whose ended span holds the results before)

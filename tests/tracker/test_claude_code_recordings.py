@@ -536,6 +536,26 @@ def test_a_model_call_cut_by_an_interrupt_is_an_error():
 
 
 @needs_fixtures
+def test_an_interrupted_turn_carries_its_calls_tokens_and_no_cost_its_result_did_not_count():
+    """interrupt-2.1.276: the result (line 30) says 0 for every token, an empty modelUsage and
+    ``total_cost_usd`` 0, while the one model call (lines 15, 22, 28) sent 33,220 input tokens:
+    the CLI counted nothing of the turn. Its tokens are the call's; its 0 is no cost either."""
+    path = CLAUDE / "interrupt-2.1.276.jsonl"
+    L = lines(path)
+    assert L[30]["total_cost_usd"] == 0 and L[30]["modelUsage"] == {}
+    assert not any(v for k, v in L[30]["usage"].items() if k.endswith("tokens"))
+    usage = L[28]["message"]["usage"]
+    run = Run(path)
+    assert len(run.records) == 3
+    for span in (run.one("turn 1"), run.one("invoke_agent claude-code")):
+        assert span.attributes["gen_ai.usage.input_tokens"] == (
+            usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]) == 33220
+        assert span.attributes["gen_ai.usage.output_tokens"] == usage["output_tokens"] == 2
+        assert not {"result.total_cost_usd", "turn.cost_usd", "session.cost_usd"} & set(span.attributes)
+        assert span.attributes["result.subtype"] == "error_during_execution"
+
+
+@needs_fixtures
 def test_a_run_cut_off_keeps_the_tokens_its_lines_reported(tmp_path):
     """The phased recording's first 16 lines (a CI job killed mid-run): no result, no
     notification. The turn and the session carry what their model calls reported, the workflow
