@@ -99,13 +99,19 @@ def model_counts(s: Session) -> Usage:
 
 def counted_again(s: Session, ev: TurnResult, previous: float | None, model_total: Usage | None) -> bool:
     """Whether ``ev`` is the first result of a new process of ``s`` (``claude -p --resume``,
-    whose counts begin again at 0): a cumulative count below the last one's (``previous``,
+    whose counts begin again at 0): its ``result_index`` (a process counts its results from
+    0) not above the last result's, or a cumulative count below the last one's (``previous``,
     USD on the session's scale; ``model_total``, ``ev``'s ``modelUsage`` summed) — a
     ``total_cost_usd`` above 0 (an interrupted turn's result says 0), or a ``modelUsage``
-    count (an interrupted turn's is empty)."""
+    count (an interrupted turn's is empty). A process whose counts all rose, from a CLI that
+    gives no ``result_index`` (2.1.224 and older), is not told."""
     cost = ev.total_cost_usd
     # (to 12 places, as the totals are summed: 0.6222965 - 0.4481215 is 0.17417500000000002)
     if cost is not None and previous is not None and 0 < cost < round(previous - s.cost_base, 12):
+        return True
+    before = s.last if s.last is not None else s.before
+    if before is not None and ev.result_index is not None and before.result_index is not None \
+            and ev.result_index <= before.result_index:
         return True
     last = s.model_total
     if last is None and s.before_cost[2] is not None:  # (the span it goes on from)

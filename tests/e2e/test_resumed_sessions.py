@@ -7,6 +7,7 @@ derived from the files' own results."""
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -17,6 +18,7 @@ from tests.e2e.test_session_recordings import export
 BG = "claudecli-go-bg-bash-wake-2.1.280.jsonl"  # two results (a background task woke it)
 THINKING = "claudecli-go-basic-thinking-2.1.68.jsonl"  # one result, more output tokens
 OTHER = "custom-agent-2.1.6.jsonl"
+PHASED = "claudecli-go-workflow-phased-2.1.270.jsonl"  # two results of equal totals, indices 0 and 1
 
 
 def run(name: str, sid: str | None = None) -> tuple[str, str]:
@@ -284,3 +286,25 @@ def test_a_new_process_cut_across_two_replayed_files_before_its_first_result_cou
     assert "result" not in kinds[len(one.splitlines()):at]
     job, spans = cut_and_replayed(tmp_path, lines, at)
     assert job == spans == tuple(map(sum, zip(process_tokens(one), process_tokens(two))))
+
+
+def session_totals(spans) -> tuple[Decimal, int]:
+    """The one session span's ``result.total_cost_usd`` and output tokens."""
+    (session,) = [s for s in spans if s.name == "invoke_agent claude-code"]
+    return Decimal(str(session.attributes["result.total_cost_usd"])), session.attributes["gen_ai.usage.output_tokens"]
+
+
+@needs_fixtures()
+def test_a_new_process_whose_every_count_rose_is_known_by_its_result_index(tmp_path):
+    """The same run twice in one session, as a worker's ``claude -p`` then ``claude -p
+    --resume`` of the same work (the second's uuids its own, as a new process's are): no
+    count of the second's first result is below the last one's; its ``result_index`` 0, not
+    above the last one's 1, tells the new process. The session adds both processes' totals."""
+    one, sid = run(PHASED)
+    two = re.sub(r'"uuid":"([0-9a-f]{8})', lambda m: f'"uuid":"{int(m[1], 16) ^ 1:08x}', one)
+    assert [r["result_index"] for r in results(one + two)] == [0, 1, 0, 1]
+    path = tmp_path / "worker.jsonl"
+    path.write_text(one + two)
+    last = results(one)[-1]
+    assert session_totals(export(path, deterministic_ids=True)) == (
+        2 * Decimal(str(last["total_cost_usd"])), 2 * output_tokens(last))
