@@ -198,7 +198,7 @@ def trace_head(trace: Trace) -> tuple[Row | None, str]:
     if t.input_tokens or t.output_tokens:
         parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
     if t.workflow_tokens:
-        parts.append(f"{t.workflow_tokens:,} tokens")
+        parts.append(f"{t.workflow_tokens:,} workflow tokens")
     cost = cost_text(t)
     if cost:
         parts.append(cost)

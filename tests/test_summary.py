@@ -157,6 +157,9 @@ def test_workflows_draw_phases_and_agents_with_their_tokens():
         assert f"invoke_agent {agent['label']}" in text
     failed = [a for a in agents if a["state"] == "error"]
     assert failed and all(a["error"] in text for a in failed)
+    # the heading names the count: beside a session's in/out tokens it is not one of them
+    head = shown.trace_head(wf)[1]
+    assert f"{notified['usage']['total_tokens']:,} workflow tokens" in head and head in text
 
 
 def test_step_summary_has_a_row_per_shown_span_and_the_link(tmp_path):

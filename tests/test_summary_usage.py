@@ -230,7 +230,7 @@ def test_workflow_tokens_are_the_workflows_own_totals_kept_apart_from_input_and_
     assert totals.input_tokens == sum(r.input_tokens or 0 for r in sessions)
     text = report.stream.getvalue()
     (head,) = [l for l in text.splitlines() if l.startswith("invoke_workflow ") and " · " in l]
-    assert head.endswith(f" · {want:,} tokens") or f" · {want:,} tokens · " in head
+    assert head.endswith(f" · {want:,} workflow tokens") or f" · {want:,} workflow tokens · " in head
     assert f"{want:,} workflow tokens (input and output together)" in text
 
 
