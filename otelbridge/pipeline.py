@@ -27,7 +27,7 @@ from .events import SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
 from .messages import say, silenced
-from .stats import Stats, counts_and_exit_code, nothing_traced
+from .stats import Stats, counts_and_exit_code, not_decoded, nothing_traced
 from .tracker import Context, Parent, SpanRef, Tracker
 
 if TYPE_CHECKING:
@@ -444,7 +444,8 @@ class Pipeline:
         if self.report is not None:
             if self.exporters.backend_got_none():
                 self.report.not_exported_at_all("export failed")
-            self.report.finish(None if read_again else nothing_traced(self.cfg, self.stats, tee))
+            self.report.finish(None if read_again else
+                               nothing_traced(self.cfg, self.stats, tee) or not_decoded(self.stats))
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
                                     code, all_exported, tee, read_again, live=tee)
 

@@ -152,6 +152,16 @@ def nothing_traced(cfg: Config, stats: Stats, live: bool = False) -> str | None:
         else "(for Claude Code: claude -p --output-format stream-json --verbose)")
 
 
+def not_decoded(stats: Stats) -> str | None:
+    """What a live stream's decoding skipped (it fell behind), for the views whose totals miss
+    it, or ``None``: it read every line."""
+    n = stats.lines_not_decoded
+    if not n:
+        return None
+    return (f"decoding fell behind the stream and skipped {n:,} line{'s' * (n != 1)} unread, "
+            "so these traces and totals may be incomplete")
+
+
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool, tee: bool = True, read_again: bool = False,
                          live: bool = False) -> int:

@@ -149,7 +149,8 @@ class Report:
             trace.not_exported = trace.not_exported or why
 
     def finish(self, note: str | None = None) -> None:
-        """At exit: every view on (``note``: why the stream made no span, for the step summary).
+        """At exit: every view on (``note``, for the step summary: why the stream made no span,
+        or what its decoding skipped).
         Never raises: a view never changes the run's outcome."""
         collector = self.collector
         if collector is None:

@@ -216,7 +216,8 @@ def step_summary(collector: Collector, template: str | None = None, used: int = 
     :data:`STEP_SUMMARY_LIMIT` (a trace that does not fit is counted with those not shown;
     ``""`` when not even the heading fits). ``service``: the run's service name, in the heading
     (several runs of a job, each its own, are told apart on its summary page); ``note``: why the
-    stream made no span (:func:`otelbridge.stats.nothing_traced`), under the heading."""
+    stream made no span (:func:`otelbridge.stats.nothing_traced`) or what its decoding skipped
+    (:func:`otelbridge.stats.not_decoded`), under the heading."""
     md = escape.markdown
     t = collector.totals()
     named = f" \\({md(service, 80)}\\)" if service else ""

@@ -531,3 +531,30 @@ def test_one_row_is_never_folded_into_a_line_of_its_own(name):
             lines = shown.select(trace, budget)
             assert not [l for l in lines if l.row is None and l.more == 1], (name, budget)
             assert len(lines) <= budget or len(lines) == len(shown.select(trace, 1)), (name, budget)
+
+
+def test_a_stream_decoding_fell_behind_on_says_so_under_the_step_summary_heading(tmp_path):
+    """A live stream whose second half decoding skipped (a gap, as the tee hands one over):
+    the step summary's totals miss it, and a line under its heading says so; a stream read
+    whole has none."""
+    from otelbridge.lines import Gap
+
+    data = SESSION.read_bytes()
+    cut = data.index(b"\n", len(data) // 2) + 1
+    for gap in (True, False):
+        step = tmp_path / f"summary-{gap}.md"
+        config = Config(exporters=("none",), clock="stream", deterministic_ids=True, summary="always")
+        report = Report(config, lambda line: None, env={"GITHUB_STEP_SUMMARY": str(step)}, stream=io.StringIO())
+        stats = Stats()
+        pipeline = Pipeline(config, stats, report=report, stream_timers=True)
+        pipeline.on_chunk(data, cut if gap else len(data))
+        if gap:
+            pipeline.splitter.gap(Gap.of(data, cut))
+        pipeline.end_stream()
+        pipeline.report_and_exit_code(0, True)
+        skipped = data.count(b"\n", cut) if gap else 0
+        assert stats.lines_not_decoded == skipped and stats.lines == data.count(b"\n")
+        heading, blank, note = step.read_text().splitlines()[:3]
+        assert heading.startswith("### ") and blank == ""
+        assert (note == f"> decoding fell behind the stream and skipped {skipped} lines unread, so "
+                "these traces and totals may be incomplete") is gap
