@@ -6,9 +6,12 @@ file is no longer at PATH. A new file at PATH is a stream of its own."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import signal
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 
 from ..config import Config
 from ..deadline import Deadline
@@ -256,6 +259,38 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
     return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
 
 
+async def _sole_follower(state_file: Path, path, stopped_by: list[int], poll_s: float) -> bool:
+    """Hold the lock of ``state_file`` (``{state_file}.lock``, ``flock``) for the process's
+    life, waiting while another ``follow`` of ``path`` with this state directory holds it (a
+    rollout's old pod still stopping on a shared volume): two would trace every line twice.
+    ``False``: stopped while waiting. A lock file that cannot be made, or a file system
+    without locks, locks nothing (where the lock file cannot be made, the offset file cannot
+    be saved either, which is said)."""
+    try:
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{state_file}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return True
+    said = False
+    while True:  # (a stop that came while starting still reads what the file holds, if free)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if stopped_by:
+                break
+            if not said:
+                said = True
+                say(f"another otelbridge follows {str(path)!r} with this state directory: waiting "
+                    "for it to stop, then going on from where it stopped (each line is traced once)")
+            await asyncio.sleep(poll_s)
+            continue
+        except OSError:  # a file system without locks (some NFS): none held, as before
+            break
+        return True  # (fd stays open: the lock is held until the process ends)
+    os.close(fd)
+    return not stopped_by
+
+
 def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file. After a lost export, once the exporters take spans again, a new run (its own
@@ -280,10 +315,13 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
             # exporters holds the loop (a backlog against a slow or dead collector)
             signal.signal(signum, lambda signum, _frame: stop(signum))
         stopped_by.extend(source.EARLY_SIGNALS[:1])  # came while starting (recorded by __main__)
+        state_file = offset_file(state_dir, path)
+        if not await _sole_follower(state_file, path, stopped_by, poll_s):
+            return 0
         again: list = []  # (the positions read again from)
         salts: dict = {}
         while True:
-            code = await _run(cfg, path, offset_file(state_dir, path), followers, stopped_by,
+            code = await _run(cfg, path, state_file, followers, stopped_by,
                               from_start=from_start, poll_s=poll_s, again=again, salts=salts)
             if code is not None:
                 return code

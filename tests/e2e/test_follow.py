@@ -2224,3 +2224,34 @@ def test_a_writer_that_goes_on_in_the_renamed_file_after_logrotate_create_loses_
     assert [s.name for s in spans if s.status_code == 2] == []
     session = next(s for s in spans if s.name.startswith("invoke_agent claude"))
     assert session.attributes["result.total_cost_usd"] == json.loads(lines[-1])["total_cost_usd"]
+
+
+def test_a_second_follow_of_the_file_waits_for_the_first_to_stop_and_goes_on_from_it(tmp_path):
+    """A rollout's new pod starts while the old one still follows the shared file with the same
+    state directory: the second waits (said once), the first traces what comes; when the first
+    stops, the second goes on from its saved position. Every workflow reaches the receiver
+    once (both exported all of them before)."""
+    log, state = empty_log(tmp_path)
+    with GrpcReceiver() as rx:
+        first = start(log, state, rx, "--from-start")
+        ready(first)
+        second = start(log, state, rx, "--from-start")
+        try:
+            ready(second)
+            time.sleep(0.3)  # the second's first tries at the lock
+            append(log, workflow("A"))
+            wait(lambda: "wf-A" in roots(rx), what="workflow A")
+            _, first_err = stop(first)
+            append(log, workflow("B"))
+            wait(lambda: "wf-B" in roots(rx), what="workflow B, from the second")
+            time.sleep(0.3)  # a copy the first would have sent
+        finally:
+            if first.poll() is None:
+                first.kill()
+            _, second_err = stop(second)
+    assert roots(rx) == {"wf-A": 1, "wf-B": 1}
+    spans = rx.received.spans()
+    assert len({s.span_id for s in spans}) == len(spans) > 2 * SPANS_PER_WORKFLOW  # none twice
+    said = [l for l in second_err.decode().splitlines() if "another otelbridge follows" in l]
+    assert len(said) == 1 and said[0].endswith("(each line is traced once)"), second_err
+    assert b"another otelbridge" not in first_err
