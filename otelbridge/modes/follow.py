@@ -27,6 +27,9 @@ from ..tracker.base import SessionRef
 from .loop import install_loop
 
 
+#: Lines, none of them JSON, after which a run of ``follow`` says what it reads.
+NOT_JSON_SAID_AFTER = 10
+
 #: Records read again and not passed that :class:`HoldUntilClosed` keeps, at most.
 MAX_WITHHELD = 10_000
 
@@ -96,8 +99,9 @@ class TracedFile:
     """The :class:`~otelbridge.source.followed.Followed` that ``follow`` gives its follower: the
     pipeline, whose sink is a :class:`HoldUntilClosed`."""
 
-    def __init__(self, pipeline: Pipeline, stats: Stats) -> None:
-        self.pipeline, self.stats = pipeline, stats
+    def __init__(self, pipeline: Pipeline, stats: Stats, path) -> None:
+        self.pipeline, self.stats, self.path = pipeline, stats, path
+        self._said_not_json = False
         assert isinstance(pipeline.sink, HoldUntilClosed)
         self.hold = pipeline.sink
         self.handed = pipeline.exporters.handed
@@ -115,6 +119,13 @@ class TracedFile:
     def on_chunk(self, buf: bytearray, n: int) -> None:
         self.stats.bytes += n
         self.pipeline.on_chunk(buf, n)
+        stats = self.stats
+        if stats.bad_lines >= NOT_JSON_SAID_AFTER and not stats.lines_decoded and not self._said_not_json:
+            # (said at the stop too, but a sidecar runs for a pod's life)
+            self._said_not_json = True
+            say(f"no line of {str(self.path)!r} so far is JSON ({stats.bad_lines} lines): follow reads "
+                "the file the CLI's stdout goes to, not a container runtime's log of it (lines "
+                "'TIME stdout F {...}')")
 
     def on_switch(self, kind: str) -> None:
         if kind == TRUNCATED:  # the partial line before the cut is gone
@@ -201,7 +212,7 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), call_later=call_later, hold=HoldUntilClosed,
                         last=lambda exporters: WaitForExporters(exporters, lambda: follower.stop_deadline()),
                         keep_redaction=bool(again))
-    reader = TracedFile(pipeline, stats)
+    reader = TracedFile(pipeline, stats, path)
     hold = reader.hold
     follower = Follower(path, reader, state_file=state_file, from_start=from_start, poll_s=poll_s,
                         say=say, stop_budget_s=max(1.0, cfg.flush_timeout_s / 2), salts=salts,

@@ -14,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from decimal import Decimal
 
@@ -2255,3 +2256,30 @@ def test_a_second_follow_of_the_file_waits_for_the_first_to_stop_and_goes_on_fro
     said = [l for l in second_err.decode().splitlines() if "another otelbridge follows" in l]
     assert len(said) == 1 and said[0].endswith("(each line is traced once)"), second_err
     assert b"another otelbridge" not in first_err
+
+
+def test_a_container_runtime_s_log_is_said_while_it_runs_not_only_at_the_stop(tmp_path):
+    """A sidecar pointed at the kubelet's log of the agent's container (each line
+    ``TIME stdout F {...}``, CRI) traces nothing: said once while it runs, after the first
+    lines (a sidecar runs for a pod's life), not only at its stop."""
+    log, state = empty_log(tmp_path)
+    lines = recording_lines("claudecli-go-bg-bash-wake-2.1.280.jsonl")
+    cri = "".join(f"2026-12-07T18:20:{i % 60:02d}.123456789Z stdout F {line}" for i, line in enumerate(lines))
+    said: list[bytes] = []
+    with GrpcReceiver() as rx:
+        proc = start(log, state, rx, "--from-start")
+        reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, b"")), daemon=True)
+        reader.start()
+        try:
+            append(log, cri)
+            wait(lambda: any(b"so far is JSON" in l for l in said), what="the line saying so")
+            append(log, cri)  # (more of the same says nothing more)
+            time.sleep(0.3)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=20)
+            reader.join(timeout=5)
+    assert proc.returncode == 0 and rx.received.spans() == []
+    (line,) = [l.decode() for l in said if b"so far is JSON" in l]
+    assert line.startswith(f"otelbridge: no line of {str(log)!r} so far is JSON (")
+    assert "not a container runtime's log of it" in line
