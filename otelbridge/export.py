@@ -90,11 +90,13 @@ class CountingExporter(SpanExporter):
         self._lock = threading.Lock()
         #: spans taken for export (exported, failed or in progress)
         self.taken = 0
+        #: spans its full queue let go before an export took them (counted by its path)
+        self.overflowed = 0
         self._last_ok = True
         self._busy_since: float | None = None
         #: an export succeeded after the SDK said one failed (said once)
         self.recovered = False
-        self._lost_said = 0  # (:attr:`failed` when the last recovery was said)
+        self._lost_said = 0  # (:attr:`failed` and :attr:`overflowed` when the last recovery was said)
         #: a collector's partial success was said (once)
         self.rejection_said = False
         #: it lost spans (a failed export, a rejection, a full queue); and no export has
@@ -154,7 +156,8 @@ class CountingExporter(SpanExporter):
             self.lost_any |= self.losing
         if self._last_ok and self.refused and not self.recovered:  # (the failure was said)
             self.recovered = True  # (said at each recovery, with what was lost since the last)
-            lost, self._lost_said = self.failed - self._lost_said, self.failed
+            gone = self.failed + self.overflowed  # (a full queue's too: the outage cost them)
+            lost, self._lost_said = gone - self._lost_said, gone
             log.warning("export to %s recovered: spans are taken again (%s lost before)", self.label,
                         f"{lost} span{'s' * (lost != 1)}" if lost else "none")
         elif not self._last_ok:
@@ -247,10 +250,13 @@ class ExportPath(SpanProcessor):
         self.exporter = exporter
         self.limit = limit
         self.handed = 0
-        #: spans the full queue let go
-        self.overflowed = 0
         self._batch = BatchSpanProcessor(exporter, max_queue_size=limit,
                                          schedule_delay_millis=schedule_delay_ms)
+
+    @property
+    def overflowed(self) -> int:
+        """Spans the full queue let go."""
+        return self.exporter.overflowed
 
     def waiting(self) -> int:
         """Spans in the batch processor's queue (not yet taken by an export)."""
@@ -264,7 +270,7 @@ class ExportPath(SpanProcessor):
         if not span.context.trace_flags & _SAMPLED:  # never exported
             return
         if self.handed - self.exporter.taken - self.overflowed >= self.limit:  # waiting()
-            self.overflowed += 1
+            self.exporter.overflowed += 1
             self.exporter.lost_any = self.exporter.losing = True
         self.handed += 1
         self._batch.on_end(span)

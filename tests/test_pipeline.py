@@ -125,6 +125,46 @@ def test_export_path_keeps_its_own_queue_length_and_counts_what_the_full_queue_l
     assert "12 of them let go by a full queue" in exporters.describe_failure()
 
 
+class FailingFirst(Blocking):
+    """:class:`Blocking`, whose held first export fails (the collector was down)."""
+
+    def export(self, spans):
+        first = self.spans == 0
+        super().export(spans)
+        return SpanExportResult.FAILURE if first else SpanExportResult.SUCCESS
+
+
+def test_a_recovery_says_the_spans_the_full_queue_let_go_in_the_outage_as_lost(monkeypatch, caplog):
+    """An export that fails while more spans end than the queue holds: when the next export
+    succeeds, the recovery counts every span the outage cost, the failed export's (1) and
+    those the full queue let go (12), as the exit line does."""
+    monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8")
+    monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+    from otelbridge.export import ExportPath
+
+    stats = Stats()
+    exporters = Exporters(build(exporter="none", protocol=None), stats)
+    failing = FailingFirst()
+    path = ExportPath(CountingExporter(failing, "test"), limit=8, schedule_delay_ms=10)
+    exporters.paths.append(path)
+    exporters.provider.add_span_processor(path)
+    tracer = exporters.provider.get_tracer("t")
+    tracer.start_span("first").end()
+    until = time.monotonic() + 5
+    while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
+        time.sleep(0.01)
+    for i in range(20):
+        tracer.start_span(f"s{i}").end()
+    path.exporter.failed_because("Failed to export span batch code: 503")  # (as the SDK logs it)
+    with caplog.at_level("WARNING"):
+        failing.release.set()
+        exporters.shutdown(Deadline.after(5))
+    said = [r.getMessage() for r in caplog.records if "recovered" in r.getMessage()]
+    assert said == ["export to test recovered: spans are taken again (13 spans lost before)"]
+    assert stats.spans_dropped == 13 and "12 of them let go by a full queue" in exporters.describe_failure()
+
+
 def test_the_exporters_say_how_many_spans_fit_before_they_must_be_asked_again(monkeypatch):
     """``wait_for_room`` and ``pace`` return the room left (each span adds at most one to a
     queue); the replay and live sinks ask again only when it is used up."""
