@@ -6,7 +6,7 @@ Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
 from __future__ import annotations
 
 from .secret_keys import (_ARG, _ARG_IN_LINE, _INNER_QUOTE, _JSON_BLANK, _LINE_START, _NL, _NL_READ,
-                          _NOT_A_PLACEHOLDER, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text,
+                          _NOT_A_PLACEHOLDER, _SECRET_KEY, _SECRET_WORD_IN, _WORD, _WORD_START, _key_value, _string_text,
                           _then)
 from .secret_patterns import Pattern
 
@@ -102,6 +102,25 @@ PASS_PHRASE_ARG = Pattern.of(
     "secret",
     ("pass:",),
     r"(?P<keep>(?<![\w-])-{1,2}(?:[a-z]++-)?pass(?:in|out)?[ \t=]++\\*[\"']?pass:)(?!\[REDACTED:)[^\s\"'\\]++",
+)
+
+#: A command that sets a named value: aws configure set aws_secret_access_key X, npm config
+#: set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
+#: setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret
+#: set NAME --body X (whatever the name). The needles take the command's words one space
+#: apart, as they are written (the regex takes any spaces). One of
+#: :data:`otelbridge.secrets.DEFAULT_PATTERNS`, after the programs' flags.
+NAMED_VALUE = Pattern.of(
+    "secret",
+    ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
+     "secret set", "git config", "env:set"),
+    r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
+    r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+"
+    r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
+    r"|netlify(?:-cli)?\s+env:set(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+    r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
+    precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
+    r"|secret\s+set|git\s+config|env:set)\s",
 )
 
 #: In the order they apply, after the key rules and the programs' flags of

@@ -56,7 +56,7 @@ from .secret_wrapped import WRAPPED_PATTERNS
 from .secret_labels import LABEL_PATTERNS
 from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
-from .secret_tools import PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
+from .secret_tools import NAMED_VALUE, PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -487,23 +487,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     WithFlagsUnquoted(PROGRAM_FLAGS),  # ... a flag quoted whole: mysql '-pX', 7z a "-pX Y"
     _CURL_KEY_USER,
     InArgv(_CURL_KEY_USER),
-    # a command that sets a named value: aws configure set aws_secret_access_key X, npm config
-    # set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
-    # setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret
-    # set NAME --body X (whatever the name). The needles take the command's words one space
-    # apart, as they are written (the regex takes any spaces).
-    Pattern.of(
-        "secret",
-        ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
-         "secret set", "git config", "env:set"),
-        r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
-        r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+"
-        r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
-        r"|netlify(?:-cli)?\s+env:set(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
-        r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
-        precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
-        r"|secret\s+set|git\s+config|env:set)\s",
-    ),
+    NAMED_VALUE,  # a command that sets a named value: aws configure set K X, ... (secret_tools)
     # SQL: CREATE/ALTER USER|ROLE|LOGIN or GRANT ... [WITH] PASSWORD 'x', IDENTIFIED [WITH plugin] BY
     # 'x' (or a word: Oracle's), SET PASSWORD ... = 'x': the quoted string ('' inside)
     Pattern.of(
