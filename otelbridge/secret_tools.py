@@ -107,9 +107,10 @@ PASS_PHRASE_ARG = Pattern.of(
 #: A command that sets a named value: aws configure set aws_secret_access_key X, npm config
 #: set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
 #: setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret
-#: set NAME --body X (whatever the name). The needles take the command's words one space
-#: apart, as they are written (the regex takes any spaces). One of
-#: :data:`otelbridge.secrets.DEFAULT_PATTERNS`, after the programs' flags.
+#: set NAME --body X, -bX (whatever the name); not a variable's reference (--body "$TOKEN"),
+#: which holds no value. The needles take the command's words one space apart, as they are
+#: written (the regex takes any spaces). One of :data:`otelbridge.secrets.DEFAULT_PATTERNS`,
+#: after the programs' flags.
 NAMED_VALUE = Pattern.of(
     "secret",
     ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
@@ -118,7 +119,8 @@ NAMED_VALUE = Pattern.of(
     r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+"
     r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
     r"|netlify(?:-cli)?\s+env:set(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
-    r"|" + _then(r"gh\s+secret\s+set", r"(?:--body|-b)(?:\s+|=)") + r"))(?!-)(?!\[REDACTED:)" + _ARG,
+    r"|" + _then(r"gh\s+secret\s+set", r"(?:--body(?:\s+|=)|-b(?:\s+|=)?)") + r"))(?!-)(?!\[REDACTED:)"
+    + _NOT_A_PLACEHOLDER + _ARG,
     precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
     r"|secret\s+set|git\s+config|env:set)\s",
 )

@@ -1,0 +1,45 @@
+"""Secrets in the command lines an agent runs (Claude Code's Bash ``command``, echoed in the
+tool's output and the model's prose): a value given to a command that stores or sets a secret,
+each with the near misses that hold none (a variable's reference, a name that says no secret).
+The forms are also rows of ``tests/data/secret-forms.jsonl`` (the recall corpus)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from otelbridge import redact
+
+
+def clean(text: str) -> str:
+    """``text`` redacted by this test's own redactor (a fresh one: ``tests/conftest.py``)."""
+    return redact.current().redact(text)
+
+
+def _check(text: str, expected: str | None) -> None:
+    """``text`` alone, inside a JSON string (a Bash call's ``command``) and in a Claude Code
+    ``tool_use`` line as the stream carries it, each by a redactor of its own."""
+    assert clean(text) == (text if expected is None else expected)
+    want = text if expected is None else expected
+    escaped, out = json.dumps(text)[1:-1], redact.Redactor().redact(json.dumps(text)[1:-1])
+    assert out == json.dumps(want)[1:-1], (escaped, out)
+    line = json.dumps({"type": "assistant", "message": {"content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": text}}]}})
+    assert redact.Redactor().redact(line) == line.replace(escaped, json.dumps(want)[1:-1])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("gh secret set STRIPE_KEY -bHunter2Spring!", "gh secret set STRIPE_KEY -b[REDACTED:secret]"),
+    ('gh secret set API_TOKEN -b"correct horse" -R o/r', "gh secret set API_TOKEN -b[REDACTED:secret] -R o/r"),
+    ("gh secret set -bXk9pQ2mZr7LwT4vB8nYc3HdF6sJa1GeU NAME", "gh secret set -b[REDACTED:secret] NAME"),
+    ("gh secret set NAME --body=Hunter2Spring! --env prod", "gh secret set NAME --body=[REDACTED:secret] --env prod"),
+    ("gh secret set NAME --body 'sk_live_51HqLyjWDarjtT1zdp7dc'", "gh secret set NAME --body [REDACTED:secret]"),
+    # a variable's reference holds no value; nor does a file read
+    ('gh secret set NAME --body "$TOKEN"', None), ("gh secret set NAME -b $DEPLOY_KEY", None),
+    ('gh secret set NAME -b "${{ secrets.PAT }}"', None), ("gh secret set NAME < file.txt", None),
+    ("gh secret set NAME --body-file token.txt", None),
+    ("aws configure set aws_secret_access_key $AWS_SECRET_ACCESS_KEY", None),
+])
+def test_gh_secret_set_body(text, expected):
+    _check(text, expected)
