@@ -230,6 +230,15 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>" + _then(r"rclone[ \t]++config[ \t]++(?:create|update)", r"(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]++")
         + r")(?!-|(?i:true|false)(?![\w.-]))(?!\[REDACTED:)(?:\{[^\r\n]*\}(?=[ \t]|\\[nrt]|\Z)|" + _ARG_IN_LINE + ")",
     ),
+    # jq's variable named for a secret, given its value: jq --arg token X, --argjson secret
+    # '"X"' (not --arg key X, an object's key; nor a variable's reference: --arg pw "$PW")
+    Pattern.of(
+        "secret",
+        ("--arg",),
+        r"(?P<keep>" + _then(r"(?:go)?jq", r"--arg(?:json)?[ \t]++(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]++")
+        + r")(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG,
+        requires=(("jq",),), passes=3,
+    ),
     # a word written into a file named for a secret, its last word one (.vault_pass, db_password,
     # api_key.txt, token; not /etc/passwd, token_count.txt, secrets.md, password.html): echo 'X'
     # > ~/.vault_pass, printf '%s\n' X >> "$HOME/.secrets/db_password", echo X | sudo -u app tee

@@ -43,3 +43,18 @@ def _check(text: str, expected: str | None) -> None:
 ])
 def test_gh_secret_set_body(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("jq --arg token Hunter2Spring! '.a = $token' cfg.json", "jq --arg token [REDACTED:secret] '.a = $token' cfg.json"),
+    ('jq -n --arg password "correct horse" --arg user ann --arg api_key hunter2 \'{p: $password}\'',
+     "jq -n --arg password [REDACTED:secret] --arg user ann --arg api_key [REDACTED:secret] '{p: $password}'"),
+    ("jq --argjson secret '\"hunter2\"' '.s = $secret' f.json", "jq --argjson secret [REDACTED:secret] '.s = $secret' f.json"),
+    ("curl -s x | jq -r --arg pw hunter2 '.[$pw]'", "curl -s x | jq -r --arg pw [REDACTED:secret] '.[$pw]'"),
+    # a name that says no secret (an object's key), a variable's reference, another flag
+    ("jq --arg name \"$NAME\" '.a' f", None), ("jq --arg key foo '.[$key]' f", None),
+    ('jq --arg token "$TOKEN" \'.t = $token\' f', None), ("jq --arg token_type bearer '.' f", None),
+    ("jq --args token hunter2", None),
+])
+def test_jq_variable_named_for_a_secret(text, expected):
+    _check(text, expected)
