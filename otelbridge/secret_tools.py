@@ -104,9 +104,15 @@ PASS_PHRASE_ARG = Pattern.of(
     r"(?P<keep>(?<![\w-])-{1,2}(?:[a-z]++-)?pass(?:in|out)?[ \t=]++\\*[\"']?pass:)(?!\[REDACTED:)[^\s\"'\\]++",
 )
 
-#: A command that sets a named value: aws configure set aws_secret_access_key X, npm config
+#: A command's options, each a flag and its value (the value no flag: ``--context production``)
+_OPTIONS = r"(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?"
+#: GitLab's CLI setting a CI/CD variable (``set``, or ``update`` of one that exists)
+_GLAB_SET = r"glab\s+variable\s+(?:set|update)"
+#: A command that sets a named value: aws configure set aws_secret_access_key X, npm [config]
 #: set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
-#: setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X; gh secret
+#: setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X, launchctl
+#: setenv API_TOKEN X, cf set-env APP DB_PASSWORD X, travis env set API_KEY X, glab variable set
+#: API_TOKEN X (or its --value X, after other options); gh secret
 #: set NAME --body X, -bX (whatever the name); not a variable's reference (--body "$TOKEN"),
 #: which holds no value. The needles take the command's words one space apart, as they are
 #: written (the regex takes any spaces). One of :data:`otelbridge.secrets.DEFAULT_PATTERNS`,
@@ -114,15 +120,17 @@ PASS_PHRASE_ARG = Pattern.of(
 NAMED_VALUE = Pattern.of(
     "secret",
     ("configure set", "config set", "user-secrets set", "poetry config", "setx", "set -",
-     "secret set", "git config", "env:set"),
-    r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|dotnet\s+user-secrets)\s+set"
-    r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+"
+     "secret set", "git config", "env:set", "npm set", "env set", "setenv", "set-env", "variable set",
+     "variable update"),
+    r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|npm|dotnet\s+user-secrets|travis\s+env)\s+set"
+    r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+|launchctl\s+setenv|cf\s+set-env\s+\S+"
     r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
-    r"|netlify(?:-cli)?\s+env:set(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?)\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+    r"|(?:netlify(?:-cli)?\s+env:set|" + _GLAB_SET + ")" + _OPTIONS + r")\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+    r"|" + _GLAB_SET + _OPTIONS + r"\s+(?<![\w.-])" + _SECRET_WORD_IN + _OPTIONS + r"\s+(?:--value|-v)(?:\s+|=)"
     r"|" + _then(r"gh\s+secret\s+set", r"(?:--body(?:\s+|=)|-b(?:\s+|=)?)") + r"))(?!-)(?!\[REDACTED:)"
     + _NOT_A_PLACEHOLDER + _ARG,
     precheck=r"\b(?:set(?:x|\s+-[a-zA-Z]+)|config(?:ure)?\s+set|user-secrets\s+set|poetry\s+config"
-    r"|secret\s+set|git\s+config|env:set)\s",
+    r"|secret\s+set|git\s+config|env:set|npm\s+set|env\s+set|setenv|set-env|variable\s+(?:set|update))\s",
 )
 
 #: In the order they apply, after the key rules and the programs' flags of

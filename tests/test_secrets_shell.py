@@ -58,3 +58,22 @@ def test_gh_secret_set_body(text, expected):
 ])
 def test_jq_variable_named_for_a_secret(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cf set-env web DB_PASSWORD 'correct horse'", "cf set-env web DB_PASSWORD [REDACTED:secret]"),
+    ("launchctl setenv API_TOKEN Hunter2Spring!", "launchctl setenv API_TOKEN [REDACTED:secret]"),
+    ("travis env set API_KEY hunter2 --private", "travis env set API_KEY [REDACTED:secret] --private"),
+    ("npm set //registry.npmjs.org/:_authToken hunter2", "npm set //registry.npmjs.org/:_authToken [REDACTED:secret]"),
+    ("glab variable set API_TOKEN Hunter2Spring!", "glab variable set API_TOKEN [REDACTED:secret]"),
+    ("glab variable set -R o/r API_TOKEN --scope prod --masked --value 'correct horse'",
+     "glab variable set -R o/r API_TOKEN --scope prod --masked --value [REDACTED:secret]"),
+    ("glab variable update DB_PASSWORD -v hunter2", "glab variable update DB_PASSWORD -v [REDACTED:secret]"),
+    # a name that says no secret, a variable's reference, no value given
+    ("cf set-env web NODE_ENV production", None), ("launchctl setenv PATH /usr/bin", None),
+    ("travis env set DEBUG 1", None), ("npm set registry https://registry.npmjs.org/", None),
+    ("glab variable set LOG_LEVEL debug", None), ('glab variable set API_TOKEN --value "$API_TOKEN"', None),
+    ("glab variable set API_TOKEN --masked < token.txt", None),
+])
+def test_a_named_value_set_as_two_arguments(text, expected):
+    _check(text, expected)
