@@ -67,7 +67,7 @@ _KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|
 #: also plural or past (``PRIVATE_KEY_TYPES``, ``TOKEN_EXPIRED``), not the start of another
 #: (``PASSWORD_URLENCODED``, ``API_KEY_ROUTER`` are secrets)
 _ABOUT_END = r"(?:e?[sSdD])?(?![a-z])(?!(?<=[A-Z])[A-Z])"
-_ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|endpoint|path|file|hint|ids?|method"
+_ABOUT = (r"(?![_.-]?(?i:source|type|name|namespace|count|length|len|url|uri|endpoint|path|file|fd|hint|ids?|method"
           r"|scope|scheme|backend|hasher|class|whitelist|allowlist|blocklist|blacklist|route|rule"
           r"|expire|expiry|expiration|ttl|usage|limit|budget|env|ref|refresh|helper|policy|version"
           r"|provider|format|kind|mode|require|enable|present|set|from|field|stat|status|state|info"

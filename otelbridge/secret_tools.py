@@ -219,14 +219,15 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
     # a password hashed on the command line: openssl passwd [-6] [-salt S] X, mkpasswd [-m M] X;
     # a here-string to a program that reads a password: passwd/smbpasswd/vncpasswd/chpasswd
     # <<< X, sudo -S ... <<< X, docker login --password-stdin <<< X, gh auth --with-token <<< X,
-    # a secret store's put or set (wrangler secret put K <<< X, vercel env add K production <<< X)
+    # gpg --passphrase-fd 0 ... <<< X, a secret store's put or set (wrangler secret put K <<< X,
+    # firebase functions:secrets:set K <<< X, vercel env add K production <<< X)
     Pattern.of(
         "secret",
         ("passwd", "<<<"),
         r"(?P<keep>(?:" + _WORD_START + r"openssl\s+passwd(?:\s+-(?:salt|in)\s+\S+|\s+-\S+)*+\s+"
         r"|" + _WORD_START + r"mkpasswd(?:\s+-(?:m|S|R|-method|-salt|-rounds)(?:\s+|=)\S+|\s+-\S+)*+\s+"
         r"|(?:\b(?:smb|vnc|ch)?passwd\b|\bsudo\s+(?:[^\n|;&<]*?\s)?-[a-zA-Z]*S\b|--(?:password-stdin|with-token|stdin)\b"
-        r"|\b(?:secrets?[ \t]++(?:put|set|create)|secrets[ \t]++versions[ \t]++add|env[ \t]++add)\b)"
+        r"|--passphrase-fd[ \t]++0\b|\b(?:secrets?[ \t:]++(?:put|set|create)|secrets[ \t]++versions[ \t]++add|env[ \t]++add)\b)"
         r"[^\n|;&<]{0,200}?<<<[ \t]*))"
         r"(?![-(])(?!\$[\w{(])(?!\[REDACTED:)(?:\$'(?:[^'\\\r\n]|\\.)*'|" + _ARG_IN_LINE + ")",
     ),

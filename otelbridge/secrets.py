@@ -527,16 +527,20 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     Pattern.of("secret", ("vault login",),
                r"(?P<keep>\bvault\s+login\s+)(?!-)(?![\w.-]+=)(?!\[REDACTED:)" + _ARG),
     # a secret piped to a command that reads it: echo X | docker login --password-stdin,
-    # gh auth login --with-token, wrangler secret put, gh secret set, docker secret create,
-    # gcloud secrets create/versions add, vercel env add, sudo -S, chpasswd,
-    # passwd --stdin; also printf '%s\n' X (not echo $VAR)
+    # gh auth login --with-token, glab auth login --stdin, vault login -, wrangler secret put,
+    # gh/doppler secret(s) set, firebase functions:secrets:set, docker secret create, kubectl
+    # create secret (--from-file=K=/dev/stdin), gcloud secrets create/versions add, vercel env
+    # add, gpg --passphrase-fd 0, sudo -S, chpasswd, passwd --stdin; also printf '%s\n' X (not
+    # echo $VAR, nor echo \"$VAR\" in a tool call's JSON)
     Pattern.of(
         "secret",
         ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
-         "versions add", "env add", "sudo", "chpasswd", "--stdin"),
-        r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:--\s+)?(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?![\"']?\$)(?!\[REDACTED:)" + _ARG
-        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?\s+(?:put|set|create)|\bsecrets\s+versions\s+add"
-        r"|\benv\s+add|\bchpasswd"
+         "versions add", "env add", "sudo", "chpasswd", "--stdin", "secrets set", "secrets:set", "vault login",
+         "create secret", "passphrase-fd"),
+        r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:--\s+)?(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?!(?:\\*[\"'])?\$)(?!\[REDACTED:)" + _ARG
+        + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?[\s:]+(?:put|set|create)|\bsecrets\s+versions\s+add"
+        r"|\benv\s+add|\bchpasswd|\blogin\s(?:[^\n|]{0,100}?\s)?--stdin|\bvault\s+login(?=\s+-(?![\w-]))"
+        r"|\bcreate\s+secret|--passphrase-fd\s+0"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),

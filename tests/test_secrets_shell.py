@@ -77,3 +77,30 @@ def test_jq_variable_named_for_a_secret(text, expected):
 ])
 def test_a_named_value_set_as_two_arguments(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("echo Hunter2Spring! | firebase functions:secrets:set STRIPE_KEY",
+     "echo [REDACTED:secret] | firebase functions:secrets:set STRIPE_KEY"),
+    ("firebase functions:secrets:set STRIPE_KEY <<< 'correct horse'",
+     "firebase functions:secrets:set STRIPE_KEY <<< [REDACTED:secret]"),
+    ("printf '%s' 'correct horse' | doppler secrets set API_KEY --silent",
+     "printf '%s' [REDACTED:secret] | doppler secrets set API_KEY --silent"),
+    ("echo hunter2 | glab auth login --hostname gitlab.example.com --stdin",
+     "echo [REDACTED:secret] | glab auth login --hostname gitlab.example.com --stdin"),
+    ("echo hunter2 | vault login -", "echo [REDACTED:secret] | vault login -"),
+    ("echo -n 'Hunter2Spring!' | kubectl create secret generic db --from-file=/dev/stdin",
+     "echo -n [REDACTED:secret] | kubectl create secret generic db --from-file=/dev/stdin"),
+    ("echo 'correct horse' | gpg --batch --yes --passphrase-fd 0 -c notes.txt",
+     "echo [REDACTED:secret] | gpg --batch --yes --passphrase-fd 0 -c notes.txt"),
+    ("gpg --batch --passphrase-fd 0 -d notes.txt.gpg <<< hunter2", "gpg --batch --passphrase-fd 0 -d notes.txt.gpg <<< [REDACTED:secret]"),
+    # a variable's reference (also with the escaped quotes of a tool call's JSON), a file read,
+    # a command that reads no secret, the descriptor's number
+    ('echo "$GITLAB_TOKEN" | glab auth login --stdin', None), ("echo $VAULT_TOKEN | vault login -", None),
+    ('echo "$PASS" | gpg --batch --passphrase-fd 0 -c notes.txt', None),
+    ('echo "$TOKEN" | docker login -u me --password-stdin', None),
+    ("gpg --batch --passphrase-fd 0 -d notes.txt.gpg < pass.txt", None), ("gpg --passphrase-fd 3 -d f.gpg", None),
+    ("echo done | vault login -method=userpass username=me", None), ("echo hello | doppler secrets", None),
+])
+def test_a_secret_on_a_command_s_standard_input(text, expected):
+    _check(text, expected)
