@@ -104,6 +104,8 @@ PASS_PHRASE_ARG = Pattern.of(
     r"(?P<keep>(?<![\w-])-{1,2}(?:[a-z]++-)?pass(?:in|out)?[ \t=]++\\*[\"']?pass:)(?!\[REDACTED:)[^\s\"'\\]++",
 )
 
+#: ansible-vault encrypt_string's options that take a value
+_VAULT_OPTION = r"(?:-n|--(?:name|stdin-name|vault-id|encrypt-vault-id|vault-password-file|vault-pass-file|output))"
 #: A command's options, each a flag and its value (the value no flag: ``--context production``)
 _OPTIONS = r"(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?"
 #: GitLab's CLI setting a CI/CD variable (``set``, or ``update`` of one that exists)
@@ -247,6 +249,18 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>" + _then(r"(?:go)?jq", r"--arg(?:json)?[ \t]++(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]++")
         + r")(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG,
         requires=(("jq",),), passes=3,
+    ),
+    # the string ansible-vault encrypt_string is given to encrypt ('X' --name db_password,
+    # --vault-id prod@prompt X): the first word that is no option nor an option's value, before
+    # another option, a redirection, another command or the line's end (not a next line's word
+    # on a line joined to it)
+    Pattern.of(
+        "secret",
+        ("encrypt_string",),
+        r"(?P<keep>" + _WORD_START + r"ansible-vault[ \t]+encrypt_string(?:[ \t]+(?:" + _VAULT_OPTION + r"(?:=|[ \t]+)"
+        + r"(?!\[REDACTED:)(?:'[^'\r\n]*'|\"[^\"\r\n]*\"|" + _WORD + r")|(?!" + _VAULT_OPTION + r"(?![\w-]))-[\w-]+(?:="
+        + _WORD + r")?))*?[ \t]+)(?![-<>|&;#]|\d*>)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG_IN_LINE
+        + r"(?=[ \t]+-|[ \t]*(?:[|;&<>)#]|\d*>|\r?\n|\\+[nrt]|\\*[\"']|\Z))",
     ),
     # a word written into a file named for a secret, its last word one (.vault_pass, db_password,
     # api_key.txt, token; not /etc/passwd, token_count.txt, secrets.md, password.html): echo 'X'

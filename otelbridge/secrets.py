@@ -530,17 +530,17 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # gh auth login --with-token, glab auth login --stdin, vault login -, wrangler secret put,
     # gh/doppler secret(s) set, firebase functions:secrets:set, docker secret create, kubectl
     # create secret (--from-file=K=/dev/stdin), gcloud secrets create/versions add, vercel env
-    # add, gpg --passphrase-fd 0, sudo -S, chpasswd, passwd --stdin; also printf '%s\n' X (not
-    # echo $VAR, nor echo \"$VAR\" in a tool call's JSON)
+    # add, gpg --passphrase-fd 0, ansible-vault encrypt_string, sudo -S, chpasswd, passwd
+    # --stdin; also printf '%s\n' X (not echo $VAR, nor echo \"$VAR\" in a tool call's JSON)
     Pattern.of(
         "secret",
         ("--password-stdin", "--with-token", "secret put", "secret set", "secret create", "secrets create",
          "versions add", "env add", "sudo", "chpasswd", "--stdin", "secrets set", "secrets:set", "vault login",
-         "create secret", "passphrase-fd"),
+         "create secret", "passphrase-fd", "encrypt_string"),
         r"(?P<keep>\b(?:echo\s+(?:-[neE]+\s+)?|printf\s+(?:--\s+)?(?:(?P<fq>\\*[\"']?)%s(?:\\+n)?(?P=fq)\s+)?))(?!(?:\\*[\"'])?\$)(?!\[REDACTED:)" + _ARG
         + r"(?=\s*\|[^\n|]*?(?:--password-stdin|--with-token|\bsecrets?[\s:]+(?:put|set|create)|\bsecrets\s+versions\s+add"
         r"|\benv\s+add|\bchpasswd|\blogin\s(?:[^\n|]{0,100}?\s)?--stdin|\bvault\s+login(?=\s+-(?![\w-]))"
-        r"|\bcreate\s+secret|--passphrase-fd\s+0"
+        r"|\bcreate\s+secret|--passphrase-fd\s+0|\bencrypt_string"
         r"|\b(?:sudo|passwd)\s(?:[^\n|]{0,100}?\s)?(?:-[a-zA-Z]*S|--stdin))\b)",
         requires=(("echo", "printf"), ("|",)),
     ),

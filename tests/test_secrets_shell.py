@@ -104,3 +104,22 @@ def test_a_named_value_set_as_two_arguments(text, expected):
 ])
 def test_a_secret_on_a_command_s_standard_input(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ansible-vault encrypt_string 'correct horse' --name db_password >> group_vars/all/vault.yml",
+     "ansible-vault encrypt_string [REDACTED:secret] --name db_password >> group_vars/all/vault.yml"),
+    ("ansible-vault encrypt_string --vault-id prod@prompt -n smtp_pass Hunter2Spring!",
+     "ansible-vault encrypt_string --vault-id prod@prompt -n smtp_pass [REDACTED:secret]"),
+    ("ansible-vault encrypt_string --ask-vault-pass hunter2 --name x && git add vault.yml",
+     "ansible-vault encrypt_string --ask-vault-pass [REDACTED:secret] --name x && git add vault.yml"),
+    ("echo -n 'correct horse' | ansible-vault encrypt_string --stdin-name db_password",
+     "echo -n [REDACTED:secret] | ansible-vault encrypt_string --stdin-name db_password"),
+    # nothing given to encrypt (standard input, a prompt), a variable's reference, another action
+    ("ansible-vault encrypt_string --vault-id prod@prompt --stdin-name db_password", None),
+    ('ansible-vault encrypt_string "$DB_PASSWORD" --name db_password', None),
+    ("ansible-vault encrypt_string --vault-password-file ~/.vault_pass --name db_password", None),
+    ("ansible-vault encrypt group_vars/all/vault.yml", None),
+])
+def test_ansible_vault_encrypt_string(text, expected):
+    _check(text, expected)
