@@ -104,6 +104,10 @@ PASS_PHRASE_ARG = Pattern.of(
     r"(?P<keep>(?<![\w-])-{1,2}(?:[a-z]++-)?pass(?:in|out)?[ \t=]++\\*[\"']?pass:)(?!\[REDACTED:)[^\s\"'\\]++",
 )
 
+#: A name given by --name or --key that names a secret (also a path's last part: /prod/db/password)
+_NAME_OPTION = r"(?<![\w-])--(?:name|key)(?:[ \t]++|=)\\*[\"']?(?:[\w.-]*/)*" + _SECRET_WORD_IN + r"(?![^\s\"'\\])"
+#: A command's word, not across a line end (also an escaped one) nor to another command
+_OPTION_WORD = r"(?:(?!\\[nrt])[^\s|;&])++"
 #: ansible-vault encrypt_string's options that take a value
 _VAULT_OPTION = r"(?:-n|--(?:name|stdin-name|vault-id|encrypt-vault-id|vault-password-file|vault-pass-file|output))"
 #: A command's options, each a flag and its value (the value no flag: ``--context production``)
@@ -249,6 +253,17 @@ TOOL_PATTERNS: tuple[Pattern, ...] = (
         r"(?P<keep>" + _then(r"(?:go)?jq", r"--arg(?:json)?[ \t]++(?<![\w.-])" + _SECRET_WORD_IN + r"[ \t]++")
         + r")(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG,
         requires=(("jq",),), passes=3,
+    ),
+    # a value given by --value to a name (--name, --key) that names a secret, in the same
+    # command, either first: az pipelines variable create --name DB_PASSWORD --value X, eas
+    # env:create --value X --name API_KEY, az appconfig kv set --key DbPassword --value X
+    Pattern.of(
+        "secret",
+        ("--value",),
+        r"(?P<keep>(?:" + _NAME_OPTION + r"(?:[ \t]++(?!--value\b)" + _OPTION_WORD + r"){0,12}?[ \t]++|(?P<vf>))"
+        r"(?<![\w-])--value(?:[ \t]++|=))(?!-)(?!\[REDACTED:)" + _NOT_A_PLACEHOLDER + _ARG_IN_LINE
+        + r"(?(vf)(?=(?:[ \t]++" + _OPTION_WORD + r"){0,12}?[ \t]++" + _NAME_OPTION + "))",
+        requires=(("--name", "--key"),),
     ),
     # the string ansible-vault encrypt_string is given to encrypt ('X' --name db_password,
     # --vault-id prod@prompt X): the first word that is no option nor an option's value, before

@@ -123,3 +123,23 @@ def test_a_secret_on_a_command_s_standard_input(text, expected):
 ])
 def test_ansible_vault_encrypt_string(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("az pipelines variable create --name DB_PASSWORD --value 'correct horse' --secret true",
+     "az pipelines variable create --name DB_PASSWORD --value [REDACTED:secret] --secret true"),
+    ("eas env:create --name API_KEY --value Hunter2Spring! --visibility secret --environment production",
+     "eas env:create --name API_KEY --value [REDACTED:secret] --visibility secret --environment production"),
+    ("eas env:create production --value=hunter2 --name STRIPE_SECRET_KEY",
+     "eas env:create production --value=[REDACTED:secret] --name STRIPE_SECRET_KEY"),
+    ("az appconfig kv set -n store --key app/DbPassword --value hunter2 --yes",
+     "az appconfig kv set -n store --key app/DbPassword --value [REDACTED:secret] --yes"),
+    # a name that says no secret, a variable's reference, a name in another command
+    ("az pipelines variable create --name LOG_LEVEL --value debug", None),
+    ("az appconfig kv set -n store --key Color --value red", None),
+    ('az pipelines variable create --name DB_PASSWORD --value "$DB_PASSWORD" --secret true', None),
+    ("eas env:create --name API_URL --value https://api.example.com", None),
+    ("echo --name api_token; tool --value 3", None),
+])
+def test_a_value_given_to_a_name_that_names_a_secret(text, expected):
+    _check(text, expected)
