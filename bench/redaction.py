@@ -341,6 +341,10 @@ def worst_case() -> None:
         "a Read's numbered table of passwords": "     1\u2192| User | Password |\n     2\u2192|---|---|\n     3\u2192| a | ",
         "HTML header cells naming a token": "<tr><th>Token</th></tr>\n<tr><td>",
         "markers ending lines, a word after": "[REDACTED:secret]\nAbcdefgh12",
+        "a setter's options, no name after them": "glab variable set" + " --scope prod" * 20 + " -\n",
+        "'jq --arg token ' repeated": "jq --arg token ",
+        "'--name api_token --value ' repeated": "--name api_token --value ",
+        "'ansible-vault encrypt_string -x ' repeated": "ansible-vault encrypt_string -x ",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

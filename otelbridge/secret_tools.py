@@ -110,8 +110,10 @@ _NAME_OPTION = r"(?<![\w-])--(?:name|key)(?:[ \t]++|=)\\*[\"']?(?:[\w.-]*/)*" + 
 _OPTION_WORD = r"(?:(?!\\[nrt])[^\s|;&])++"
 #: ansible-vault encrypt_string's options that take a value
 _VAULT_OPTION = r"(?:-n|--(?:name|stdin-name|vault-id|encrypt-vault-id|vault-password-file|vault-pass-file|output))"
-#: A command's options, each a flag and its value (the value no flag: ``--context production``)
-_OPTIONS = r"(?:\s+--?[\w-]+(?:[\s=]+(?!-)\S+)?)*?"
+#: A command's options, each a flag and its value (the value no flag: ``--context production``):
+#: at most 8, each read one way (``--scope`` read also as ``-`` and ``-scope`` doubled the time
+#: with each option where no key followed: 13 s for 20)
+_OPTIONS = r"(?:\s+-{1,2}+\w[\w-]*+(?:[\s=]+(?!-)\S++)?){0,8}?"
 #: GitLab's CLI setting a CI/CD variable (``set``, or ``update`` of one that exists)
 _GLAB_SET = r"glab\s+variable\s+(?:set|update)"
 #: A command that sets a named value: aws configure set aws_secret_access_key X, npm [config]
