@@ -1,7 +1,9 @@
 """Secret forms of particular tools, as an agent's commands and their output show them (Redis,
 Windows' ``net``, secret stores' CLIs, logins that take a token, password hashing, here-strings,
-Oracle and Go database strings, crypt hashes, cookie files, Wi-Fi passphrases):
-:data:`TOOL_PATTERNS`, which :mod:`otelbridge.secrets` applies among its own patterns."""
+jq's variables, ``--name K --value X``, ansible-vault's strings, Oracle and Go database strings,
+crypt hashes, cookie files, Wi-Fi passphrases): :data:`TOOL_PATTERNS`, which
+:mod:`otelbridge.secrets` applies among its own patterns, and the programs' flags and commands
+that set a named value (:data:`PROGRAM_FLAGS`, :data:`NAMED_VALUE`), which it places itself."""
 
 from __future__ import annotations
 
