@@ -53,16 +53,22 @@ _VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" 
 #: Labels in other languages (a model answers in its user's): a password (a word of 8 ASCII
 #: characters or more but quotes and ``\``, a letter and a digit among them: ``비밀번호: Zz9Yy8Xx7Ww6``, ``Senha: …``;
 #: not ``senha: string``, ``Kennwort: falsch``), a token, and an API's key
-#: (``API 密钥：…``, ``Chave da API: …``) with a generated-looking word; a full-width colon too.
+#: (``API 密钥：…``, ``Chave da API: …``) or a secret's key with a generated-looking word; a
+#: full-width colon too.
 #: Words of scripts without case, or in ASCII (the needles; Hyperscan folds ASCII letters alone).
 _I18N_PASSWORD = ("密码", "密碼", "口令", "パスワード", "비밀번호", "senha", "kennwort", "wachtwoord",
                   "haslo", "sifre", "salasana", "heslo", "passord", "adgangskode", "contrasena",
                   "losenord", "mot de passe", "jelszo", "รหัสผ่าน", "كلمة المرور", "סיסמה", "पासवर्ड")
 _I18N_TOKEN = ("토큰", "令牌", "トークン")
 _I18N_KEY = ("密钥", "密鑰", "秘钥", "キー", "키", "chave", "clave", "chiave", "sleutel", "klucz", "schluessel")
+#: A secret's key with no API named, with a generated-looking word (``密钥：…``, ``秘密鍵: …``,
+#: ``비밀 키: …``; not a public one's: ``公开密钥``); the needles are their first words
+_I18N_SECRET_KEY = ("(?<!公开)(?<!公開)(?:密钥|密鑰|秘钥|秘鑰)", "私钥", "私鑰", "秘密鍵", "シークレット(?:キー)?",
+                    "(?:비밀|시크릿)[ ]?키")
+_I18N_SECRET_KEY_NEEDLES = ("私钥", "私鑰", "秘密鍵", "シークレット", "비밀", "시크릿")
 _i18n = "|".join
 _I18N_LABEL = (
-    r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD) + r")|" + _i18n(_I18N_TOKEN)
+    r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD) + r")|" + _i18n(_I18N_TOKEN + _I18N_SECRET_KEY)
     + r"|api[ -]?(?:" + _i18n(_I18N_KEY) + r")|(?:" + _i18n(_I18N_KEY) + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
     # (its closing quote, or Markdown's emphasis around it or the colon: **비밀번호**: X, **Senha:** X)
     r"(?![A-Za-z])(?:\*\*|__|\\*[\"'])?[ \t]*[:=\uff1a](?:\*\*|__)?[ \t]*(?:\\*[\"'])?"
@@ -74,7 +80,7 @@ LABEL_PATTERNS = (
                r"(?P<keep>" + _LABEL + _SEPARATOR + r")(?!\[REDACTED:)" + _VALUE,
                requires=((" ",), (":", "=")),
                precheck=r"(?i)(?:key|token|secret|password)(?:[ ]?[0-9]{1,2})?\\*[\"']?[ \t]*[:=]"),
-    Pattern.of("secret", _I18N_PASSWORD + _I18N_TOKEN + _I18N_KEY, _I18N),
+    Pattern.of("secret", _I18N_PASSWORD + _I18N_TOKEN + _I18N_KEY + _I18N_SECRET_KEY_NEEDLES, _I18N),
 )
 
 #: ... whose it is, between the name and the verb: ``the password for prod is``, ``the token for

@@ -1,0 +1,41 @@
+"""Labelled secrets in forms a model writes (:mod:`otelbridge.secret_labels`): a label in another
+language, also in a script with case, a label alone on its line, a table's cell under a label.
+Each with its near misses; the forms are also rows of ``tests/data/secret-forms.jsonl``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from otelbridge import redact
+
+
+def _check(text: str, expected: str | None) -> None:
+    """``text`` redacted as ``expected`` (``None``: unchanged), also inside a JSON string."""
+    assert redact.current().redact(text) == (text if expected is None else expected)
+    if expected is not None:
+        escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+        assert redact.current().redact(escaped) == json.dumps(expected, ensure_ascii=False)[1:-1], escaped
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a secret's key with no API named: "secret key", "private key"
+    ("密钥：Kk1Ll2Mm3Nn4Pp", "密钥：[REDACTED:secret]"),
+    ("秘钥: Kk1Ll2Mm3Nn4Pp", "秘钥: [REDACTED:secret]"),
+    ("访问密钥 = Kk1Ll2Mm3Nn4Pp", "访问密钥 = [REDACTED:secret]"),
+    ("私钥：Kk1Ll2Mm3Nn4Pp", "私钥：[REDACTED:secret]"),
+    ("秘密鍵: Kk1Ll2Mm3Nn4Pp", "秘密鍵: [REDACTED:secret]"),
+    ("シークレットキー：Kk1Ll2Mm3Nn4Pp", "シークレットキー：[REDACTED:secret]"),
+    ("비밀 키: Kk1Ll2Mm3Nn4Pp", "비밀 키: [REDACTED:secret]"),
+    ("**密钥**：Kk1Ll2Mm3Nn4Pp", "**密钥**：[REDACTED:secret]"),
+    # ... not a public one's, nor a key's id or pair, nor a word that is no generated value
+    ("公开密钥：Kk1Ll2Mm3Nn4Pp", None),
+    ("密钥ID：Kk1Ll2Mm3Nn4Pp", None),
+    ("密钥对：Kk1Ll2Mm3Nn4Pp", None),
+    ("密钥：my_secret_key", None),
+    ("密钥：错误", None),
+    ("秘密鍵: ~/.ssh/id_ed25519", None),
+])
+def test_a_secret_key_in_another_language_without_api(text, expected):
+    _check(text, expected)
