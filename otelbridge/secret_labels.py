@@ -66,10 +66,21 @@ _I18N_KEY = ("密钥", "密鑰", "秘钥", "キー", "키", "chave", "clave", "c
 _I18N_SECRET_KEY = ("(?<!公开)(?<!公開)(?:密钥|密鑰|秘钥|秘鑰)", "私钥", "私鑰", "秘密鍵", "シークレット(?:キー)?",
                     "(?:비밀|시크릿)[ ]?키")
 _I18N_SECRET_KEY_NEEDLES = ("私钥", "私鑰", "秘密鍵", "シークレット", "비밀", "시크릿")
+#: ... and in scripts with case, Cyrillic and Greek (``Пароль: …``, ``ключ API: …``,
+#: ``κωδικός πρόσβασης: …``): Greek's accents and final sigma either way, as capitals drop them;
+#: their needles are in small letters (the needle pass reads a text lower-cased), Greek's cut
+#: before an accent or a sigma
+_CASED_PASSWORD = ("пароль", "κωδικ[οό][σς][ ]πρ[οό]σβασ[ηή][σς]", "συνθηματικ[οό]")
+_CASED_TOKEN = ("токен",)
+_CASED_KEY = ("ключ", "κλειδ[ιί]")
+_CASED_SECRET_KEY = ("секретный[ ]ключ", "ключ[ ]доступа", "секрет", "κωδικ[οό][σς]", "μυστικ[οό][ ]κλειδ[ιί]")
+_CASED_NEEDLES = ("пароль", "κωδικ", "συνθηματικ", "токен", "ключ", "κλειδ", "секрет", "μυστικ")
 _i18n = "|".join
 _I18N_LABEL = (
-    r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD) + r")|" + _i18n(_I18N_TOKEN + _I18N_SECRET_KEY)
-    + r"|api[ -]?(?:" + _i18n(_I18N_KEY) + r")|(?:" + _i18n(_I18N_KEY) + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
+    r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD + _CASED_PASSWORD) + r")|"
+    + _i18n(_I18N_TOKEN + _CASED_TOKEN + _I18N_SECRET_KEY + _CASED_SECRET_KEY)
+    + r"|api[ -]?(?:" + _i18n(_I18N_KEY + _CASED_KEY) + r")|(?:" + _i18n(_I18N_KEY + _CASED_KEY)
+    + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
     # (its closing quote, or Markdown's emphasis around it or the colon: **비밀번호**: X, **Senha:** X)
     r"(?![A-Za-z])(?:\*\*|__|\\*[\"'])?[ \t]*[:=\uff1a](?:\*\*|__)?[ \t]*(?:\\*[\"'])?"
 )
@@ -80,7 +91,7 @@ LABEL_PATTERNS = (
                r"(?P<keep>" + _LABEL + _SEPARATOR + r")(?!\[REDACTED:)" + _VALUE,
                requires=((" ",), (":", "=")),
                precheck=r"(?i)(?:key|token|secret|password)(?:[ ]?[0-9]{1,2})?\\*[\"']?[ \t]*[:=]"),
-    Pattern.of("secret", _I18N_PASSWORD + _I18N_TOKEN + _I18N_KEY + _I18N_SECRET_KEY_NEEDLES, _I18N),
+    Pattern.of("secret", _I18N_PASSWORD + _I18N_TOKEN + _I18N_KEY + _I18N_SECRET_KEY_NEEDLES + _CASED_NEEDLES, _I18N),
 )
 
 #: ... whose it is, between the name and the verb: ``the password for prod is``, ``the token for

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from otelbridge import redact
+from otelbridge.secret_patterns import _one_case
 from otelbridge.secret_tokens import VENDOR_TOKENS
 from otelbridge.secrets import DEFAULT_PATTERNS, names_a_secret
 
@@ -140,13 +141,15 @@ def test_private_key_body_without_its_begin_line():
 
 def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     """Hyperscan compiles the needles as caseless literals, and folds ASCII letters alone: every
-    needle is in lower case ASCII, or of a script without case (a label in Korean), and each
-    vendor regex compiles."""
+    needle is in lower case ASCII, of a script without case (a label in Korean), or in small
+    letters that the needle pass's lower-cased text holds whatever the case (Cyrillic's), and
+    each vendor regex compiles."""
     for kind, needles, regex in VENDOR_TOKENS:
         re.compile(regex)
         assert needles and all(n.isascii() and n == n.lower() for n in needles), kind
     for pattern in DEFAULT_PATTERNS:
-        assert all(n == n.lower() and (n.isascii() or n.upper() == n) for n in pattern.needles), pattern
+        assert all(n == n.lower() and _one_case(n) for n in pattern.needles), pattern
+    assert not _one_case("Пароль") and not _one_case("κωδικός")
 
 
 @pytest.mark.parametrize("unit", [

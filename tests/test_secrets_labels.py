@@ -39,3 +39,44 @@ def _check(text: str, expected: str | None) -> None:
 ])
 def test_a_secret_key_in_another_language_without_api(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Cyrillic's and Greek's labels, in any case: the needle pass folds a text's capitals
+    ("пароль: Zz9Yy8Xx7Ww6", "пароль: [REDACTED:secret]"),
+    ("Пароль: Zz9Yy8Xx7Ww6", "Пароль: [REDACTED:secret]"),
+    ("ПАРОЛЬ=Zz9Yy8Xx7Ww6", "ПАРОЛЬ=[REDACTED:secret]"),
+    ("Новый пароль: hunter22", "Новый пароль: [REDACTED:secret]"),
+    ("токен: Kk1Ll2Mm3Nn4Pp", "токен: [REDACTED:secret]"),
+    ("ключ API: Kk1Ll2Mm3Nn4Pp", "ключ API: [REDACTED:secret]"),
+    ("API-ключ: Kk1Ll2Mm3Nn4Pp", "API-ключ: [REDACTED:secret]"),
+    ("Секретный ключ: Kk1Ll2Mm3Nn4Pp", "Секретный ключ: [REDACTED:secret]"),
+    ("**Пароль**: Zz9Yy8Xx7Ww6", "**Пароль**: [REDACTED:secret]"),
+    ("Κωδικός πρόσβασης: Zz9Yy8Xx7Ww6", "Κωδικός πρόσβασης: [REDACTED:secret]"),
+    ("ΚΩΔΙΚΟΣ ΠΡΟΣΒΑΣΗΣ: Zz9Yy8Xx7Ww6", "ΚΩΔΙΚΟΣ ΠΡΟΣΒΑΣΗΣ: [REDACTED:secret]"),
+    ("κλειδί API: Kk1Ll2Mm3Nn4Pp", "κλειδί API: [REDACTED:secret]"),
+    # ... and what stays: a word after the label, a count, a placeholder, a key that is no API's
+    ("Пароль: неверный", None),
+    ("Токен: недействителен", None),
+    ("Токены: 1234", None),
+    ("Пароль: ${{ secrets.DB_PASSWORD }}", None),
+    ("пароль=<your-password>", None),
+    ("Ключ: Kk1Ll2Mm3Nn4Pp", None),
+    ("Κωδικός: abc12345", None),
+])
+def test_labels_in_cyrillic_and_greek(text, expected):
+    _check(text, expected)
+
+
+def test_a_needle_in_cyrillic_keeps_the_one_pass():
+    """The one-pass pre-test stays on (Hyperscan, where installed) with needles beyond ASCII that
+    have case: a capital's text is folded before the scan."""
+    from otelbridge.secret_patterns import Needles, hyperscan
+    from otelbridge.secrets import DEFAULT_PATTERNS
+
+    needles = Needles(DEFAULT_PATTERNS)
+    assert "пароль" in needles.needles
+    if hyperscan is not None:
+        assert needles._db is not None
+    label = next(i for i, p in enumerate(DEFAULT_PATTERNS) if "пароль" in p.needles)
+    assert label in needles.wanted("ПАРОЛЬ: x") and label in needles.wanted("ΚΩΔΙΚΌΣ πρόσβασης")
