@@ -75,6 +75,10 @@ _CASED_TOKEN = ("токен",)
 _CASED_KEY = ("ключ", "κλειδ[ιί]")
 _CASED_SECRET_KEY = ("секретный[ ]ключ", "ключ[ ]доступа", "секрет", "κωδικ[οό][σς]", "μυστικ[οό][ ]κλειδ[ιί]")
 _CASED_NEEDLES = ("пароль", "κωδικ", "συνθηματικ", "токен", "ключ", "κλειδ", "секрет", "μυστικ")
+#: A password's name in another language where Markdown names a secret (a table's column or row,
+#: a heading, a bold name, a name alone before its value's line): the words above that are
+#: literals (also the needles and the pre-tests' words)
+_I18N_PASSWORD_WORDS = _I18N_PASSWORD + ("пароль",)
 _i18n = "|".join
 _I18N_LABEL = (
     r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD + _CASED_PASSWORD) + r")|"
@@ -207,7 +211,8 @@ _NAMED = (
 _NAME_WORDS = r"(?:[a-z][a-z0-9.]{0,40}+[ _-]){0,3}"
 _OTHER_SECRET = (r"secret|token|credentials?"
                  r"|(?:api|access|secret|private|client|signing|master|encryption|session|hmac)[ _-]?key")
-_MD_NAME = r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd|" + _OTHER_SECRET + "))"
+_MD_NAME = (r"(?i:" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd|" + _OTHER_SECRET + ")|"
+            + "|".join(_I18N_PASSWORD_WORDS) + ")")
 #: ... its value: one word, 12 characters or more of letters, digits and ``_+/=``, two capitals
 #: and two digits among them, or one that looks generated beyond doubt (:data:`_GENERATED`);
 #: not a path, an identifier, a class, a setting or an algorithm's name (``PBKDF2-SHA256``,
@@ -273,7 +278,7 @@ def _beside_value(text: str) -> bool:
     return _beside_bracket(text) or (" as " in text and _AS_SECRET.search(text) is not None)
 
 
-_MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+_MD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential") + _I18N_PASSWORD_WORDS
 #: ... for :data:`_MARKDOWN`: after one, the rest of the name, marks and a separator, and 12
 #: characters of a value (8 with a sign, or after a quote), a digit among their first 64
 _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,4}\([^()\r\n]{1,40}\))?[*_` \t:=|>\u2192\u2014\u2013-]{1,8}[`\"']?"
@@ -291,9 +296,11 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
 #: ``kid=2024q3`` stay).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
 #: ... a password's column, as its name in a label: ``Password``, ``Admin password``, ``Pwd``;
-#: ``PW`` and ``Pass`` alone (not ``First pass``); not one that names a feature or a case (``Forgot password``, ``Wrong password``, ``One-time password``)
+#: ``PW`` and ``Pass`` alone (not ``First pass``); not one that names a feature or a case (``Forgot password``, ``Wrong password``, ``One-time password``);
+#: in another language (``密码``, ``Senha``, ``Пароль``)
 _PASSWORD_LABEL = (r"(?i:(?!(?:forgot|reset|change|wrong|invalid|weak|common|strong|one-time|encrypted|stored"
-                   r"|hashed|expired|empty)[ _-])" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd)|pw|pass)")
+                   r"|hashed|expired|empty)[ _-])" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd)|pw|pass|"
+                   + "|".join(_I18N_PASSWORD_WORDS) + ")")
 _PASSWORD_COLUMN = "(?:" + _PASSWORD_LABEL + r")(?![\w.-])"
 #: ... another secret's column (a password's is the one above's alone)
 _SECRET_COLUMN = r"(?i:" + _NAME_WORDS + "(?:" + _OTHER_SECRET + "))"
@@ -369,7 +376,7 @@ def _table_header(words: tuple[str, ...]) -> Callable[[str], bool]:
     return test
 
 
-_PASSWORD_WORDS = ("pass", "pw")
+_PASSWORD_WORDS = ("pass", "pw") + _I18N_PASSWORD_WORDS
 _SECRET_WORDS = ("secret", "token", "key", "credential")
 _TABLES = (
     Pattern.of("secret", _PASSWORD_WORDS, _table(_PASSWORD_COLUMN, "(?:" + _CELL_VALUE + _CELL_END + "|" + _WEAK_CELL + ")"),
@@ -406,25 +413,25 @@ _NEXT_LINE = (
     # (the name and what follows it taken once, atomic: a value that fails is not tried again
     # after each shorter name; and a value has 4 characters before a blank at the least: 256 Ki
     # of "API key:" lines and blank lines took 125 ms, now 67)
-    r"(?P<keep>(?>(?:^|(?<=[\s\"])|(?<=\\[nrt]))(?:#{1,6}+[ \t]++(?P<h>)|(?P<e>\*\*|__|\*)(?=[A-Za-z]))?"
+    r"(?P<keep>(?>(?:^|(?<=[\s\"])|(?<=\\[nrt]))(?:#{1,6}+[ \t]++(?P<h>)|(?P<e>\*\*|__|\*)(?=[^\W\d_]))?"
     r"(?:(?P<pw>" + _PASSWORD_LABEL + r")|" + _SECRET_COLUMN + r")(?![\w.-])"
     # (a Setext heading: the name alone, then a line of = or -)
-    r"(?(e)(?::?(?P=e)[ \t]*+:?)|(?(h):?|(?:[ \t]*+:|[ \t]*+" + _NEXT_EOL + r"[ \t]{0,3}+(?:={3,}+|-{3,}+)[ \t]*+(?="
+    r"(?(e)(?:[:\uff1a]?(?P=e)[ \t]*+[:\uff1a]?)|(?(h)[:\uff1a]?|(?:[ \t]*+[:\uff1a]|[ \t]*+" + _NEXT_EOL + r"[ \t]{0,3}+(?:={3,}+|-{3,}+)[ \t]*+(?="
     + _NEXT_EOL + "))))[ \t]*+" + _NEXT_EOL + r"(?:[ \t]*+" + _NEXT_EOL + r")?+"
     r"(?:[ \t]*+(?P<fence>```|~~~)[\w+-]*+[ \t]*+" + _NEXT_EOL + r"(?P<f>))?+[ \t]*+(?P<q>`)?))(?!\[REDACTED:)(?=[^\s`]{4})"
     + _NOT_A_REFERENCE + r"(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _NAMED_VALUE + ")"
     r"(?(q)(?=`))(?=`?[^\S\r\n]*+(?(f)" + _NEXT_EOL + r"[ \t]*+(?P=fence)|(?:\r?\n|\\+[nr]|\\*\"|\Z)))"
 )
-_NEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential")
+_NEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential") + _I18N_PASSWORD_WORDS
 #: ... for :data:`_NEXT_LINE`: after one, the rest of the name and its marks, then a line end
-_next_line_value = _followed_by(_NEXT_WORDS, r"(?i:word|wd|phrase|s)?[*_: \t]{0,5}(?:\r?\n|\\+[nr])")
+_next_line_value = _followed_by(_NEXT_WORDS, r"(?i:word|wd|phrase|s)?[*_: \t\uff1a]{0,5}(?:\r?\n|\\+[nr])")
 
 PROSE_PATTERNS = (
     Pattern.of("secret", ("pass", "token", "secret", "key", "credential"), _BESIDE, requires=((" (", " as "),),
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
-    Pattern.of("secret", ("pass", "pw"), _MD_WEAK, requires=(("*", "__", "|"),), flags=re.M),
+    Pattern.of("secret", _PASSWORD_WORDS, _MD_WEAK, requires=(("*", "__", "|"),), flags=re.M),
     *_TABLES,
     Pattern.of("secret", _NEXT_WORDS, _NEXT_LINE, requires=(("\n", "\\n"),), flags=re.M,
                precheck=_next_line_value),

@@ -80,3 +80,35 @@ def test_a_needle_in_cyrillic_keeps_the_one_pass():
         assert needles._db is not None
     label = next(i for i, p in enumerate(DEFAULT_PATTERNS) if "пароль" in p.needles)
     assert label in needles.wanted("ПАРОЛЬ: x") and label in needles.wanted("ΚΩΔΙΚΌΣ πρόσβασης")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a password's name in another language where Markdown names a secret: a table's row, a
+    # table's column, a heading or a bold name alone on its line, a name before an arrow
+    ("| 密码 | Zz9Yy8Xx7Ww6 |", "| 密码 | [REDACTED:secret] |"),
+    ("| Senha | Zz9Yy8Xx7Ww6 |", "| Senha | [REDACTED:secret] |"),
+    ("| Пароль | Zz9Yy8Xx7Ww6 |", "| Пароль | [REDACTED:secret] |"),
+    ("| 用户 | 密码 |\n|---|---|\n| admin | viewer42pass |", "| 用户 | 密码 |\n|---|---|\n| admin | [REDACTED:secret] |"),
+    ("| Usuário | Senha |\n|---|---|\n| admin | Zz9Yy8Xx7Ww6 |",
+     "| Usuário | Senha |\n|---|---|\n| admin | [REDACTED:secret] |"),
+    ("| Логин | Пароль |\n|---|---|\n| admin | changeme |", "| Логин | Пароль |\n|---|---|\n| admin | [REDACTED:secret] |"),
+    ("## 密码\n\nZz9Yy8Xx7Ww6", "## 密码\n\n[REDACTED:secret]"),
+    ("**Пароль**\nWinter2024x", "**Пароль**\n[REDACTED:secret]"),
+    ("密码：\n  Zz9Yy8Xx7Ww6", "密码：\n  [REDACTED:secret]"),
+    ("Senha:\nZz9Yy8Xx7Ww6", "Senha:\n[REDACTED:secret]"),
+    ("**Senha** → Zz9Yy8Xx7Ww6", "**Senha** → [REDACTED:secret]"),
+    # ... and what stays: a docs table of options, prose, a word, a placeholder, a type, a version
+    ("| Senha | Obrigatório | Descrição |\n|---|---|---|\n| senha | sim | A senha do admin |", None),
+    ("| 参数 | 密码 |\n|---|---|\n| 类型 | 字符串 |", None),
+    ("## Senha\n\nA senha deve ter 8 caracteres", None),
+    ("## 密码\n\n请在设置中修改", None),
+    ("Пароль:\nневерный", None),
+    ("| Пароль | неверный |", None),
+    ("密码：\n  ********", None),
+    ("## Senha\n\n`${{ secrets.SENHA }}`", None),
+    ("| Senha | <sua-senha> |", None),
+    ("| Campo | Tipo |\n|---|---|\n| senha | string |", None),
+    ("| Senha | Python3x |", None),
+])
+def test_a_password_s_name_in_another_language_in_markdown(text, expected):
+    _check(text, expected)
