@@ -257,10 +257,13 @@ _TYPE_END = (r"[ \t]*+(?:[,;)][ \t]*+)?(?:\r?\n|\\[nrt]|\\*\"|\Z|[)=}{]|->"
 _SUBSCRIPT = (r"[A-Za-z_$][A-Za-z_$]*+(?:\??(?:\.|::|->)[A-Za-z_$][A-Za-z_$]*+)*+"
               r"(?:\[\\*[\"'][\w.-]{1,100}\\*[\"']\])++")
 #: What an error or status line says of a secret in its place (``Token: expired``, ``auth:
-#: none``, ``Secret: not found``): the whole value, to its line's or string's end (not before
-#: more: ``Token: not set; real=X``)
-_STATE = (r"(?i:expired|invalid|missing|required|revoked|unset|none|empty"
-          r"|not[ ](?:set|found|provided|configured|available|valid))")
+#: none``, ``Secret: not found``), a mask (``********``) or where the secret is kept
+#: (``Password: see the vault``, ``stored in AWS Secrets Manager``): the whole value, to its
+#: line's or string's end (not before more: ``Token: not set; real=X``)
+_STATE = (r"(?i:expired|invalid|missing|required|revoked|unset|none|empty|\*{3,}+"
+          r"|not[ ](?:set|found|provided|configured|available|valid)"
+          r"|(?:see|in|check|ask|(?:stored|kept)[ ]in)[ ](?:[\w-]++[ ]){0,3}?(?:the[ ]|your[ ]|our[ ])?"
+          r"(?:vault|1password|bitwarden|keychain|keepass|lastpass|(?:password|secrets?)[ ]manager|readme|docs|wiki))")
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
@@ -440,6 +443,10 @@ _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 #: ... also before a Read's line number (``     7→``, ``cat -n``'s ``     7\t``): the next line's
 #: text; where a line begins (the text's start, a line end, a Read's arrow)
 _NL_READ = _NL + r"(?:[ \t]*+\d++(?:\u2192|\t))?+"
+#: A value alone on its line that holds no secret, to the line's end: a placeholder, a name in
+#: angle brackets (``<your-password>``), or :data:`_STATE`'s
+_NO_LINE_VALUE = (r"(?:\\*[\"'])?(?:" + _PLACEHOLDER + r"|<[^<>\r\n\\]{1,60}+>|" + _STATE + r")(?:\\*[\"'])?[ \t]*+\.?(?:"
+                  + _NL + r"|\\*\"|\Z)")
 _LINE_START = r"(?:\A|(?<=\n)|(?<=\\n)|(?<=\u2192))"
 
 #: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).

@@ -49,7 +49,7 @@ import re
 from .secret_patterns import InArgv, InYamlList, Pattern, WithFlagsUnquoted
 from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JSON_BLANK, _KEY_NEEDLES, _KEY_WORD_ONCE, _KEY_WORDS, _LINE,
                           _LINE_START, _NL, _NL_READ, _PLACEHOLDER, _ENDS_IN_KEY_WORD, _NO_CONDITION, _Q, _SECRET_KEY, _SECRET_WORD_IN,
-                          _SEP, _STATEMENT, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, _NOT_A_METAVAR, FLAG_PREFIX, _a_name,
+                          _SEP, _STATEMENT, _NO_LINE_VALUE, _WORD, _WORD_START, _YAML_GAP, _YAML_LIST, _NOT_A_PLACEHOLDER, _NOT_A_METAVAR, FLAG_PREFIX, _a_name,
                           _key_value, _secrets_key, _string_text, _then, names_a_secret)
 from .secret_listing import PAGE_PATTERNS
 from .secret_wrapped import WRAPPED_PATTERNS
@@ -303,7 +303,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         _KEY_NEEDLES,
         r"(?P<keep>(?<![\w.-])" + _NO_CONDITION + _SECRET_WORD_IN + r"[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?"
         + r"(?:(?<=[ \t:])#[^\r\n\\]*+)?" + _NL + r"(?:[ \t]*+(?:#[^\r\n\\]*+)?+" + _NL + r"){0,8}+(?P<indent>[ \t]++))"
-        r"(?!#)(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )(?!" + _STATEMENT + ")"
+        r"(?!#)(?!\[REDACTED:)(?![\w\"'.-]+[ \t]*:(?:[ \t]|$|\\+n))(?!- )(?!" + _STATEMENT + ")(?!" + _NO_LINE_VALUE + ")"
         + _LINE + r"(?:" + _NL + r"(?P=indent)" + _LINE + r")*",
         requires=((":",), ("\n", "\\n")),  # the value is on a later line: a line end, real or escaped
         precheck=_KEY_WORD_ONCE + r"[\"']?[ \t]*:",

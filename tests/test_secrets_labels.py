@@ -112,3 +112,27 @@ def test_a_needle_in_cyrillic_keeps_the_one_pass():
 ])
 def test_a_password_s_name_in_another_language_in_markdown(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # what a label's value says in a secret's place, on its line or alone on the next: a mask,
+    # where it is kept, a placeholder, a name in angle brackets, a state
+    ("Password: ********", None),
+    ("Password: see the vault", None),
+    ("Password: stored in AWS Secrets Manager.", None),
+    ("password: in 1Password", None),
+    ("Password:\n  ${{ secrets.DB_PASSWORD }}", None),
+    ('password:\n  "${DB_PASSWORD}"', None),
+    ("Password:\n  <your-password>", None),
+    ("Password:\n  ********", None),
+    ("password:\n  required", None),
+    # ... and a value there still is one, with more after such words too
+    ("Password: see the vault hunter2", "Password: [REDACTED:secret]"),
+    ("password: see hunter2", "password: [REDACTED:secret]"),
+    ("Token: ****abcd", "Token: [REDACTED:secret]"),
+    ("Password:\n  Xk9#mP2vLq", "Password:\n  [REDACTED:secret]"),
+    ("password:\n  s3cr3t and more", "password:\n  [REDACTED:secret]"),
+    ("password:\n  <a>b", "password:\n  [REDACTED:secret]"),
+])
+def test_a_label_s_value_that_holds_no_secret(text, expected):
+    _check(text, expected)
