@@ -158,9 +158,9 @@ def _followed_by(words: tuple[str, ...], after: str) -> Callable[[str], bool]:
     anywhere = re.compile(r"(?i)(?:" + "|".join(map(re.escape, words)) + ")" + after)
 
     def test(text: str) -> bool:
-        if not text.isascii():  # (lower-casing may change its length: positions would not hold)
-            return anywhere.search(text) is not None
         low = text.lower()
+        if len(low) != len(text):  # (a letter lower-cased to two: positions would not hold)
+            return anywhere.search(text) is not None
         for word in words:
             at = low.find(word)
             while at >= 0:
