@@ -55,10 +55,13 @@ _VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" 
 #: not ``senha: string``, ``Kennwort: falsch``), a token, and an API's key
 #: (``API 密钥：…``, ``Chave da API: …``) or a secret's key with a generated-looking word; a
 #: full-width colon too.
-#: Words of scripts without case, or in ASCII (the needles; Hyperscan folds ASCII letters alone).
-_I18N_PASSWORD = ("密码", "密碼", "口令", "パスワード", "비밀번호", "senha", "kennwort", "wachtwoord",
-                  "haslo", "sifre", "salasana", "heslo", "passord", "adgangskode", "contrasena",
-                  "losenord", "mot de passe", "jelszo", "รหัสผ่าน", "كلمة المرور", "סיסמה", "पासवर्ड")
+#: Words of scripts without case, in ASCII, or in small letters (the needles: the needle pass
+#: reads a text lower-cased; Hyperscan folds ASCII letters alone); a word with an accent also
+#: as people type it without (``contraseña``, ``contrasena``).
+_I18N_PASSWORD = ("密码", "密碼", "口令", "パスワード", "비밀번호", "senha", "passwort", "kennwort", "wachtwoord",
+                  "haslo", "hasło", "sifre", "şifre", "salasana", "heslo", "passord", "adgangskode", "contrasena",
+                  "contraseña", "losenord", "lösenord", "mot de passe", "jelszo", "jelszó", "รหัสผ่าน",
+                  "كلمة المرور", "סיסמה", "पासवर्ड")
 _I18N_TOKEN = ("토큰", "令牌", "トークン")
 _I18N_KEY = ("密钥", "密鑰", "秘钥", "キー", "키", "chave", "clave", "chiave", "sleutel", "klucz", "schluessel")
 #: A secret's key with no API named, with a generated-looking word (``密钥：…``, ``秘密鍵: …``,

@@ -136,3 +136,23 @@ def test_a_password_s_name_in_another_language_in_markdown(text, expected):
 ])
 def test_a_label_s_value_that_holds_no_secret(text, expected):
     _check(text, expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a password's label with its accent, in capitals too, and German's Passwort
+    ("Contraseña: abc12345x", "Contraseña: [REDACTED:secret]"),
+    ("CONTRASEÑA: abc12345x", "CONTRASEÑA: [REDACTED:secret]"),
+    ("ŞİFRE: abc12345x", "ŞİFRE: [REDACTED:secret]"),
+    ("hasło: abc12345x", "hasło: [REDACTED:secret]"),
+    ("Lösenord: abc12345x", "Lösenord: [REDACTED:secret]"),
+    ("Jelszó: abc12345x", "Jelszó: [REDACTED:secret]"),
+    ("Passwort: abc12345x", "Passwort: [REDACTED:secret]"),
+    ("| Benutzer | Passwort |\n|---|---|\n| admin | abc12345x |", "| Benutzer | Passwort |\n|---|---|\n| admin | [REDACTED:secret] |"),
+    ("## Contraseña\n\nWinter2024x", "## Contraseña\n\n[REDACTED:secret]"),
+    # ... and what stays: a word after the label, a word that is no label
+    ("Passwort: falsch", None),
+    ("Contraseña: incorrecta", None),
+    ("Passworte: 12345678a", None),
+])
+def test_a_password_s_label_with_its_accent(text, expected):
+    _check(text, expected)
