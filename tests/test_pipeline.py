@@ -89,13 +89,13 @@ class Blocking(SpanExporter):
         self.release.set()
 
 
-def held_path(exporters: Exporters, then: int):
+def held_path(exporters: Exporters, then: int, kind: type[Blocking] | None = None):
     """A :class:`Blocking` exporter's path (a queue of 8) added to ``exporters``: one span
     taken for an export that is held, then ``then`` more spans ended. Returns (the exporter,
-    the path)."""
+    the path). ``kind``: a :class:`Blocking` of another kind."""
     from otelbridge.export import ExportPath
 
-    blocking = Blocking()
+    blocking = (kind or Blocking)()
     path = ExportPath(CountingExporter(blocking, "test"), limit=8, schedule_delay_ms=10)
     exporters.paths.append(path)
     exporters.provider.add_span_processor(path)
@@ -141,21 +141,9 @@ def test_a_recovery_says_the_spans_the_full_queue_let_go_in_the_outage_as_lost(m
     monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", "8")
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
-    from otelbridge.export import ExportPath
-
     stats = Stats()
     exporters = Exporters(build(exporter="none", protocol=None), stats)
-    failing = FailingFirst()
-    path = ExportPath(CountingExporter(failing, "test"), limit=8, schedule_delay_ms=10)
-    exporters.paths.append(path)
-    exporters.provider.add_span_processor(path)
-    tracer = exporters.provider.get_tracer("t")
-    tracer.start_span("first").end()
-    until = time.monotonic() + 5
-    while path.exporter.taken == 0 and time.monotonic() < until:  # the export is held
-        time.sleep(0.01)
-    for i in range(20):
-        tracer.start_span(f"s{i}").end()
+    failing, path = held_path(exporters, then=20, kind=FailingFirst)
     path.exporter.failed_because("Failed to export span batch code: 503")  # (as the SDK logs it)
     with caplog.at_level("WARNING"):
         failing.release.set()
