@@ -292,7 +292,7 @@ async def _sole_follower(state_file: Path, path, stopped_by: list[int], poll_s: 
             if not said:
                 said = True
                 say(f"another otelbridge follows {str(path)!r} with this state directory: waiting "
-                    "for it to stop, then going on from where it stopped (each line is traced once)")
+                    "for it to stop, then going on from where it stopped (two would trace every line twice)")
             await asyncio.sleep(poll_s)
             continue
         except OSError:  # a file system without locks (some NFS): none held, as before

@@ -2254,7 +2254,7 @@ def test_a_second_follow_of_the_file_waits_for_the_first_to_stop_and_goes_on_fro
     spans = rx.received.spans()
     assert len({s.span_id for s in spans}) == len(spans) > 2 * SPANS_PER_WORKFLOW  # none twice
     said = [l for l in second_err.decode().splitlines() if "another otelbridge follows" in l]
-    assert len(said) == 1 and said[0].endswith("(each line is traced once)"), second_err
+    assert len(said) == 1 and said[0].endswith("(two would trace every line twice)"), second_err
     assert b"another otelbridge" not in first_err
 
 
