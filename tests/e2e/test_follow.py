@@ -2233,28 +2233,32 @@ def test_a_second_follow_of_the_file_waits_for_the_first_to_stop_and_goes_on_fro
     stops, the second goes on from its saved position. Every workflow reaches the receiver
     once (both exported all of them before)."""
     log, state = empty_log(tmp_path)
+    said: list[bytes] = []
     with GrpcReceiver() as rx:
         first = start(log, state, rx, "--from-start")
-        ready(first)
-        second = start(log, state, rx, "--from-start")
+        second = None
         try:
-            ready(second)
-            time.sleep(0.3)  # the second's first tries at the lock
             append(log, workflow("A"))
-            wait(lambda: "wf-A" in roots(rx), what="workflow A")
-            _, first_err = stop(first)
+            wait(lambda: "wf-A" in roots(rx), what="workflow A, from the first")  # (it holds the lock)
+            second = start(log, state, rx, "--from-start")
+            threading.Thread(target=lambda: said.extend(iter(second.stderr.readline, b"")), daemon=True).start()
+            wait(lambda: any(b"another otelbridge follows" in l for l in said), what="the second waiting")
             append(log, workflow("B"))
-            wait(lambda: "wf-B" in roots(rx), what="workflow B, from the second")
+            wait(lambda: "wf-B" in roots(rx), what="workflow B, from the first")
+            _, first_err = stop(first)
+            append(log, workflow("C"))
+            wait(lambda: "wf-C" in roots(rx), what="workflow C, from the second")
             time.sleep(0.3)  # a copy the first would have sent
         finally:
-            if first.poll() is None:
-                first.kill()
-            _, second_err = stop(second)
-    assert roots(rx) == {"wf-A": 1, "wf-B": 1}
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=20)
+    assert second.returncode == 0 and roots(rx) == {"wf-A": 1, "wf-B": 1, "wf-C": 1}
     spans = rx.received.spans()
-    assert len({s.span_id for s in spans}) == len(spans) > 2 * SPANS_PER_WORKFLOW  # none twice
-    said = [l for l in second_err.decode().splitlines() if "another otelbridge follows" in l]
-    assert len(said) == 1 and said[0].endswith("(two would trace every line twice)"), second_err
+    assert len({s.span_id for s in spans}) == len(spans) > 3 * SPANS_PER_WORKFLOW  # none twice
+    (line,) = [l.decode() for l in said if b"another otelbridge follows" in l]
+    assert line.rstrip().endswith("(two would trace every line twice)")
     assert b"another otelbridge" not in first_err
 
 
