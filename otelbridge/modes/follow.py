@@ -120,7 +120,7 @@ class TracedFile:
         self.stats.bytes += n
         self.pipeline.on_chunk(buf, n)
         stats = self.stats
-        if stats.bad_lines >= NOT_JSON_SAID_AFTER and not stats.lines_decoded and not self._said_not_json:
+        if not self._said_not_json and stats.bad_lines >= NOT_JSON_SAID_AFTER and not stats.lines_decoded:
             # (said at the stop too, but a sidecar runs for a pod's life)
             self._said_not_json = True
             say(f"no line of {str(self.path)!r} so far is JSON ({stats.bad_lines} lines): follow reads "

@@ -109,7 +109,7 @@ def counted_again(s: Session, ev: TurnResult, previous: float | None, model_tota
     # (to 12 places, as the totals are summed: 0.6222965 - 0.4481215 is 0.17417500000000002)
     if cost is not None and previous is not None and 0 < cost < round(previous - s.cost_base, 12):
         return True
-    before = s.last if s.last is not None else s.before
+    before = s.latest_result()
     if before is not None and ev.result_index is not None and before.result_index is not None \
             and ev.result_index <= before.result_index:
         return True
@@ -125,7 +125,7 @@ def duplicate_result(s: Session, ev: TurnResult) -> bool:
     """Whether ``ev`` repeats ``s``'s last result (or the ended span's it goes on from; no
     turn waits for one): its ``uuid``, or
     without one its subtype, error flag, turn count, duration and index."""
-    last = s.last if s.last is not None else s.before
+    last = s.latest_result()
     if s.turn is not None or s.waiting or last is None:
         return False
     if ev.uuid is not None and ev.uuid == last.uuid:

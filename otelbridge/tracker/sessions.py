@@ -299,7 +299,7 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
         if duplicate_result(s, ev):
             self.ctx.stats.duplicate_results += 1
             return
-        before = s.last if s.last is not None else s.before
+        before = s.latest_result()
         previous = before.total_cost_usd if before is not None else s.before_cost[0]
         model_total = None
         if ev.model_usage:  # cumulative: replaces the previous one and covers every call so far

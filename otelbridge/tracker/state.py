@@ -293,6 +293,10 @@ class Session(msgspec.Struct):
         yet (a session then taken for Claude Code's, ``claude-code``), Claude Code's."""
         return self.provider or (CLAUDE_CODE_PROVIDER if self.agent_name is None else None)
 
+    def latest_result(self) -> TurnResult | None:
+        """Its last result, else the last one of the span it goes on from."""
+        return self.last if self.last is not None else self.before
+
     def busy(self) -> bool:
         """Whether a turn (also one closed, waiting for its result), a sub-agent, a tool call
         or a task is open in it."""
