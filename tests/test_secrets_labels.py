@@ -4,19 +4,9 @@ Each with its near misses; the forms are also rows of ``tests/data/secret-forms.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from otelbridge import redact
-
-
-def _check(text: str, expected: str | None) -> None:
-    """``text`` redacted as ``expected`` (``None``: unchanged), also inside a JSON string."""
-    assert redact.current().redact(text) == (text if expected is None else expected)
-    if expected is not None:
-        escaped = json.dumps(text, ensure_ascii=False)[1:-1]
-        assert redact.current().redact(escaped) == json.dumps(expected, ensure_ascii=False)[1:-1], escaped
+from tests.secret_forms import check as _check
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -5,11 +5,10 @@ The forms are also rows of ``tests/data/secret-forms.jsonl`` (the recall corpus)
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from otelbridge import redact
+from tests.secret_forms import check
 
 
 def clean(text: str) -> str:
@@ -18,15 +17,7 @@ def clean(text: str) -> str:
 
 
 def _check(text: str, expected: str | None) -> None:
-    """``text`` alone, inside a JSON string (a Bash call's ``command``) and in a Claude Code
-    ``tool_use`` line as the stream carries it, each by a redactor of its own."""
-    assert clean(text) == (text if expected is None else expected)
-    want = text if expected is None else expected
-    escaped, out = json.dumps(text)[1:-1], redact.Redactor().redact(json.dumps(text)[1:-1])
-    assert out == json.dumps(want)[1:-1], (escaped, out)
-    line = json.dumps({"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": text}}]}})
-    assert redact.Redactor().redact(line) == line.replace(escaped, json.dumps(want)[1:-1])
+    check(text, expected, in_tool_use=True)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
