@@ -436,10 +436,11 @@ class Pipeline:
             self.sink.emit(rec)
 
     def report_and_exit_code(self, code: int, all_exported: bool, tee: bool = True,
-                             read_again: bool = False) -> int:
+                             read_again: bool = False, reader_left: bool = False) -> int:
         """After the flush: the waterfall/step summary, the counts line, ``--stats-json``,
         and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost);
-        ``tee``: the input was passed through (not ``replay``'s or ``follow``'s file);
+        ``tee``: the input was passed through (not ``replay``'s or ``follow``'s file), up to
+        where the stream's reader left when ``reader_left``;
         ``read_again``: ``follow`` read only what a run before traced."""
         if self.report is not None:
             if self.exporters.backend_got_none():
@@ -447,7 +448,8 @@ class Pipeline:
             self.report.finish(None if read_again else
                                nothing_traced(self.cfg, self.stats, tee) or not_decoded(self.stats))
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
-                                    code, all_exported, tee, read_again, live=tee)
+                                    code, all_exported, tee, read_again, live=tee,
+                                    reader_left=reader_left)
 
 
 def private_stdout(cfg: Config) -> None:

@@ -164,9 +164,10 @@ def not_decoded(stats: Stats) -> str | None:
 
 def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: int,
                          all_exported: bool, tee: bool = True, read_again: bool = False,
-                         live: bool = False) -> int:
+                         live: bool = False, reader_left: bool = False) -> int:
     """The counts line on stderr unless ``--quiet`` (and, when no line was of a stream it reads,
-    a line saying so; that the input passed through when ``tee``; ``read_again``: every line
+    a line saying so; that the input passed through when ``tee``, up to where its reader left
+    when ``reader_left``; ``read_again``: every line
     read was one a run before traced, ``follow`` after a restart, and nothing is said of them;
     ``live``: an empty input is said too, :func:`nothing_traced`), then ``problem`` (lost spans) even so,
     ``--stats-json``, and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans
@@ -175,7 +176,8 @@ def counts_and_exit_code(cfg: Config, stats: Stats, problem: str | None, code: i
         say(stats.line()[len("otelbridge: "):])
         said = None if read_again else nothing_traced(cfg, stats, live)
         if said:
-            say(said + "; the input passed through" * (tee and stats.lines > 0))
+            passed = " until its reader closed the stream" * reader_left
+            say(said + f"; the input passed through{passed}" * (tee and stats.lines > 0))
         if stats.overlong_lines:  # (a result there: its session and turn end incomplete, no cost)
             n = stats.overlong_lines
             say(f"{n} line{'s were' if n != 1 else ' was'} longer than --max-line ({cfg.max_line:,} bytes): "

@@ -39,7 +39,7 @@ from ..environment import NUMERIC_ENV, TLS_FILES, for_the_sdk
 from ..deadline import TAIL_BYTES, TAIL_LINES, TAIL_S, Deadline
 from ..lines import Gap
 from ..messages import say
-from ..source import REASON_TEE_GONE
+from ..source import REASON_DOWNSTREAM_CLOSED, REASON_TEE_GONE
 from ..source.arrivals import ArrivalClock, Arrivals
 from ..stats import Stats, counts_and_exit_code
 from .loop import install_loop
@@ -284,7 +284,8 @@ class LiveDecoder:
         if pipeline is None:  # the set-up failed, or nothing came (settle)
             if tail:
                 self._skip(Gap.of(tail))
-            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready, live=True)
+            return counts_and_exit_code(self.cfg, self.stats, None, exit_code, not self.ready, live=True,
+                                        reader_left=reason == REASON_DOWNSTREAM_CLOSED)
         until = time.monotonic() + TAIL_S  # (the tee stops a process past its margin)
         *whole, last = bytes(tail).split(b"\n")
         lines = [line + b"\n" for line in whole] + ([last] if last else [])
@@ -296,7 +297,8 @@ class LiveDecoder:
         self.cut = deadline  # no more chunks: ending the spans may wait for the exporters till then
         pipeline.exit_code = exit_code
         pipeline.end_stream(reason)
-        return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline))
+        return pipeline.report_and_exit_code(exit_code, pipeline.exporters.shutdown(deadline),
+                                             reader_left=reason == REASON_DOWNSTREAM_CLOSED)
 
 
 #: Seconds after the set-up that its garbage is collected (:func:`_give_back_memory`).

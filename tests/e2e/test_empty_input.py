@@ -179,3 +179,25 @@ def test_replay_of_a_missing_or_empty_file_does_not_say_the_input_was_empty(tmp_
     assert b"empty" not in proc.stderr and b"nothing was traced" not in proc.stderr, proc.stderr
     assert proc.stderr.splitlines()[-1].startswith(COUNTS)
     assert not step.exists() or "nothing traced" not in step.read_text()
+
+
+def test_a_reader_that_leaves_early_is_not_told_the_input_passed_through():
+    """``otelbridge < notes | head -1``: the line saying nothing was traced says the input passed
+    through only up to where its reader closed the stream (the rest did not)."""
+    proc = subprocess.Popen([sys.executable, "-m", "otelbridge", "--exporter", "none"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=plain_env(), cwd=ROOT)
+    proc.stdin.write(b"hello\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == b"hello\n"
+    proc.stdout.close()
+    try:  # go on writing until otelbridge stops reading
+        for _ in range(10_000):
+            proc.stdin.write(b"world\n" * 1000)
+            proc.stdin.flush()
+    except BrokenPipeError:
+        pass
+    assert proc.wait(15) == 141
+    last = proc.stderr.read().splitlines()[-1]
+    assert last == NOT_A_STREAM.rstrip(b"\n").replace(
+        b"the input passed through", b"the input passed through until its reader closed the stream")
