@@ -207,8 +207,11 @@ def default_state_dir() -> Path:
                    "[default: $XDG_STATE_HOME/otelbridge or ~/.local/state/otelbridge]")
 @click.option("--poll-interval", "poll_s", type=Seconds(min=0.01), default=0.25,
               show_default=True, help="Seconds between checks for new data, rotation, truncation.")
+@click.option("--handover", is_flag=True,
+              help="A stop hands over to the next follow of PATH (a rollout): what is open is "
+                   "neither ended nor exported; the next start exports it once, when it ends.")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-def follow_command(path, from_start, state_dir, poll_s, **flags):
+def follow_command(path, from_start, state_dir, poll_s, handover, **flags):
     """Follow PATH like tail -F (survives rotation and truncation) and trace what the CLI
     writes there; a sidecar: nothing goes to stdout. The position is kept in an offset file, so
     a restart after a stop neither traces a workflow twice nor misses one (after a kill, what
@@ -216,7 +219,8 @@ def follow_command(path, from_start, state_dir, poll_s, **flags):
     cfg = make_config(**flags)
     from .modes.follow import follow
 
-    return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s)
+    return follow(cfg, path, state_dir or default_state_dir(), from_start=from_start, poll_s=poll_s,
+                  handover=handover)
 
 
 #: first argument → command; anything else is the tee (:data:`run_command`)

@@ -441,7 +441,8 @@ class Pipeline:
         and the exit status (``--fail-on-export-error`` turns 0 into 1 when spans were lost);
         ``tee``: the input was passed through (not ``replay``'s or ``follow``'s file), up to
         where the stream's reader left when ``reader_left``;
-        ``read_again``: ``follow`` read only what a run before traced."""
+        ``read_again``: ``follow`` read only what a run before traced, or left what it read
+        to the next start (``--handover``)."""
         if self.report is not None:
             if self.exporters.backend_got_none():
                 self.report.not_exported_at_all("export failed")

@@ -1,7 +1,8 @@
 """``otelbridge follow PATH``: trace what a CLI writes to PATH (``tail -F``, an offset file) until
 SIGTERM/SIGINT/SIGHUP. Workflows still open at the stop are not exported: the offset file makes the next
 start read them again from their first line (see :mod:`otelbridge.source.follow`) — unless their
-file is no longer at PATH. A new file at PATH is a stream of its own."""
+file is no longer at PATH. With ``--handover`` nothing open ends at the stop, sessions and turns
+neither: the next start rebuilds them as after a kill. A new file at PATH is a stream of its own."""
 
 from __future__ import annotations
 
@@ -189,12 +190,13 @@ MAX_READS_AGAIN = 3
 
 
 async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[int], *,
-               from_start: bool, poll_s: float, again: list, salts: dict) -> int | None:
+               from_start: bool, poll_s: float, again: list, salts: dict, handover: bool) -> int | None:
     """One run of ``follow`` (the only one in ``followers``; stopped at once when ``stopped_by``
     holds a signal): its exit status, or ``None`` when it lost spans and the exporters take
     spans again (:attr:`~otelbridge.source.follow.Follower.taking_again`): nothing it holds is
     exported, and a new run reads again from the saved position. ``again``: the positions runs
-    before read again from; ``salts``: the words of the files opened (kept by the follower)."""
+    before read again from; ``salts``: the words of the files opened (kept by the follower);
+    ``handover``: a stop leaves what is open to the next start (:func:`_hand_over`)."""
     from ..source.follow import Follower
     from ..views import Report
 
@@ -244,17 +246,26 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
         left, nbytes = follower.unread
         say(f"stopped with {nbytes} bytes of {str(left)!r} not read yet: the next start reads them")
     open_runs = pipeline.tracker.open_workflows()
-    # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
-    # workflows cut by the stop are discarded and read again from the checkpoint — unless
-    # their file is no longer at the path, where no start can read them again
     rereadable = follower.rereadable()
     hold.stopping = rereadable
-    # a last line without "\n" in a file still at the path is one being written: the next
-    # start reads it whole (the position ends before it)
-    ended, quiet = reader.session_refs(), reader.quiet_refs()
-    pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
-                        last_line=not rereadable)
-    follower.stopped(ended, quiet)  # a restart exports none of it again
+    left_open = False  # (what it read is the next start's to trace: "nothing traced" is not said)
+    if handover and rereadable:
+        # nothing ends: the next reader rebuilds what is open from the last checkpoint, as
+        # after a kill, and exports it once, when it ends (the trace one reader would make)
+        left_open = _hand_over(pipeline, follower)
+    else:
+        if handover:
+            say(f"--handover: the file followed is no longer at {str(path)!r} nor beside it, so no "
+                "next start can read it again: what is open ends now, as at any stop")
+        # sessions, turns and tasks end now (exported: nothing seen is dropped silently);
+        # workflows cut by the stop are discarded and read again from the checkpoint — unless
+        # their file is no longer at the path, where no start can read them again
+        # a last line without "\n" in a file still at the path is one being written: the next
+        # start reads it whole (the position ends before it)
+        ended, quiet = reader.session_refs(), reader.quiet_refs()
+        pipeline.end_stream(interrupted_by(stopped_by[0]) if stopped_by else None,
+                            last_line=not rereadable)
+        follower.stopped(ended, quiet)  # a restart exports none of it again
     dropped = hold.discard()
     if open_runs and rereadable:
         say(f"{open_runs} workflow(s) still open at stop: not exported now, the next "
@@ -267,7 +278,22 @@ async def _run(cfg: Config, path, state_file, followers: list, stopped_by: list[
         follower.save_settled()  # the checkpoints whose spans the flush exported
     else:  # some span of this run is lost: the next start reads again from the last saved
         follower.rollback(stopping=True)
-    return pipeline.report_and_exit_code(code, all_exported, tee=False, read_again=follower.replay_to > 0)
+    return pipeline.report_and_exit_code(code, all_exported, tee=False,
+                                         read_again=follower.replay_to > 0 or left_open)
+
+
+def _hand_over(pipeline: Pipeline, follower) -> bool:
+    """A stop with ``--handover``: the open sessions, turns and calls are neither ended nor
+    exported (what the clock holds for a timestamp neither); the position stays the last
+    checkpoint (:meth:`~otelbridge.source.follow.Follower.handed_over`). Said on stderr;
+    ``True`` when a session was left open."""
+    follower.handed_over()
+    tracker = pipeline.tracker
+    sessions, turns = tracker.open_sessions(), tracker.open_turns()
+    if sessions:
+        say(f"--handover: {sessions} session(s) ({turns} with a turn open) left open for the next "
+            "start, which reads them again from their first line and exports them when they end")
+    return sessions > 0
 
 
 async def _sole_follower(state_file: Path, path, stopped_by: list[int], poll_s: float) -> bool:
@@ -302,7 +328,8 @@ async def _sole_follower(state_file: Path, path, stopped_by: list[int], poll_s: 
     return not stopped_by
 
 
-def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25) -> int:
+def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: float = 0.25,
+           handover: bool = False) -> int:
     """Exit status 0 (or 1 with ``--fail-on-export-error`` and lost spans); 2 when PATH is not a
     regular file. After a lost export, once the exporters take spans again, a new run (its own
     pipeline and follower) reads again from the saved position, as the next start would (at
@@ -333,7 +360,8 @@ def follow(cfg: Config, path, state_dir, *, from_start: bool = False, poll_s: fl
         salts: dict = {}
         while True:
             code = await _run(cfg, path, state_file, followers, stopped_by,
-                              from_start=from_start, poll_s=poll_s, again=again, salts=salts)
+                              from_start=from_start, poll_s=poll_s, again=again, salts=salts,
+                              handover=handover)
             if code is not None:
                 return code
             again.append(followers[-1].saved)

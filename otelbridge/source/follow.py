@@ -22,7 +22,8 @@
   exporting (:attr:`Position.read_to`): what was open at a kill is rebuilt from its first line,
   and the session span, exported only when it ends, comes even when the process was killed. A
   stop ends every session (exported): its position resumes at the last point with nothing open
-  instead, with the sessions it ended (:attr:`Position.continued`).
+  instead, with the sessions it ended (:attr:`Position.continued`) — unless it hands over
+  (:meth:`Follower.handed_over`): it ends nothing, and keeps the last checkpoint, as a kill.
   Once an export fails the position stays at the last checkpoint saved: the next start reads
   again what may not have reached the collector (:attr:`Follower.taking_again`: the exporters
   took spans again, and a run may start now). If PATH is another file by then (rotated while
@@ -421,12 +422,8 @@ class Follower:
         if self.ident is None or self._lost:
             return
         saved = self.saved
-        if self.replay_to:  # nothing read past what the run before read: its position stands,
-            # with the workflows this run exported (ended in the lines read again)
-            if saved is not None and (saved.dev, saved.ino) == self.ident:
-                done = self._workflows(saved.workflows)
-                if done != saved.workflows:
-                    self._unsettled.append((replace(saved, workflows=done), self.reader.handed()))
+        if self.replay_to:  # nothing read past what the run before read: its position stands
+            self._keep_saved()
             return
         last = self._unsettled[-1][0] if self._unsettled else saved
         if last is not None and (last.dev, last.ino) == self.ident:
@@ -447,6 +444,23 @@ class Follower:
             self._unsettled.append((Position(last.dev, last.ino, self._quiet, self.complete, done,
                                              continued=continued, salt=self.salt, stopped=True),
                                     self.reader.handed()))
+
+    def handed_over(self) -> None:
+        """A stop that ends nothing (``follow --handover``): the position stays the last
+        checkpoint, as after a kill: the next start reads again from the first line of the
+        sessions open there, exporting nothing up to where this run's exported spans end, and
+        rebuilds what is open with the same ids (those exported under it find their parent)."""
+        if self.ident is not None and not self._lost and self.replay_to:
+            self._keep_saved()  # (else the checkpoint :meth:`run` took last is that position)
+
+    def _keep_saved(self) -> None:
+        """Stopped while reading again what the run before read: its position stands, with the
+        workflows this run exported (ended in the lines read again)."""
+        saved = self.saved
+        if saved is not None and (saved.dev, saved.ino) == self.ident:
+            done = self._workflows(saved.workflows)
+            if done != saved.workflows:
+                self._unsettled.append((replace(saved, workflows=done), self.reader.handed()))
 
     def save_settled(self) -> None:
         """Save the newest checkpoint whose spans are exported (best effort)."""
