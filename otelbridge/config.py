@@ -153,15 +153,15 @@ def resolve_protocol(flag: str | None, env: Mapping[str, str], problems: list[st
         given = raw.strip().lower()
         if not given:
             continue
-        if given == "http":
-            given = "http/protobuf"
         if given in PROTOCOLS:
             value, source = given, var
             break
-        refused.append(f"{var}={shown(raw)}")
+        # (``http`` too: not among the specification's values; the Python and Java SDKs
+        # refuse it at start, and which encoding it means is the user's to say)
+        hint = "; OTLP over HTTP is http/protobuf or http/json" if given.startswith("http") else ""
+        refused.append(f"{var}={shown(raw)} is not an OTLP protocol ({', '.join(PROTOCOLS)}{hint})")
     if problems is not None:
-        problems.extend(f"{bad} is not an OTLP protocol ({', '.join(PROTOCOLS)}); using {value} "
-                        f"({source})" for bad in refused)
+        problems.extend(f"{bad}; using {value} ({source})" for bad in refused)
     return value
 
 
