@@ -7,7 +7,8 @@ set up (:func:`without`). Nothing here raises: the stream goes on whatever the e
   alone read seconds, so :func:`otlp_timeout_s` hands them the value), ``OTEL_BSP_*``, the span
   limits (:data:`NUMERIC_ENV`);
 * ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``: what the protocol cannot send (gRPC metadata is
-  narrower than HTTP's fields);
+  narrower than HTTP's fields); ``OTEL_RESOURCE_ATTRIBUTES``: an item that is not ``key=value``;
+  in both, a ``%`` that begins no escape;
 * ``OTEL_TRACES_SAMPLER``/``_ARG``; the endpoints, compressions and TLS files.
 """
 
@@ -152,6 +153,30 @@ _GRPC_VALUE = re.compile(r"[\x20-\x7e]*")
 _GENERATED = re.compile(r"(?=[^\s:=,;]*[0-9])[^\s:=,;]{8,}|[A-Za-z0-9+/_]{16,}")
 
 
+#: A ``%`` that begins no escape (``%`` then two hex digits). The headers and the resource
+#: attributes are W3C Baggage, where a ``%`` itself is written ``%25``. The SDK keeps such a
+#: value as written, and so do we, saying it: it is likely what was meant (a token with a
+#: ``%``), and the resource specification's answer, to drop the whole variable, would cost
+#: every attribute, ``service.name`` among them, for one character
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _bad_escapes(what: str, names: list[str], done: str) -> list[str]:
+    """What is said of the ``names`` (at most 3 shown) whose values have a :data:`_BAD_ESCAPE`,
+    each kept as written (``done``)."""
+    if not names:
+        return []
+    whose = "its value" if len(names) == 1 else "each one's value"
+    return [f"{what}{'s' * (len(names) > 1)} {', '.join(names[:3])}{', …' * (len(names) > 3)}: a % in "
+            f"{whose} begins no %XX escape, {done} (a % itself is written %25)"]
+
+
+def _named(key: str) -> str:
+    """A header's or resource attribute's name as we quote it: a generated-looking word in it
+    (a value pasted in its place, a secret) as ``…``."""
+    return shown(_GENERATED.sub("…", key.strip()), 40)
+
+
 def _header_fault(protocol: str, key: str, value: str) -> str | None:
     """What keeps one URL-decoded header (``key`` lower-cased, as the SDK sends it) from going
     out with ``protocol`` (``None``: nothing)."""
@@ -186,7 +211,7 @@ def check_headers(env: Mapping[str, str], problems: list[str],
 
     ignored, replaced = [], {}
     for var in ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"):
-        kept, faults = [], []
+        kept, faults, as_written = [], [], []
         for item in (env.get(var) or "").split(","):
             key, eq, value = item.partition("=")
             key = unquote(key).strip()
@@ -199,18 +224,21 @@ def check_headers(env: Mapping[str, str], problems: list[str],
             else:
                 fault = None
             if fault:
-                faults.append(f"header {shown(_GENERATED.sub('…', key), 40)}: {fault}")
-            else:
-                kept.append(item)
-        if not faults:
-            continue
-        if any(item.partition("=")[1] for item in kept):
+                faults.append(f"header {_named(key)}: {fault}")
+                continue
+            kept.append(item)
+            if eq and _BAD_ESCAPE.search(value):
+                as_written.append(_named(key))
+        said = [f"{'; '.join(faults[:3])}{'; …' if len(faults) > 3 else ''}"] if faults else []
+        if faults and any(item.partition("=")[1] for item in kept):
             replaced[var] = ",".join(kept)
-            outcome = "left out, the other headers are sent"
-        else:
+            said.append("left out, the other headers are sent")
+        elif faults:
             ignored.append(var)
-            outcome = "the variable is ignored, no headers sent"
-        problems.append(f"{var}: {'; '.join(faults[:3])}{'; …' if len(faults) > 3 else ''}; {outcome}")
+            said.append("the variable is ignored, no headers sent")
+        said += _bad_escapes("header", as_written, "sent as written")
+        if said:
+            problems.append(f"{var}: {'; '.join(said)}")
     return ignored, replaced
 
 
@@ -224,14 +252,29 @@ def for_the_sdk(ignored: tuple[str, ...], replaced: tuple[tuple[str, str], ...])
 
 
 def check_resource_attributes(env: Mapping[str, str], problems: list[str]) -> None:
-    """``OTEL_RESOURCE_ATTRIBUTES`` with an item that is not ``key=value`` (no ``=``, an empty
-    key): the SDK skips it and uses the others, with a warning per item and per read that
-    quotes it; said once in ``problems`` instead (:func:`otelbridge.resource.make_resource`
-    keeps the SDK's quiet)."""
-    items = [item.strip() for item in (env.get("OTEL_RESOURCE_ATTRIBUTES") or "").split(",")]
-    if any(item and ("=" not in item or not item.partition("=")[0].strip()) for item in items):
-        problems.append("OTEL_RESOURCE_ATTRIBUTES: an item that is not key=value is skipped; the "
-                        "others are used")
+    """``OTEL_RESOURCE_ATTRIBUTES`` items the SDK does not take as written, said in one line in
+    ``problems``, each by its place (``item 2 of 3``) and, when it has one, its key, never its
+    value (it may hold a secret): one that is not ``key=value`` (no ``=``, an empty key), which
+    the SDK skips (using the others) with a warning per item and per read that quotes it
+    (:func:`otelbridge.resource.make_resource` keeps the SDK's quiet); a value with a ``%``
+    that begins no escape, which the SDK keeps as written."""
+    items = (env.get("OTEL_RESOURCE_ATTRIBUTES") or "").split(",")
+    said, as_written = [], []
+    for n, item in enumerate(items, 1):
+        key, eq, value = item.partition("=")
+        place = f"item {n} of {len(items)}"
+        if not item.strip():
+            continue  # (a comma too many: nothing lost)
+        if not eq or not key.strip():
+            said.append(f"{place}: " + ("not key=value (a comma in a value is written %2C)" if not eq
+                                        else "an empty key") + ", skipped")
+        elif _BAD_ESCAPE.search(value):
+            as_written.append(f"{_named(key)} ({place})")
+    if said:
+        said = [f"{'; '.join(said[:3])}{'; …' * (len(said) > 3)}; the others are used"]
+    said += _bad_escapes("attribute", as_written, "kept as written")
+    if said:
+        problems.append(f"OTEL_RESOURCE_ATTRIBUTES: {'; '.join(said)}")
 
 
 #: ``OTEL_TRACES_SAMPLER`` values the SDK knows; the ratio ones read ``OTEL_TRACES_SAMPLER_ARG``.

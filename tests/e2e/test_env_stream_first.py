@@ -65,7 +65,7 @@ BAD = [
     ({"OTEL_EXPORTER_OTLP_TIMEOUT": "1e400"}, ["OTEL_EXPORTER_OTLP_TIMEOUT", "using 10000 ms"]),
     # the SDK skipped each such item with a warning per item and per read (3 lines here)
     ({"OTEL_RESOURCE_ATTRIBUTES": "garbage,,=x,team=a"},
-     ["OTEL_RESOURCE_ATTRIBUTES", "not key=value is skipped", "the others are used"]),
+     ["OTEL_RESOURCE_ATTRIBUTES", "item 1 of 4: not key=value", "item 3 of 4: an empty key", "the others are used"]),
     ({"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
      ["OTEL_EXPORTER_OTLP_COMPRESSION", "'brotli'", "ignored, no compression"]),
     # the specification's booleans: only "true" is true; the SDK said nothing of "yes"
