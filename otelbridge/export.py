@@ -49,7 +49,8 @@ from opentelemetry.sdk.trace.export import (
 from . import redact
 from .config import Config
 from .environment import SCHEDULE_DELAY_MS, default_endpoint, endpoint_used, sampler, without
-from .exporters import OtlpJsonFileExporter, answered, failure_cause, otlp_exporter, path_hint, refused_hint
+from .exporters import (OtlpJsonFileExporter, answered, export_timeout_s, failure_cause, otlp_exporter, path_hint,
+                        refused_hint)
 from .deadline import Deadline
 from .escape import inert_in_logs, one_line
 from .export_logging import exporting, header_secrets_in
@@ -72,9 +73,11 @@ class CountingExporter(SpanExporter):
     STUCK_S = 1.0
 
     def __init__(self, inner: SpanExporter, label: str, local: bool = False,
-                 hints: Mapping[str, str] | None = None) -> None:
+                 hints: Mapping[str, str] | None = None, timeout_s: float | None = None) -> None:
         self.inner = inner
         self.label = label
+        #: each export's timeout (seconds), which a timeout's cause names
+        self.timeout_s = timeout_s
         #: it writes here (a file, stderr): no collector to wait for
         self.local = local
         #: said after a cause that begins with the key: a refused connection (a proxy between,
@@ -109,10 +112,12 @@ class CountingExporter(SpanExporter):
         the cause said as a user acts on it (with its :attr:`hints`), ``None`` when it is no
         known failure."""
         self.refused = True
-        cause = failure_cause(message)
-        status = getattr(answered, "status", None)
+        cause = failure_cause(message, self.timeout_s)
+        status, error = getattr(answered, "status", None), getattr(answered, "error", None)
         if cause is None and status is not None and status >= 400:  # (retried: the SDK names none)
             cause = failure_cause(f"code: {status}")
+        if cause is None and error is not None:  # (a connection that timed out, retried: likewise)
+            cause = failure_cause(str(error), self.timeout_s)
         self.cause = cause or self.cause  # (the exit line's: the hint below is said once)
         hint = next((h for start, h in self.hints.items() if h and cause and cause.startswith(start)), None)
         return f"{cause} ({hint})" if hint else cause
@@ -126,12 +131,17 @@ class CountingExporter(SpanExporter):
         """An export is waiting for its answer now."""
         return self._busy_since is not None
 
+    def waiting_s(self) -> float:
+        """How long the export running now has waited for its answer, in seconds (0: none runs)."""
+        busy = self._busy_since
+        return 0.0 if busy is None else time.monotonic() - busy
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         self._busy_since = time.monotonic()
         with self._lock:
             self.taken += len(spans)
         exporting.current = self
-        answered.status = answered.rejected = None
+        answered.status = answered.rejected = answered.error = None
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # never let an exporter bug escape into the SDK thread
@@ -342,7 +352,8 @@ class Exporters:
         refuses)."""
         if name == "otlp":
             return CountingExporter(otlp_exporter(cfg), _endpoint_label(cfg), hints={
-                "connection refused": refused_hint(cfg), "HTTP 404": path_hint(cfg)})
+                "connection refused": refused_hint(cfg), "HTTP 404": path_hint(cfg)},
+                timeout_s=export_timeout_s(cfg))
         if name == "console":
             # stderr is a CI job's log: no log command may pass through a span's JSON
             return CountingExporter(ConsoleSpanExporter(
@@ -479,6 +490,11 @@ class Exporters:
                 if p.exporter.busy():  # a silent collector, or a refused connection retried
                     part += "; still retrying" if p.exporter.refused else "; no answer yet"
                     part += f" when --flush-timeout ({self.cfg.flush_timeout_s:g} s) ran out"
+                    # (nothing ever answered though the export waited: no collector there, or the
+                    # packets dropped on the way; the export's timeout, not reached, names no cause)
+                    silent = not (p.exporter.refused or p.exporter.exported)
+                    if silent and p.exporter.waiting_s() >= p.exporter.STUCK_S:
+                        part += ": is a collector listening there, or a firewall dropping the packets?"
                 if p.exporter.cause is not None:  # (the collector may take spans again by now)
                     back = p.exporter.recovered and p.exporter.healthy()
                     part += f"; {'lost before it recovered: ' * back}{p.exporter.cause}"

@@ -42,13 +42,24 @@ def import_otlp_exporter(cfg: Config) -> type:
     return OTLPSpanExporter
 
 
+#: Each OTLP export's timeout when no variable sets one, in seconds (the specification's and
+#: the SDK's 10 s)
+DEFAULT_EXPORT_TIMEOUT_S = 10.0
+
+
+def export_timeout_s(cfg: Config) -> float:
+    """Each OTLP export's timeout in seconds, as :func:`otlp_exporter` gives it."""
+    return cfg.otlp_timeout_s or DEFAULT_EXPORT_TIMEOUT_S
+
+
 def otlp_exporter(cfg: Config) -> SpanExporter:
     """The OTLP exporter for ``cfg.protocol`` (``ImportError`` if its package is missing)."""
     OTLPSpanExporter = import_otlp_exporter(cfg)
     if cfg.protocol == "http/json":
         OTLPSpanExporter = _json_over_http(OTLPSpanExporter)
-    # the timeout in seconds from the environment's milliseconds (:mod:`otelbridge.environment`)
-    kwargs = {"timeout": cfg.otlp_timeout_s} if cfg.otlp_timeout_s else {}
+    # the timeout in seconds from the environment's milliseconds (:mod:`otelbridge.environment`),
+    # always given: the one a timeout's cause names is the one used
+    kwargs = {"timeout": export_timeout_s(cfg)}
     if cfg.protocol == "grpc":
         # an http:// endpoint (the default's too) is plaintext whatever OTEL_EXPORTER_OTLP_INSECURE
         # says, as the specification has it (the SDK would read false there as TLS)
@@ -227,12 +238,21 @@ _CAUSES = (
     (("CERTIFICATE_VERIFY_FAILED",),
      "the collector's certificate is not trusted (CERTIFICATE_VERIFY_FAILED: "
      "OTEL_EXPORTER_OTLP_CERTIFICATE names a CA file)"),
+    # (urllib3's, also through requests: which of the two it was; gRPC's deadline says neither)
+    (("ConnectTimeoutError", "connect timeout="),
+     "no connection {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening at that "
+     "address, or a firewall dropping the packets?"),
+    (("Read timed out", "read timeout="),
+     "connected, but no answer {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is the collector stuck or "
+     "overloaded, or is another program on that port?"),
     (("timed out", "DEADLINE_EXCEEDED", "Deadline Exceeded"),
-     "no answer within the timeout (OTEL_EXPORTER_OTLP_TIMEOUT)"),
+     "no answer {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening there, or a "
+     "firewall dropping the packets?"),
 )
 _HTTP_STATUS = re.compile(r"\bcode: (\d{3})\b")
-#: ``status``: the HTTP status of the last answer an export on this thread got (the SDK's
-#: final line after retries names none: "due to timeout, max retries or shutdown");
+#: ``status``: the HTTP status of the last answer an export on this thread got, and ``error``:
+#: the last request's failure (the SDK's final line after retries names neither: "due to
+#: timeout, max retries or shutdown");
 #: ``rejected``: its partial success (:func:`note_partial_success`)
 answered = threading.local()
 _GRPC_STATUS = re.compile(r"StatusCode\.([A-Z_]+)")
@@ -293,15 +313,16 @@ def path_hint(cfg: Config) -> str:
     return "otelbridge adds /v1/traces to the endpoint's path; a collector takes /v1/traces at its root"
 
 
-def failure_cause(message: str) -> str | None:
+def failure_cause(message: str, timeout_s: float | None = None) -> str | None:
     """What an OTLP exporter's failure ``message`` (the SDK's log line) says went wrong, as one
-    short clause with what to check; ``None`` when it is none of the known failures."""
+    short clause with what to check; ``None`` when it is none of the known failures.
+    ``timeout_s``: the export's timeout, which a timeout's cause names."""
     ours = message.find(_ANSWERED)  # (not_otlp's refusal, as the SDK logs it: a cause already)
     if ours >= 0:
         return message[ours:].splitlines()[0]
     for needles, cause in _CAUSES:
         if any(n in message for n in needles):
-            return cause
+            return cause.replace("{within}", f"within {timeout_s:g} s" if timeout_s else "within the timeout")
     http = _HTTP_STATUS.search(message)
     grpc = _GRPC_STATUS.search(message)
     if http is not None:
@@ -340,7 +361,7 @@ def _plain_http_transport(url: str):
 
         def request(self, *args: Any, **kwargs: Any) -> Any:
             result = super().request(*args, **kwargs)
-            answered.status = result.status_code
+            answered.status, answered.error = result.status_code, result.error
             reason = not_otlp(result.status_code, result.headers(), result.content()) if result.status_code else None
             if reason is None and result.status_code == 200:
                 note_partial_success(result.content())
@@ -429,10 +450,14 @@ def _http_session():
                 return super().send(request, **kwargs)
             except requests.exceptions.SSLError as exc:
                 if _LASTING_TLS.search(str(exc)) is None:
+                    answered.error = exc
                     raise
                 # a protocol or certificate mismatch does not heal: said at once, not retried
                 # until --flush-timeout (the SDK retries what it takes for a connection error)
                 raise TlsMismatch(str(exc)) from None
+            except requests.exceptions.RequestException as exc:
+                answered.error = exc
+                raise
 
     class PinnedVerifySession(Session):
         def merge_environment_settings(self, url, proxies, stream, verify, cert):

@@ -49,3 +49,29 @@ def test_a_closed_connection_names_both_protocols_ports():
     assert failure_cause(grpc) == failure_cause(http) == (
         "the other end closed the connection: an OTLP receiver of another protocol? (OTLP/gRPC is "
         "usually on port 4317, OTLP/HTTP on 4318: --protocol)")
+
+
+NO_ANSWER = ("(OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening there, or a firewall dropping the "
+             "packets?")
+
+
+@pytest.mark.parametrize("message, cause", [
+    # nothing took the connection (its SYN dropped): urllib3's error, which the SDK's line after
+    # its retries does not carry (the exporter reads it from the transport), also through requests
+    ("HTTPConnectionPool(host='127.0.0.1', port=56997): Max retries exceeded with url: /v1/traces (Caused by "
+     "ConnectTimeoutError(<HTTPConnection(host='127.0.0.1', port=56997) at 0x7f706f259d10>, 'Connection to "
+     "127.0.0.1 timed out. (connect timeout=1.5)'))",
+     "no connection within 1.5 s (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening at that address, or a "
+     "firewall dropping the packets?"),
+    # connected (a listener that never reads): the SDK's line names it
+    ("Failed to export spans batch code: None, reason: HTTPConnectionPool(host='127.0.0.1', port=40277): Read "
+     "timed out. (read timeout=1.498804017582529)",
+     "connected, but no answer within 1.5 s (OTEL_EXPORTER_OTLP_TIMEOUT): is the collector stuck or overloaded, "
+     "or is another program on that port?"),
+    # gRPC's deadline says neither
+    ("Failed to export traces to 127.0.0.1:40277, error code: StatusCode.DEADLINE_EXCEEDED, error details: "
+     "Deadline Exceeded", f"no answer within 1.5 s {NO_ANSWER}"),
+])
+def test_a_timeout_says_how_long_and_what_to_check(message, cause):
+    assert failure_cause(message, 1.5) == cause
+    assert failure_cause(message) == cause.replace("within 1.5 s", "within the timeout")

@@ -273,7 +273,7 @@ def test_collector_blackholed_overflow_counted():
     assert stats["spans_dropped"] == stats["spans_started"]  # queue overflow counted, not lost
     # why: the collector took the connection and never answered
     assert b"not confirmed" in live.stderr
-    assert b"no answer yet when --flush-timeout (1 s) ran out)" in live.stderr
+    assert b"no answer yet when --flush-timeout (1 s) ran out" in live.stderr
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf", "http/json"])
