@@ -12,17 +12,18 @@ turns, workflows, phases — and failed spans, the rest counted), at most :data:
 traces (the oldest are dropped first, their totals kept).
 
 Totals (:class:`Totals`): input tokens (``gen_ai.usage.input_tokens``: input with cache read and
-creation) and output tokens. A session span whose usage is the CLI's own total
-(``session.usage.source`` = ``modelUsage``: every model call of the session, sub-agents included)
-is the authority for its own turns in its conversation (``gen_ai.conversation.id`` in its
-trace): it replaces what that conversation's model calls added since its span before ended (a
-span before without such a total keeps its calls'); a second
-session span of the conversation (it went on after a ``follow`` stop or another session's
-``init``, or in a later file of a ``replay``) carries its own turns' count, added to the first's,
-and one without such a total adds its own calls'. Elsewhere usage is summed over
+creation) and output tokens. A session span whose usage is its own total (``session.usage.source``:
+``modelUsage``, the CLI's count of every model call of the session, sub-agents included; else
+``results``, its turns' results' and its sub-agents' calls; else ``calls``) is the authority for
+its own turns in its conversation (``gen_ai.conversation.id`` in its trace; a workflow's spans,
+in its trace under ``TRACEPARENT``, are not its own): it replaces what that conversation's spans
+added since its span before ended (a span before without such a total keeps its calls'); a
+second session span of the conversation (it went on after a ``follow`` stop or another
+session's ``init``, or in a later file of a ``replay``) carries its own turns' count, added to
+the first's, and one without such a total adds its own calls'. Elsewhere usage is summed over
 the spans that carry it and none of whose children did (each model call once, sessions and turns
 not again on top): a model call's lines carry partial usage (the first streamed snapshot's
-``output_tokens``), so only a session without such a total counts its calls. Cost is ``result.total_cost_usd``,
+``output_tokens``), so the session's total, from its results, counts in their place. Cost is ``result.total_cost_usd``,
 cumulative per session (the tracker adds a resuming process's to the ones before): the
 session's last value (its spans', else its last turn's), summed over sessions (a conversation's
 spans in a trace are one session), as exact decimals of the values the stream gave; a session span
@@ -65,6 +66,9 @@ MAX_PENDING = 100_000
 STRUCTURAL = frozenset(("run", "workflow", "phase", "session", "turn"))
 #: Kinds whose error makes the whole run's status ``error`` (a failed tool call does not).
 DECISIVE = frozenset(("run", "workflow", "session", "turn"))
+#: ``session.usage.source`` values: the session span's tokens are its own total (the CLI's
+#: ``modelUsage``; else its results' usage and its sub-agents' calls; else its calls').
+USAGE_SOURCES = frozenset(("modelUsage", "results", "calls"))
 
 
 def trace_url(template: str | None, trace_id: int) -> str | None:
@@ -210,9 +214,12 @@ class Row:
     #: a turn's own cost (``turn.cost_usd``: its result's less the one before, as the tracker
     #: knew it; none when its result came late)
     turn_cost: Decimal | None = None
-    #: ``gen_ai.conversation.id``; ``authority``: a session span carrying the CLI's own total
+    #: ``gen_ai.conversation.id``; ``authority``: a session span carrying its own total
+    #: (:data:`USAGE_SOURCES`); ``in_workflow``: a span of a workflow run (``workflow.task_id``,
+    #: Caudra's ``workflow.run_id``), whose tokens no session's total holds in input and output
     conversation: str | None = None
     authority: bool = False
+    in_workflow: bool = False
     #: the other traces its links point at (a workflow's session, a session's workflows)
     linked: tuple[int, ...] = ()
 
@@ -259,7 +266,8 @@ def row_of(rec: SpanRecord) -> Row:
               cost=_decimal(attrs.get("result.total_cost_usd")),
               turn_cost=_decimal(attrs.get("turn.cost_usd")) if kind == "turn" else None,
               conversation=_str(attrs.get("gen_ai.conversation.id")),
-              authority=kind == "session" and attrs.get("session.usage.source") == "modelUsage",
+              authority=kind == "session" and attrs.get("session.usage.source") in USAGE_SOURCES,
+              in_workflow="workflow.task_id" in attrs or "workflow.run_id" in attrs,
               linked=tuple({link.trace_id for link in rec.links} - {rec.trace_id}) if rec.links else ())
     if rec.error is not None:
         row.error = rec.error or "error"
@@ -419,8 +427,9 @@ class Collector:
             totals.input_tokens += (row.input_tokens or 0) - got_in
             totals.output_tokens += (row.output_tokens or 0) - got_out
         elif usage and not covered:
-            got_in, got_out = self._counted.pop(conv, (0, 0))
-            _bounded(self._counted, conv, (got_in + (row.input_tokens or 0), got_out + (row.output_tokens or 0)))
+            if not row.in_workflow:  # (one with TRACEPARENT shares its session's trace)
+                got_in, got_out = self._counted.pop(conv, (0, 0))
+                _bounded(self._counted, conv, (got_in + (row.input_tokens or 0), got_out + (row.output_tokens or 0)))
             totals.input_tokens += row.input_tokens or 0
             totals.output_tokens += row.output_tokens or 0
         elif row.total_tokens is not None and not covered and row.kind in ("workflow", "agent"):

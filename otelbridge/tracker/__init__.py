@@ -47,6 +47,7 @@ from .base import (
 from .bernstein import BernsteinTracker
 from .budget import DEFAULT_STATE_BYTES, ITEM_BYTES, REASON_STATE_BUDGET, StateBudget, text_bytes
 from .caudra import CaudraTracker
+from .results import counted_so_far
 from .sessions import SessionTracker
 from .workflows import WorkflowTracker
 
@@ -203,6 +204,8 @@ class Tracker:
                     if s.model_total is not None:
                         counted = s.process_tokens(earlier=True)
                         s.tokens_from = counted_parts(counted)[2] if counted is not None else None
+                    else:
+                        s.counted_from = counted_so_far(s)
 
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""

@@ -22,6 +22,7 @@ import msgspec
 from ..events import CLIENT, ModelCall, ModelStreaming, SpanEvent, SpanRecord, ToolCall, ToolResult, Usage
 from ..secret_commands import prints_secret, writes_secret
 from .base import Context, remember, span_name, usage_attributes
+from .results import count_turn
 from .state import Agent, Chat, Session, Tool, Turn
 
 #: Remembered tool span ids, sub-agent hints and workflow ids per session (open items are
@@ -342,8 +343,9 @@ class CallsMixin:
         A turn of two calls, the second open with its final usage (``last``) and the first held
         (:attr:`Turn.first_call`): when their input counts add up to the result's, the first
         made the rest of its output. Three or more share it in ways the stream does not show,
-        so theirs stay as their lines said."""
-        if usage is None or usage.output_tokens is None:
+        so theirs stay as their lines said; so do those of a turn that may have begun in the
+        span before (:meth:`~.state.Session.began_before`), whose result counts that span's too."""
+        if usage is None or usage.output_tokens is None or s.began_before(turn):
             return
         mine = [c for c in s.chats.values() if c.owner is None and c.turn_n == turn.n]
         if turn.calls:
@@ -491,13 +493,22 @@ class CallsMixin:
 
     @staticmethod
     def _calls_usage(s: Session, turn: Turn, rec: SpanRecord) -> None:
-        """A turn without a result (cut off) carries what its model calls reported; a session
-        with results adds it to theirs, also when they come after it (a session with
-        ``modelUsage`` counts those calls already, and a session without a result counts every
-        call: :attr:`Session.tail`)."""
+        """A turn without a result (cut off) carries what its model calls reported, which its
+        session counts (:func:`~.results.count_turn`; one with ``modelUsage`` counts them
+        there already)."""
         if turn.calls_usage.has_tokens():
             usage_attrs(rec.attributes, turn.calls_usage)
-            (s.usage if s.usage is not None else s.cut_usage).add(turn.calls_usage)
+        count_turn(s, turn, None)
+
+    @staticmethod
+    def _own_calls(s: Session, turn: Turn) -> None:
+        """The usage of ``turn``'s top-level model calls still open adds to its
+        :attr:`~Turn.calls_usage` (they end now, with its result, which came after the next
+        turn began: as :meth:`_covers` adds that of an open or waiting turn's calls)."""
+        for chat in s.chats.values():
+            if chat.owner is None and chat.turn_n == turn.n:
+                turn.calls_usage.add(chat.usage)
+                turn.calls += 1
 
     def _let_first_call_go(self, turn: Turn) -> None:
         """Emit ``turn``'s first model call held for its output alone (the turn has more than

@@ -192,6 +192,49 @@ def turn_usage(reported: Usage | None, turn: Turn, model_total: Usage | None = N
     return reported
 
 
+def count_turn(s: Session, turn: Turn, usage: Usage | None) -> None:
+    """Count ``turn`` into ``s``'s total without a ``modelUsage`` (:func:`results_total`): its
+    result's ``usage`` (``None``: no result, or one that counted none of its own), which is the
+    CLI's count of the turn's top-level model calls, with their final output (a call's lines
+    give a snapshot taken at its start; Claude Code's, Caudra's, milk's result alike: per turn,
+    sub-agents apart); else those calls' own usage, else none. Also its calls' where the result
+    may count calls a span before counted (:meth:`~.state.Session.began_before`: a log cut
+    mid-turn, another file of a ``replay`` going on from there)."""
+    s.turn_calls.add(turn.calls_usage)
+    own = usage is not None and not s.began_before(turn)
+    counted = usage if own or not turn.calls_usage.has_tokens() else turn.calls_usage
+    if counted is None:
+        return
+    if s.usage is None:
+        s.usage = Usage()
+    s.usage.add(counted)
+    s.by_results |= own
+
+
+def results_total(s: Session, own: bool = True) -> Usage | None:
+    """``s``'s total without a ``modelUsage``: what its turns count (:func:`count_turn`) and its
+    other model calls (its sub-agents', with their last from their tool's result), with ``own``
+    less what the span before counted of them (:attr:`~.state.Session.counted_from`); ``None``
+    when none reported a token count."""
+    if s.usage is None and not s.tail.has_tokens():
+        return None
+    total = s.tail.less(s.turn_calls.counts())
+    if s.usage is not None:
+        total.add(s.usage)
+    return total.less(s.counted_from) if own and s.counted_from is not None else total
+
+
+def counted_so_far(s: Session) -> tuple[int, ...] | None:
+    """What ``s``'s span has counted without a ``modelUsage`` (:func:`results_total`, from 0),
+    with its model calls still open (a stop ends them in it): the counts
+    (:data:`~otelbridge.events.COUNTS` order) a span that goes on from here counts its own
+    from; ``None``: none."""
+    total = results_total(s, own=False) or Usage()
+    for chat in s.chats.values():
+        total.add(chat.usage)
+    return total.counts() if total.has_tokens() else None
+
+
 def _less(total: Usage, before: Usage) -> Usage:
     """``total`` less ``before``, count by count (a count ``total`` lacks stays ``None``)."""
     out = Usage(anthropic=total.anthropic)

@@ -16,7 +16,8 @@
   every count while they reported tokens: an interrupted turn); the session its total: the
   latest ``modelUsage`` summed over models (cumulative: every model call so far, sub-agents'
   and the CLI's own side calls included; ``session.usage.source`` = ``modelUsage``) plus the
-  model calls whose last line came after it, else the sum over its results' ``usage``;
+  model calls whose last line came after it, else its turns' results' ``usage`` and its
+  sub-agents' calls (``results``, :func:`~.results.results_total`), else its calls (``calls``);
   Claude Code's ``total_cost_usd`` is cumulative per process (a value below the previous
   result's, an interrupted turn's 0, keeps that one; a new process's, which counts from 0
   again, adds to it: :func:`~.results.on_session_scale`): a turn's ``turn.cost_usd`` is the
@@ -61,8 +62,9 @@ from .charges import SESSION, ChargesMixin, session_text
 from .marks import MarksMixin
 from .quiet import QuietMixin
 from .caudra import workflow_key as caudra_workflow_key
-from .results import (add_result, duplicate_result, model_counts, on_session_scale, result_attributes,
-                      result_error, says_interrupted, session_result_attributes, turn_usage, uncounted)
+from .results import (add_result, count_turn, duplicate_result, model_counts, on_session_scale,
+                      result_attributes, result_error, results_total, says_interrupted,
+                      session_result_attributes, turn_usage, uncounted)
 from .state import MAX_CLOSED_REMEMBERED, Session, Turn
 from .subagents import AGENT_TASK_TYPES, NO_TERMINAL, NO_TOOL_RESULT, SubagentsMixin
 
@@ -258,7 +260,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
             s.waiting.append(s.turn)
             s.turn = None
         if ev.opens_turn:  # (Caudra's runs open with their turn_start)
-            self._open_turn(s, now).model = ev.model or s.model
+            turn = self._open_turn(s, now)
+            turn.model, turn.from_start = ev.model or s.model, True
         else:
             s.outlives_turns = True
         changed: dict[str, Any] = {key: new for key, old, new in (
@@ -280,6 +283,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
         open_turn = s.turn
         if open_turn is not None and open_turn.started is not None and open_turn.started.run_id != ev.run_id:
             self._end_open_turn(s, NEXT_RUN)  # the previous run never got its result
+        if s.turn is None:
+            self._open_turn(s, now).from_start = True
         turn = self._turn(s, now)
         turn.started = ev
 
@@ -344,6 +349,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
             self._cut_calls(s, turn.n, ev.terminal_reason or ev.subtype or "error")
         else:
             self._settle_end(s, turn, end)
+        if deferred:  # (no more an open turn, which a call's end adds its usage to)
+            self._own_calls(s, turn)
         self._end_calls(s, turn.n, end, None if says_interrupted(ev) else NO_TOOL_RESULT_IN_TURN)
         self._release_first_call(turn, start)
         for agent in list(s.agents.values()):
@@ -381,11 +388,8 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
         s.result_ns = max(now, s.result_ns or now)
         s.last, s.last_by_user = ev, turn.interrupted_ns
         s.text_bytes = session_text(s)
-        if usage is not None:
-            if s.usage is None:
-                s.usage = Usage()
-                s.usage.add(s.cut_usage)
-            s.usage.add(usage)
+        # (the calls' sum turn_usage fell back on is no count of the result's)
+        count_turn(s, turn, usage if usage is not turn.calls_usage else None)
         if model_total is not None:
             s.model_total = model_total
             s.model_results += 1
@@ -503,9 +507,6 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
                 if usage.cost_usd is not None:
                     ev_attrs["cost_usd"] = usage.cost_usd
                 events.append(SpanEvent("model_usage", s.result_ns or end, ev_attrs))
-        total = s.usage
-        if total is None and s.model_total is None and s.tail.has_tokens():
-            total = s.tail  # no result (cut off): every model call, sub-agents' included
         if s.model_total is not None:
             total = model_counts(s)
             if s.tail_mark == s.model_results:
@@ -513,6 +514,10 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
             if s.tokens_from is not None:  # (its own turns': the span before counted up to there)
                 total = total.less(s.tokens_from)
             attrs["session.usage.source"] = "modelUsage"
+        else:
+            total = results_total(s)
+            if total is not None:
+                attrs["session.usage.source"] = "results" if s.by_results else "calls"
         usage_attrs(attrs, total)
         links = [] if s.continues is None else [  # (the span a follow stop ended)
             SpanLink(s.continues.trace_id, s.continues.span_id, {"otelbridge.link": "continues"})]

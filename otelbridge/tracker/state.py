@@ -157,6 +157,9 @@ class Turn(msgspec.Struct):
     calls_usage: Usage = msgspec.field(default_factory=Usage)
     #: its top-level model calls emitted so far
     calls: int = 0
+    #: opened by its run's first line (an ``init``, Caudra's ``turn_start``): none of its lines
+    #: came before it, in a span the session went on from
+    from_start: bool = False
     #: it opened after the stream showed a time: its start bounds its true start from below
     #: (before, its lines took the first timestamp, which may come long after)
     after_clock: bool = False
@@ -230,10 +233,16 @@ class Session(msgspec.Struct):
     child_end_ns: int = 0
     result_ns: int | None = None
     results: int = 0
+    #: what its turns count toward its total without a ``modelUsage``
+    #: (:func:`~.results.count_turn`): each its result's usage, else its top-level model
+    #: calls'; ``by_results``: some result's did; ``turn_calls``: their top-level calls' usage
+    #: (part of :attr:`tail`, whose rest is its sub-agents' calls)
     usage: Usage | None = None
-    #: what the model calls of turns cut off before the first result reported (added to
-    #: :attr:`usage` when that result comes)
-    cut_usage: Usage = msgspec.field(default_factory=Usage)
+    by_results: bool = False
+    turn_calls: Usage = msgspec.field(default_factory=Usage)
+    #: what it had counted without a ``modelUsage`` when ``follow`` ended reading again what a
+    #: run before read (:func:`~.results.results_total`): the ended span's, its own come after
+    counted_from: tuple[int, ...] | None = None
     #: the latest non-empty ``modelUsage`` summed over models (the CLI's cumulative total),
     #: how many results carried one, and the usage of calls whose last line came after it
     model_total: Usage | None = None
@@ -296,6 +305,12 @@ class Session(msgspec.Struct):
     def latest_result(self) -> TurnResult | None:
         """Its last result, else the last one of the span it goes on from."""
         return self.last if self.last is not None else self.before
+
+    def began_before(self, turn: Turn) -> bool:
+        """Whether ``turn`` may have begun in the span this one goes on from: its first turn,
+        opened by no run's first line (a log cut mid-turn), whose result counts that span's
+        calls of it too."""
+        return self.continues is not None and not turn.from_start and turn.n == self.turns_before + 1
 
     def busy(self) -> bool:
         """Whether a turn (also one closed, waiting for its result), a sub-agent, a tool call
