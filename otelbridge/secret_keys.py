@@ -94,13 +94,17 @@ _CAPITAL_NAME = (r"(?=[A-Z0-9]*+_|(?:PASS(?:WORD|WD)?|PWD|TOKEN|SECRET|APIKEY|KE
                  r"|[A-Z]++(?:" + "|".join(f"(?<={w})" for w in ("PW", "PWD", "PASS", "PASSWD", "PASSWORD", "TOKEN", "SECRET"))
                  + r")(?![\w$]))"
                  r"[A-Z]++(?:_[A-Z]++)*+[0-9]*+")
+#: A file's text read by a command substitution (``$(cat token.txt)``, ``$(< ~/.pw)``): the
+#: command line holds a path, not the value the file holds
+_FILE_READ = r"\$\((?:cat[ \t]++|<[ \t]*+)[\w./~@+${}-]{1,200}+\)"
 #: A placeholder for a value: a positional parameter (SQL's or a shell's ``$1``),
 #: ``${DB_PASSWORD}``, ``$DB_PASSWORD`` and ``{DB_PASSWORD}`` (:data:`_CAPITAL_NAME`), GitHub's
 #: ``${{ secrets.TOKEN }}``, a template's name (``{{ .Values.db.password }}``, ``{{ vault_pw |
 #: b64encode }}``; not one quoting a string), a format string's field named in lower case
-#: (``{token}``, ``{apiKey}``; not ``{Xy7-2}``); not ``${X:-default}``, nor a command's output
-#: (``$(cmd X)`` may hold X)
-_PLACEHOLDER = (r"(?:\$[0-9](?![\w$])|\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0,100}\)|(?<![\"'])!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$" + _CAPITAL_NAME
+#: (``{token}``, ``{apiKey}``; not ``{Xy7-2}``), a file's text read (:data:`_FILE_READ`); not
+#: ``${X:-default}``, nor another command's output (``$(cmd X)`` may hold X)
+_PLACEHOLDER = (r"(?:\$[0-9](?![\w$])|\$\{\??[\w.]{1,100}\}|\$\([A-Z][A-Z0-9_]{0,100}\)|" + _FILE_READ + "|"
+                r"(?<![\"'])!(?:Ref|GetAtt|ImportValue)[ \t]++[\w.:-]{1,200}+|\$" + _CAPITAL_NAME
                 + r"|\$?\{\{[ \t]*+(?:[.$][A-Za-z_]|[a-z_])[\w.-]{0,100}(?:[ \t]*+\|[ \t]*+\w{1,40})*+[ \t]*+\}\}"
                 r"|\{(?:[a-z_][a-z_.]{0,100}|[a-z]++(?:[A-Z][a-z]++)++|" + _CAPITAL_NAME + r")\})")
 #: Not a placeholder as a command-line argument's whole value (``-p"$DB_PASSWORD"``,
@@ -264,12 +268,21 @@ _STATE = (r"(?i:expired|invalid|missing|required|revoked|unset|none|empty|\*{3,}
           r"|not[ ](?:set|found|provided|configured|available|valid)"
           r"|(?:see|in|check|ask|(?:stored|kept)[ ]in)[ ](?:[\w-]++[ ]){0,3}?(?:the[ ]|your[ ]|our[ ])?"
           r"(?:vault|1password|bitwarden|keychain|keepass|lastpass|(?:password|secrets?)[ ]manager|readme|docs|wiki))")
+#: ... where it ends: its line's or string's end, or its sentence's before another that starts
+#: with a word of letters (``Password: see the vault. More text.``; not ``… vault. Hunter2!``)
+_STATE_END = (r"[ \t]*+(?:\.?(?:\r?\n|\\[nrt]|\\*\"|\Z)"
+              r"|\.[ \t]++(?=[A-Z][a-z]*+(?:[ \t,;:.?]|\r?\n|\\[nrt]|\\*\"|\Z)))")
+#: A variable's reference in lower case (jq's ``.auth.token = $token``, a shell's or PHP's
+#: ``$password``; ``\\$token`` in double quotes), no digit in its name (``$uperS3cret`` is a
+#: value), before a program's or a statement's end, a pipe or a closing quote
+_VARIABLE = r"\\*\$[a-z_]++(?:[A-Z][a-z]*+)*+(?![\w$])(?=[ \t]*+(?:[,;)}\]`'|]|\r?\n|\\[nrt]|\\*\"|\Z))"
 #: A value that holds no secret, whole (in :func:`_key_value`, after its groups ``dq``, ``sq``,
 #: ``esc``, ``colon``, ``blank`` and ``typed``): a placeholder, quoted or not, also in a format
 #: string (``f"Bearer {token}"``) or before a host's ``@``; unquoted, also null or a boolean
 #: (to :data:`_END`, or with no ``:`` or blank before it, a blank), code (:data:`_CODE`: to
 #: :data:`_END` after a blank, ``:`` or type, else only before , or ``)``), a type after ``:``
-#: (:data:`_TYPE_ONLY`), or a variable named as a secret (:data:`_SECRET_VARIABLE`) before
+#: (:data:`_TYPE_ONLY`), a variable's reference (:data:`_VARIABLE`), or a variable named as a
+#: secret (:data:`_SECRET_VARIABLE`) before
 #: , ) } ] or, after ``name =``, also ; or a line end (not ``Password=password;`` in a
 #: connection string); any lower-case name as the last member of an object passed to a call
 #: (``User.create({ email, passwordHash: hash })``).
@@ -281,7 +294,8 @@ _NO_VALUE = (r"(?(dq)(?:" + _SCHEMED_OR_ALONE + r"\"|" + _CLOSERS + "|" + _VERSI
              r"|`" + _SCHEMED + r"`(?=" + _END + r")"
              r"|(?:" + _SCHEMED + r"|None|null|nil|undefined|true|false|True|False)"
              r"(?:" + _END + r"|(?(colon)(?!)|(?(blank)(?!)|[ \t])))"
-             r"|" + _STATE + r"[ \t]*+\.?(?:\r?\n|\\[nrt]|\\*\"|\Z)"
+             r"|" + _STATE + _STATE_END +
+             r"|" + _VARIABLE +
              r"|(?(colon)" + _TYPE_ONLY + _TYPE_END + r"|(?!))"
              r"|" + _SUBSCRIPT + _END +
              r"|" + _CODE + r"(?(blank)" + _END + "|(?(colon)" + _END + "|(?(typed)" + _END + r"|[ \t]*+[,)])))"
@@ -445,8 +459,8 @@ _LINE = r"(?:[^\r\n\\]|\\++(?![nr\"]))+"
 _NL_READ = _NL + r"(?:[ \t]*+\d++(?:\u2192|\t))?+"
 #: A value alone on its line that holds no secret, to the line's end: a placeholder, a name in
 #: angle brackets (``<your-password>``), or :data:`_STATE`'s
-_NO_LINE_VALUE = (r"(?:\\*[\"'])?(?:" + _PLACEHOLDER + r"|<[^<>\r\n\\]{1,60}+>|" + _STATE + r")(?:\\*[\"'])?[ \t]*+\.?(?:"
-                  + _NL + r"|\\*\"|\Z)")
+_NO_LINE_VALUE = (r"(?:\\*[\"'])?(?:" + _PLACEHOLDER + r"|<[^<>\r\n\\]{1,60}+>|" + _STATE + r")(?:\\*[\"'])?"
+                  + _STATE_END)
 _LINE_START = r"(?:\A|(?<=\n)|(?<=\\n)|(?<=\u2192))"
 
 #: Blanks between the tokens of a JSON document, also escaped ones (JSON inside a string).

@@ -442,7 +442,8 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         # (the first key of a flow mapping, {password: x}, {'password': pw}, or a later one whose
         # value is one word before the next key or the closing brace, {user: u, password: pw,
         # host: h}, {'user': u, 'password': pw, 'host': h}: its value ends at , } or ])
-        _key_value(r"(?<![\w.-])(?:(?:(?<=\{)|(?<=\{[ \t])|(?<=\{[\"'])|(?<=\{[ \t][\"'])|(?<=\{\\\")|(?<=\{[ \t]\\\")"
+        # (not kubectl's --from-file=password=PATH: a file's path, read for the value)
+        _key_value(r"(?<![\w.-])(?<!--from-file=)(?<!--from-file )(?:(?:(?<=\{)|(?<=\{[ \t])|(?<=\{[\"'])|(?<=\{[ \t][\"'])|(?<=\{\\\")|(?<=\{[ \t]\\\")"
                    r"|(?:(?<=,[ \t])|(?<=,[ \t][\"'])|(?<=,[ \t]\\\"))(?=" + _SECRET_WORD_IN + _FLOW_WORD_THEN_KEY
                    + r"))(?P<fl>))?" + _SECRET_WORD_IN, flow=True),
         requires=((":", "="),),

@@ -30,6 +30,10 @@ def _check(text: str, expected: str | None) -> None:
     ('gh secret set NAME --body "$TOKEN"', None), ("gh secret set NAME -b $DEPLOY_KEY", None),
     ('gh secret set NAME -b "${{ secrets.PAT }}"', None), ("gh secret set NAME < file.txt", None),
     ("gh secret set NAME --body-file token.txt", None),
+    # ... nor a file's text read (the command line holds its path); a command's output may
+    ('gh secret set NAME --body "$(cat f)"', None), ("gh secret set NAME -b $(< ~/.token)", None),
+    ('DB_PASSWORD="$(cat secrets/db.txt)" ./migrate', None),
+    ('gh secret set NAME --body "$(echo hunter2)"', "gh secret set NAME --body [REDACTED:secret]"),
     ("aws configure set aws_secret_access_key $AWS_SECRET_ACCESS_KEY", None),
 ])
 def test_gh_secret_set_body(text, expected):
@@ -46,6 +50,10 @@ def test_gh_secret_set_body(text, expected):
     ("jq --arg name \"$NAME\" '.a' f", None), ("jq --arg key foo '.[$key]' f", None),
     ('jq --arg token "$TOKEN" \'.t = $token\' f', None), ("jq --arg token_type bearer '.' f", None),
     ("jq --args token hunter2", None),
+    # ... and the variable's reference in the program (also in double quotes, escaped)
+    ("jq '.auth.token = $token' f.json", None), ("jq '.token = $token'", None),
+    ("jq '.a.password = $pw | .b = 1' f", None), ('jq ".token = \\$token" f', None),
+    ("jq '.token = $uperS3cret' f", "jq '.token = [REDACTED:secret]' f"),
 ])
 def test_jq_variable_named_for_a_secret(text, expected):
     _check(text, expected)
@@ -91,6 +99,10 @@ def test_a_named_value_set_as_two_arguments(text, expected):
     ('echo "$PASS" | gpg --batch --passphrase-fd 0 -c notes.txt', None),
     ('echo "$TOKEN" | docker login -u me --password-stdin', None),
     ("gpg --batch --passphrase-fd 0 -d notes.txt.gpg < pass.txt", None), ("gpg --passphrase-fd 3 -d f.gpg", None),
+    ("kubectl create secret generic db --from-file=password=/dev/stdin", None),
+    ("kubectl create secret generic db --from-file password=./db-pass.txt", None),
+    ("echo hunter2 | kubectl create secret generic db --from-file=password=/dev/stdin",
+     "echo [REDACTED:secret] | kubectl create secret generic db --from-file=password=/dev/stdin"),
     ("echo done | vault login -method=userpass username=me", None), ("echo hello | doppler secrets", None),
 ])
 def test_a_secret_on_a_command_s_standard_input(text, expected):
