@@ -118,6 +118,14 @@ _VAULT_OPTION = r"(?:-n|--(?:name|stdin-name|vault-id|encrypt-vault-id|vault-pas
 _OPTIONS = r"(?:\s+-{1,2}+\w[\w-]*+(?:[\s=]+(?!-)\S++)?){0,8}?"
 #: GitLab's CLI setting a CI/CD variable (``set``, or ``update`` of one that exists)
 _GLAB_SET = r"glab\s+variable\s+(?:set|update)"
+#: netlify env:set's ``--secret``, a flag that takes no value and says the value set is a secret
+#: whatever its name (``netlify env:set --secret KEY 'a b'``, ``… KEY X --secret``): the
+#: command, its options (``--secret`` one of no value), then the name: what the flags' rule
+#: keeps before the value (:data:`otelbridge.secrets.DEFAULT_PATTERNS`' ``--secret X`` would
+#: take the name for it)
+NETLIFY_SECRET_NAME = (r"\bnetlify(?:-cli)?[ \t]++env:set(?=[^\n|;&]{0,300}?[ \t]--secret(?![\w-]))"
+                       r"(?:[ \t]++(?:--secret(?![\w-])|-{1,2}+(?!secret(?![\w-]))\w[\w-]*+(?:[ \t=]++(?!-)\S++)?)){0,8}?"
+                       r"[ \t]++(?!-)[\w.-]++[ \t]++")
 #: A command that sets a named value: aws configure set aws_secret_access_key X, npm [config]
 #: set //host/:_authToken X, poetry config pypi-token.pypi X, fish's set -x DB_PASSWORD X,
 #: setx API_KEY X, git config --global github.token X, netlify env:set API_KEY X, launchctl
@@ -135,7 +143,7 @@ NAMED_VALUE = Pattern.of(
     r"(?P<keep>\b(?:(?:(?:aws\s+configure|(?:npm|pnpm|yarn)\s+config|npm|dotnet\s+user-secrets|travis\s+env)\s+set"
     r"|poetry\s+config|setx|set(?:\s+-[a-zA-Z]+)+|launchctl\s+setenv|cf\s+set-env\s+\S+"
     r"|git\s+config(?:\s+(?:set|--(?:global|system|local|worktree|add|replace-all)|(?:-f|--file)[\s=]+\S+))*"
-    r"|(?:netlify(?:-cli)?\s+env:set|" + _GLAB_SET + ")" + _OPTIONS + r")\s+[\w./:@-]*?" + _SECRET_KEY + r"\s+"
+    r"|(?:netlify(?:-cli)?\s+env:set|" + _GLAB_SET + ")" + _OPTIONS + r")\s+(?!-)[\w./:@-]*?" + _SECRET_KEY + r"\s+"
     r"|" + _GLAB_SET + _OPTIONS + r"\s+(?<![\w.-])" + _SECRET_WORD_IN + _OPTIONS + r"\s+(?:--value|-v)(?:\s+|=)"
     r"|" + _then(r"gh\s+secret\s+set", r"(?:--body(?:\s+|=)|-b(?:\s+|=)?)") + r"))(?!-)(?!\[REDACTED:)"
     + _NOT_A_PLACEHOLDER + _ARG,

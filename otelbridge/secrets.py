@@ -56,7 +56,7 @@ from .secret_wrapped import WRAPPED_PATTERNS
 from .secret_labels import LABEL_PATTERNS
 from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
-from .secret_tools import NAMED_VALUE, PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
+from .secret_tools import NAMED_VALUE, NETLIFY_SECRET_NAME, PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
 
 __all__ = ("DEFAULT_PATTERNS", "names_a_secret")
 
@@ -143,14 +143,16 @@ _B64_LINE = r"[A-Za-z0-9+/=]++(?=[ \t]*(?:" + _NL + r"|\Z|\\*[\"']))"
 
 #: --password X, --api-key 'x y', --secret-access-key X, -Token X, -pw X: the flags
 #: :func:`names_a_secret` knows (the = form is a key rule); not --password-stdin, nor a
-#: shell's comment after the flag (--token # none), nor a boolean (--secret true, --auth none)
+#: shell's comment after the flag (--token # none), nor a boolean (--secret true, --auth none);
+#: netlify env:set's --secret takes none: the value after the name is the secret (its name
+#: stays, also where no value follows: netlify env:set --secret KEY "$KEY")
 _SECRET_FLAG = Pattern.of(
     "secret", _KEY_NEEDLES,
-    r"(?P<keep>(?<![\w-])(?=-{1,2}+[\w.-]{1,64}+[ \t])" + FLAG_PREFIX + _SECRET_KEY
+    r"(?P<keep>" + NETLIFY_SECRET_NAME + r"|(?<![\w-])(?!(?<=env:set[ \t])--secret[ \t])(?=-{1,2}+[\w.-]{1,64}+[ \t])" + FLAG_PREFIX + _SECRET_KEY
     + r"(?<![_.-]stdin)[ \t]+)"
     r"(?![-<>|#])(?![^\s\[]{0,24}\[REDACTED:)(?!\\*[\"']?(?i:true|false|none|null)\\*[\"']?(?![\w.-]))" + _NOT_A_PLACEHOLDER + _NOT_A_METAVAR + _ARG,
     requires=(("-",),),
-    precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + ")",
+    precheck=r"-(?<![\w-]-)-?+(?=[\w.-]{1,64}+[ \t])[\w.-]*?(?i:" + _KEY_WORDS + r")|env:set[ \t]",
 )
 
 #: curl -u KEY: (an API key as the user, the password empty: Stripe's docs), also quoted and

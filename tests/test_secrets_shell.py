@@ -148,6 +148,23 @@ def test_a_value_given_to_a_name_that_names_a_secret(text, expected):
     _check(text, expected)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # netlify env:set's --secret takes no value: it says the value set is one, whatever its name
+    ("netlify env:set --secret KEY 'a b'", "netlify env:set --secret KEY [REDACTED:secret]"),
+    ("netlify env:set --secret API_KEY Ne5xQ2", "netlify env:set --secret API_KEY [REDACTED:secret]"),
+    ("netlify env:set KEY hunter2 --secret --context production",
+     "netlify env:set KEY [REDACTED:secret] --secret --context production"),
+    ("netlify env:set --context production --secret KEY 'a b' && netlify deploy",
+     "netlify env:set --context production --secret KEY [REDACTED:secret] && netlify deploy"),
+    # ... its name is none; no value given, a variable's reference; another command's --secret
+    ('netlify env:set --secret KEY "$KEY"', None), ("netlify env:set --secret KEY", None),
+    ("netlify env:set LOG_LEVEL debug", None),
+    ("tool --secret Zq7Lm3Kp9 next", "tool --secret [REDACTED:secret] next"),
+])
+def test_netlify_s_secret_flag_takes_no_value(text, expected):
+    _check(text, expected)
+
+
 @pytest.mark.parametrize("command", ["netlify env:set", "glab variable set"])
 def test_options_without_the_name_after_them_take_linear_time(command):
     """20 options and no name after them: each option read two ways (``--scope`` also as ``-``
