@@ -203,6 +203,21 @@ _NAMED = (
     r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
 )
 
+#: ... and a variable in capitals whose last word is ``KEY`` (a number after it), set as a shell or
+#: an env file sets it (no blank around ``=``: ``export STRIPE_KEY=hunter2``, ``APP_KEY='s3cr3t
+#: pw!'``) to a word a person may pick: 6 characters or more (quoted, blanks too) with a letter and
+#: a digit or a sign. A vendor's ``*_KEY`` may be the key it publishes (Laravel names Stripe's
+#: publishable key so): hiding one costs a trace nothing, leaking a secret does. Not a name, a
+#: path or a variable (``SORT_KEY=created_at``, ``ROUTING_KEY=orders.v2``, ``SSH_KEY=~/.ssh/x``,
+#: ``KEY=$X``), a public key, nor GPG's key id (a Dockerfile's ``GPG_KEY=7169…``)
+_ENV_WORD = r"[^\s\"'`\\;&|<>()]"
+_ENV_KEY = (
+    r"(?P<keep>(?<![\w$.-])[A-Z][A-Z0-9_]*?(?<!PUBLIC)(?<!GPG)(?<!PGP)_KEY(?:_?[0-9]{1,2})?=(?P<q>\\*[\"'])?)"
+    r"(?!\[REDACTED:)(?![$/~.])" + _NOT_A_NAME + r"(?![a-z][a-z0-9]*+(?:\.[a-z0-9]++)++(?!" + _ENV_WORD + "))"
+    r"(?(q)(?=[^\"'\r\n\\]*[A-Za-z])(?=[^\"'\r\n\\]*[0-9!@#$%^&*+=?~])[^\"'\r\n\\]{6,200}+(?=(?P=q))"
+    r"|(?=" + _ENV_WORD + r"*[A-Za-z])(?=" + _ENV_WORD + r"*[0-9!@#$%^&*+=?~])" + _ENV_WORD + r"{6,}+)"
+)
+
 #: A secret's name as Markdown shows it, then its value (:data:`_MD_VALUE`, also in backticks or
 #: quotes; unquoted, also one a person picked with a sign: ``Adm1n!pass``): bold, italic or code before ``:``, ``=``, a dash or an arrow, a note in brackets
 #: between (``- **API key**: X``, ``**Password** (admin): X``,
@@ -442,6 +457,7 @@ PROSE_PATTERNS = (
                _PROSE, requires=((" is ", " was ", " be ", " to "),)),
     Pattern.of("secret", _ADJACENT_WORDS, _ADJACENT, requires=((" ",),), precheck=_adjacent_value),
     Pattern.of("secret", _PAIR_WORDS, _PAIR, requires=((":", "/"),), precheck=_pair_value),
+    Pattern.of("secret", ("_key",), _ENV_KEY, requires=(("=",),), precheck=r"_KEY(?:_?[0-9]{1,2})?="),
     Pattern.of("secret", ("key", "salt", "pepper", "seed", "creds"), _NAMED, requires=((":", "=", " to "),),
                precheck=r"(?i)(?:keys?|salt|pepper|seed|creds)\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])\\*[\"']?[\w+/=-]{12}"),
 )

@@ -779,3 +779,21 @@ def test_slack_workflow_webhooks(text, expected):
 ])
 def test_jwe_whole(text, expected):
     assert clean(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a variable in capitals named for a key, set as a shell or an env file sets it, to a word
+    # a person picked (a vendor's *_KEY may be the key it publishes: hiding it costs nothing)
+    ("STRIPE_KEY=hunter2", "STRIPE_KEY=[REDACTED:secret]"),
+    ("export STRIPE_KEY=hunter2 && php artisan serve", "export STRIPE_KEY=[REDACTED:secret] && php artisan serve"),
+    ("docker run -e MAILER_KEY='s3cr3t pw!' app", "docker run -e MAILER_KEY='[REDACTED:secret]' app"),
+    ("ACME_KEY2=Winter!x", "ACME_KEY2=[REDACTED:secret]"),
+    # ... not a name, a path, a variable, a word without a digit or a sign, a public key, a key
+    # word in lower case or a blank before the value (code: a cache's or a sort's key)
+    ("SORT_KEY=created_at ROUTING_KEY=orders.v2 CACHE_KEY=v2 I18N_KEY=en_US", None),
+    ("SSH_KEY=~/.ssh/id_ed25519 STRIPE_KEY=$STRIPE_KEY APP_KEY=${APP_KEY} LOOKUP_KEY=OTHER_NAME", None),
+    ("STRIPE_KEY=hunter", None), ("VAPID_PUBLIC_KEY=BEl62iUYgUivxIkv69yViEuiBIa", None),
+    ("stripe_key=hunter2", None), ('CACHE_KEY = "users:v2"', None),
+])
+def test_a_key_set_by_a_shell_to_a_word_a_person_picked(text, expected):
+    _check(text, expected)
