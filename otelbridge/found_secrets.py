@@ -6,15 +6,21 @@ bare (``echo $DB_PASSWORD`` → the value), a later file showing it under anothe
 The detector reads each string's shape alone; this is its memory across strings. From each text
 a pattern replaced, the candidates (:func:`candidates`: the text, the value it begins with, that
 value after its ``key=``/``user:``, each also decoded as JSON, a shell, a URL or base64 would)
-that could be a generated secret and that the detector would not find alone are remembered
-(:func:`worth_remembering`): 8 characters or more, no blank, a letter and a digit, not a path,
-placeholder, identifier or file name. Only the value a match begins with: a rule's match may
-run on past it (to a line's end, over ``,host=…``), and what follows is ordinary text (a host,
-a version, a model's name) that hidden everywhere would damage every later span. A value the
-detector finds by its shape (an e-mail, a vendor token) needs no memory and would only crowd
-the others out. At most :data:`MAX_VALUES` values are kept, the latest found or met again (a
-``follow`` process lives for days); a value is hidden by exact match, in any string redacted
-after it was found (and in the rest of the string it was found in)."""
+that could be a secret and that the detector would not find alone are remembered
+(:func:`how_hidden`), none a path, placeholder, identifier or file name: one that could be
+generated (8 characters or more, no blank, a letter and a digit) is hidden wherever it stands,
+inside a longer word too; one a person may have picked, short (4 to 7 characters, a letter and
+a digit or a sign: ``hunter2``, ``p@ss``) or with blanks (a passphrase, ``a b c``, ``correct
+horse``), only as a whole word or words (not inside ``hunter2x``): shorter, it is as often part
+of a word as a secret, and a password said once under its label and echoed bare in a tool's
+result leaks as surely as a long one. Only the value a match begins with as a word of its own:
+a rule's match may run on past it (to a line's end, over ``,host=…``), and what follows is
+ordinary text (a host, a version, a model's name) that hidden everywhere would damage every
+later span (the whole match is remembered too, hidden only where the same words come again). A
+value the detector finds by its shape (an e-mail, a vendor token) needs no memory and would
+only crowd the others out. At most :data:`MAX_VALUES` values are kept, the latest found or met
+again (a ``follow`` process lives for days); a value is hidden by exact match, in any string
+redacted after it was found (and in the rest of the string it was found in)."""
 
 from __future__ import annotations
 
@@ -25,8 +31,15 @@ import threading
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote
 
-#: Shortest value remembered, in characters: shorter ones are as often a word as a secret.
+#: Shortest value hidden wherever it stands, inside a longer word too, in characters: shorter
+#: ones are as often part of a word as a secret.
 MIN_CHARS = 8
+#: Shortest value hidden as a whole word (a password a person picked, ``hunter2``; one with
+#: blanks, ``a b c``, counts its blanks): shorter ones are as often a word of prose.
+MIN_WORD_CHARS = 4
+#: Longest value with blanks remembered, in characters (a passphrase; a match that ran on over
+#: a line of prose is no value to look for in every later string)
+MAX_SPACED_CHARS = 128
 #: Values remembered at most (the latest found or met again are kept; a run finds a few); with
 #: all of them a string costs ~4 µs more, 4 ms for one of 256 Ki characters
 #: (``bench/redaction.py``).
@@ -101,16 +114,48 @@ def _decoded(value: str) -> list[str]:
     return [v for v in out if v != value]
 
 
+#: A value a person picked, short or with blanks: letters, digits, blanks and the signs people
+#: put in passwords, not first a comment's ``#`` or a tag's ``!``; no quote, bracket, ``=``,
+#: ``:``, ``,``, ``;``, ``/`` or ``\\`` (what a match that ran on over code or a list holds:
+#: ``config.get("password``, ``Server=db``, ``not set; real=…``)
+_PICKED = re.compile(r"(?![#!])[\w \t!@#$%^&*+?~.-]++\Z")
+#: ... a sign in a short one, after its first character (``p@ss``, ``abc!``; not a name's ``_ - .``)
+_SIGN = re.compile(r".[!@#$%^&*+?~]")
+#: Where a value hidden as a whole word may stand: no letter, digit or ``_`` on either side
+_WORD = r"(?<!\w){}(?!\w)"
+#: How :func:`how_hidden` says a value is hidden
+ANYWHERE, WHOLE_WORD = "anywhere", "whole word"
+
+
+def how_hidden(value: str, reserved: str = "") -> str | None:
+    """How ``value`` is hidden once found: :data:`ANYWHERE` where it may be a generated secret
+    (:data:`MIN_CHARS` to :data:`MAX_CHARS` characters, no blank, a letter and a digit),
+    :data:`WHOLE_WORD` where a person may have picked it (:data:`MIN_WORD_CHARS` characters or
+    more, of :data:`_PICKED`'s characters: without a blank, a letter and a digit or a sign; with
+    blanks, at most :data:`MAX_SPACED_CHARS`, a letter or a digit), else ``None``: nothing that
+    names a value rather than being one (:data:`_NAMES_A_VALUE`: a path, a placeholder, an
+    identifier, a file name), no marker, no part of ``reserved`` (the markers' text: hiding it
+    would write a marker into a marker)."""
+    if not MIN_WORD_CHARS <= len(value) <= MAX_CHARS or "[REDACTED:" in value or value in reserved:
+        return None
+    if "\0" in value or value != value.strip() or _NAMES_A_VALUE.match(value):
+        return None
+    letter = any(c.isalpha() for c in value)
+    digit = any(c.isdigit() for c in value)
+    if any(c.isspace() for c in value):
+        if len(value) > MAX_SPACED_CHARS or _PICKED.match(value) is None:
+            return None
+        return WHOLE_WORD if letter or digit else None
+    if letter and digit and len(value) >= MIN_CHARS:
+        return ANYWHERE
+    if _PICKED.match(value) is None:
+        return None
+    return WHOLE_WORD if letter and (digit or _SIGN.search(value) is not None) else None
+
+
 def worth_remembering(value: str, reserved: str = "") -> bool:
-    """Whether ``value`` may be a generated secret: :data:`MIN_CHARS` to :data:`MAX_CHARS`
-    characters, no blank, a letter and a digit, nothing that names a value rather than being
-    one (:data:`_NAMES_A_VALUE`: a path, a placeholder, an identifier, a file name), no marker,
-    no part of ``reserved`` (the markers' text: hiding it would write a marker into a marker)."""
-    if not MIN_CHARS <= len(value) <= MAX_CHARS or "[REDACTED:" in value or value in reserved:
-        return False
-    if any(c.isspace() for c in value) or "\0" in value or _NAMES_A_VALUE.match(value):
-        return False
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    """Whether ``value`` is remembered at all (:func:`how_hidden`)."""
+    return how_hidden(value, reserved) is not None
 
 
 def replaced(before: str, after: str) -> list[tuple[str, str]]:
@@ -134,12 +179,12 @@ def replaced(before: str, after: str) -> list[tuple[str, str]]:
 
 class FoundSecrets:
     """The values found so far → their markers (``[REDACTED:{kind}]``). Hiding tests each
-    value as a substring (``bench/redaction.py``: ~0.05 µs a value on a short string, 2 ms a
+    value as a substring (one hidden as a whole word, then by a regex where it is one) (``bench/redaction.py``: ~0.05 µs a value on a short string, 2 ms a
     value on 256 Ki characters of prose; a multi-literal search such as Hyperscan's scans faster,
     but building it again for each value found costs more than it saves at this size). Safe to
     share between threads."""
 
-    __slots__ = ("markers", "reserved", "found_alone", "learnt", "_order", "_lock")
+    __slots__ = ("markers", "reserved", "found_alone", "learnt", "_words", "_order", "_lock")
 
     def __init__(self, reserved: str = "", found_alone: Callable[[str], bool] = lambda _: False) -> None:
         #: text no value may be part of (:func:`worth_remembering`)
@@ -151,34 +196,40 @@ class FoundSecrets:
         self.markers: dict[str, str] = {}
         #: values learnt so far, forgotten ones too (a caller compares it before and after)
         self.learnt = 0
-        #: (value, marker), the longest first: a value inside a longer one must not leave the
-        #: rest of it
-        self._order: tuple[tuple[str, str], ...] = ()
+        #: value hidden as a whole word → the regex that finds it so
+        self._words: dict[str, re.Pattern[str]] = {}
+        #: (value, marker, its whole word's regex or None), the longest first: a value inside a
+        #: longer one must not leave the rest of it
+        self._order: tuple[tuple[str, str, re.Pattern[str] | None], ...] = ()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.markers)
 
     def learn(self, matches: Iterable[str], kind: str) -> int:
-        """Remember under ``kind`` each value worth it (:func:`worth_remembering`, not found
-        alone) of each text in ``matches`` (:func:`candidates`); one met again becomes the
-        latest; the oldest beyond :data:`MAX_VALUES` are forgotten. Returns how many were new."""
+        """Remember under ``kind`` each value worth it (:func:`how_hidden`, not found alone) of
+        each text in ``matches`` (:func:`candidates`); one met again becomes the latest; the
+        oldest beyond :data:`MAX_VALUES` are forgotten. Returns how many were new."""
         new = 0
-        markers = self.markers
+        markers, words = self.markers, self._words
         for value in (v for match in matches for v in candidates(match)):
             if value in markers:
                 with self._lock:
                     if value in markers:
                         markers[value] = markers.pop(value)
                 continue
-            if not worth_remembering(value, self.reserved) or self.found_alone(value):
+            how = how_hidden(value, self.reserved)
+            if how is None or self.found_alone(value):
                 continue
             with self._lock:
                 if len(markers) >= MAX_VALUES:
-                    del markers[next(iter(markers))]
+                    words.pop(old := next(iter(markers)), None)
+                    del markers[old]
                 markers[value] = f"[REDACTED:{kind}]"
+                if how == WHOLE_WORD:
+                    words[value] = re.compile(_WORD.format(re.escape(value)))
                 self.learnt += 1
-                self._order = tuple(sorted(markers.items(), key=lambda item: -len(item[0])))
+                self._order = tuple((v, m, words.get(v)) for v, m in sorted(markers.items(), key=lambda item: -len(item[0])))
             new += 1
         return new
 
@@ -192,9 +243,14 @@ class FoundSecrets:
         """``text`` with every remembered value replaced by its marker; a value met here
         becomes the latest (the last forgotten)."""
         markers = self.markers
-        for value, marker in self._order:
+        for value, marker, word in self._order:
             if value in text:
-                text = text.replace(value, marker)
+                if word is None:
+                    text = text.replace(value, marker)
+                else:
+                    text, n = word.subn(marker, text)
+                    if not n:
+                        continue
                 with self._lock:
                     if value in markers:
                         markers[value] = markers.pop(value)

@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelbridge import redact
 from otelbridge.events import SpanEvent, SpanRecord
-from otelbridge.found_secrets import MAX_CHARS, MAX_VALUES, FoundSecrets, candidates, replaced, worth_remembering
+from otelbridge.found_secrets import (ANYWHERE, MAX_CHARS, MAX_VALUES, WHOLE_WORD, FoundSecrets, candidates, how_hidden,
+                                      replaced, worth_remembering)
 from otelbridge.redact import Redactor
 from otelbridge.spans import PresetIdGenerator, SpanBuilder
 from otelbridge.stats import Stats
@@ -66,20 +67,37 @@ def test_a_value_found_through_its_neighbours_in_a_json_document_is_remembered()
     assert r2.scan("Hq2-r7Lm0x") == "[REDACTED:secret]"
 
 
-def test_only_values_that_may_be_generated_secrets_are_remembered():
-    """Words, phrases, identifiers without a digit and values the detector finds by their shape
-    alone (an e-mail: it would only crowd the others out) are not remembered."""
+def test_only_values_that_may_be_secrets_are_remembered():
+    """Words without a digit or a sign, identifiers, names and values the detector finds by
+    their shape alone (an e-mail: it would only crowd the others out) are not remembered."""
     r = Redactor()
-    for text in ("password=changeme", "password=hunter2", "token: abcdefghijkl", "secret=xxxxxxxx",
-                 "password: the usual one2", "- Token: mcp__vault__get_token", "--secret=db-password-prod",
-                 "mail ann.lee+ci@example.com"):
+    for text in ("password=changeme", "token: abcdefghijkl", "secret=xxxxxxxx", "- Token: mcp__vault__get_token",
+                 "--secret=db-password-prod", "password=pw1", "mail ann.lee+ci@example.com"):
         assert "[REDACTED:" in r.scan(text), text
     assert r.found.markers == {}
-    later = "changeme hunter2 abcdefghijkl the usual one2 mcp__vault__get_token db-password-prod"
+    later = "changeme abcdefghijkl mcp__vault__get_token db-password-prod pw1"
     assert r.scan(later) == later
-    assert worth_remembering("ab1-cd2") is False  # 7 characters
-    assert worth_remembering("ab1-cd2e") is True
-    assert worth_remembering("ab1 cd2e9") is False
+    assert how_hidden("ab1-cd2e") == ANYWHERE and worth_remembering("ab1-cd2e") is True
+    assert how_hidden("ab1-cd2") == WHOLE_WORD  # 7 characters
+    assert how_hidden("ab1 cd2e9") == how_hidden("a b c") == how_hidden("p@ss") == WHOLE_WORD
+    assert how_hidden("abc") is how_hidden("abcd") is how_hidden("a\nb c") is how_hidden("  ") is None
+    assert worth_remembering("pw1") is False
+
+
+def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
+    """A password a person picked, short or with blanks, said once under its label and echoed
+    bare later (a tool's result): hidden there too, where it stands as a word of its own (a
+    short one is also part of longer words, which stay)."""
+    r = Redactor()
+    assert r.scan("export DB_PASSWORD='a b c'") == "export DB_PASSWORD='[REDACTED:secret]'"
+    assert r.scan("password: hunt3r") == "password: [REDACTED:secret]"
+    assert r.scan("Password: correct horse battery") == "Password: [REDACTED:secret]"
+    assert set(r.found.markers) == {"a b c", "hunt3r", "correct horse battery"}
+    assert r.scan("a b c\n") == "[REDACTED:secret] "
+    assert r.clean("echo hunt3r; login ok (hunt3r)") == "echo [REDACTED:secret]; login ok ([REDACTED:secret])"
+    assert r.json_text(json.dumps({"stdout": "correct horse battery\n"}), 1000) == '{"stdout":"[REDACTED:secret] "}'
+    kept = "hunt3rs a b cd xa b c hunt3r_x correct horse"
+    assert r.scan(kept) == kept
 
 
 def test_the_value_is_remembered_not_the_text_around_it():
