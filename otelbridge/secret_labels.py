@@ -30,10 +30,15 @@ from collections.abc import Callable
 from .secret_patterns import Pattern
 from .secret_tokens import AFTER_ESCAPE
 
+#: A word's characters before an ASCII label, which then is no word of its own: letters,
+#: digits and ``_`` of ASCII and Latin's accented ones; a letter of another script glued before
+#: the label ends a word (a model writing its user's language runs a Cyrillic or a CJK word into
+#: an English label: ``НовыйPassword is X``, ``使用token X``)
+_W = r"A-Za-z0-9_\u00c0-\u024f"
 #: The labels, case-blind: one blank between the words; nothing of a word before (but an
 #: escape's letter: a line of text inside JSON) or after
 _LABEL = (
-    r"(?:(?<![\w.-])|" + AFTER_ESCAPE + r")(?i:"
+    r"(?:(?<![" + _W + r".-])|" + AFTER_ESCAPE + r")(?i:"
     r"(?:secret(?:[ ]access)?|access|api|private|client|account|master|encryption|signing|session|auth"
     r"|app(?:lication)?|license|subscription|shared|storage|service[ ]account|primary|secondary|consumer"
     r"|unseal|recovery)[ ]key(?:[ ]?[0-9]{1,2})?(?![ ]?(?i:id)\b)"
@@ -52,7 +57,9 @@ _VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" 
 
 #: Labels in other languages (a model answers in its user's): a password (a word of 8 ASCII
 #: characters or more but quotes and ``\``, a letter and a digit among them: ``비밀번호: Zz9Yy8Xx7Ww6``, ``Senha: …``;
-#: not ``senha: string``, ``Kennwort: falsch``), a token, and an API's key
+#: not ``senha: string``, ``Kennwort: falsch``; Greek's ``Κωδικός``, a code as often, only as
+#: Markdown's bold label, with a small letter too: ``**Κωδικός:** s3cr3tValue``, not a product's
+#: ``ABC12345``), a token, and an API's key
 #: (``API 密钥：…``, ``Chave da API: …``) or a secret's key with a generated-looking word; a
 #: full-width colon too.
 #: Words of scripts without case, in ASCII, or in small letters (the needles: the needle pass
@@ -84,14 +91,17 @@ _CASED_NEEDLES = ("пароль", "κωδικ", "συνθηματικ", "ток�
 _I18N_PASSWORD_WORDS = _I18N_PASSWORD + ("пароль",)
 _i18n = "|".join
 _I18N_LABEL = (
-    r"(?<![A-Za-z])(?i:(?P<pw>" + _i18n(_I18N_PASSWORD + _CASED_PASSWORD) + r")|"
+    r"(?<![A-Za-z])(?i:(?<=\*\*|__)(?P<gr>κωδικ[οό][σς])(?=(?:\*\*|__)[ \t]*[:=\uff1a]|[ \t]*[:=\uff1a](?:\*\*|__))"
+    r"|(?P<pw>" + _i18n(_I18N_PASSWORD + _CASED_PASSWORD) + r")|"
     + _i18n(_I18N_TOKEN + _CASED_TOKEN + _I18N_SECRET_KEY + _CASED_SECRET_KEY)
     + r"|api[ -]?(?:" + _i18n(_I18N_KEY + _CASED_KEY) + r")|(?:" + _i18n(_I18N_KEY + _CASED_KEY)
     + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)"
     # (its closing quote, or Markdown's emphasis around it or the colon: **비밀번호**: X, **Senha:** X)
     r"(?![A-Za-z])(?:\*\*|__|\\*[\"'])?[ \t]*[:=\uff1a](?:\*\*|__)?[ \t]*(?:\\*[\"'])?"
 )
-_I18N = (r"(?P<keep>" + _I18N_LABEL + r")(?!\[REDACTED:)(?(pw)(?=[!#-&(-\[\]-_a-~]*[0-9])(?=[!#-&(-\[\]-_a-~]*[A-Za-z])[!#-&(-\[\]-_a-~]{8,}+|" + _VALUE + ")")
+_I18N = (r"(?P<keep>" + _I18N_LABEL + r")(?!\[REDACTED:)(?(gr)(?=[!#-&(-\[\]-_a-~]*[a-z])|)"
+         r"(?(pw)(?=[!#-&(-\[\]-_a-~]*[0-9])(?=[!#-&(-\[\]-_a-~]*[A-Za-z])[!#-&(-\[\]-_a-~]{8,}+"
+         r"|(?(gr)(?=[!#-&(-\[\]-_a-~]*[0-9])[!#-&(-\[\]-_a-~]{8,}+|" + _VALUE + "))")
 
 LABEL_PATTERNS = (
     Pattern.of("secret", ("key", "token", "secret", "password"),
@@ -124,7 +134,7 @@ _SAID = r"(?:" + _VALUE + r"(?!!)|" + _picked("A-Z!@#$%^&*+=?") + ")"
 #: In prose: a secret's name (:data:`_WHOSE` it is), a verb, then a value (:data:`_SAID`, or
 #: :data:`_QUOTED` in quotes or backticks)
 _PROSE = (
-    r"(?P<keep>(?<![\w.-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
+    r"(?P<keep>(?<![" + _W + r".-])(?i:pass(?:word|phrase|wd|code)|token|secret|(?:api|access|secret|private)[ ]key)"
     r"(?:[ ](?i:value|itself))?" + _WHOSE +
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
@@ -146,7 +156,7 @@ _GENERATED = (_NOT_A_NAME + r"(?:(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Z])(?=[\w+/=-]
 #: :data:`_QUOTED`; after a password's name also one a person chose, as :data:`_SAID` reads it:
 #: ``with password Summer6770!TN``)
 _ADJACENT = (
-    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?|pass|pwd|pw)"
+    r"(?P<keep>(?<![" + _W + r".-])(?:(?i:pass(?:word|phrase|wd|code))(?P<pw>)|(?i:token|secret|key|credentials?|pass|pwd|pw)"
     r"|(?-i:PAT))(?:[ ]to)?[ ](?:\\*(?P<q>[`\"']))?)"
     r"(?(q)" + _QUOTED + "|(?(pw)" + _SAID + "|" + _GENERATED + "))"
 )
@@ -187,7 +197,7 @@ _adjacent_value = _followed_by(_ADJACENT_WORDS, r"(?i:word|phrase|wd|code|d|s)?(
 #: ``login flow/OAuth2Callback`` stay)
 _PAIR_WORDS = ("creds", "credentials", "login", "log in", "logon", "auth as", "authenticate as", "sign in as")
 _PAIR = (
-    r"(?P<keep>(?<![\w.-])(?i:creds|credentials|log[ ]?in(?:[ ]as)?|logon|auth(?:enticate)?[ ]as|sign[ ]in[ ]as)"
+    r"(?P<keep>(?<![" + _W + r".-])(?i:creds|credentials|log[ ]?in(?:[ ]as)?|logon|auth(?:enticate)?[ ]as|sign[ ]in[ ]as)"
     r"(?:[ ](?i:is|was))?:?[ ][\w.@+-]{1,64}[ ]?[:/][ ]?)(?!\[REDACTED:)(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + ")"
 )
 _pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
@@ -198,7 +208,7 @@ _pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? [\w.@+-]{1,64}
 #: ``TOTP_SEED``, ``DB_CREDS``), set to a generated-looking word (:data:`_VALUE`): ``=``, ``:``,
 #: or in prose ``set X to``; ``SORT_KEY=created_at``, ``key: ${{ hashFiles() }}`` stay
 _NAMED = (
-    r"(?P<keep>(?<![\w$.-])(?:[A-Za-z][A-Za-z0-9]*?(?:[_.-]{1,2}[A-Za-z0-9]+?)*?(?:[_.-]{1,2}|(?<=[a-z])(?=[A-Z])))?"
+    r"(?P<keep>(?<![" + _W + r"$.-])(?:[A-Za-z][A-Za-z0-9]*?(?:[_.-]{1,2}[A-Za-z0-9]+?)*?(?:[_.-]{1,2}|(?<=[a-z])(?=[A-Z])))?"
     r"(?<!(?i:public)[ _.-])(?<!public)(?<!Public)(?i:keys?|salt|pepper|seed|creds)(?![A-Za-z0-9])"
     r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
 )
@@ -212,7 +222,7 @@ _NAMED = (
 #: ``KEY=$X``), a public key, nor GPG's key id (a Dockerfile's ``GPG_KEY=7169…``)
 _ENV_WORD = r"[^\s\"'`\\;&|<>()]"
 _ENV_KEY = (
-    r"(?P<keep>(?<![\w$.-])[A-Z][A-Z0-9_]*?(?<!PUBLIC)(?<!GPG)(?<!PGP)_KEY(?:_?[0-9]{1,2})?=(?P<q>\\*[\"'])?)"
+    r"(?P<keep>(?<![" + _W + r"$.-])[A-Z][A-Z0-9_]*?(?<!PUBLIC)(?<!GPG)(?<!PGP)_KEY(?:_?[0-9]{1,2})?=(?P<q>\\*[\"'])?)"
     r"(?!\[REDACTED:)(?![$/~.])" + _NOT_A_NAME + r"(?![a-z][a-z0-9]*+(?:\.[a-z0-9]++)++(?!" + _ENV_WORD + "))"
     r"(?(q)(?=[^\"'\r\n\\]*[A-Za-z])(?=[^\"'\r\n\\]*[0-9!@#$%^&*+=?~])[^\"'\r\n\\]{6,200}+(?=(?P=q))"
     r"|(?=" + _ENV_WORD + r"*[A-Za-z])(?=" + _ENV_WORD + r"*[0-9!@#$%^&*+=?~])" + _ENV_WORD + r"{6,}+)"
@@ -266,21 +276,51 @@ _MD_QUOTED = (r"(?![$%~.-])" + _NOT_A_SETTING + r"(?![a-z0-9]++_\w*+\$)(?![\w+.-
               r"|(?=" + _MD_WORD + r"{12})(?=(?:" + _MD_WORD + r"*?[0-9]){4})"
               r"(?=(?:" + _MD_WORD + r"*?[A-Za-z][0-9]++[A-Za-z]){2}))"
               + _MD_WORD + r"{8,}+(?=(?P=q))")
+#: A password's name, as a label or a table's column: ``Password``, ``Admin password``, ``Pwd``;
+#: ``PW`` and ``Pass`` alone (not ``First pass``); not one that names a feature or a case (``Forgot password``, ``Wrong password``, ``One-time password``);
+#: in another language (``密码``, ``Senha``, ``Пароль``, ``Κωδικός πρόσβασης``)
+_PASSWORD_LABEL = (r"(?i:(?!(?:forgot|reset|change|wrong|invalid|weak|common|strong|one-time|encrypted|stored"
+                   r"|hashed|expired|empty)[ _-])" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd)|pw|pass|"
+                   + "|".join(_I18N_PASSWORD_WORDS + _CASED_PASSWORD[1:]) + ")")
+#: After a password's name, also a word a person picked with a capital, a small letter and two
+#: digits (``Winter2024x``, ``Sunflower88``): not a class's name, also before a year
+#: (``Ed25519PrivateKey``, ``ResetPassword2024``), nor a name and its version (``Python3x``). (The
+#: small letter's look-ahead backtracks: one that did not, possessive, failed every such word.)
+_PICKED_CAPITAL = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*[a-z])"
+                   r"(?=(?:[^\s;,`\"'()<>\\]*?[0-9]){2})" + _picked("A-Z"))
 _MD_SEPARATOR = r"[ \t]*+(?::|=|->|=>|\u2192|\u2014|\u2013|-(?=[ \t]))"
-_MARKDOWN = (
-    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + _MD_NAME + r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+"
-    + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
-    r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?" + _MD_NAME + r"(?(c)(?P=c))[ \t]*+\|"
-    r"|(?:(?<![\w.-])|(?<=\\[nrt]))" + _MD_NAME + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
-    r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE + r"(?(q)(?=(?P=q)))"
-    r"|(?(q)(?!)|" + _NOT_A_SETTING + _picked("!@#$%^&+=?") + "))"
-)
+
+
+def _markdown(name: str) -> str:
+    """The regex of a secret's name ``name`` (a regex) as Markdown shows it, then its value."""
+    return (
+        r"(?P<keep>(?:(?:(?<![" + _W + r"*`])|(?<=\\[nrt]))(?P<e>\*\*|__|`|\*)" + name + r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+"
+        + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
+        r"|(?:^|(?<=\|)|(?<=\\n))[ \t]*+(?P<c>\*\*|`)?(?:(?=" + _PASSWORD_LABEL + r"(?(c)(?P=c))[ \t]*+\|)(?P<pw>))?"
+        + name + r"(?(c)(?P=c))[ \t]*+\|"
+        r"|(?:(?<![" + _W + r".-])|(?<=\\[nrt]))" + name + r"(?![\w.-])[ \t]*+(?:->|=>|\u2192))"
+        r"[ \t]*+(?:\*\*)?(?P<q>[`\"'])?)(?!\[REDACTED:)" + _NOT_A_REFERENCE + "(?:(?(q)" + _MD_QUOTED + "|(?!))|" + _MD_VALUE
+        + r"(?(q)(?=(?P=q)))|(?(q)(?!)|" + _NOT_A_SETTING + _picked("!@#$%^&+=?") + ")"
+        # (a password's cell: also a word a person picked, the cell's whole text: | Passwort | s3cr3tValue |)
+        + r"|(?(pw)" + _PICKED_CAPITAL + r"(?=[ \t]*+\|)|(?!)))"
+    )
+
+
+_MARKDOWN = _markdown(_MD_NAME)
+#: ... a token's, an API's key's or a secret's key's name in another language (:data:`_I18N`'s:
+#: ``| Токен | X |``, ``**Clave API**: X``; Greek's password too), the value as under an English
+#: one: a rule of its own, led by those names' needles (the English rule's pre-test reads
+#: English names' ends)
+_I18N_SECRET_NAME = ("(?i:" + _i18n(_CASED_PASSWORD[1:] + _I18N_TOKEN + _CASED_TOKEN + _I18N_SECRET_KEY + _CASED_SECRET_KEY)
+                     + r"|api[ -]?(?:" + _i18n(_I18N_KEY + _CASED_KEY) + r")|(?:" + _i18n(_I18N_KEY + _CASED_KEY)
+                     + r")[ -](?:(?:da|de|del|di|d'|dell')[ ]?)?api)")
+_I18N_SECRET_WORDS = _I18N_TOKEN + _I18N_KEY + _I18N_SECRET_KEY_NEEDLES + ("токен", "ключ", "κλειδ", "секрет", "μυστικ", "κωδικ", "συνθηματικ")
 
 #: In prose, a value in brackets after a secret's name (``the admin password (X) is``, ``your
 #: key (X)``), or quoted before ``as the password`` (``use "X" as the password``): a word of
 #: :data:`_QUOTED`'s shape (``the password (optional)``, ``the token (JWT)`` stay)
 _BESIDE = (
-    r"(?P<keep>(?<![\w.-])(?:(?i:pass(?:word|phrase|wd|code)|token|secret|key|credentials?)[ ]\("
+    r"(?P<keep>(?<![" + _W + r".-])(?:(?i:pass(?:word|phrase|wd|code)|token|secret|key|credentials?)[ ]\("
     r"|(?i:use|using|with|set|try)[ ]\\*(?P<q>[`\"'])))(?!\[REDACTED:)"
     r"(?(q)" + _QUOTED + r"(?=\\*(?P=q)[ ](?i:as[ ](?:the[ ]|your[ ]|a[ ])?(?:\w+[ ])?(?:pass(?:word|phrase)|token|secret"
     r"|key|api[ ]key))\b)"
@@ -313,12 +353,6 @@ _markdown_value = _followed_by(_MD_WORDS, r"(?i:word|wd|phrase|s)?(?:[*_` \t]{1,
 #: ``$DB_PASSWORD``, ``CROWDIN_TOKEN_V2``, ``npm-token2``, ``OAuth2PKCE``, ``arn:aws:…``,
 #: ``kid=2024q3`` stay).
 _TABLE_CELL = r"[ \t]*+(?:\*\*|`)?+"
-#: ... a password's column, as its name in a label: ``Password``, ``Admin password``, ``Pwd``;
-#: ``PW`` and ``Pass`` alone (not ``First pass``); not one that names a feature or a case (``Forgot password``, ``Wrong password``, ``One-time password``);
-#: in another language (``密码``, ``Senha``, ``Пароль``)
-_PASSWORD_LABEL = (r"(?i:(?!(?:forgot|reset|change|wrong|invalid|weak|common|strong|one-time|encrypted|stored"
-                   r"|hashed|expired|empty)[ _-])" + _NAME_WORDS + r"(?:pass(?:word|wd|phrase)|pwd)|pw|pass|"
-                   + "|".join(_I18N_PASSWORD_WORDS) + ")")
 _PASSWORD_COLUMN = "(?:" + _PASSWORD_LABEL + r")(?![\w.-])"
 #: ... another secret's column (a password's is the one above's alone)
 _SECRET_COLUMN = r"(?i:" + _NAME_WORDS + "(?:" + _OTHER_SECRET + "))"
@@ -347,11 +381,12 @@ _WEAK_PASSWORDS = (
 #: ... as a password column's cell, the cell's whole text (8 characters or more with a letter
 #: and a digit: :data:`_CELL_VALUE`)
 _WEAK_CELL = r"(?=[^\s|`\\]{4,16}+`?[ \t]*+\|)" + _WEAK_PASSWORDS + r"(?=`?[ \t]*\|)"  # (the list once a cell fits)
+
 #: ... then, after its Markdown label or as a table row's label, the label's whole value, to the
 #: line's end (a note after a dash, a bracket or a comma may follow) or in backticks (``-
 #: **Password**: hunter2``, ``**Admin password:** `changeme```, ``| Password | admin |``)
 _MD_WEAK = (
-    r"(?P<keep>(?:(?:(?<![\w*`])|(?<=\\[nrt]))(?P<e>\*\*|__|\*)" + _PASSWORD_LABEL
+    r"(?P<keep>(?:(?:(?<![" + _W + r"*`])|(?<=\\[nrt]))(?P<e>\*\*|__|\*)" + _PASSWORD_LABEL
     + r"(?:(?P=e)(?:[ \t]*+\([^()\r\n]{1,40}+\))?+" + _MD_SEPARATOR + r"|[ \t]*+:(?P=e))"
     r"|(?:^|(?<=\\n))[ \t]*+\|(?P<row>)[ \t]*+(?P<c>\*\*|`)?" + _PASSWORD_LABEL + r"(?(c)(?P=c))[ \t]*+\|)"
     r"[ \t]*+(?P<q>`)?)(?!\[REDACTED:)" + _WEAK_PASSWORDS
@@ -394,21 +429,16 @@ def _table_header(words: tuple[str, ...]) -> Callable[[str], bool]:
     return test
 
 
-_PASSWORD_WORDS = ("pass", "pw") + _I18N_PASSWORD_WORDS
+_PASSWORD_WORDS = ("pass", "pw", "κωδικ", "συνθηματικ") + _I18N_PASSWORD_WORDS
 _SECRET_WORDS = ("secret", "token", "key", "credential")
 _TABLES = (
     Pattern.of("secret", _PASSWORD_WORDS, _table(_PASSWORD_COLUMN, "(?:" + _CELL_VALUE + _CELL_END + "|" + _WEAK_CELL + ")"),
                requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_PASSWORD_WORDS)),
     Pattern.of("secret", _SECRET_WORDS, _table(_SECRET_COLUMN, _CELL_VALUE + _STRONG + _CELL_END),
                requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_SECRET_WORDS)),
+    Pattern.of("secret", _I18N_SECRET_WORDS, _table(_I18N_SECRET_NAME, _CELL_VALUE + _STRONG + _CELL_END),
+               requires=(("|",), ("-",)), flags=re.M, passes=16, precheck=_table_header(_I18N_SECRET_WORDS)),
 )
-
-#: After a password's name, also a word a person picked with a capital, a small letter and two
-#: digits (``Winter2024x``, ``Sunflower88``): not a class's name, also before a year
-#: (``Ed25519PrivateKey``, ``ResetPassword2024``), nor a name and its version (``Python3x``). (The
-#: small letter's look-ahead backtracks: one that did not, possessive, failed every such word.)
-_PICKED_CAPITAL = (r"(?!" + _CLASS_NAME + _YEAR + r"(?![\w+/=]))" + _NOT_A_SETTING + r"(?=[^\s;,`\"'()<>\\]*[a-z])"
-                   r"(?=(?:[^\s;,`\"'()<>\\]*?[0-9]){2})" + _picked("A-Z"))
 
 #: A secret's name alone on its line, its value alone on the next: what an agent writes when it
 #: sums up what it set — a heading (``## Admin password``), a bold or italic name (``**Password:**``,
@@ -449,6 +479,8 @@ PROSE_PATTERNS = (
                precheck=_beside_value),
     Pattern.of("secret", _MD_WORDS, _MARKDOWN, requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
                flags=re.M, precheck=_markdown_value),
+    Pattern.of("secret", _I18N_SECRET_WORDS, _markdown(_I18N_SECRET_NAME), requires=(("*", "__", "`", "|", "->", "=>", "\u2192"),),
+               flags=re.M),
     Pattern.of("secret", _PASSWORD_WORDS, _MD_WEAK, requires=(("*", "__", "|"),), flags=re.M),
     *_TABLES,
     Pattern.of("secret", _NEXT_WORDS, _NEXT_LINE, requires=(("\n", "\\n"),), flags=re.M,

@@ -53,6 +53,18 @@ def test_a_secret_key_in_another_language_without_api(text, expected):
     ("пароль=<your-password>", None),
     ("Ключ: Kk1Ll2Mm3Nn4Pp", None),
     ("Κωδικός: abc12345", None),
+    # Greek's Κωδικός alone (a code as often) in Markdown's bold label: a word with a small letter and a digit
+    ("**Χρήστης:** admin\n**Κωδικός:** hunter22x", "**Χρήστης:** admin\n**Κωδικός:** [REDACTED:secret]"),
+    ("**ΚΩΔΙΚΟΣ**: s3cr3tValue", "**ΚΩΔΙΚΟΣ**: [REDACTED:secret]"),
+    ("**Κωδικός:** ABC12345", None), ("**Κωδικός:** 12345678", None),
+    # a word of another script glued before an English label ends a word
+    ("НовыйPassword is Winter2024!", "НовыйPassword is [REDACTED:secret]"),
+    ("数据库**Password**: Zz9Yy8Xx7Ww6", "数据库**Password**: [REDACTED:secret]"),
+    ("использоватьtoken Zz9Yy8Xx7Ww6abcDEF", "использоватьtoken [REDACTED:secret]"),
+    ("ключMAPBOX_KEY=Zz9Yy8Xx7Ww6abc", "ключMAPBOX_KEY=[REDACTED:secret]"),
+    ("входlogin admin/Zz9Yy8Xx7Ww6!", "входlogin admin/[REDACTED:secret]"),
+    # ... not a Latin word's accented letter: one word
+    ("éPassword is Winter2024!", None),
 ])
 def test_labels_in_cyrillic_and_greek(text, expected):
     _check(text, expected)
@@ -87,6 +99,21 @@ def test_a_needle_in_cyrillic_keeps_the_one_pass():
     ("密码：\n  Zz9Yy8Xx7Ww6", "密码：\n  [REDACTED:secret]"),
     ("Senha:\nZz9Yy8Xx7Ww6", "Senha:\n[REDACTED:secret]"),
     ("**Senha** → Zz9Yy8Xx7Ww6", "**Senha** → [REDACTED:secret]"),
+    # ... a row's cell, a word a person picked (English's too); a token's or a key's name, Greek's password
+    ("| Passwort | s3cr3tValue |", "| Passwort | [REDACTED:secret] |"),
+    ("| 密码 | Winter2024x |", "| 密码 | [REDACTED:secret] |"),
+    ("| Contraseña | Verano2024x |", "| Contraseña | [REDACTED:secret] |"),
+    ("| Mot de passe | Soleil2024x |", "| Mot de passe | [REDACTED:secret] |"),
+    ("| Пароль | Zima2024xYz |", "| Пароль | [REDACTED:secret] |"),
+    ("| Password | s3cr3tValue |", "| Password | [REDACTED:secret] |"),
+    ("| Токен | Ab3dEf6hJk9mNp2q |", "| Токен | [REDACTED:secret] |"),
+    ("| Servicio | Clave API |\n|---|---|\n| pagos | Qw7eRt2yUi5oPa9s |",
+     "| Servicio | Clave API |\n|---|---|\n| pagos | [REDACTED:secret] |"),
+    ("| 서비스 | 토큰 |\n|---|---|\n| ci | Lk4jHg7fDs2aPo9i |", "| 서비스 | 토큰 |\n|---|---|\n| ci | [REDACTED:secret] |"),
+    ("**Clave API**: Adm1n!pass", "**Clave API**: [REDACTED:secret]"),
+    ("| Χρήστης | Κωδικός πρόσβασης |\n|---|---|\n| admin | s3cr3tValue |",
+     "| Χρήστης | Κωδικός πρόσβασης |\n|---|---|\n| admin | [REDACTED:secret] |"),
+    ("| Κωδικός πρόσβασης | s3cr3tValue |", "| Κωδικός πρόσβασης | [REDACTED:secret] |"),
     # ... and what stays: a docs table of options, prose, a word, a placeholder, a type, a version
     ("| Senha | Obrigatório | Descrição |\n|---|---|---|\n| senha | sim | A senha do admin |", None),
     ("| 参数 | 密码 |\n|---|---|\n| 类型 | 字符串 |", None),
@@ -99,6 +126,9 @@ def test_a_needle_in_cyrillic_keeps_the_one_pass():
     ("| Senha | <sua-senha> |", None),
     ("| Campo | Tipo |\n|---|---|\n| senha | string |", None),
     ("| Senha | Python3x |", None),
+    ("| Токен | Описание |\n|---|---|\n| access | Токен доступа |", None),
+    ("| Κωδικός | Περιγραφή |\n|---|---|\n| ABC-12345 | Καρέκλα |", None),
+    ("| Passwort | falsch |", None), ("| Password | Version2 |", None),
 ])
 def test_a_password_s_name_in_another_language_in_markdown(text, expected):
     _check(text, expected)
