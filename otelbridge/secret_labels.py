@@ -53,7 +53,9 @@ _SEPARATOR = r"\\*[\"']?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
 #: Not a path, nor an identifier; and (after the word) not more of a path, a masked value, an ARN
 _NOT_A_NAME = r"(?!/)(?![A-Z0-9]*_[A-Z0-9_]*(?![\w+/=-]))(?![a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w+/=-]))"
 _WORD_ENDS = r"(?![.*:@~]?[\w*~])"
-_VALUE = _NOT_A_NAME + r"(?=[\w+/=-]*[0-9])(?=[\w+/=-]*[A-Za-z])[\w+/=-]{12,}+" + _WORD_ENDS
+#: (a digit and a letter looked for within its first 256 characters: looked for to a long word's
+#: end from every key in it, ``a_key=a_key=…``, 256 Ki of it took minutes)
+_VALUE = _NOT_A_NAME + r"(?=[\w+/=-]{0,255}?[0-9])(?=[\w+/=-]{0,255}?[A-Za-z])[\w+/=-]{12,}+" + _WORD_ENDS
 
 #: Labels in other languages (a model answers in its user's): a password (a word of 8 ASCII
 #: characters or more but quotes and ``\``, a letter and a digit among them: ``비밀번호: Zz9Yy8Xx7Ww6``, ``Senha: …``;

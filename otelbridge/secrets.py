@@ -560,11 +560,13 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # .NET appSettings <add key="DbPassword" value="X" />, <env name="DB_PASSWORD" value="X"/>,
     # name=DB_PASSWORD value=X, the AWS CLI's Name=DB_PASSWORD,Value=X and
     # ParameterKey=DbPassword,ParameterValue=X: quoted to the closing quote, else to the next
-    # space or comma
+    # space or comma (a name of a path's characters, its key word within its first 100: a name
+    # read over '=' to every end of a long word from each key= in it took minutes on 256 Ki of
+    # key=key=…)
     Pattern.of(
         "secret",
         ("value",),
-        r"(?P<keep>\b(?i:key|name|parameterkey)\s*=\s*(?P<nq>\\*[\"']?)[^\"'<>\s,]*?" + _SECRET_KEY
+        r"(?P<keep>\b(?i:key|name|parameterkey)\s*=\s*(?P<nq>\\*[\"']?)[\w./:-]{0,100}?" + _SECRET_KEY
         + r"(?P=nq)(?:\s+|,)(?i:value|parametervalue)\s*=\s*\\*[\"']?)(?!\[REDACTED:)"
         r"(?:(?<=[\"'])[^\"'\\]+|(?<![\"'])[^\s\"'<>\\,]+)",
         requires=(("key", "name", "Key", "Name", "KEY", "NAME"), ("=",)),

@@ -172,6 +172,8 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "curl -u 'a:", 'curl -u \\"a:', "a:1:b:c:", "password  x\n", '"token": {"a": 1, ',
     # labels of words
     "API Key: ", '"API Key": "', "\\nAPI Key: x\\n", "api key = x ",
+    # a key and a value of one long word: .NET's key= then a name, a vendor's key then its value
+    "key=", "a_key=", "Key=", "salt=",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
