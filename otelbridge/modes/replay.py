@@ -10,7 +10,8 @@ import sys
 from ..config import Config
 from ..deadline import Deadline
 from ..messages import say
-from ..pipeline import Pipeline, WaitForExporters, private_stdout
+from ..events import SpanRecord
+from ..pipeline import Pipeline, SpanSink, WaitForExporters, private_stdout
 from ..resource import REPLAY_INSTANCE_ID
 from ..source.replay import read_file
 from ..stats import Stats
@@ -31,6 +32,71 @@ def _progress(total: int):
     return Progress("replay", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                     TimeRemainingColumn(), console=stderr_console(), transient=True,
                     redirect_stdout=False, redirect_stderr=True)
+
+
+class LaterFileGoesOn:
+    """``replay``'s sink: a workflow's records (``workflow.task_id``) pass when its root does.
+    One that its file ended before it closed (its root ``workflow.status`` = ``incomplete``)
+    waits while files are still to come (:attr:`more`): a log cut in two shows it again in the
+    next file, whose progress snapshots hold every agent so far, with the same ids (derived from
+    its task). Then only that later reading passes, with what only the first file's lines
+    gave (:func:`_fill_in`); a workflow no later file shows passes at the end
+    (:meth:`flush`). Other records pass at once."""
+
+    def __init__(self, sink: SpanSink) -> None:
+        self.sink = sink
+        #: files are still to come after the one read now
+        self.more = False
+        self.held: dict[tuple[int, str], list[SpanRecord]] = {}
+        #: workflows a file ended before they closed, root last
+        self.cut: dict[tuple[int, str], list[SpanRecord]] = {}
+
+    def emit(self, rec: SpanRecord) -> None:
+        task_id = rec.attributes.get("workflow.task_id")
+        if task_id is None:
+            self.sink.emit(rec)
+            return
+        key = (rec.trace_id, str(task_id))
+        held = self.held.setdefault(key, [])
+        held.append(rec)
+        if rec.attributes.get("gen_ai.operation.name") != "invoke_workflow":
+            return
+        del self.held[key]
+        before = self.cut.pop(key, None)
+        if before is not None:
+            _fill_in(held, before)
+        if self.more and rec.attributes.get("workflow.status") == "incomplete":
+            self.cut[key] = held
+            return
+        for one in held:
+            self.sink.emit(one)
+
+    def flush(self) -> None:
+        """Pass what waits: the workflows no later file showed again, and records of a
+        workflow whose root never came."""
+        for records in (*self.cut.values(), *self.held.values()):
+            for one in records:
+                self.sink.emit(one)
+        self.cut.clear()
+        self.held.clear()
+
+
+#: What a workflow's spans know from its ``task_started``, which a later file's reading of it
+#: lacks.
+FROM_ITS_START = ("workflow.name", "workflow.description")
+
+
+def _fill_in(later: list[SpanRecord], before: list[SpanRecord]) -> None:
+    """The ``later`` reading of a workflow takes :data:`FROM_ITS_START` from the reading
+    ``before``, span by span (the root its name too)."""
+    known = {rec.span_id: rec for rec in before}
+    for rec in later:
+        had = known.get(rec.span_id)
+        for key in FROM_ITS_START if had is not None else ():
+            if key not in rec.attributes and key in had.attributes:
+                rec.attributes[key] = had.attributes[key]
+                if key == "workflow.name":
+                    rec.name = had.name
 
 
 def _modified_ns(path) -> int | None:
@@ -57,7 +123,9 @@ def replay(cfg: Config, files: list) -> int:
     private_stdout(cfg)
     stats = Stats()
     pipeline = Pipeline(cfg, stats, report=Report(cfg, say), stream_timers=True,
-                        last=WaitForExporters, instance_id=REPLAY_INSTANCE_ID)
+                        last=WaitForExporters, hold=LaterFileGoesOn, instance_id=REPLAY_INSTANCE_ID)
+    assert isinstance(pipeline.sink, LaterFileGoesOn)
+    hold = pipeline.sink
     sizes = []
     for path in files:
         try:
@@ -91,6 +159,9 @@ def replay(cfg: Config, files: list) -> int:
                 say(f"cannot read {str(path)!r}: {exc.strerror}")
                 code = 1
             seen.update((ref[0], ref) for ref in pipeline.tracker.session_refs())
+            hold.more = i + 1 < len(files)  # (a workflow its end cuts waits for them)
             pipeline.end_stream()
+            hold.more = False
+        hold.flush()
     all_exported = pipeline.exporters.shutdown(Deadline.after(cfg.flush_timeout_s))
     return pipeline.report_and_exit_code(code, all_exported, tee=False)

@@ -86,15 +86,15 @@ def test_replay_twice_gives_the_same_ids(tmp_path):
 
 def test_replay_uses_stream_time_and_closes_each_file(tmp_path):
     """A file without its task_notification is closed at its own end, dated by its own stream:
-    never by the replay's wall clock, never by the next file."""
+    never by the replay's wall clock, never by the next file (one that shows the workflow
+    again replaces it: :func:`test_a_workflow_a_log_cut_in_two_is_exported_once_as_the_later_file_shows_it`)."""
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(b"".join(l for l in CBC.read_bytes().splitlines(keepends=True)
                              if b"task_updated" not in l and b"task_notification" not in l))
-    proc, spans = replay([cut, CBC])
+    proc, spans = replay([cut, EXAMPLES / "claude-code-session.jsonl"])
     assert proc.returncode == 0, proc.stderr
-    roots = [s for s in spans if s.name.startswith("invoke_workflow")]
-    assert len(roots) == 2 and len({r.trace_id for r in roots}) == 1  # same ids: same session/task
-    (incomplete,) = [r for r in roots if r.attributes["workflow.status"] == "incomplete"]
+    (incomplete,) = [s for s in spans if s.name.startswith("invoke_workflow")]
+    assert incomplete.attributes["workflow.status"] == "incomplete"
     newest_ms = 0
     for line in cut.read_bytes().splitlines():
         doc = json.loads(line)
@@ -411,3 +411,42 @@ def test_a_snapshot_past_the_grace_window_in_stream_time_is_late_in_replay(tmp_p
     else:
         assert agent.end_ns == root.end_ns == stop
     assert by_name["invoke_agent claude-code"].end_ns == root.end_ns
+
+
+def _workflow_spans(spans) -> dict:
+    """{span id: (name, parent, status, message, attributes, start, end)} of a workflow's spans,
+    without ``gen_ai.provider.name``: its agents take it from the session's ``init``, which a
+    second file does not show."""
+    return {s.span_id: (s.name, s.parent_span_id, s.status_code, s.status_message,
+                        {k: v for k, v in s.attributes.items() if k != "gen_ai.provider.name"},
+                        s.start_ns, s.end_ns)
+            for s in spans if "workflow.task_id" in s.attributes}
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", ["claudecli-go-workflow-phased-2.1.270.jsonl", "workflow-probe-2.1.206.jsonl"])
+def test_a_workflow_a_log_cut_in_two_is_exported_once_as_the_later_file_shows_it(tmp_path, name):
+    """A recording cut at every line from its workflow's ``task_started`` to its last
+    ``workflow_progress``: the first file ends the workflow incomplete, the second rebuilds it
+    from its snapshots with the same ids. Exported is one reading, the later, with the name the
+    first file's ``task_started`` gave: the workflow's spans are the whole file's (ids, parents,
+    status, attributes, times), and no span id comes twice."""
+    path = FIXTURES / "claude-code" / name
+    lines = path.read_bytes().splitlines(keepends=True)
+    docs = [json.loads(line) for line in lines]
+    begin = next(i for i, d in enumerate(docs) if d.get("task_type") == "local_workflow")
+    last = max(i for i, d in enumerate(docs) if "workflow_progress" in json.dumps(d))
+    proc, spans = replay([path])
+    assert proc.returncode == 0, proc.stderr
+    whole = _workflow_spans(spans)
+    assert len(whole) >= 4 and any(v[0].startswith("invoke_workflow ") and v[0] != "invoke_workflow workflow"
+                                   for v in whole.values())
+    first, then = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for cut in range(begin + 1, last + 1):
+        first.write_bytes(b"".join(lines[:cut]))
+        then.write_bytes(b"".join(lines[cut:]))
+        proc, spans = replay([first, then])
+        assert proc.returncode == 0, proc.stderr
+        ids = [(s.trace_id, s.span_id) for s in spans]
+        assert len(ids) == len(set(ids)), cut
+        assert _workflow_spans(spans) == whole, cut
