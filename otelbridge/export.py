@@ -494,7 +494,7 @@ class Exporters:
                     # packets dropped on the way; the export's timeout, not reached, names no cause)
                     silent = not (p.exporter.refused or p.exporter.exported)
                     if silent and p.exporter.waiting_s() >= p.exporter.STUCK_S:
-                        part += ": is a collector listening there, or a firewall dropping the packets?"
+                        part += ": is a collector listening and answering there, or a firewall dropping the packets?"
                 if p.exporter.cause is not None:  # (the collector may take spans again by now)
                     back = p.exporter.recovered and p.exporter.healthy()
                     part += f"; {'lost before it recovered: ' * back}{p.exporter.cause}"

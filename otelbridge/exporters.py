@@ -246,7 +246,7 @@ _CAUSES = (
      "connected, but no answer {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is the collector stuck or "
      "overloaded, or is another program on that port?"),
     (("timed out", "DEADLINE_EXCEEDED", "Deadline Exceeded"),
-     "no answer {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening there, or a "
+     "no answer {within} (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening and answering there, or a "
      "firewall dropping the packets?"),
 )
 _HTTP_STATUS = re.compile(r"\bcode: (\d{3})\b")

@@ -51,7 +51,7 @@ def test_a_closed_connection_names_both_protocols_ports():
         "usually on port 4317, OTLP/HTTP on 4318: --protocol)")
 
 
-NO_ANSWER = ("(OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening there, or a firewall dropping the "
+NO_ANSWER = ("(OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening and answering there, or a firewall dropping the "
              "packets?")
 
 

@@ -23,7 +23,7 @@ TAKEN = ("connected, but no answer within 1 s (OTEL_EXPORTER_OTLP_TIMEOUT): is t
          "overloaded, or is another program on that port?")
 DROPPED = ("no connection within 1 s (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening at that address, "
            "or a firewall dropping the packets?")
-SILENT = ("no answer within 1 s (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening there, or a firewall "
+SILENT = ("no answer within 1 s (OTEL_EXPORTER_OTLP_TIMEOUT): is a collector listening and answering there, or a firewall "
           "dropping the packets?")
 
 pytestmark = needs_fixtures()
@@ -80,6 +80,6 @@ def test_a_blackhole_that_outlasts_the_flush_says_what_to_check_when_it_runs_out
     (line,) = proc.stderr.decode().splitlines()
     assert re.fullmatch(
         rf"otelbridge: export incomplete \({re.escape(url)}: (\d+) of \1 not confirmed; no answer yet when "
-        r"--flush-timeout \(2 s\) ran out: is a collector listening there, or a firewall dropping the packets\?\)",
+        r"--flush-timeout \(2 s\) ran out: is a collector listening and answering there, or a firewall dropping the packets\?\)",
         line), line
     assert took < 9, took  # (~2.5 s: --flush-timeout, not the export's 10 s)
