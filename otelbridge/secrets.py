@@ -54,6 +54,7 @@ from .secret_keys import (_ARG, _ASCII_BLANK, _BLOCK_INDICATOR, _JSON_ARRAY, _JS
 from .secret_listing import PAGE_PATTERNS
 from .secret_wrapped import WRAPPED_PATTERNS
 from .secret_labels import LABEL_PATTERNS
+from .secret_short import SHORT_PATTERNS
 from .secret_code import CODE_PATTERNS, SIGNING_KEY
 from .secret_tokens import AWS_PREFIXES, BEFORE_JWT, CUT, PRECHECKS, VENDOR_TOKENS
 from .secret_tools import NAMED_VALUE, NETLIFY_SECRET_NAME, PASS_PHRASE_ARG, PROGRAM_FLAGS, TOOL_PATTERNS
@@ -525,6 +526,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     *CODE_PATTERNS,
     *TOOL_PATTERNS,
     *LABEL_PATTERNS,
+    *SHORT_PATTERNS,
     *PAGE_PATTERNS,  # (Markdown, HTML, then a listing's lines without their numbers)
     # vault login TOKEN (not -method=..., not key=value arguments)
     Pattern.of("secret", ("vault login",),

@@ -100,6 +100,17 @@ def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
     assert r.scan(kept) == kept
 
 
+def test_a_short_value_under_a_marked_name_is_hidden_in_a_later_description():
+    """A short value in a table's row or after a bold name, found once, is hidden in a
+    sub-agent's description after it (``gen_ai.agent.description`` is exported by default); a
+    PIN's digits are not remembered (every later number would be at risk)."""
+    r = Redactor()
+    r.scan("| DB_PASS | Kx8#mq2 |")
+    r.scan("**Password**: Pq8vLm3nPw")
+    r.scan("PIN: 4821")
+    assert r.scan("rotate Kx8#mq2 and Pq8vLm3nPw; port 4821") == "rotate [REDACTED:secret] and [REDACTED:secret]; port 4821"
+
+
 def test_the_value_is_remembered_not_the_text_around_it():
     """What a pattern replaced may hold more than the secret: punctuation after it, the user
     before a URL's password, the rest of a cookie list or of a command's `--set a=X,b=Y`."""

@@ -174,6 +174,9 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     "API Key: ", '"API Key": "', "\\nAPI Key: x\\n", "api key = x ",
     # a key and a value of one long word: .NET's key= then a name, a vendor's key then its value
     "key=", "a_key=", "Key=", "salt=",
+    # short values after a marked name, a label, a PIN, a *_SALT= variable, a quoted passphrase
+    "**Password**: ", "| DB_PASS | ", "`DB_PASSWORD` is `", "API key: Aa1", "PIN: 1", "A_SALT=", "HMAC_SALT=Ab1",
+    "the passphrase is '", "| x_pass |", "**Token**: Aa1b2",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start
