@@ -11,7 +11,7 @@ that could be a secret and that the detector would not find alone are remembered
 generated (8 characters or more, no blank, a letter and a digit) is hidden wherever it stands,
 inside a longer word too; one a person may have picked, short (4 to 7 characters, a letter and
 a digit or a sign: ``hunter2``, ``p@ss``) or with blanks (a passphrase, ``a b c``, ``correct
-horse``), only as a whole word or words (not inside ``hunter2x``): shorter, it is as often part
+horse``; not prose's words after a label, ``ask the admin``: :data:`_PROSE`), only as a whole word or words (not inside ``hunter2x``): shorter, it is as often part
 of a word as a secret, and a password said once under its label and echoed bare in a tool's
 result leaks as surely as a long one. Only the value a match begins with as a word of its own:
 a rule's match may run on past it (to a line's end, over ``,host=…``), and what follows is
@@ -121,6 +121,12 @@ def _decoded(value: str) -> list[str]:
 _PICKED = re.compile(r"(?![#!])[\w \t!@#$%^&*+?~.-]++\Z")
 #: ... a sign in a short one, after its first character (``p@ss``, ``abc!``; not a name's ``_ - .``)
 _SIGN = re.compile(r".[!@#$%^&*+?~]")
+#: A word of prose's grammar: a value with blanks that holds one, and no digit or sign, is what
+#: a model wrote after a label (``password: ask the admin``, ``Password: same as prod``), not a
+#: passphrase (``correct horse battery staple``); remembered, it would hide those words in every
+#: later string. One with a digit or a sign (``corr3ct horse``) is remembered whatever its words
+_PROSE = re.compile(r"(?i)(?<![\w'])(?:the|an|as|is|are|be|to|of|in|on|at|by|for|from|with|and|or|not|no|see|ask|same"
+                    r"|use|set|your|our|my|its|it|this|that|below|above|here|there|none|via|per|than|if|when)(?![\w'])")
 #: Where a value hidden as a whole word may stand: no letter, digit or ``_`` on either side
 _WORD = r"(?<!\w){}(?!\w)"
 #: How :func:`how_hidden` says a value is hidden
@@ -145,6 +151,8 @@ def how_hidden(value: str, reserved: str = "") -> str | None:
     if any(c.isspace() for c in value):
         if len(value) > MAX_SPACED_CHARS or _PICKED.match(value) is None:
             return None
+        if not digit and _SIGN.search(value) is None and _PROSE.search(value) is not None:
+            return None  # (prose after a label: "ask the admin", "same as prod")
         return WHOLE_WORD if letter or digit else None
     if letter and digit and len(value) >= MIN_CHARS:
         return ANYWHERE

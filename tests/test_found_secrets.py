@@ -100,6 +100,22 @@ def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
     assert r.scan(kept) == kept
 
 
+def test_prose_after_a_label_is_not_remembered_a_passphrase_is():
+    """A value with blanks that holds prose's words (``the``, ``as``, ``ask``) and no digit or
+    sign is what a model wrote after a label: hidden there, never in later strings; a
+    passphrase of other words, or with a digit or a sign, is remembered."""
+    later = "ask the admin; same as prod; the same as the username; correct horse battery staple; corr3ct horse"
+    for said in ("password: ask the admin", "Password: same as prod", "Password: the same as the username"):
+        r = Redactor()
+        assert r.scan(said).endswith(": [REDACTED:secret]")
+        assert r.scan(later) == later, said
+    r = Redactor()
+    r.scan("Passphrase: correct horse battery staple")
+    r.scan("DB_PASSWORD='corr3ct horse'")
+    assert r.scan(later) == "ask the admin; same as prod; the same as the username; [REDACTED:secret]; [REDACTED:secret]"
+    assert how_hidden("see the vault") is None and how_hidden("a b c") == WHOLE_WORD
+
+
 def test_a_short_value_under_a_marked_name_is_hidden_in_a_later_description():
     """A short value in a table's row or after a bold name, found once, is hidden in a
     sub-agent's description after it (``gen_ai.agent.description`` is exported by default); a
