@@ -216,6 +216,6 @@ def save_position(file: Path, pos: Position, path: Path, head: str = "") -> None
     with os.fdopen(fd, "w") as fh:
         json.dump({"path": str(path), "dev": pos.dev, "ino": pos.ino, "offset": pos.offset,
                    "read_to": pos.read_to, "workflows": list(pos.workflows),
-                   "sessions": [list(s) for s in pos.sessions],
-                   "continued": [list(s) for s in pos.continued], "salt": pos.salt, "stopped": pos.stopped, "head": head}, fh)
+                   "sessions": [list(s[:8]) for s in pos.sessions],  # (not the cut turns': a restart reads them again)
+                   "continued": [list(s[:8]) for s in pos.continued], "salt": pos.salt, "stopped": pos.stopped, "head": head}, fh)
     os.replace(tmp, file)

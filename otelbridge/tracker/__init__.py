@@ -204,8 +204,8 @@ class Tracker:
                     if s.model_total is not None:
                         counted = s.process_tokens(earlier=True)
                         s.tokens_from = counted_parts(counted)[2] if counted is not None else None
-                    else:
-                        s.counted_from = counted_so_far(s)
+                    else:  # (it takes off what the ended span counted, a cut turn's too: not twice)
+                        s.counted_from, s.cut_before = counted_so_far(s), ()
 
     def open_session_refs(self) -> tuple[SessionRef, ...]:
         """The sessions not yet ended that have an id (``turns``: those begun)."""
@@ -230,7 +230,7 @@ class Tracker:
     def continuation_refs(self) -> tuple[SessionRef, ...]:
         """The ended spans the open sessions go on from (:mod:`.quiet`, or a ``follow`` stop;
         ``turns``: those before, the cost the last before)."""
-        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before, *s.before_cost, s.ref()[7])
+        return tuple((s.sid, s.continues.trace_id, s.continues.span_id, s.turns_before, *s.before_cost, s.ref()[7], None)
                      for part in self._sessions for s in part.sessions.values()
                      if s.sid and s.continues is not None)
 

@@ -27,8 +27,8 @@ CallLater = Callable[[float, Callable[[], None]], Any]
 MAX_REFS = 10_000
 
 #: A session span as ``follow``'s offset file keeps it: (session id, trace id, span id, turns,
-#: then :data:`Counted`, then :data:`Said` or ``None``).
-SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, ...] | None", "Said | None"]
+#: :data:`Counted`, :data:`Said` or ``None``; in memory, :meth:`~.state.Session.cut_counts`).
+SessionRef = tuple[str, int, int, int, "float | None", float, "tuple[int, ...] | None", "Said | None", "tuple[tuple[tuple[int, ...], ...], tuple[tuple[str, tuple[int, ...]], ...]] | None"]
 #: What a session's ``init`` said: its agent's name, provider, model and CLI version.
 Said = tuple["str | None", "str | None", "str | None", "str | None"]
 #: What a session's last result counted: its ``total_cost_usd`` and

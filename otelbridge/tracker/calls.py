@@ -302,15 +302,19 @@ class CallsMixin:
             self._emit_chat(s, chat)
 
     @staticmethod
-    def _covers(s: Session, turn_n: int | None, end: int, usage: Usage | None = None) -> None:
+    def _covers(s: Session, turn_n: int | None, end: int, usage: Usage | None = None,
+                again: Usage | None = None) -> None:
         """Turn ``turn_n`` (open or waiting for its result) ends no earlier than ``end``; a
-        model call's ``usage`` adds to the turn's :attr:`~Turn.calls_usage`."""
+        model call's ``usage`` adds to the turn's :attr:`~Turn.calls_usage` (``again``, what
+        the span before counted of that call, to its :attr:`~Turn.again`)."""
         for turn in (s.turn, *s.waiting):
             if turn is not None and turn.n == turn_n:
                 turn.child_end_ns = max(turn.child_end_ns, end)
                 if usage is not None:
                     turn.calls_usage.add(usage)
                     turn.calls += 1
+                    if again is not None:
+                        turn.again.add(again)
 
     @staticmethod
     def _ready(s: Session, owner: str | None, turn_n: int | None, ns: int) -> None:
@@ -450,8 +454,11 @@ class CallsMixin:
                 agent.usage.add(chat.usage)
         end = max(chat.end_ns, chat.child_end_ns, chat.start_ns)  # its tools lie inside it
         self._ready(s, chat.owner, chat.turn_n, end)
+        again = s.counted_before(chat.message_id)  # (a call cut across: the span before counted it)
         if chat.owner is None:
-            self._covers(s, chat.turn_n, end, chat.usage)
+            self._covers(s, chat.turn_n, end, chat.usage, again)
+        elif again is not None:
+            s.seen_again.add(again)
         rec = SpanRecord(
             name=span_name("chat", chat.model, "model"),
             trace_id=s.trace_id,

@@ -82,6 +82,7 @@ class QuietMixin:
             ref = self.ctx.ref_before(s.sid)
         if ref is not None:
             s.before_cost = ref[4:7]  # type: ignore[assignment]
+            s.cut_before, s.cut_calls = ref[8] if len(ref) > 8 and ref[8] is not None else ((), ())
             s.tokens_from = counted_parts(ref[6])[2] if ref[6] is not None else None
             if ref[7] is not None:
                 s.agent_name, s.provider, s.model, s.version = ref[7]

@@ -197,28 +197,31 @@ def count_turn(s: Session, turn: Turn, usage: Usage | None) -> None:
     result's ``usage`` (``None``: no result, or one that counted none of its own), which is the
     CLI's count of the turn's top-level model calls, with their final output (a call's lines
     give a snapshot taken at its start; Claude Code's, Caudra's, milk's result alike: per turn,
-    sub-agents apart); else those calls' own usage, else none. Also its calls' where the result
-    may count calls a span before counted (:meth:`~.state.Session.began_before`: a log cut
-    mid-turn, another file of a ``replay`` going on from there)."""
+    sub-agents apart); else those calls' own usage, else none. A turn a span before cut (a log
+    cut mid-turn, another file of a ``replay`` going on from there) counts its result less what
+    that span counted of it (:meth:`~.state.Session.cut_of`: its calls there, the one cut across
+    counted again here with its lines' snapshot); without one, its calls but those that span
+    counted (:attr:`~.state.Turn.again`)."""
     s.turn_calls.add(turn.calls_usage)
-    own = usage is not None and not s.began_before(turn)
-    counted = usage if own or not turn.calls_usage.has_tokens() else turn.calls_usage
-    if counted is None:
+    cut = s.cut_of(turn) if usage is not None else None
+    counted = turn.calls_usage.less(turn.again.counts()) if usage is None else usage.less(cut or ())
+    if usage is None and not counted.has_tokens():
         return
     if s.usage is None:
         s.usage = Usage()
     s.usage.add(counted)
-    s.by_results |= own
+    s.by_results |= usage is not None
 
 
 def results_total(s: Session, own: bool = True) -> Usage | None:
     """``s``'s total without a ``modelUsage``: what its turns count (:func:`count_turn`) and its
-    other model calls (its sub-agents', with their last from their tool's result), with ``own``
+    other model calls (its sub-agents', with their last from their tool's result, less what a
+    span before counted of those cut across: :attr:`~.state.Session.seen_again`), with ``own``
     less what the span before counted of them (:attr:`~.state.Session.counted_from`); ``None``
     when none reported a token count."""
     if s.usage is None and not s.tail.has_tokens():
         return None
-    total = s.tail.less(s.turn_calls.counts())
+    total = s.tail.less(s.turn_calls.counts()).less(s.seen_again.counts())
     if s.usage is not None:
         total.add(s.usage)
     return total.less(s.counted_from) if own and s.counted_from is not None else total

@@ -259,6 +259,12 @@ class SessionTracker(CallsMixin, SubagentsMixin, MarksMixin, ChargesMixin, Quiet
             self._release_first_call(s.turn, s.turn.start_ns)  # a deferred result moves no start
             s.waiting.append(s.turn)
             s.turn = None
+        if ev.opens_turn and s.turn_count == s.turns_before:
+            # the turns a file before cut wait for their result, as they would in one stream:
+            # it comes after this init (:meth:`~.state.Session.cut_of`)
+            for _ in s.cut_before:
+                s.waiting.append(self._open_turn(s, now))
+                s.turn = None
         if ev.opens_turn:  # (Caudra's runs open with their turn_start)
             turn = self._open_turn(s, now)
             turn.model, turn.from_start = ev.model or s.model, True

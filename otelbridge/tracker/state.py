@@ -157,6 +157,8 @@ class Turn(msgspec.Struct):
     calls_usage: Usage = msgspec.field(default_factory=Usage)
     #: its top-level model calls emitted so far
     calls: int = 0
+    #: what a span before counted of those (cut across, :meth:`Session.counted_before`)
+    again: Usage = msgspec.field(default_factory=Usage)
     #: opened by its run's first line (an ``init``, Caudra's ``turn_start``): none of its lines
     #: came before it, in a span the session went on from
     from_start: bool = False
@@ -243,6 +245,15 @@ class Session(msgspec.Struct):
     #: what it had counted without a ``modelUsage`` when ``follow`` ended reading again what a
     #: run before read (:func:`~.results.results_total`): the ended span's, its own come after
     counted_from: tuple[int, ...] | None = None
+    #: what the span it goes on from (another ``replay`` file) counted of each turn cut at its
+    #: end, in order (their top-level calls'): their results come here and count those calls
+    #: too, so they count less these (:meth:`cut_of`, :func:`~.results.count_turn`)
+    cut_before: tuple[tuple[int, ...], ...] = ()
+    #: the model calls open at that span's end (message id, what it counted of each): their
+    #: lines here are calls it counted (:meth:`counted_before`); ``seen_again``: what it
+    #: counted of those of sub-agents, which :func:`~.results.results_total` takes off
+    cut_calls: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    seen_again: Usage = msgspec.field(default_factory=Usage)
     #: the latest non-empty ``modelUsage`` summed over models (the CLI's cumulative total),
     #: how many results carried one, and the usage of calls whose last line came after it
     model_total: Usage | None = None
@@ -309,8 +320,15 @@ class Session(msgspec.Struct):
     def began_before(self, turn: Turn) -> bool:
         """Whether ``turn`` may have begun in the span this one goes on from: its first turn,
         opened by no run's first line (a log cut mid-turn), whose result counts that span's
-        calls of it too."""
+        calls of it too (:attr:`cut_before`)."""
         return self.continues is not None and not turn.from_start and turn.n == self.turns_before + 1
+
+    def cut_of(self, turn: Turn) -> tuple[int, ...] | None:
+        """What the span this one goes on from counted of ``turn``: one of its first turns,
+        opened by no run's first line, takes the turn cut there in the same place (results
+        come in their turns' order); ``None``: none."""
+        i = turn.n - self.turns_before - 1
+        return None if turn.from_start or not 0 <= i < len(self.cut_before) else self.cut_before[i]
 
     def busy(self) -> bool:
         """Whether a turn (also one closed, waiting for its result), a sub-agent, a tool call
@@ -325,7 +343,35 @@ class Session(msgspec.Struct):
                 else self.before_cost[0] if self.continues is not None else 0.0)
         said = (self.agent_name, self.provider, self.model, self.version)
         return (self.sid or "", self.trace_id, self.span_id, self.turn_count, cost, self.cost_base,
-                self.process_tokens(), said if any(said) else None)
+                self.process_tokens(), said if any(said) else None, self.cut_counts())
+
+    def counted_before(self, message_id: str | None) -> Usage | None:
+        """What the span this one goes on from counted of the model call ``message_id``, open
+        at its end (cut across, :attr:`cut_calls`); ``None``: none."""
+        for mid, counts in self.cut_calls:
+            if message_id and mid == message_id:
+                return usage_of(counts)
+        return None
+
+    def cut_counts(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[str, tuple[int, ...]], ...]] | None:
+        """What its span counts, without a ``modelUsage``, of each of its turns with no result
+        yet (their top-level model calls', those still open too, less what a span before
+        counted of them, with what it counted of one begun there), and of each model call open
+        (by message id): a span going on from it (a later ``replay`` file) takes these from
+        those turns' results, or those calls seen again (:attr:`cut_before`); ``None``: none."""
+        cut = [turn for turn in (*self.waiting, self.turn) if turn is not None]
+        if self.model_total is not None or not cut:
+            return None
+        counted = []
+        for turn in cut:
+            total = turn.calls_usage.less(turn.again.counts())
+            for chat in self.chats.values():
+                if chat.owner is None and chat.turn_n == turn.n:
+                    total.add(chat.usage.less((self.counted_before(chat.message_id) or Usage()).counts()))
+            total.add(usage_of(self.cut_of(turn) or ()))
+            counted.append(total.counts())
+        calls = tuple((chat.message_id, chat.usage.counts()) for chat in self.chats.values() if chat.message_id)
+        return tuple(counted), calls
 
     def process_tokens(self, earlier: bool = False) -> tuple[int, ...] | None:
         """What its span has counted of its process's tokens (:data:`~.base.Counted`): the last

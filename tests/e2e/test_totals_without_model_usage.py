@@ -190,24 +190,25 @@ def test_a_session_resumed_in_a_later_file_counts_each_process_results_once(tmp_
 
 
 @needs_fixtures()
-def test_a_turn_cut_across_two_files_counts_its_calls_once_not_its_result_on_top(tmp_path):
+def test_a_turn_cut_across_two_files_counts_its_result_less_what_the_first_counted(tmp_path):
     """The 2.1.87 recording cut in two files mid-turn (after its sub-agent's first tool
     result, line 8): the first file's span ends with the turn cut, its calls so far counted
     (lines 2 and 7); the turn's result, in the second file, counts line 2's call too. The second
-    span counts its own call (line 11), as its line gave it, not that result: the totals and
-    the spans' sum are each call the stream made a span of, once. They said 176 output tokens
-    (the second file's only call took the result's 127, on top of line 2's 41), and the session
-    spans 39,752 / 49 and 40,248 / 127. (The sub-agent's last call, which its tool's result
-    gives on line 10, is in no span: the second file does not know the tool call of the first.)"""
+    span counts that result less line 2's call: the totals and the spans' sum are the whole
+    stream's, each token once, but for the sub-agent's last call, which its tool's result gives
+    on line 10 (the second file does not know the tool call of the first, nor whether that call
+    is one the first counted: it errs low). They said 176 output tokens (the second file's only
+    call took the result's 127, on top of line 2's 41), then 50 (its call's snapshot, 1, for
+    the result's 127 less 41)."""
     lines = without_model_usage((CC / AGENT).read_text())
-    calls = {d["message"]["id"]: d["message"]["usage"] for d in docs(lines)
-             if d.get("type") == "assistant" and d["message"].get("usage")}
-    want = (sum(map(inputs, calls.values())), sum(u["output_tokens"] for u in calls.values()))
+    found = dict(enumerate(map(parsed, lines), start=1))
+    last = found[10]["tool_use_result"]["usage"]
+    want = tuple(a - b for a, b in zip(stream_says(lines), (inputs(last), last["output_tokens"])))
     outputs, spans, _ = replay(tmp_path, written(tmp_path, "a.jsonl", lines[:8]),
                                written(tmp_path, "b.jsonl", lines[8:]))
     sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
     assert len(sessions) == 2
-    assert tokens(outputs) == summed(sessions) == want == (59947, 41 + 8 + 1)
+    assert tokens(outputs) == summed(sessions) == want == (81745 - 21798, 162 - 27)
 
 
 @needs_fixtures()
