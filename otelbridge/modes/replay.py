@@ -15,6 +15,10 @@ from ..pipeline import Pipeline, SpanSink, WaitForExporters, private_stdout
 from ..resource import REPLAY_INSTANCE_ID
 from ..source.replay import read_file
 from ..stats import Stats
+
+#: ``error.type`` of what the end of a stream cut (a session or turn before its result, a
+#: tool call before its result, a sub-agent before its end)
+INCOMPLETE = "incomplete"
 from ..tracker.base import SessionRef
 
 #: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
@@ -41,7 +45,10 @@ class LaterFileGoesOn:
     next file, whose progress snapshots hold every agent so far, with the same ids (derived from
     its task). Then only that later reading passes, with what only the first file's lines
     gave (:func:`_fill_in`); a workflow no later file shows passes at the end
-    (:meth:`flush`). Other records pass at once."""
+    (:meth:`flush`). Likewise what of a session its file's end cut (:data:`INCOMPLETE`: its
+    span and turn before their result, a tool call before its own) waits: when a later file
+    shows that conversation again (it goes on there, in a span linked to this one), it passes
+    ended without an error; else, at the end, as it is. Other records pass at once."""
 
     def __init__(self, sink: SpanSink) -> None:
         self.sink = sink
@@ -50,10 +57,20 @@ class LaterFileGoesOn:
         self.held: dict[tuple[int, str], list[SpanRecord]] = {}
         #: workflows a file ended before they closed, root last
         self.cut: dict[tuple[int, str], list[SpanRecord]] = {}
+        #: the file read now (0 first); conversation id → the file whose end cut its session,
+        #: and the records it cut
+        self.file = 0
+        self.no_result: dict[str, tuple[int, list[SpanRecord]]] = {}
 
     def emit(self, rec: SpanRecord) -> None:
         task_id = rec.attributes.get("workflow.task_id")
         if task_id is None:
+            conv = rec.attributes.get("gen_ai.conversation.id")
+            if conv is not None and self.no_result:
+                self._gone_on(str(conv))
+            if self.more and rec.error_type == INCOMPLETE and conv is not None:
+                self.no_result.setdefault(str(conv), (self.file, []))[1].append(rec)
+                return
             self.sink.emit(rec)
             return
         key = (rec.trace_id, str(task_id))
@@ -71,14 +88,26 @@ class LaterFileGoesOn:
         for one in held:
             self.sink.emit(one)
 
+    def _gone_on(self, conv: str) -> None:
+        """A record of conversation ``conv``: if a file before this one ended its session
+        before its result, that session went on here: what waits of it passes, not an error."""
+        file, records = self.no_result.get(conv, (self.file, ()))
+        if file == self.file:
+            return
+        del self.no_result[conv]
+        for one in records:
+            one.error = one.error_type = None
+            self.sink.emit(one)
+
     def flush(self) -> None:
-        """Pass what waits: the workflows no later file showed again, and records of a
-        workflow whose root never came."""
-        for records in (*self.cut.values(), *self.held.values()):
+        """Pass what waits: the workflows no later file showed again, records of a workflow
+        whose root never came, and sessions no later file went on with."""
+        for records in (*self.cut.values(), *self.held.values(), *(r for _, r in self.no_result.values())):
             for one in records:
                 self.sink.emit(one)
         self.cut.clear()
         self.held.clear()
+        self.no_result.clear()
 
 
 #: What a workflow's spans know from its ``task_started``, which a later file's reading of it
@@ -146,6 +175,7 @@ def replay(cfg: Config, files: list) -> int:
         advance = (lambda n: progress.advance(task, n)) if progress is not None else None
         seen: dict[str, SessionRef] = {}  # the sessions of the files before
         for i, path in enumerate(files):
+            hold.file = i
             mtime = _modified_ns(path)
             if i or mtime is not None:
                 pipeline.new_stream((lambda t=mtime: t) if mtime is not None else None)
@@ -159,7 +189,7 @@ def replay(cfg: Config, files: list) -> int:
                 say(f"cannot read {str(path)!r}: {exc.strerror}")
                 code = 1
             seen.update((ref[0], ref) for ref in pipeline.tracker.session_refs())
-            hold.more = i + 1 < len(files)  # (a workflow its end cuts waits for them)
+            hold.more = i + 1 < len(files)  # (what its end cuts waits for them)
             pipeline.end_stream()
             hold.more = False
         hold.flush()

@@ -450,3 +450,37 @@ def test_a_workflow_a_log_cut_in_two_is_exported_once_as_the_later_file_shows_it
         ids = [(s.trace_id, s.span_id) for s in spans]
         assert len(ids) == len(set(ids)), cut
         assert _workflow_spans(spans) == whole, cut
+
+
+@needs_fixtures()
+def test_a_session_a_log_cut_in_two_goes_on_in_is_no_error_where_it_was_cut(tmp_path):
+    """workflow-phased cut at every line (both its results come last): the first file ends its
+    session and turn before their result, and what was open in them, the second goes on with
+    them. No span is an error, the run's status is ``ok`` as the whole file's; the same first
+    file followed by another session's file ends them ``stream ended before result``, an
+    error. (Not cut between the workflow's last snapshot and its notification: the second file
+    cannot rebuild the workflow, which stays as the first left it, ``incomplete``.)"""
+    path = FIXTURES / "claude-code" / "claudecli-go-workflow-phased-2.1.270.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    docs = [json.loads(line) for line in lines]
+    last = max(i for i, d in enumerate(docs) if "workflow_progress" in json.dumps(d))
+    notified = next(i for i, d in enumerate(docs) if d.get("subtype") == "task_notification"
+                    and d.get("task_id") == docs[last].get("task_id"))
+    first, then, out = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "out"
+    for cut in (*range(2, last + 1), *range(notified + 1, len(lines) - 1)):
+        first.write_bytes(b"".join(lines[:cut]))
+        then.write_bytes(b"".join(lines[cut:]))
+        out.unlink(missing_ok=True)
+        with GrpcReceiver() as rx:
+            proc = run_bridge(["replay", "--protocol", "grpc", "--endpoint", rx.endpoint, str(first), str(then)],
+                              env=clean_env(GITHUB_OUTPUT=str(out)))
+            spans = rx.received.spans()
+        assert proc.returncode == 0, proc.stderr
+        assert [(s.name, s.status_message) for s in spans if s.status_code == 2] == [], cut
+        assert "status=ok" in out.read_text().splitlines(), cut
+        sessions = sorted((s for s in spans if s.name == "invoke_agent claude-code"), key=lambda s: s.start_ns)
+        assert len(sessions) == 2 and (sessions[0].trace_id, sessions[0].span_id) in sessions[1].links, cut
+    first.write_bytes(b"".join(lines[:10]))
+    proc, spans = replay([first, EXAMPLES / "claude-code-session.jsonl"])
+    cut_off = sorted(s.name for s in spans if s.status_message == "stream ended before result")
+    assert cut_off == ["invoke_agent claude-code", "turn 1"]
