@@ -60,16 +60,16 @@ class LaterFileGoesOn:
         #: the file read now (0 first); conversation id → the file whose end cut its session,
         #: and the records it cut
         self.file = 0
-        self.no_result: dict[str, tuple[int, list[SpanRecord]]] = {}
+        self.cut_sessions: dict[str, tuple[int, list[SpanRecord]]] = {}
 
     def emit(self, rec: SpanRecord) -> None:
         task_id = rec.attributes.get("workflow.task_id")
         if task_id is None:
             conv = rec.attributes.get("gen_ai.conversation.id")
-            if conv is not None and self.no_result:
+            if conv is not None and self.cut_sessions:
                 self._gone_on(str(conv))
             if self.more and rec.error_type == INCOMPLETE and conv is not None:
-                self.no_result.setdefault(str(conv), (self.file, []))[1].append(rec)
+                self.cut_sessions.setdefault(str(conv), (self.file, []))[1].append(rec)
                 return
             self.sink.emit(rec)
             return
@@ -91,10 +91,10 @@ class LaterFileGoesOn:
     def _gone_on(self, conv: str) -> None:
         """A record of conversation ``conv``: if a file before this one ended its session
         before its result, that session went on here: what waits of it passes, not an error."""
-        file, records = self.no_result.get(conv, (self.file, ()))
+        file, records = self.cut_sessions.get(conv, (self.file, ()))
         if file == self.file:
             return
-        del self.no_result[conv]
+        del self.cut_sessions[conv]
         for one in records:
             one.error = one.error_type = None
             self.sink.emit(one)
@@ -102,12 +102,12 @@ class LaterFileGoesOn:
     def flush(self) -> None:
         """Pass what waits: the workflows no later file showed again, records of a workflow
         whose root never came, and sessions no later file went on with."""
-        for records in (*self.cut.values(), *self.held.values(), *(r for _, r in self.no_result.values())):
+        for records in (*self.cut.values(), *self.held.values(), *(r for _, r in self.cut_sessions.values())):
             for one in records:
                 self.sink.emit(one)
         self.cut.clear()
         self.held.clear()
-        self.no_result.clear()
+        self.cut_sessions.clear()
 
 
 #: What a workflow's spans know from its ``task_started``, which a later file's reading of it
