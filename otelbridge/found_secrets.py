@@ -161,11 +161,6 @@ def how_hidden(value: str, reserved: str = "") -> str | None:
     return WHOLE_WORD if letter and (digit or _SIGN.search(value) is not None) else None
 
 
-def worth_remembering(value: str, reserved: str = "") -> bool:
-    """Whether ``value`` is remembered at all (:func:`how_hidden`)."""
-    return how_hidden(value, reserved) is not None
-
-
 def replaced(before: str, after: str) -> list[tuple[str, str]]:
     """``(value, kind)`` for each marker in ``after`` (``before`` with some of its text
     replaced by markers) where ``before`` held ``value``, each marker aligned at the next
@@ -195,7 +190,7 @@ class FoundSecrets:
     __slots__ = ("markers", "reserved", "found_alone", "learnt", "_words", "_order", "_lock")
 
     def __init__(self, reserved: str = "", found_alone: Callable[[str], bool] = lambda _: False) -> None:
-        #: text no value may be part of (:func:`worth_remembering`)
+        #: text no value may be part of (:func:`how_hidden`)
         self.reserved = reserved
         #: whether the detector finds a value with nothing around it (then it needs no memory)
         self.found_alone = found_alone

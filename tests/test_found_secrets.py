@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otelbridge import redact
 from otelbridge.events import SpanEvent, SpanRecord
 from otelbridge.found_secrets import (ANYWHERE, MAX_CHARS, MAX_VALUES, WHOLE_WORD, FoundSecrets, candidates, how_hidden,
-                                      replaced, worth_remembering)
+                                      replaced)
 from otelbridge.redact import Redactor
 from otelbridge.spans import PresetIdGenerator, SpanBuilder
 from otelbridge.stats import Stats
@@ -77,11 +77,11 @@ def test_only_values_that_may_be_secrets_are_remembered():
     assert r.found.markers == {}
     later = "changeme abcdefghijkl mcp__vault__get_token db-password-prod pw1"
     assert r.scan(later) == later
-    assert how_hidden("ab1-cd2e") == ANYWHERE and worth_remembering("ab1-cd2e") is True
+    assert how_hidden("ab1-cd2e") == ANYWHERE
     assert how_hidden("ab1-cd2") == WHOLE_WORD  # 7 characters
     assert how_hidden("ab1 cd2e9") == how_hidden("a b c") == how_hidden("p@ss") == WHOLE_WORD
     assert how_hidden("abc") is how_hidden("abcd") is how_hidden("a\nb c") is how_hidden("  ") is None
-    assert worth_remembering("pw1") is False
+    assert how_hidden("pw1") is None
 
 
 def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
