@@ -171,7 +171,7 @@ class Redactor:
         #: its values (a dict: empty, the common case, is one C call to tell)
         self._known = self.found.markers
         #: JSON key → whether a string of digits under it is redacted (:meth:`_names_a_secret_key`)
-        self._probes: dict[tuple[str, bool], bool] = {}
+        self._probes: dict[tuple[str, bool], bool] = dict.fromkeys(_COUNTED, False) if self.only_defaults else {}
 
     @classmethod
     def build(
@@ -430,6 +430,12 @@ class Redactor:
 
 
 _NUMBERS = frozenset({int, bool, float})
+#: Parts of our own attribute keys that hold a key word but name no secret (the usage counts,
+#: ``gen_ai.usage.input_tokens``), as the default rules' probe answers for them: known without
+#: it, whose first run compiles the key/value rules (~60–100 ms, most of a short session's CPU)
+_COUNTED = tuple((part, False) for part in (
+    "input_tokens", "output_tokens", "total_tokens", "tokens", "ephemeral_5m_input_tokens",
+    "ephemeral_1h_input_tokens", "event_key", "call_key"))
 #: Join a command line's arguments for the one-string rules: a space, as typed, or where an
 #: argument holds one, a character they also take for whitespace (some rules' needles then miss).
 _ARG_SEPS = (" ", "\x1f")

@@ -917,3 +917,21 @@ def test_a_message_cleaned_twice_is_cleaned_once(text):
     once = redact.message(text)
     assert redact.message(once) == once and "[REDACTED:url_credentials]@" in once
     assert ":p@" not in once and "pw@" not in once and "s3cret" not in once
+
+
+def test_the_usage_key_parts_known_without_the_probe_are_what_the_probe_answers():
+    """The default redactor knows, without running its probe, that our usage keys' parts
+    (``input_tokens``, ...) name no secret; that answer must be the probe's own, or a number
+    under such a key from the stream would be treated otherwise than before."""
+    seeded = Redactor()
+    probed = Redactor()
+    probed._probes.clear()
+    assert seeded._probes and set(seeded._probes) == set(redact._COUNTED)
+    for part, listed in redact._COUNTED:
+        assert probed._names_a_secret_key(part, listed) is False, part
+        assert seeded._names_a_secret_key(part, listed) is False, part
+    # a key word that names a secret is still probed, and found
+    assert seeded._names_a_secret_key("api_token", False) is True
+    # with a rule of the user's, which the probe may meet, nothing is known beforehand
+    assert Redactor.build([r"\d{8}"])._probes == {}
+    assert Redactor.build([r"\d{8}"])._names_a_secret_key("input_tokens", False) is True
