@@ -1,9 +1,9 @@
 """What may leave: every string otelbridge exports, shows or writes passes through here.
 
-The stream carries secrets and untrusted text (the cbc workflow protocol §9: the reply to ``initialize`` holds
-``account.token``, a JWT, the enterprise id and the user's email; ``workflow_name``, ``label`` and
-``resultPreview`` may hold user input or model output). Traces travel to backends many people
-read, so every exported string is, in this order:
+The stream carries secrets and untrusted text (the cbc workflow protocol §9: the reply to
+``initialize`` holds ``account.token``, a JWT, the enterprise id and the user's email;
+``workflow_name``, ``label`` and ``resultPreview`` may hold user input or model output). Traces
+travel to backends many people read, so every exported string is, in this order:
 
 1. **sanitised** — ANSI escape sequences removed; C0/C1 control characters become spaces
    (newlines too, after step 2, where ``key: value`` ends at the line's end); Unicode bidi
@@ -17,9 +17,9 @@ read, so every exported string is, in this order:
    ``OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT``; :data:`VOCABULARY` and span names at 64 at the
    least); a cut string ends in ``…``.
 
-Redaction runs on the whole string *before* the cap: a cap never leaves a secret's prefix. A
-string longer than :data:`SCAN_MAX_CHARS` never leaves (:meth:`Redactor.scan` gives ``None``).
-Each distinct string is scanned once (a bounded cache). The detector is :mod:`otelbridge.secrets`.
+Redaction runs on the whole string *before* the cap: a cap never leaves a secret's prefix. A string
+longer than :data:`SCAN_MAX_CHARS` never leaves (:meth:`Redactor.scan` gives ``None``). Each
+distinct string is scanned once (a bounded cache). The detector is :mod:`otelbridge.secrets`.
 
 :func:`clean` and :func:`span_name` use the :class:`Redactor` :func:`install` sets at start. The
 span builder (``otelbridge.spans``) is the one boundary: every name, attribute, event, link and
@@ -123,9 +123,6 @@ class _Memo:
         self.items: dict[str, str] = {}
         self.chars = 0
 
-    def __len__(self) -> int:
-        return len(self.items)
-
     def put(self, text: str, out: str) -> None:
         size = len(text) + len(out)
         if len(text) > MEMO_MAX_CHARS or text in self.items:
@@ -144,8 +141,7 @@ class _Memo:
 
 
 class Redactor:
-    """One configuration of what may leave; treat as immutable, build with :meth:`build`.
-    ``patterns`` apply in order; ``max_length`` caps :meth:`clean` (characters)."""
+    """What may leave, immutable (:meth:`build`): ``patterns`` in order; ``max_length`` caps :meth:`clean`."""
 
     __slots__ = ("patterns", "max_length", "only_defaults", "found", "_known", "_memo", "_needles",
                  "_keys", "_flags", "_probes")
@@ -170,8 +166,8 @@ class Redactor:
                                   lambda value: "[REDACTED:" in self._detect(value))
         #: its values (a dict: empty, the common case, is one C call to tell)
         self._known = self.found.markers
-        #: JSON key → whether a string of digits under it is redacted (:meth:`_names_a_secret_key`)
-        self._probes: dict[tuple[str, bool], bool] = dict.fromkeys(_COUNTED, False) if self.only_defaults else {}
+        #: (JSON key, listed) → whether digits under it are redacted (:meth:`_names_a_secret_key`)
+        self._probes: dict[tuple[str, bool], bool] = dict(_COUNTED) if self.only_defaults else {}
 
     @classmethod
     def build(
@@ -385,12 +381,12 @@ class Redactor:
         return doc.get(name, value) if isinstance(doc, dict) else value
 
     def attributes(self, attrs: Mapping[str, Any] | None) -> dict[str, Any]:
-        """``attrs`` with every key cleaned as a name, every string value — and every string
-        in a sequence value — sanitised and redacted on its whole length, then capped at
-        ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too long to scan is left out (an attribute) or dropped from
-        its sequence; a string or number under a key that may name a secret (``env.GITHUB_TOKEN``)
-        as in the JSON object it flattened (:meth:`_under_its_name`). Numbers and booleans as they
-        are."""
+        """``attrs`` with every key cleaned as a name, every string value — and every string in
+        a sequence value — sanitised and redacted on its whole length, then capped at
+        ``max_length`` (:data:`VOCABULARY`'s at :data:`SPAN_NAME_MAX` at the least); a string too
+        long to scan is left out (an attribute) or dropped from its sequence; a string or number
+        under a key that may name a secret (``env.GITHUB_TOKEN``) as in the JSON object it
+        flattened (:meth:`_under_its_name`). Numbers and booleans as they are."""
         out: dict[str, Any] = {}
         if not attrs:
             return out
@@ -430,12 +426,10 @@ class Redactor:
 
 
 _NUMBERS = frozenset({int, bool, float})
-#: Parts of our own attribute keys that hold a key word but name no secret (the usage counts,
-#: ``gen_ai.usage.input_tokens``), as the default rules' probe answers for them: known without
-#: it, whose first run compiles the key/value rules (~60–100 ms, most of a short session's CPU)
-_COUNTED = tuple((part, False) for part in (
-    "input_tokens", "output_tokens", "total_tokens", "tokens", "ephemeral_5m_input_tokens",
-    "ephemeral_1h_input_tokens", "event_key", "call_key"))
+#: Our keys' parts with a key word that name no secret, as the default rules' probe says (its
+#: first run compiles the key/value rules: most of a short session's CPU)
+_COUNTED = tuple(((p, False), False) for p in ("input_tokens", "output_tokens", "total_tokens", "tokens",
+                 "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens", "event_key", "call_key"))
 #: Join a command line's arguments for the one-string rules: a space, as typed, or where an
 #: argument holds one, a character they also take for whitespace (some rules' needles then miss).
 _ARG_SEPS = (" ", "\x1f")

@@ -261,6 +261,6 @@ def test_learn_reads_a_text_that_is_not_exported_without_caching_it():
     text = "HOST=api01.internal\nAPI_TOKEN=Qw3rTy7uIo9pAs2dZx\n"
     r.learn(text)
     assert r.found.markers == {"Qw3rTy7uIo9pAs2dZx": "[REDACTED:secret]"}
-    assert len(r._memo) == 0
+    assert len(r._memo.items) == 0
     assert r.scan("API rejected key Qw3rTy7uIo9pAs2dZx for api01.internal") == \
         "API rejected key [REDACTED:secret] for api01.internal"

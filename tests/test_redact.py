@@ -331,10 +331,10 @@ def test_scan_cache_gives_the_uncached_result_and_stays_bounded(monkeypatch):
     for _ in range(2):  # the second round comes from the cache
         assert [r.scrub(t) for t in texts] == uncached
     assert uncached[0].startswith("token [REDACTED:") and uncached[1] == "plainlabel "
-    assert len(r._memo) <= 3
+    assert len(r._memo.items) <= 3
     for n in range(10):
         r.scrub(f"label {n}")
-    assert len(r._memo) <= 3 and list(r._memo.items)[-1] == "label 9"  # oldest out first
+    assert len(r._memo.items) <= 3 and list(r._memo.items)[-1] == "label 9"  # oldest out first
 
 
 def test_scan_cache_is_bounded_by_characters(monkeypatch):
@@ -926,8 +926,8 @@ def test_the_usage_key_parts_known_without_the_probe_are_what_the_probe_answers(
     seeded = Redactor()
     probed = Redactor()
     probed._probes.clear()
-    assert seeded._probes and set(seeded._probes) == set(redact._COUNTED)
-    for part, listed in redact._COUNTED:
+    assert seeded._probes and seeded._probes == dict(redact._COUNTED)
+    for (part, listed), _ in redact._COUNTED:
         assert probed._names_a_secret_key(part, listed) is False, part
         assert seeded._names_a_secret_key(part, listed) is False, part
     # a key word that names a secret is still probed, and found
