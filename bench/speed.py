@@ -24,6 +24,9 @@
   ``--exporter none``, per span; the floors, on the same spans in one process: the SDK's encoder alone (``encode_spans`` +
   ``SerializeToString``), and the SDK's gRPC exporter's ``export`` in batches of 512 (the
   encoder, gRPC's call and its threads) — what is left above it is otelbridge's.
+* ``sessions`` — what a real run costs: CPU of ``replay --exporter none`` (the decoding
+  process's work, start-up included) on each real recording of ``../shared/fixtures`` (Claude Code,
+  milk), and on an empty file in the same run (the start-up alone); medians, trees alternated.
 * ``live``    — the live tee, ``--exporter none``, fed the mix at a paced rate (MB/s): lines
   skipped (``lines_not_decoded``); the highest rate of ``--live-rates`` with none skipped. Each
   rate twice: from otelbridge's first instant, and after a 1 s lead-in (set up, as in a run).
@@ -133,6 +136,29 @@ def trace(paths: list[Path], runs: int, trees: dict[str, Path | None]) -> list[d
             row[name] = {"cpu_s": cpu, "wall_s": wall, "built": g["built"],
                          "ratio_cpu": row["ref_cpu_s"] / cpu, "ratio_wall": row["ref_wall_s"] / wall,
                          "MBps": row["MB"] / wall}
+        rows.append(row)
+        print(row, file=sys.stderr)
+    return rows
+
+
+# --------------------------------------------------------------------------- real sessions
+
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def sessions(runs: int, trees: dict[str, Path | None]) -> list[dict]:
+    """CPU s of replay on each real recording (and on an empty file), median of ``runs``."""
+    paths = [Path(os.devnull), *sorted((FIXTURES / "claude-code").glob("*.jsonl")),
+             *sorted((FIXTURES / "milk").glob("*.jsonl"))]
+    rows = []
+    for path in paths:
+        got: dict[str, list[float]] = {name: [] for name in trees}
+        for _ in range(runs):
+            for name, tree in trees.items():
+                got[name].append(timed_cpu([PY, "-m", "otelbridge", "replay", "-q", "--exporter", "none",
+                                            str(path)], env=_env(tree), cwd=_cwd(tree))[1])
+        row = {"recording": "(empty)" if str(path) == os.devnull else path.name, "KB": path.stat().st_size / 1e3,
+               **{name: statistics.median(v) for name, v in got.items()}}
         rows.append(row)
         print(row, file=sys.stderr)
     return rows
@@ -390,7 +416,7 @@ def live(path: Path, mbps: list[float], tree: Path | None, seconds: float = 4.0,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("all", "trace", "rate", "startup", "export", "live"))
+    ap.add_argument("what", choices=("all", "trace", "sessions", "rate", "startup", "export", "live"))
     ap.add_argument("--runs", type=int, default=3, help="runs of each row (startup: at least 5)")
     ap.add_argument("--dir", default="/tmp/otelbridge-bench")
     ap.add_argument("--tree", help="a before: another source tree, alternated with this one")
@@ -421,6 +447,8 @@ def main() -> None:
     if args.what in ("all", "trace"):
         results["trace"] = trace([mix(), workflow_heavy(directory), workflow_snapshots(directory)],
                                  args.runs, trees)
+    if args.what in ("all", "sessions"):
+        results["sessions"] = sessions(args.runs, trees)
     if args.what in ("all", "startup"):
         with tempfile.TemporaryDirectory(dir=directory) as venvs:  # this run's own
             results["startup"] = startup(max(args.runs, 5), trees, not args.no_bytecode,
