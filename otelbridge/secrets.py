@@ -207,11 +207,12 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
                re.I),
     # ... and cut before the @ (a CLI shortened the text): user:pass up to the end of the
     # string, an ellipsis or a closing quote, with no / @ or space between, for a scheme that
-    # takes a password (not docker://alpine:3.18, s3://bucket:key); not host:port (digits),
-    # nor a placeholder (``:$PORT``, ``:{port}``, ``:port``)
+    # takes a password (not docker://alpine:3.18, s3://bucket:key); not host:port (digits, and
+    # a sentence's end: ``running at http://localhost:3000.``), nor a placeholder (``:$PORT``,
+    # ``:{port}``, ``:port``)
     Pattern.of("url_credentials", ("://", ":\\/\\/"),
                r"(?P<keep>\b" + _CREDENTIAL_SCHEMES + r":(?://|\\/\\/))(?!\[REDACTED:)[^\s/?#@:\[\]\"'<>\\]*:"
-               r"(?!\d+" + _URL_CUT + r")(?![${%]|port" + _URL_CUT + r")(?:[^\s/?#@:\"'`<>\\.\u2026,;)\]}]|\.(?!\.\.))++"
+               r"(?!\d+[.!]*+" + _URL_CUT + r")(?![${%]|port" + _URL_CUT + r")(?:[^\s/?#@:\"'`<>\\.\u2026,;)\]}]|\.(?!\.\.))++"
                + _URL_CUT,
                re.I, precheck=r"(?i):(?://|\\/\\/)[^\s/?#@:]*:[^\s/?#@:]+(?:\u2026|\.\.\.|\Z|[\"']|\\[nrt]"
                r"|[ \t]*(?:\r?\n|\u2026|\Z))"),

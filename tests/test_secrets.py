@@ -361,6 +361,11 @@ def test_authorization_in_header_arrays_and_basic_credentials(text, expected):
     ('"http://127.0.0.1:8080"', None),
     ("http://localhost:$PORT", None),
     ("http://host:port", None),
+    # ... a port at a sentence's end
+    ("The dev server is running at http://localhost:3000.", None),
+    ("Visit http://localhost:8080!", None),
+    ('{"text": "open http://127.0.0.1:5173.\\n"}', None),
+    ("see https://user:PW123.", "see https://[REDACTED:url_credentials]"),
     ("https://user:pw@host/x", "https://[REDACTED:url_credentials]@host/x"),
 ])
 def test_url_credentials_cut_before_the_at(text, expected):
