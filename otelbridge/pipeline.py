@@ -444,10 +444,13 @@ class Pipeline:
         ``read_again``: ``follow`` read only what a run before traced, or left what it read
         to the next start (``--handover``)."""
         if self.report is not None:
+            note = None if read_again else nothing_traced(self.cfg, self.stats, tee) or not_decoded(self.stats)
             if self.exporters.backend_got_none():
                 self.report.not_exported_at_all("export failed")
-            self.report.finish(None if read_again else
-                               nothing_traced(self.cfg, self.stats, tee) or not_decoded(self.stats))
+                # (the heading's mark is the run's: a summary page read alone must not say ✅)
+                lost = "No span reached the backend: export failed (the job log says why)."
+                note = f"{note} {lost}" if note else lost
+            self.report.finish(note)
         return counts_and_exit_code(self.cfg, self.stats, self.exporters.describe_failure(),
                                     code, all_exported, tee, read_again, live=tee,
                                     reader_left=reader_left)

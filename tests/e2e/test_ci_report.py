@@ -261,6 +261,10 @@ def test_links_to_a_collector_that_took_no_span_say_so_at_exit(tmp_path):
     assert f"  {url} (not in the backend: export failed)\n" in err
     assert f"[open trace]({url}){markdown(' (not in the backend: export failed)')}\n" in step.read_text()
     assert "spans 18 built, 0 exported, 18 dropped" in err
+    # the summary page, read alone, warns under a heading that does not say ✅
+    heading, _, note = step.read_text().splitlines()[:3]
+    assert heading.startswith("### ⚠️ otelbridge: ") and "status ok" in heading
+    assert note == "> " + markdown("No span reached the backend: export failed (the job log says why).")
 
 
 def test_without_a_link_the_trace_line_still_says_no_span_reached_the_backend(tmp_path):
