@@ -524,10 +524,11 @@ def test_k8s_manifests_structure():
     seen = list(pod_specs())
     assert len(seen) >= 2
     for name, doc in seen:
-        assert doc["apiVersion"] == "batch/v1" and doc["kind"] == "Job", name
+        assert (doc["apiVersion"], doc["kind"]) in (("batch/v1", "Job"), ("apps/v1", "Deployment")), name
         assert doc["metadata"]["name"]
         spec = doc["spec"]["template"]["spec"]
-        assert spec["restartPolicy"] in ("Never", "OnFailure")
+        if doc["kind"] == "Job":
+            assert spec["restartPolicy"] in ("Never", "OnFailure")
         assert spec["securityContext"]["runAsNonRoot"] is True
         volumes = {v["name"] for v in spec.get("volumes", [])}
         for c in spec.get("initContainers", []) + spec["containers"]:
@@ -549,7 +550,7 @@ def otelbridge_containers():
 def test_k8s_otelbridge_containers_get_endpoint_and_k8s_resource_from_env():
     agent_ports = otlp_receiver_ports(load(AGENT))
     found = list(otelbridge_containers())
-    assert len(found) == 2
+    assert len(found) == 3
     for name, _, c in found:
         env, defined = {}, {}
         for var in c["env"]:
@@ -571,6 +572,23 @@ def test_k8s_otelbridge_containers_get_endpoint_and_k8s_resource_from_env():
         assert resource["k8s.node.name"] == f"$({defined['spec.nodeName']})"
 
 
+def test_k8s_follow_deployment_hands_over_on_the_volume_its_file_is_on():
+    """A Deployment's rollout stops ``follow`` while the agent writes on: ``--handover``, and
+    the state directory (its lock and offset file) on the volume of the followed file, which
+    both pods mount at the same path, writable; one replica at a time."""
+    (deployment,) = [doc for _, doc in pod_specs() if doc["kind"] == "Deployment"]
+    assert deployment["spec"]["replicas"] == 1 and deployment["spec"]["strategy"]["type"] == "Recreate"
+    (c,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert c["args"][0] == "follow"
+    ctx = cli.follow_command.make_context("follow", list(c["args"][1:]))  # raises on an unknown flag
+    assert ctx.params["handover"] is True and ctx.params["from_start"] is False
+    path, state = Path(ctx.params["path"]), Path(ctx.params["state_dir"])
+    (mount,) = [m for m in c["volumeMounts"] if path.is_relative_to(m["mountPath"])]
+    assert state.is_relative_to(mount["mountPath"]) and not mount.get("readOnly", False)
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert "persistentVolumeClaim" in volumes[mount["name"]]  # (an emptyDir dies with its pod)
+
+
 def test_k8s_wrapped_job_runs_the_cli_under_otelbridge():
     (wrapped,) = [(n, c) for n, _, c in otelbridge_containers() if (c.get("command") or [])[:1] == ["otelbridge"]]
     argv = wrapped[1]["command"]
@@ -581,7 +599,8 @@ def test_k8s_wrapped_job_runs_the_cli_under_otelbridge():
 
 def test_k8s_follow_sidecar_is_marked_until_follow_exists():
     follow_exists = "follow" in cli.SUBCOMMANDS
-    sidecars = [(n, doc, c) for n, doc, c in otelbridge_containers() if (c.get("args") or [])[:1] == ["follow"]]
+    sidecars = [(n, doc, c) for n, doc, c in otelbridge_containers()
+                if (c.get("args") or [])[:1] == ["follow"] and doc["kind"] == "Job"]
     assert len(sidecars) == 1
     name, doc, c = sidecars[0]
     assert c["restartPolicy"] == "Always"  # a native sidecar (init container)
