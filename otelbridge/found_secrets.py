@@ -44,6 +44,8 @@ MAX_SPACED_CHARS = 128
 #: all of them a string costs ~4 µs more, 4 ms for one of 256 Ki characters
 #: (``bench/redaction.py``).
 MAX_VALUES = 64
+#: Names spared at most (:meth:`FoundSecrets.spare`: a run's models, a few), the latest kept
+MAX_SPARED = 64
 #: Longest value remembered, in characters (a PEM key block is ~3 Ki): what is kept stays
 #: bounded (at most :data:`MAX_VALUES` × this).
 MAX_CHARS = 8192
@@ -187,7 +189,7 @@ class FoundSecrets:
     but building it again for each value found costs more than it saves at this size). Safe to
     share between threads."""
 
-    __slots__ = ("markers", "reserved", "found_alone", "learnt", "_words", "_order", "_lock")
+    __slots__ = ("markers", "reserved", "found_alone", "learnt", "_words", "_order", "_spared", "_lock")
 
     def __init__(self, reserved: str = "", found_alone: Callable[[str], bool] = lambda _: False) -> None:
         #: text no value may be part of (:func:`how_hidden`)
@@ -204,6 +206,8 @@ class FoundSecrets:
         #: (value, marker, its whole word's regex or None), the longest first: a value inside a
         #: longer one must not leave the rest of it
         self._order: tuple[tuple[str, str, re.Pattern[str] | None], ...] = ()
+        #: names never remembered (:meth:`spare`), the oldest first
+        self._spared: dict[str, None] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -222,7 +226,7 @@ class FoundSecrets:
                         markers[value] = markers.pop(value)
                 continue
             how = how_hidden(value, self.reserved)
-            if how is None or self.found_alone(value):
+            if how is None or value in self._spared or self.found_alone(value):
                 continue
             with self._lock:
                 if len(markers) >= MAX_VALUES:
@@ -235,6 +239,25 @@ class FoundSecrets:
                 self._order = tuple((v, m, words.get(v)) for v, m in sorted(markers.items(), key=lambda item: -len(item[0])))
             new += 1
         return new
+
+    def spare(self, name: str) -> None:
+        """Never remember ``name``, and forget it if it was: a model's id the stream itself gives
+        (the session's, a call's) is the span's name and its ``gen_ai.*.model`` by design, no
+        secret; a rule that took it for one in a file (``api_key: claude-sonnet-4-6``) hides it
+        there, and remembered it would hide it in every later span. Only that exact value: a
+        text that holds more is learnt as before. The latest :data:`MAX_SPARED` are kept. (A
+        string the redactor scanned while the value was remembered keeps that reading while its
+        cache holds the string: the pipeline spares a model as the event naming it arrives,
+        before the spans that carry it are built.)"""
+        if not name or name in self._spared:
+            return
+        with self._lock:
+            if len(self._spared) >= MAX_SPARED:
+                del self._spared[next(iter(self._spared))]
+            self._spared[name] = None
+            if self.markers.pop(name, None) is not None:
+                self._words.pop(name, None)
+                self._order = tuple(item for item in self._order if item[0] != name)
 
     def learn_changes(self, pairs: Iterable[tuple[str, str]]) -> int:
         """Remember what each ``(before, after)`` pair's markers replaced (:func:`replaced`):

@@ -23,7 +23,7 @@ from .clock import Clock, StreamTimers
 from .config import Config
 from .deadline import Deadline
 from .environment import for_the_sdk
-from .events import SpanRecord
+from .events import CaudraAgentMessage, ModelCall, SessionMark, SessionStarted, SpanRecord
 from .ids import Ids
 from .lines import LineSplitter
 from .messages import say, silenced
@@ -50,6 +50,11 @@ def _learn(text: str, is_json: bool, keep: bool) -> None:
         safe.json_text(text, safe.max_length)
     else:
         safe.learn(text, keep)
+
+
+#: Events that name the model a session or a call runs on: its id is spared by the redactor's
+#: memory of found secrets (:meth:`~otelbridge.found_secrets.FoundSecrets.spare`)
+_NAMING_A_MODEL = (SessionStarted, ModelCall, SessionMark, CaudraAgentMessage)
 
 
 #: A line number a file tool or ``cat -n`` puts before each line (``     1→``, ``     1\t``)
@@ -401,6 +406,8 @@ class Pipeline:
                 # applies: a snapshot after a grace window is late, not a stretch of the run
                 timers.run_due(event.ts_ns if event.ts_ns is not None else getattr(event, "newest_ns", None))
             try:
+                if isinstance(event, _NAMING_A_MODEL) and event.model:
+                    redact.current().found.spare(event.model)
                 self.tracker.handle(event)
             except Exception as exc:  # a tracker bug costs one event, never the stream
                 self.stats.bad_lines += 1

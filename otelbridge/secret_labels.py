@@ -205,14 +205,26 @@ _PAIR = (
 _pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
 
 
+#: An identifier in lower case: words, each of letters then digits or of digits then at most two
+#: letters, joined by ``-``, ``_`` or ``.`` (``claude-sonnet-4-6``, ``gpt-4o-mini``,
+#: ``npm-cache-v2``, ``node-role.kubernetes.io``), whole (before none of ``end``, a regex of the
+#: value's characters). A key is as often a lookup's as a secret's: a cache's, a sort's, a
+#: label's, a map's key names something by such an id. A generated secret mixes letters and digits
+#: within its words (a UUID's ``4f3a``, Mailgun's ``key-3ax6…``) or has capitals, so it is none.
+def _not_an_id(end: str) -> str:
+    return r"(?![a-z]++[0-9]*+(?:[_.-](?:[a-z]++[0-9]*+|[0-9]++[a-z]{0,2}+))++(?!" + end + "))"
+
+
 #: A variable or key whose last word names a key, a salt, a seed or credentials, any
 #: vendor's (``MAPBOX_KEY``, ``AES_KEY``, ``fernet_key``, ``mapboxKey``, ``PASSWORD_SALT``,
 #: ``TOTP_SEED``, ``DB_CREDS``), set to a generated-looking word (:data:`_VALUE`): ``=``, ``:``,
-#: or in prose ``set X to``; ``SORT_KEY=created_at``, ``key: ${{ hashFiles() }}`` stay
+#: or in prose ``set X to``; ``SORT_KEY=created_at``, ``key: ${{ hashFiles() }}`` stay, and after a
+#: key (not a salt, a seed or credentials, which name secret material alone) a lower-case
+#: identifier: ``- key: claude-sonnet-4-6``, ``cache_key: npm-cache-v2``
 _NAMED = (
     r"(?P<keep>(?<![" + _W + r"$.-])(?:[A-Za-z][A-Za-z0-9]*?(?:[_.-]{1,2}[A-Za-z0-9]+?)*?(?:[_.-]{1,2}|(?<=[a-z])(?=[A-Z])))?"
-    r"(?<!(?i:public)[ _.-])(?<!public)(?<!Public)(?i:keys?|salt|pepper|seed|creds)(?![A-Za-z0-9])"
-    r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)" + _VALUE
+    r"(?<!(?i:public)[ _.-])(?<!public)(?<!Public)(?:(?P<nk>(?i:keys?))|(?i:salt|pepper|seed|creds))(?![A-Za-z0-9])"
+    r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ ]to[ ])(?:\\*[\"'])?)(?!\[REDACTED:)(?(nk)" + _not_an_id(r"[\w+/=-]") + ")" + _VALUE
 )
 
 #: ... and a variable in capitals whose last word is ``KEY`` (a number after it), set as a shell or
@@ -221,11 +233,13 @@ _NAMED = (
 #: a digit or a sign. A vendor's ``*_KEY`` may be the key it publishes (Laravel names Stripe's
 #: publishable key so): hiding one costs a trace nothing, leaking a secret does. Not a name, a
 #: path or a variable (``SORT_KEY=created_at``, ``ROUTING_KEY=orders.v2``, ``SSH_KEY=~/.ssh/x``,
-#: ``KEY=$X``), a public key, nor GPG's key id (a Dockerfile's ``GPG_KEY=7169…``)
+#: ``KEY=$X``, ``CACHE_KEY=node-modules-v3``: :func:`_not_an_id`), a public key, nor GPG's key id
+#: (a Dockerfile's ``GPG_KEY=7169…``)
 _ENV_WORD = r"[^\s\"'`\\;&|<>()]"
 _ENV_KEY = (
     r"(?P<keep>(?<![" + _W + r"$.-])[A-Z][A-Z0-9_]*?(?<!PUBLIC)(?<!GPG)(?<!PGP)_KEY(?:_?[0-9]{1,2})?=(?P<q>\\*[\"'])?)"
     r"(?!\[REDACTED:)(?![$/~.])" + _NOT_A_NAME + r"(?![a-z][a-z0-9]*+(?:\.[a-z0-9]++)++(?!" + _ENV_WORD + "))"
+    + _not_an_id(_ENV_WORD) +
     r"(?(q)(?=[^\"'\r\n\\]*[A-Za-z])(?=[^\"'\r\n\\]*[0-9!@#$%^&*+=?~])[^\"'\r\n\\]{6,200}+(?=(?P=q))"
     r"|(?=" + _ENV_WORD + r"*[A-Za-z])(?=" + _ENV_WORD + r"*[0-9!@#$%^&*+=?~])" + _ENV_WORD + r"{6,}+)"
 )

@@ -169,6 +169,17 @@ def test_what_a_match_runs_on_over_is_not_remembered():
     assert r.scan("X9k2Lm4Pq Ab9x2Cd8Ef77") == "[REDACTED:secret] [REDACTED:secret]"
 
 
+
+def test_an_id_after_a_key_is_not_remembered():
+    """A file an agent read names a model or a cache by its key (``- key: claude-sonnet-4-6``): a
+    name, neither hidden there nor in every later span's name and model."""
+    r = Redactor()
+    config = "models:\n    - key: claude-sonnet-4-6\ncache:\n  key: npm-cache-v2\nenv:\n  CACHE_KEY=node-modules-v3\n"
+    assert r.redact(config) == config
+    assert r.found.markers == {}
+    assert r.span_name("chat", "claude-sonnet-4-6", "chat") == "chat claude-sonnet-4-6"
+    assert r.scan("Restored cache npm-cache-v2 (node-modules-v3)") == "Restored cache npm-cache-v2 (node-modules-v3)"
+
 def test_a_value_met_again_becomes_the_latest():
     found = FoundSecrets()
     values = [f"v{i:04d}-Zq8v" for i in range(MAX_VALUES)]
@@ -264,3 +275,18 @@ def test_learn_reads_a_text_that_is_not_exported_without_caching_it():
     assert len(r._memo.items) == 0
     assert r.scan("API rejected key Qw3rTy7uIo9pAs2dZx for api01.internal") == \
         "API rejected key [REDACTED:secret] for api01.internal"
+
+
+def test_a_spared_name_is_forgotten_and_never_remembered():
+    """A model's id the stream gives (:meth:`FoundSecrets.spare`): hidden where a rule finds it,
+    in no later string; a text that holds more is still learnt."""
+    r = Redactor()
+    assert r.redact("api_key: claude-sonnet-4-6") == "api_key: [REDACTED:secret]"
+    assert r.scan("chat claude-sonnet-4-6") == "chat [REDACTED:secret]"
+    r.found.spare("claude-sonnet-4-6")
+    assert r.found.markers == {}
+    assert r.redact("model: claude-sonnet-4-6") == "model: claude-sonnet-4-6"
+    assert r.redact("token: claude-sonnet-4-6") == "token: [REDACTED:secret]"
+    assert r.redact("password: claude-sonnet-4-6x9") == "password: [REDACTED:secret]"
+    assert r.found.markers == {"claude-sonnet-4-6x9": "[REDACTED:secret]"}
+    assert r.scan("chat claude-sonnet-4-6 claude-sonnet-4-6x9") == "chat claude-sonnet-4-6 [REDACTED:secret]"

@@ -797,3 +797,30 @@ def test_jwe_whole(text, expected):
 ])
 def test_a_key_set_by_a_shell_to_a_word_a_person_picked(text, expected):
     _check(text, expected)
+
+
+
+@pytest.mark.parametrize("text", [
+    # after a key (a lookup's as often as a secret's: a cache's, a sort's, a list's), a lower-case
+    # id of words is a name: a model's, a cache's
+    "models:\n    - key: claude-sonnet-4-6\n      label: Sonnet",
+    "- uses: actions/cache@v4\n  with:\n    key: npm-cache-v2",
+    "CACHE_KEY=node-modules-v3 npm ci",
+    '{"key": "gpt-4o-mini-2024-07-18", "label": "mini"}',
+])
+def test_a_lower_case_id_after_a_key_is_a_name(text):
+    _check(text, None)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # ... beside such a name, a random word stays a secret: a UUID, hex, Mailgun's key, letters
+    # and digits mixed in a word; and after a salt (secret material whatever its shape) any
+    ("- key: claude-sonnet-4-6\n- key: 3f9a8b7c-6d5e-4f3a-2b1c-0d9e8f7a6b5c",
+     "- key: claude-sonnet-4-6\n- key: [REDACTED:secret]"),
+    ("- key: npm-cache-v2\n- key: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", "- key: npm-cache-v2\n- key: [REDACTED:secret]"),
+    ("- key: npm-cache-v2\n- key: key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "- key: npm-cache-v2\n- key: [REDACTED:secret]"),
+    ("CACHE_KEY=node-modules-v3 SORT_KEY=ab12cd-ef34gh-ij56kl", "CACHE_KEY=node-modules-v3 SORT_KEY=[REDACTED:secret]"),
+    ("- key: npm-cache-v2\n- salt: npm-salt-v2024", "- key: npm-cache-v2\n- salt: [REDACTED:secret]"),
+])
+def test_beside_an_id_after_a_key_a_random_word_stays_a_secret(text, expected):
+    _check(text, expected)
