@@ -57,10 +57,11 @@ _AROUND = " \t\r\n\"'`.,;:()[]{}<>"
 _SEPARATORS = re.compile(r"[\s,;&|]+|\\[nrt]")
 #: A key or user before a value (``sid=X``, ``deploy:X``)
 _LABELLED = re.compile(r"^[^=:\s]+[=:](?=[^=])")  # (not base64's padding: ``YW5u==``)
-#: Text that names a value rather than being one: a path, a placeholder, a reference in code
+#: Text that names a value rather than being one: a path, a placeholder (``$DB01_PASS``,
+#: ``$password``, ``${X}``: the detector's own; ``$uperS3cret99`` is a value), a reference in code
 #: (``process.env.GH_TOKEN2``), an identifier (``deploy_ed25519``, ``DB01_PASS``), a file name
 _NAMES_A_VALUE = re.compile(
-    r"[/~$]|\.\.?/|.*\$[({]"
+    r"[/~]|(?-i:\$(?:[A-Z0-9_]*+|[a-z_][a-z0-9_]*+)$)|\.\.?/|.*\$[({]"
     r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|[a-z][a-z0-9]*(?:_[a-z0-9]+)+$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
     r"|.*\.(?:json|ya?ml|toml|ini|env|pem|key|pub|crt|txt|sh|py|js|ts|go|rs|rb|php|cfg|conf|log)$", re.I)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")

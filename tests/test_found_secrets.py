@@ -82,6 +82,12 @@ def test_only_values_that_may_be_secrets_are_remembered():
     assert how_hidden("ab1 cd2e9") == how_hidden("a b c") == how_hidden("p@ss") == WHOLE_WORD
     assert how_hidden("abc") is how_hidden("abcd") is how_hidden("a\nb c") is how_hidden("  ") is None
     assert how_hidden("pw1") is None
+    # a placeholder names a value; a value may begin with a $ (the detector hides it as one)
+    assert how_hidden("$DB01_PASS") is how_hidden("$password2") is how_hidden("${DB_PASSWORD}") is None
+    assert how_hidden("$uperS3cret99") == ANYWHERE and how_hidden("$ecr3t!") == WHOLE_WORD
+    r = Redactor()
+    assert r.scan("DB_PASSWORD=$uperS3cret99") == "DB_PASSWORD=[REDACTED:secret]"
+    assert r.scan("Find uses of $uperS3cret99") == "Find uses of [REDACTED:secret]"
 
 
 def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
