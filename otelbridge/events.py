@@ -11,7 +11,8 @@ Units: every ``*_ns`` field is integer nanoseconds since the Unix epoch (OpenTel
 The streams carry epoch **milliseconds**; decoders convert with :func:`ms_to_ns` (``wire.py``),
 which also rejects values that cannot be a real time (:class:`WorkflowAgent`, read straight
 from the wire, keeps its ms and gives ns as ``*_ns`` properties). Strings are carried raw (no redaction
-here or in the tracker: the span builder redacts every string whole, then caps it).
+here or in the tracker: the span builder redacts every string whole, then caps it), but one over
+:data:`MAX_HELD_CHARS`: held redacted on its whole length, then cut (:mod:`otelbridge.wire`).
 """
 
 from __future__ import annotations

@@ -114,8 +114,7 @@ MEMO_MAX_CHARS = 256 << 10
 class _Memo:
     """Text → its scanned form, bounded by :data:`MEMO_ENTRIES` and :data:`MEMO_TOTAL_CHARS`,
     the oldest entries forgotten first. A hit is one ``dict`` lookup (labels, model names and
-    keys repeat on every span). Safe to share between threads (a lost race costs a rescan,
-    never a wrong answer)."""
+    keys repeat on every span). Safe to share between threads (a lost race costs a rescan, never a wrong answer)."""
 
     __slots__ = ("items", "chars")
 
@@ -207,19 +206,21 @@ class Redactor:
                 matched.clear()
         return text
 
-    def scan(self, text: str) -> str | None:
+    def scan(self, text: str, keep: bool = True) -> str | None:
         """``text`` sanitised and redacted (:meth:`redact`) whole, not capped; ``None`` when over
         :data:`SCAN_MAX_CHARS` (drop it). Each distinct string is scanned once while the cache
         (:class:`_Memo`) holds it; one it made by joining lines is its own scan (joined, it
-        may read as a form its lines kept apart)."""
+        may read as a form its lines kept apart). ``keep`` false: neither enters the cache (a
+        string read once, whose entry would only push others out of it)."""
         out = self._memo.items.get(text)
         if out is None:
             if len(text) > SCAN_MAX_CHARS:
                 return None
             out = self.redact(_sanitise(text))
+            memo = self._memo if keep else _Memo()
             if "\n" in out or "\r" in out:
-                self._memo.put(out := _LINE_ENDS.sub(" ", out), out)
-            self._memo.put(text, out)
+                memo.put(out := _LINE_ENDS.sub(" ", out), out)
+            memo.put(text, out)
         elif self._known:  # scanned before a value it holds was found elsewhere
             out = self.found.hide(out)
         return out
@@ -463,8 +464,7 @@ _current = Redactor()
 
 def install(redactor: Redactor) -> Redactor:
     """Make ``redactor`` the process-wide one used by :func:`clean`, :func:`span_name`,
-    :func:`terminal`, :func:`markdown` and :func:`message`; returns the previous one (tests
-    restore it)."""
+    :func:`terminal`, :func:`markdown` and :func:`message`; returns the previous one (tests restore it)."""
     global _current
     previous, _current = _current, redactor
     return previous

@@ -11,10 +11,11 @@ from typing import Any
 
 import msgspec
 
-from .json_doc import MAX_DEPTH, cut_strings, depth
+from .redact import DROPPED, current
 
 #: The longest string one wire value is held as (characters): a memory bound on what the
-#: tracker holds per value (64 Ki). Exported text is redacted and capped by the span builder.
+#: tracker holds per value (64 Ki). A longer one is redacted on its whole length before it is
+#: cut to this (:func:`as_str`, :func:`held_json`); the span builder redacts and caps again.
 MAX_HELD_CHARS = 65_536
 _ENCODE = msgspec.json.Encoder().encode
 
@@ -91,30 +92,39 @@ def s_to_ns(value: Any) -> int | None:
 def as_str(value: Any) -> str | None:
     """A wire string as it is; non-strings give ``None``. A string longer than
     :data:`MAX_HELD_CHARS` (a memory bound on what the tracker holds, far above any exported
-    cap) keeps what comes before its last whitespace within the bound, so no token (a key, a
-    JWT) is ever held cut in half where redaction could miss it."""
+    cap) is held as what may leave of it: sanitised and redacted on its whole length first
+    (:meth:`~otelbridge.redact.Redactor.scan`: a value that only the words after it mark as a
+    secret is hidden even where the cut falls right after it), then what comes before its last
+    whitespace within the bound (no marker held cut in half); one too long to scan is held as
+    :data:`~otelbridge.redact.DROPPED`, so none of it ever leaves."""
     if isinstance(value, str):
         return value if len(value) <= MAX_HELD_CHARS else _held(value)
     return None
 
 
-def _held(text: str, bound: int = MAX_HELD_CHARS) -> str:
-    cut = max(text.rfind(c, 0, bound + 1) for c in " \t\n\r")
-    return text[:cut] if cut > 0 else ""
+def _held(text: str) -> str:
+    out = current().scan(text, keep=False)  # (the span builder scans what is held, not this)
+    if out is None:
+        return DROPPED
+    if len(out) <= MAX_HELD_CHARS:  # (redaction may have made it short enough)
+        return out
+    cut = max(out.rfind(c, 0, MAX_HELD_CHARS + 1) for c in " \t\n\r")
+    return out[:cut] if cut > 0 else ""
 
 
 def held_json(doc: Any) -> str | None:
     """``doc`` (decoded JSON) as JSON text of at most :data:`MAX_HELD_CHARS` characters: where
-    it is longer, its long strings cut as :func:`as_str` cuts one (before a whitespace: no
-    token held cut in half) to the longest one length that fits; ``None`` when that is not
-    enough (a document of many strings) or it nests too deep to walk. Cutting the text itself
-    would leave no JSON."""
+    it is longer, as it may leave at that length
+    (:meth:`~otelbridge.redact.Redactor.json_text`: each string redacted on its whole length,
+    one too long to scan left out, then the document as a whole, and only then its long strings
+    cut to one length, the last items of a list left out where that is not enough); ``None``
+    when nothing fits or it nests too deep to walk. Cutting the text itself would leave no
+    JSON; cutting its strings before redaction could leave a secret that the words after it
+    mark."""
     text = _ENCODE(doc).decode()
     if len(text) <= MAX_HELD_CHARS:
         return text
-    if depth(doc) > MAX_DEPTH:
-        return None
-    return cut_strings(doc, MAX_HELD_CHARS, 1, _held)
+    return current().json_text(text, MAX_HELD_CHARS)
 
 
 def as_key(value: Any) -> str | None:

@@ -1,7 +1,7 @@
 """The session part's state: what is held per session until its spans end (all times epoch ns).
 
 Memory: strings are held as the decoder gave them (each bounded by
-:data:`otelbridge.events.MAX_HELD_CHARS`); a session and the items open in it are charged to the
+:data:`otelbridge.events.MAX_HELD_CHARS`, a longer one redacted whole before its cut); a session and the items open in it are charged to the
 state budget (:mod:`.charges`), remembered ids are bounded per session.
 """
 

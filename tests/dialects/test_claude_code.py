@@ -273,9 +273,10 @@ def test_workflow_progress_that_is_not_a_list_is_a_plain_task_progress():
     assert isinstance(ev, TaskProgress) and (ev.task_id, ev.description) == ("t", "Running tests")
 
 
-def test_a_tool_input_over_the_held_bound_stays_json_and_no_token_is_cut():
-    """A Write of a 72 KB file: its arguments were cut as text at 64 KiB, mid-string, and left
-    as no JSON (exported as a cut string). Now its longest string is cut before a whitespace."""
+def test_a_tool_input_over_the_held_bound_stays_json_redacted_before_its_cut():
+    """A Write of a 72 KB file is held as JSON within the bound (cut as text, it would be no
+    JSON): its strings sanitised and redacted on their whole length first, then cut to one
+    length; a list of 40,000 short strings keeps as many first items as fit."""
     from otelbridge.wire import MAX_HELD_CHARS
 
     content = "hello world\n" * 6000 + "ghp_" + "a1B2c3D4e5" * 4
@@ -284,11 +285,13 @@ def test_a_tool_input_over_the_held_bound_stays_json_and_no_token_is_cut():
         {"type": "tool_use", "id": "tu_many", "name": "Bash", "input": {"args": ["ab"] * 40_000}}]}}
     (call,), _ = decode(line)
     write, many = call.tool_calls
-    assert len(write.arguments) <= MAX_HELD_CHARS
+    assert len(write.arguments) <= MAX_HELD_CHARS and len(many.arguments) <= MAX_HELD_CHARS
     got = msgspec.json.decode(write.arguments)
     assert got["file_path"] == "/repo/a.txt"
-    assert content.startswith(got["content"]) and got["content"].endswith("hello world")  # whole words
-    assert many.arguments is None  # 40,000 short strings: no cut makes it fit, left out
+    kept = len(got["content"]) - 1  # line ends made spaces, then cut (ending in …)
+    assert got["content"] == ("hello world " * 6000)[:kept] + "…" and kept > 60_000
+    args = msgspec.json.decode(many.arguments)["args"]
+    assert args == ["ab"] * len(args) and 10_000 < len(args) < 40_000
 
 
 @pytest.mark.parametrize(("cost", "read"), [("0.25", 0.25), ("0", 0.0), ("-10", None), ("1e308", 1e308),

@@ -4,8 +4,9 @@ authenticated. otelbridge runs as a subprocess; spans are read at a real OTLP re
 The corpus ``tests/data/secrets-corpus.jsonl`` is ours (seed 000 §9): an ``initialize``
 ``control_request``/``control_response`` with a JWT, an enterprise id and an e-mail; a workflow
 whose name, description, labels, phase titles, previews, errors and summary hold keys, tokens,
-ANSI/OSC escapes, C0/C1 controls and bidi overrides. A second workflow with 1 MB strings is
-generated here (a 1 MB file does not belong in the repository).
+ANSI/OSC escapes, C0/C1 controls and bidi overrides. A second workflow with 1 MB strings (and
+one of 200 K characters: more than the decoder holds, not too long to scan) is generated here
+(a 1 MB file does not belong in the repository).
 """
 
 from __future__ import annotations
@@ -50,25 +51,25 @@ MB = 1 << 20
 DECODED_CHARS = 4096
 
 
-def big_text(marker: str) -> str:
-    """1 MB of text with a key near the start, ANSI escapes throughout, and a JWT placed so
+def big_text(marker: str, size: int = MB) -> str:
+    """``size`` characters (1 MB) of text with a key near the start, ANSI escapes throughout, and a JWT placed so
     the decoder's 4096-character cut leaves exactly its first 20 characters."""
     head = f"{marker} key sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm "
     filler = ("\x1b[7mZZ\x1b[0m pad " * (MB // 10))
     body = head + filler
     cut = DECODED_CHARS - 20
     body = body[:cut - 1] + " " + JWT + " " + filler
-    return body[:MB]
+    return body[:size]
 
 
 def big_workflow() -> bytes:
     """A second workflow (task ``wf-big``) whose name, description, phase title, label and
-    previews are 1 MB each."""
+    prompt preview are 1 MB each, too long to scan; its result preview 200 K characters."""
     sid, tid = "sess-secrets-0001", "wf-big"
     agent = {"type": "workflow_agent", "index": 1, "agentId": "v2:big", "state": "done",
              "startedAt": 1790000005000, "endedAt": 1790000006000, "phaseIndex": 1,
              "label": big_text("label"), "promptPreview": big_text("prompt"),
-             "resultPreview": big_text("result")}
+             "resultPreview": big_text("result", 200_000)}
     lines = [
         {"type": "system", "subtype": "task_started", "task_id": tid, "task_type": "local_workflow",
          "workflow_name": big_text("name"), "description": big_text("description"), "session_id": sid},
@@ -189,11 +190,11 @@ def test_corpus_nothing_secret_or_unsafe_leaves():
     assert root.status_message == "workflow failed"  # its summary is content
     (build,) = [s for s in spans if s.attributes.get("gen_ai.agent.id") == "v2:sec-agent-1"]
     assert build.name == "invoke_agent build token [REDACTED:jwt]"
-    # 1 MB strings arrive capped at 256 characters, ending in our cut mark
+    # 1 MB strings are too long to scan: none of them leaves
     (big_root,) = [s for s in by_name(spans, "invoke_workflow") if s.attributes["workflow.task_id"] == "wf-big"]
+    assert big_root.name == "invoke_workflow [REDACTED:too_long]"
     for key in ("workflow.name", "workflow.description"):
-        assert len(big_root.attributes[key]) == 256 and big_root.attributes[key].endswith("…")
-    assert "[REDACTED:anthropic_key]" in big_root.attributes["workflow.description"]
+        assert big_root.attributes[key] == "[REDACTED:too_long]"
 
 
 def test_capture_content_exports_previews_still_redacted():
@@ -220,9 +221,11 @@ def test_capture_content_exports_previews_still_redacted():
     assert agents["v2:sec-agent-2"]["gen_ai.agent.name"] == "review [REDACTED:custom] for [REDACTED:email]"
     big = agents["v2:big"]["workflow.agent.result_preview"]
     assert big.startswith("result key [REDACTED:anthropic_key] ZZ pad")
-    # the decoder holds the string whole (up to events.MAX_HELD_CHARS): the JWT placed across the
-    # old 4096-character cut is redacted whole, then the exported text is capped at the limit
+    # 200 K characters, more than the decoder holds (wire.MAX_HELD_CHARS): redacted on its whole
+    # length before that cut, the JWT 4096 characters in too, then capped at the limit
     assert "[REDACTED:jwt]" in big and DECODED_CHARS < len(big) <= limit
+    # 1 MB: too long to scan, none of it leaves
+    assert agents["v2:big"]["workflow.agent.prompt_preview"] == "[REDACTED:too_long]"
 
 
 def test_no_default_redaction_warns_and_exports_raw_values():
