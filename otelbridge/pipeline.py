@@ -54,7 +54,7 @@ def _learn(text: str, is_json: bool, keep: bool) -> None:
 
 #: Events that name the model a session or a call runs on: its id is spared by the redactor's
 #: memory of found secrets (:meth:`~otelbridge.found_secrets.FoundSecrets.spare`)
-_NAMING_A_MODEL = (SessionStarted, ModelCall, SessionMark, CaudraAgentMessage)
+_NAMING_A_MODEL = frozenset((SessionStarted, ModelCall, SessionMark, CaudraAgentMessage))
 
 
 #: A line number a file tool or ``cat -n`` puts before each line (``     1→``, ``     1\t``)
@@ -406,7 +406,8 @@ class Pipeline:
                 # applies: a snapshot after a grace window is late, not a stretch of the run
                 timers.run_due(event.ts_ns if event.ts_ns is not None else getattr(event, "newest_ns", None))
             try:
-                if isinstance(event, _NAMING_A_MODEL) and event.model:
+                # (the exact type, once per event: isinstance of a tuple of structs costs ~0.6 µs)
+                if type(event) in _NAMING_A_MODEL and event.model:
                     redact.current().found.spare(event.model)
                 self.tracker.handle(event)
             except Exception as exc:  # a tracker bug costs one event, never the stream

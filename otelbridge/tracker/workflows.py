@@ -157,7 +157,10 @@ class WorkflowTracker:
 
     def handle(self, ev: Event) -> None:
         """Apply one decoded event."""
-        if isinstance(ev, WorkflowProgress):
+        # (exact types: isinstance of a struct class costs ~0.2 µs a miss, and every event
+        # passes here)
+        kind = type(ev)
+        if kind is WorkflowProgress:
             if (ev.session_id, ev.task_id) in self._closed:  # late: its times move no clock
                 self.ctx.stats.late_events_ignored += 1
                 return
@@ -166,13 +169,13 @@ class WorkflowTracker:
                     a.last_progress_ns, a.ended_ns, a.started_ns, a.queued_ns) if t), default=None)
             self.ctx.clock.observe(ev.newest_ns)
             self._progress(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.newest_ns))
-        elif isinstance(ev, WorkflowStarted):
+        elif kind is WorkflowStarted:
             self._started(ev, self.ctx.clock.at(ev.ts_ns))
-        elif isinstance(ev, TaskUpdated):
+        elif kind is TaskUpdated:
             self._updated(ev, self.ctx.clock.at(ev.ts_ns if ev.ts_ns is not None else ev.end_time_ns))
-        elif isinstance(ev, TaskNotification):
+        elif kind is TaskNotification:
             self._notification(ev, self.ctx.clock.at(ev.ts_ns))
-        elif isinstance(ev, TaskProgress) and ev.usage is not None:
+        elif kind is TaskProgress and ev.usage is not None:
             # a known run's progress without a snapshot (one per agent's tool use): its usage
             # so far, what the run shows if it is cut off before its notification
             run = self._run_for(ev, ev.task_id, 0, create=False)
