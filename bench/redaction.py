@@ -345,6 +345,12 @@ def worst_case() -> None:
         "'jq --arg token ' repeated": "jq --arg token ",
         "'--name api_token --value ' repeated": "--name api_token --value ",
         "'ansible-vault encrypt_string -x ' repeated": "ansible-vault encrypt_string -x ",
+        "'The password is `' repeated": "The password is `",
+        "'the password is a1(' repeated": "the password is a1(",
+        "a backticked value never closed": "The password is `Rk7'" + "a1'" * 200,
+        "'Login: `a` / `' repeated": "Login: `a` / `",
+        "'pass: 1 ' repeated": "pass: 1 ",
+        "'pass=12 fail' repeated": "pass=12 fail",
     }
     r = redact.Redactor()
     print(f"\n== worst cases: {n} characters each (the longest scanned string)")

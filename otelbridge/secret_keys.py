@@ -50,11 +50,19 @@ _PAT = ("(?i:(?:" + "|".join(rf"(?<={forge}[_-])" for forge in (
     "forgejo", "codeberg", "docker", "dockerhub", "hub", "quay", "jfrog", "hf", "npm", "pypi",
     "ext")) + r"|(?<=--))pat)(?![A-Za-z])"
     r"|(?<=[gG]it[hH]ub|[gG]it[lL]ab)Pat(?![a-z])")
+#: ``pass`` alone as a key before a test runner's count, no password (``pass: 12 fail: 0 skip: 3``,
+#: ``pass=12``, ``tests pass: 12``, ``{"pass": 12, "fail": 0}``): a number before the summary's
+#: next word and its ``:`` or ``=`` (fail, skip, error, todo…), or one to three digits alone (a
+#: password of two digits is none; ``PIN: 1234``, ``pass: 1234``, ``DB_PASS=12`` and ``password:
+#: 12`` stay a value). Tested at the key: a key refused there costs no value's reading
+_COUNT = (r"(?:(?<=(?<![\w.-])pass)|(?<=\\[nrt]pass))(?:\\*[\"'])?[ \t]?[:=][ \t]?"
+          r"(?:\d{1,9}+(?=[ \t]*+[,;|]?[ \t]*+(?:\\*[\"'])?(?:fail|skip|error|todo|pending|xfail|xpass|broken|flaky|warn"
+          r"|total)[a-z]*+(?:\\*[\"'])?[ \t]*+[:=])|\d{1,3}+(?![\w@/:+=-]|\.\w))")
 #: Short key words that count only as a whole segment of the key (``DB_PASS``, ``dbPass``,
 #: ``Set-Cookie``, ``_auth``, ``sig``, ``GH_PAT``, ``PGPASS``), not inside a word (``bypass``, ``compass``,
 #: ``author``, ``PATH``, ``patch``); in capitals, also before more capitals (``MOT_DE_PASSE``,
 #: ``DB_PASSWORT``, ``COOKIES``), but not as ``PASSPORT``, ``PASSENGER``, ``AUTHOR``.
-_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|phrase|code|port|enger|age|ive|through|thru))|pwd|pw|cookie"
+_KEY_SEGMENT = (r"(?:(?<![A-Za-z])|" + AFTER_ESCAPE + r")(?i:pass(?!(?i:word|wd|phrase|code|port|enger|age|ive|through|thru))(?!" + _COUNT + r")|pwd|pw|cookie"
                 r"|auth(?!(?i:or(?!i[zs])))|dsn|sig(?![A-Za-z]))(?![a-z])"
                 r"|(?<=[a-z])(?:Pass|Pwd|Cookie|Auth)|" + _PAT
                 # a service's short name joined to PASS (PGPASS, DBPASS, SMTPPASS, ADMINPASS)

@@ -119,20 +119,31 @@ _WHOSE = r"(?:[ ](?i:for|on|of|in|at)(?:[ ][\w.-]{1,30}){1,3}|[ ]\([\w .-]{1,30}
 #: ... a quoted value (its opening quote, group ``q``, kept): 8 characters or more without a
 #: blank, a letter and a digit among them, not a variable or a template (``$X``, ``{{x}}``)
 _QUOTED = r"(?![$%{<])(?=[^`\"'\s]*[0-9])(?=[^`\"'\s]*[A-Za-z])[^`\"'\s\\]{8,}(?=\\*(?P=q))"
+#: ... after a verb, the quoted value whole up to its closing quote, whatever marks it holds
+#: (``the password is `Rk7'mVq2Lp9x```, ``is `Kx9m"QzPw7Lm2```, an escaped quote too: JSON's
+#: ``\\"``), in the same shape; not a call or a subscript (``os.getenv('TOKEN2')``,
+#: ``config["key2"]``). The look-aheads stop at a blank, bounded all the same.
+_IN_QUOTES = r"(?:(?!(?P=q))[^\s\\]|\\++(?!(?P=q))[\"'])"
+_QUOTED_WHOLE = (r"(?![$%{<])(?=" + _IN_QUOTES + r"{0,255}?[0-9])(?=" + _IN_QUOTES + r"{0,255}?[A-Za-z])(?:"
+                 + _IN_QUOTES + r"){8,}+(?<![)\]])(?=\\*(?P=q))")
 
 
-def _picked(marks: str) -> str:
+def _picked(marks: str, inner: bool = False) -> str:
     """A word a person picked as a password: 8 characters or more with a letter, a digit and one
     of ``marks`` (a regex class's inside), no quote, bracket or blank; a sentence's closing
-    ``.``, ``?`` or ``:`` not taken, a ``!`` is (a picked password often ends with one)."""
+    ``.``, ``?`` or ``:`` not taken, a ``!`` is (a picked password often ends with one).
+    ``inner``: also a quote, ``(``, ``,`` or ``;`` between two letters or digits (``Rk7'mVq2Lp9x``,
+    ``Kx9m"QzPw7Lm2``: prose puts a blank after its own); not a call (``getToken(user1)``)."""
     word = r"[^\s;,`\"'()<>\\]"
-    return (_NOT_A_NAME + rf"(?![$%{{<~.])(?={word}*[0-9])(?={word}*[A-Za-z])(?={word}*[{marks}])"
-            rf"{word}{{8,}}(?<![.?:])")
+    if inner:
+        word = r"(?:" + word + r"|(?<=[A-Za-z0-9])(?:[;,'(]|\\*\")(?=[A-Za-z0-9]))"
+    return (_NOT_A_NAME + rf"(?![$%{{<~.])" + (rf"(?!{word}*+\))" if inner else "")
+            + rf"(?={word}*[0-9])(?={word}*[A-Za-z])(?={word}*[{marks}]){word}{{8,}}(?<![.?:])")
 
 
 #: ... a value said unquoted: :data:`_VALUE`, or one a person picked with a capital or a sign in
 #: it (``onkiuwdnhz!624``, ``P@ssw0rd!``, ``Winter2024Ab!!`` whole; not ``incorrect``, ``in``)
-_SAID = r"(?:" + _VALUE + r"(?!!)|" + _picked("A-Z!@#$%^&*+=?") + ")"
+_SAID = r"(?:" + _VALUE + r"(?!!)|" + _picked("A-Z!@#$%^&*+=?", inner=True) + ")"
 #: In prose: a secret's name (:data:`_WHOSE` it is), a verb, then a value (:data:`_SAID`, or
 #: :data:`_QUOTED` in quotes or backticks)
 _PROSE = (
@@ -140,7 +151,7 @@ _PROSE = (
     r"(?:[ ](?i:value|itself))?" + _WHOSE +
     r"[ ](?i:(?:is|was|has[ ]been|will[ ]be)[ ](?:now[ ]|(?:set|changed|reset)[ ]to[ ])?"
     r"|(?:set|changed|reset)[ ]to[ ])[ ]*(?:\\*(?P<q>[`\"']))?)"
-    r"(?(q)" + _QUOTED + "|" + _SAID + ")"
+    r"(?(q)" + _QUOTED_WHOLE + "|" + _SAID + ")"
 )
 
 #: A word that looks generated beyond doubt, for where no verb or separator says a value
@@ -194,15 +205,17 @@ _adjacent_value = _followed_by(_ADJACENT_WORDS, r"(?i:word|phrase|wd|code|d|s)?(
                                                  r"(?=[^\s`\"'\\]{0,64}?[0-9])[^\s`\"'\\]{8}")
 
 #: In prose, a user and a password after words that say so: ``Test login admin/X``, ``creds:
-#: admin/X``, ``credentials admin:X``, ``login admin / X``, ``the login is admin / X``, ``auth as deploy:X`` (the password
+#: admin/X``, ``credentials admin:X``, ``login admin / X``, ``the login is admin / X``, ``auth as deploy:X``,
+#: each also in backticks as Markdown shows them (``Login: `admin` / `X` ``) (the password
 #: one a person picked with a sign in it, or :data:`_GENERATED`; ``login page/v2``,
 #: ``login flow/OAuth2Callback`` stay)
 _PAIR_WORDS = ("creds", "credentials", "login", "log in", "logon", "auth as", "authenticate as", "sign in as")
 _PAIR = (
     r"(?P<keep>(?<![" + _W + r".-])(?i:creds|credentials|log[ ]?in(?:[ ]as)?|logon|auth(?:enticate)?[ ]as|sign[ ]in[ ]as)"
-    r"(?:[ ](?i:is|was))?:?[ ][\w.@+-]{1,64}[ ]?[:/][ ]?)(?!\[REDACTED:)(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + ")"
+    r"(?:[ ](?i:is|was))?:?[ ](?P<u>`)?[\w.@+-]{1,64}(?(u)`)[ ]?[:/][ ]?(?P<q>`)?)(?!\[REDACTED:)"
+    r"(?:" + _picked("!@#$%^&*+=?") + "|" + _GENERATED + r")(?(q)(?=`))"
 )
-_pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? [\w.@+-]{1,64} ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
+_pair_value = _followed_by(_PAIR_WORDS, r"(?: as)?(?: is| was)?:? `?[\w.@+-]{1,64}`? ?[:/] ?(?=[^\s]{0,64}?[0-9])[^\s]{8}")
 
 
 #: An identifier in lower case: words, each of letters then digits or of digits then at most two

@@ -177,6 +177,9 @@ def test_vendor_needles_are_ascii_lower_case_literals_of_their_matches():
     # short values after a marked name, a label, a PIN, a *_SALT= variable, a quoted passphrase
     "**Password**: ", "| DB_PASS | ", "`DB_PASSWORD` is `", "API key: Aa1", "PIN: 1", "A_SALT=", "HMAC_SALT=Ab1",
     "the passphrase is '", "| x_pass |", "**Token**: Aa1b2",
+    # a quoted value whole after a verb, marks in a bare one, a pair in backticks, a count after pass
+    "The password is `", "the password is `a1'", "the password is a1(", "Login: `a` / `", "login `a`/`Ab1!",
+    "pass: 1 ", "pass=12 fail",
 ])
 def test_no_rule_takes_quadratic_time(unit):
     """64 KiB of one unit repeated (a rule that rescans the rest of the text from every start

@@ -613,6 +613,17 @@ def test_every_corpus_form_in_a_span_name_and_a_tool_call_s_raw_json(form):
     ("auth = HTTPBasicAuth(user, pw)", None), ("r = requests.get(url, auth=auth)", None),
     ('payload = {"auth": auth}', None), ("session.auth = auth", None), ("r = requests.get(url, auth=(user, pw), timeout=5)", None),
     ('authDomain: "myapp.firebaseapp.com",', None), ("openssl rsa -passin env:PASS -in k.pem", None),
+    # a user and a password in backticks after words that say so: the password
+    ("Login: `admin` / `Tundra!7Peak`", "Login: `admin` / `[REDACTED:secret]`"),
+    ("login `deploy`/`Tundra!7Peak` on staging", "login `deploy`/`[REDACTED:secret]` on staging"),
+    ("user `admin`, password `Tundra!7Peak`", "user `admin`, password `[REDACTED:secret]`"),
+    ("Login: `admin` / `password`", None),
+    # a test runner's counts after pass alone are no password; a PIN, pass: 1234 and password: 12 stay values
+    ("pass: 12 fail: 0 skip: 3", None), ("pass=12", None), ("tests pass: 12", None),
+    ('{"pass": 41, "fail": 2, "todo": 1}', None), ("PASS: 120, FAIL: 3", None), ("pass = 7", None),
+    ("PIN: 1234", "PIN: [REDACTED:secret]"), ("pass: 1234", "pass: [REDACTED:secret]"),
+    ("password: 12", "password: [REDACTED:secret]"), ("DB_PASS=12", "DB_PASS=[REDACTED:secret]"),
+    ("pass: 12abc", "pass: [REDACTED:secret]"),
 ])
 def test_forms_a_second_breaker_found(text, expected):
     _check(text, expected)
@@ -633,6 +644,23 @@ def test_forms_a_second_breaker_found(text, expected):
     ('the password is "$DB_PASSWORD1"', None),  # a variable, a template, a placeholder
     ("the token is '{{token2}}'", None),
     ("The password is `<your-password-1>`", None),
+    # quoted, the value whole to its closing quote, whatever marks it holds
+    ("The password is `Rk7'mVq2Lp9x` (generated, 12 chars).", "The password is `[REDACTED:secret]` (generated, 12 chars)."),
+    ('The password is `Kx9m"QzPw7Lm2`', "The password is `[REDACTED:secret]`"),
+    ("The password is `Kx9m,QzPw7Lm2`", "The password is `[REDACTED:secret]`"),
+    ("The password is `Kx9m(QzPw7Lm2`", "The password is `[REDACTED:secret]`"),
+    ("The password is `Kx9m;QzPw7Lm2`", "The password is `[REDACTED:secret]`"),
+    ("The password is 'Kx9m\"QzPw7Lm2' and \"Rk7'mVq2Lp9x\"", "The password is '[REDACTED:secret]' and \"Rk7'mVq2Lp9x\""),
+    ('The token was set to "Rk7\'mVq2Lp9x".', 'The token was set to "[REDACTED:secret]".'),
+    # ... bare, a quote, a bracket, a comma or a semicolon between two letters or digits
+    ("The password is Rk7'mVq2Lp9x for now", "The password is [REDACTED:secret] for now"),
+    ('The password is Kx9m"QzPw7Lm2', "The password is [REDACTED:secret]"),
+    ("The password is Kx9m,QzPw7Lm2", "The password is [REDACTED:secret]"),
+    ("The password is Kx9m(QzPw7Lm2", "The password is [REDACTED:secret]"),
+    ("The password is Kx9m;QzPw7Lm2, rotate it", "The password is [REDACTED:secret], rotate it"),
+    # a call or a subscript is code
+    ("The password is `os.getenv('DB_PASS2')`", None), ('the token is `config["api_key2"]`', None),
+    ("the password is getToken(user1)", None),
 ])
 def test_a_secret_in_prose(text, expected):
     """What a model writes: a secret's name, ``is``/``was``/``set to``, then the value: a
