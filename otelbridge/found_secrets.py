@@ -71,7 +71,8 @@ _MARKER = re.compile(r"\[REDACTED:(\w+)\]")
 def candidates(match: str) -> list[str]:
     """The values a text a pattern replaced may hold: the text itself, and the value it begins
     with (up to a separator: :data:`_SEPARATORS`; a rule's match may run on past it), or that
-    value's text after its ``key=``, ``user:`` or ``user/``; each trimmed of quotes, brackets
+    value's text after its ``key=``, ``user:`` or ``user/``, and one led by ``$`` without it (a
+    search for it drops a regex's ``$``: ``grep -rn uperS3cret99``); each trimmed of quotes, brackets
     and the punctuation after it, and each also as it reads with JSON's or a shell's escapes
     read, URL-decoded, base64-decoded (a Kubernetes secret's data, a Basic credential's
     ``user:X``), and with JSON's escapes written (the same value inside a JSON string)."""
@@ -81,6 +82,9 @@ def candidates(match: str) -> list[str]:
         found[_LABELLED.sub("", first, count=1).strip(_AROUND)] = None
     if first.count("/") == 1 and first[0] not in "/~.":
         found[first.partition("/")[2]] = None  # sqlplus's and a credential's user/X
+    for value in list(found):
+        if value.startswith("$"):  # (searched for, a regex's $ is dropped or escaped: uperS3cret99)
+            found[value[1:]] = None
     for value in list(found):
         for other in _decoded(value):
             found[other] = None

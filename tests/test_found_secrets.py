@@ -88,6 +88,9 @@ def test_only_values_that_may_be_secrets_are_remembered():
     r = Redactor()
     assert r.scan("DB_PASSWORD=$uperS3cret99") == "DB_PASSWORD=[REDACTED:secret]"
     assert r.scan("Find uses of $uperS3cret99") == "Find uses of [REDACTED:secret]"
+    # ... and searched for without its $, which a regex reads as the line's end
+    assert r.scan("grep -rn 'uperS3cret99' src/") == "grep -rn '[REDACTED:secret]' src/"
+    assert r.scan("grep -rn '\\$uperS3cret99' src/") == "grep -rn '\\[REDACTED:secret]' src/"
 
 
 def test_a_short_or_spaced_value_is_hidden_as_a_whole_word_after_it_was_found():
