@@ -155,8 +155,7 @@ def sessions(runs: int, trees: dict[str, Path | None]) -> list[dict]:
         got: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(runs):
             for name, tree in trees.items():
-                got[name].append(timed_cpu([PY, "-m", "otelbridge", "replay", "-q", "--exporter", "none",
-                                            str(path)], env=_env(tree), cwd=_cwd(tree))[1])
+                got[name].append(_replay(path, tree, ["--exporter", "none"])[1])
         row = {"recording": "(empty)" if str(path) == os.devnull else path.name, "KB": path.stat().st_size / 1e3,
                **{name: statistics.median(v) for name, v in got.items()}}
         rows.append(row)

@@ -217,10 +217,10 @@ class Redactor:
             if len(text) > SCAN_MAX_CHARS:
                 return None
             out = self.redact(_sanitise(text))
-            memo = self._memo if keep else _Memo()
+            put = self._memo.put if keep else (lambda _text, _out: None)
             if "\n" in out or "\r" in out:
-                memo.put(out := _LINE_ENDS.sub(" ", out), out)
-            memo.put(text, out)
+                put(out := _LINE_ENDS.sub(" ", out), out)
+            put(text, out)
         elif self._known:  # scanned before a value it holds was found elsewhere
             out = self.found.hide(out)
         return out

@@ -15,12 +15,11 @@ from ..pipeline import Pipeline, SpanSink, WaitForExporters, private_stdout
 from ..resource import REPLAY_INSTANCE_ID
 from ..source.replay import read_file
 from ..stats import Stats
+from ..tracker.base import SessionRef
 
 #: ``error.type`` of what the end of a stream cut (a session or turn before its result, a
 #: tool call before its result, a sub-agent before its end)
 INCOMPLETE = "incomplete"
-from ..tracker.base import SessionRef
-
 #: Replays of at least this many bytes show a progress bar (when stderr is a terminal).
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
